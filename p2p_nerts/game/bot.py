@@ -1,0 +1,125 @@
+"""Computer players: decide the next move using exactly the moves a human has.
+
+A bot is a pure decision function plus a little memory (how long it has been
+turning the stock without finding anything). It never reads a clock: the
+caller asks :meth:`Bot.think_time` how long the bot "thinks" before each move
+and schedules it, in simulated time (``nerts simulate``) or real time (solo
+play, ``nerts bot``).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+
+from .moves import foundation_target, is_stuck, productive_move, run_moves, work_target
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
+
+
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """How a bot plays: how fast, how attentive, how clever."""
+
+    name: str
+    think_ms: float  # mean pause before a card move
+    turn_ms: float  # mean pause before a stock turn
+    attention: float  # chance to notice a work-pile card that could go up
+    plans_runs: bool  # looks for run moves before turning the stock
+    rotates_alone: bool  # uses the lone-stuck rotation when the variant allows
+
+
+SKILLS: dict[str, Skill] = {
+    "easy": Skill("easy", think_ms=1400, turn_ms=900, attention=0.6, plans_runs=False,
+                  rotates_alone=False),
+    "medium": Skill("medium", think_ms=800, turn_ms=500, attention=0.9, plans_runs=True,
+                    rotates_alone=False),
+    "hard": Skill("hard", think_ms=420, turn_ms=260, attention=1.0, plans_runs=True,
+                  rotates_alone=True),
+}
+DEFAULT_SKILL = "medium"
+
+
+class Act(Enum):
+    MOVE = "move"  # play ``target``
+    TURN = "turn"
+    CALL = "call"  # call Nerts
+    ROTATE = "rotate"  # lone-stuck rotation
+    STUCK = "stuck"  # vote stuck and wait
+    WAIT = "wait"  # nothing to do until own plays settle
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    act: Act
+    target: Target | None = None
+
+
+_TURN = Action(Act.TURN)
+_CALL = Action(Act.CALL)
+_ROTATE = Action(Act.ROTATE)
+_STUCK = Action(Act.STUCK)
+_WAIT = Action(Act.WAIT)
+
+
+class Bot:
+    """One computer player's brain for one seat."""
+
+    def __init__(self, skill: Skill, rng: random.Random, *, lone_rotate: bool = False) -> None:
+        self.skill = skill
+        self.rng = rng
+        self.lone_rotate = lone_rotate and skill.rotates_alone
+        self.idle_turns = 0
+        self.lone_rotations = 0
+
+    def think_time(self, action: Action) -> float:
+        """Seconds the bot pauses before doing ``action``."""
+        base = self.skill.turn_ms if action.act is Act.TURN else self.skill.think_ms
+        return base * (0.6 + 0.8 * self.rng.random()) / 1000.0
+
+    def decide(self, tab: Tableau, fnd: Foundations) -> Action:
+        """The next thing this bot does (nothing changes until the caller applies it)."""
+        if tab.can_call_nerts():
+            return _CALL
+        target = self._eager(tab, fnd)
+        if target is not None:
+            return Action(Act.MOVE, target)
+        cycle = -(-(len(tab.stock) + len(tab.waste)) // tab.stock_turn) + 1
+        if (tab.stock or tab.waste) and self.idle_turns <= cycle:
+            return _TURN
+        if not is_stuck(tab, fnd):
+            # Inattention let something slip by during the cycle: find it now.
+            target = productive_move(tab, fnd)
+            return Action(Act.MOVE, target) if target else _TURN
+        if tab.in_flight:
+            return _WAIT
+        if self.lone_rotate and self.lone_rotations < len(tab.stock) + len(tab.waste):
+            return _ROTATE
+        return _STUCK
+
+    def applied(self, action: Action) -> None:
+        """Tell the bot its action was carried out (it keeps count of idle turns)."""
+        if action.act is Act.TURN:
+            self.idle_turns += 1
+        elif action.act is Act.ROTATE:
+            self.lone_rotations += 1
+            self.idle_turns = 0
+        elif action.act is Act.MOVE:
+            self.idle_turns = 0
+            self.lone_rotations = 0
+
+    def _eager(self, tab: Tableau, fnd: Foundations) -> Target | None:
+        """Nerts pile first, then foundations, then the work piles."""
+        target = foundation_target(tab, NERTS, fnd)
+        if target:
+            return target
+        for src in range(WORK0, WORK0 + WORK_PILES):
+            if tab.work[src - WORK0] and self.rng.random() < self.skill.attention:
+                target = foundation_target(tab, src, fnd)
+                if target:
+                    return target
+        target = (foundation_target(tab, WASTE, fnd) or work_target(tab, NERTS)
+                  or work_target(tab, WASTE, allow_empty=not tab.nerts))
+        if target or not self.skill.plans_runs:
+            return target
+        return run_moves(tab, fnd)

@@ -1,0 +1,137 @@
+"""Cards as small ints, so the engine, the wire and the audit share one encoding.
+
+A card is ``owner << 6 | suit << 4 | rank``: owner is the seat (0..7) whose deck
+it belongs to, suit 0..3 is ♠ ♥ ♦ ♣, rank 1..13 is A..K. A joker has rank 0 and
+its suit field holds the joker's index in its deck (0 or 1). Ints keep the hot
+paths of the bots and the simulator cheap (no allocation, dict keys for free)
+and are what ``docs/PROTOCOL.md`` puts on the wire.
+
+A *face* is the owner-less part, ``suit << 4 | rank``: what a foundation needs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+SUITS = "♠♥♦♣"
+RANK_NAMES = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+ACE, KING = 1, 13
+JOKER_RANK = 0
+BLACK, RED = 0, 1
+MAX_SEATS = 8
+JOKER_GLYPH = "¤"
+
+#: Colour of each suit: ♠ black, ♥ red, ♦ red, ♣ black.
+SUIT_COLOR = (BLACK, RED, RED, BLACK)
+
+
+def make_card(owner: int, suit: int, rank: int) -> int:
+    """Encode a card; ``rank`` 0 makes joker number ``suit`` of ``owner``'s deck."""
+    if not 0 <= owner < MAX_SEATS or not 0 <= suit < 4 or not 0 <= rank <= KING:
+        raise ValueError(f"no such card: owner={owner} suit={suit} rank={rank}")
+    return owner << 6 | suit << 4 | rank
+
+
+def owner_of(card: int) -> int:
+    return card >> 6
+
+
+def suit_of(card: int) -> int:
+    return (card >> 4) & 3
+
+
+def rank_of(card: int) -> int:
+    return card & 15
+
+
+def face_of(card: int) -> int:
+    return card & 63
+
+
+def is_joker(card: int) -> bool:
+    return card & 15 == JOKER_RANK
+
+
+def color_of(card: int) -> int:
+    return SUIT_COLOR[(card >> 4) & 3]
+
+
+def make_face(suit: int, rank: int) -> int:
+    return suit << 4 | rank
+
+
+def is_valid_card(card: int, *, seats: int = MAX_SEATS, jokers: bool = True) -> bool:
+    """Whether ``card`` is a card some deck at this table really holds."""
+    if not 0 <= card < seats << 6:
+        return False
+    rank = card & 15
+    if rank == JOKER_RANK:
+        return jokers and (card >> 4) & 3 < 2
+    return rank <= KING
+
+
+def face_name(face: int) -> str:
+    """``"10♥"``-style name of a face (suit and rank, no owner)."""
+    return f"{RANK_NAMES[face & 15]}{SUITS[(face >> 4) & 3]}"
+
+
+def card_name(card: int) -> str:
+    """Human name of a card: ``"Q♠"``, or ``"¤1"`` for a deck's first joker."""
+    if is_joker(card):
+        return f"{JOKER_GLYPH}{suit_of(card) + 1}"
+    return face_name(card)
+
+
+def full_deck(owner: int, *, jokers: bool = False) -> list[int]:
+    """One player's deck in a fixed order: suits ♠♥♦♣, ranks A..K, then jokers."""
+    deck = [owner << 6 | suit << 4 | rank for suit in range(4) for rank in range(1, KING + 1)]
+    if jokers:
+        deck += [owner << 6 | 0 << 4 | JOKER_RANK, owner << 6 | 1 << 4 | JOKER_RANK]
+    return deck
+
+
+SHUFFLE_DOMAIN = b"p2p-nerts/v1/shuffle\x00"
+
+
+def shuffle_deck(seed: bytes, owner: int, *, jokers: bool = False) -> list[int]:
+    """Shuffle ``owner``'s deck from ``seed``, identically in any language.
+
+    Fisher–Yates from the last index down; each index ``i`` takes a uniform
+    ``j`` in ``0..i`` drawn from SHAKE-256(domain || seed) read as big-endian
+    uint32 words, rejecting words at or above the largest multiple of ``i + 1``
+    (no modulo bias). The exact algorithm is part of ``docs/PROTOCOL.md``
+    because every peer re-derives every deck during the audit.
+    """
+    deck = full_deck(owner, jokers=jokers)
+    stream = _WordStream(SHUFFLE_DOMAIN + seed)
+    for i in range(len(deck) - 1, 0, -1):
+        n = i + 1
+        limit = (1 << 32) - (1 << 32) % n
+        while True:
+            word = stream.next()
+            if word < limit:
+                break
+        j = word % n
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+class _WordStream:
+    """Big-endian uint32 words from SHAKE-256, extended on demand (rarely)."""
+
+    def __init__(self, material: bytes) -> None:
+        self._xof = hashlib.shake_256(material)
+        self._buf = self._xof.digest(512)
+        self._pos = 0
+
+    def next(self) -> int:
+        if self._pos + 4 > len(self._buf):
+            self._buf = self._xof.digest(len(self._buf) * 2)
+        word = int.from_bytes(self._buf[self._pos : self._pos + 4], "big")
+        self._pos += 4
+        return word
+
+
+def cards_text(cards: Iterable[int]) -> str:
+    return " ".join(card_name(c) for c in cards)

@@ -1,0 +1,237 @@
+"""The shared foundations as an ordered log of plays.
+
+The foundation state is a pure function of the *set* of plays: each pile folds
+its plays in ``(lamport, author)`` order, so every peer holding the same plays
+computes the same piles, fates and hash whatever order they arrived in. A pile
+is named by the card that started it (an ace, or a joker declared an ace), so
+a play names its target without depending on anyone's local view.
+
+Plays usually arrive in order and are applied in O(1); a late play re-folds
+only its own pile (at most a few dozen plays), never the whole log.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from .cards import ACE, KING, owner_of
+
+PlayKey = tuple[int, int]
+
+
+class Fate(IntEnum):
+    """What the log decided for a play (final only once the play is final)."""
+
+    STAY = 0
+    BOUNCE = 1
+    CUT = 2  # ordered after the Nerts call: never counts
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """One card sent to a foundation: the unit of the replicated log."""
+
+    lamport: int
+    author: int
+    card: int
+    pile: int
+    src: int
+    declared: int = 0
+
+    @property
+    def key(self) -> PlayKey:
+        return (self.lamport, self.author)
+
+    @property
+    def face(self) -> int:
+        """The face it shows: its own, or what its owner declared for a joker."""
+        return self.card & 63 if self.card & 15 else self.declared
+
+
+@dataclass(slots=True)
+class Pile:
+    """One foundation pile: its plays in order and what they fold to."""
+
+    pile_id: int
+    plays: list[Play] = field(default_factory=list)
+    fates: list[Fate] = field(default_factory=list)
+    stays: list[Play] = field(default_factory=list)
+    suit: int = -1
+    top_rank: int = 0
+    top_lamport: int = -1
+
+    @property
+    def complete(self) -> bool:
+        return self.top_rank == KING
+
+    @property
+    def wants(self) -> int | None:
+        """The face this pile takes next, or None (not started here, or complete)."""
+        if self.top_rank == 0 or self.top_rank == KING:
+            return None
+        return self.suit << 4 | (self.top_rank + 1)
+
+
+class FoundationLog:
+    """All foundation piles of one round, as one peer knows them."""
+
+    def __init__(self, *, strict_ties: bool = False) -> None:
+        self.strict_ties = strict_ties
+        self.piles: dict[int, Pile] = {}
+        self.cutoff: PlayKey | None = None
+        self._fate: dict[PlayKey, Fate] = {}
+        self._plays: dict[PlayKey, Play] = {}
+        self._wanting: dict[int, set[int]] = {}
+
+    # ----------------------------------------------------------------- queries
+    def __len__(self) -> int:
+        return len(self._plays)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._plays
+
+    def fate(self, key: PlayKey) -> Fate:
+        return self._fate[key]
+
+    def play(self, key: PlayKey) -> Play:
+        return self._plays[key]
+
+    def plays(self) -> Iterator[Play]:
+        return iter(self._plays.values())
+
+    def pile_for(self, face: int) -> int | None:
+        """The lowest-numbered pile that takes ``face`` now (None for aces: they start one)."""
+        piles = self._wanting.get(face)
+        return min(piles) if piles else None
+
+    def wanted_faces(self) -> Iterator[int]:
+        return (face for face, piles in self._wanting.items() if piles)
+
+    def first_over(self, key: PlayKey) -> Play | None:
+        """For a bounced play: the play that took its place ("Ana was first")."""
+        play = self._plays[key]
+        pile = self.piles.get(play.pile)
+        if pile is None:
+            return None
+        rank = play.face & 15
+        same = [p for p in pile.stays if p.face & 15 == rank]
+        return same[0] if same else (pile.stays[-1] if pile.stays else None)
+
+    def cards_of(self, seat: int) -> int:
+        """How many of ``seat``'s own cards stay on the foundations (+1 each)."""
+        return sum(1 for pile in self.piles.values() for p in pile.stays
+                   if owner_of(p.card) == seat)
+
+    def staying_cards(self) -> Iterator[int]:
+        for pile in self.piles.values():
+            for p in pile.stays:
+                yield p.card
+
+    def completed(self) -> int:
+        return sum(1 for pile in self.piles.values() if pile.complete)
+
+    def state_hash(self) -> bytes:
+        """SHA-256 of the canonical foundation state: piles by id, staying cards in order."""
+        h = hashlib.sha256(b"p2p-nerts/v1/foundations\x00")
+        for pile_id in sorted(self.piles):
+            pile = self.piles[pile_id]
+            if not pile.stays:
+                continue
+            h.update(pile_id.to_bytes(2, "big") + len(pile.stays).to_bytes(1, "big"))
+            for p in pile.stays:
+                h.update(p.card.to_bytes(2, "big") + p.face.to_bytes(1, "big"))
+        return h.digest()
+
+    # ----------------------------------------------------------------- changes
+    def add(self, play: Play) -> list[Play]:
+        """Insert a play; return every play whose fate this changed (the new one first).
+
+        Adding a play whose key is already known is a no-op (a duplicate
+        delivery) and returns [].
+        """
+        key = play.key
+        if key in self._plays:
+            return []
+        self._plays[key] = play
+        pile = self.piles.get(play.pile)
+        if pile is None:
+            pile = self.piles[play.pile] = Pile(play.pile)
+        if not pile.plays or pile.plays[-1].key < key:
+            pile.plays.append(play)
+            self._unwant(pile)
+            fate = self._step(pile, play)
+            pile.fates.append(fate)
+            self._fate[key] = fate
+            self._want(pile)
+            return [play]
+        bisect.insort(pile.plays, play, key=lambda p: p.key)
+        return [play, *self._refold(pile, changed_besides=key)]
+
+    def set_cutoff(self, key: PlayKey) -> list[Play]:
+        """Only plays ordered before ``key`` (the Nerts call) count; return changed plays."""
+        self.cutoff = key
+        changed: list[Play] = []
+        for pile in self.piles.values():
+            changed += self._refold(pile)
+        return changed
+
+    def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
+        self._unwant(pile)
+        pile.fates, pile.stays = [], []
+        pile.suit, pile.top_rank, pile.top_lamport = -1, 0, -1
+        changed = []
+        for play in pile.plays:
+            fate = self._step(pile, play)
+            pile.fates.append(fate)
+            if self._fate.get(play.key) != fate:
+                self._fate[play.key] = fate
+                if play.key != changed_besides:
+                    changed.append(play)
+        self._want(pile)
+        return changed
+
+    def _step(self, pile: Pile, play: Play) -> Fate:
+        """Fold one play onto a pile (plays arrive here in key order)."""
+        if self.cutoff is not None and play.key > self.cutoff:
+            return Fate.CUT
+        face = play.face
+        rank, suit = face & 15, face >> 4
+        if play.card == pile.pile_id:
+            ok = rank == ACE and pile.top_rank == 0
+        elif pile.top_rank == 0 or suit != pile.suit:
+            ok = False
+        elif rank == pile.top_rank + 1:
+            ok = True
+        else:
+            ok = (rank == pile.top_rank and play.lamport == pile.top_lamport
+                  and not self.strict_ties)
+        if not ok:
+            return Fate.BOUNCE
+        pile.suit, pile.top_rank, pile.top_lamport = suit, rank, play.lamport
+        pile.stays.append(play)
+        return Fate.STAY
+
+    def _unwant(self, pile: Pile) -> None:
+        face = pile.wants
+        if face is not None:
+            self._wanting[face].discard(pile.pile_id)
+
+    def _want(self, pile: Pile) -> None:
+        face = pile.wants
+        if face is not None:
+            self._wanting.setdefault(face, set()).add(pile.pile_id)
+
+
+def fold(plays: Iterable[Play], *, strict_ties: bool = False,
+         cutoff: PlayKey | None = None) -> FoundationLog:
+    """A fresh log from a set of plays, in any order (for checks and audits)."""
+    log = FoundationLog(strict_ties=strict_ties)
+    for play in plays:
+        log.add(play)
+    if cutoff is not None:
+        log.set_cutoff(cutoff)
+    return log

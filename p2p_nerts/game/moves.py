@@ -1,0 +1,182 @@
+"""Where a card can go, and whether a player is stuck.
+
+Shared by the bots, the stuck vote and the UI's one-key "send", so that all
+three agree on what a useful move is. A *productive* move is one that makes
+irreversible progress (a card leaves the Nerts pile, the waste cycle or goes up
+to a foundation) or a work-pile move that immediately enables one. Moving runs
+back and forth is never productive, which is what makes "stuck" decidable.
+"""
+
+from __future__ import annotations
+
+from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
+
+
+def foundation_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+    """A foundation move for the playable card of ``src``, or None."""
+    card = tab.top(src)
+    if card is None:
+        return None
+    if card & 15 == JOKER_RANK:
+        return _joker_target(tab, src, card, fnd)
+    if card & 15 == ACE:
+        return Target(src, pile=card)
+    pile = fnd.pile_for(card & 63)
+    return None if pile is None else Target(src, pile=pile)
+
+
+def _joker_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+    """Declare a joker as the lowest face a pile wants (respecting a fixed joker)."""
+    fixed = tab.bound.get(card) if src >= WORK0 else None
+    options = sorted(
+        (face & 15, face) for face in fnd.wanted_faces()
+        if fixed is None or (face & 15, SUIT_COLOR[face >> 4]) == fixed
+    )
+    for _rank, face in options:
+        pile = fnd.pile_for(face)
+        if pile is not None:
+            return Target(src, pile=pile, declared=face)
+    if src == NERTS and fixed is None:
+        return Target(src, pile=card, declared=make_face(0, ACE))
+    return None
+
+
+def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target | None:
+    """A work pile that takes the playable card of ``src`` (a built pile before an empty one)."""
+    card = tab.top(src)
+    if card is None:
+        return None
+    empty = None
+    for dst in range(WORK_PILES):
+        if WORK0 + dst == src:
+            continue
+        pile = tab.work[dst]
+        if not pile:
+            if empty is None:
+                empty = dst
+        elif _fits(tab, card, pile):
+            return Target(src, work=dst)
+    if allow_empty and empty is not None and src < WORK0:
+        return Target(src, work=empty)
+    return None
+
+
+def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+    """Where "send" puts the card of ``src``: a foundation first, else a work pile."""
+    return foundation_target(tab, src, fnd) or work_target(tab, src)
+
+
+def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
+    below = tab.effective(pile[-1])
+    above = tab.effective(card)
+    if below is None or above is None:
+        return tab.jokers and tab.fits(card, pile)
+    return above[0] == below[0] - 1 and above[1] != below[1]
+
+
+def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
+    """A work-pile run move that enables progress at once, or None.
+
+    Moving the run from index ``i`` of pile A onto pile B is productive when it
+    empties A while the Nerts pile or waste could use the space, or exposes a
+    card that can go up to a foundation or take the Nerts top or waste top.
+    """
+    nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
+    for a in range(WORK_PILES):
+        pile_a = tab.work[a]
+        for b in range(WORK_PILES):
+            if a == b or not tab.work[b]:
+                continue
+            i = _run_index(tab, pile_a, tab.work[b])
+            if i is None:
+                continue
+            if i == 0:
+                useful = nerts_top is not None or waste_top is not None
+            else:
+                exposed = pile_a[i - 1]
+                useful = (
+                    (exposed & 15 != JOKER_RANK and fnd.pile_for(exposed & 63) is not None)
+                    or (nerts_top is not None and _fits(tab, nerts_top, pile_a[:i]))
+                    or (waste_top is not None and _fits(tab, waste_top, pile_a[:i]))
+                )
+            if useful:
+                return Target(WORK0 + a, work=b, index=i)
+    return None
+
+
+def _run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
+    """The index in ``pile`` whose run would fit on ``onto``'s exposed card."""
+    if not pile:
+        return None
+    base = tab.effective(pile[0])
+    top = tab.effective(onto[-1])
+    if base is None or top is None or any(c & 15 == JOKER_RANK for c in pile):
+        for i in range(len(pile)):
+            if _fits(tab, pile[i], onto):
+                return i
+        return None
+    i = base[0] - top[0] + 1
+    if 0 <= i < len(pile) and tab.effective(pile[i]) == (top[0] - 1, top[1] ^ 1):
+        return i
+    return None
+
+
+def cycle_cards(tab: Tableau) -> list[int]:
+    """Every card that will be the waste top during one full turn of stock and waste."""
+    seen = [tab.waste[-1]] if tab.waste else []
+    stock, waste = list(tab.stock), list(tab.waste)
+    total = len(stock) + len(waste)
+    step = tab.stock_turn
+    turns = 0
+    while total and turns <= 2 * (total // step + 2):
+        if stock:
+            for _ in range(min(step, len(stock))):
+                waste.append(stock.pop())
+            seen.append(waste[-1])
+        else:
+            waste.reverse()
+            stock, waste = waste, []
+        turns += 1
+    return seen
+
+
+def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
+    """The first productive move available right now (no stock turn), or None."""
+    for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
+        target = foundation_target(tab, src, fnd)
+        if target is not None:
+            return target
+    return (work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts)
+            or run_moves(tab, fnd))
+
+
+def is_stuck(tab: Tableau, fnd: Foundations) -> bool:
+    """No productive move now, nor for any card the waste cycle will show."""
+    if productive_move(tab, fnd) is not None:
+        return False
+    for card in cycle_cards(tab):
+        if card & 15 == JOKER_RANK or card & 15 == ACE or fnd.pile_for(card & 63) is not None:
+            return False
+        if any(not pile or _fits(tab, card, pile) for pile in tab.work):
+            return False
+    return True
+
+
+def perform(tab: Tableau, target: Target, key: tuple[int, int] | None = None) -> int | None:
+    """Carry out a move on the tableau; for a foundation move return the card sent.
+
+    A foundation move needs the play's ``key`` (Lamport time, seat): the caller
+    then adds the play to the foundation log.
+    """
+    if target.pile is not None:
+        if key is None:
+            raise ValueError("a foundation move needs its play key")
+        return tab.launch(target.src, key, target.pile, target.declared)
+    if target.work is None:
+        raise ValueError("a target names a foundation or a work pile")
+    if target.slide:
+        tab.slide_under(target.src, target.work)
+    else:
+        tab.move_to_work(target.src, target.work, target.index)
+    return None

@@ -1,0 +1,73 @@
+"""Round scores, running totals, teams and the end of a game."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .variants import Variants
+
+PENALTY_PER_CARD = 2
+
+
+def round_score(foundation_cards: int, nerts_left: int, variants: Variants) -> int:
+    """+1 per own card on the foundations, −2 per card left in the Nerts pile."""
+    penalty = PENALTY_PER_CARD * nerts_left if variants.penalty else 0
+    return foundation_cards - penalty
+
+
+def team_of(seat: int, variants: Variants) -> int:
+    """Which team a seat scores for: partners are seats 2k and 2k+1 under "pairs"."""
+    return seat // 2 if variants.teams == "pairs" else seat
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRound:
+    """One seat's round: what the score table shows."""
+
+    seat: int
+    foundation_cards: int
+    nerts_left: int
+    score: int
+    called: bool
+    void: bool = False  # flagged by the audit: the round's score does not count
+
+
+@dataclass(slots=True)
+class Match:
+    """Running totals over rounds, until someone reaches the target."""
+
+    variants: Variants
+    seats: int
+    totals: list[int]
+    rounds: int = 0
+
+    @classmethod
+    def new(cls, variants: Variants, seats: int) -> Match:
+        variants.check_players(seats)
+        return cls(variants, seats, [0] * seats)
+
+    def add_round(self, results: Sequence[SeatRound]) -> None:
+        for r in results:
+            if not r.void:
+                self.totals[r.seat] += r.score
+        self.rounds += 1
+
+    def team_totals(self) -> dict[int, int]:
+        teams: dict[int, int] = {}
+        for seat, total in enumerate(self.totals):
+            team = team_of(seat, self.variants)
+            teams[team] = teams.get(team, 0) + total
+        return teams
+
+    def winner(self) -> int | None:
+        """The winning team once one has reached the target alone at the top; else None.
+
+        A tie at the top plays another round: "the highest total wins".
+        """
+        teams = self.team_totals()
+        best = max(teams.values())
+        leaders = [t for t, v in teams.items() if v == best]
+        if best >= self.variants.target and len(leaders) == 1:
+            return leaders[0]
+        return None

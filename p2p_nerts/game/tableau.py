@@ -1,0 +1,382 @@
+"""One player's tableau: Nerts pile, four work piles, stock and waste.
+
+Every move is a method that validates first and changes nothing when it raises
+:class:`IllegalMove`. Every successful move is appended to :attr:`Tableau.log`
+as a tuple of ints; that log is what the audit replays against the revealed
+deck (see :func:`replay`), so the tableau is the single definition of which
+moves are legal, for players, bots and auditors alike.
+
+Piles are lists with their playable end last: the Nerts top, the waste top and
+a work pile's exposed card are ``pile[-1]``; the stock's next card is
+``stock[-1]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name
+
+#: Sources of a card, also used on the wire (``src`` of a foundation play).
+NERTS, WASTE = 0, 1
+WORK0 = 2
+WORK_PILES = 4
+NERTS_SIZE = 13
+SOURCES = range(WORK0 + WORK_PILES)
+
+# Move-log opcodes: the first int of every log entry.
+OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_SETTLE, OP_NERTS = range(1, 8)
+#: ``landed`` of a settle entry for a play that stayed on its foundation.
+STAYED = -1
+ROTATE_ALONE, ROTATE_ALL = 0, 1
+
+
+class IllegalMove(Exception):
+    """A move the rules forbid; raised before anything changes."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def source_name(src: int) -> str:
+    if src == NERTS:
+        return "Nerts pile"
+    if src == WASTE:
+        return "waste"
+    return f"work pile {src - WORK0 + 1}"
+
+
+class Foundations(Protocol):
+    """What a tableau needs to know about the foundations: which pile takes a face."""
+
+    def pile_for(self, face: int) -> int | None:
+        """The id of a pile that takes ``face`` next (an ace always gets one)."""
+        ...
+
+    def wanted_faces(self) -> Iterator[int]:
+        """Every face some pile would take now (aces excluded)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a card can go: a foundation pile (``pile``) or a work pile (``work``)."""
+
+    src: int
+    pile: int | None = None
+    declared: int = 0
+    work: int | None = None
+    index: int = -1
+    slide: bool = False
+
+
+class Tableau:
+    """The cards of one seat that are not (finally) on the foundations."""
+
+    __slots__ = ("bound", "in_flight", "jokers", "log", "nerts", "owner", "stock",
+                 "stock_turn", "waste", "work")
+
+    def __init__(self, owner: int, deck: Sequence[int], *, stock_turn: int = 3,
+                 jokers: bool = False) -> None:
+        """Deal ``deck`` (first card dealt first): 13 to Nerts, 4 work piles, rest stock.
+
+        The 13th card dealt is the Nerts top; the stock's first card to turn is
+        the first card after the work piles.
+        """
+        self.owner = owner
+        self.stock_turn = stock_turn
+        self.jokers = jokers
+        self.nerts: list[int] = list(deck[:NERTS_SIZE])
+        self.work: list[list[int]] = [[c] for c in deck[NERTS_SIZE:NERTS_SIZE + WORK_PILES]]
+        self.stock: list[int] = list(reversed(deck[NERTS_SIZE + WORK_PILES:]))
+        self.waste: list[int] = []
+        #: Jokers fixed on the work piles: joker → (rank, colour) it stands for.
+        self.bound: dict[int, tuple[int, int]] = {}
+        #: Cards sent to a foundation whose fate is not final: play key → (card, source).
+        self.in_flight: dict[tuple[int, int], tuple[int, int]] = {}
+        self.log: list[tuple[int, ...]] = []
+
+    # ----------------------------------------------------------------- reading
+    def top(self, src: int) -> int | None:
+        """The playable card of a source, or None when it is empty."""
+        pile = self._pile(src)
+        return pile[-1] if pile else None
+
+    def cards(self) -> Iterator[int]:
+        """Every card this tableau holds, in flight included (for accounting)."""
+        yield from self.nerts
+        for pile in self.work:
+            yield from pile
+        yield from self.stock
+        yield from self.waste
+        for card, _src in self.in_flight.values():
+            yield card
+
+    def can_call_nerts(self) -> bool:
+        """Empty Nerts pile, and no Nerts card still in the air that might bounce back."""
+        return not self.nerts and all(src != NERTS for _, src in self.in_flight.values())
+
+    def effective(self, card: int) -> tuple[int, int] | None:
+        """(rank, colour) a card stands for on a work pile; None for a free joker."""
+        if card & 15 == JOKER_RANK:
+            return self.bound.get(card)
+        return card & 15, SUIT_COLOR[(card >> 4) & 3]
+
+    # ----------------------------------------------------------------- moves
+    def turn(self) -> None:
+        """Turn up to ``stock_turn`` cards onto the waste, or turn the waste over."""
+        if self.stock:
+            for _ in range(min(self.stock_turn, len(self.stock))):
+                self.waste.append(self.stock.pop())
+        elif self.waste:
+            self.waste.reverse()
+            self.stock, self.waste = self.waste, []
+        else:
+            raise IllegalMove("stock and waste are both empty")
+        self.log.append((OP_TURN,))
+
+    def launch(self, src: int, key: tuple[int, int], pile: int, declared: int = 0) -> int:
+        """Take the playable card of ``src`` towards foundation ``pile``; it is in flight.
+
+        The foundation log decides whether it stays; the tableau only checks
+        that the card is playable here and that a joker's declaration fits.
+        Returns the card.
+        """
+        card = self.top(src)
+        if card is None:
+            raise IllegalMove(f"your {source_name(src)} is empty")
+        if key in self.in_flight:
+            raise IllegalMove("a play with this time is already in the air")
+        face = self._foundation_face(card, src, declared)
+        if (face & 15 == ACE) != (pile == card):
+            raise IllegalMove("an ace starts a new foundation; other cards go on one")
+        self._pile(src).pop()
+        self._forget_binding(card)
+        self.in_flight[key] = (card, src)
+        self.log.append((OP_FOUND, src, card, key[0], pile, declared))
+        return card
+
+    def move_to_work(self, src: int, dst: int, index: int = -1) -> None:
+        """Move a card (or, from a work pile, the run from ``index`` up) onto work pile ``dst``."""
+        if not 0 <= dst < WORK_PILES:
+            raise IllegalMove("there are four work piles")
+        if src == WORK0 + dst:
+            raise IllegalMove("a run is already on that pile")
+        run = self._run(src, index)
+        start = len(self._pile(src)) - len(run) if src >= WORK0 else -1
+        target = self.work[dst]
+        if target:
+            self._check_stack(target, run)
+        new_target = target + run
+        if self.jokers:
+            self._settle(new_target)
+        self._cut(src, len(run))
+        target.extend(run)
+        self.log.append((OP_WORK, src, dst, start))
+
+    def slide_under(self, src: int, dst: int) -> None:
+        """Slide the playable card of ``src`` under work pile ``dst`` (needs an empty pile)."""
+        if not 0 <= dst < WORK_PILES or not self.work[dst]:
+            raise IllegalMove("slide a card under a work pile that has cards")
+        if src == WORK0 + dst:
+            raise IllegalMove("a card cannot slide under its own pile")
+        if all(self.work):
+            raise IllegalMove("sliding under needs an empty work pile")
+        card = self.top(src)
+        if card is None:
+            raise IllegalMove(f"your {source_name(src)} is empty")
+        pile = self.work[dst]
+        self._check_stack([card], pile)
+        new_pile = [card, *pile]
+        if self.jokers:
+            self._settle(new_pile)
+        self._pile(src).pop()
+        pile.insert(0, card)
+        self.log.append((OP_SLIDE, src, dst))
+
+    def rotate(self, *, alone: bool) -> None:
+        """Waste back under the stock, then the top stock card to the bottom.
+
+        This is the all-stuck rotation; with ``alone`` it is the lone-stuck
+        variant's move (the table checks the variant and the stuck state).
+        The cards keep the order in which they would have been turned.
+        """
+        sequence = [*reversed(self.stock), *self.waste]
+        if len(sequence) < 2:
+            raise IllegalMove("not enough stock and waste cards to rotate")
+        sequence.append(sequence.pop(0))
+        self.stock = sequence[::-1]
+        self.waste = []
+        self.log.append((OP_ROTATE, ROTATE_ALONE if alone else ROTATE_ALL))
+
+    def settle(self, key: tuple[int, int], stayed: bool) -> int | None:
+        """A play of ours became final: forget it, or take a bounced card back.
+
+        A bounced card goes back on top of its pile when that is still legal,
+        else on top of the waste. Returns the source it landed on (None if it
+        stayed). Never loses or duplicates a card.
+        """
+        card, src = self.in_flight.pop(key)
+        if stayed:
+            self.log.append((OP_SETTLE, card, key[0], STAYED))
+            return None
+        landed = src
+        if src >= WORK0:
+            pile = self.work[src - WORK0]
+            if pile and not self.fits(card, pile):
+                landed = WASTE
+        self._pile(landed).append(card)
+        self.log.append((OP_SETTLE, card, key[0], landed))
+        return landed
+
+    def record_nerts_call(self, lamport: int) -> None:
+        if not self.can_call_nerts():
+            raise IllegalMove(
+                "call Nerts only with an empty Nerts pile and none of its cards in the air"
+            )
+        self.log.append((OP_NERTS, lamport))
+
+    # ----------------------------------------------------------------- helpers
+    def _pile(self, src: int) -> list[int]:
+        if src == NERTS:
+            return self.nerts
+        if src == WASTE:
+            return self.waste
+        if WORK0 <= src < WORK0 + WORK_PILES:
+            return self.work[src - WORK0]
+        raise IllegalMove(f"no such pile: {src}")
+
+    def _run(self, src: int, index: int) -> list[int]:
+        pile = self._pile(src)
+        if not pile:
+            raise IllegalMove(f"your {source_name(src)} is empty")
+        if src < WORK0:
+            if index != -1:
+                raise IllegalMove("only the top card of the Nerts pile or waste can move")
+            return pile[-1:]
+        if not -len(pile) <= index < len(pile):
+            raise IllegalMove("no card there")
+        return pile[index:]
+
+    def _cut(self, src: int, count: int) -> None:
+        del self._pile(src)[-count:]
+
+    def fits(self, card: int, pile: list[int]) -> bool:
+        """Whether ``card`` may lie on ``pile`` now (jokers included)."""
+        try:
+            self._check_stack(pile, [card])
+            if self.jokers:
+                self._settle([*pile, card], dry=True)
+        except IllegalMove:
+            return False
+        return True
+
+    def _check_stack(self, lower: list[int], upper: list[int]) -> None:
+        """The run ``upper`` may lie on ``lower`` (both bottom-first); jokers checked by settle."""
+        below = self.effective(lower[-1])
+        above = self.effective(upper[0])
+        if below is None or above is None:
+            return
+        if above[0] != below[0] - 1 or above[1] == below[1]:
+            raise IllegalMove(
+                f"{card_name(upper[0])} does not go on {card_name(lower[-1])}: "
+                "one rank lower and the other colour"
+            )
+
+    def _settle(self, pile: list[int], *, dry: bool = False) -> None:
+        """Check a would-be work pile with jokers; fix every joker that has a card on it.
+
+        A valid pile descends by one rank with alternating colours, so one
+        known card fixes what every position stands for. A joker is fixed once
+        a card lies on it (RULES.md); a joker on top stays free.
+        """
+        known = next(
+            ((i, eff) for i, c in enumerate(pile) if (eff := self.effective(c)) is not None),
+            None,
+        )
+        if known is None:
+            if len(pile) > KING:
+                raise IllegalMove("a run has at most thirteen cards")
+            return
+        k, (rank_k, color_k) = known
+        fixes: list[tuple[int, tuple[int, int]]] = []
+        for i, card in enumerate(pile):
+            want = (rank_k + k - i, color_k ^ ((k - i) & 1))
+            if not ACE <= want[0] <= KING:
+                raise IllegalMove("a run goes from king down to ace")
+            eff = self.effective(card)
+            if eff is None:
+                if i < len(pile) - 1:
+                    fixes.append((card, want))
+            elif eff != want:
+                raise IllegalMove(f"{card_name(card)} does not fit in that run")
+        if not dry:
+            self.bound.update(fixes)
+
+    def _forget_binding(self, card: int) -> None:
+        self.bound.pop(card, None)
+
+    def _foundation_face(self, card: int, src: int, declared: int) -> int:
+        """The face a card shows on a foundation; jokers need a fitting declaration."""
+        if card & 15 != JOKER_RANK:
+            if declared not in (0, card & 63):
+                raise IllegalMove("only a joker is declared")
+            return card & 63
+        rank = declared & 15
+        if not ACE <= rank <= KING or declared >> 6:
+            raise IllegalMove("declare the joker's rank and suit before it goes up")
+        fixed = self.bound.get(card) if src >= WORK0 else None
+        if fixed is not None and (rank, SUIT_COLOR[(declared >> 4) & 3]) != fixed:
+            raise IllegalMove(f"this joker is fixed; it cannot be {face_name(declared)}")
+        return declared
+
+
+def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
+           stock_turn: int = 3, jokers: bool = False) -> Tableau:
+    """Re-run a tableau's move log from its dealt deck; raise IllegalMove at the first bad move.
+
+    Foundation plays are replayed as launches; settles must name a card in the
+    air. Whether the foundation log really let each play stay or bounce is
+    checked by the auditor against the settles recorded here.
+    """
+    tab = Tableau(owner, deck, stock_turn=stock_turn, jokers=jokers)
+    for n, move in enumerate(moves):
+        try:
+            _apply(tab, move)
+        except (IllegalMove, IndexError, ValueError, KeyError, TypeError) as exc:
+            reason = exc.reason if isinstance(exc, IllegalMove) else "malformed move"
+            raise IllegalMove(f"move {n + 1} {tuple(move)}: {reason}") from None
+    tab.log = [tuple(m) for m in moves]
+    return tab
+
+
+def _apply(tab: Tableau, move: Sequence[int]) -> None:
+    op, *args = move
+    if op == OP_TURN and not args:
+        tab.turn()
+    elif op == OP_FOUND and len(args) == 5:
+        src, card, lamport, pile, declared = args
+        if tab.top(src) != card:
+            raise IllegalMove(f"{card_name(card)} was not playable from the {source_name(src)}")
+        tab.launch(src, (lamport, tab.owner), pile, declared)
+    elif op == OP_WORK and len(args) == 3:
+        tab.move_to_work(args[0], args[1], args[2])
+    elif op == OP_SLIDE and len(args) == 2:
+        tab.slide_under(args[0], args[1])
+    elif op == OP_ROTATE and len(args) == 1 and args[0] in (ROTATE_ALONE, ROTATE_ALL):
+        tab.rotate(alone=args[0] == ROTATE_ALONE)
+    elif op == OP_SETTLE and len(args) == 3:
+        card, lamport, landed = args
+        flown = tab.in_flight.get((lamport, tab.owner))
+        if flown is None or flown[0] != card:
+            raise IllegalMove(f"{card_name(card)} was not in the air")
+        stayed = landed == STAYED
+        if tab.settle((lamport, tab.owner), stayed=stayed) != (None if stayed else landed):
+            raise IllegalMove(f"{card_name(card)} came back to the wrong pile")
+    elif op == OP_NERTS and len(args) == 1:
+        tab.record_nerts_call(args[0])
+    else:
+        raise IllegalMove("unknown move")

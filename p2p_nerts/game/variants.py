@@ -1,0 +1,68 @@
+"""The optional rules of ``RULES.md`` as one frozen value agreed by the table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Teams = Literal["none", "pairs", "share"]
+TEAMS: tuple[Teams, ...] = ("none", "pairs", "share")
+
+
+class VariantError(ValueError):
+    """A variant setting that cannot be played (bad CLI flag, config, or wire value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variants:
+    """Every variant, defaults first as in RULES.md.
+
+    ``stock_turn``: cards turned from stock to waste at once (3 or 1).
+    ``strict_ties``: two plays with the same Lamport time onto the same place —
+    default both stay; strict lets only the first in (time, author) order stay.
+    ``lone_rotate``: a player stuck alone may move the top stock card to the
+    bottom instead of waiting for everyone.
+    ``penalty``: −2 per card left in the Nerts pile (off: the children's game).
+    ``target``: rounds are played until someone reaches this total.
+    ``teams``: "pairs" adds partners' scores; "share" seats two players at one
+    tableau. ``jokers``: each deck adds its two jokers.
+    """
+
+    stock_turn: int = 3
+    strict_ties: bool = False
+    lone_rotate: bool = False
+    penalty: bool = True
+    target: int = 100
+    teams: Teams = "none"
+    jokers: bool = False
+
+    def __post_init__(self) -> None:
+        if self.stock_turn not in (1, 3):
+            raise VariantError(f"stock turn must be 1 or 3 cards, not {self.stock_turn!r}")
+        if not isinstance(self.target, int) or not 1 <= self.target <= 10_000:
+            raise VariantError(f"target score must be 1..10000, not {self.target!r}")
+        if self.teams not in TEAMS:
+            raise VariantError(f"teams must be one of {', '.join(TEAMS)}, not {self.teams!r}")
+
+    def summary(self) -> str:
+        """Short human text, e.g. for a table's mDNS record: ``"turn3 ties:both pen tgt100"``."""
+        parts = [
+            f"turn{self.stock_turn}",
+            "ties:strict" if self.strict_ties else "ties:both",
+            "pen" if self.penalty else "nopen",
+            f"tgt{self.target}",
+        ]
+        if self.lone_rotate:
+            parts.append("lone")
+        if self.jokers:
+            parts.append("jokers")
+        if self.teams != "none":
+            parts.append(self.teams)
+        return " ".join(parts)
+
+    def check_players(self, seats: int) -> None:
+        """Raise VariantError if ``seats`` tableaux cannot play under these variants."""
+        if not 1 <= seats <= 8:
+            raise VariantError(f"a table seats 1 to 8 tableaux, not {seats}")
+        if self.teams == "pairs" and seats % 2:
+            raise VariantError("pairs need an even number of players")
