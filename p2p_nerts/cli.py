@@ -1,0 +1,176 @@
+"""``nerts`` command line: parse, validate, and hand off to the right session.
+
+Every bad argument ends in one clear line on stderr and exit status 2, never a
+traceback (argparse's own convention).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from .game.bot import DEFAULT_SKILL, SKILLS
+from .game.scoring import Match, team_of
+from .game.simulate import RoundReport, SimConfig, simulate
+from .game.variants import TEAMS, VariantError, Variants
+
+
+def add_variant_args(parser: argparse.ArgumentParser) -> None:
+    """The variant flags shared by every command that starts a table."""
+    g = parser.add_argument_group("variants (RULES.md)")
+    g.add_argument("--stock-turn", type=int, choices=(1, 3), default=3,
+                   help="cards turned from the stock at once (default 3)")
+    g.add_argument("--strict-ties", action="store_true",
+                   help="same-time plays on one place: only one stays (default: both stay)")
+    g.add_argument("--lone-rotate", action="store_true",
+                   help="a player stuck alone may move the top stock card to the bottom")
+    g.add_argument("--no-penalty", action="store_true",
+                   help="no -2 per card left in the Nerts pile (children's rules)")
+    g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
+    g.add_argument("--teams", choices=TEAMS, default="none",
+                   help="pairs add partners' scores; share seats two players at one tableau")
+    g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
+
+
+def variants_from(args: argparse.Namespace) -> Variants:
+    return Variants(
+        stock_turn=args.stock_turn, strict_ties=args.strict_ties,
+        lone_rotate=args.lone_rotate, penalty=not args.no_penalty, target=args.target,
+        teams=args.teams, jokers=args.jokers,
+    )
+
+
+def _skills(text: str) -> tuple[str, ...]:
+    skills = tuple(s.strip() for s in text.split(",") if s.strip())
+    bad = [s for s in skills if s not in SKILLS]
+    if not skills or bad:
+        raise argparse.ArgumentTypeError(
+            f"skill must be one or more of {', '.join(SKILLS)} (comma-separated)")
+    return skills
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nerts", description="Nerts on your local network, no server needed.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
+    sim.add_argument("--players", type=int, default=4, help="2..8 (default 4)")
+    sim.add_argument("--rounds", type=int, default=None,
+                     help="rounds to play (default: play until someone reaches the target)")
+    sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
+    sim.add_argument("--skill", type=_skills, default=(DEFAULT_SKILL,),
+                     help=f"{'|'.join(SKILLS)}, or a comma list cycled over the seats")
+    sim.add_argument("--max-delay", type=float, default=120.0,
+                     help="largest simulated network delay in ms (default 120)")
+    sim.add_argument("--json", action="store_true", help="one JSON object per round, then totals")
+    add_variant_args(sim)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "simulate":
+            return run_simulate(args)
+    except (VariantError, ValueError) as exc:
+        parser.error(str(exc))
+    parser.print_help()
+    return 0
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    if args.rounds is not None and args.rounds < 1:
+        raise ValueError("--rounds must be at least 1")
+    if not 1.0 <= args.max_delay <= 5000.0:
+        raise ValueError("--max-delay must be 1..5000 ms")
+    cfg = SimConfig(players=args.players, variants=variants_from(args), skills=args.skill,
+                    seed=args.seed, min_delay=min(0.005, args.max_delay / 1000),
+                    max_delay=args.max_delay / 1000)
+    names = seat_names(cfg)
+    totals = [0] * cfg.seats
+    for item in simulate(cfg, args.rounds):
+        if isinstance(item, Match):
+            final = final_json(cfg, item, names)
+            print(json.dumps(final) if args.json else final_text(final))
+        else:
+            for r in item.results:
+                totals[r.seat] += r.score
+            line = round_json(cfg, item, names, totals)
+            print(json.dumps(line) if args.json else round_text(line))
+        sys.stdout.flush()
+    return 0
+
+
+def seat_names(cfg: SimConfig) -> list[str]:
+    if cfg.variants.teams == "share":
+        return [f"bot{2 * s + 1}+bot{2 * s + 2}" for s in range(cfg.seats)]
+    return [f"bot{s + 1}" for s in range(cfg.seats)]
+
+
+def round_json(cfg: SimConfig, rep: RoundReport, names: list[str],
+               totals: list[int]) -> dict[str, object]:
+    return {
+        "round": rep.round,
+        "end": rep.end,
+        "caller": names[rep.caller] if rep.caller is not None else None,
+        "players": [
+            {
+                "name": names[r.seat], "seat": r.seat, "skill": cfg.skill_of(r.seat),
+                "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
+                "score": r.score, "total": totals[r.seat], "called_nerts": r.called,
+            }
+            for r in rep.results
+        ],
+        "collisions": rep.collisions,
+        "bounces": rep.bounces,
+        "stuck_rotations": rep.rotations,
+        "moves": rep.moves,
+        "foundation_plays": rep.plays,
+        "foundation_hash": rep.foundation_hash,
+        "sim_seconds": rep.sim_seconds,
+    }
+
+
+def final_json(cfg: SimConfig, match: Match, names: list[str]) -> dict[str, object]:
+    winner = match.winner()
+    out: dict[str, object] = {
+        "final": True,
+        "rounds": match.rounds,
+        "totals": {names[s]: t for s, t in enumerate(match.totals)},
+        "winner": None,
+    }
+    if cfg.variants.teams == "pairs":
+        teams = {
+            "+".join(names[s] for s in range(cfg.seats) if team_of(s, cfg.variants) == t): v
+            for t, v in match.team_totals().items()
+        }
+        out["team_totals"] = teams
+        if winner is not None:
+            out["winner"] = list(teams)[winner]
+    elif winner is not None:
+        out["winner"] = names[winner]
+    return out
+
+
+def round_text(line: dict[str, object]) -> str:
+    players = line["players"]
+    assert isinstance(players, list)
+    rows = [f"Round {line['round']}: {line['end']}"
+            + (f" (called by {line['caller']})" if line["caller"] else "")
+            + f", {line['moves']} moves, {line['collisions']} collisions,"
+              f" {line['bounces']} bounces, {line['stuck_rotations']} stuck rotations"]
+    rows += [f"  {p['name']:<12} up {p['foundation_cards']:>3}  nerts left {p['nerts_left']:>2}"
+             f"  score {p['score']:>4}  total {p['total']:>4}" for p in players]
+    return "\n".join(rows)
+
+
+def final_text(final: dict[str, object]) -> str:
+    return f"Game over after {final['rounds']} rounds. Winner: {final['winner'] or 'none'}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
