@@ -1,0 +1,226 @@
+"""Signed entries: the only bytes peers exchange, and the only way in from the wire.
+
+Frame layout (see docs/PROTOCOL.md)::
+
+    MAGIC b"NZ" (2) | author public key (32) | signature (64) | body (msgpack)
+
+msgpack has no canonical form, so we sign the exact body bytes (behind a
+domain-separation prefix) rather than a decoded object, verify the signature
+*before* decoding anything, and keep the received frame to forward verbatim.
+The entry id is SHA-256 of the body, so every peer names an entry the same way.
+
+`open_entry` is the trust boundary: whatever bytes it is given, it returns a
+fully validated `Entry` or raises `EnvelopeError` with a short reason code.
+The payload map is decoded but its fields are checked by `messages.parse_payload`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import msgpack
+
+from .identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, verify
+
+__all__ = [
+    "BODY_FIELDS",
+    "DOMAIN",
+    "HEADER_LEN",
+    "MAGIC",
+    "MAX_ENTRY",
+    "MAX_INT",
+    "MIN_ENTRY",
+    "PROTOCOL_VERSION",
+    "TABLE_ID_LEN",
+    "Entry",
+    "EnvelopeError",
+    "open_entry",
+    "seal",
+]
+
+MAGIC = b"NZ"
+DOMAIN = b"p2p-nerts/v1/entry\x00"
+PROTOCOL_VERSION = 1
+HEADER_LEN = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
+MIN_ENTRY = HEADER_LEN + 1
+MAX_ENTRY = 64 * 1024
+TABLE_ID_LEN = 16
+# Largest integer accepted anywhere on the wire: exact in a double, so any
+# implementation can hold it, and far beyond any honest counter.
+MAX_INT = 2**53 - 1
+MAX_MSG_TYPE = 255
+BODY_FIELDS = ("version", "table_id", "round", "author", "seq", "lamport", "type", "payload")
+
+# Per-container caps for the decoder, so a tiny frame cannot claim a huge
+# allocation.  The biggest legitimate containers are an AUDIT move list
+# (5000 items) and a reason string (200 characters, up to 800 bytes).
+_MAX_ARRAY = 5000
+_MAX_MAP = 32
+_MAX_STR = 1024
+_MAX_BIN = 256
+
+_SIG_START = len(MAGIC) + PUBLIC_KEY_LEN
+
+
+class EnvelopeError(Exception):
+    """A frame or payload was rejected.  `reason` is a short machine-readable code.
+
+    Codes: too_short, too_large, bad_magic, bad_signature, malformed_body,
+    unsupported_version, author_mismatch, unknown_type, bad_field:<name>.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One verified, validated entry of the table log.
+
+    `raw` is the exact frame as received (or sent), to store and forward
+    byte for byte; `id` is SHA-256 of the body.  `payload` is the decoded but
+    not yet type-checked payload map (see messages.parse_payload); it is left
+    out of comparisons because `id` already pins it down.
+    """
+
+    version: int
+    table_id: bytes
+    round: int
+    author: bytes
+    seq: int
+    lamport: int
+    type: int
+    payload: Mapping[str, object] = field(compare=False)
+    raw: bytes = field(repr=False)
+    id: bytes = field(repr=False)
+
+    @property
+    def signature(self) -> bytes:
+        """The 64-byte Ed25519 signature over DOMAIN + body."""
+        return self.raw[_SIG_START:HEADER_LEN]
+
+    @property
+    def body(self) -> bytes:
+        """The signed msgpack body, exactly as received."""
+        return self.raw[HEADER_LEN:]
+
+
+def seal(
+    identity: Identity,
+    *,
+    table_id: bytes,
+    round: int,
+    seq: int,
+    lamport: int,
+    type: int,
+    payload: Mapping[str, object],
+) -> Entry:
+    """Build, sign and frame an entry authored by `identity`.
+
+    The result goes through the same validation as a received frame, so we
+    never send what a peer would reject: bad arguments raise EnvelopeError.
+    """
+    body_obj = [PROTOCOL_VERSION, table_id, round, identity.public_key, seq, lamport, type]
+    try:
+        body = msgpack.packb([*body_obj, dict(payload)], use_bin_type=True)
+    except (TypeError, ValueError, OverflowError):
+        raise EnvelopeError("malformed_body") from None
+    raw = MAGIC + identity.public_key + identity.sign(DOMAIN + body) + body
+    _check_size(raw)
+    return _decode(raw, identity.public_key, body)
+
+
+def open_entry(raw: bytes | bytearray | memoryview) -> Entry:
+    """Check and decode one received frame; the trust boundary of the protocol.
+
+    Order matters: cheap length and magic checks, then the signature over the
+    raw body, and only then msgpack decoding and field validation, so
+    unauthenticated bytes never reach the decoder.  Raises only EnvelopeError.
+    """
+    raw = bytes(raw)
+    _check_size(raw)
+    if raw[: len(MAGIC)] != MAGIC:
+        raise EnvelopeError("bad_magic")
+    author = raw[len(MAGIC) : _SIG_START]
+    body = raw[HEADER_LEN:]
+    if not verify(author, raw[_SIG_START:HEADER_LEN], DOMAIN + body):
+        raise EnvelopeError("bad_signature")
+    return _decode(raw, author, body)
+
+
+def _check_size(raw: bytes) -> None:
+    if len(raw) < MIN_ENTRY:
+        raise EnvelopeError("too_short")
+    if len(raw) > MAX_ENTRY:
+        raise EnvelopeError("too_large")
+
+
+def _strict_map(pairs: list[tuple[object, object]]) -> dict[str, object]:
+    """Maps must have text keys, each once: duplicates would let two decoders disagree."""
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if not isinstance(key, str) or key in result:
+            raise ValueError("map keys must be distinct strings")
+        result[key] = value
+    return result
+
+
+def _no_ext(code: int, data: bytes) -> object:
+    raise ValueError("ext types are not allowed")
+
+
+def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
+    try:
+        obj = msgpack.unpackb(
+            body,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            object_pairs_hook=_strict_map,
+            ext_hook=_no_ext,
+            max_str_len=_MAX_STR,
+            max_bin_len=_MAX_BIN,
+            max_array_len=_MAX_ARRAY,
+            max_map_len=_MAX_MAP,
+            max_ext_len=0,
+        )
+    except (ValueError, TypeError, msgpack.UnpackException):
+        # ValueError covers ExtraData, StackError, FormatError, bad UTF-8, limits.
+        raise EnvelopeError("malformed_body") from None
+    if not isinstance(obj, list) or not obj:
+        raise EnvelopeError("malformed_body")
+    if _int(obj[0], "version", 0) != PROTOCOL_VERSION:
+        raise EnvelopeError("unsupported_version")
+    if len(obj) != len(BODY_FIELDS):
+        raise EnvelopeError("malformed_body")
+    _, table_id, round_, body_author, seq, lamport, msg_type, payload = obj
+    if type(table_id) is not bytes or len(table_id) != TABLE_ID_LEN:
+        raise EnvelopeError("bad_field:table_id")
+    if type(body_author) is not bytes or len(body_author) != PUBLIC_KEY_LEN:
+        raise EnvelopeError("bad_field:author")
+    if body_author != author:
+        raise EnvelopeError("author_mismatch")
+    if not isinstance(payload, dict):
+        raise EnvelopeError("bad_field:payload")
+    return Entry(
+        version=PROTOCOL_VERSION,
+        table_id=table_id,
+        round=_int(round_, "round", 0),
+        author=author,
+        seq=_int(seq, "seq", 1),
+        lamport=_int(lamport, "lamport", 1),
+        type=_int(msg_type, "type", 0, MAX_MSG_TYPE),
+        payload=payload,
+        raw=raw,
+        id=hashlib.sha256(body).digest(),
+    )
+
+
+def _int(value: object, name: str, lo: int, hi: int = MAX_INT) -> int:
+    # `type(...) is int` on purpose: bool is an int subclass but not an int here.
+    if type(value) is not int or not lo <= value <= hi:
+        raise EnvelopeError(f"bad_field:{name}")
+    return value

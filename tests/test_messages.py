@@ -1,0 +1,288 @@
+"""Message payloads: round trips for every type, strict rejection, fuzzing."""
+
+from __future__ import annotations
+
+import msgpack
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from p2p_nerts.protocol.envelope import DOMAIN, MAGIC, MAX_INT, EnvelopeError, open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import (
+    Ack,
+    AckMark,
+    Audit,
+    Commit,
+    Go,
+    Goodbye,
+    Hello,
+    Join,
+    Leave,
+    MsgType,
+    Nerts,
+    Payload,
+    Play,
+    Ready,
+    Resend,
+    Reveal,
+    Roster,
+    Seat,
+    Settings,
+    Stuck,
+    Summary,
+    Verdict,
+    View,
+    parse_payload,
+    seal_message,
+)
+
+ANA = Identity.from_seed(bytes(range(32)), "Ana")
+K1, K2 = b"\x01" * 32, b"\x02" * 32
+H = bytes(range(32))
+TABLE = bytes(16)
+
+SAMPLES: list[Payload] = [
+    Hello("Ana", 1),
+    Join("Zoë", None),
+    Join("Bo", H),
+    Leave(),
+    Roster((Seat(K1, "Ana"), Seat(K2, "Bo"))),
+    Settings(),
+    Settings(1, True, False, 10_000, True, "share", True),
+    Ready(True),
+    Commit(H, bytes(32)),
+    Reveal(H),
+    Go(H),
+    Play(card=0x11, pile=0x11, src=0, decl=0, mv=0),
+    Play(card=1023, pile=1023, src=5, decl=63, mv=MAX_INT),
+    Ack(),
+    Ack((AckMark(K1, 0), AckMark(K2, 99))),
+    View(0, None, ((), (), (), ()), None, 0),
+    View(13, 42, ((1, 2, 3), (4,), (), tuple(range(64))), 7, 35),
+    Stuck(True, 12),
+    Stuck(False, 0),
+    Nerts(),
+    Summary(H, (10, -26, 0)),
+    Audit(H, ((1,), (2, 0, 17, 300, 17, 0), (6, 17, 300, -1))),
+    Audit(H, ()),
+    Verdict(3, False, "move 12: card 4♥ is not on top of work pile 2"),
+    Verdict(0, True),
+    Resend(K1, 1, 1024),
+    Goodbye(),
+    Goodbye("quit"),
+]
+
+
+def test_every_type_has_a_sample_and_a_parser() -> None:
+    assert {p.TYPE for p in SAMPLES} == set(MsgType)
+    assert len(MsgType) == 19
+
+
+@pytest.mark.parametrize("payload", SAMPLES, ids=lambda p: type(p).__name__)
+def test_round_trip(payload: Payload) -> None:
+    entry = seal_message(ANA, payload, table_id=TABLE, round=2, seq=3, lamport=4)
+    got = open_entry(entry.raw)
+    assert got.type == payload.TYPE
+    assert parse_payload(got.type, got.payload) == payload
+    assert dict(got.payload) == payload.to_wire()
+
+
+def test_unknown_type() -> None:
+    for msg_type in (0, 7, 50, 255):
+        with pytest.raises(EnvelopeError, match="unknown_type"):
+            parse_payload(msg_type, {})
+
+
+def wire(payload: Payload, **changes: object) -> dict[str, object]:
+    data = payload.to_wire()
+    data.update(changes)
+    return data
+
+
+def rejected(payload: Payload, changes: dict[str, object]) -> str:
+    with pytest.raises(EnvelopeError) as info:
+        parse_payload(payload.TYPE, wire(payload, **changes))
+    return info.value.reason
+
+
+PLAY = Play(card=17, pile=17, src=0, decl=0, mv=3)
+VIEW = View(1, 5, ((), (), (), ()), None, 0)
+
+
+@pytest.mark.parametrize(
+    ("payload", "changes", "field"),
+    [
+        # unknown and missing keys
+        (PLAY, {"z": 1}, "z"),
+        (Leave(), {"x": None}, "x"),
+        (Leave(), {"\x1b[2J": None}, "?"),
+        (Leave(), {"k" * 17: None}, "?"),
+        # wrong types
+        (PLAY, {"c": True}, "card"),
+        (PLAY, {"c": 1.0}, "card"),
+        (PLAY, {"c": "17"}, "card"),
+        (PLAY, {"c": None}, "card"),
+        (Ready(True), {"r": 1}, "on"),
+        (Go(H), {"j": None}, "joint"),
+        (Nerts(), {"m": 1}, "m"),
+        (Commit(H, H), {"d": H.hex()}, "deck"),
+        (Commit(H, H), {"s": H[:31]}, "share"),
+        (Join("Bo", None), {"p": b"short"}, "code_proof"),
+        (Hello("Ana", 1), {"n": b"Ana"}, "name"),
+        # out of range
+        (PLAY, {"c": 1024}, "card"),
+        (PLAY, {"c": -1}, "card"),
+        (PLAY, {"p": 1024}, "pile"),
+        (PLAY, {"s": 6}, "src"),
+        (PLAY, {"d": 64}, "decl"),
+        (PLAY, {"m": MAX_INT + 1}, "mv"),
+        (Hello("Ana", 1), {"v": 0}, "version"),
+        (Hello("Ana", 1), {"v": 65536}, "version"),
+        (Settings(), {"st": 2}, "stock_turn"),
+        (Settings(), {"st": 4}, "stock_turn"),
+        (Settings(), {"ta": 0}, "target"),
+        (Settings(), {"ta": 10_001}, "target"),
+        (Settings(), {"te": "trios"}, "teams"),
+        (Settings(), {"te": ["none"]}, "teams"),
+        (Verdict(0, True), {"t": 8}, "seat"),
+        (Resend(K1, 5, 5), {"t": 4}, "to_seq"),
+        (Resend(K1, 5, 5), {"t": 5 + 1024}, "to_seq"),
+        (Resend(K1, 5, 5), {"f": 0}, "from_seq"),
+        # text that would reach a terminal
+        (Hello("Ana", 1), {"n": " Ana"}, "name"),
+        (Hello("Ana", 1), {"n": ""}, "name"),
+        (Hello("Ana", 1), {"n": "x" * 25}, "name"),
+        (Hello("Ana", 1), {"n": "A\x1b[2Jna"}, "name"),
+        (Hello("Ana", 1), {"n": "Zoe\u0308"}, "name"),  # not NFC
+        (Goodbye(), {"r": "x" * 201}, "reason"),
+        (Goodbye(), {"r": "bye\r\n"}, "reason"),
+        (Verdict(0, True), {"r": "\x1b]0;pwned\x07"}, "reason"),
+        # lists: shape, order, size
+        (Roster((Seat(K1, "Ana"),)), {"s": []}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[K2, "B"], [K1, "A"]]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "A"], [K1, "B"]]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[bytes([i]) * 32, "P"] for i in range(9)]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "A", 0]]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "\n"]]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [(K1, "A")]}, "seats"),
+        (Ack(), {"u": [[K2, 1], [K1, 1]]}, "upto"),
+        (Ack(), {"u": [[K1, -1]]}, "upto"),
+        (Ack(), {"u": [[bytes([i]) * 32, 1] for i in range(33)]}, "upto"),
+        (VIEW, {"t": None}, "top"),
+        (VIEW, {"n": 0}, "top"),
+        (VIEW, {"n": 65}, "nerts"),
+        (VIEW, {"w": [[], [], []]}, "work"),
+        (VIEW, {"w": [[], [], [], [], []]}, "work"),
+        (VIEW, {"w": [[], [], [], list(range(65))]}, "work"),
+        (VIEW, {"w": [[], [], [], [1024]]}, "work"),
+        (VIEW, {"w": [[], [], [], None]}, "work"),
+        (VIEW, {"x": 1024}, "waste"),
+        (VIEW, {"k": 65}, "stock"),
+        (Summary(H, ()), {"s": list(range(9))}, "scores"),
+        (Summary(H, ()), {"s": [MAX_INT + 1]}, "scores"),
+        (Audit(H, ()), {"m": [[1]] * 5001}, "moves"),
+        (Audit(H, ()), {"m": [[]]}, "moves"),
+        (Audit(H, ()), {"m": [[1, 2, 3, 4, 5, 6, 7]]}, "moves"),
+        (Audit(H, ()), {"m": [[1, True]]}, "moves"),
+        (Audit(H, ()), {"m": [1]}, "moves"),
+        (Audit(H, ()), {"s": None}, "deck_secret"),
+        (Audit(H, ()), {"m": [[msgpack.Timestamp(1)]]}, "moves"),
+    ],
+)
+def test_rejects(payload: Payload, changes: dict[str, object], field: str) -> None:
+    assert rejected(payload, changes) == f"bad_field:{field}"
+
+
+def test_missing_keys_are_named() -> None:
+    for attr, key in Play.KEYS.items():
+        data = PLAY.to_wire()
+        del data[key]
+        with pytest.raises(EnvelopeError, match=f"bad_field:{attr}$"):
+            parse_payload(MsgType.PLAY, data)
+
+
+def test_payload_must_be_a_map() -> None:
+    with pytest.raises(EnvelopeError, match="bad_field:payload"):
+        parse_payload(MsgType.PLAY, [1, 2])  # type: ignore[arg-type]
+
+
+def test_limits_are_inclusive() -> None:
+    big = Audit(H, tuple((MAX_INT, -MAX_INT, 0, 1, 2, 3) for _ in range(5000)))
+    assert parse_payload(MsgType.AUDIT, big.to_wire()) == big
+    roster = Roster(tuple(Seat(bytes([i]) * 32, "x" * 24) for i in range(8)))
+    assert parse_payload(MsgType.ROSTER, roster.to_wire()) == roster
+
+
+def test_realistic_audit_fits_in_one_entry() -> None:
+    moves = tuple((2, 1, 0x11 + i % 400, 10_000 + i, 0x11, 0) for i in range(3000))
+    e = seal_message(ANA, Audit(H, moves), table_id=TABLE, round=1, seq=1, lamport=1)
+    assert parse_payload(e.type, open_entry(e.raw).payload) == Audit(H, moves)
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (Play(card=2000, pile=0, src=0, decl=0, mv=0), "bad_field:card"),
+        (Hello(" Ana", 1), "bad_field:name"),
+        (Summary(H, [1, 2]), "bad_field:summary"),  # type: ignore[arg-type]
+        (Roster(()), "bad_field:seats"),
+    ],
+)
+def test_seal_message_refuses_bad_payloads(payload: Payload, reason: str) -> None:
+    with pytest.raises(EnvelopeError) as info:
+        seal_message(ANA, payload, table_id=TABLE, round=0, seq=1, lamport=1)
+    assert info.value.reason == reason
+
+
+# -- fuzz: decoded, signed garbage must give a payload or an EnvelopeError ------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)  # what msgpack can carry
+    | st.floats(allow_nan=False)
+    | st.text(max_size=30)
+    | st.binary(max_size=40)
+)
+values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=3), inner, max_size=6)
+    ),
+    max_leaves=8,
+)
+keys = st.sampled_from(sorted({k for p in SAMPLES for k in p.to_wire()})) | st.text(max_size=3)
+payload_maps = st.dictionaries(keys, values, max_size=8)
+
+
+def signed_frame(msg_type: int, payload: object) -> bytes:
+    body = msgpack.packb([1, TABLE, 0, ANA.public_key, 1, 1, msg_type, payload], use_bin_type=True)
+    return MAGIC + ANA.public_key + ANA.sign(DOMAIN + body) + body
+
+
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([*MsgType, 0, 99]), payload_maps)
+def test_fuzz_signed_payloads(msg_type: int, payload: dict[str, object]) -> None:
+    try:
+        entry = open_entry(signed_frame(msg_type, payload))
+        parsed = parse_payload(entry.type, entry.payload)
+    except EnvelopeError as exc:
+        assert exc.reason
+        return
+    assert parsed.to_wire() == entry.payload  # accepted means understood exactly
+
+
+@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SAMPLES), st.data())
+def test_fuzz_one_field_changed(sample: Payload, data: st.DataObject) -> None:
+    """Near-valid payloads: one key replaced by an arbitrary value."""
+    payload = sample.to_wire()
+    if payload:
+        payload[data.draw(st.sampled_from(sorted(payload)))] = data.draw(values)
+    try:
+        parsed = parse_payload(sample.TYPE, open_entry(signed_frame(sample.TYPE, payload)).payload)
+    except EnvelopeError as exc:
+        assert exc.reason.startswith("bad_field:") or exc.reason == "malformed_body"
+        return
+    assert parsed.to_wire() == payload
