@@ -228,6 +228,8 @@ class Tableau:
             pile = self.work[src - WORK0]
             if pile and not self.fits(card, pile):
                 landed = WASTE
+            elif pile and self.jokers:
+                self._settle([*pile, card])  # a free joker it lands on is now fixed
         self._pile(landed).append(card)
         self.log.append((OP_SETTLE, card, key[0], landed))
         return landed
