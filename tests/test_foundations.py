@@ -1,0 +1,187 @@
+"""The shared foundations: building up, collisions, ties, the Nerts cut-off."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from gamekit import c
+
+from p2p_nerts.game.cards import make_face
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
+from p2p_nerts.game.tableau import NERTS, WASTE
+
+AS0 = c("AS", 0)  # pile ids: the ace (or joker) that started the pile
+AS1 = c("AS", 1)
+AH2 = c("AH", 2)
+
+
+def play(lamport: int, author: int, card: str, pile: int, *, src: int = NERTS,
+         declared: int = 0) -> Play:
+    return Play(lamport, author, c(card, author), pile, src, declared)
+
+
+def ace(lamport: int, author: int, suit: str = "S") -> Play:
+    card = c("A" + suit, author)
+    return Play(lamport, author, card, card, NERTS)
+
+
+def fates(log: FoundationLog, plays: list[Play]) -> list[Fate]:
+    return [log.fate(p.key) for p in plays]
+
+
+def test_a_pile_builds_up_in_suit_from_an_ace_to_the_king() -> None:
+    plays = [ace(1, 0)] + [play(r, r % 3, f"{n}S", AS0) for r, n in
+                           enumerate(["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q",
+                                      "K"], start=2)]
+    log = fold(plays)
+    assert fates(log, plays) == [Fate.STAY] * 13
+    assert log.piles[AS0].complete and log.completed() == 1
+    assert log.piles[AS0].wants is None
+    assert log.pile_for(make_face(0, 13)) is None
+    # A completed pile is out of play but its cards still score.
+    assert [log.cards_of(s) for s in range(3)] == [5, 4, 4]
+    assert sorted(log.staying_cards()) == sorted(p.card for p in plays)
+
+
+@pytest.mark.parametrize(("card", "why"), [("3S", "skips a rank"), ("2H", "other suit"),
+                                           ("AS", "an ace does not go on a pile")])
+def test_wrong_cards_bounce(card: str, why: str) -> None:
+    log = fold([ace(1, 0)])
+    bad = play(2, 1, card, AS0)
+    assert log.add(bad) == [bad]
+    assert log.fate(bad.key) is Fate.BOUNCE, why
+    assert log.pile_for(make_face(0, 2)) == AS0  # the pile still waits for its 2
+
+
+def test_a_play_on_a_pile_nobody_started_bounces() -> None:
+    log = fold([play(3, 1, "2S", AS0)])
+    assert log.fate((3, 1)) is Fate.BOUNCE
+    assert log.cards_of(1) == 0 and log.pile_for(make_face(0, 3)) is None
+
+
+def test_an_ace_starts_only_its_own_pile() -> None:
+    log = fold([ace(1, 0), Play(2, 1, AS1, AS0, NERTS)])
+    assert log.fate((2, 1)) is Fate.BOUNCE
+
+
+def test_several_piles_of_one_suit() -> None:
+    log = fold([ace(1, 1), ace(2, 0)])
+    assert log.pile_for(make_face(0, 2)) == min(AS0, AS1)  # the lowest-numbered pile
+    log.add(play(3, 2, "2S", AS0))
+    assert log.pile_for(make_face(0, 2)) == AS1
+    assert log.pile_for(make_face(0, 3)) == AS0
+    assert set(log.wanted_faces()) == {make_face(0, 2), make_face(0, 3)}
+    assert log.pile_for(make_face(0, 1)) is None  # aces start piles: none "takes" one
+
+
+def test_first_in_lamport_order_wins_whatever_the_arrival_order() -> None:
+    early, late = play(5, 2, "2S", AS0), play(6, 1, "2S", AS0)
+    for order in itertools.permutations([ace(1, 0), early, late]):
+        log = fold(order)
+        assert log.fate(early.key) is Fate.STAY and log.fate(late.key) is Fate.BOUNCE
+        assert log.first_over(late.key) == early
+
+
+def test_same_lamport_time_from_different_authors() -> None:
+    """Equal times break ties by author: a lower author key is 'first'."""
+    a, b = play(5, 2, "2S", AS0), play(5, 1, "3S", AS0)  # (5, 1) is ordered first
+    log = fold([ace(1, 0), a, b])
+    assert log.fate(b.key) is Fate.BOUNCE and log.fate(a.key) is Fate.STAY
+
+
+def test_late_arrival_returns_every_play_whose_fate_changed() -> None:
+    log = fold([ace(1, 0)])
+    second, third = play(7, 1, "2S", AS0), play(8, 1, "3S", AS0)
+    assert log.add(second) == [second] and log.add(third) == [third]
+    first = play(6, 2, "2S", AS0)
+    assert log.add(first) == [first, second]  # the 3S stays either way
+    assert fates(log, [first, second, third]) == [Fate.STAY, Fate.BOUNCE, Fate.STAY]
+    rival = play(6, 3, "3S", AS0)  # now a 3S comes first: the old one bounces
+    assert log.add(rival) == [rival, third]
+    assert log.add(first) == []  # a duplicate delivery is a no-op
+    assert len(log) == 5 and first.key in log
+
+
+def test_same_time_tie_both_stay_and_building_goes_on() -> None:
+    a, b = play(5, 1, "2S", AS0), play(5, 2, "2S", AS0)
+    nxt = play(6, 3, "3S", AS0)
+    for order in itertools.permutations([ace(1, 0), a, b, nxt]):
+        log = fold(order)
+        assert fates(log, [a, b, nxt]) == [Fate.STAY] * 3
+        assert log.cards_of(1) == log.cards_of(2) == 1
+        assert log.pile_for(make_face(0, 4)) == AS0
+
+
+def test_same_rank_at_different_times_is_no_tie() -> None:
+    log = fold([ace(1, 0), play(4, 1, "2S", AS0), play(5, 2, "2S", AS0)])
+    assert log.fate((5, 2)) is Fate.BOUNCE
+
+
+def test_tie_only_with_the_pile_top_time() -> None:
+    log = fold([ace(1, 0), play(5, 1, "2S", AS0), play(5, 2, "3S", AS0), play(5, 3, "2S", AS0)])
+    assert fates(log, [log.play((5, 1)), log.play((5, 2)), log.play((5, 3))]) == [
+        Fate.STAY, Fate.STAY, Fate.BOUNCE]
+
+
+def test_tied_plays_that_do_not_fit_both_bounce() -> None:
+    log = fold([ace(1, 0), play(5, 1, "3S", AS0), play(5, 2, "3S", AS0)])
+    assert log.fate((5, 1)) is log.fate((5, 2)) is Fate.BOUNCE
+
+
+def test_strict_ties_let_only_the_first_stay() -> None:
+    a, b = play(5, 1, "2S", AS0), play(5, 2, "2S", AS0)
+    for order in itertools.permutations([ace(1, 0), b, a]):
+        log = fold(order, strict_ties=True)
+        assert fates(log, [a, b]) == [Fate.STAY, Fate.BOUNCE]
+        assert log.first_over(b.key) == a
+
+
+def test_cutoff_cuts_plays_after_the_nerts_call() -> None:
+    plays = [ace(1, 0), play(4, 1, "2S", AS0), play(8, 2, "3S", AS0), ace(9, 2, "H"),
+             play(10, 0, "4S", AS0)]
+    log = fold(plays)
+    changed = log.set_cutoff((7, 3))
+    assert set(changed) == set(plays[2:])
+    assert fates(log, plays) == [Fate.STAY, Fate.STAY, Fate.CUT, Fate.CUT, Fate.CUT]
+    assert [log.cards_of(s) for s in range(3)] == [1, 1, 0]
+    late = play(11, 1, "3S", AS0)
+    assert log.add(late) == [late] and log.fate(late.key) is Fate.CUT
+    early = play(6, 3, "3S", AS0)  # still in the air at the call: it lands and counts
+    assert log.add(early) == [early] and log.fate(early.key) is Fate.STAY
+    assert fold([*plays, late, early], cutoff=(7, 3)).state_hash() == log.state_hash()
+
+
+def test_a_play_at_the_call_time_by_an_earlier_author_counts() -> None:
+    log = fold([ace(1, 0), play(7, 1, "2S", AS0)], cutoff=(7, 3))
+    assert log.fate((7, 1)) is Fate.STAY
+
+
+def test_jokers_show_their_declared_face() -> None:
+    joker = c("J0", 1)
+    jace = Play(2, 1, joker, joker, WASTE, declared=make_face(1, 1))
+    two = Play(3, 2, c("2H", 2), joker, NERTS)
+    jthree = Play(4, 3, c("J1", 3), joker, NERTS, declared=make_face(1, 3))
+    log = fold([jace, two, jthree])
+    assert jace.face == make_face(1, 1) and two.face == two.card & 63
+    assert fates(log, [jace, two, jthree]) == [Fate.STAY] * 3
+    assert log.pile_for(make_face(1, 4)) == joker
+    assert [log.cards_of(s) for s in (1, 2, 3)] == [1, 1, 1]
+    undeclared = Play(5, 0, c("J0", 0), joker, NERTS)
+    assert log.add(undeclared) and log.fate(undeclared.key) is Fate.BOUNCE
+
+
+def test_state_hash_depends_on_staying_cards_only() -> None:
+    base = [ace(1, 0), play(2, 1, "2S", AS0)]
+    with_bounce = [*base, play(3, 2, "2S", AS0)]
+    assert fold(base).state_hash() == fold(with_bounce).state_hash()
+    assert fold(base).state_hash() != fold(base[:1]).state_hash()
+    assert fold([]).state_hash() == FoundationLog().state_hash()
+    assert len(fold(base).state_hash()) == 32
+
+
+def test_first_over_without_a_winner() -> None:
+    log = fold([play(3, 1, "2S", AS0)])
+    assert log.first_over((3, 1)) is None
+    log = fold([ace(1, 0), play(3, 1, "4S", AS0)])
+    assert log.first_over((3, 1)) == log.play((1, 0))  # the top it did not fit on
