@@ -1,0 +1,88 @@
+"""Scores of a round, running totals, teams, the target and the winner."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.scoring import Match, SeatRound, round_score, team_of
+from p2p_nerts.game.variants import VariantError, Variants
+
+CLASSIC = Variants()
+
+
+@pytest.mark.parametrize(("middle", "left", "score"), [
+    (12, 0, 12),  # 12 in the middle, empty Nerts pile
+    (10, 4, 2),  # 10 − 8
+    (14, 0, 14),
+    (11, 4, 3),
+    (0, 13, -26),  # nothing played at all
+])
+def test_examples_from_the_rules(middle: int, left: int, score: int) -> None:
+    assert round_score(middle, left, CLASSIC) == score
+
+
+def test_no_penalty_variant() -> None:
+    kids = Variants(penalty=False)
+    assert round_score(10, 4, kids) == 10
+    assert round_score(0, 13, kids) == 0
+
+
+def _round(*scores: int, void: tuple[int, ...] = ()) -> list[SeatRound]:
+    return [SeatRound(seat=s, foundation_cards=max(v, 0), nerts_left=0, score=v,
+                      called=False, void=s in void) for s, v in enumerate(scores)]
+
+
+def test_totals_accumulate_until_the_target() -> None:
+    m = Match.new(Variants(target=30), 3)
+    m.add_round(_round(12, 2, -4))
+    assert m.totals == [12, 2, -4] and m.rounds == 1 and m.winner() is None
+    m.add_round(_round(14, 20, 3))
+    assert m.totals == [26, 22, -1] and m.winner() is None
+    m.add_round(_round(5, 3, 0))
+    assert m.totals == [31, 25, -1] and m.winner() == 0
+
+
+def test_highest_total_wins_not_the_first_past_the_target() -> None:
+    m = Match.new(Variants(target=20), 2)
+    m.add_round(_round(21, 25))
+    assert m.winner() == 1
+
+
+def test_a_tie_at_the_top_plays_another_round() -> None:
+    m = Match.new(Variants(target=10), 3)
+    m.add_round(_round(12, 12, 3))
+    assert m.winner() is None
+    m.add_round(_round(1, 0, 0))
+    assert m.winner() == 0
+
+
+def test_void_rounds_do_not_count() -> None:
+    m = Match.new(CLASSIC, 2)
+    m.add_round(_round(50, 7, void=(0,)))
+    assert m.totals == [0, 7] and m.rounds == 1
+
+
+def test_pairs_add_partners_scores() -> None:
+    pairs = Variants(teams="pairs", target=40)
+    assert [team_of(s, pairs) for s in range(6)] == [0, 0, 1, 1, 2, 2]
+    assert [team_of(s, CLASSIC) for s in range(3)] == [0, 1, 2]
+    m = Match.new(pairs, 4)
+    m.add_round(_round(12, 10, 25, -2))
+    assert m.team_totals() == {0: 22, 1: 23} and m.winner() is None
+    m.add_round(_round(10, 8, 0, -5))
+    assert m.team_totals() == {0: 40, 1: 18} and m.winner() == 0
+
+
+def test_match_checks_the_player_count() -> None:
+    with pytest.raises(VariantError):
+        Match.new(Variants(teams="pairs"), 3)
+    with pytest.raises(VariantError):
+        Match.new(CLASSIC, 9)
+
+
+def test_default_target_is_100() -> None:
+    m = Match.new(CLASSIC, 2)
+    m.add_round(_round(99, 0))
+    assert m.winner() is None
+    m.add_round(_round(1, 0))
+    assert m.winner() == 0
