@@ -38,6 +38,7 @@ __all__ = [
     "AckMark",
     "Audit",
     "Commit",
+    "Drop",
     "Go",
     "Goodbye",
     "Hello",
@@ -48,6 +49,7 @@ __all__ = [
     "Payload",
     "Play",
     "Ready",
+    "Refuse",
     "Resend",
     "Reveal",
     "Roster",
@@ -105,6 +107,8 @@ class MsgType(enum.IntEnum):
     # log repair and departure
     RESEND = 40
     GOODBYE = 41
+    DROP = 42
+    REFUSE = 43
 
 
 class _Reader:
@@ -640,11 +644,46 @@ def _ints(
     return tuple(_int(v, attr, lo, hi) for v in value)
 
 
+@dataclass(frozen=True, slots=True)
+class Drop(Payload):
+    """Vote to drop a silent seat from the round.
+
+    `upto` is the highest sequence number of `who` the voter holds; once every
+    other live seat has voted, the seat's entries up to the largest `upto`
+    count and nothing later does.
+    """
+
+    TYPE = MsgType.DROP
+    KEYS: ClassVar[Mapping[str, str]] = {"who": "w", "upto": "u"}
+    who: bytes
+    upto: int
+
+    @classmethod
+    def from_wire(cls, payload: Mapping[str, object]) -> Self:
+        r = _Reader(cls.KEYS, payload)
+        return cls(r.blob("who", PUBLIC_KEY_LEN), r.integer("upto"))
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse(Payload):
+    """The host will not seat `who` (table full, round under way), and says why."""
+
+    TYPE = MsgType.REFUSE
+    KEYS: ClassVar[Mapping[str, str]] = {"who": "w", "reason": "r"}
+    who: bytes
+    reason: str
+
+    @classmethod
+    def from_wire(cls, payload: Mapping[str, object]) -> Self:
+        r = _Reader(cls.KEYS, payload)
+        return cls(r.blob("who", PUBLIC_KEY_LEN), r.text("reason"))
+
+
 _BY_TYPE: dict[int, type[Payload]] = {
     cls.TYPE: cls
     for cls in (
         Hello, Join, Leave, Roster, Settings, Ready, Commit, Reveal, Go, Play,
-        Ack, View, Stuck, Nerts, Summary, Audit, Verdict, Resend, Goodbye,
+        Ack, View, Stuck, Nerts, Summary, Audit, Verdict, Resend, Goodbye, Drop, Refuse,
     )
 }  # fmt: skip
 

@@ -1,0 +1,83 @@
+"""A computer player seated at a replica: the same commands a human's keys send.
+
+The driver asks its :class:`~p2p_nerts.game.bot.Bot` what to do, carries it
+out through the replica's public commands and says when it wants to act next.
+Time is passed in, so the same driver runs in simulated time (tests, the
+in-memory network) and in real time (``nerts bot``, solo tables).
+"""
+
+from __future__ import annotations
+
+from ..game.bot import Act, Action, Bot
+from ..game.tableau import IllegalMove
+from .replica import CommandError, Outbound, Replica
+
+
+class BotDriver:
+    """Drives one replica's seat with a bot."""
+
+    def __init__(self, replica: Replica, bot: Bot) -> None:
+        self.replica = replica
+        self.bot = bot
+        self.voted = False
+        self._rotations = 0
+        self._round = 0
+        self.next_at: float | None = None
+
+    def step(self, now: float) -> Outbound:
+        """Act if it is time; always leaves ``next_at`` set to when to call again."""
+        r = self.replica
+        rs = r.rs
+        if rs is None or not r.can_move() or rs.tab is None:
+            self.next_at = now + 0.05
+            return Outbound()
+        if rs.number != self._round or rs.rotations != self._rotations:
+            self._round, self._rotations = rs.number, rs.rotations
+            self.voted = False
+            self.bot.idle_turns = 0
+            self.bot.lone_rotations = 0
+            self.next_at = now + self.bot.think_time(Action(Act.TURN))
+            return Outbound()
+        if self.next_at is not None and now < self.next_at:
+            return Outbound()
+        foundations = rs.log
+        action = self.bot.decide(rs.tab, foundations)
+        out = Outbound()
+        try:
+            out = self._carry_out(action, now)
+        except (IllegalMove, CommandError):
+            action = Action(Act.WAIT)
+        self.bot.applied(action)
+        delay = self.bot.think_time(action)
+        if action.act in (Act.STUCK, Act.WAIT):
+            delay = max(delay, 0.1)
+        self.next_at = now + delay
+        return out
+
+    def _carry_out(self, action: Action, now: float) -> Outbound:
+        r = self.replica
+        act = action.act
+        if act is not Act.STUCK and act is not Act.WAIT and self.voted:
+            self.voted = False
+            withdrawn = r.vote_stuck(False, now)
+            more = self._do(action, now)
+            withdrawn.sends += more.sends
+            withdrawn.events += more.events
+            return withdrawn
+        return self._do(action, now)
+
+    def _do(self, action: Action, now: float) -> Outbound:
+        r = self.replica
+        act = action.act
+        if act is Act.MOVE and action.target is not None:
+            return r.move(action.target, now)
+        if act is Act.TURN:
+            return r.turn(now)
+        if act is Act.CALL:
+            return r.call_nerts(now)
+        if act is Act.ROTATE:
+            return r.rotate_alone(now)
+        if act is Act.STUCK and not self.voted:
+            self.voted = True
+            return r.vote_stuck(True, now)
+        return Outbound()

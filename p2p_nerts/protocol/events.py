@@ -1,0 +1,150 @@
+"""What the replica tells its user (a screen, a bot, a test): frozen events.
+
+Events describe what happened, already decided; a UI only draws them. They
+carry seats and names rather than keys so that no UI needs protocol knowledge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..game.foundations import Fate, Play
+from ..game.scoring import SeatRound
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base class of everything the replica reports."""
+
+
+@dataclass(frozen=True, slots=True)
+class RosterChanged(Event):
+    names: tuple[str, ...]
+    fingerprints: tuple[str, ...]
+    me: int | None  # my seat, if seated
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsChanged(Event):
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyChanged(Event):
+    ready: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarting(Event):
+    """Every deck is fixed; play starts after ``countdown`` seconds."""
+
+    round: int
+    countdown: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStarted(Event):
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayAdded(Event):
+    """A play reached the foundations (not final yet: it may still bounce)."""
+
+    play: Play
+    mine: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlayFinal(Event):
+    """A play's fate is final. ``first`` names who took its place if it bounced."""
+
+    play: Play
+    fate: Fate
+    mine: bool
+    first: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StuckChanged(Event):
+    stuck: tuple[bool, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rotated(Event):
+    """Everyone was stuck: every stock was rotated (the ``count``-th time this round)."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class NertsCalled(Event):
+    seat: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOver(Event):
+    round: int
+    end: str  # "nerts" or "deadlock"
+    results: tuple[SeatRound, ...]
+    totals: tuple[int, ...]
+    foundation_hash: bytes
+    verdicts: tuple[str, ...]  # "" for a clean audit, else the reason
+
+
+@dataclass(frozen=True, slots=True)
+class RoundAgreed(Event):
+    """Every live peer reported the same foundation hash and scores."""
+
+    round: int
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence(Event):
+    """Some peer computed another result: a resync was requested."""
+
+    round: int
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver(Event):
+    winner: str
+    totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PeerDropped(Event):
+    seat: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged(Event):
+    """A peer misbehaved: failed its audit, or signed two different entries."""
+
+    seat: int
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected(Event):
+    """A message from the wire was refused; nothing changed."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refused(Event):
+    """The table would not seat us (full, round under way, wrong code)."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """Anything else worth a line on screen."""
+
+    text: str

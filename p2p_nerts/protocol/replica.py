@@ -1,0 +1,999 @@
+"""The table replica: one peer's copy of a table, as a pure state machine.
+
+Bytes from the wire and local commands go in, with the current time passed
+in; bytes to send and events for the user come out. No sockets, no clock
+reads, no threads (h11's shape), so every distributed property can be tested
+in memory by wiring replicas together.
+
+Life of a round (``docs/PROTOCOL.md`` has the full state machine):
+
+1. The host sends SETTINGS and a ROSTER whose entry round is the next round
+   number: that fixes the seats (sorted by key; seat = index).
+2. Every seat sends COMMIT (hashes of a deck secret and a joint share); once
+   all commitments are in, every seat sends REVEAL (its joint share). The
+   joint value fixes every deck; the host sends GO with its hash.
+3. Play. A seat's own foundation play applies at once (pending) and goes out
+   as PLAY; peers ACK at once with their Lamport time. A play is *final* when
+   every other live seat has been heard at a Lamport time at or past it:
+   nothing ordered before it can still arrive. STUCK votes and NERTS calls are
+   acted on in (Lamport, seat) order once final, identically everywhere.
+4. After the call (or a deadlock) every seat sends AUDIT (deck secret and move
+   log); every peer replays every seat, scores, and sends SUMMARY (foundation
+   hash and scores). Agreeing summaries close the round.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
+from ..game.foundations import Fate, FoundationLog, Play, PlayKey
+from ..game.moves import perform
+from ..game.scoring import Match, SeatRound, round_score
+from ..game.tableau import NERTS_SIZE, SOURCES, WASTE, WORK0, Tableau, Target
+from ..game.variants import VariantError, Variants
+from . import events as ev
+from .audit import AuditResult, audit_seat
+from .authors import AuthorLog, Equivocation
+from .clock import LamportClock
+from .envelope import Entry, EnvelopeError, open_entry
+from .fairness import SECRET_LEN, commitment, deal_for, joint_value
+from .identity import Identity, fingerprint_of
+from .messages import (
+    Ack,
+    AckMark,
+    Audit,
+    Commit,
+    Drop,
+    Go,
+    Goodbye,
+    Join,
+    Leave,
+    MsgType,
+    Nerts,
+    Payload,
+    Ready,
+    Refuse,
+    Resend,
+    Reveal,
+    Roster,
+    Seat,
+    Settings,
+    Stuck,
+    Summary,
+    Verdict,
+    View,
+    parse_payload,
+    seal_message,
+)
+from .messages import Play as PlayMsg
+
+COUNTDOWN = 3.0  # seconds between GO and the first move
+HEARTBEAT = 0.5  # an ACK at least this often while a round runs
+VIEW_INTERVAL = 0.1  # public tableau view at most this often
+DROP_AFTER = 6.0  # a seat silent this long is voted out of the round
+RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
+
+#: Types that take no sequence number: they may be lost, repeated or replayed harmlessly.
+EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND})
+#: Types that belong to one round and must name it.
+ROUND_TYPES = frozenset({
+    MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
+    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP,
+})
+
+
+class Phase(Enum):
+    LOBBY = "lobby"
+    SHUFFLE = "shuffle"  # commitments and reveals
+    PLAYING = "playing"
+    SCORING = "scoring"  # audits and summaries
+    BETWEEN = "between"  # round over, game not
+    OVER = "over"
+
+
+class CommandError(Exception):
+    """A local command that the table's state does not allow now (nothing changed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Bytes for the transport: to one peer key, or to every peer when ``to`` is None."""
+
+    data: bytes
+    to: bytes | None = None
+
+
+@dataclass(slots=True)
+class Outbound:
+    """What one call into the replica produced."""
+
+    sends: list[Send] = field(default_factory=list)
+    events: list[ev.Event] = field(default_factory=list)
+
+
+@dataclass(order=True, slots=True)
+class _Ordered:
+    """A round entry acted on in total order once final."""
+
+    lamport: int
+    seat: int
+    kind: int = field(compare=False)
+    payload: Payload = field(compare=False)
+
+
+@dataclass(slots=True)
+class RoundState:
+    """Everything about one round; a new one per round."""
+
+    number: int
+    keys: tuple[bytes, ...]
+    names: tuple[str, ...]
+    variants: Variants
+    me: int | None
+    live: set[int]
+    log: FoundationLog
+    deck_secret: bytes = b""
+    share: bytes = b""
+    commits: dict[int, Commit] = field(default_factory=dict)
+    reveals: dict[int, bytes] = field(default_factory=dict)
+    joint: bytes | None = None
+    go_pending: Go | None = None
+    play_from: float | None = None
+    started: bool = False
+    tab: Tableau | None = None
+    plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
+    ordered: list[_Ordered] = field(default_factory=list)
+    acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
+    stuck: list[bool] = field(default_factory=list)
+    rotations: int = 0
+    stays_since_rotation: int = 0
+    call: PlayKey | None = None
+    end: str | None = None
+    audits: dict[int, Audit] = field(default_factory=dict)
+    summaries: dict[int, Summary] = field(default_factory=dict)
+    results: tuple[SeatRound, ...] = ()
+    verdicts: tuple[str, ...] = ()
+    drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
+    dropping: dict[int, int] = field(default_factory=dict)  # seat → agreed last seq
+    my_drop_votes: set[int] = field(default_factory=set)
+    views: dict[int, View] = field(default_factory=dict)
+    view_lamport: dict[int, int] = field(default_factory=dict)
+    view_sent_at: float = -1.0
+    view_mark: tuple[int, int] = (-1, -1)
+    flagged: dict[int, str] = field(default_factory=dict)
+    i_called: bool = False
+
+    def seat_of(self, key: bytes) -> int | None:
+        try:
+            return self.keys.index(key)
+        except ValueError:
+            return None
+
+
+class Replica:
+    """One peer's replica of one table."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        table_id: bytes,
+        host_key: bytes,
+        *,
+        variants: Variants | None = None,
+        rng: Callable[[int], bytes] = os.urandom,
+        countdown: float = COUNTDOWN,
+        drop_after: float = DROP_AFTER,
+        auto_start: int | None = None,
+        auto_next: float | None = None,
+        max_seats: int = 8,
+    ) -> None:
+        self.me = identity
+        self.table_id = table_id
+        self.host_key = host_key
+        self.is_host = identity.public_key == host_key
+        self.variants = variants or Variants()
+        self.rng = rng
+        self.countdown = countdown
+        self.drop_after = drop_after
+        self.auto_start = auto_start
+        self.auto_next = auto_next
+        self.max_seats = max_seats
+        self.clock = LamportClock()
+        self.seq = 0
+        self.authors: dict[bytes, AuthorLog] = {}
+        self.last_heard: dict[bytes, float] = {}
+        self.seats: tuple[Seat, ...] = ()
+        self.ready: dict[bytes, bool] = {}
+        self.phase = Phase.LOBBY
+        self.rs: RoundState | None = None
+        self.match: Match | None = None
+        self.rejected: Counter[str] = Counter()
+        self.next_round_at: float | None = None
+        self._out = Outbound()
+        self._asked: dict[bytes, float] = {}
+        self._last_ack = -1.0
+        self.now = 0.0
+
+    # =================================================================== API
+    def open(self, now: float) -> Outbound:
+        """Join the table: the host seats itself, a guest asks for a seat."""
+        self.now = now
+        if self.is_host:
+            self._send(_settings_of(self.variants))
+            self._seat(self.me.public_key, self.me.name)
+        else:
+            self._send(Join(self.me.name, None))
+        return self._flush()
+
+    def receive(self, raw: bytes, now: float) -> Outbound:
+        """Bytes from the wire. Anything wrong is counted and reported, never raised."""
+        self.now = now
+        try:
+            entry = open_entry(raw)
+            if entry.table_id != self.table_id:
+                raise EnvelopeError("wrong_table")
+            payload = parse_payload(entry.type, entry.payload)
+            self._accept(entry, payload)
+        except EnvelopeError as exc:
+            self._reject(exc.reason)
+        except Equivocation as exc:
+            self._reject("equivocation")
+            self._flag_key(entry.author, str(exc))
+        self._advance()
+        return self._flush()
+
+    def tick(self, now: float) -> Outbound:
+        """Time passes: heartbeats, views, countdowns, resends, silent peers."""
+        self.now = now
+        rs = self.rs
+        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+            self._maybe_auto_start()
+        if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+            if now - self._last_ack >= HEARTBEAT:
+                self._ack()
+            if (rs.play_from is not None and not rs.started and now >= rs.play_from):
+                rs.started = True
+                self._event(ev.RoundStarted(rs.number))
+            self._send_view(rs)
+            self._check_silent(rs)
+        self._ask_missing()
+        self._advance()
+        return self._flush()
+
+    # ------------------------------------------------------------- commands
+    def start_round(self, now: float) -> Outbound:
+        """Host: fix the roster and start the next round."""
+        self.now = now
+        if not self.is_host:
+            raise CommandError("only the host starts a round")
+        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            raise CommandError("a round is already under way")
+        if not self.seats:
+            raise CommandError("nobody is seated")
+        try:
+            self.variants.check_players(len(self.seats))
+        except VariantError as exc:
+            raise CommandError(str(exc)) from None
+        number = self.rs.number + 1 if self.rs else 1
+        self._send(_settings_of(self.variants))
+        self._send(Roster(self.seats), round_no=number)
+        return self._flush()
+
+    def change_settings(self, variants: Variants, now: float) -> Outbound:
+        self.now = now
+        if not self.is_host:
+            raise CommandError("only the host changes the settings")
+        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            raise CommandError("settings change between rounds")
+        self._send(_settings_of(variants))
+        return self._flush()
+
+    def set_ready(self, on: bool, now: float) -> Outbound:
+        self.now = now
+        self._send(Ready(on))
+        return self._flush()
+
+    def move(self, target: Target, now: float) -> Outbound:
+        """Play a card on my tableau: to a work pile, or to a foundation (sent as PLAY)."""
+        self.now = now
+        rs, tab = self._playing()
+        if target.pile is None:
+            perform(tab, target)
+            return self._flush()
+        lamport = self.clock.time + 1
+        key = (lamport, rs.me if rs.me is not None else 0)
+        card = perform(tab, target, key)
+        assert card is not None
+        self._send(PlayMsg(card, target.pile, target.src, target.declared,
+                           len(tab.log) - 1), expect_lamport=lamport)
+        return self._flush()
+
+    def turn(self, now: float) -> Outbound:
+        self.now = now
+        _rs, tab = self._playing()
+        tab.turn()
+        return self._flush()
+
+    def rotate_alone(self, now: float) -> Outbound:
+        """The lone-stuck variant: top stock card to the bottom."""
+        self.now = now
+        rs, tab = self._playing()
+        if not rs.variants.lone_rotate:
+            raise CommandError("this table plays without the lone rotation")
+        tab.rotate(alone=True)
+        return self._flush()
+
+    def vote_stuck(self, on: bool, now: float) -> Outbound:
+        self.now = now
+        rs, _tab = self._playing()
+        assert rs.me is not None
+        self._send(Stuck(on, len(rs.log)))
+        return self._flush()
+
+    def call_nerts(self, now: float) -> Outbound:
+        self.now = now
+        rs, tab = self._playing()
+        lamport = self.clock.time + 1
+        tab.record_nerts_call(lamport)
+        rs.i_called = True
+        self._send(Nerts(), expect_lamport=lamport)
+        return self._flush()
+
+    def leave(self, now: float, reason: str = "left the table") -> Outbound:
+        self.now = now
+        if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
+            self._send(Leave())
+        self._send(Goodbye(reason[:200]))
+        return self._flush()
+
+    # -------------------------------------------------------------- reading
+    @property
+    def my_seat(self) -> int | None:
+        return self.rs.me if self.rs else _index(self.seats, self.me.public_key)
+
+    @property
+    def tableau(self) -> Tableau | None:
+        return self.rs.tab if self.rs else None
+
+    @property
+    def foundations(self) -> FoundationLog | None:
+        return self.rs.log if self.rs else None
+
+    def can_move(self) -> bool:
+        rs = self.rs
+        return (rs is not None and self.phase is Phase.PLAYING and rs.tab is not None
+                and rs.started and rs.end is None and not rs.i_called)
+
+    # ============================================================ internals
+    def _flush(self) -> Outbound:
+        out, self._out = self._out, Outbound()
+        return out
+
+    def _event(self, event: ev.Event) -> None:
+        self._out.events.append(event)
+
+    def _reject(self, reason: str) -> None:
+        self.rejected[reason] += 1
+        self._event(ev.Rejected(reason))
+
+    def _playing(self) -> tuple[RoundState, Tableau]:
+        rs = self.rs
+        if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
+            raise CommandError("no round is being played")
+        if not rs.started:
+            raise CommandError("wait for the countdown")
+        if rs.end is not None:
+            raise CommandError("the round is over")
+        if rs.i_called:
+            raise CommandError("you called Nerts: the round is ending")
+        return rs, rs.tab
+
+    def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+              expect_lamport: int | None = None) -> None:
+        """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
+        number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
+        if payload.TYPE in EPHEMERAL:
+            entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
+                                 seq=max(self.seq, 1), lamport=max(self.clock.time, 1))
+            self._out.sends.append(Send(entry.raw, to))
+            return
+        self.seq += 1
+        lamport = self.clock.tick()
+        if expect_lamport is not None and lamport != expect_lamport:
+            raise AssertionError("Lamport time moved under a local play")
+        entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
+                             seq=self.seq, lamport=lamport)
+        self._out.sends.append(Send(entry.raw, to))
+        log = self._author(self.me.public_key)
+        assert log is not None
+        log.offer(entry)
+        self._deliver(entry, payload, log)
+
+    def _author(self, key: bytes) -> AuthorLog | None:
+        log = self.authors.get(key)
+        if log is None:
+            if len(self.authors) >= MAX_AUTHORS:
+                return None
+            log = self.authors[key] = AuthorLog(key)
+        return log
+
+    # -------------------------------------------------------------- arrival
+    def _accept(self, entry: Entry, payload: Payload) -> None:
+        if entry.author == self.me.public_key:
+            raise EnvelopeError("own_entry")  # a reflection: we never need our own back
+        if entry.type in EPHEMERAL:
+            self._ephemeral(entry, payload)
+            return
+        log = self._author(entry.author)
+        if log is None:
+            raise EnvelopeError("too_many_authors")
+        verdict = log.offer(entry)
+        if verdict == "duplicate":
+            self.rejected["duplicate"] += 1
+            return
+        if verdict == "next":
+            log.held[entry.seq] = entry
+        self._drain(log)
+
+    def _drain(self, log: AuthorLog) -> None:
+        """Deliver this author's held entries in sequence while they are deliverable."""
+        while (entry := log.held.get(log.delivered + 1)) is not None:
+            if not self._deliverable(entry):
+                return
+            del log.held[entry.seq]
+            if not log.lamport_ok(entry):
+                self._reject("lamport_not_increasing")
+                self._flag_key(entry.author, "Lamport time went backwards")
+                return
+            payload = parse_payload(entry.type, entry.payload)
+            try:
+                self._deliver(entry, payload, log)
+            except EnvelopeError as exc:
+                # A semantically bad entry still takes its sequence slot, so the
+                # author's later entries are not blocked forever; it changed nothing.
+                self._reject(exc.reason)
+        self._ask_missing()
+
+    def _deliverable(self, entry: Entry) -> bool:
+        """Round entries for a round we have not reached wait; the rest go on."""
+        if entry.type == MsgType.ROSTER:
+            return True
+        if entry.type in ROUND_TYPES:
+            return self.rs is not None and entry.round <= self.rs.number
+        return True
+
+    def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
+        mine = entry.author == self.me.public_key
+        log.mark_delivered(entry)
+        if not mine:
+            self.clock.observe(entry.lamport)
+            self.last_heard[entry.author] = self.now
+        if entry.type in ROUND_TYPES:
+            self._round_entry(entry, payload)
+            return
+        match payload:
+            case Join(name=name):
+                if self.is_host:
+                    self._host_join(entry.author, name)
+            case Leave():
+                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+                    self._unseat(entry.author)
+            case Roster(seats=seats):
+                self._roster(entry, seats)
+            case Settings():
+                self._settings(entry, payload)
+            case Ready(on=on):
+                self.ready[entry.author] = on
+                self._event(ev.ReadyChanged(tuple(self.ready.get(s.key, False)
+                                                  for s in self.seats)))
+            case Refuse(who=who, reason=reason):
+                if entry.author == self.host_key and who == self.me.public_key:
+                    self._event(ev.Refused(reason))
+            case Goodbye(reason=reason):
+                self._goodbye(entry.author, reason)
+            case _:
+                raise EnvelopeError("unexpected_type")
+
+    def _ephemeral(self, entry: Entry, payload: Payload) -> None:
+        log = self._author(entry.author)
+        if log is None:
+            raise EnvelopeError("too_many_authors")
+        self.clock.observe(entry.lamport)
+        self.last_heard[entry.author] = self.now
+        log.note_claim(entry.seq if entry.seq > 1 or log.delivered else 0)
+        rs = self.rs
+        seat = rs.seat_of(entry.author) if rs else None
+        match payload:
+            case Ack(upto=upto):
+                for mark in upto:
+                    other = self.authors.get(mark.author)
+                    if other is not None:
+                        other.note_claim(mark.seq)
+                if rs is not None and seat is not None and entry.round == rs.number:
+                    rs.acks[seat] = (entry.lamport, entry.seq)
+            case View():
+                if (rs is not None and seat is not None and entry.round == rs.number
+                        and entry.lamport >= rs.view_lamport.get(seat, 0)):
+                    rs.views[seat] = payload
+                    rs.view_lamport[seat] = entry.lamport
+            case Resend(author=author, from_seq=lo, to_seq=hi):
+                self._answer_resend(entry.author, author, lo, hi)
+            case _:
+                pass  # HELLO: liveness only
+
+    def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
+        log = self.authors.get(author)
+        if log is None:
+            return
+        for seq in range(lo, min(hi, lo + 1023) + 1):
+            entry = log.entries.get(seq)
+            if entry is not None:
+                self._out.sends.append(Send(entry.raw, asker))
+
+    def _ask_missing(self) -> None:
+        for key, log in self.authors.items():
+            gap = log.missing()
+            if gap is None or key == self.me.public_key:
+                continue
+            if self.now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
+                continue
+            self._asked[key] = self.now
+            self._send(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
+
+    # ---------------------------------------------------------------- lobby
+    def _host_join(self, key: bytes, name: str) -> None:
+        if any(s.key == key for s in self.seats):
+            self._send(Roster(self.seats))  # a rejoin: tell them again
+            return
+        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            self._send(Refuse(key, "a round is under way; join between rounds"))
+        elif len(self.seats) >= self.max_seats:
+            self._send(Refuse(key, "the table is full"))
+        else:
+            self._seat(key, name)
+
+    def _seat(self, key: bytes, name: str) -> None:
+        seats = sorted([*self.seats, Seat(key, name)], key=lambda s: s.key)
+        self._send(Roster(tuple(seats)))
+
+    def _unseat(self, key: bytes) -> None:
+        if any(s.key == key for s in self.seats):
+            self._send(Roster(tuple(s for s in self.seats if s.key != key)))
+
+    def _maybe_auto_start(self) -> None:
+        if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
+            self.start_round(self.now)
+        elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
+              and self.now >= self.next_round_at):
+            self.next_round_at = None
+            self.start_round(self.now)
+
+    def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
+        if entry.author != self.host_key:
+            raise EnvelopeError("not_host")
+        number = self.rs.number if self.rs else 0
+        if entry.round == number + 1:
+            self.seats = seats
+            self._begin_round(entry.round)
+        elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+            self.seats = seats
+        else:
+            raise EnvelopeError("wrong_round")
+        self._event(ev.RosterChanged(tuple(s.name for s in seats),
+                                     tuple(fingerprint_of(s.key) for s in seats),
+                                     _index(seats, self.me.public_key)))
+
+    def _settings(self, entry: Entry, payload: Payload) -> None:
+        assert isinstance(payload, Settings)
+        if entry.author != self.host_key:
+            raise EnvelopeError("not_host")
+        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            raise EnvelopeError("settings_mid_round")
+        try:
+            self.variants = Variants(
+                stock_turn=payload.stock_turn, strict_ties=payload.strict_ties,
+                lone_rotate=payload.lone_rotate, penalty=payload.penalty,
+                target=payload.target, teams=payload.teams,  # type: ignore[arg-type]
+                jokers=payload.jokers,
+            )
+        except VariantError:
+            raise EnvelopeError("bad_field:settings") from None
+        self._event(ev.SettingsChanged(self.variants.summary()))
+
+    def _goodbye(self, key: bytes, reason: str) -> None:
+        rs = self.rs
+        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+            self._unseat(key)
+        seat = rs.seat_of(key) if rs else None
+        if rs is not None and seat is not None and seat in rs.live and seat != rs.me:
+            self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
+            self._vote_drop(rs, seat)
+
+    # ---------------------------------------------------------------- round
+    def _begin_round(self, number: int) -> None:
+        keys = tuple(s.key for s in self.seats)
+        me = _index(self.seats, self.me.public_key)
+        rs = RoundState(
+            number=number, keys=keys, names=tuple(s.name for s in self.seats),
+            variants=self.variants, me=me, live=set(range(len(keys))),
+            log=FoundationLog(strict_ties=self.variants.strict_ties),
+            stuck=[False] * len(keys),
+        )
+        if self.match is None or self.match.seats != len(keys) or self.phase is Phase.OVER:
+            self.match = Match.new(self.variants, len(keys))
+        self.rs = rs
+        self.phase = Phase.SHUFFLE
+        for key in keys:
+            self.last_heard.setdefault(key, self.now)
+            self.last_heard[key] = max(self.last_heard[key], self.now)
+        if me is not None:
+            rs.deck_secret = self.rng(SECRET_LEN)
+            rs.share = self.rng(SECRET_LEN)
+            self._send(Commit(commitment(rs.deck_secret), commitment(rs.share)))
+        # Round entries that arrived early can now be delivered.
+        for log in list(self.authors.values()):
+            self._drain(log)
+
+    def _round_entry(self, entry: Entry, payload: Payload) -> None:
+        rs = self.rs
+        if rs is None or entry.round != rs.number:
+            raise EnvelopeError("wrong_round")
+        seat = rs.seat_of(entry.author)
+        if seat is None:
+            raise EnvelopeError("not_seated")
+        if seat in rs.dropping and entry.seq > rs.dropping[seat]:
+            raise EnvelopeError("dropped")
+        match payload:
+            case Commit():
+                if seat in rs.commits:
+                    raise EnvelopeError("second_commit")
+                rs.commits[seat] = payload
+                self._maybe_reveal(rs)
+            case Reveal(share=share):
+                commit = rs.commits.get(seat)
+                if commit is None or commitment(share) != commit.share:
+                    self._flag(rs, seat, "revealed a share it had not committed to")
+                    raise EnvelopeError("bad_reveal")
+                rs.reveals[seat] = share
+                self._maybe_deal(rs)
+            case Go():
+                if entry.author != self.host_key:
+                    raise EnvelopeError("not_host")
+                rs.go_pending = payload
+                self._maybe_go(rs)
+            case PlayMsg():
+                self._play_entry(rs, seat, entry, payload)
+            case Stuck() | Nerts():
+                heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload))
+            case Drop(who=who, upto=upto):
+                victim = rs.seat_of(who)
+                if victim is None or victim == seat:
+                    raise EnvelopeError("bad_field:who")
+                rs.drop_votes.setdefault(victim, {})[seat] = upto
+                self._maybe_drop(rs, victim)
+            case Audit():
+                rs.audits[seat] = payload
+                self._maybe_score(rs)
+            case Summary():
+                rs.summaries[seat] = payload
+                self._maybe_close(rs)
+            case Verdict(seat=accused, ok=ok, reason=reason):
+                if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
+                    self._event(ev.Notice(
+                        f"{rs.names[seat]} flags {rs.names[accused]} ({reason}); we did not"))
+            case _:
+                raise EnvelopeError("unexpected_type")
+
+    def _maybe_reveal(self, rs: RoundState) -> None:
+        if rs.me is not None and rs.live <= rs.commits.keys() and rs.me not in rs.reveals:
+            self._send(Reveal(rs.share))
+
+    def _maybe_deal(self, rs: RoundState) -> None:
+        if rs.joint is not None or not rs.live <= rs.reveals.keys():
+            return
+        rs.joint = joint_value(self.table_id, rs.number,
+                               [rs.reveals[s] for s in sorted(rs.live)])
+        if rs.me is not None:
+            deck = deal_for(rs.me, rs.deck_secret, rs.joint, jokers=rs.variants.jokers)
+            rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
+                             jokers=rs.variants.jokers)
+        if self.is_host:
+            self._send(Go(rs.joint))
+        self._maybe_go(rs)
+
+    def _maybe_go(self, rs: RoundState) -> None:
+        if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
+            return
+        if rs.go_pending.joint != rs.joint:
+            self._event(ev.Notice("the host dealt from another joint value; round void"))
+            raise EnvelopeError("go_mismatch")
+        rs.play_from = self.now + self.countdown
+        self.phase = Phase.PLAYING
+        self._event(ev.RoundStarting(rs.number, self.countdown))
+        if self.countdown <= 0:
+            rs.started = True
+            self._event(ev.RoundStarted(rs.number))
+
+    def _play_entry(self, rs: RoundState, seat: int, entry: Entry, msg: PlayMsg) -> None:
+        v = rs.variants
+        card, pile, decl = msg.card, msg.pile, msg.decl
+        if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
+            raise EnvelopeError("bad_field:card")
+        if msg.src not in SOURCES:
+            raise EnvelopeError("bad_field:src")
+        is_joker = card & 15 == JOKER_RANK
+        if is_joker:
+            if not ACE <= decl & 15 <= KING:
+                raise EnvelopeError("bad_field:decl")
+        elif decl != 0:
+            raise EnvelopeError("bad_field:decl")
+        face = decl if is_joker else card & 63
+        starts = face & 15 == ACE
+        if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
+                                                         jokers=v.jokers):
+            raise EnvelopeError("bad_field:pile")
+        if rs.joint is None:
+            raise EnvelopeError("play_before_deal")
+        play = Play(entry.lamport, seat, card, pile, msg.src, decl)
+        rs.plays_by_seat.setdefault(seat, []).append(play)
+        rs.log.add(play)
+        mine = seat == rs.me
+        self._event(ev.PlayAdded(play, mine))
+        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg))
+        if not mine:
+            self._ack()
+
+    def _ack(self) -> None:
+        rs = self.rs
+        keys = rs.keys if rs else tuple(s.key for s in self.seats)
+        marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
+                             if k in self.authors and self.authors[k].delivered))
+        self._send(Ack(marks))
+        self._last_ack = self.now
+
+    # ------------------------------------------------------------ total order
+    def _known(self, rs: RoundState, seat: int) -> int:
+        """The Lamport time up to which everything from ``seat`` is here."""
+        if seat == rs.me:
+            return self.clock.time
+        log = self.authors.get(rs.keys[seat])
+        known = log.lamport if log else 0
+        ack = rs.acks.get(seat)
+        if ack is not None and log is not None and ack[1] <= log.delivered:
+            known = max(known, ack[0])
+        return known
+
+    def _final(self, rs: RoundState, lamport: int, author: int) -> bool:
+        return all(self._known(rs, q) >= lamport for q in rs.live if q != author)
+
+    def _advance(self) -> None:
+        """Act on round entries that became final, in (Lamport, seat) order."""
+        rs = self.rs
+        while rs is not None and rs.ordered and self._final(rs, rs.ordered[0].lamport,
+                                                             rs.ordered[0].seat):
+            item = heapq.heappop(rs.ordered)
+            if item.kind == MsgType.PLAY:
+                self._play_final(rs, item)
+            elif rs.end is not None:
+                continue
+            elif isinstance(item.payload, Stuck):
+                self._stuck_final(rs, item.seat, item.payload.on, (item.lamport, item.seat))
+            elif isinstance(item.payload, Nerts):
+                rs.call = (item.lamport, item.seat)
+                self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
+                self._end_round(rs, "nerts", rs.call)
+
+    def _play_final(self, rs: RoundState, item: _Ordered) -> None:
+        key = (item.lamport, item.seat)
+        fate = rs.log.fate(key)
+        play = rs.log.play(key)
+        first = None
+        if fate is not Fate.STAY:
+            winner = rs.log.first_over(key)
+            first = rs.names[winner.author] if winner else None
+        else:
+            rs.stays_since_rotation += 1
+        mine = item.seat == rs.me
+        if mine and rs.tab is not None and key in rs.tab.in_flight:
+            rs.tab.settle(key, stayed=fate is Fate.STAY)
+        self._event(ev.PlayFinal(play, fate, mine, first))
+
+    def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey) -> None:
+        rs.stuck[seat] = on
+        self._event(ev.StuckChanged(tuple(rs.stuck)))
+        if not all(rs.stuck[s] for s in rs.live):
+            return
+        if rs.rotations and not rs.stays_since_rotation:
+            self._end_round(rs, "deadlock", key)
+            return
+        rs.rotations += 1
+        rs.stays_since_rotation = 0
+        rs.stuck = [False] * len(rs.keys)
+        tab = rs.tab
+        if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
+            tab.rotate(alone=False)
+        self._event(ev.Rotated(rs.rotations))
+
+    # ------------------------------------------------------------ dropping
+    def _check_silent(self, rs: RoundState) -> None:
+        for seat in sorted(rs.live):
+            if seat == rs.me or seat in rs.my_drop_votes:
+                continue
+            if self.now - self.last_heard.get(rs.keys[seat], self.now) > self.drop_after:
+                self._vote_drop(rs, seat)
+
+    def _vote_drop(self, rs: RoundState, seat: int) -> None:
+        if rs.me is None or seat in rs.my_drop_votes:
+            return
+        rs.my_drop_votes.add(seat)
+        log = self.authors.get(rs.keys[seat])
+        self._send(Drop(rs.keys[seat], log.delivered if log else 0))
+
+    def _maybe_drop(self, rs: RoundState, victim: int) -> None:
+        votes = rs.drop_votes.get(victim, {})
+        voters = rs.live - {victim}
+        if victim not in rs.live or not voters <= votes.keys():
+            return
+        rs.dropping[victim] = max(votes[v] for v in voters)
+        self._finish_drops(rs)
+
+    def _finish_drops(self, rs: RoundState) -> None:
+        """A seat leaves the live set once we hold all its entries up to the agreed cut."""
+        for victim, cut in list(rs.dropping.items()):
+            log = self.authors.get(rs.keys[victim])
+            if victim not in rs.live or (log is not None and log.delivered < cut):
+                if log is not None:
+                    log.note_claim(cut)
+                continue
+            rs.live.discard(victim)
+            self._event(ev.PeerDropped(victim, rs.names[victim]))
+            self._maybe_reveal(rs)
+            self._maybe_deal(rs)
+            self._maybe_score(rs)
+            self._maybe_close(rs)
+            if rs.live and all(rs.stuck[s] for s in rs.live) and rs.end is None:
+                self._stuck_final(rs, min(rs.live), True, (self.clock.time, min(rs.live)))
+
+    # -------------------------------------------------------------- ending
+    def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
+        rs.end = how
+        if cutoff is not None:
+            rs.log.set_cutoff(cutoff)
+        tab = rs.tab
+        if tab is not None:
+            for key in sorted(tab.in_flight):
+                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
+        self.phase = Phase.SCORING
+        if rs.me is not None and tab is not None:
+            moves = tuple(tab.log)
+            self._send(Audit(rs.deck_secret, moves))
+        self._maybe_score(rs)
+
+    def _maybe_score(self, rs: RoundState) -> None:
+        if rs.end is None or rs.results or not rs.live <= rs.audits.keys():
+            return
+        assert rs.joint is not None
+        results: list[SeatRound] = []
+        verdicts: list[str] = []
+        caller = rs.call[1] if rs.call else None
+        for seat in range(len(rs.keys)):
+            up = rs.log.cards_of(seat)
+            audit = rs.audits.get(seat)
+            if audit is None:
+                view = rs.views.get(seat)
+                left = view.nerts if view else NERTS_SIZE
+                res = AuditResult(seat, True, "", left)
+                verdicts.append("" if seat in rs.live else "dropped")
+            else:
+                res = audit_seat(
+                    seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
+                    joint=rs.joint, variants=rs.variants, moves=audit.moves,
+                    plays=rs.plays_by_seat.get(seat, []), log=rs.log,
+                    call_lamport=rs.call[0] if rs.call and caller == seat else None,
+                    rotations=rs.rotations,
+                )
+                verdicts.append(res.reason)
+                if not res.ok:
+                    self._flag(rs, seat, res.reason)
+                    if rs.me is not None:
+                        self._send(Verdict(seat, False, res.reason[:200]))
+            score = round_score(up, res.nerts_left, rs.variants)
+            results.append(SeatRound(seat, up, res.nerts_left, score, caller == seat,
+                                     void=not res.ok))
+        rs.results = tuple(results)
+        rs.verdicts = tuple(verdicts)
+        assert self.match is not None
+        self.match.add_round(rs.results)
+        digest = rs.log.state_hash()
+        self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
+                                 digest, rs.verdicts))
+        if rs.me is not None:
+            self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
+        self._maybe_close(rs)
+
+    def _maybe_close(self, rs: RoundState) -> None:
+        if not rs.results or self.phase is not Phase.SCORING:
+            return
+        if not rs.live <= rs.summaries.keys() and rs.me is not None:
+            return
+        digest = rs.log.state_hash()
+        mine = tuple(0 if r.void else r.score for r in rs.results)
+        differ = tuple(s for s, m in sorted(rs.summaries.items())
+                       if m.digest != digest or m.scores != mine)
+        if differ:
+            self._event(ev.Divergence(rs.number, differ))
+            for key in rs.keys:
+                log = self.authors.get(key)
+                if log is not None and key != self.me.public_key:
+                    self._send(Resend(key, 1, max(1, min(log.claimed, 1024))))
+        else:
+            self._event(ev.RoundAgreed(rs.number))
+        assert self.match is not None
+        winner = self.match.winner()
+        if winner is not None:
+            self.phase = Phase.OVER
+            names = [n for n in rs.names]
+            if rs.variants.teams == "pairs":
+                label = " + ".join(n for s, n in enumerate(names) if s // 2 == winner)
+            else:
+                label = names[winner]
+            self._event(ev.GameOver(label, tuple(self.match.totals)))
+        else:
+            self.phase = Phase.BETWEEN
+            if self.is_host and self.auto_next is not None:
+                self.next_round_at = self.now + self.auto_next
+
+    # -------------------------------------------------------------- misc
+    def _send_view(self, rs: RoundState) -> None:
+        tab = rs.tab
+        if tab is None or rs.end is not None or self.now - rs.view_sent_at < VIEW_INTERVAL:
+            return
+        mark = (len(tab.log), len(tab.in_flight))
+        if mark == rs.view_mark:
+            return
+        rs.view_mark = mark
+        rs.view_sent_at = self.now
+        self._send(view_of(tab))
+
+    def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
+        if seat not in rs.flagged:
+            rs.flagged[seat] = reason
+            self._event(ev.Flagged(seat, rs.names[seat], reason))
+
+    def _flag_key(self, key: bytes, reason: str) -> None:
+        rs = self.rs
+        seat = rs.seat_of(key) if rs else None
+        if rs is not None and seat is not None:
+            self._flag(rs, seat, reason)
+
+
+def view_of(tab: Tableau) -> View:
+    """The public part of a tableau, as another player would see it across the table."""
+    return View(
+        nerts=len(tab.nerts), top=tab.nerts[-1] if tab.nerts else None,
+        work=tuple(tuple(p) for p in tab.work), waste=tab.top(WASTE),
+        stock=len(tab.stock),
+    )
+
+
+def _settings_of(v: Variants) -> Settings:
+    return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
+                    target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate)
+
+
+def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:
+    for i, seat in enumerate(seats):
+        if seat.key == key:
+            return i
+    return None
+
+
+__all__ = ["WORK0", "CommandError", "Outbound", "Phase", "Replica", "RoundState", "Send",
+           "view_of"]
