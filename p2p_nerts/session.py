@@ -1,0 +1,146 @@
+"""Sessions: the one small interface between a table and whoever plays at it.
+
+A UI, a headless runner or a test sees a :class:`Session`: it reads state
+from ``session.replica``, sends commands with :meth:`Session.act`, and hears
+events through :meth:`Session.subscribe`. Whether the other seats are bots in
+this process (:class:`LocalTable`) or peers across the network
+(``net.node.NetSession``) is invisible to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+from .game.bot import SKILLS, Bot
+from .game.variants import Variants
+from .protocol.botdriver import BotDriver
+from .protocol.events import Event
+from .protocol.identity import Identity
+from .protocol.replica import Outbound, Replica
+
+Command = Callable[[Replica, float], Outbound]
+Listener = Callable[[Event], None]
+
+PUMP_INTERVAL = 0.02  # how often a local table runs ticks and bots (seconds)
+
+
+class Session(Protocol):
+    """What a player's front end needs from a table."""
+
+    @property
+    def replica(self) -> Replica: ...
+
+    def act(self, command: Command) -> None:
+        """Run a replica command now; raises IllegalMove or CommandError, changing nothing."""
+        ...
+
+    def subscribe(self, listener: Listener) -> None: ...
+
+    async def run(self) -> None:
+        """Keep the table alive until :meth:`close`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+BOT_NAMES = ("Ada", "Bix", "Cleo", "Dov", "Eun", "Fenna", "Gus")
+
+
+class LocalTable:
+    """A solo table: the player's replica and bot replicas, wired in memory.
+
+    No sockets at all, so solo play works with no network. The bots are full
+    replicas talking the real protocol (signed entries, commit–reveal, audit),
+    which keeps solo play and network play one code path.
+    """
+
+    def __init__(self, player: Identity, *, bots: int = 2, skill: str = "medium",
+                 variants: Variants | None = None, seed: int | None = None,
+                 countdown: float = 3.0, clock: Callable[[], float] = time.monotonic) -> None:
+        if not 1 <= bots <= 7:
+            raise ValueError("a solo table has 1 to 7 bots")
+        if skill not in SKILLS:
+            raise ValueError(f"unknown skill {skill!r}: choose from {', '.join(SKILLS)}")
+        rng = random.Random(seed)
+        self._clock = clock
+        table_id = rng.randbytes(16)
+        ids = [player] + [Identity.from_seed(rng.randbytes(32), BOT_NAMES[i])
+                          for i in range(bots)]
+        self._replicas = [
+            Replica(ident, table_id, player.public_key, variants=variants,
+                    rng=rng.randbytes if seed is not None else os.urandom,
+                    countdown=countdown, drop_after=3600.0)
+            for ident in ids
+        ]
+        self._drivers = {
+            i: BotDriver(r, Bot(SKILLS[skill], random.Random(rng.random()),
+                                lone_rotate=(variants or Variants()).lone_rotate))
+            for i, r in enumerate(self._replicas) if i
+        }
+        self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}
+        self._queue: deque[tuple[int, bytes]] = deque()
+        self._listeners: list[Listener] = []
+        self._closed = asyncio.Event()
+        now = self._clock()
+        for i, r in enumerate(self._replicas):
+            self._route(i, r.open(now))
+        self._pump()
+        self._replicas[0].auto_start = None
+
+    @property
+    def replica(self) -> Replica:
+        return self._replicas[0]
+
+    def act(self, command: Command) -> None:
+        self._route(0, command(self._replicas[0], self._clock()))
+        self._pump()
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def run(self) -> None:
+        while not self._closed.is_set():
+            self.step()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), PUMP_INTERVAL)
+
+    def step(self) -> None:
+        """One beat of the table: ticks, bot moves, deliveries."""
+        now = self._clock()
+        for i, r in enumerate(self._replicas):
+            self._route(i, r.tick(now))
+        for i, driver in self._drivers.items():
+            if driver.next_at is None or driver.next_at <= now:
+                self._route(i, driver.step(now))
+        self._pump()
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def _route(self, sender: int, out: Outbound) -> None:
+        if sender == 0:
+            for event in out.events:
+                for listener in self._listeners:
+                    listener(event)
+        for send in out.sends:
+            if send.to is not None:
+                target = self._index.get(send.to)
+                if target is not None:
+                    self._queue.append((target, send.data))
+                continue
+            for target in range(len(self._replicas)):
+                if target != sender:
+                    self._queue.append((target, send.data))
+
+    def _pump(self) -> None:
+        now = self._clock()
+        while self._queue:
+            target, data = self._queue.popleft()
+            self._route(target, self._replicas[target].receive(data, now))
