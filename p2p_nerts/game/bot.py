@@ -93,8 +93,9 @@ class Bot:
             return Action(Act.MOVE, target) if target else _TURN
         if tab.in_flight:
             return _WAIT
-        if self.lone_rotate and self.lone_rotations < len(tab.stock) + len(tab.waste):
-            return _ROTATE
+        cards = len(tab.stock) + len(tab.waste)
+        if self.lone_rotate and cards >= 2 and self.lone_rotations < cards:
+            return _ROTATE  # (one card or none: rotating would change nothing)
         return _STUCK
 
     def applied(self, action: Action) -> None:
