@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from gamekit import c
 
 from p2p_nerts.game.cards import (
     ACE,
@@ -30,6 +29,8 @@ from p2p_nerts.game.cards import (
     suit_of,
 )
 from p2p_nerts.game.variants import VariantError, Variants
+
+from .gamekit import c
 
 
 def test_encoding_round_trips_every_card_of_every_seat() -> None:

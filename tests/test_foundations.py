@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from gamekit import c
 
 from p2p_nerts.game.cards import make_face
 from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
 from p2p_nerts.game.tableau import NERTS, WASTE
+
+from .gamekit import c
 
 AS0 = c("AS", 0)  # pile ids: the ace (or joker) that started the pile
 AS1 = c("AS", 1)

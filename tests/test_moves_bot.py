@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from gamekit import c, cs, snap, tableau
 
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
 from p2p_nerts.game.cards import make_face
@@ -21,6 +20,8 @@ from p2p_nerts.game.moves import (
     work_target,
 )
 from p2p_nerts.game.tableau import NERTS, WASTE, WORK0, Tableau, Target
+
+from .gamekit import c, cs, snap, tableau
 
 W0, W1, W2, W3 = WORK0, WORK0 + 1, WORK0 + 2, WORK0 + 3
 NONE = FoundationLog()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from gamekit import snap
 
 from p2p_nerts.game.cards import full_deck, shuffle_deck
 from p2p_nerts.game.foundations import Fate
@@ -20,6 +19,8 @@ from p2p_nerts.game.simulate import (
 )
 from p2p_nerts.game.tableau import OP_FOUND, OP_NERTS, OP_SETTLE, STAYED, IllegalMove, replay
 from p2p_nerts.game.variants import Variants
+
+from .gamekit import snap
 
 VARIANTS = {
     "classic": Variants(),

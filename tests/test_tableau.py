@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from gamekit import c, cs, deck_for, snap, tableau, where
 
 from p2p_nerts.game.cards import full_deck, make_face, shuffle_deck
 from p2p_nerts.game.tableau import (
@@ -27,6 +26,8 @@ from p2p_nerts.game.tableau import (
     replay,
     source_name,
 )
+
+from .gamekit import c, cs, deck_for, snap, tableau, where
 
 W0, W1, W2, W3 = WORK0, WORK0 + 1, WORK0 + 2, WORK0 + 3
 KEY = (1, 0)
