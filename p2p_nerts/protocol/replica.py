@@ -88,6 +88,9 @@ ROUND_TYPES = frozenset({
     MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP,
 })
 
+#: Round entries that only make sense once every deck is dealt.
+_NEEDS_DEAL = frozenset({MsgType.PLAY, MsgType.STUCK, MsgType.NERTS})
+
 
 class Phase(Enum):
     LOBBY = "lobby"
@@ -169,6 +172,7 @@ class RoundState:
     view_mark: tuple[int, int] = (-1, -1)
     flagged: dict[int, str] = field(default_factory=dict)
     i_called: bool = False
+    calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
 
     def seat_of(self, key: bytes) -> int | None:
         try:
@@ -246,6 +250,8 @@ class Replica:
         except Equivocation as exc:
             self._reject("equivocation")
             self._flag_key(entry.author, str(exc))
+        except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
+            self._reject(f"internal_error:{type(exc).__name__}")
         self._advance()
         return self._flush()
 
@@ -255,9 +261,9 @@ class Replica:
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._maybe_auto_start()
+        if self.seq and now - self._last_ack >= HEARTBEAT:
+            self._ack()  # in every phase: it is how a lost entry is noticed
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            if now - self._last_ack >= HEARTBEAT:
-                self._ack()
             if (rs.play_from is not None and not rs.started and now >= rs.play_from):
                 rs.started = True
                 self._event(ev.RoundStarted(rs.number))
@@ -400,6 +406,8 @@ class Replica:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
         if payload.TYPE in EPHEMERAL:
+            # An ephemeral entry carries my latest sequence number: peers learn from
+            # it what I have sent, and ask again for anything lost.
             entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
                                  seq=max(self.seq, 1), lamport=max(self.clock.time, 1))
             self._out.sends.append(Send(entry.raw, to))
@@ -456,17 +464,27 @@ class Replica:
             try:
                 self._deliver(entry, payload, log)
             except EnvelopeError as exc:
-                # A semantically bad entry still takes its sequence slot, so the
-                # author's later entries are not blocked forever; it changed nothing.
+                # A signed entry that breaks the rules takes its sequence slot (so
+                # the author's later entries are not blocked) and changes nothing
+                # else; honest peers never sign one, so its author is flagged.
                 self._reject(exc.reason)
+                self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         self._ask_missing()
 
     def _deliverable(self, entry: Entry) -> bool:
-        """Round entries for a round we have not reached wait; the rest go on."""
-        if entry.type == MsgType.ROSTER:
+        """Whether an author's next entry can be acted on now, or must wait.
+
+        Round entries wait for their round; play entries also wait for the
+        deal (an honest PLAY can overtake a slow peer's REVEAL). Everything
+        else goes on, so a bad entry is judged, not left blocking its author.
+        """
+        if entry.type not in ROUND_TYPES:
             return True
-        if entry.type in ROUND_TYPES:
-            return self.rs is not None and entry.round <= self.rs.number
+        rs = self.rs
+        if rs is None or entry.round > rs.number:
+            return False
+        if entry.round == rs.number and entry.type in _NEEDS_DEAL:
+            return rs.joint is not None
         return True
 
     def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
@@ -507,7 +525,7 @@ class Replica:
             raise EnvelopeError("too_many_authors")
         self.clock.observe(entry.lamport)
         self.last_heard[entry.author] = self.now
-        log.note_claim(entry.seq if entry.seq > 1 or log.delivered else 0)
+        log.note_claim(entry.seq)
         rs = self.rs
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
@@ -670,7 +688,10 @@ class Replica:
                 self._maybe_go(rs)
             case PlayMsg():
                 self._play_entry(rs, seat, entry, payload)
-            case Stuck() | Nerts():
+            case Nerts():
+                rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
+                heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload))
+            case Stuck():
                 heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload))
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
@@ -739,8 +760,6 @@ class Replica:
         if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
                                                          jokers=v.jokers):
             raise EnvelopeError("bad_field:pile")
-        if rs.joint is None:
-            raise EnvelopeError("play_before_deal")
         play = Play(entry.lamport, seat, card, pile, msg.src, decl)
         rs.plays_by_seat.setdefault(seat, []).append(play)
         rs.log.add(play)
@@ -896,7 +915,7 @@ class Replica:
                     seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
                     joint=rs.joint, variants=rs.variants, moves=audit.moves,
                     plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-                    call_lamport=rs.call[0] if rs.call and caller == seat else None,
+                    calls=rs.calls_by_seat.get(seat, []),
                     rotations=rs.rotations,
                 )
                 verdicts.append(res.reason)

@@ -1,0 +1,124 @@
+"""Replicas playing whole rounds on a hostile in-memory network."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.memnet import Faults
+from p2p_nerts.protocol.replica import CommandError, Phase
+
+from .replica_harness import check_round, make_table, play_round
+
+
+@pytest.mark.parametrize("players", [2, 4, 8])
+def test_replicas_agree_on_every_round_to_game_over(players: int) -> None:
+    net = make_table(players, seed=players, variants=Variants(target=15))
+    while net.replicas[0].phase is not Phase.OVER:
+        number = play_round(net)
+        check_round(net, number, honest=set(range(players)))
+    winners = {next(e for e in events if isinstance(e, ev.GameOver)) for events in net.events}
+    assert len(winners) == 1
+    for events in net.events:
+        assert not any(isinstance(e, ev.Flagged) for e in events)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    players=st.integers(2, 5),
+    seed=st.integers(0, 10_000),
+    max_delay=st.floats(0.001, 0.25),
+    duplicate=st.floats(0.0, 0.3),
+    drop=st.floats(0.0, 0.15),
+    strict=st.booleans(),
+)
+def test_any_schedule_converges(players: int, seed: int, max_delay: float, duplicate: float,
+                                drop: float, strict: bool) -> None:
+    """Random delay, reordering across senders, duplication and loss-then-resend."""
+    faults = Faults(min_delay=0.0005, max_delay=max_delay, duplicate=duplicate, drop=drop)
+    net = make_table(players, seed, faults=faults, variants=Variants(strict_ties=strict))
+    number = play_round(net)
+    check_round(net, number, honest=set(range(players)))
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [
+        Variants(stock_turn=1),
+        Variants(jokers=True),
+        Variants(penalty=False, lone_rotate=True),
+        Variants(teams="pairs"),
+    ],
+    ids=["turn1", "jokers", "nopenalty-lone", "pairs"],
+)
+def test_variants_play_through(variants: Variants) -> None:
+    net = make_table(4, seed=11, variants=variants, faults=Faults(duplicate=0.1, drop=0.05))
+    number = play_round(net)
+    over = check_round(net, number, honest={0, 1, 2, 3})
+    if not variants.penalty:
+        assert all(r.score == r.foundation_cards for r in over.results)
+
+
+def test_collisions_bounce_back_to_their_owner() -> None:
+    """With slow links, plays collide; losers get their card back, nothing is lost."""
+    faults = Faults(min_delay=0.15, max_delay=0.4)
+    net = make_table(6, seed=3, faults=faults)
+    number = play_round(net)
+    check_round(net, number)
+    bounced = [e for events in net.events for e in events
+               if isinstance(e, ev.PlayFinal) and e.mine and e.fate.name == "BOUNCE"]
+    assert bounced, "slow links should make some plays collide"
+    assert all(e.first for e in bounced), "a bounce names who was first"
+
+
+def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
+    net = make_table(4, seed=5)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
+    assert net.run(lambda: len(host.rs.log) >= 8 if host.rs else False, limit=net.now + 300)
+    net.cut.add(3)  # seat's machine vanishes: nothing in, nothing out
+    del net.drivers[3]
+    others = net.replicas[:3]
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in others),
+                   limit=net.now + 1800)
+    gone = net.replicas[3].my_seat
+    for events in net.events[:3]:
+        assert any(isinstance(e, ev.PeerDropped) and e.seat == gone for e in events)
+    overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events[:3]]
+    assert len({o.foundation_hash for o in overs}) == 1
+    assert len({o.results for o in overs}) == 1
+    assert overs[0].verdicts[gone or 0] == "dropped"
+
+
+def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:
+    net = make_table(2, seed=1)
+    guest = net.replicas[1]
+    with pytest.raises(CommandError):
+        guest.start_round(net.now)
+    with pytest.raises(CommandError):
+        guest.turn(net.now)
+    assert guest.phase is Phase.LOBBY
+
+
+def test_full_table_refuses_a_ninth_player() -> None:
+    from p2p_nerts.protocol.identity import Identity
+    from p2p_nerts.protocol.replica import Replica
+
+    from .replica_harness import TABLE_ID
+
+    net = make_table(8, seed=2)
+    extra = Replica(Identity.from_seed(b"\x99" * 32, "late"), TABLE_ID,
+                    net.replicas[0].me.public_key)
+    out = extra.open(net.now)
+    host = net.replicas[0]
+    host.receive(out.sends[0].data, net.now)
+    # The newcomer gets the host's whole log, as its resend requests would bring it.
+    log = host.authors[host.me.public_key].entries
+    events = [e for seq in sorted(log) for e in extra.receive(log[seq].raw, net.now).events]
+    assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
+    assert len(host.seats) == 8
+    assert extra.my_seat is None
