@@ -85,7 +85,8 @@ class FoundationLog:
         self.cutoff: PlayKey | None = None
         self._fate: dict[PlayKey, Fate] = {}
         self._plays: dict[PlayKey, Play] = {}
-        self._wanting: dict[int, set[int]] = {}
+        #: face → ids of the piles that take it next, lowest first (no empty lists).
+        self._wanting: dict[int, list[int]] = {}
 
     # ----------------------------------------------------------------- queries
     def __len__(self) -> int:
@@ -106,10 +107,10 @@ class FoundationLog:
     def pile_for(self, face: int) -> int | None:
         """The lowest-numbered pile that takes ``face`` now (None for aces: they start one)."""
         piles = self._wanting.get(face)
-        return min(piles) if piles else None
+        return piles[0] if piles else None
 
     def wanted_faces(self) -> Iterator[int]:
-        return (face for face, piles in self._wanting.items() if piles)
+        return iter(self._wanting)
 
     def first_over(self, key: PlayKey) -> Play | None:
         """For a bounced play: the play that took its place ("Ana was first")."""
@@ -173,10 +174,14 @@ class FoundationLog:
 
     def set_cutoff(self, key: PlayKey) -> list[Play]:
         """Only plays ordered before ``key`` (the Nerts call) count; return changed plays."""
+        # Fates of plays ordered before both the old and the new cut-off stay as
+        # they are: only piles holding a later play need folding again.
+        low = key if self.cutoff is None or key < self.cutoff else self.cutoff
         self.cutoff = key
         changed: list[Play] = []
         for pile in self.piles.values():
-            changed += self._refold(pile)
+            if pile.plays and pile.plays[-1].key > low:
+                changed += self._refold(pile)
         return changed
 
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
@@ -218,12 +223,20 @@ class FoundationLog:
     def _unwant(self, pile: Pile) -> None:
         face = pile.wants
         if face is not None:
-            self._wanting[face].discard(pile.pile_id)
+            piles = self._wanting[face]
+            if len(piles) == 1:
+                del self._wanting[face]
+            else:
+                piles.remove(pile.pile_id)
 
     def _want(self, pile: Pile) -> None:
         face = pile.wants
         if face is not None:
-            self._wanting.setdefault(face, set()).add(pile.pile_id)
+            piles = self._wanting.get(face)
+            if piles is None:
+                self._wanting[face] = [pile.pile_id]
+            else:
+                bisect.insort(piles, pile.pile_id)
 
 
 def fold(plays: Iterable[Play], *, strict_ties: bool = False,
