@@ -57,6 +57,13 @@ def color_of(card: int) -> int:
     return SUIT_COLOR[(card >> 4) & 3]
 
 
+def stacks_on(card: int, below: int) -> bool:
+    """Whether plain ``card`` may lie on plain ``below`` on a work pile: one rank lower,
+    the other colour (jokers are the tableau's business)."""
+    return (card & 15 == (below & 15) - 1
+            and SUIT_COLOR[(card >> 4) & 3] != SUIT_COLOR[(below >> 4) & 3])
+
+
 def make_face(suit: int, rank: int) -> int:
     return suit << 4 | rank
 

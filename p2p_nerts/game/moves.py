@@ -9,7 +9,7 @@ back and forth is never productive, which is what makes "stuck" decidable.
 
 from __future__ import annotations
 
-from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face
+from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face, stacks_on
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
 
@@ -68,6 +68,8 @@ def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
 
 
 def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
+    if not tab.jokers:
+        return stacks_on(card, pile[-1])
     below = tab.effective(pile[-1])
     above = tab.effective(card)
     if below is None or above is None:
@@ -83,12 +85,14 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
     card that can go up to a foundation or take the Nerts top or waste top.
     """
     nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
-    for a in range(WORK_PILES):
-        pile_a = tab.work[a]
-        for b in range(WORK_PILES):
-            if a == b or not tab.work[b]:
+    work = tab.work
+    for a, pile_a in enumerate(work):
+        if not pile_a:
+            continue
+        for b, onto in enumerate(work):
+            if a == b or not onto:
                 continue
-            i = _run_index(tab, pile_a, tab.work[b])
+            i = _run_index(tab, pile_a, onto)
             if i is None:
                 continue
             if i == 0:
@@ -106,9 +110,10 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
 
 
 def _run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
-    """The index in ``pile`` whose run would fit on ``onto``'s exposed card."""
-    if not pile:
-        return None
+    """The index in (non-empty) ``pile`` whose run would fit on ``onto``'s exposed card."""
+    if not tab.jokers:  # a work pile is a run: only one card can have the rank needed
+        i = (pile[0] & 15) - (onto[-1] & 15) + 1
+        return i if 0 <= i < len(pile) and stacks_on(pile[i], onto[-1]) else None
     base = tab.effective(pile[0])
     top = tab.effective(onto[-1])
     if base is None or top is None or any(c & 15 == JOKER_RANK for c in pile):
