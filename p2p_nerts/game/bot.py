@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
-from .moves import foundation_target, is_stuck, productive_move, run_moves, work_target
+from .moves import cycle_helps, foundation_target, productive_move, run_moves, work_target
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
 
@@ -87,10 +87,12 @@ class Bot:
         cycle = -(-(len(tab.stock) + len(tab.waste)) // tab.stock_turn) + 1
         if (tab.stock or tab.waste) and self.idle_turns <= cycle:
             return _TURN
-        if not is_stuck(tab, fnd):
+        target = productive_move(tab, fnd)
+        if target is not None:
             # Inattention let something slip by during the cycle: find it now.
-            target = productive_move(tab, fnd)
-            return Action(Act.MOVE, target) if target else _TURN
+            return Action(Act.MOVE, target)
+        if cycle_helps(tab, fnd):  # not stuck: keep turning
+            return _TURN
         if tab.in_flight:
             return _WAIT
         cards = len(tab.stock) + len(tab.waste)

@@ -128,22 +128,25 @@ def _run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
 
 
 def cycle_cards(tab: Tableau) -> list[int]:
-    """Every card that will be the waste top during one full turn of stock and waste."""
-    seen = [tab.waste[-1]] if tab.waste else []
-    stock, waste = list(tab.stock), list(tab.waste)
-    total = len(stock) + len(waste)
+    """Every card that will be the waste top while turning through stock and waste.
+
+    That is the waste top now, the tops of the rest of this pass, then those of
+    one whole pass after the waste is turned over (every later pass repeats it).
+    """
     step = tab.stock_turn
-    turns = 0
-    while total and turns <= 2 * (total // step + 2):
-        if stock:
-            for _ in range(min(step, len(stock))):
-                waste.append(stock.pop())
-            seen.append(waste[-1])
-        else:
-            waste.reverse()
-            stock, waste = waste, []
-        turns += 1
+    rest = tab.stock[::-1]  # in the order they will be turned
+    seen = tab.waste[-1:]
+    seen += _group_tops(rest, step)
+    seen += _group_tops(tab.waste + rest, step)
     return seen
+
+
+def _group_tops(cards: list[int], step: int) -> list[int]:
+    """The last card of each group of ``step`` turned together (a short group at the end)."""
+    tops = cards[step - 1::step]
+    if len(cards) % step:
+        tops.append(cards[-1])
+    return tops
 
 
 def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
@@ -158,14 +161,17 @@ def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
 
 def is_stuck(tab: Tableau, fnd: Foundations) -> bool:
     """No productive move now, nor for any card the waste cycle will show."""
-    if productive_move(tab, fnd) is not None:
-        return False
-    for card in cycle_cards(tab):
+    return productive_move(tab, fnd) is None and not cycle_helps(tab, fnd)
+
+
+def cycle_helps(tab: Tableau, fnd: Foundations) -> bool:
+    """Whether a card the waste cycle will show could go up or onto a work pile."""
+    for card in set(cycle_cards(tab)):
         if card & 15 == JOKER_RANK or card & 15 == ACE or fnd.pile_for(card & 63) is not None:
-            return False
+            return True
         if any(not pile or _fits(tab, card, pile) for pile in tab.work):
-            return False
-    return True
+            return True
+    return False
 
 
 def perform(tab: Tableau, target: Target, key: tuple[int, int] | None = None) -> int | None:
