@@ -2,51 +2,10 @@
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable
-
-from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.cards import full_deck
-from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import Faults, MemNet
-from p2p_nerts.protocol.replica import Phase, Replica
-
-TABLE_ID = bytes(range(16))
-
-
-def identities(n: int) -> list[Identity]:
-    return [Identity.from_seed(bytes([i + 1]) * 32, f"p{i}") for i in range(n)]
-
-
-def make_table(
-    n: int,
-    seed: int,
-    *,
-    variants: Variants | None = None,
-    faults: Faults | None = None,
-    skill: str = "hard",
-    replica_class: Callable[..., Replica] = Replica,
-    cheaters: dict[int, Callable[..., Replica]] | None = None,
-) -> MemNet:
-    """``n`` seated replicas (the first hosts), all driven by bots, in the lobby."""
-    rng = random.Random(seed)
-    ids = identities(n)
-    reps = []
-    for i, ident in enumerate(ids):
-        cls = (cheaters or {}).get(i, replica_class)
-        reps.append(cls(ident, TABLE_ID, ids[0].public_key, variants=variants or Variants(),
-                        rng=random.Random(seed * 100 + i).randbytes, countdown=0.0,
-                        drop_after=5.0))
-    drivers = {i: BotDriver(r, Bot(SKILLS[skill], random.Random(seed * 7 + i)))
-               for i, r in enumerate(reps)}
-    net = MemNet(reps, drivers, rng, faults or Faults())
-    for i, r in enumerate(reps):
-        net.output(i, r.open(0.0))
-    assert net.run(lambda: all(len(r.seats) == n for r in reps), limit=60.0)
-    return net
+from p2p_nerts.protocol.memnet import MemNet
+from p2p_nerts.protocol.replica import Phase
 
 
 def play_round(net: MemNet, *, limit: float = 1800.0) -> int:

@@ -8,15 +8,15 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults
+from p2p_nerts.protocol.memnet import Faults, bot_table
 from p2p_nerts.protocol.replica import CommandError, Phase
 
-from .replica_harness import check_round, make_table, play_round
+from .replica_harness import check_round, play_round
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
 def test_replicas_agree_on_every_round_to_game_over(players: int) -> None:
-    net = make_table(players, seed=players, variants=Variants(target=15))
+    net = bot_table(players, seed=players, variants=Variants(target=15))
     while net.replicas[0].phase is not Phase.OVER:
         number = play_round(net)
         check_round(net, number, honest=set(range(players)))
@@ -39,7 +39,7 @@ def test_any_schedule_converges(players: int, seed: int, max_delay: float, dupli
                                 drop: float, strict: bool) -> None:
     """Random delay, reordering across senders, duplication and loss-then-resend."""
     faults = Faults(min_delay=0.0005, max_delay=max_delay, duplicate=duplicate, drop=drop)
-    net = make_table(players, seed, faults=faults, variants=Variants(strict_ties=strict))
+    net = bot_table(players, seed, faults=faults, variants=Variants(strict_ties=strict))
     number = play_round(net)
     check_round(net, number, honest=set(range(players)))
 
@@ -55,7 +55,7 @@ def test_any_schedule_converges(players: int, seed: int, max_delay: float, dupli
     ids=["turn1", "jokers", "nopenalty-lone", "pairs"],
 )
 def test_variants_play_through(variants: Variants) -> None:
-    net = make_table(4, seed=11, variants=variants, faults=Faults(duplicate=0.1, drop=0.05))
+    net = bot_table(4, seed=11, variants=variants, faults=Faults(duplicate=0.1, drop=0.05))
     number = play_round(net)
     over = check_round(net, number, honest={0, 1, 2, 3})
     if not variants.penalty:
@@ -65,7 +65,7 @@ def test_variants_play_through(variants: Variants) -> None:
 def test_collisions_bounce_back_to_their_owner() -> None:
     """With slow links, plays collide; losers get their card back, nothing is lost."""
     faults = Faults(min_delay=0.15, max_delay=0.4)
-    net = make_table(6, seed=3, faults=faults)
+    net = bot_table(6, seed=3, faults=faults)
     number = play_round(net)
     check_round(net, number)
     bounced = [e for events in net.events for e in events
@@ -75,7 +75,7 @@ def test_collisions_bounce_back_to_their_owner() -> None:
 
 
 def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
-    net = make_table(4, seed=5)
+    net = bot_table(4, seed=5)
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
@@ -95,7 +95,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
 
 
 def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:
-    net = make_table(2, seed=1)
+    net = bot_table(2, seed=1)
     guest = net.replicas[1]
     with pytest.raises(CommandError):
         guest.start_round(net.now)
@@ -106,11 +106,10 @@ def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:
 
 def test_full_table_refuses_a_ninth_player() -> None:
     from p2p_nerts.protocol.identity import Identity
+    from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.replica import Replica
 
-    from .replica_harness import TABLE_ID
-
-    net = make_table(8, seed=2)
+    net = bot_table(8, seed=2)
     extra = Replica(Identity.from_seed(b"\x99" * 32, "late"), TABLE_ID,
                     net.replicas[0].me.public_key)
     out = extra.open(net.now)

@@ -15,10 +15,11 @@ from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import seal
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType, Nerts
 from p2p_nerts.protocol.replica import Outbound, Replica, RoundState
 
-from .replica_harness import TABLE_ID, identities, make_table, play_round, round_overs
+from .replica_harness import play_round, round_overs
 
 
 class CardThief(Replica):
@@ -75,7 +76,7 @@ class EarlyCaller(Replica):
      (EarlyCaller, "Nerts")],
 )
 def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words: str) -> None:
-    net = make_table(4, seed=21, cheaters={2: cheat})
+    net = bot_table(4, seed=21, classes={2: cheat})
     number = play_round(net)
     cheater = net.replicas[2].my_seat
     assert cheater is not None
@@ -93,7 +94,7 @@ def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words:
 
 
 def test_honest_replicas_are_never_flagged_over_many_rounds() -> None:
-    net = make_table(5, seed=99)
+    net = bot_table(5, seed=99)
     for _ in range(3):
         number = play_round(net)
         assert all(v == "" for o in round_overs(net, number) for v in o.verdicts)
@@ -122,7 +123,7 @@ def _sequence_state(r: Replica) -> tuple[object, ...]:
 @pytest.fixture(scope="module")
 def mid_round() -> tuple[Replica, list[bytes]]:
     """A replica in the middle of a round, and real frames from that table."""
-    net = make_table(3, seed=8)
+    net = bot_table(3, seed=8)
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
@@ -205,7 +206,7 @@ def test_oversized_and_foreign_table_frames_are_rejected() -> None:
 
 
 def test_equivocation_is_proof_of_misbehaviour() -> None:
-    net = make_table(3, seed=4)
+    net = bot_table(3, seed=4)
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)

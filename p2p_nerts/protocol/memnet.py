@@ -14,9 +14,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..game.bot import SKILLS, Bot
+from ..game.variants import Variants
 from .botdriver import BotDriver
 from .events import Event
+from .identity import Identity
 from .replica import Outbound, Replica
+
+TABLE_ID = bytes(range(16))
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,3 +103,39 @@ class MemNet:
                 if driver.next_at is None or driver.next_at <= self.now:
                     self.output(i, driver.step(self.now))
         return True
+
+
+def identities(n: int) -> list[Identity]:
+    """Fixed identities ``p0``..: the same keys in every run, so seats are reproducible."""
+    return [Identity.from_seed(bytes([i + 1]) * 32, f"p{i}") for i in range(n)]
+
+
+def bot_table(
+    n: int,
+    seed: int,
+    *,
+    variants: Variants | None = None,
+    faults: Faults | None = None,
+    skill: str = "hard",
+    classes: dict[int, Callable[..., Replica]] | None = None,
+) -> MemNet:
+    """``n`` replicas seated at one table (the first hosts), each driven by a bot.
+
+    ``classes`` swaps in another replica class for some seats (tests use it to
+    seat cheaters). Returns once everyone is seated, in the lobby.
+    """
+    ids = identities(n)
+    reps = [
+        (classes or {}).get(i, Replica)(
+            ident, TABLE_ID, ids[0].public_key, variants=variants or Variants(),
+            rng=random.Random(seed * 100 + i).randbytes, countdown=0.0, drop_after=5.0)
+        for i, ident in enumerate(ids)
+    ]
+    drivers = {i: BotDriver(r, Bot(SKILLS[skill], random.Random(seed * 7 + i)))
+               for i, r in enumerate(reps)}
+    net = MemNet(reps, drivers, random.Random(seed), faults or Faults())
+    for i, r in enumerate(reps):
+        net.output(i, r.open(0.0))
+    if not net.run(lambda: all(len(r.seats) == n for r in reps), limit=60.0):
+        raise RuntimeError("the lobby did not fill")
+    return net

@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -223,6 +223,7 @@ class Replica:
         self._out = Outbound()
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
+        self._ack_due = False
         self.now = 0.0
 
     # =================================================================== API
@@ -238,7 +239,20 @@ class Replica:
 
     def receive(self, raw: bytes, now: float) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised."""
+        return self.receive_batch((raw,), now)
+
+    def receive_batch(self, raws: Iterable[bytes], now: float) -> Outbound:
+        """Several frames that arrived together: one acknowledgement covers them all."""
         self.now = now
+        self._ack_due = False
+        for raw in raws:
+            self._receive_one(raw)
+        if self._ack_due:
+            self._ack()
+        self._advance()
+        return self._flush()
+
+    def _receive_one(self, raw: bytes) -> None:
         try:
             entry = open_entry(raw)
             if entry.table_id != self.table_id:
@@ -252,8 +266,6 @@ class Replica:
             self._flag_key(entry.author, str(exc))
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
-        self._advance()
-        return self._flush()
 
     def tick(self, now: float) -> Outbound:
         """Time passes: heartbeats, views, countdowns, resends, silent peers."""
@@ -767,7 +779,7 @@ class Replica:
         self._event(ev.PlayAdded(play, mine))
         heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg))
         if not mine:
-            self._ack()
+            self._ack_due = True  # at once, so the play is final about one round trip later
 
     def _ack(self) -> None:
         rs = self.rs
