@@ -1,0 +1,271 @@
+"""The full TCP mesh of one peer: a listening server, dialers, links by public key.
+
+Who connects to whom: guests dial the host (the only address they start
+with). The host knows every guest's address (the IP it sees and the listen
+port from the guest's info frame) and sends everyone a *peers* frame whenever
+that list changes; between two guests the one with the smaller key dials, so
+each pair has one connection. A dialer that loses its link redials with
+exponential backoff (0.1 s doubling to 2 s). Nothing else is needed on a
+reconnect: the replica's heartbeat ACKs carry per-author high-water marks and
+the replica asks again for whatever it is missing.
+
+The mesh moves bytes and knows keys; it never looks inside a replica entry.
+Whatever a peer sends, the worst outcome is that its connection is closed
+with a logged reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine, Iterable
+from typing import Any
+
+from ..protocol.identity import Identity, fingerprint_of
+from .framing import encode_frame
+from .link import Link, LinkError, Refused, open_link
+from .wire import (
+    Info,
+    WireError,
+    decode_peers,
+    encode_peers,
+    format_address,
+    is_entry,
+)
+
+__all__ = ["BACKOFF_MAX", "BACKOFF_MIN", "Mesh"]
+
+_log = logging.getLogger(__name__)
+
+BACKOFF_MIN = 0.1
+BACKOFF_MAX = 2.0
+_CONNECT_TIMEOUT = 5.0
+_STABLE = 1.0  # a link that lived this long resets the backoff
+_REFUSE_LINGER = 2.0  # let a refused newcomer read our info frame before we hang up
+
+FrameHandler = Callable[[bytes, bytes], None]
+LinkHandler = Callable[[bytes, bool], None]
+
+
+class Mesh:
+    """Every connection of one peer, keyed by the other peer's public key.
+
+    ``on_frame(key, entry)`` gets each replica entry; ``on_link(key, up)`` is
+    told when a link to ``key`` comes up or goes down. ``info()`` is what we
+    say in our info frame, asked afresh for each connection.
+    """
+
+    def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
+                 on_frame: FrameHandler, on_link: LinkHandler | None = None) -> None:
+        self.me = identity.public_key
+        self.is_host = is_host
+        self._identity = identity
+        self._info = info
+        self._on_frame = on_frame
+        self._on_link = on_link
+        self.links: dict[bytes, Link] = {}
+        self.host_key: bytes | None = None  # a guest takes peers frames from it only
+        self.addresses: dict[bytes, str] = {}  # host: where each guest listens
+        self._seated: frozenset[bytes] = frozenset()
+        self._announced: dict[bytes, str] | None = None
+        self._dialers: dict[bytes, tuple[tuple[str, int], asyncio.Task[None]]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self._closing = False
+
+    # ------------------------------------------------------------ setting up
+    async def listen(self, bind: str, port: int) -> int:
+        """Start accepting connections; returns the port (useful with port 0)."""
+        self._server = await asyncio.start_server(self._accept, bind or None, port)
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def connect(self, host: str, port: int, *, joining: bool,
+                      expect_key: bytes | None = None) -> Link:
+        """Dial once and open a link, without serving it yet (see :meth:`adopt`).
+
+        Raises ``Refused`` or ``LinkError`` with a message for the user.
+        """
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise LinkError(f"cannot reach {format_address(host, port)}: "
+                            f"{exc.strerror if isinstance(exc, OSError) else 'timed out'}"
+                            ) from None
+        try:
+            return await open_link(reader, writer, self._identity, self._info(),
+                                   expect_key=expect_key, joining=joining)
+        except BaseException:
+            writer.close()
+            raise
+
+    def adopt(self, link: Link, address: tuple[str, int]) -> None:
+        """Serve a link opened with :meth:`connect` (sends reach it at once), and keep
+        redialing ``address`` whenever it drops."""
+        self._register(link)
+        self._start_dialer(link.key, address, first=link)
+
+    # ------------------------------------------------------------ sending
+    def send(self, data: bytes, to: bytes | None) -> None:
+        """One entry to one peer, or to every connected peer; a missing peer is skipped."""
+        frame = encode_frame(data)
+        if to is None:
+            targets = list(self.links.values())
+        else:
+            one = self.links.get(to)
+            targets = [one] if one is not None else []
+        for link in targets:
+            link.send(frame)
+
+    # ------------------------------------------------------------ the peers list
+    def set_seated(self, keys: Iterable[bytes]) -> None:
+        """Host: the seated keys changed; tell everyone where the others listen."""
+        self._seated = frozenset(keys)
+        self._announce()
+
+    def _announce(self, to: Link | None = None) -> None:
+        peers = {k: a for k, a in self.addresses.items() if k in self._seated or k in self.links}
+        if to is not None:
+            to.send(encode_frame(encode_peers(peers)))
+        elif peers != self._announced:
+            self._announced = peers
+            frame = encode_frame(encode_peers(peers))
+            for link in list(self.links.values()):
+                link.send(frame)
+
+    def dial(self, peers: dict[bytes, tuple[str, int]]) -> None:
+        """Guest: keep one link to each listed peer whose key is larger than ours."""
+        wanted = {k: a for k, a in peers.items()
+                  if k > self.me and k != self.host_key}
+        for key, (address, task) in list(self._dialers.items()):
+            if key != self.host_key and wanted.get(key) != address:
+                task.cancel()
+                del self._dialers[key]
+        for key, address in wanted.items():
+            if key not in self._dialers:
+                self._start_dialer(key, address)
+
+    # ------------------------------------------------------------ closing
+    async def close(self, flush: float = 1.0) -> None:
+        """Stop dialing and accepting; give queued frames up to ``flush`` s to go out."""
+        self._closing = True
+        if self._server is not None:
+            self._server.close()
+        for _address, task in self._dialers.values():
+            task.cancel()
+        deadline = time.monotonic() + flush
+        while (any(link.buffered for link in self.links.values())
+               and time.monotonic() < deadline):
+            await asyncio.sleep(0.01)
+        for link in list(self.links.values()):
+            link.close("closing")
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------ internals
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _start_dialer(self, key: bytes, address: tuple[str, int],
+                      first: Link | None = None) -> None:
+        self._dialers[key] = (address, self._spawn(self._dial_loop(key, address, first)))
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._closing:
+            writer.close()
+            return
+        try:
+            link = await open_link(reader, writer, self._identity, self._info())
+        except Refused as exc:
+            _log.info("refused a connection: %s", exc)
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(_REFUSE_LINGER):
+                    while await reader.read(1024):
+                        pass
+            writer.close()
+            return
+        except LinkError as exc:
+            _log.info("incoming connection failed: %s", exc)
+            writer.close()
+            return
+        if link.peer.port:
+            self.addresses[link.key] = format_address(link.remote_ip, link.peer.port)
+        await self._serve(link)
+
+    async def _dial_loop(self, key: bytes, address: tuple[str, int], first: Link | None) -> None:
+        delay = BACKOFF_MIN
+        link = first
+        while not self._closing:
+            if link is None:
+                try:
+                    link = await self.connect(*address, joining=False, expect_key=key)
+                except LinkError as exc:
+                    _log.debug("dialing %s failed: %s", fingerprint_of(key), exc)
+                except Exception:  # noqa: BLE001 - keep dialing whatever happened
+                    _log.exception("dialing %s failed", fingerprint_of(key))
+            if link is not None:
+                began = time.monotonic()
+                await self._serve(link)
+                link = None
+                if time.monotonic() - began > _STABLE:
+                    delay = BACKOFF_MIN
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+
+    def _register(self, link: Link) -> None:
+        """Make ``link`` the link for its key (a newer connection replaces an older one)."""
+        old = self.links.get(link.key)
+        if old is not None and old is not link:
+            old.close("replaced by a newer connection")
+        self.links[link.key] = link
+        _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
+        self._notify(link.key, True)
+        if self.is_host:
+            self._announce()
+            self._announce(to=link)
+
+    async def _serve(self, link: Link) -> None:
+        """Read a link until it ends; it is the link for its key while it lasts."""
+        if self.links.get(link.key) is not link:
+            self._register(link)
+        try:
+            async for frame in link.frames():
+                self._dispatch(link, frame)
+        except LinkError as exc:
+            link.abort(str(exc))
+        except (OSError, WireError) as exc:
+            link.abort(f"{type(exc).__name__}: {exc}")
+        finally:
+            link.close("connection ended")
+            if self.links.get(link.key) is link:
+                del self.links[link.key]
+                self._notify(link.key, False)
+                if self.is_host:
+                    self._announce()
+            _log.info("disconnected from %s (%s): %s", link.peer.name,
+                      fingerprint_of(link.key), link.reason)
+
+    def _dispatch(self, link: Link, frame: bytes) -> None:
+        if is_entry(frame):
+            try:
+                self._on_frame(link.key, frame)
+            except Exception:  # noqa: BLE001 - a frame must never take the peer down
+                _log.exception("handling a frame from %s failed", fingerprint_of(link.key))
+            return
+        if self.is_host or link.key != self.host_key:
+            raise WireError("a transport frame from a peer that is not the host")
+        self.dial(decode_peers(frame))
+
+    def _notify(self, key: bytes, up: bool) -> None:
+        if self._on_link is not None:
+            try:
+                self._on_link(key, up)
+            except Exception:  # noqa: BLE001
+                _log.exception("link callback failed")

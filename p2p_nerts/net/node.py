@@ -1,0 +1,264 @@
+"""A networked table seat: one Replica wired to a TCP mesh (and, for a host, mDNS).
+
+:class:`NetSession` implements the :class:`~p2p_nerts.session.Session`
+protocol, so a UI, a headless runner or a bot cannot tell it from an
+in-process table. It is the imperative shell around the pure replica: bytes
+from the mesh go into ``replica.receive``, the replica's ``tick`` runs every
+50 ms, and whatever comes out is sent at once (``Send(to=None)`` to every
+connected peer, ``Send(to=key)`` to that peer if connected, else dropped —
+the replica's ACK and RESEND machinery recovers it).
+
+The host also publishes the table on mDNS (``TableAdvertiser``) and keeps the
+seat count in its TXT record current; a guest learns the table id and the
+host's key from the connection it opens, before its replica exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..game.variants import Variants
+from ..protocol import events as ev
+from ..protocol.envelope import TABLE_ID_LEN
+from ..protocol.identity import Identity, fingerprint_of
+from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
+from ..session import Command, Listener
+from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
+from .interfaces import Interfaces
+from .link import LinkError
+from .mesh import Mesh
+from .wire import NET_VERSION, Info
+
+__all__ = ["TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
+
+_log = logging.getLogger(__name__)
+
+TICK = 0.05  # seconds between replica ticks
+_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """The replica's options, as the command line gives them."""
+
+    variants: Variants = field(default_factory=Variants)
+    countdown: float = COUNTDOWN
+    drop_after: float = DROP_AFTER
+    auto_start: int | None = None
+    auto_next: float | None = None
+    max_seats: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where this peer listens, and which port it tells others to dial.
+
+    ``advertise_port`` differs from the real port only behind a relay or a
+    port forward (the fault-injecting relay of the tests is one).
+    """
+
+    bind: str = ""  # every interface
+    port: int = 0  # any free port
+    advertise_port: int | None = None
+
+
+def fingerprint_hex(key: bytes) -> str:
+    """The fingerprint as a table's TXT record carries it: no dashes."""
+    return fingerprint_of(key).replace("-", "")
+
+
+class NetSession:
+    """One seat at a table whose other seats are peers on the network.
+
+    Build one with :meth:`host` or :meth:`join`; then ``await run()`` keeps it
+    alive until :meth:`close`, after which ``run`` says goodbye and returns.
+    """
+
+    def __init__(self, identity: Identity, config: TableConfig, *, is_host: bool,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._identity = identity
+        self._config = config
+        self._clock = clock
+        self._replica: Replica | None = None
+        self._mesh = Mesh(identity, self._info, is_host=is_host,
+                          on_frame=self._on_frame, on_link=self._on_link)
+        self._listeners: list[Listener] = []
+        self._closed = asyncio.Event()
+        self._advertiser: TableAdvertiser | None = None
+        self._ad_dirty = asyncio.Event()
+        self._ad_task: asyncio.Task[None] | None = None
+        self.table_name = ""
+        self.port = 0  # the port we listen on
+        self._advertised_port = 0
+
+    # ------------------------------------------------------------ factories
+    @classmethod
+    async def host(cls, identity: Identity, config: TableConfig, endpoint: Endpoint, *,
+                   table_name: str, interfaces: Interfaces | None,
+                   clock: Callable[[], float] = time.monotonic) -> NetSession:
+        """Open a new table; advertise it on mDNS unless ``interfaces`` is None."""
+        self = cls(identity, config, is_host=True, clock=clock)
+        self.table_name = table_name
+        self._replica = self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key)
+        await self._listen(endpoint)
+        self._route(self._replica.open(self._clock()))
+        if interfaces is not None:
+            await self._advertise(interfaces)
+        return self
+
+    @classmethod
+    async def join(cls, identity: Identity, address: tuple[str, int], config: TableConfig,
+                   endpoint: Endpoint, *, fingerprint: str | None = None,
+                   clock: Callable[[], float] = time.monotonic) -> NetSession:
+        """Take a seat at the table whose host listens at ``address``.
+
+        ``fingerprint`` (from the table's mDNS record) must match the key the
+        host proves in the handshake. Raises ``Refused`` (full table, wrong
+        version, round under way) or ``LinkError``, each with a line for the user.
+        """
+        self = cls(identity, config, is_host=False, clock=clock)
+        await self._listen(endpoint)
+        try:
+            link = await self._mesh.connect(*address, joining=True)
+        except BaseException:
+            await self._mesh.close(flush=0)
+            raise
+        if link.peer.tid is None or (fingerprint is not None
+                                     and fingerprint_hex(link.key) != fingerprint):
+            link.close("not the host we looked for")
+            await self._mesh.close(flush=0)
+            raise LinkError(f"{address[0]}:{address[1]} is not the host of the table we found")
+        self.table_name = link.peer.name
+        self._replica = self._new_replica(link.peer.tid, link.key)
+        self._mesh.host_key = link.key
+        self._mesh.adopt(link, address)
+        self._route(self._replica.open(self._clock()))
+        return self
+
+    # ------------------------------------------------------------ Session
+    @property
+    def replica(self) -> Replica:
+        assert self._replica is not None  # the factories set it
+        return self._replica
+
+    @property
+    def connected(self) -> frozenset[bytes]:
+        """Keys of the peers we have a link to right now."""
+        return frozenset(self._mesh.links)
+
+    def act(self, command: Command) -> None:
+        self._route(command(self.replica, self._clock()))
+
+    def subscribe(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def run(self) -> None:
+        try:
+            while not self._closed.is_set():
+                self._route(self.replica.tick(self._clock()))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closed.wait(), TICK)
+        finally:
+            await self._shutdown()
+
+    def close(self) -> None:
+        self._closed.set()
+
+    # ------------------------------------------------------------ internals
+    def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
+        c = self._config
+        return Replica(self._identity, table_id, host_key, variants=c.variants,
+                       countdown=c.countdown, drop_after=c.drop_after,
+                       auto_start=c.auto_start, auto_next=c.auto_next, max_seats=c.max_seats)
+
+    async def _listen(self, endpoint: Endpoint) -> None:
+        self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
+        self._advertised_port = endpoint.advertise_port or self.port
+
+    def _info(self) -> Info:
+        r = self._replica
+        if r is None:
+            return Info(NET_VERSION, None, self._identity.name, self._advertised_port)
+        seats = len(r.seats)
+        return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
+                    self._advertised_port, seats, full=seats >= r.max_seats,
+                    playing=r.phase in _ROUND_UNDER_WAY)
+
+    def _route(self, out: Outbound) -> None:
+        for send in out.sends:
+            self._mesh.send(send.data, send.to)
+        for event in out.events:
+            self._react(event)
+            for listener in self._listeners:
+                try:
+                    listener(event)
+                except Exception:  # noqa: BLE001 - one bad listener must not stop the table
+                    _log.exception("event listener failed on %s", event)
+
+    def _react(self, event: ev.Event) -> None:
+        if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
+            self._mesh.set_seated(s.key for s in self.replica.seats)
+            self._ad_dirty.set()
+        elif isinstance(event, ev.SettingsChanged):
+            self._ad_dirty.set()
+
+    def _on_frame(self, key: bytes, data: bytes) -> None:
+        if self._replica is not None:
+            self._route(self._replica.receive(data, self._clock()))
+
+    def _on_link(self, key: bytes, up: bool) -> None:
+        r = self._replica
+        if (up and r is not None and key == r.host_key and not r.is_host
+                and r.my_seat is None and r.phase is Phase.LOBBY):
+            # Our JOIN may have been lost with the old connection; asking twice is harmless.
+            self._route(r.open(self._clock()))
+
+    async def _advertise(self, interfaces: Interfaces) -> None:
+        r = self.replica
+        ad = TableAd(
+            name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
+            protocol_version=NET_VERSION, seats_taken=len(r.seats), seats_total=r.max_seats,
+            variant=r.variants.summary()[:MAX_VARIANT_CHARS], needs_code=False,
+            port=self._advertised_port,
+        )
+        self._advertiser = TableAdvertiser(ad, interfaces)
+        published = await self._advertiser.start()
+        _log.info("advertised as %r on %s port %d", published.instance,
+                  ",".join(published.addresses), published.port)
+        self._ad_task = asyncio.get_running_loop().create_task(self._keep_ad())
+
+    async def _keep_ad(self) -> None:
+        """Re-announce the TXT record when seats or settings change (coalesced)."""
+        advertiser = self._advertiser
+        assert advertiser is not None
+        while True:
+            await self._ad_dirty.wait()
+            self._ad_dirty.clear()
+            r = self.replica
+            try:
+                await advertiser.update(seats_taken=min(len(r.seats), r.max_seats),
+                                        variant=r.variants.summary()[:MAX_VARIANT_CHARS])
+            except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
+                _log.exception("updating the table's mDNS record failed")
+
+    async def _shutdown(self) -> None:
+        if self.replica.phase is not Phase.OVER:
+            # After the game there is nothing to leave, and a GOODBYE then would
+            # only start drop votes for a round that is over.
+            self._route(self.replica.leave(self._clock()))
+        if self._ad_task is not None:
+            self._ad_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._ad_task
+        if self._advertiser is not None:
+            try:
+                await self._advertiser.close()
+            except Exception:  # noqa: BLE001
+                _log.exception("withdrawing the table's mDNS record failed")
+        await self._mesh.close()

@@ -1,0 +1,190 @@
+"""The mesh's own frames: the info frame that opens a connection, and the peers list.
+
+Everything else on a connection is a signed replica entry (it starts with the
+envelope's magic), which the transport forwards without looking inside. These
+few frames are transport business: they say who is calling and where the other
+peers listen, so they are small, validated field by field, and never trusted
+for anything the signatures already decide.
+
+Info frame (the first frame both ways, before the handshake)::
+
+    {"v": protocol version, "tid": table id (16 bytes) or nil, "name": text,
+     "port": listen port, "seats": seated, "full": bool, "playing": bool,
+     "code": bool}
+
+A guest joining by address does not know the table id yet: it sends nil and
+learns it from the host's info frame. The version is read before anything
+else, so a newer peer with other fields still gets a clear "wrong version".
+
+Peers frame (host to guests, after the handshake)::
+
+    {"peers": [[public key (32 bytes), "ip:port"], ...]}
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from ..protocol.envelope import MAGIC, PROTOCOL_VERSION, TABLE_ID_LEN
+from ..protocol.identity import PUBLIC_KEY_LEN
+
+__all__ = [
+    "MAX_PEERS",
+    "NET_VERSION",
+    "Info",
+    "WireError",
+    "decode_info",
+    "decode_peers",
+    "encode_info",
+    "encode_peers",
+    "format_address",
+    "is_entry",
+    "parse_address",
+    "refusal",
+]
+
+NET_VERSION = PROTOCOL_VERSION
+"""One number for the whole wire: entries, info frames and peers frames change together."""
+
+MAX_PEERS = 64
+_MAX_INFO = 512
+_MAX_PEERS_FRAME = 64 + MAX_PEERS * (PUBLIC_KEY_LEN + 64)
+_MAX_NAME = 64
+_INFO_FIELDS = frozenset({"v", "tid", "name", "port", "seats", "full", "playing", "code"})
+
+
+class WireError(Exception):
+    """A transport frame is malformed: the connection that sent it is closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """What one end of a new connection says about itself."""
+
+    v: int
+    tid: bytes | None
+    name: str
+    port: int
+    seats: int = 0
+    full: bool = False
+    playing: bool = False
+    code: bool = False
+
+
+def encode_info(info: Info) -> bytes:
+    return msgpack.packb({
+        "v": info.v, "tid": info.tid, "name": info.name, "port": info.port,
+        "seats": info.seats, "full": info.full, "playing": info.playing, "code": info.code,
+    })
+
+
+def decode_info(payload: bytes) -> Info:
+    """Parse an untrusted info frame, or raise ``WireError`` saying what is wrong.
+
+    A frame of another version is returned with only ``v`` and ``name`` read,
+    so the caller can tell the user which version the table speaks.
+    """
+    message = _unpack(payload, _MAX_INFO, "info frame")
+    version = message.get("v")
+    if type(version) is not int or not 0 < version < 65536:
+        raise WireError("info frame has no valid version")
+    name = message.get("name")
+    name = name if isinstance(name, str) and 0 < len(name) <= _MAX_NAME and name.isprintable() \
+        else "?"
+    if version != NET_VERSION:
+        return Info(version, None, name, 0)
+    if message.keys() != _INFO_FIELDS:
+        raise WireError(f"info frame has fields {sorted(map(str, message))}")
+    tid = message["tid"]
+    if tid is not None and (type(tid) is not bytes or len(tid) != TABLE_ID_LEN):
+        raise WireError("info frame: bad table id")
+    port, seats = message["port"], message["seats"]
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise WireError("info frame: bad port")
+    if type(seats) is not int or not 0 <= seats <= MAX_PEERS:
+        raise WireError("info frame: bad seat count")
+    flags = [message[k] for k in ("full", "playing", "code")]
+    if any(type(f) is not bool for f in flags):
+        raise WireError("info frame: flags must be booleans")
+    return Info(version, tid, name, port, seats, *flags)
+
+
+def refusal(peer: Info, *, joining: bool) -> str | None:
+    """Why we cannot go on with this peer, as a line for the user; None when we can.
+
+    Full and under-way only stop a newcomer: a seated player who lost its
+    connection comes back whatever the table is doing.
+    """
+    if peer.v != NET_VERSION:
+        return f"table {peer.name} runs protocol v{peer.v}; this nerts speaks v{NET_VERSION}"
+    if joining and peer.full:
+        return f"table {peer.name} is full"
+    if joining and peer.playing:
+        return f"table {peer.name}: a round is under way: wait for it to end"
+    return None
+
+
+def encode_peers(peers: dict[bytes, str]) -> bytes:
+    return msgpack.packb({"peers": [[key, addr] for key, addr in sorted(peers.items())]})
+
+
+def decode_peers(payload: bytes) -> dict[bytes, tuple[str, int]]:
+    """Parse an untrusted peers frame into key → (ip, port)."""
+    message = _unpack(payload, _MAX_PEERS_FRAME, "peers frame")
+    items = message.get("peers")
+    if message.keys() != {"peers"} or not isinstance(items, list) or len(items) > MAX_PEERS:
+        raise WireError(f"peers frame: expected one list of at most {MAX_PEERS} peers")
+    peers: dict[bytes, tuple[str, int]] = {}
+    for item in items:
+        if not isinstance(item, list) or len(item) != 2:
+            raise WireError("peers frame: each peer is [key, address]")
+        key, addr = item
+        if type(key) is not bytes or len(key) != PUBLIC_KEY_LEN or not isinstance(addr, str):
+            raise WireError("peers frame: bad key or address")
+        peers[key] = parse_address(addr)
+    return peers
+
+
+def format_address(ip: str, port: int) -> str:
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+def parse_address(text: str, default_port: int | None = None) -> tuple[str, int]:
+    """``"10.0.0.2:4000"`` or ``"[fe80::1]:4000"`` → (ip, port); raise ``WireError``.
+
+    Only literal IP addresses: a peers frame must never make us resolve names.
+    """
+    host, sep, port_text = text.rpartition(":")
+    if not sep or (":" in host and not host.startswith("[")):
+        host, port_text = text, ""
+    host = host.removeprefix("[").removesuffix("]")
+    try:
+        ip = str(ipaddress.ip_address(host))
+    except ValueError:
+        raise WireError(f"{host!r} is not an IP address") from None
+    if not port_text and default_port is not None:
+        return ip, default_port
+    if not port_text.isdigit() or not 0 < int(port_text) <= 65535:
+        raise WireError(f"bad port in {text!r}")
+    return ip, int(port_text)
+
+
+def is_entry(frame: bytes) -> bool:
+    """Replica entries start with the envelope magic; transport frames are msgpack maps."""
+    return frame[: len(MAGIC)] == MAGIC
+
+
+def _unpack(payload: bytes, limit: int, what: str) -> dict[str, Any]:
+    if len(payload) > limit:
+        raise WireError(f"{what} of {len(payload)} bytes is too large")
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise WireError(f"{what} is not valid msgpack: {exc}") from None
+    if not isinstance(message, dict):
+        raise WireError(f"{what} is not a map")
+    return message
