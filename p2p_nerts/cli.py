@@ -15,6 +15,7 @@ from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
+from .net.commands import NET_COMMANDS, add_net_commands, run_net
 
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="largest simulated network delay in ms (default 120)")
     sim.add_argument("--json", action="store_true", help="one JSON object per round, then totals")
     add_variant_args(sim)
+    add_net_commands(sub, add_variant_args)
     return parser
 
 
@@ -76,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "simulate":
             return run_simulate(args)
+        if args.command in NET_COMMANDS:
+            return run_net(args, variants_from(args) if args.command == "host" else None)
     except (VariantError, ValueError) as exc:
         parser.error(str(exc))
     parser.print_help()

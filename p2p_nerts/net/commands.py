@@ -1,0 +1,220 @@
+"""``nerts host``, ``nerts join`` and ``nerts bot``: parsing and running a networked seat.
+
+``cli.py`` only adds these parsers and dispatches here. A usage error is a
+``ValueError`` (cli turns it into exit status 2); a table that cannot be
+found, joined or opened is one line on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import re
+import sys
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from ..game.bot import DEFAULT_SKILL, SKILLS, Bot
+from ..game.variants import Variants
+from ..protocol.identity import (
+    IDENTITY_FILE,
+    Identity,
+    IdentityError,
+    default_data_dir,
+    load_or_create,
+)
+from ..protocol.replica import COUNTDOWN, DROP_AFTER
+from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
+from .headless import paced, run_headless
+from .interfaces import Interfaces, interfaces_setting
+from .link import LinkError, Refused
+from .node import Endpoint, NetSession, TableConfig
+from .wire import WireError, parse_address
+
+__all__ = ["NET_COMMANDS", "add_net_commands", "run_net"]
+
+NET_COMMANDS = ("host", "join", "bot")
+FIND_TIMEOUT = 5.0
+_HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
+
+
+def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                     add_variant_args: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add the three subcommands to ``nerts``' subparsers."""
+    host = sub.add_parser("host", help="open a table on the LAN and take the first seat")
+    _seat_args(host)
+    host.add_argument("--table-name", help=f"name shown in lobbies (at most {MAX_NAME_CHARS} "
+                      "characters; default: \"<name>'s table\")")
+    host.add_argument("--seats", type=int, default=8, help="seats at the table, 2..8 (8)")
+    host.add_argument("--auto-start", type=int, metavar="N",
+                      help="start round 1 once N players are seated")
+    host.add_argument("--auto-next", type=float, metavar="S",
+                      help="start the next round S seconds after one ends")
+    add_variant_args(host)
+    for name, what in (("join", "take a seat at a table on the LAN"),
+                       ("bot", "seat a computer player at a table (join --headless --bot)")):
+        parser = sub.add_parser(name, help=what)
+        parser.add_argument("table", nargs="?", metavar="TABLE | HOST:PORT",
+                            help="a table's name (found by mDNS; default: the only table) "
+                                 "or its host's address")
+        _seat_args(parser)
+        parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
+                            help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
+
+
+def _seat_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", help="your display name (default: the one saved with your key)")
+    p.add_argument("--data-dir", type=Path,
+                   help="where your key lives (default: $NERTS_HOME or the XDG data dir)")
+    p.add_argument("--bind", default="", metavar="ADDR",
+                   help="address to accept peers on (default: every interface)")
+    p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
+    p.add_argument("--advertise-port", type=int, metavar="PORT",
+                   help="port other peers should dial (behind a relay or port forward)")
+    p.add_argument("--interfaces", metavar="LIST",
+                   help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
+    p.add_argument("--headless", action="store_true", help="no screen: log lines on stderr")
+    p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
+                   help=f"a computer player ({'|'.join(SKILLS)}) plays this seat")
+    p.add_argument("--pace", type=float, default=1.0, metavar="F",
+                   help="multiply the bot's think times (0.05: fast test games)")
+    p.add_argument("--summary", type=Path, metavar="FILE",
+                   help="write one JSON object per round, then the result")
+    p.add_argument("--countdown", type=float, default=COUNTDOWN, metavar="S",
+                   help=f"seconds between the deal and the first move ({COUNTDOWN:g})")
+    p.add_argument("--drop-after", type=float, default=DROP_AFTER, metavar="S",
+                   help=f"a peer silent this long leaves the round ({DROP_AFTER:g})")
+    p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
+
+
+def run_net(args: argparse.Namespace, variants: Variants | None) -> int:
+    """Run ``host``/``join``/``bot``; ValueError for bad usage, else the exit status."""
+    if args.command == "bot":
+        args.headless = True
+        args.bot = args.bot or DEFAULT_SKILL
+    _check(args)
+    interfaces = interfaces_setting(args.interfaces)
+    if not args.headless:
+        raise ValueError("the terminal table is not ready yet: add --headless (or use nerts bot)")
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        identity = load_or_create(data_dir / IDENTITY_FILE, args.name)
+    except IdentityError as exc:
+        return _fail(str(exc))
+    _setup_logging(identity.name, args.verbose)
+    config = TableConfig(
+        variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
+        auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
+        max_seats=getattr(args, "seats", 8))
+    endpoint = Endpoint(args.bind, args.port, args.advertise_port)
+    summary = args.summary.open("w", encoding="utf-8") if args.summary else None
+    try:
+        return asyncio.run(_play(args, identity, config, endpoint, interfaces, summary))
+    except (DiscoveryError, LinkError) as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"network error: {exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if summary is not None:
+            summary.close()
+
+
+async def _play(args: argparse.Namespace, identity: Identity, config: TableConfig,
+                endpoint: Endpoint, interfaces: Interfaces, summary: TextIO | None) -> int:
+    if args.command == "host":
+        name = args.table_name or _default_table_name(identity.name)
+        session = await NetSession.host(identity, config, endpoint, table_name=name,
+                                        interfaces=interfaces)
+        logging.getLogger("nerts").info("table %r open on port %d", name, session.port)
+    else:
+        session = await _join(args, identity, config, endpoint, interfaces)
+        logging.getLogger("nerts").info("joined table %r", session.table_name)
+    bot = None
+    if args.bot:
+        rng = random.Random(args.seed)
+        bot = Bot(paced(SKILLS[args.bot], args.pace), rng, lone_rotate=True)
+    return await run_headless(session, bot=bot, summary=summary)
+
+
+async def _join(args: argparse.Namespace, identity: Identity, config: TableConfig,
+                endpoint: Endpoint, interfaces: Interfaces) -> NetSession:
+    """Join by address, or find the table by mDNS and try its addresses in turn."""
+    address = _address(args.table)
+    if address is not None:
+        return await NetSession.join(identity, address, config, endpoint)
+    ad = await find_table(args.table, interfaces, args.find_timeout)
+    failure: LinkError | None = None
+    for ip in ad.addresses:
+        try:
+            return await NetSession.join(identity, (ip, ad.port), config, endpoint,
+                                         fingerprint=ad.fingerprint)
+        except Refused:
+            raise
+        except LinkError as exc:
+            failure = exc
+    raise failure or LinkError(f"table {ad.name} has no address")
+
+
+def _address(target: str | None) -> tuple[str, int] | None:
+    """``HOST:PORT`` (an IP or a host name) → address; anything else names a table."""
+    if target is None:
+        return None
+    try:
+        return parse_address(target)
+    except WireError:
+        pass
+    match = _HOSTNAME_PORT.fullmatch(target)
+    if match and 0 < int(match[2]) < 65536:
+        return match[1], int(match[2])
+    return None
+
+
+def _default_table_name(name: str) -> str:
+    return f"{name}'s table"[:MAX_NAME_CHARS].strip()
+
+
+def _check(args: argparse.Namespace) -> None:
+    for option in ("port", "advertise_port"):
+        value = getattr(args, option)
+        if value is not None and not 0 <= value <= 65535:
+            raise ValueError(f"--{option.replace('_', '-')} must be 0..65535")
+    if not 0 < args.pace <= 100:
+        raise ValueError("--pace must be above 0 and at most 100")
+    if not 0 <= args.countdown <= 60:
+        raise ValueError("--countdown must be 0..60 seconds")
+    if not 0.5 <= args.drop_after <= 3600:
+        raise ValueError("--drop-after must be 0.5..3600 seconds")
+    if args.command == "host":
+        if not 2 <= args.seats <= 8:
+            raise ValueError("--seats must be 2..8")
+        if args.auto_start is not None and not 1 <= args.auto_start <= args.seats:
+            raise ValueError("--auto-start must be 1..--seats")
+        if args.auto_next is not None and not 0 <= args.auto_next <= 3600:
+            raise ValueError("--auto-next must be 0..3600 seconds")
+        if args.table_name is not None:
+            name = unicodedata.normalize("NFC", args.table_name).strip()
+            if not 0 < len(name) <= MAX_NAME_CHARS or not name.isprintable():
+                raise ValueError(
+                    f"--table-name must have 1 to {MAX_NAME_CHARS} printable characters")
+            args.table_name = name
+    elif args.find_timeout <= 0:
+        raise ValueError("--find-timeout must be positive")
+
+
+def _setup_logging(name: str, verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stderr,
+                        format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S")
+    if not verbose:
+        logging.getLogger("zeroconf").setLevel(logging.WARNING)
+
+
+def _fail(message: str) -> int:
+    print(f"nerts: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,205 @@
+"""Playing without a screen: event log lines, a JSON summary, an optional bot.
+
+Used by ``nerts host/join --headless`` and ``nerts bot``: the same Session
+interface a UI uses, with events turned into log lines on stderr and into one
+JSON object per round in ``--summary FILE``. Every field of the summary is
+decided by the replicated log, so every peer writes the same lines (the
+integration tests compare them byte for byte); only the ``local`` part of the
+final object is about this peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TextIO
+
+from ..game.bot import Bot, Skill
+from ..game.foundations import Fate
+from ..protocol import events as ev
+from ..protocol.botdriver import BotDriver
+from ..protocol.replica import Replica
+from ..session import Session
+
+__all__ = ["LINGER", "SummaryWriter", "describe", "drive_bot", "paced", "run_headless"]
+
+_log = logging.getLogger("nerts")
+
+LINGER = 1.0
+"""Seconds a peer stays after the game ends, answering resend requests for
+entries (its last summary...) that slower peers may still be missing."""
+
+
+def paced(skill: Skill, pace: float) -> Skill:
+    """``skill`` thinking ``pace`` times as long (0.05 makes test games fast)."""
+    return replace(skill, think_ms=skill.think_ms * pace, turn_ms=skill.turn_ms * pace)
+
+
+class SummaryWriter:
+    """Writes one JSON line per round, then the game's result, to ``out``.
+
+    A round's line is written when the next round starts (or at the end),
+    because the last PlayFinal events of a round (counted for collisions and
+    bounces) can come after its RoundOver.
+    """
+
+    def __init__(self, replica: Replica, out: TextIO | None) -> None:
+        self._replica = replica
+        self._out = out
+        self._pending: dict[str, object] | None = None
+        self._bounces: Counter[int] = Counter()
+        self._collisions: Counter[int] = Counter()
+        self._winner: str | None = None
+        self.rounds = 0
+
+    def on_event(self, event: ev.Event) -> None:
+        rs = self._replica.rs
+        if isinstance(event, ev.PlayFinal) and event.fate is Fate.BOUNCE and rs is not None:
+            self._bounces[rs.number] += 1
+            if event.first is not None:
+                self._collisions[rs.number] += 1
+        elif isinstance(event, ev.RoundStarting):
+            self._flush()
+        elif isinstance(event, ev.RoundOver) and rs is not None:
+            self._flush()
+            self.rounds += 1
+            self._pending = {
+                "round": event.round,
+                "end": event.end,
+                "players": [
+                    {"name": rs.names[r.seat], "seat": r.seat,
+                     "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
+                     "score": r.score, "total": event.totals[r.seat],
+                     "called_nerts": r.called, "void": r.void}
+                    for r in event.results
+                ],
+                "foundation_hash": event.foundation_hash.hex(),
+                "verdicts": list(event.verdicts),
+                "agreed": None,
+            }
+        elif isinstance(event, ev.RoundAgreed | ev.Divergence) and self._pending is not None:
+            self._pending["agreed"] = isinstance(event, ev.RoundAgreed)
+        elif isinstance(event, ev.GameOver):
+            self._winner = event.winner
+
+    def finish(self, local: dict[str, object]) -> None:
+        """Write the pending round and the final object."""
+        self._flush()
+        rs = self._replica.rs
+        match = self._replica.match
+        totals = ({rs.names[s]: t for s, t in enumerate(match.totals)}
+                  if rs is not None and match is not None else {})
+        self._write({"final": True, "game_over": self._winner is not None,
+                     "rounds": self.rounds, "winner": self._winner, "totals": totals,
+                     "local": local})
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            number = pending["round"]
+            assert isinstance(number, int)
+            pending["collisions"] = self._collisions[number]
+            pending["bounces"] = self._bounces[number]
+            self._write(pending)
+
+    def _write(self, obj: dict[str, object]) -> None:
+        if self._out is not None:
+            self._out.write(json.dumps(obj) + "\n")
+            self._out.flush()
+
+
+def describe(event: ev.Event) -> tuple[int, str] | None:
+    """A log level and line for an event worth a line; None for the chatter."""
+    match event:
+        case ev.RosterChanged(names=names):
+            return logging.INFO, f"seated: {', '.join(names)}"
+        case ev.SettingsChanged(summary=summary):
+            return logging.INFO, f"settings: {summary}"
+        case ev.RoundStarting(round=n, countdown=c):
+            return logging.INFO, f"round {n} starts in {c:g} s"
+        case ev.NertsCalled(name=name):
+            return logging.INFO, f"{name} calls Nerts!"
+        case ev.Rotated(count=count):
+            return logging.INFO, f"everyone stuck: stocks rotated ({count})"
+        case ev.RoundOver(round=n, end=end, totals=totals):
+            return logging.INFO, f"round {n} over ({end}); totals {list(totals)}"
+        case ev.RoundAgreed(round=n):
+            return logging.INFO, f"round {n}: every peer agrees"
+        case ev.Divergence(round=n, seats=seats):
+            return logging.WARNING, f"round {n}: seats {list(seats)} computed another result"
+        case ev.GameOver(winner=winner, totals=totals):
+            return logging.INFO, f"game over: {winner} wins {list(totals)}"
+        case ev.PeerDropped(name=name):
+            return logging.WARNING, f"{name} dropped out of the round"
+        case ev.Flagged(name=name, reason=reason):
+            return logging.WARNING, f"{name} flagged: {reason}"
+        case ev.Refused(reason=reason):
+            return logging.ERROR, f"the table refused us: {reason}"
+        case ev.Notice(text=text):
+            return logging.INFO, text
+    return None
+
+
+async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> None:
+    """Let a bot play this seat through the same commands a player's keys send."""
+    driver = BotDriver(session.replica, bot)
+    rotates = bot.lone_rotate
+    while True:
+        rs = session.replica.rs
+        # The host's settings decide the variant, not our command line.
+        bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
+        session.act(lambda _replica, now: driver.step(now))
+        wait = (driver.next_at - clock()) if driver.next_at is not None else 0.05
+        await asyncio.sleep(max(0.0, wait))
+
+
+async def run_headless(session: Session, *, bot: Bot | None, summary: TextIO | None,
+                       linger: float = LINGER, clock: Callable[[], float] = time.monotonic
+                       ) -> int:
+    """Play until the game is over (0), we are refused (1) or stopped by a signal."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[int] = loop.create_future()
+    writer = SummaryWriter(session.replica, summary)
+
+    def settle(code: int) -> None:
+        if not outcome.done():
+            outcome.set_result(code)
+
+    def on_event(event: ev.Event) -> None:
+        writer.on_event(event)
+        line = describe(event)
+        if line is not None:
+            _log.log(*line)
+        if isinstance(event, ev.GameOver):
+            settle(0)
+        elif isinstance(event, ev.Refused):
+            settle(1)
+
+    session.subscribe(on_event)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, settle, 128 + signum)
+    runner = loop.create_task(session.run())
+    player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
+    waiters: list[asyncio.Future[Any]] = [outcome, runner]
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    code = outcome.result() if outcome.done() else 1
+    if code == 0:
+        await asyncio.sleep(linger)
+    if player is not None:
+        player.cancel()
+    session.close()
+    await asyncio.gather(runner, *([player] if player else []), return_exceptions=True)
+    rejected = session.replica.rejected
+    if rejected:
+        _log.info("rejected from the network: %s",
+                  ", ".join(f"{k}={v}" for k, v in sorted(rejected.items())))
+    writer.finish({"me": session.replica.me.name, "rejected": dict(rejected)})
+    return code
