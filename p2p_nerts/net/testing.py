@@ -1,0 +1,224 @@
+"""Test and benchmark helpers for the mesh: peer processes and a fault-injecting relay.
+
+In the spirit of ``trio.testing``: code the test suite and ``scripts/`` share,
+kept in the package so it is type-checked with the rest. Nothing here is used
+by ``nerts`` itself.
+
+:class:`Relay` is a TCP proxy in front of one peer. It understands the 4-byte
+length framing, so it can hold frames back (a random delay per frame, FIFO
+within a direction, which reorders frames *between* connections as a real
+network does), send a frame twice, flip one byte of a signed entry, or cut the
+connection. A peer is put behind its relay by starting it with
+``--port P --advertise-port R``: everyone who dials it then goes through ``R``.
+
+The relay listens on 127.0.0.1 and only ever connects to its target: it never
+rewrites addresses, and it only tampers with signed entries (whose bytes are
+covered by a signature), never with the peers frames that carry addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from .wire import is_entry
+
+__all__ = ["Faults", "PeerProcess", "Relay", "free_port", "nerts_command", "shared_lines"]
+
+LOOPBACK = "127.0.0.1"
+_CUT = b""  # in a relay queue: cut the connection here (None: the sender closed)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """What a relay does to each frame (chances are per frame)."""
+
+    min_delay: float = 0.0
+    max_delay: float = 0.0
+    duplicate: float = 0.0  # a signed entry is sent twice
+    tamper: float = 0.0  # one byte of a signed entry is flipped
+    cut: float = 0.0  # the connection is cut after this frame
+
+
+@dataclass(slots=True)
+class RelayStats:
+    connections: int = 0
+    frames: int = 0
+    duplicated: int = 0
+    tampered: int = 0
+    cut: int = 0
+
+
+class Relay:
+    """A fault-injecting TCP proxy to ``target`` (see the module docstring)."""
+
+    def __init__(self, target: tuple[str, int], faults: Faults, rng: random.Random) -> None:
+        self.target = target
+        self.faults = faults
+        self.rng = rng
+        self.stats = RelayStats()
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> int:
+        self._server = await asyncio.start_server(self._accept, LOOPBACK, 0)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self.port
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            writer.close()
+            return
+        self.stats.connections += 1
+        cut = asyncio.Event()
+        pumps = [self._spawn(self._pump(reader, up_writer, cut)),
+                 self._spawn(self._pump(up_reader, writer, cut))]
+        with contextlib.suppress(asyncio.CancelledError):
+            await cut.wait()
+        for task in pumps:
+            task.cancel()
+        for w in (writer, up_writer):
+            w.transport.abort()
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    cut: asyncio.Event) -> None:
+        """Frames one way: read, decide their fate, release them in order after a delay."""
+        decoder = FrameDecoder(MAX_FRAME)
+        queue: asyncio.Queue[tuple[float, bytes | None]] = asyncio.Queue()
+        sender = self._spawn(self._release(queue, writer, cut))
+        loop = asyncio.get_running_loop()
+        last = 0.0
+        try:
+            while data := await reader.read(65536):
+                for frame in decoder.feed(data):
+                    f = self.faults
+                    self.stats.frames += 1
+                    last = max(last, loop.time() + self.rng.uniform(f.min_delay, f.max_delay))
+                    out = frame
+                    if is_entry(frame) and self.rng.random() < f.tamper:
+                        self.stats.tampered += 1
+                        spot = self.rng.randrange(2, len(frame))
+                        out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]
+                    copies = 2 if is_entry(frame) and self.rng.random() < f.duplicate else 1
+                    self.stats.duplicated += copies - 1
+                    for _ in range(copies):
+                        queue.put_nowait((last, encode_frame(out)))
+                    if self.rng.random() < f.cut:
+                        queue.put_nowait((last, _CUT))
+        except (OSError, FrameError):
+            pass
+        await queue.put((last, None))
+        await sender
+
+    async def _release(self, queue: asyncio.Queue[tuple[float, bytes | None]],
+                       writer: asyncio.StreamWriter, cut: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            at, frame = await queue.get()
+            if at > loop.time():
+                await asyncio.sleep(at - loop.time())
+            if frame is None or frame is _CUT:
+                self.stats.cut += frame is _CUT
+                cut.set()
+                return
+            writer.write(frame)
+
+
+# ----------------------------------------------------------------- peer processes
+def nerts_command(*args: str) -> list[str]:
+    """How to run ``nerts`` from this interpreter (no installed script needed)."""
+    return [sys.executable, "-m", "p2p_nerts.cli", *args]
+
+
+@dataclass
+class PeerProcess:
+    """One ``nerts`` process with its own home (identity), stderr log and summary file."""
+
+    name: str
+    home: Path
+    args: Sequence[str]
+    prefix: Sequence[str] = ()  # e.g. ("ip", "netns", "exec", "ns1")
+    env: dict[str, str] = field(default_factory=dict)
+    proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def summary(self) -> Path:
+        return self.home / "summary.jsonl"
+
+    @property
+    def log(self) -> Path:
+        return self.home / "stderr.log"
+
+    async def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "NERTS_HOME": str(self.home), **self.env}
+        with self.log.open("wb") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.prefix, *nerts_command(*self.args, "--name", self.name,
+                                             "--summary", str(self.summary)),
+                stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+
+    async def wait_for_line(self, text: str, timeout: float) -> None:
+        """Wait until ``text`` shows up in the peer's log (or it exits, or time runs out)."""
+        async with asyncio.timeout(timeout):
+            while text not in self.log.read_text(errors="replace"):
+                if self.proc is not None and self.proc.returncode is not None:
+                    raise RuntimeError(f"{self.name} exited: {self.tail()}")
+                await asyncio.sleep(0.05)
+
+    async def wait(self, timeout: float) -> int:
+        assert self.proc is not None
+        async with asyncio.timeout(timeout):
+            return await self.proc.wait()
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+
+    def lines(self) -> list[dict[str, Any]]:
+        if not self.summary.exists():
+            return []
+        return [json.loads(line) for line in self.summary.read_text().splitlines() if line]
+
+    def tail(self, n: int = 30) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-n:])
+
+
+def shared_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A summary without its peer-specific part: what every peer must agree on."""
+    return [{k: v for k, v in line.items() if k != "local"} for line in lines]
+

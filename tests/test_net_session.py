@@ -1,0 +1,229 @@
+"""NetSession and the mesh in one process, over real TCP on 127.0.0.1 (no mDNS).
+
+Fast checks of the transport's contracts: a full mesh forms from the host's
+peers frames, a whole bot game agrees everywhere, refusals come with the line
+the user should see, and no bad bytes from the network stop a peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import random
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import msgpack
+import pytest
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net import link as link_module
+from p2p_nerts.net.framing import encode_frame
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.link import LinkError, Refused, open_link
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import Phase
+
+pytestmark = pytest.mark.timeout(60)
+
+LOCAL = Endpoint(bind="127.0.0.1")
+
+
+def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(scenario())
+
+
+def config(**changes: Any) -> TableConfig:
+    base: dict[str, Any] = {"variants": Variants(target=15), "countdown": 0.0,
+                            "drop_after": 3.0, "auto_next": 0.2}
+    return TableConfig(**(base | changes))
+
+
+async def host_table(n: int = 3, **changes: Any) -> NetSession:
+    return await NetSession.host(Identity.generate("Host"), config(auto_start=n, **changes),
+                                 LOCAL, table_name="Test table", interfaces=None)
+
+
+async def join(host: NetSession, name: str) -> NetSession:
+    return await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port), config(),
+                                 LOCAL)
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+def test_full_mesh_and_a_whole_game_that_every_peer_agrees_on() -> None:
+    async def scenario() -> None:
+        host = await host_table(3)
+        guests = [await join(host, name) for name in ("Bo", "Cy")]
+        sessions = [host, *guests]
+        outs = [io.StringIO() for _ in sessions]
+        games = [
+            run_headless(s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                         summary=out, linger=0.5)
+            for i, (s, out) in enumerate(zip(sessions, outs, strict=True))
+        ]
+        tasks = [asyncio.create_task(g) for g in games]
+        keys = {s.replica.me.public_key for s in sessions}
+        # Every peer links to every other: the guests found each other via the peers frame.
+        await until(lambda: all(s.connected == keys - {s.replica.me.public_key}
+                                for s in sessions))
+        codes = await asyncio.wait_for(asyncio.gather(*tasks), 45)
+        assert codes == [0, 0, 0]
+        summaries = [[json.loads(x) for x in out.getvalue().splitlines()] for out in outs]
+        assert summaries[0][-1]["game_over"] and summaries[0][-1]["winner"]
+        assert all(line.get("agreed", True) for line in summaries[0])
+        for other in summaries[1:]:
+            assert shared_lines(other) == shared_lines(summaries[0])
+
+    run(scenario)
+
+
+def test_a_full_table_refuses_a_newcomer_clearly() -> None:
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=2)
+        runner = asyncio.create_task(host.run())
+        guest = await join(host, "Bo")
+        guest_runner = asyncio.create_task(guest.run())
+        await until(lambda: len(host.replica.seats) == 2)
+        with pytest.raises(Refused, match="table Test table is full"):
+            await join(host, "Cy")
+        host.close()
+        guest.close()
+        await asyncio.gather(runner, guest_runner)
+
+    run(scenario)
+
+
+def test_a_round_under_way_refuses_a_newcomer() -> None:
+    async def scenario() -> None:
+        host = await host_table(2)
+        guest = await join(host, "Bo")
+        tasks = [asyncio.create_task(s.run()) for s in (host, guest)]
+        await until(lambda: host.replica.phase is Phase.PLAYING)
+        with pytest.raises(Refused, match="a round is under way: wait for it to end"):
+            await join(host, "Cy")
+        for s in (host, guest):
+            s.close()
+        await asyncio.gather(*tasks)
+
+    run(scenario)
+
+
+def test_another_protocol_version_is_named() -> None:
+    async def scenario() -> None:
+        async def future_host(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.write(encode_frame(msgpack.packb({"v": NET_VERSION + 1, "name": "Zed"})))
+            await reader.read(100)
+            writer.close()
+
+        server = await asyncio.start_server(future_host, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        with pytest.raises(Refused, match=f"table Zed runs protocol v{NET_VERSION + 1}; "
+                                          f"this nerts speaks v{NET_VERSION}"):
+            await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", port), config(), LOCAL)
+        server.close()
+
+    run(scenario)
+
+
+def test_nothing_from_the_network_stops_a_peer() -> None:
+    async def scenario() -> None:
+        host = await host_table(None)
+        runner = asyncio.create_task(host.run())
+        tid = host.replica.table_id
+
+        async def raw() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            return await asyncio.open_connection("127.0.0.1", host.port)
+
+        async def closed(reader: asyncio.StreamReader) -> bool:
+            async with asyncio.timeout(3):
+                while await reader.read(4096):
+                    pass
+            return True
+
+        # A frame header claiming 4 GB, garbage instead of an info frame, a bad handshake.
+        for junk in (b"\xff\xff\xff\xff", encode_frame(b"\xc1\xc1"),
+                     encode_frame(encode_info(Info(NET_VERSION, tid, "x", 1)))
+                     + encode_frame(b"not a hello")):
+            reader, writer = await raw()
+            writer.write(junk)
+            assert await closed(reader)
+        # An authenticated peer that sends garbage entries and a peers frame it may not send.
+        mallory = Identity.generate("Mallory")
+        reader, writer = await raw()
+        link = await open_link(reader, writer, mallory, Info(NET_VERSION, tid, "M", 1))
+        for frame in (b"NZ" + bytes(200), b"NZ" + bytes(10)):
+            link.send(encode_frame(frame))
+        await until(lambda: host.replica.rejected["bad_signature"] == 1
+                    and host.replica.rejected["too_short"] == 1)
+        link.send(encode_frame(encode_peers({})))
+        assert await closed(reader)
+        assert not runner.done() and host.replica.phase is Phase.LOBBY
+        # And a real guest still gets in.
+        guest = await join(host, "Bo")
+        await until(lambda: len(host.replica.seats) == 2)
+        host.close()
+        guest.close()
+        await asyncio.gather(runner, guest.run())
+
+    run(scenario)
+
+
+def test_a_peer_that_does_not_read_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(link_module, "SEND_BUFFER_LIMIT", 64 * 1024)
+
+    async def scenario() -> None:
+        accepted: asyncio.Queue[link_module.Link] = asyncio.Queue()
+        server_id, client_id = Identity.generate("S"), Identity.generate("C")
+        tid = bytes(16)
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await accepted.put(await open_link(reader, writer, server_id,
+                                               Info(NET_VERSION, tid, "S", 1)))
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.sockets[0].getsockname()[1])
+        await open_link(reader, writer, client_id, Info(NET_VERSION, None, "C", 1))
+        link = await accepted.get()
+        chunk = encode_frame(bytes(60000))
+        sent = 0
+        while link.send(chunk):  # the client never reads
+            sent += 1
+            await asyncio.sleep(0)
+            assert sent < 10_000
+        assert link.closed and "overflow" in link.reason
+        server.close()
+
+    run(scenario)
+
+
+def test_the_handshake_proves_the_dialed_key() -> None:
+    async def scenario() -> None:
+        real, impostor = Identity.generate("Real"), Identity.generate("Impostor")
+        tid = bytes(16)
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(LinkError):
+                await open_link(reader, writer, impostor, Info(NET_VERSION, tid, "I", 1))
+
+        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.sockets[0].getsockname()[1])
+        with pytest.raises(LinkError, match=r"expected .*, met "):
+            await open_link(reader, writer, Identity.generate("Me"),
+                            Info(NET_VERSION, tid, "Me", 1), expect_key=real.public_key)
+        writer.close()
+        server.close()
+
+    run(scenario)
