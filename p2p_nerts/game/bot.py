@@ -13,8 +13,8 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
-from .moves import cycle_helps, foundation_target, productive_move, run_moves, work_target
-from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
+from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
+from .tableau import NERTS, WASTE, WORK0, Foundations, Tableau, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +113,17 @@ class Bot:
 
     def _eager(self, tab: Tableau, fnd: Foundations) -> Target | None:
         """Nerts pile first, then foundations, then the work piles."""
-        target = foundation_target(tab, NERTS, fnd)
-        if target:
+        nerts, waste = tab.nerts, tab.waste
+        if nerts and (target := card_target(tab, NERTS, nerts[-1], fnd)):
             return target
-        for src in range(WORK0, WORK0 + WORK_PILES):
-            if tab.work[src - WORK0] and self.rng.random() < self.skill.attention:
-                target = foundation_target(tab, src, fnd)
-                if target:
-                    return target
-        target = (foundation_target(tab, WASTE, fnd) or work_target(tab, NERTS)
-                  or work_target(tab, WASTE, allow_empty=not tab.nerts))
+        attention = self.skill.attention
+        for i, pile in enumerate(tab.work):
+            if (pile and self.rng.random() < attention
+                    and (target := card_target(tab, WORK0 + i, pile[-1], fnd))):
+                return target
+        if waste and (target := card_target(tab, WASTE, waste[-1], fnd)):
+            return target
+        target = work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not nerts)
         if target or not self.skill.plans_runs:
             return target
         return run_moves(tab, fnd)

@@ -154,14 +154,15 @@ class FoundationLog:
         Adding a play whose key is already known is a no-op (a duplicate
         delivery) and returns [].
         """
-        key = play.key
+        key = (play.lamport, play.author)
         if key in self._plays:
             return []
         self._plays[key] = play
         pile = self.piles.get(play.pile)
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
-        if not pile.plays or pile.plays[-1].key < key:
+        last = pile.plays[-1] if pile.plays else None
+        if last is None or (last.lamport, last.author) < key:  # in order: the usual case
             pile.plays.append(play)
             self._unwant(pile)
             fate = self._step(pile, play)

@@ -16,12 +16,16 @@ from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Targ
 def foundation_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
     """A foundation move for the playable card of ``src``, or None."""
     card = tab.top(src)
-    if card is None:
-        return None
-    if card & 15 == JOKER_RANK:
-        return _joker_target(tab, src, card, fnd)
-    if card & 15 == ACE:
+    return None if card is None else card_target(tab, src, card, fnd)
+
+
+def card_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+    """A foundation move for ``card``, the playable card of ``src``, or None."""
+    rank = card & 15
+    if rank == ACE:
         return Target(src, pile=card)
+    if rank == JOKER_RANK:
+        return _joker_target(tab, src, card, fnd)
     pile = fnd.pile_for(card & 63)
     return None if pile is None else Target(src, pile=pile)
 
