@@ -90,15 +90,22 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
     """
     nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
     work = tab.work
+    plain = not tab.jokers
     for a, pile_a in enumerate(work):
         if not pile_a:
             continue
         for b, onto in enumerate(work):
             if a == b or not onto:
                 continue
-            i = _run_index(tab, pile_a, onto)
-            if i is None:
-                continue
+            if plain:  # pile A is a run: only its card one rank below B's top can lead
+                i = (pile_a[0] & 15) - (onto[-1] & 15) + 1
+                if not (0 <= i < len(pile_a) and stacks_on(pile_a[i], onto[-1])):
+                    continue
+            else:
+                found = _joker_run_index(tab, pile_a, onto)
+                if found is None:
+                    continue
+                i = found
             if i == 0:
                 useful = nerts_top is not None or waste_top is not None
             else:
@@ -113,11 +120,8 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
     return None
 
 
-def _run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
+def _joker_run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
     """The index in (non-empty) ``pile`` whose run would fit on ``onto``'s exposed card."""
-    if not tab.jokers:  # a work pile is a run: only one card can have the rank needed
-        i = (pile[0] & 15) - (onto[-1] & 15) + 1
-        return i if 0 <= i < len(pile) and stacks_on(pile[i], onto[-1]) else None
     base = tab.effective(pile[0])
     top = tab.effective(onto[-1])
     if base is None or top is None or any(c & 15 == JOKER_RANK for c in pile):

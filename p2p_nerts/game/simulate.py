@@ -32,6 +32,8 @@ from .variants import Variants
 # Event kinds, in the order they are handled when their times are equal.
 _DELIVER, _FINAL, _CALL_HEARD, _END, _ACT = range(5)
 MAX_EVENTS_PER_ROUND = 2_000_000
+# What a bot's next pause is drawn for: a stock turn at the start, a card move when woken.
+_FIRST_THINK, _WAKE_THINK = Action(Act.TURN), Action(Act.MOVE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,14 +141,14 @@ class RoundSim:
     def run(self) -> RoundReport:
         for s, first in enumerate(self.seats):
             for b, bot in enumerate(first.bots):
-                self._push(bot.think_time(Action(Act.TURN)), _ACT, s, b)
-        handlers: dict[int, Callable[[int, object], None]] = {
-            _DELIVER: self._deliver, _FINAL: self._final, _CALL_HEARD: self._call_heard,
-            _END: self._end, _ACT: self._act,
-        }
+                self._push(bot.think_time(_FIRST_THINK), _ACT, s, b)
+        # Indexed by event kind.
+        handlers: tuple[Callable[[int, object], None], ...] = (
+            self._deliver, self._final, self._call_heard, self._end, self._act)
+        events = self._events
         count = 0
-        while self._events and self.ended is None:
-            self.now, kind, _, seat, arg = heapq.heappop(self._events)
+        while events and self.ended is None:
+            self.now, kind, _, seat, arg = heapq.heappop(events)
             handlers[kind](seat, arg)
             count += 1
             if count > MAX_EVENTS_PER_ROUND:
@@ -261,7 +263,7 @@ class RoundSim:
             if seat.idle[b]:
                 seat.idle[b] = False
                 seat.stuck[b] = False
-                self._push(bot.think_time(Action(Act.MOVE)), _ACT, s, b)
+                self._push(bot.think_time(_WAKE_THINK), _ACT, s, b)
 
     def _check_all_stuck(self) -> None:
         if self.unsettled or not all(all(seat.stuck) for seat in self.seats):
