@@ -57,15 +57,25 @@ def color_of(card: int) -> int:
     return SUIT_COLOR[(card >> 4) & 3]
 
 
+def make_face(suit: int, rank: int) -> int:
+    return suit << 4 | rank
+
+
+def _stack_bases(face: int) -> frozenset[int]:
+    rank, color = face & 15, SUIT_COLOR[(face >> 4) & 3]
+    if not ACE <= rank < KING:
+        return frozenset()
+    return frozenset(make_face(s, rank + 1) for s in range(4) if SUIT_COLOR[s] != color)
+
+
+#: By face: the faces it may lie on in a work pile (one rank up, the other colour).
+STACK_BASES: tuple[frozenset[int], ...] = tuple(_stack_bases(face) for face in range(64))
+
+
 def stacks_on(card: int, below: int) -> bool:
     """Whether plain ``card`` may lie on plain ``below`` on a work pile: one rank lower,
     the other colour (jokers are the tableau's business)."""
-    return (card & 15 == (below & 15) - 1
-            and SUIT_COLOR[(card >> 4) & 3] != SUIT_COLOR[(below >> 4) & 3])
-
-
-def make_face(suit: int, rank: int) -> int:
-    return suit << 4 | rank
+    return below & 63 in STACK_BASES[card & 63]
 
 
 def is_valid_card(card: int, *, seats: int = MAX_SEATS, jokers: bool = True) -> bool:

@@ -9,7 +9,7 @@ back and forth is never productive, which is what makes "stuck" decidable.
 
 from __future__ import annotations
 
-from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, STACK_BASES, SUIT_COLOR, make_face, stacks_on
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
 
@@ -52,10 +52,9 @@ def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target |
     if card is None:
         return None
     empty = None
-    for dst in range(WORK_PILES):
+    for dst, pile in enumerate(tab.work):
         if WORK0 + dst == src:
             continue
-        pile = tab.work[dst]
         if not pile:
             if empty is None:
                 empty = dst
@@ -73,7 +72,7 @@ def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
 
 def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
     if not tab.jokers:
-        return stacks_on(card, pile[-1])
+        return pile[-1] & 63 in STACK_BASES[card & 63]
     below = tab.effective(pile[-1])
     above = tab.effective(card)
     if below is None or above is None:
