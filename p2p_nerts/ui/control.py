@@ -1,0 +1,332 @@
+"""What the player's keys and clicks do: turn intentions into replica commands.
+
+One controller serves the keyboard, the cursor and the mouse, so the three
+agree: a pile key, Enter on the cursor and a click all end in the same
+select / send / move logic. Rule checks stay in the tableau: when a move is
+not allowed, the tableau's own reason goes to the event line.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec
+
+from ..game.cards import card_name
+from ..game.moves import best_target, foundation_target
+from ..game.tableau import (
+    NERTS,
+    WASTE,
+    WORK0,
+    WORK_PILES,
+    IllegalMove,
+    Tableau,
+    Target,
+    source_name,
+)
+from ..game.variants import VariantError
+from ..protocol.events import Event
+from ..protocol.replica import CommandError, Outbound, Phase, Replica
+from ..session import Session
+from .state import Pick, UiState
+
+P = ParamSpec("P")
+
+
+def _input(method: Callable[Concatenate[Controller, P], None]
+           ) -> Callable[Concatenate[Controller, P], None]:
+    """Mark a method as a player input: it counts in :attr:`Controller.handled`."""
+    @functools.wraps(method)
+    def run(self: Controller, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        self.handled += 1
+        method(self, *args, **kwargs)
+    return run
+
+
+#: Cursor columns of row 0, left to right as drawn.
+TOP_ROW = (NERTS, None, WASTE)  # None: the stock
+
+
+class Controller:
+    """The player's hands at the table."""
+
+    def __init__(self, session: Session, state: UiState | None = None) -> None:
+        self.session = session
+        self.state = state or UiState()
+        self.on_quit: Callable[[], None] = lambda: None
+        #: Inputs handled so far: a test or a benchmark waits on it to know a key landed.
+        self.handled = 0
+
+    @property
+    def replica(self) -> Replica:
+        return self.session.replica
+
+    def on_event(self, event: Event) -> None:
+        rs = self.replica.rs
+        self.state.on_event(event, rs.names if rs else (), self.replica.my_seat)
+
+    # ------------------------------------------------------------ reading
+    def tableau(self) -> Tableau | None:
+        rs = self.replica.rs
+        return rs.tab if rs is not None and self.replica.phase is Phase.PLAYING else None
+
+    def selected(self) -> tuple[int, int] | None:
+        """The selection as (source, index in its pile), if it is still there."""
+        tab, pick = self.tableau(), self.state.selection
+        if tab is None or pick is None:
+            return None
+        index = pick.index(tab)
+        return None if index is None else (pick.src, index)
+
+    def at_cursor(self) -> tuple[int, int] | None:
+        """The card under the cursor as (source, index), or None (stock, empty pile)."""
+        tab = self.tableau()
+        row, col = self.state.cursor
+        if tab is None:
+            return None
+        if row == 0:
+            src = TOP_ROW[col]
+            if src is None or tab.top(src) is None:
+                return None
+            return src, len(pile_of(tab, src)) - 1
+        pile = tab.work[row - 1]
+        return (WORK0 + row - 1, min(col, len(pile) - 1)) if pile else None
+
+    # ------------------------------------------------------------ piles
+    @_input
+    def pile_key(self, src: int) -> None:
+        """A pile's key: select its card; again walks up a work pile's run; else move here."""
+        tab = self.tableau()
+        if tab is None:
+            self._not_now()
+            return
+        sel = self.selected()
+        if src < WORK0:
+            if sel is not None and sel[0] == src:
+                self.state.selection = None
+            else:
+                self._select(tab, src, -1)
+        elif sel is None:
+            self._select(tab, src, -1)
+        elif sel[0] == src:
+            self._select(tab, src, sel[1] - 1 if sel[1] > 0 else -1)
+        else:
+            self._move_to(tab, sel, src - WORK0)
+
+    @_input
+    def click_card(self, src: int, index: int) -> None:
+        """A click on a card (or Enter on it): select, send if selected, or move onto it."""
+        tab = self.tableau()
+        if tab is None:
+            return
+        sel = self.selected()
+        if sel is None:
+            self._select(tab, src, index)
+        elif sel == (src, index):
+            self._send(tab, sel)
+        elif src >= WORK0 and sel[0] != src:
+            self._move_to(tab, sel, src - WORK0)
+        else:
+            self._select(tab, src, index)
+
+    @_input
+    def click_pile(self, dst: int) -> None:
+        """A click on a work pile's label or empty slot: move the selection there."""
+        tab = self.tableau()
+        if tab is None:
+            return
+        sel = self.selected()
+        if sel is not None and sel[0] != WORK0 + dst:
+            self._move_to(tab, sel, dst)
+        elif tab.work[dst]:
+            self._select(tab, WORK0 + dst, -1)
+
+    @_input
+    def click_foundations(self) -> None:
+        """A click on the foundations: the selected card goes up, if it can."""
+        tab, sel = self.tableau(), self.selected()
+        rs = self.replica.rs
+        if tab is None or rs is None or sel is None:
+            return
+        target = foundation_target(tab, sel[0], rs.log) if _is_top(tab, sel) else None
+        if target is None:
+            self.state.error(f"{_card(tab, sel)} cannot go up to a foundation now")
+            self.state.selection = None
+        else:
+            self._move(target)
+
+    @_input
+    def send(self) -> None:
+        """Play the selected card (or the one under the cursor) where it fits best."""
+        tab = self.tableau()
+        if tab is None:
+            self._not_now()
+            return
+        sel = self.selected() or self.at_cursor()
+        if sel is None:
+            self.state.error("Select a card first")
+            return
+        self._send(tab, sel)
+
+    # ------------------------------------------------------------ other actions
+    @_input
+    def turn(self) -> None:
+        sel = self.selected()
+        if self._act(lambda r, now: r.turn(now)) and sel is not None and sel[0] == WASTE:
+            self.state.selection = None
+
+    @_input
+    def toggle_stuck(self) -> None:
+        on = not self.state.voted
+        if self._act(lambda r, now: r.vote_stuck(on, now)):
+            self.state.voted = on
+
+    @_input
+    def call_nerts(self) -> None:
+        self._act(lambda r, now: r.call_nerts(now))
+
+    @_input
+    def rotate(self) -> None:
+        if self._act(lambda r, now: r.rotate_alone(now)):
+            self.state.selection = None
+
+    @_input
+    def move_cursor(self, drow: int, dcol: int) -> None:
+        tab = self.tableau()
+        row, col = self.state.cursor
+        row = (row + drow) % (1 + WORK_PILES)
+        width = len(TOP_ROW) if row == 0 else max(1, len(tab.work[row - 1]) if tab else 1)
+        col = min(col, width - 1) if drow else (col + dcol) % width
+        self.state.cursor = (row, col)
+
+    @_input
+    def activate(self) -> None:
+        """Enter: what a click does, at the cursor."""
+        row, col = self.state.cursor
+        if row == 0 and TOP_ROW[col] is None:
+            self.turn()
+            return
+        spot = self.at_cursor()
+        if spot is not None:
+            self.click_card(*spot)
+        elif row > 0:
+            self.click_pile(row - 1)
+        else:
+            self.state.error("That pile is empty")
+
+    @_input
+    def cancel(self) -> None:
+        self.state.selection = None
+
+    @_input
+    def next_round(self) -> None:
+        """Host: deal the next round."""
+        if self.replica.phase is Phase.OVER:
+            self.state.error("The game is over")
+        elif self._act(lambda r, now: r.start_round(now)):
+            self.state.winner = None
+
+    @_input
+    def toggle_help(self) -> None:
+        self.state.show_help = not self.state.show_help
+
+    @_input
+    def ask_quit(self) -> None:
+        self.state.confirm_quit = True
+
+    @_input
+    def answer_quit(self, yes: bool) -> None:
+        self.state.confirm_quit = False
+        if yes:
+            self._act(lambda r, now: r.leave(now, "quit"))
+            self.on_quit()
+
+    # ------------------------------------------------------------ internals
+    def _select(self, tab: Tableau, src: int, index: int) -> None:
+        pile = pile_of(tab, src)
+        if not pile:
+            self.state.error(f"Your {source_name(src)} is empty")
+            return
+        index = index % len(pile) if src >= WORK0 else len(pile) - 1
+        self.state.selection = Pick(src, pile[index])
+        self.state.cursor = (0, TOP_ROW.index(src)) if src < WORK0 else (src - WORK0 + 1, index)
+
+    def _send(self, tab: Tableau, sel: tuple[int, int]) -> None:
+        rs = self.replica.rs
+        assert rs is not None
+        target = best_target(tab, sel[0], rs.log) if _is_top(tab, sel) else _run_target(tab, sel)
+        if target is None:
+            self.state.error(f"{_card(tab, sel)} has nowhere to go")
+            self.state.selection = None
+        else:
+            self._move(target)
+
+    def _move_to(self, tab: Tableau, sel: tuple[int, int], dst: int) -> None:
+        """Move the selection onto work pile ``dst``: on top, or slid under its bottom."""
+        src, index = sel
+        card, pile = _card_at(tab, sel), tab.work[dst]
+        slide = (pile and not tab.fits(card, pile) and _is_top(tab, sel)
+                 and not all(tab.work) and tab.fits(pile[0], [card]))
+        if slide:
+            self._move(Target(src, work=dst, slide=True))
+        else:
+            self._move(Target(src, work=dst, index=index if src >= WORK0 else -1))
+
+    def _move(self, target: Target) -> None:
+        """Carry out a move; either way the selection is used up, so keys stay predictable."""
+        moved = self._act(lambda r, now: r.move(target, now))
+        self.state.selection = None
+        if moved and self.state.voted:  # a card moved: not stuck after all
+            self.state.voted = False
+            self._act(lambda r, now: r.vote_stuck(False, now))
+
+    def _act(self, command: Callable[[Replica, float], Outbound]) -> bool:
+        """Run a command; a refusal becomes a line on screen, never a traceback."""
+        try:
+            self.session.act(command)
+        except IllegalMove as exc:
+            self.state.error(exc.reason[:1].upper() + exc.reason[1:])
+            return False
+        except (CommandError, VariantError) as exc:
+            text = str(exc)
+            self.state.error(text[:1].upper() + text[1:])
+            return False
+        return True
+
+    def _not_now(self) -> None:
+        self.state.error("No round is being played")
+
+
+def pile_of(tab: Tableau, src: int) -> list[int]:
+    """The cards of a source, playable end last (read only)."""
+    return tab.nerts if src == NERTS else tab.waste if src == WASTE else tab.work[src - WORK0]
+
+
+def _card_at(tab: Tableau, sel: tuple[int, int]) -> int:
+    return pile_of(tab, sel[0])[sel[1]]
+
+
+def _card(tab: Tableau, sel: tuple[int, int]) -> str:
+    return card_name(_card_at(tab, sel))
+
+
+def _is_top(tab: Tableau, sel: tuple[int, int]) -> bool:
+    return sel[1] == len(pile_of(tab, sel[0])) - 1
+
+
+def _run_target(tab: Tableau, sel: tuple[int, int]) -> Target | None:
+    """Where the run headed by a buried work-pile card fits: a built pile, else an empty one.
+
+    (``moves.work_target`` answers this for a pile's top card only.)
+    """
+    src, index = sel
+    card = tab.work[src - WORK0][index]
+    empty = None
+    for dst, pile in enumerate(tab.work):
+        if WORK0 + dst == src:
+            continue
+        if not pile:
+            empty = dst if empty is None else empty
+        elif tab.fits(card, pile):
+            return Target(src, work=dst, index=index)
+    return None if empty is None or index == 0 else Target(src, work=empty, index=index)

@@ -1,0 +1,144 @@
+"""What the screen remembers between frames, beyond the replica's own state.
+
+The replica is the truth about the game; this is the player's side of the
+glass: which card is selected, where the cursor is, which overlays are open,
+and the event line (what just happened, in words). Session events arrive
+here through :meth:`UiState.on_event`, which turns them into lines of text.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..game.cards import card_name
+from ..game.foundations import Fate, PlayKey
+from ..game.tableau import NERTS, WASTE, WORK0, Tableau
+from ..protocol import events as ev
+
+HISTORY = 50  # event lines kept (the screen shows the newest few)
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """A selected card: its source and the card itself, so it survives piles changing."""
+
+    src: int
+    card: int
+
+    def index(self, tab: Tableau) -> int | None:
+        """Where the card is in its pile now, or None if it is no longer playable there."""
+        if self.src in (NERTS, WASTE):
+            pile = tab.nerts if self.src == NERTS else tab.waste
+            return len(pile) - 1 if pile and pile[-1] == self.card else None
+        pile = tab.work[self.src - WORK0]
+        return pile.index(self.card) if self.card in pile else None
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    text: str
+    error: bool = False
+
+
+@dataclass(slots=True)
+class UiState:
+    selection: Pick | None = None
+    #: Cursor: row 0 is Nerts / stock / waste (columns 0..2); rows 1..4 the work
+    #: piles, with the column as the card index.
+    cursor: tuple[int, int] = (0, 0)
+    lines: deque[Line] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    pending: set[PlayKey] = field(default_factory=set)  # plays added, not yet final
+    voted: bool = False  # my stuck vote, as I last sent it
+    show_help: bool = False
+    confirm_quit: bool = False
+    winner: str | None = None
+    agreed: bool = False  # every peer reported the same round result
+    stuck: tuple[bool, ...] = ()
+
+    def say(self, text: str) -> None:
+        self.lines.append(Line(text))
+
+    def error(self, text: str) -> None:
+        self.lines.append(Line(text, error=True))
+
+    def on_event(self, event: ev.Event, names: tuple[str, ...], me: int | None) -> None:
+        """Record one session event: pending plays, votes, and a line of text."""
+        match event:
+            case ev.PlayAdded(play=play):
+                self.pending.add(play.key)
+            case ev.PlayFinal(play=play, fate=fate, mine=mine, first=first):
+                self.pending.discard(play.key)
+                if fate is not Fate.STAY:
+                    self._bounced(card_name(play.card), fate, first,
+                                  "Your" if mine else _possessive(_name(names, play.author)))
+            case ev.StuckChanged(stuck=stuck):
+                self._stuck(stuck, names, me)
+            case ev.Rotated(count=count):
+                self.voted = False
+                self.stuck = ()
+                self.say(f"Everyone was stuck: every stock was rotated ({_nth(count)} time)")
+            case ev.RoundStarting(round=number, countdown=countdown):
+                self._new_round()
+                self.say(f"Round {number} is dealt" + (
+                    f": play starts in {countdown:.0f} s" if countdown > 0 else ""))
+            case ev.RoundStarted(round=number):
+                self.say(f"Round {number}: go!")
+            case ev.NertsCalled(seat=seat, name=name):
+                self.say("You called Nerts!" if seat == me else f"Nerts! {name} called it")
+            case ev.RoundOver(round=number, end=end):
+                self.selection = None
+                self.say(f"Round {number} is over" + (
+                    ": everyone was stuck twice" if end == "deadlock" else ""))
+            case ev.RoundAgreed():
+                self.agreed = True
+            case ev.Divergence(seats=seats):
+                self.error("Results differ from " + ", ".join(_name(names, s) for s in seats)
+                           + "; asking for their entries again")
+            case ev.GameOver(winner=winner):
+                self.winner = winner
+                self.say(f"Game over: {winner} wins")
+            case ev.Flagged(name=name, reason=reason):
+                self.error(f"{name} is flagged: {reason}")
+            case ev.PeerDropped(name=name):
+                self.error(f"{name} dropped out of the round")
+            case ev.Refused(reason=reason):
+                self.error(f"The table refused us: {reason}")
+            case ev.Notice(text=text):
+                self.say(text)
+            case _:
+                pass  # roster, settings, ready, rejected: the screen shows their state
+
+    def _bounced(self, card: str, fate: Fate, first: str | None, whose: str) -> None:
+        if fate is Fate.CUT:
+            self.say(f"{whose} {card} came after the Nerts call: it does not count")
+        else:
+            self.say(f"{whose} {card} bounced: {first or 'someone'} was first")
+
+    def _stuck(self, stuck: tuple[bool, ...], names: tuple[str, ...], me: int | None) -> None:
+        before = self.stuck or (False,) * len(stuck)
+        self.stuck = stuck
+        count = f"({sum(stuck)}/{len(stuck)} stuck)"
+        for seat, (was, now) in enumerate(zip(before, stuck, strict=False)):
+            if was != now:
+                who = "You" if seat == me else _name(names, seat)
+                self.say(f"{who} {'voted stuck' if now else 'withdrew the stuck vote'} {count}")
+
+    def _new_round(self) -> None:
+        self.selection = None
+        self.pending.clear()
+        self.voted = False
+        self.agreed = False
+        self.stuck = ()
+
+
+def _name(names: tuple[str, ...], seat: int) -> str:
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _nth(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")

@@ -1,0 +1,313 @@
+"""The table during a round: foundations, the other players, your tableau.
+
+Each part is a small function that reads the replica and the UI state and
+returns fragments; the layout asks for them afresh on every frame, so there
+is no second copy of the game to keep in sync. Every card is a fragment with
+a click handler, which is how the mouse finds cards without any geometry
+bookkeeping.
+
+Rows, top to bottom (24 rows hold a full table of eight)::
+
+    header                      1
+    ── Foundations ──           1 + 4 (one row per suit)
+    ── Players ──               1 + one row per other player (7 at most)
+    ── You ──                   1 + 1 (Nerts, stock, waste) + 4 work piles
+    status                      1 (selection, cards in the air, hints)
+    event lines                 the rest (2 at least)
+    key hints                   1
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from prompt_toolkit.application import get_app
+from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
+from prompt_toolkit.layout import Container, HSplit, VSplit, WindowAlign
+
+from ..game.cards import SUITS, card_name
+from ..game.foundations import Pile
+from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
+from ..protocol.replica import Replica, RoundState
+from .control import Controller, pile_of
+from .keys import PILES, Action, KeyMap, label
+from .theme import card_fragment, face_text, suit_class
+from .widgets import MouseHandler, on_click, rule, text
+
+SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
+WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
+MESSAGE_ROWS = 2  # event lines shown at least
+MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
+
+
+def table_screen(ctl: Controller, keys: KeyMap) -> Container:
+    return HSplit([
+        header(ctl),
+        rule(lambda: foundations_title(ctl)),
+        *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
+        rule(lambda: [("class:rule.title", "Players")]),
+        text(lambda: players(ctl), height=None, stretch=False),
+        rule(lambda: you_title(ctl)),
+        text(lambda: top_row(ctl, keys)),
+        *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
+        text(lambda: status_line(ctl, keys)),
+        text(lambda: messages(ctl), height=MESSAGE_ROWS, stretch=True),
+        text(lambda: hints(ctl, keys)),
+    ])
+
+
+# --------------------------------------------------------------------- header
+def header(ctl: Controller) -> VSplit:
+    return VSplit([
+        text(lambda: title(ctl.replica), shrink=True),
+        text(lambda: scores_line(ctl.replica), align=WindowAlign.RIGHT),
+    ], height=1)
+
+
+def title(r: Replica) -> StyleAndTextTuples:
+    round_no = f" · round {r.rs.number}" if r.rs else ""
+    return [("class:title", f" NERTS{round_no} ")]
+
+
+def scores_line(r: Replica) -> StyleAndTextTuples:
+    """Running totals, mine in bold, then the target; names shortened to fit the width."""
+    rs, match = r.rs, r.match
+    if rs is None or match is None:
+        return []
+    room = get_app().output.get_size().columns - len(title(r)[0][1]) - 1
+    target = f"  → {r.variants.target} "
+    cut = max(len(n) for n in rs.names)
+    while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in
+                          zip(rs.names, match.totals, strict=True)) + len(target) > room:
+        cut -= 1
+    out: StyleAndTextTuples = []
+    for seat, name in enumerate(rs.names):
+        if out:
+            out.append(("", " · "))
+        style = "class:you" if seat == rs.me else ""
+        out.append((style, f"{name[:cut]} {match.totals[seat]}"))
+    out.append(("class:dim", target))
+    return out
+
+
+# ----------------------------------------------------------------- foundations
+def _piles(rs: RoundState, suit: int) -> list[Pile]:
+    """A suit's started piles in the order they were started, so none ever jumps."""
+    piles = [p for p in rs.log.piles.values() if p.stays and p.suit == suit]
+    return sorted(piles, key=lambda p: p.stays[0].key)
+
+
+def foundations_title(ctl: Controller) -> StyleAndTextTuples:
+    rs = ctl.replica.rs
+    if rs is None:
+        return [("class:rule.title", "Foundations")]
+    started = sum(1 for p in rs.log.piles.values() if p.stays)
+    return [("class:rule.title", "Foundations"),
+            ("class:dim", f" · {started} piles · {rs.log.completed()} complete"
+                          " · … = may still bounce")]
+
+
+def foundation_row(ctl: Controller, suit: int) -> StyleAndTextTuples:
+    """One suit: the top card of each of its piles; completed piles counted at the end."""
+    rs = ctl.replica.rs
+    click = on_click(ctl.click_foundations)
+    out: StyleAndTextTuples = [(f"class:suit.{suit}", f"  {SUITS[suit]} "), ("", "│", click)]
+    if rs is None:
+        return out
+    done = 0
+    for pile in _piles(rs, suit):
+        if pile.complete:
+            done += 1
+            continue
+        top = pile.stays[-1]
+        pending = top.key in ctl.state.pending
+        out.append((suit_class(top.face) + (" class:pending" if pending else ""),
+                    face_text(top.face), click))
+        out.append(("class:pending", "…" if pending else " ", click))
+    if done:
+        out.append(("class:good", f"  {done} complete ({SUITS[suit]}A–K)"))
+    return out
+
+
+# -------------------------------------------------------------------- players
+def players(ctl: Controller) -> StyleAndTextTuples:
+    """One row per other player: Nerts cards left, cards up, stuck, connection health."""
+    r = ctl.replica
+    rs = r.rs
+    if rs is None:
+        return []
+    out: StyleAndTextTuples = []
+    width = max(len(n) for n in rs.names)
+    for seat, name in enumerate(rs.names):
+        if seat == rs.me:
+            continue
+        if out:
+            out.append(("", "\n"))
+        out.append(("class:label", f"  {name:<{width}}  "))
+        view = rs.views.get(seat)
+        if view is None:
+            out.append(("class:dim", "Nerts 13 · waiting for their first view "))
+        else:
+            out.append(("", f"Nerts {view.nerts:>2} "))
+            out.append(card_fragment(view.top) if view.top is not None else ("", "   "))
+            out.append(("", "   waste "))
+            out.append(card_fragment(view.waste) if view.waste is not None else ("", "  -"))
+            out.append(("", f"   stock {view.stock:>2}"))
+        out.append(("", f"   up {rs.log.cards_of(seat):>2}   "))
+        if seat < len(rs.stuck) and rs.stuck[seat]:
+            out.append(("class:warn", "stuck  "))
+        out.append(_health(r, rs, seat))
+    return out
+
+
+def _health(r: Replica, rs: RoundState, seat: int) -> tuple[str, str]:
+    if seat in rs.flagged:
+        return ("class:msg.error", "flagged")
+    if seat not in rs.live:
+        return ("class:msg.error", "dropped")
+    heard = r.last_heard.get(rs.keys[seat])
+    if heard is None or r.now - heard > SILENT_AFTER:
+        return ("class:warn", "silent")
+    return ("class:good", "ok")
+
+
+# ------------------------------------------------------------------------- you
+def you_title(ctl: Controller) -> StyleAndTextTuples:
+    rs = ctl.replica.rs
+    if rs is None or rs.me is None:
+        return [("class:rule.title", "You")]
+    tab = rs.tab
+    left = len(tab.nerts) if tab else 13
+    return [("class:rule.title", f"You: {rs.names[rs.me]}"),
+            ("class:dim", f" · up {rs.log.cards_of(rs.me)} · {left} in your Nerts pile")]
+
+
+def _key(keys: KeyMap, action: Action) -> tuple[str, str]:
+    return ("class:key", label(keys, action))
+
+
+def top_row(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
+    """Nerts pile (top card and count), stock (count), waste (last cards, top playable)."""
+    tab = ctl.tableau()
+    out: StyleAndTextTuples = []
+    if tab is None:
+        return out
+    sel = ctl.selected()
+    cur = ctl.state.cursor
+    nerts_click = on_click(lambda: _click_top(ctl, tab, NERTS))
+    out += [("", "  "), _key(keys, Action.NERTS), ("class:label", " Nerts ", nerts_click)]
+    out.append(_top_card(tab, NERTS, sel, cur == (0, 0), nerts_click))
+    out.append(("class:dim", f" ({len(tab.nerts)})", nerts_click))
+    turn = on_click(ctl.turn)
+    stock_style = "class:label class:cursor" if cur == (0, 1) else "class:label"
+    stock = f"{len(tab.stock)} cards" if tab.stock else "turn over" if tab.waste else "empty"
+    out += [("", "     "), _key(keys, Action.TURN), (stock_style, f" Stock {stock}", turn)]
+    waste_click = on_click(lambda: _click_top(ctl, tab, WASTE))
+    out += [("", "     "), _key(keys, Action.WASTE), ("class:label", " Waste ", waste_click)]
+    for card in tab.waste[-WASTE_SHOWN:-1]:
+        out += [card_fragment(card, "class:dim"), ("", " ")]
+    out.append(_top_card(tab, WASTE, sel, cur == (0, 2), waste_click))
+    return out
+
+
+def _top_card(tab: Tableau, src: int, sel: tuple[int, int] | None, cursor: bool,
+              click: MouseHandler) -> OneStyleAndTextTuple:
+    pile = pile_of(tab, src)
+    if not pile:
+        return ("class:empty" + (" class:cursor" if cursor else ""), "  ·", click)
+    style, card = card_fragment(pile[-1], _marks(sel is not None and sel[0] == src, cursor))
+    return (style, card, click)
+
+
+def _click_top(ctl: Controller, tab: Tableau, src: int) -> None:
+    pile = pile_of(tab, src)
+    if pile:
+        ctl.click_card(src, len(pile) - 1)
+
+
+def _marks(selected: bool, cursor: bool) -> str:
+    return ("class:selected " if selected else "") + ("class:cursor" if cursor else "")
+
+
+def work_row(ctl: Controller, keys: KeyMap, pile_no: int) -> StyleAndTextTuples:
+    """One work pile, fanned left to right from its bottom card: every card readable."""
+    tab = ctl.tableau()
+    if tab is None:
+        return []
+    src = WORK0 + pile_no
+    sel = ctl.selected()
+    row, col = ctl.state.cursor
+    here = on_click(lambda: ctl.click_pile(pile_no))
+    out: StyleAndTextTuples = [("", "  "), ("class:key", label(keys, PILES[pile_no]), here),
+                               ("class:rule", " │", here)]
+    pile = tab.work[pile_no]
+    if not pile:
+        out.append(("class:empty" + (" class:cursor" if row == pile_no + 1 else ""),
+                    "  ·  (empty)", here))
+        return out
+    for index, card in enumerate(pile):
+        chosen = sel is not None and sel[0] == src and index >= sel[1]
+        cursor = row == pile_no + 1 and index == min(col, len(pile) - 1)
+        style, face = card_fragment(card, _marks(chosen, cursor))
+        click = on_click(partial(ctl.click_card, src, index))
+        out += [("", " ", click), (style, face, click)]
+    return out
+
+
+# ---------------------------------------------------------------- status, lines
+def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
+    """What the player is doing: the selection, cards in the air, a vote, a Nerts chance."""
+    tab = ctl.tableau()
+    rs = ctl.replica.rs
+    if tab is None or rs is None:
+        return []
+    out: StyleAndTextTuples = [("", "  ")]
+    sel = ctl.selected()
+    if sel is not None:
+        src, index = sel
+        pile = pile_of(tab, src)
+        run = len(pile) - index
+        what = card_name(pile[index]) + (f" and {run - 1} above" if run > 1 else "")
+        out += [("class:label", f"Selected {what}"),
+                ("", f": {label(keys, Action.SEND)} sends it, "
+                     f"{'/'.join(label(keys, a) for a in PILES)} moves it, "
+                     f"{label(keys, Action.CANCEL)} drops it   ")]
+    elif tab.can_call_nerts():
+        out.append(("class:good", f"Your Nerts pile is empty: {label(keys, Action.CALL)} "
+                                  "calls Nerts!   "))
+    if ctl.state.voted:
+        out.append(("class:warn", f"You voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
+    if tab.in_flight:
+        out.append(("class:dim", "In the air: "))
+        for card, _src in tab.in_flight.values():
+            out += [(suit_class(card) + " class:pending", card_name(card)),
+                    ("class:pending", "… ")]
+    return out
+
+
+def messages(ctl: Controller) -> StyleAndTextTuples:
+    """The event lines, newest first (right under your cards); refusals in the error colour."""
+    out: StyleAndTextTuples = []
+    for line in list(reversed(ctl.state.lines))[:MESSAGE_ROWS_MAX]:
+        if out:
+            out.append(("", "\n"))
+        out.append(("class:msg.error" if line.error else "class:msg.event", f"  {line.text}"))
+    return out
+
+
+def hints(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
+    piles = "".join(label(keys, a) for a in PILES)
+    parts = [
+        (f"{label(keys, Action.NERTS)} {label(keys, Action.WASTE)} {piles}", "select"),
+        (label(keys, Action.SEND), "send"),
+        (label(keys, Action.TURN), "turn"),
+        (label(keys, Action.STUCK), "stuck"),
+        (label(keys, Action.CALL), "Nerts!"),
+    ]
+    if ctl.replica.variants.lone_rotate:
+        parts.append((label(keys, Action.ROTATE), "rotate"))
+    parts += [(label(keys, Action.HELP), "help"), (label(keys, Action.QUIT), "quit")]
+    out: StyleAndTextTuples = [("", " ")]
+    for key, what in parts:
+        out += [("class:key", key), ("class:dim", f" {what}  ")]
+    return out

@@ -1,0 +1,50 @@
+"""Small layout pieces shared by the screens: a text line, a titled rule, clicks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.layout import Dimension, VSplit, Window, WindowAlign
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
+
+Fragments = Callable[[], StyleAndTextTuples]
+#: prompt_toolkit types a mouse handler's result (None or NotImplemented) as object.
+MouseHandler = Callable[[MouseEvent], object]
+
+
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
+         shrink: bool = False, align: WindowAlign = WindowAlign.LEFT) -> Window:
+    """A window drawing ``fragments()`` afresh every frame.
+
+    ``height`` is exact unless ``stretch`` (then it is the least, and the
+    window takes spare rows) or None (as tall as its content). ``shrink``
+    keeps the window as narrow as its text, leaving the width to its neighbours.
+    """
+    if height is None:
+        dim = Dimension(min=1)
+    else:
+        dim = Dimension(min=height) if stretch else Dimension.exact(height)
+    return Window(FormattedTextControl(fragments), align=align, height=dim,
+                  dont_extend_height=height is None, dont_extend_width=shrink)
+
+
+def rule(title: Fragments) -> VSplit:
+    """``── Title ─────────`` across the whole width, whatever that width is."""
+    return VSplit([
+        Window(FormattedTextControl(lambda: [("class:rule", "── "), *title(),
+                                             ("class:rule", " ")]),
+               dont_extend_width=True, height=1),
+        Window(char="─", style="class:rule", height=1),
+    ], height=1)
+
+
+def on_click(action: Callable[[], None]) -> MouseHandler:
+    """A fragment's mouse handler: run ``action`` when the button goes down."""
+    def handler(event: MouseEvent) -> object:
+        if event.event_type is not MouseEventType.MOUSE_DOWN:
+            return NotImplemented
+        action()
+        return None
+    return handler
