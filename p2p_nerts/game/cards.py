@@ -12,6 +12,7 @@ A *face* is the owner-less part, ``suit << 4 | rank``: what a foundation needs.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable
 
 SUITS = "♠♥♦♣"
@@ -139,15 +140,19 @@ class _WordStream:
 
     def __init__(self, material: bytes) -> None:
         self._xof = hashlib.shake_256(material)
-        self._buf = self._xof.digest(512)
+        self._words = _be_words(self._xof.digest(512))
         self._pos = 0
 
     def next(self) -> int:
-        if self._pos + 4 > len(self._buf):
-            self._buf = self._xof.digest(len(self._buf) * 2)
-        word = int.from_bytes(self._buf[self._pos : self._pos + 4], "big")
-        self._pos += 4
+        if self._pos == len(self._words):  # the XOF's longer output starts with the same bytes
+            self._words = _be_words(self._xof.digest(8 * len(self._words)))
+        word = self._words[self._pos]
+        self._pos += 1
         return word
+
+
+def _be_words(data: bytes) -> tuple[int, ...]:
+    return struct.unpack(f">{len(data) // 4}I", data)
 
 
 def cards_text(cards: Iterable[int]) -> str:
