@@ -69,13 +69,26 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--json", action="store_true", help="one JSON object per round, then totals")
     add_variant_args(sim)
     add_net_commands(sub, add_variant_args)
+
+    solo = sub.add_parser("solo", help="play against computer players in this terminal "
+                                       "(what `nerts` alone does)")
+    solo.add_argument("--bots", type=int, choices=range(1, 8), default=2, metavar="N",
+                      help="computer players, 1..7 (default 2)")
+    solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
+                      help=f"how well they play (default {DEFAULT_SKILL})")
+    solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
+    add_variant_args(solo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["solo"])
     try:
+        if args.command == "solo":
+            return run_solo(args)
         if args.command == "simulate":
             return run_simulate(args)
         if args.command in NET_COMMANDS:
@@ -83,6 +96,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (VariantError, ValueError) as exc:
         parser.error(str(exc))
     parser.print_help()
+    return 0
+
+
+def run_solo(args: argparse.Namespace) -> int:
+    """This terminal's player against ``--bots`` computer players, in process, no network."""
+    # Imported here so the headless commands never load the terminal UI.
+    from .protocol.identity import IdentityError
+    from .session import LocalTable
+    from .ui.app import run_app
+    from .ui.config import prepare_player
+
+    variants = variants_from(args)
+    try:
+        player = prepare_player(ask=input if sys.stdin.isatty() else None)
+    except IdentityError as exc:
+        print(f"nerts: {exc}", file=sys.stderr)
+        return 1
+    except (EOFError, KeyboardInterrupt):
+        return 1
+    table = LocalTable(player.identity, bots=args.bots, skill=args.skill, variants=variants,
+                       seed=args.seed)
+    run_app(table, player.config, player.notes)
     return 0
 
 
