@@ -1,0 +1,85 @@
+"""A whole solo round against bots, played only through key presses, read off the screen."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from p2p_nerts.game.moves import best_target
+from p2p_nerts.game.tableau import NERTS, WASTE, WORK0
+from p2p_nerts.protocol.replica import Phase
+
+from .uikit import ENTER, ESC, SPACE, Harness
+
+PILE_KEYS = (("n", NERTS), ("w", WASTE), ("1", WORK0), ("2", WORK0 + 1), ("3", WORK0 + 2),
+             ("4", WORK0 + 3))
+
+
+async def play_round(h: Harness, max_steps: int = 5000) -> int:
+    """A simple key-level player; returns how many keys it pressed.
+
+    Every 0.1 s of table time: call Nerts when possible, else press a pile key
+    and the send key for the first card that can go somewhere useful, else
+    turn the stock; after a whole dry cycle of the stock, vote stuck and wait.
+    """
+    assert h.ui is not None
+    state = h.ui.ctl.state
+    pressed = dry = rotations = 0
+    for _ in range(max_steps):
+        h.advance(0.1)
+        r = h.replica
+        if r.phase is not Phase.PLAYING:
+            return pressed
+        rs = r.rs
+        if rs is None or not r.can_move():
+            continue
+        if rs.rotations != rotations:
+            rotations, dry = rs.rotations, 0
+        tab = h.tab
+        keys: tuple[str, ...] = ()
+        if tab.can_call_nerts():
+            keys = ("!",)
+        else:
+            for key, src in PILE_KEYS:
+                target = best_target(tab, src, rs.log)
+                if target is not None and (src < WORK0 or target.pile is not None):
+                    keys, dry = (key, "f"), 0
+                    break
+            else:
+                if dry <= (len(tab.stock) + len(tab.waste)) // tab.stock_turn + 2:
+                    keys, dry = (SPACE,), dry + 1
+                elif not state.voted:
+                    keys = ("s",)
+        if state.selection is not None:
+            keys = (ESC, *keys)
+        await h.press(*keys)
+        pressed += len(keys)
+    raise AssertionError("the round did not end")
+
+
+def test_a_whole_round_by_keys_ends_in_the_score_table() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, seed=5, skill="easy") as h:
+            assert "Enter deals the first round" in h.screen()
+            await h.press(ENTER)
+            h.advance(0.2)
+            assert "round 1" in h.lines()[0]
+            assert "Foundations" in h.screen() and "You: Tess" in h.screen()
+
+            assert await play_round(h) > 50
+            h.advance(1.0)
+            rs, match = h.replica.rs, h.replica.match
+            assert rs is not None and rs.results and match is not None
+            assert "Round 1 is over" in h.screen()
+            for res in rs.results:
+                numbers = re.findall(r"-?\d+", h.row(rs.names[res.seat]))
+                assert numbers == [str(res.foundation_cards), str(res.nerts_left),
+                                   str(res.score), str(match.totals[res.seat])]
+                assert "ok" in h.row(rs.names[res.seat]).split()  # clean audit
+            assert "Enter deal the next round" in h.screen()
+
+            await h.press(ENTER)
+            h.advance(0.2)
+            assert "round 2" in h.lines()[0]
+            assert "Foundations" in h.screen()
+    asyncio.run(main())
