@@ -347,7 +347,7 @@ def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
     tab = Tableau(owner, deck, stock_turn=stock_turn, jokers=jokers)
     for n, move in enumerate(moves):
         try:
-            _apply(tab, move)
+            apply_move(tab, move)
         except (IllegalMove, IndexError, ValueError, KeyError, TypeError) as exc:
             reason = exc.reason if isinstance(exc, IllegalMove) else "malformed move"
             raise IllegalMove(f"move {n + 1} {tuple(move)}: {reason}") from None
@@ -355,7 +355,8 @@ def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
     return tab
 
 
-def _apply(tab: Tableau, move: Sequence[int]) -> None:
+def apply_move(tab: Tableau, move: Sequence[int]) -> None:
+    """Redo one move-log entry on a tableau (audit replays, crash recovery)."""
     op, *args = move
     if op == OP_TURN and not args:
         tab.turn()

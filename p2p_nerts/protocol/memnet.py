@@ -19,6 +19,7 @@ from ..game.variants import Variants
 from .botdriver import BotDriver
 from .events import Event
 from .identity import Identity
+from .journal import Record
 from .replica import Outbound, Replica
 
 TABLE_ID = bytes(range(16))
@@ -45,28 +46,33 @@ class MemNet:
     faults: Faults = field(default_factory=Faults)
     now: float = 0.0
     events: list[list[Event]] = field(default_factory=list)
+    journals: list[list[Record]] = field(default_factory=list)
     delivered: int = 0
     dropped: int = 0
     duplicated: int = 0
     cut: set[int] = field(default_factory=set)  # replicas whose links are down
+    down: set[int] = field(default_factory=set)  # crashed: no ticks, nothing in or out
     _queue: list[tuple[float, int, int, int, bytes]] = field(default_factory=list)
     _seq: int = 0
     _index: dict[bytes, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.events = [[] for _ in self.replicas]
+        self.journals = [[] for _ in self.replicas]
         self._index = {r.me.public_key: i for i, r in enumerate(self.replicas)}
 
     def output(self, sender: int, out: Outbound) -> None:
         """Take what a replica produced: keep its events, put its frames on the wire."""
         self.events[sender].extend(out.events)
+        self.journals[sender].extend(out.journal)
         for send in out.sends:
             targets = ([self._index[send.to]] if send.to in self._index
                        else [i for i in range(len(self.replicas)) if i != sender])
             for target in targets:
                 if target == sender:
                     continue
-                if sender in self.cut or target in self.cut or self.rng.random() < self.faults.drop:
+                if (sender in self.cut or target in self.cut or sender in self.down
+                        or self.rng.random() < self.faults.drop):
                     self.dropped += 1
                     continue
                 copies = 2 if self.rng.random() < self.faults.duplicate else 1
@@ -92,13 +98,17 @@ class MemNet:
                 return False
             if self._queue and self._queue[0][0] <= self.now:
                 _, _, target, _, data = heapq.heappop(self._queue)
+                if target in self.down:
+                    self.dropped += 1
+                    continue
                 self.delivered += 1
                 self.output(target, self.replicas[target].receive(data, self.now))
                 continue
             if next_tick <= self.now:
                 next_tick = self.now + self.faults.tick
                 for i, replica in enumerate(self.replicas):
-                    self.output(i, replica.tick(self.now))
+                    if i not in self.down:
+                        self.output(i, replica.tick(self.now))
             for i, driver in self.drivers.items():
                 if driver.next_at is None or driver.next_at <= self.now:
                     self.output(i, driver.step(self.now))

@@ -30,20 +30,38 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey
 from ..game.moves import perform
 from ..game.scoring import Match, SeatRound, round_score
-from ..game.tableau import NERTS_SIZE, SOURCES, WASTE, WORK0, Tableau, Target
+from ..game.tableau import (
+    NERTS,
+    NERTS_SIZE,
+    OP_FOUND,
+    OP_NERTS,
+    OP_ROTATE,
+    OP_SLIDE,
+    OP_TURN,
+    OP_WORK,
+    ROTATE_ALL,
+    SOURCES,
+    WASTE,
+    WORK0,
+    Tableau,
+    Target,
+    apply_move,
+)
 from ..game.variants import VariantError, Variants
 from . import events as ev
-from .audit import AuditResult, audit_seat
+from .audit import audit_seat
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
 from .envelope import Entry, EnvelopeError, open_entry
 from .fairness import SECRET_LEN, commitment, deal_for, joint_value
 from .identity import Identity, fingerprint_of
+from .journal import Kind, Record, move_record, secrets_record, unpack
 from .messages import (
     Ack,
     AckMark,
@@ -88,6 +106,8 @@ ROUND_TYPES = frozenset({
     MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP,
 })
 
+#: Move-log operations that are the player's own decisions (journaled for recovery).
+_DECISIONS = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_NERTS})
 #: Round entries that only make sense once every deck is dealt.
 _NEEDS_DEAL = frozenset({MsgType.PLAY, MsgType.STUCK, MsgType.NERTS})
 
@@ -119,6 +139,8 @@ class Outbound:
 
     sends: list[Send] = field(default_factory=list)
     events: list[ev.Event] = field(default_factory=list)
+    #: Write these to stable storage *before* sending ``sends`` (write-ahead).
+    journal: list[Record] = field(default_factory=list)
 
 
 @dataclass(order=True, slots=True)
@@ -129,6 +151,7 @@ class _Ordered:
     seat: int
     kind: int = field(compare=False)
     payload: Payload = field(compare=False)
+    seq: int = field(compare=False)
 
 
 @dataclass(slots=True)
@@ -172,7 +195,9 @@ class RoundState:
     view_mark: tuple[int, int] = (-1, -1)
     flagged: dict[int, str] = field(default_factory=dict)
     i_called: bool = False
+    journaled: int = 0  # how much of tab.log the journal has seen
     calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
+    play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
 
     def seat_of(self, key: bytes) -> int | None:
         try:
@@ -224,7 +249,69 @@ class Replica:
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
         self._ack_due = False
+        self._restoring = False
+        self._catching_up = False  # restored: hear every live peer, fill every gap
+        self._heard: set[bytes] = set()
+        self._secrets: dict[int, tuple[bytes, bytes]] = {}
         self.now = 0.0
+
+    @classmethod
+    def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
+                records: Iterable[Record], now: float, **options: Any) -> Replica:
+        """Rebuild a replica from its journal after a crash: same round, same tableau.
+
+        Replays the journal through the same code paths as live play, with
+        signing and sending switched off (the journal holds our own entries).
+        """
+        records = list(records)
+        r = cls(identity, table_id, host_key, **options)
+        r.now = now
+        r._restoring = True
+        for rec in records:
+            if rec.kind is Kind.SECRETS:
+                round_no, deck, share = unpack(rec)
+                assert isinstance(round_no, int)
+                assert isinstance(deck, bytes) and isinstance(share, bytes)
+                r._secrets[round_no] = (deck, share)
+        for rec in records:
+            if rec.kind is Kind.ENTRY:
+                r._replay_entry(rec.data)
+            elif rec.kind is Kind.MOVE:
+                r._redo(unpack(rec))
+            r._advance()
+        r._restoring = False
+        r._catching_up = True
+        rs = r.rs
+        if rs is not None:
+            if rs.tab is not None:
+                rs.journaled = len(rs.tab.log)
+            if r.phase is Phase.PLAYING and rs.play_from is not None:
+                rs.started = True
+        r._out = Outbound()
+        return r
+
+    def _replay_entry(self, raw: bytes) -> None:
+        entry = open_entry(raw)
+        if entry.author != self.me.public_key:
+            self._receive_one(raw)
+            return
+        log = self._author(entry.author)
+        assert log is not None
+        if log.offer(entry) == "duplicate":
+            return
+        self.seq = max(self.seq, entry.seq)
+        self.clock.time = max(self.clock.time, entry.lamport)
+        self._deliver(entry, parse_payload(entry.type, entry.payload), log)
+
+    def _redo(self, fields: list[object]) -> None:
+        round_no, *move = fields
+        rs = self.rs
+        if rs is None or rs.tab is None or rs.number != round_no:
+            raise ValueError("journal move for a round that is not being played")
+        ints = [int(x) for x in move]  # type: ignore[call-overload]
+        apply_move(rs.tab, ints)
+        if ints[0] == OP_NERTS:
+            rs.i_called = True
 
     # =================================================================== API
     def open(self, now: float) -> Outbound:
@@ -258,6 +345,8 @@ class Replica:
             if entry.table_id != self.table_id:
                 raise EnvelopeError("wrong_table")
             payload = parse_payload(entry.type, entry.payload)
+            if self._catching_up and not self._restoring:
+                self._heard.add(entry.author)
             self._accept(entry, payload)
         except EnvelopeError as exc:
             self._reject(exc.reason)
@@ -324,19 +413,22 @@ class Replica:
         rs, tab = self._playing()
         if target.pile is None:
             perform(tab, target)
+            self._journal_moves(rs, tab)
             return self._flush()
         lamport = self.clock.time + 1
         key = (lamport, rs.me if rs.me is not None else 0)
         card = perform(tab, target, key)
         assert card is not None
+        self._journal_moves(rs, tab)
         self._send(PlayMsg(card, target.pile, target.src, target.declared,
                            len(tab.log) - 1), expect_lamport=lamport)
         return self._flush()
 
     def turn(self, now: float) -> Outbound:
         self.now = now
-        _rs, tab = self._playing()
+        rs, tab = self._playing()
         tab.turn()
+        self._journal_moves(rs, tab)
         return self._flush()
 
     def rotate_alone(self, now: float) -> Outbound:
@@ -346,6 +438,7 @@ class Replica:
         if not rs.variants.lone_rotate:
             raise CommandError("this table plays without the lone rotation")
         tab.rotate(alone=True)
+        self._journal_moves(rs, tab)
         return self._flush()
 
     def vote_stuck(self, on: bool, now: float) -> Outbound:
@@ -361,6 +454,7 @@ class Replica:
         lamport = self.clock.time + 1
         tab.record_nerts_call(lamport)
         rs.i_called = True
+        self._journal_moves(rs, tab)
         self._send(Nerts(), expect_lamport=lamport)
         return self._flush()
 
@@ -387,7 +481,18 @@ class Replica:
     def can_move(self) -> bool:
         rs = self.rs
         return (rs is not None and self.phase is Phase.PLAYING and rs.tab is not None
-                and rs.started and rs.end is None and not rs.i_called)
+                and rs.started and rs.end is None and not rs.i_called and rs.me in rs.live
+                and not self._behind(rs))
+
+    def _behind(self, rs: RoundState) -> bool:
+        """After a restart: not every live peer heard from yet, or entries still missing."""
+        if not self._catching_up:
+            return False
+        peers = {rs.keys[s] for s in rs.live if s != rs.me}
+        if peers <= self._heard and all(
+                self.authors[k].missing() is None for k in peers if k in self.authors):
+            self._catching_up = False
+        return self._catching_up
 
     # ============================================================ internals
     def _flush(self) -> Outbound:
@@ -411,11 +516,21 @@ class Replica:
             raise CommandError("the round is over")
         if rs.i_called:
             raise CommandError("you called Nerts: the round is ending")
+        if rs.me not in rs.live:
+            raise CommandError("you were dropped from this round; you play again next round")
+        if self._behind(rs):
+            raise CommandError("catching up with the table")
         return rs, rs.tab
 
     def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
+        if self._restoring:
+            return  # the journal holds every entry we signed; it is being replayed
+        rs = self.rs
+        if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
+                and rs.me not in rs.live):
+            return  # dropped from this round: nothing of ours counts in it any more
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
         if payload.TYPE in EPHEMERAL:
             # An ephemeral entry carries my latest sequence number: peers learn from
@@ -430,11 +545,23 @@ class Replica:
             raise AssertionError("Lamport time moved under a local play")
         entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
                              seq=self.seq, lamport=lamport)
+        self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
         log = self._author(self.me.public_key)
         assert log is not None
         log.offer(entry)
         self._deliver(entry, payload, log)
+
+    def _record(self, record: Record) -> None:
+        if not self._restoring:
+            self._out.journal.append(record)
+
+    def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
+        """Journal my new decisions on the tableau (settles and agreed rotations replay)."""
+        for move in tab.log[rs.journaled:]:
+            if move[0] in _DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
+                self._record(move_record(rs.number, move))
+        rs.journaled = len(tab.log)
 
     def _author(self, key: bytes) -> AuthorLog | None:
         log = self.authors.get(key)
@@ -449,6 +576,8 @@ class Replica:
         if entry.author == self.me.public_key:
             raise EnvelopeError("own_entry")  # a reflection: we never need our own back
         if entry.type in EPHEMERAL:
+            if entry.type == MsgType.ACK:
+                self._record(Record(Kind.ENTRY, entry.raw))  # finality depends on acks
             self._ephemeral(entry, payload)
             return
         log = self._author(entry.author)
@@ -458,6 +587,7 @@ class Replica:
         if verdict == "duplicate":
             self.rejected["duplicate"] += 1
             return
+        self._record(Record(Kind.ENTRY, entry.raw))
         if verdict == "next":
             log.held[entry.seq] = entry
         self._drain(log)
@@ -478,9 +608,11 @@ class Replica:
             except EnvelopeError as exc:
                 # A signed entry that breaks the rules takes its sequence slot (so
                 # the author's later entries are not blocked) and changes nothing
-                # else; honest peers never sign one, so its author is flagged.
+                # else; honest peers never sign one, so its author is flagged. A
+                # dropped seat's late entries are honest: only too late.
                 self._reject(exc.reason)
-                self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
+                if exc.reason != "dropped":
+                    self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         self._ask_missing()
 
     def _deliverable(self, entry: Entry) -> bool:
@@ -664,8 +796,11 @@ class Replica:
             self.last_heard.setdefault(key, self.now)
             self.last_heard[key] = max(self.last_heard[key], self.now)
         if me is not None:
-            rs.deck_secret = self.rng(SECRET_LEN)
-            rs.share = self.rng(SECRET_LEN)
+            known = self._secrets.pop(number, None)
+            if known is None:
+                known = (self.rng(SECRET_LEN), self.rng(SECRET_LEN))
+                self._record(secrets_record(number, *known))
+            rs.deck_secret, rs.share = known
             self._send(Commit(commitment(rs.deck_secret), commitment(rs.share)))
         # Round entries that arrived early can now be delivered.
         for log in list(self.authors.values()):
@@ -700,11 +835,11 @@ class Replica:
                 self._maybe_go(rs)
             case PlayMsg():
                 self._play_entry(rs, seat, entry, payload)
-            case Nerts():
-                rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-                heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload))
-            case Stuck():
-                heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload))
+            case Nerts() | Stuck():
+                if isinstance(payload, Nerts):
+                    rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
+                heapq.heappush(rs.ordered,
+                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
@@ -774,10 +909,11 @@ class Replica:
             raise EnvelopeError("bad_field:pile")
         play = Play(entry.lamport, seat, card, pile, msg.src, decl)
         rs.plays_by_seat.setdefault(seat, []).append(play)
+        rs.play_seq[play.key] = entry.seq
         rs.log.add(play)
         mine = seat == rs.me
         self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg))
+        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
         if not mine:
             self._ack_due = True  # at once, so the play is final about one round trip later
 
@@ -884,6 +1020,7 @@ class Replica:
                     log.note_claim(cut)
                 continue
             rs.live.discard(victim)
+            self._forget_after_cut(rs, victim, cut)
             self._event(ev.PeerDropped(victim, rs.names[victim]))
             self._maybe_reveal(rs)
             self._maybe_deal(rs)
@@ -891,6 +1028,26 @@ class Replica:
             self._maybe_close(rs)
             if rs.live and all(rs.stuck[s] for s in rs.live) and rs.end is None:
                 self._stuck_final(rs, min(rs.live), True, (self.clock.time, min(rs.live)))
+
+    def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
+        """Undo what a dropped seat sent past the agreed cut, on every replica alike.
+
+        Peers that heard such entries before the agreement take them back out;
+        the dropped seat itself gets those cards back. So every replica ends
+        with the same log, and no card is lost.
+        """
+        late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
+        for key in late:
+            rs.log.remove(key)
+            del rs.play_seq[key]
+            if victim == rs.me and rs.tab is not None and key in rs.tab.in_flight:
+                rs.tab.settle(key, stayed=False)
+        if late:
+            gone = set(late)
+            rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
+                                        if p.key not in gone]
+        rs.ordered = [o for o in rs.ordered if o.seat != victim or o.seq <= cut]
+        heapq.heapify(rs.ordered)
 
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
@@ -918,10 +1075,15 @@ class Replica:
             up = rs.log.cards_of(seat)
             audit = rs.audits.get(seat)
             if audit is None:
-                view = rs.views.get(seat)
-                left = view.nerts if view else NERTS_SIZE
-                res = AuditResult(seat, True, "", left)
-                verdicts.append("" if seat in rs.live else "dropped")
+                # Dropped (only a live seat's missing audit keeps the round open):
+                # score only what the agreed log shows, the cards it got up. Its
+                # Nerts count is known from no agreed entry, so it is not held
+                # against it; the count shown is what the log proves at most.
+                from_nerts = sum(1 for p in rs.plays_by_seat.get(seat, [])
+                                 if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
+                results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False))
+                verdicts.append("dropped")
+                continue
             else:
                 res = audit_seat(
                     seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,

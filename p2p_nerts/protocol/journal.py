@@ -1,0 +1,43 @@
+"""Write-ahead journal records: what a replica needs to come back after a crash.
+
+The replica is a deterministic function of its inputs, so recovery is replay:
+every frame it accepted (in arrival order), every entry it signed, its round
+secrets and its own move decisions. Settles and agreed rotations are not
+recorded: replaying the inputs makes them happen again, at the same points.
+Records are plain bytes so any store can keep them (``store.py`` uses SQLite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import msgpack
+
+
+class Kind(IntEnum):
+    ENTRY = 1  # a frame, exactly as received or sent
+    SECRETS = 2  # [round, deck secret, joint share]
+    MOVE = 3  # [round, *move-log ints]: a decision of this player's
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    kind: Kind
+    data: bytes
+
+
+def secrets_record(round_no: int, deck_secret: bytes, share: bytes) -> Record:
+    return Record(Kind.SECRETS, msgpack.packb([round_no, deck_secret, share]))
+
+
+def move_record(round_no: int, move: tuple[int, ...]) -> Record:
+    return Record(Kind.MOVE, msgpack.packb([round_no, *move]))
+
+
+def unpack(record: Record) -> list[object]:
+    """The fields of a SECRETS or MOVE record."""
+    fields = msgpack.unpackb(record.data)
+    if not isinstance(fields, list) or not fields or not isinstance(fields[0], int):
+        raise ValueError("corrupt journal record")
+    return fields

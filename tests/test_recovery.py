@@ -1,0 +1,79 @@
+"""A replica killed mid-round comes back from its journal and plays on."""
+
+from __future__ import annotations
+
+import random
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
+from p2p_nerts.protocol.replica import Phase, Replica
+
+from .replica_harness import check_round
+
+
+def _state(r: Replica) -> tuple[object, ...]:
+    rs = r.rs
+    assert rs is not None and rs.tab is not None
+    tab = rs.tab
+    return (tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
+            dict(tab.in_flight), dict(tab.bound), tuple(tab.log), rs.log.state_hash(), r.seq,
+            r.phase, rs.number)
+
+
+def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
+    """Kill replica ``k`` (a crash: it stops dead), wait, then restart it from its journal."""
+    dead = net.replicas[k]
+    before = _state(dead)
+    net.down.add(k)
+    del net.drivers[k]
+    until = net.now + outage
+    assert net.run(lambda: net.now >= until, limit=until + 1)
+    host_key = net.replicas[0].me.public_key
+    back = Replica.restore(dead.me, TABLE_ID, host_key, net.journals[k], net.now,
+                           rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0)
+    assert _state(back) == before, "the restarted replica has exactly its old tableau"
+    net.replicas[k] = back
+    net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
+    net.down.discard(k)
+    return back
+
+
+def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None:
+    net = bot_table(4, seed=12)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 15, limit=600)
+    _crash_and_restore(net, 2, outage=2.0)  # back before the others would drop it
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+    check_round(net, 1, honest={0, 1, 2, 3})
+    assert not any(isinstance(e, ev.PeerDropped) for events in net.events for e in events)
+    # ... and the next round is played by everyone, the restarted peer included.
+    from .replica_harness import play_round
+
+    number = play_round(net)
+    check_round(net, number, honest={0, 1, 2, 3})
+
+
+def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
+    net = bot_table(3, seed=13)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12, limit=600)
+    back = _crash_and_restore(net, 1, outage=12.0)  # longer than drop_after (5 s)
+    seat = back.my_seat
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER)
+                               for i, r in enumerate(net.replicas) if i != 1),
+                   limit=net.now + 1800)
+    overs = [next(e for e in net.events[i] if isinstance(e, ev.RoundOver)) for i in (0, 2)]
+    assert overs[0].foundation_hash == overs[1].foundation_hash
+    assert overs[0].results == overs[1].results
+    assert overs[0].verdicts[seat or 0] == "dropped"
+    assert overs[0].results[seat or 0].foundation_cards > 0
+    # The restarted seat catches up, learns it was dropped, and agrees all the same.
+    assert net.run(lambda: back.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 600)
+    mine = next(e for e in net.events[1] if isinstance(e, ev.RoundOver))
+    assert (mine.foundation_hash, mine.results) == (overs[0].foundation_hash, overs[0].results)
+    assert not any(isinstance(e, ev.Flagged) for events in net.events for e in events)
