@@ -173,6 +173,18 @@ class FoundationLog:
         bisect.insort(pile.plays, play, key=lambda p: p.key)
         return [play, *self._refold(pile, changed_besides=key)]
 
+    def remove(self, key: PlayKey) -> list[Play]:
+        """Take a play out of the log (its author's entries past an agreed drop cut).
+
+        Returns the other plays whose fate this changed; the removed play's card
+        belongs to its owner again.
+        """
+        play = self._plays.pop(key)
+        del self._fate[key]
+        pile = self.piles[play.pile]
+        pile.plays.remove(play)
+        return self._refold(pile)
+
     def set_cutoff(self, key: PlayKey) -> list[Play]:
         """Only plays ordered before ``key`` (the Nerts call) count; return changed plays."""
         # Fates of plays ordered before both the old and the new cut-off stay as
