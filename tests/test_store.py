@@ -1,0 +1,75 @@
+"""The SQLite journal: survives the process, restores a replica, keeps history."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
+from p2p_nerts.protocol.replica import Replica
+from p2p_nerts.store import DB_FILE, Store, StoreError
+
+
+def test_records_round_trip_in_order(tmp_path: Path) -> None:
+    store = Store(tmp_path / DB_FILE)
+    store.join_table(b"t" * 16, b"h" * 32, "127.0.0.1:4000")
+    recs = [Record(Kind.ENTRY, b"a"), Record(Kind.MOVE, b"b"), Record(Kind.SECRETS, b"c")]
+    store.append(b"t" * 16, recs[:2])
+    store.append(b"t" * 16, recs[2:])
+    store.append(b"u" * 16, [Record(Kind.ENTRY, b"other table")])
+    assert store.records(b"t" * 16) == recs
+    table = store.unfinished()
+    assert table is not None and table.address == "127.0.0.1:4000"
+    store.finish_table(b"t" * 16, {"winner": "p0"})
+    assert store.unfinished() is None
+    assert store.records(b"t" * 16) == []
+    assert store.history() == [{"winner": "p0"}]
+
+
+def test_a_killed_writer_loses_nothing_it_appended(tmp_path: Path) -> None:
+    """Appends by a process that is then SIGKILLed are all there afterwards."""
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from p2p_nerts.store import Store\n"
+        "from p2p_nerts.protocol.journal import Kind, Record\n"
+        "s = Store(Path(sys.argv[1]))\n"
+        "for i in range(200):\n"
+        "    s.append(b'k' * 16, [Record(Kind.ENTRY, i.to_bytes(2, 'big'))])\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    path = tmp_path / DB_FILE
+    proc = subprocess.run([sys.executable, "-c", script, str(path)], check=False)
+    assert proc.returncode == -9
+    got = Store(path).records(b"k" * 16)
+    assert [int.from_bytes(r.data, "big") for r in got] == list(range(200))
+
+
+def test_replica_restored_from_the_store_matches(tmp_path: Path) -> None:
+    net = bot_table(3, seed=5)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    store = Store(tmp_path / DB_FILE)
+    store.append(TABLE_ID, net.journals[1])
+    store.close()
+    again = Store(tmp_path / DB_FILE).records(TABLE_ID)
+    old = net.replicas[1]
+    back = Replica.restore(old.me, TABLE_ID, host.me.public_key, again, net.now,
+                           rng=random.Random(0).randbytes)
+    assert back.rs is not None and old.rs is not None
+    assert back.rs.tab is not None and old.rs.tab is not None
+    assert back.rs.tab.log == old.rs.tab.log
+    assert back.rs.log.state_hash() == old.rs.log.state_hash()
+
+
+def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILE
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="cannot use"):
+        Store(path)
