@@ -9,6 +9,8 @@ back and forth is never productive, which is what makes "stuck" decidable.
 
 from __future__ import annotations
 
+from functools import cache
+
 from .cards import ACE, JOKER_RANK, STACK_BASES, SUIT_COLOR, make_face, stacks_on
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
@@ -23,11 +25,17 @@ def card_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target |
     """A foundation move for ``card``, the playable card of ``src``, or None."""
     rank = card & 15
     if rank == ACE:
-        return Target(src, pile=card)
+        return _up(src, card)
     if rank == JOKER_RANK:
         return _joker_target(tab, src, card, fnd)
     pile = fnd.pile_for(card & 63)
-    return None if pile is None else Target(src, pile=pile)
+    return None if pile is None else _up(src, pile)
+
+
+@cache
+def _up(src: int, pile: int) -> Target:
+    """Targets are immutable and there are few foundation moves: share them."""
+    return Target(src, pile=pile)
 
 
 def _joker_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
@@ -59,10 +67,15 @@ def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target |
             if empty is None:
                 empty = dst
         elif _fits(tab, card, pile):
-            return Target(src, work=dst)
+            return _onto(src, dst)
     if allow_empty and empty is not None and src < WORK0:
-        return Target(src, work=empty)
+        return _onto(src, empty)
     return None
+
+
+@cache
+def _onto(src: int, dst: int) -> Target:
+    return Target(src, work=dst)
 
 
 def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
