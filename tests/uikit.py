@@ -21,6 +21,8 @@ from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.config import Config
 from p2p_nerts.ui.headless import FixedOutput, screen_lines
 
+from .gamekit import cs, tableau
+
 WAIT = 3.0  # seconds a helper waits for the app before failing
 
 ENTER, ESC, SPACE = "\r", "\x1b", " "
@@ -49,11 +51,12 @@ class Harness:
 
     def __init__(self, *, bots: int = 2, seed: int = 1, skill: str = "easy",
                  columns: int = 100, rows: int = 32, config: Config | None = None,
-                 variants: Variants | None = None, notes: tuple[str, ...] = ()) -> None:
+                 variants: Variants | None = None, notes: tuple[str, ...] = (),
+                 countdown: float = 0.0) -> None:
         self.t = [0.0]
         self.table = RecordingTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=bots,
-                                    skill=skill, seed=seed, countdown=0.0, variants=variants,
-                                    clock=lambda: self.t[0])
+                                    skill=skill, seed=seed, countdown=countdown,
+                                    variants=variants, clock=lambda: self.t[0])
         self.output = FixedOutput(columns, rows)
         self.config = config or Config()
         self.notes = notes
@@ -73,7 +76,7 @@ class Harness:
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         assert self._task is not None and self._input is not None
-        if not self._task.done():
+        if not self.app.is_done:
             self.app.exit()
         await asyncio.wait_for(self._task, WAIT)
         self._pipe.__exit__(None, None, None)
@@ -91,6 +94,26 @@ class Harness:
     def tab(self) -> Tableau:
         rs = self.replica.rs
         assert rs is not None and rs.tab is not None
+        return rs.tab
+
+    @property
+    def me(self) -> int:
+        seat = self.replica.my_seat
+        assert seat is not None
+        return seat
+
+    async def deal(self) -> None:
+        """Press Enter in the table lobby and let the round start."""
+        await self.press(ENTER)
+        self.advance(0.1)
+
+    def set_tableau(self, *, nerts: str = "", work: tuple[str, ...] = (), stock: str = "",
+                    waste: str = "") -> Tableau:
+        """Put my tableau in a known position (cards as in gamekit: "QH 9S"), piles bottom first."""
+        rs = self.replica.rs
+        assert rs is not None
+        rs.tab = tableau(self.me, nerts=cs(nerts, self.me), stock=cs(stock, self.me),
+                         work=[cs(p, self.me) for p in work], waste=cs(waste, self.me))
         return rs.tab
 
     async def until(self, done: Callable[[], bool], what: str = "the app") -> None:

@@ -28,6 +28,7 @@ from prompt_toolkit.layout import (
     DynamicContainer,
     Float,
     FloatContainer,
+    HSplit,
     Layout,
     Window,
     WindowAlign,
@@ -113,8 +114,13 @@ class NertsApp:
             "table": table_screen(self.ctl, self.keys),
             "scores": scores_screen(self.ctl, self.keys),
         }
+        # The focus stays on a window that is always there: prompt_toolkit only
+        # sends clicks to windows in the focused window's tree, and the screens
+        # below come and go.
+        anchor = Window(height=0)
         self.app: Application[None] = Application(
-            layout=Layout(self._root(str(config_path()))),
+            layout=Layout(HSplit([anchor, self._root(str(config_path()))]),
+                          focused_element=anchor),
             key_bindings=self._bindings(),
             style=build_style(four_colour=config.four_colour),
             full_screen=True,

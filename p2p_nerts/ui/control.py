@@ -67,8 +67,23 @@ class Controller:
 
     # ------------------------------------------------------------ reading
     def tableau(self) -> Tableau | None:
+        """My tableau while a round is dealt (during the countdown too: it is on screen)."""
         rs = self.replica.rs
         return rs.tab if rs is not None and self.replica.phase is Phase.PLAYING else None
+
+    def _hands_on(self) -> Tableau | None:
+        """My tableau if I may touch it now; else None, with the reason on screen."""
+        r, tab = self.replica, self.tableau()
+        if tab is not None and r.can_move():
+            return tab
+        rs = r.rs
+        if tab is not None and rs is not None and not rs.started:
+            self.state.error("Wait for the countdown")
+        elif rs is not None and rs.i_called:
+            self.state.error("You called Nerts: the round is ending")
+        else:
+            self.state.error("No round is being played")
+        return None
 
     def selected(self) -> tuple[int, int] | None:
         """The selection as (source, index in its pile), if it is still there."""
@@ -96,9 +111,8 @@ class Controller:
     @_input
     def pile_key(self, src: int) -> None:
         """A pile's key: select its card; again walks up a work pile's run; else move here."""
-        tab = self.tableau()
+        tab = self._hands_on()
         if tab is None:
-            self._not_now()
             return
         sel = self.selected()
         if src < WORK0:
@@ -116,7 +130,7 @@ class Controller:
     @_input
     def click_card(self, src: int, index: int) -> None:
         """A click on a card (or Enter on it): select, send if selected, or move onto it."""
-        tab = self.tableau()
+        tab = self._hands_on()
         if tab is None:
             return
         sel = self.selected()
@@ -132,7 +146,7 @@ class Controller:
     @_input
     def click_pile(self, dst: int) -> None:
         """A click on a work pile's label or empty slot: move the selection there."""
-        tab = self.tableau()
+        tab = self._hands_on()
         if tab is None:
             return
         sel = self.selected()
@@ -144,7 +158,7 @@ class Controller:
     @_input
     def click_foundations(self) -> None:
         """A click on the foundations: the selected card goes up, if it can."""
-        tab, sel = self.tableau(), self.selected()
+        tab, sel = self._hands_on(), self.selected()
         rs = self.replica.rs
         if tab is None or rs is None or sel is None:
             return
@@ -158,9 +172,8 @@ class Controller:
     @_input
     def send(self) -> None:
         """Play the selected card (or the one under the cursor) where it fits best."""
-        tab = self.tableau()
+        tab = self._hands_on()
         if tab is None:
-            self._not_now()
             return
         sel = self.selected() or self.at_cursor()
         if sel is None:
@@ -292,9 +305,6 @@ class Controller:
             self.state.error(text[:1].upper() + text[1:])
             return False
         return True
-
-    def _not_now(self) -> None:
-        self.state.error("No round is being played")
 
 
 def pile_of(tab: Tableau, src: int) -> list[int]:

@@ -72,26 +72,16 @@ DEFAULT_KEYS: KeyMap = {
     Action.QUIT: ("q", "c-c"),
 }
 
-#: What each action does, for the help screen.
+#: What the actions without their own help line do (short: the help shows two a row).
 DESCRIPTIONS: Mapping[Action, str] = {
-    Action.NERTS: "select the Nerts card",
-    Action.WASTE: "select the waste card",
-    Action.PILE1: "work pile 1: select / walk up the run / move the selection here",
-    Action.PILE2: "work pile 2",
-    Action.PILE3: "work pile 3",
-    Action.PILE4: "work pile 4",
     Action.SEND: "send the selected card where it fits best (foundation first)",
     Action.TURN: "turn the stock",
-    Action.STUCK: "vote stuck / withdraw the vote",
-    Action.CALL: "call Nerts! (Nerts pile empty)",
-    Action.ROTATE: "stuck alone: top stock card to the bottom (if the table allows)",
-    Action.LEFT: "cursor left",
-    Action.RIGHT: "cursor right",
-    Action.UP: "cursor up",
-    Action.DOWN: "cursor down",
-    Action.ACTIVATE: "at the cursor: select, send, or move the selection there",
+    Action.STUCK: "vote stuck / withdraw",
+    Action.CALL: "call Nerts!",
+    Action.ROTATE: "stuck alone: rotate stock",
+    Action.ACTIVATE: "click at the cursor",
     Action.CANCEL: "drop the selection",
-    Action.NEXT: "deal the next round (host)",
+    Action.NEXT: "deal the next round",
     Action.HELP: "this help",
     Action.QUIT: "quit (asks first)",
 }

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.layout import Window, WindowAlign
+from prompt_toolkit.layout import Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
 from ..protocol.replica import Phase, Replica
-from .keys import DESCRIPTIONS, Action, KeyMap, key_name
+from .keys import DESCRIPTIONS, PILES, Action, KeyMap, key_name
 
 MIN_COLUMNS, MIN_ROWS = 80, 24
 
@@ -23,29 +23,41 @@ def too_small(columns: int, rows: int) -> Window:
     return Window(FormattedTextControl(fragments), wrap_lines=True)
 
 
+#: Help rows: two actions side by side, or one alone.
+_HELP_ROWS: tuple[tuple[Action, ...], ...] = (
+    (Action.SEND,), (Action.TURN, Action.STUCK), (Action.CALL, Action.ROTATE),
+    (Action.ACTIVATE, Action.CANCEL), (Action.NEXT, Action.HELP), (Action.QUIT,),
+)
 def help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = [("class:label", "Keys (one press each, nothing waits)\n\n")]
-    for action in Action:
-        if action in (Action.PILE2, Action.PILE3, Action.PILE4):
-            continue
-        names = ", ".join(key_name(k) for k in keys[action])
-        if action is Action.PILE1:
-            names = ", ".join(key_name(keys[a][0]) for a in
-                              (Action.PILE1, Action.PILE2, Action.PILE3, Action.PILE4))
-            out.append(("class:key", f"  {names:<14}"))
-            out.append(("", " work piles: select its card; again: walk up the run;\n"
-                            f"{'':17}with a card selected: move it there (or slide it under)\n"))
-            continue
-        out += [("class:key", f"  {names:<14}"), ("", f" {DESCRIPTIONS[action]}\n")]
+    """The help overlay; it fits an 80×24 terminal."""
+    def names(*actions: Action) -> str:
+        return ", ".join(key_name(k) for a in actions for k in keys[a])
+
+    piles = " ".join(key_name(keys[a][0]) for a in PILES)
+    out: StyleAndTextTuples = [
+        ("class:label", "Keys: one press each, nothing waits\n"),
+        ("class:key", f"  {names(Action.NERTS)}"), ("", " Nerts card   "),
+        ("class:key", names(Action.WASTE)), ("", " waste card   "),
+        ("class:key", piles), ("", " work piles\n"),
+        ("", "     a pile key selects its card; again on a work pile walks up the run;\n"
+             "     with a card selected, a work pile key moves it there (or under it)\n"),
+    ]
+    for row in _HELP_ROWS:
+        for i, action in enumerate(row):
+            text = DESCRIPTIONS[action]
+            out += [("class:key", f"  {names(action):<10}"),
+                    ("", f" {text:<26}" if i < len(row) - 1 else f" {text}")]
+        out.append(("", "\n"))
+    arrows = names(Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN).replace(",", "")
     out += [
-        ("class:label", "\nMouse\n"),
-        ("", "  click a card to select it, click it again to send it;\n"
-             "  click a work pile to move the selection there; click the stock to turn.\n"),
-        ("class:label", "\nPlay\n"),
-        ("", "  Foundations build up by suit from the ace; work piles build down,\n"
-             "  alternating colours. Empty your Nerts pile, then call Nerts!\n"
-             "  A card marked … is on its way: it may still bounce if someone was first.\n"),
-        ("class:dim", f"\nRemap keys in {config_file}   (any of Esc, Enter, ? closes this)"),
+        ("class:key", f"  {arrows:<10}"), ("", " move the cursor\n"),
+        ("class:label", "Mouse\n"),
+        ("", "  click a card to select it, again to send it; click a work pile to move\n"
+             "  the selection there; click the stock to turn; the foundations to send up\n"),
+        ("class:label", "Play\n"),
+        ("", "  Foundations go up by suit from the ace; work piles go down in alternating\n"
+             "  colours. Empty your Nerts pile, then call Nerts! A card marked … may bounce.\n"),
+        ("class:dim", f"Remap keys in {config_file}\n(any of Esc, Enter, ? closes this)"),
     ]
     return out
 
@@ -65,7 +77,3 @@ def counting_down(r: Replica) -> bool:
 
 def confirm_text() -> StyleAndTextTuples:
     return [("class:confirm", " Leave the table? y: yes · n or Esc: no ")]
-
-
-def centred(fragments: StyleAndTextTuples) -> Window:
-    return Window(FormattedTextControl(fragments), align=WindowAlign.CENTER, height=1)

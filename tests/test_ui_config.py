@@ -1,0 +1,102 @@
+"""The settings file, key remaps, first-run name, colours, and the frame cap."""
+
+from __future__ import annotations
+
+import asyncio
+import tomllib
+from pathlib import Path
+
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.identity import IDENTITY_FILE, load_or_create
+from p2p_nerts.ui.config import Config, dump_config, load_config, prepare_player
+from p2p_nerts.ui.keys import DEFAULT_KEYS, Action, resolve_keys
+from p2p_nerts.ui.theme import build_style
+
+from .uikit import Harness
+
+
+def test_settings_round_trip_through_toml(tmp_path: Path) -> None:
+    config = Config('Ana "the \\ fast"', True, {"send": ("e",), "call": ("!", "N")})
+    path = tmp_path / "config.toml"
+    path.write_text(dump_config(config), encoding="utf-8")
+    assert load_config(path) == (config, [])
+
+
+def test_missing_file_means_defaults(tmp_path: Path) -> None:
+    assert load_config(tmp_path / "nope.toml") == (Config(), [])
+
+
+def test_a_broken_file_gives_one_clear_line_and_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('name = "Ana\nfour_colour = yes\n', encoding="utf-8")
+    config, notes = load_config(path)
+    assert config == Config()
+    assert len(notes) == 1 and str(path) in notes[0] and "using the default settings" in notes[0]
+
+
+def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('name = ""\nfour_colour = "yes"\ncolour = 3\n[keys]\nsend = 5\nturn = "t"\n',
+                    encoding="utf-8")
+    config, notes = load_config(path)
+    assert config == Config(None, False, {"turn": ("t",)})
+    text = "\n".join(notes)
+    for part in ("name ''", "four_colour must be true or false", "unknown setting 'colour'",
+                 "keys.send must be a key or a list of keys"):
+        assert part in text
+
+
+def test_remaps_apply_and_bad_ones_are_explained() -> None:
+    keys, notes = resolve_keys({"send": ("e",), "turn": ("t", "space")})
+    assert keys[Action.SEND] == ("e",) and keys[Action.TURN] == ("t", "space") and not notes
+    keys, notes = resolve_keys({"fly": ("x",), "stuck": ("ctrl+s",)})
+    assert keys == DEFAULT_KEYS
+    assert "no action called 'fly'" in notes[0] and "'ctrl+s' is not a key I know" in notes[1]
+
+
+def test_a_clash_falls_back_to_the_default_keys() -> None:
+    keys, notes = resolve_keys({"send": ("space",)})
+    assert keys == DEFAULT_KEYS
+    assert notes == ["keys: 'space' is bound to both send and turn; using the default keys"]
+    # the same key on two screens is fine: Enter deals between rounds and clicks in play
+    assert resolve_keys({"next": ("enter",), "activate": ("enter",)})[1] == []
+
+
+def test_first_run_asks_the_name_once_and_keeps_it(tmp_path: Path) -> None:
+    answers = iter(["", "Ana"])
+    player = prepare_player(tmp_path, ask=lambda _prompt: next(answers))
+    assert player.identity.name == "Ana" and player.notes == ()
+    saved = tomllib.loads((tmp_path / "config.toml").read_text(encoding="utf-8"))
+    assert saved["name"] == "Ana"
+    again = prepare_player(tmp_path, ask=lambda _prompt: "never asked")
+    assert again.identity.public_key == player.identity.public_key
+    assert load_or_create(tmp_path / IDENTITY_FILE).name == "Ana"
+
+
+def test_without_a_terminal_nobody_is_asked(tmp_path: Path) -> None:
+    player = prepare_player(tmp_path, ask=None)
+    assert player.identity.name.startswith("Player-")
+    assert not (tmp_path / "config.toml").exists()
+
+
+def test_four_colour_deck_tells_all_suits_apart() -> None:
+    two = build_style(four_colour=False)
+    four = build_style(four_colour=True)
+    colours = [four.get_attrs_for_style_str(f"class:suit.{s}").color for s in range(4)]
+    assert len(set(colours)) == 4
+    assert two.get_attrs_for_style_str("class:suit.2").color == "ansired"
+    assert two.get_attrs_for_style_str("class:suit.3").color in ("", None)
+
+
+def test_session_events_are_drawn_at_a_capped_frame_rate() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.redrawn()
+            before = h.app.render_counter
+            for i in range(200):
+                h.table.announce(ev.Notice(f"news {i}"))
+            await asyncio.sleep(0.15)
+            frames = h.app.render_counter - before
+            assert 1 <= frames <= 8  # 200 events, 0.15 s at most 30 frames a second
+            assert "news 199" in h.screen()
+    asyncio.run(main())

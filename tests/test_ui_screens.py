@@ -1,0 +1,170 @@
+"""What the screen shows: help, too small, resizing, bounces, pending plays, countdown, quit."""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+
+from prompt_toolkit.data_structures import Size
+from wcwidth import wcwidth
+
+from p2p_nerts.game.foundations import Fate, Play
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.ui.config import Config
+
+from .gamekit import c
+from .uikit import ESC, F1, Harness
+
+
+def test_help_overlay_opens_and_closes() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            await h.press("?")
+            assert "| Help |" in h.screen()
+            assert "send the selected card where it fits best" in h.screen()
+            await h.press(ESC)
+            assert "Help" not in h.screen() and "Foundations" in h.screen()
+            await h.press(F1)
+            assert "Remap keys in" in h.screen()
+            await h.press("?")
+            assert "Help" not in h.screen()
+    asyncio.run(main())
+
+
+def test_help_fits_the_smallest_table() -> None:
+    async def main() -> None:
+        async with Harness(columns=80, rows=24) as h:
+            await h.press("?")
+            lines = h.lines()
+            top = next(y for y, line in enumerate(lines) if "| Help |" in line)
+            bottom = next(y for y, line in enumerate(lines) if "└" in line)
+            assert "any of Esc, Enter, ? closes this" in lines[bottom - 1]
+            assert 0 <= top < bottom < 24
+    asyncio.run(main())
+
+
+def test_too_small_terminal_gets_a_message_and_the_table_after_resize() -> None:
+    async def main() -> None:
+        async with Harness(columns=70, rows=20) as h:
+            assert "The terminal is 70×20" in h.screen()
+            assert "Nerts needs at least 80×24" in h.screen()
+            h.output.size = Size(rows=24, columns=80)
+            await h.redrawn()
+            assert "Enter deals the first round" in h.screen()
+            await h.deal()
+            assert "Foundations" in h.screen()
+            assert all(len(line) <= 80 for line in h.lines())
+            h.output.size = Size(rows=40, columns=120)
+            await h.redrawn()
+            assert len(h.lines()) == 40 and "─" * 100 in h.screen()
+    asyncio.run(main())
+
+
+def test_a_bounce_names_who_was_first() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None
+            ada = rs.names.index("Ada")
+            mine = Play(40, h.me, c("4H", h.me), c("AH", ada), 0)
+            h.table.announce(ev.PlayFinal(mine, Fate.BOUNCE, True, "Ada"))
+            assert "Your 4♥ bounced: Ada was first" in h.screen()
+            bix = rs.names.index("Bix")
+            theirs = Play(41, bix, c("5C", bix), c("AC", ada), 0)
+            h.table.announce(ev.PlayFinal(theirs, Fate.BOUNCE, False, "Tess"))
+            assert "Bix's 5♣ bounced: Tess was first" in h.screen()
+            h.table.announce(ev.PlayFinal(theirs, Fate.CUT, False))
+            assert "came after the Nerts call" in h.screen()
+    asyncio.run(main())
+
+
+def test_a_play_is_marked_pending_until_final() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            h.set_tableau(nerts="AS", work=("KS", "8D", "7C", "3H"))
+            await h.press("n", "f")
+            rs = h.replica.rs
+            assert rs is not None
+            ace = next(p for p in rs.log.plays() if p.card == c("AS", h.me))
+            # A slow network: the play is known but not final yet.
+            h.table.announce(ev.PlayAdded(ace, True))
+            assert "A♠…" in h.row("♠ │")
+            h.table.announce(ev.PlayFinal(ace, Fate.STAY, True))
+            assert "A♠" in h.row("♠ │") and "…" not in h.row("♠ │")
+    asyncio.run(main())
+
+
+def test_countdown_before_the_round() -> None:
+    async def main() -> None:
+        async with Harness(countdown=3.0) as h:
+            await h.deal()
+            assert "Round 1 starts in 3…" in h.screen()
+            h.advance(1.2)
+            assert "Round 1 starts in 2…" in h.screen()
+            await h.press("n")
+            assert "Wait for the countdown" in h.screen()
+            h.advance(2.0)
+            assert "Round 1 starts in" not in h.screen() and "Round 1: go!" in h.screen()
+    asyncio.run(main())
+
+
+def test_stuck_vote_toggles_and_shows() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            await h.press("s")
+            assert "You voted stuck (s withdraws)" in h.screen()
+            h.advance(1.0)  # final once every peer has been heard past it
+            assert "You voted stuck (1/3 stuck)" in h.screen()
+            await h.press("s")
+            h.advance(1.0)
+            assert "(s withdraws)" not in h.screen()
+            assert "You withdrew the stuck vote (0/3 stuck)" in h.screen()
+    asyncio.run(main())
+
+
+def test_quit_asks_first() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.press("q")
+            assert "Leave the table? y: yes" in h.screen()
+            await h.press("n")
+            assert "Leave the table?" not in h.screen()
+            await h.press("q", "y")
+            await h.until(lambda: h.app.is_done, "the app to quit")
+    asyncio.run(main())
+
+
+def test_config_problems_and_remaps_show_on_screen() -> None:
+    async def main() -> None:
+        config = Config(keys={"send": ("e",), "nerts": ("zz",)})
+        async with Harness(config=config, notes=("config.toml: line 3: bad value",)) as h:
+            assert "config.toml: line 3: bad value" in h.screen()
+            assert "keys.nerts: 'zz' is not a key I know" in h.screen()
+            await h.deal()
+            assert " e send " in h.lines()[-1]
+            h.set_tableau(nerts="AS", work=("KS", "8D", "7C", "3H"))
+            await h.press("n", "e")
+            assert "A♠" in h.row("♠ │")
+    asyncio.run(main())
+
+
+def test_every_glyph_on_screen_is_one_cell_wide() -> None:
+    async def main() -> None:
+        async with Harness(bots=7, skill="hard") as h:
+            await h.deal()
+            h.advance(30.0)
+            await h.press("?")
+            for screen in (h.screen(), (await _closed_help(h))):
+                for ch in set(screen) - {"\n"}:
+                    assert wcwidth(ch) == 1, f"{ch!r} ({unicodedata.name(ch, '?')})"
+                    assert not 0x1F000 <= ord(ch) <= 0x1FAFF, ch
+    asyncio.run(main())
+
+
+async def _closed_help(h: Harness) -> str:
+    await h.press(ESC)
+    return h.screen()
