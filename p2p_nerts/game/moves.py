@@ -101,17 +101,16 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
     card that can go up to a foundation or take the Nerts top or waste top.
     """
     nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
-    work = tab.work
     plain = not tab.jokers
-    for a, pile_a in enumerate(work):
-        if not pile_a:
-            continue
-        for b, onto in enumerate(work):
-            if a == b or not onto:
+    built = [(n, pile) for n, pile in enumerate(tab.work) if pile]
+    for a, pile_a in built:
+        base, size = pile_a[0] & 15, len(pile_a)
+        for b, onto in built:
+            if a == b:
                 continue
             if plain:  # pile A is a run: only its card one rank below B's top can lead
-                i = (pile_a[0] & 15) - (onto[-1] & 15) + 1
-                if not (0 <= i < len(pile_a) and stacks_on(pile_a[i], onto[-1])):
+                i = base - (onto[-1] & 15) + 1
+                if not (0 <= i < size and stacks_on(pile_a[i], onto[-1])):
                     continue
             else:
                 found = _joker_run_index(tab, pile_a, onto)
