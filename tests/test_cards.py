@@ -26,6 +26,7 @@ from p2p_nerts.game.cards import (
     owner_of,
     rank_of,
     shuffle_deck,
+    stacks_on,
     suit_of,
 )
 from p2p_nerts.game.variants import VariantError, Variants
@@ -58,6 +59,17 @@ def test_make_card_rejects_impossible_cards(owner: int, suit: int, rank: int) ->
 def test_colours_red_hearts_diamonds_black_spades_clubs() -> None:
     assert color_of(c("5H")) == color_of(c("5D")) == RED
     assert color_of(c("5S")) == color_of(c("5C")) == BLACK
+
+
+def test_stacking_rule_one_rank_down_other_colour() -> None:
+    deck = full_deck(0) + full_deck(5)
+    for card in deck:
+        for below in deck:
+            expected = (rank_of(card) == rank_of(below) - 1
+                        and color_of(card) != color_of(below))
+            assert stacks_on(card, below) == expected, (card_name(card), card_name(below))
+    assert stacks_on(c("6H"), c("7S")) and stacks_on(c("6D", 2), c("7C", 4))
+    assert not stacks_on(c("6H"), c("7D")) and not stacks_on(c("KS"), c("AH"))
 
 
 def test_names() -> None:

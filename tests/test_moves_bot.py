@@ -11,7 +11,9 @@ from p2p_nerts.game.cards import make_face
 from p2p_nerts.game.foundations import FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
+    card_target,
     cycle_cards,
+    cycle_helps,
     foundation_target,
     is_stuck,
     perform,
@@ -19,7 +21,7 @@ from p2p_nerts.game.moves import (
     run_moves,
     work_target,
 )
-from p2p_nerts.game.tableau import NERTS, WASTE, WORK0, Tableau, Target
+from p2p_nerts.game.tableau import NERTS, SOURCES, WASTE, WORK0, Tableau, Target
 
 from .gamekit import c, cs, snap, tableau
 
@@ -150,6 +152,14 @@ def test_cycle_cards_turn_three() -> None:
     assert set(cycle_cards(tab)) == set(cs("4S 7S 8S"))
 
 
+def test_cycle_cards_lists_this_pass_then_a_whole_pass() -> None:
+    tab = tableau(stock=cs("5S 6S 7S 8S"), waste=cs("2S 3S 4S"))
+    # now 4S; this pass: 5 6 7 | 8; next pass: 2 3 4 | 5 6 7 | 8
+    assert cycle_cards(tab) == cs("4S 7S 8S 4S 7S 8S")
+    tab.stock_turn = 1
+    assert cycle_cards(tab) == cs("4S 5S 6S 7S 8S 2S 3S 4S 5S 6S 7S 8S")
+
+
 def test_cycle_cards_turn_one_sees_every_card() -> None:
     tab = tableau(stock=cs("2S 3S 4S"), waste=cs("5S 6S"), stock_turn=1)
     assert set(cycle_cards(tab)) == set(cs("2S 3S 4S 5S 6S"))
@@ -168,7 +178,19 @@ def test_empty_stock_and_waste_cycle_nothing() -> None:
 def test_stuck_when_nothing_fits_anywhere() -> None:
     tab = stuck_tableau()
     assert productive_move(tab, NONE) is None
+    assert not cycle_helps(tab, NONE)
     assert is_stuck(tab, NONE)
+
+
+def test_card_target_is_foundation_target_for_the_playable_card() -> None:
+    fnd = started("AS 2S", "AH")
+    tab = tableau(nerts=cs("3S"), waste=cs("2H"), work=[cs("AD"), cs("9C"), [], cs("3H")],
+                  stock=cs("4S"))
+    for src in SOURCES:
+        card = tab.top(src)
+        if card is not None:
+            assert card_target(tab, src, card, fnd) == foundation_target(tab, src, fnd)
+    assert card_target(tab, W0, c("AD"), fnd) == Target(W0, pile=c("AD"))
 
 
 @pytest.mark.parametrize("why", ["foundation", "ace", "fits", "empty pile", "nerts up",
