@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
-from prompt_toolkit.layout import Container, HSplit, VSplit, WindowAlign
+from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
@@ -32,7 +31,7 @@ from ..protocol.replica import Replica, RoundState
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .theme import card_fragment, face_text, suit_class
-from .widgets import MouseHandler, on_click, rule, text
+from .widgets import MouseHandler, on_click, rule, screen_width, spread, text
 
 SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
@@ -57,11 +56,9 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
 
 
 # --------------------------------------------------------------------- header
-def header(ctl: Controller) -> VSplit:
-    return VSplit([
-        text(lambda: title(ctl.replica), shrink=True),
-        text(lambda: scores_line(ctl.replica), align=WindowAlign.RIGHT),
-    ], height=1)
+def header(ctl: Controller) -> Window:
+    """The round on the left, the running totals on the right."""
+    return text(lambda: spread(title(ctl.replica), scores_line(ctl.replica)))
 
 
 def title(r: Replica) -> StyleAndTextTuples:
@@ -74,7 +71,7 @@ def scores_line(r: Replica) -> StyleAndTextTuples:
     rs, match = r.rs, r.match
     if rs is None or match is None:
         return []
-    room = get_app().output.get_size().columns - len(title(r)[0][1]) - 1
+    room = screen_width() - len(title(r)[0][1]) - 1
     target = f"  → {r.variants.target} "
     cut = max(len(n) for n in rs.names)
     while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in

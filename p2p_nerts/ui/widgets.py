@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.layout import Dimension, VSplit, Window, WindowAlign
+from prompt_toolkit.application import get_app
+from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
+from prompt_toolkit.layout import Dimension, Window, WindowAlign
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
@@ -30,14 +31,26 @@ def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
                   dont_extend_height=height is None, dont_extend_width=shrink)
 
 
-def rule(title: Fragments) -> VSplit:
-    """``── Title ─────────`` across the whole width, whatever that width is."""
-    return VSplit([
-        Window(FormattedTextControl(lambda: [("class:rule", "── "), *title(),
-                                             ("class:rule", " ")]),
-               dont_extend_width=True, height=1),
-        Window(char="─", style="class:rule", height=1),
-    ], height=1)
+def screen_width() -> int:
+    return get_app().output.get_size().columns
+
+
+def rule(title: Fragments) -> Window:
+    """``── Title ─────────`` across the whole width.
+
+    One window that pads itself: a split with a filler window would cost the
+    layout a cell-by-cell width division on every frame.
+    """
+    def fragments() -> StyleAndTextTuples:
+        out: StyleAndTextTuples = [("class:rule", "── "), *title(), ("class:rule", " ")]
+        return [*out, ("class:rule", "─" * (screen_width() - fragment_list_width(out)))]
+    return text(fragments)
+
+
+def spread(left: StyleAndTextTuples, right: StyleAndTextTuples) -> StyleAndTextTuples:
+    """``left`` at the left edge and ``right`` at the right edge of one line."""
+    gap = screen_width() - fragment_list_width(left) - fragment_list_width(right)
+    return [*left, ("", " " * max(1, gap)), *right]
 
 
 def on_click(action: Callable[[], None]) -> MouseHandler:
