@@ -14,6 +14,7 @@ from p2p_nerts.protocol.messages import (
     AckMark,
     Audit,
     Commit,
+    Drop,
     Go,
     Goodbye,
     Hello,
@@ -24,6 +25,7 @@ from p2p_nerts.protocol.messages import (
     Payload,
     Play,
     Ready,
+    Refuse,
     Resend,
     Reveal,
     Roster,
@@ -71,6 +73,8 @@ SAMPLES: list[Payload] = [
     Resend(K1, 1, 1024),
     Goodbye(),
     Goodbye("quit"),
+    Drop(K1, 17),
+    Refuse(K1, "the table is full"),
 ]
 
 
