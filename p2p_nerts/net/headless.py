@@ -27,14 +27,19 @@ from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.replica import Replica
 from ..session import Session
+from .node import NetSession
 
-__all__ = ["LINGER", "SummaryWriter", "describe", "drive_bot", "paced", "run_headless"]
+__all__ = ["HOST_GONE", "LINGER", "SummaryWriter", "describe", "drive_bot", "paced",
+           "run_headless", "watch_host"]
 
 _log = logging.getLogger("nerts")
 
 LINGER = 1.0
 """Seconds a peer stays after the game ends, answering resend requests for
 entries (its last summary...) that slower peers may still be missing."""
+HOST_GONE = 20.0
+"""Seconds without a link to the host after which a headless guest gives up:
+without the host no round can start, and a bot must not wait forever."""
 
 
 def paced(skill: Skill, pace: float) -> Skill:
@@ -160,10 +165,24 @@ async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> N
         await asyncio.sleep(max(0.0, wait))
 
 
-async def run_headless(session: Session, *, bot: Bot | None, summary: TextIO | None,
-                       linger: float = LINGER, clock: Callable[[], float] = time.monotonic
-                       ) -> int:
-    """Play until the game is over (0), we are refused (1) or stopped by a signal."""
+async def watch_host(session: NetSession, give_up: float, clock: Callable[[], float]) -> None:
+    """Return once the host has been out of reach for ``give_up`` seconds."""
+    lost_at: float | None = None
+    while True:
+        now = clock()
+        if session.host_reachable:
+            lost_at = None
+        elif lost_at is None:
+            lost_at = now
+        elif now - lost_at >= give_up:
+            return
+        await asyncio.sleep(0.25)
+
+
+async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO | None,
+                       linger: float = LINGER, host_gone: float = HOST_GONE,
+                       clock: Callable[[], float] = time.monotonic) -> int:
+    """Play until the game is over (0), we are refused or lose the host (1), or a signal."""
     loop = asyncio.get_running_loop()
     outcome: asyncio.Future[int] = loop.create_future()
     writer = SummaryWriter(session.replica, summary)
@@ -187,16 +206,20 @@ async def run_headless(session: Session, *, bot: Bot | None, summary: TextIO | N
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, settle, 128 + signum)
     runner = loop.create_task(session.run())
+    watcher = loop.create_task(watch_host(session, host_gone, clock))
     player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
-    waiters: list[asyncio.Future[Any]] = [outcome, runner]
+    waiters: list[asyncio.Future[Any]] = [outcome, runner, watcher]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    if watcher.done() and not outcome.done():
+        _log.error("lost the host: no connection to it for %g s", host_gone)
     code = outcome.result() if outcome.done() else 1
     if code == 0:
         await asyncio.sleep(linger)
-    if player is not None:
-        player.cancel()
+    helpers = [watcher, *([player] if player else [])]
+    for task in helpers:
+        task.cancel()
     session.close()
-    await asyncio.gather(runner, *([player] if player else []), return_exceptions=True)
+    await asyncio.gather(runner, *helpers, return_exceptions=True)
     rejected = session.replica.rejected
     if rejected:
         _log.info("rejected from the network: %s",

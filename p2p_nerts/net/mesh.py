@@ -77,8 +77,13 @@ class Mesh:
 
     # ------------------------------------------------------------ setting up
     async def listen(self, bind: str, port: int) -> int:
-        """Start accepting connections; returns the port (useful with port 0)."""
-        self._server = await asyncio.start_server(self._accept, bind or None, port)
+        """Start accepting connections; returns the port (useful with port 0).
+
+        An empty ``bind`` means every IPv4 interface: tables advertise IPv4
+        addresses, and binding IPv4 and IPv6 apart with port 0 would give the
+        two sockets different ports.
+        """
+        self._server = await asyncio.start_server(self._accept, bind or "0.0.0.0", port)
         return int(self._server.sockets[0].getsockname()[1])
 
     async def connect(self, host: str, port: int, *, joining: bool,

@@ -135,9 +135,9 @@ class NetSession:
             await self._mesh.close(flush=0)
             raise LinkError(f"{address[0]}:{address[1]} is not the host of the table we found")
         self.table_name = link.peer.name
-        self._replica = self._new_replica(link.peer.tid, link.key)
         self._mesh.host_key = link.key
-        self._mesh.adopt(link, address)
+        self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
+        self._replica = self._new_replica(link.peer.tid, link.key)
         self._route(self._replica.open(self._clock()))
         return self
 
@@ -151,6 +151,12 @@ class NetSession:
     def connected(self) -> frozenset[bytes]:
         """Keys of the peers we have a link to right now."""
         return frozenset(self._mesh.links)
+
+    @property
+    def host_reachable(self) -> bool:
+        """True for the host itself, and for a guest while its link to the host is up."""
+        r = self.replica
+        return r.is_host or r.host_key in self._mesh.links
 
     def act(self, command: Command) -> None:
         self._route(command(self.replica, self._clock()))
@@ -216,7 +222,7 @@ class NetSession:
         r = self._replica
         if (up and r is not None and key == r.host_key and not r.is_host
                 and r.my_seat is None and r.phase is Phase.LOBBY):
-            # Our JOIN may have been lost with the old connection; asking twice is harmless.
+            # Back to the host unseated: our JOIN may have been lost with the old link.
             self._route(r.open(self._clock()))
 
     async def _advertise(self, interfaces: Interfaces) -> None:
