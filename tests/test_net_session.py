@@ -227,3 +227,18 @@ def test_the_handshake_proves_the_dialed_key() -> None:
         server.close()
 
     run(scenario)
+
+
+def test_a_headless_guest_gives_up_when_the_host_is_gone() -> None:
+    async def scenario() -> None:
+        host = await host_table(None)
+        host_runner = asyncio.create_task(host.run())
+        guest = await join(host, "Bo")
+        await until(lambda: len(host.replica.seats) == 2)
+        host.close()
+        await host_runner
+        code = await asyncio.wait_for(
+            run_headless(guest, bot=None, summary=None, host_gone=0.5), 10)
+        assert code == 1
+
+    run(scenario)

@@ -33,7 +33,8 @@ from typing import Any
 from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
 from .wire import is_entry
 
-__all__ = ["Faults", "PeerProcess", "Relay", "free_port", "nerts_command", "shared_lines"]
+__all__ = ["Faults", "PeerProcess", "Relay", "free_port", "nerts_command", "shared_lines",
+           "wait_all"]
 
 LOOPBACK = "127.0.0.1"
 _CUT = b""  # in a relay queue: cut the connection here (None: the sender closed)
@@ -128,12 +129,12 @@ class Relay:
                     self.stats.frames += 1
                     last = max(last, loop.time() + self.rng.uniform(f.min_delay, f.max_delay))
                     out = frame
-                    if is_entry(frame) and self.rng.random() < f.tamper:
-                        self.stats.tampered += 1
-                        spot = self.rng.randrange(2, len(frame))
-                        out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]
                     copies = 2 if is_entry(frame) and self.rng.random() < f.duplicate else 1
                     self.stats.duplicated += copies - 1
+                    if is_entry(frame) and self.rng.random() < f.tamper:
+                        self.stats.tampered += copies  # frames sent that no peer may accept
+                        spot = self.rng.randrange(2, len(frame))
+                        out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]
                     for _ in range(copies):
                         queue.put_nowait((last, encode_frame(out)))
                     if self.rng.random() < f.cut:
@@ -216,6 +217,23 @@ class PeerProcess:
     def tail(self, n: int = 30) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-n:])
+
+
+async def wait_all(peers: Sequence[PeerProcess], timeout: float) -> None:
+    """Wait for every peer to exit 0; on the first failure kill the rest and raise."""
+    async def one(peer: PeerProcess) -> None:
+        code = await peer.wait(timeout)
+        if code != 0:
+            raise AssertionError(f"{peer.name} exited {code}:\n{peer.tail()}")
+
+    tasks = [asyncio.ensure_future(one(peer)) for peer in peers]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        for peer in peers:
+            peer.kill()
 
 
 def shared_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
