@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .cards import ACE, JOKER_RANK, STACK_BASES, SUIT_COLOR, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face, stacks_on
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
 
@@ -85,11 +85,11 @@ def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
 
 def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
     if not tab.jokers:
-        return pile[-1] & 63 in STACK_BASES[card & 63]
+        return stacks_on(card, pile[-1])
     below = tab.effective(pile[-1])
     above = tab.effective(card)
     if below is None or above is None:
-        return tab.jokers and tab.fits(card, pile)
+        return tab.fits(card, pile)
     return above[0] == below[0] - 1 and above[1] != below[1]
 
 
