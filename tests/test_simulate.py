@@ -17,7 +17,17 @@ from p2p_nerts.game.simulate import (
     deck_seed,
     simulate,
 )
-from p2p_nerts.game.tableau import OP_FOUND, OP_NERTS, OP_SETTLE, STAYED, IllegalMove, replay
+from p2p_nerts.game.tableau import (
+    OP_FOUND,
+    OP_NERTS,
+    OP_ROTATE,
+    OP_SETTLE,
+    ROTATE_ALL,
+    ROTATE_ALONE,
+    STAYED,
+    IllegalMove,
+    replay,
+)
 from p2p_nerts.game.variants import Variants
 
 from .gamekit import snap
@@ -186,3 +196,29 @@ def test_bad_configs_are_refused(kwargs: dict[str, object]) -> None:
 def test_deck_seeds_differ_per_round_and_seat() -> None:
     seeds = {deck_seed(1, r, s) for r in range(3) for s in range(4)}
     assert len(seeds) == 12 and deck_seed(1, 1, 1) == deck_seed(1, 1, 1)
+
+
+def test_all_stuck_rotations_and_deadlock() -> None:
+    """Everyone stuck: all rotate; stuck again with no play since: the round ends."""
+    rotated = deadlocked = 0
+    for seed in range(12):
+        sim, rep = run_round(SimConfig(players=2, seed=seed, skills=("easy",)))
+        audit(sim)
+        alls = [m for seat in sim.seats for m in seat.tab.log if m == (OP_ROTATE, ROTATE_ALL)]
+        assert not any(m == (OP_ROTATE, ROTATE_ALONE) for seat in sim.seats
+                       for m in seat.tab.log)  # not without the variant
+        rotated += rep.rotations
+        if rep.end == "deadlock":
+            deadlocked += 1
+            assert rep.rotations >= 1 and alls
+    assert rotated > 0 and deadlocked > 0
+
+
+def test_lone_rotation_variant_is_used_by_hard_bots() -> None:
+    alone = 0
+    for seed in range(6):
+        sim, _ = run_round(SimConfig(players=2, seed=seed, skills=("hard",),
+                                     variants=Variants(lone_rotate=True)))
+        audit(sim)
+        alone += sum(m == (OP_ROTATE, ROTATE_ALONE) for seat in sim.seats for m in seat.tab.log)
+    assert alone > 0
