@@ -52,6 +52,8 @@ class MemNet:
     duplicated: int = 0
     cut: set[int] = field(default_factory=set)  # replicas whose links are down
     down: set[int] = field(default_factory=set)  # crashed: no ticks, nothing in or out
+    #: A network split: frames only reach replicas in the sender's own group.
+    groups: list[set[int]] = field(default_factory=list)
     _queue: list[tuple[float, int, int, int, bytes]] = field(default_factory=list)
     _seq: int = 0
     _index: dict[bytes, int] = field(default_factory=dict)
@@ -72,6 +74,7 @@ class MemNet:
                 if target == sender:
                     continue
                 if (sender in self.cut or target in self.cut or sender in self.down
+                        or not self._same_side(sender, target)
                         or self.rng.random() < self.faults.drop):
                     self.dropped += 1
                     continue
@@ -80,11 +83,14 @@ class MemNet:
                 for _ in range(copies):
                     delay = self.faults.min_delay + self.rng.random() * (
                         self.faults.max_delay - self.faults.min_delay)
-                    self._push(self.now + delay, target, send.data)
+                    self._push(self.now + delay, sender, target, send.data)
 
-    def _push(self, at: float, target: int, data: bytes) -> None:
+    def _same_side(self, a: int, b: int) -> bool:
+        return not self.groups or any(a in g and b in g for g in self.groups)
+
+    def _push(self, at: float, sender: int, target: int, data: bytes) -> None:
         self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, target, 0, data))
+        heapq.heappush(self._queue, (at, self._seq, target, sender, data))
 
     def run(self, until: Callable[[], bool], *, limit: float = 3600.0) -> bool:
         """Run simulated time until ``until()`` holds (True) or ``limit`` seconds pass (False)."""
@@ -97,8 +103,8 @@ class MemNet:
             if self.now > limit:
                 return False
             if self._queue and self._queue[0][0] <= self.now:
-                _, _, target, _, data = heapq.heappop(self._queue)
-                if target in self.down:
+                _, _, target, sender, data = heapq.heappop(self._queue)
+                if target in self.down or not self._same_side(sender, target):
                     self.dropped += 1
                     continue
                 self.delivered += 1

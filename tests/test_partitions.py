@@ -1,0 +1,70 @@
+"""The network splits and heals: logs merge by the same rules, nothing diverges or is lost."""
+
+from __future__ import annotations
+
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.memnet import MemNet, bot_table
+from p2p_nerts.protocol.replica import Phase
+
+from .replica_harness import check_round
+
+
+def _split(net: MemNet, groups: list[set[int]], seconds: float) -> None:
+    net.groups = groups
+    until = net.now + seconds
+    assert net.run(lambda: net.now >= until, limit=until + 1)
+    net.groups = []
+
+
+def _start(net: MemNet, plays: int) -> None:
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays, limit=600)
+
+
+def _finish(net: MemNet) -> None:
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+
+
+def test_even_split_stalls_finality_then_merges_on_heal() -> None:
+    """2 | 2 for longer than the drop timeout: nobody can be voted out, all merge."""
+    net = bot_table(4, seed=31)
+    _start(net, plays=10)
+    _split(net, [{0, 1}, {2, 3}], seconds=15.0)
+    pending = [len(r.rs.tab.in_flight) for r in net.replicas if r.rs and r.rs.tab]
+    assert any(pending), "while split, plays cannot become final"
+    _finish(net)
+    check_round(net, 1, honest={0, 1, 2, 3})
+    assert not any(isinstance(e, ev.PeerDropped) for events in net.events for e in events)
+
+
+def test_short_split_heals_without_anyone_noticing() -> None:
+    net = bot_table(5, seed=32)
+    _start(net, plays=10)
+    _split(net, [{0, 2, 4}, {1, 3}], seconds=2.0)
+    _finish(net)
+    check_round(net, 1, honest=set(range(5)))
+
+
+def test_lone_side_is_dropped_and_its_later_plays_come_back_to_it() -> None:
+    """3 | 1 past the timeout: the three go on; on heal the one merges and agrees."""
+    net = bot_table(4, seed=33)
+    _start(net, plays=10)
+    _split(net, [{0, 1, 2}, {3}], seconds=20.0)
+    _finish(net)
+    alone = net.replicas[3].my_seat
+    overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]
+    assert len({(o.foundation_hash, o.results) for o in overs}) == 1
+    assert overs[0].verdicts[alone or 0] == "dropped"
+    lone = net.replicas[3].rs
+    assert lone is not None and lone.tab is not None and not lone.tab.in_flight
+    # Every card of the lone seat is in its tableau or on the agreed foundations.
+    from p2p_nerts.game.cards import full_deck
+
+    log = net.replicas[0].rs.log if net.replicas[0].rs else None
+    assert log is not None
+    mine = lone.me or 0
+    held = sorted([*lone.tab.cards(), *(c for c in log.staying_cards() if c >> 6 == mine)])
+    assert held == sorted(full_deck(mine))
+    assert not any(isinstance(e, ev.Flagged) for events in net.events for e in events)
