@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import re
 
+from p2p_nerts.game.variants import Variants
+
 from .uikit import DOWN, ENTER, ESC, RIGHT, UP, Harness
 
 # Nerts pile bottom to top (Q♥ is the face-up card), work piles, stock in turn order.
@@ -136,4 +138,22 @@ def test_mouse_selects_sends_moves_and_turns() -> None:
             await h.click_text("9♠", "Nerts")
             await h.click_text("(empty)", "3 │")  # a click on an empty pile moves there
             assert pile(h, 3) == ["9♠"]
+    asyncio.run(main())
+
+
+def test_lone_rotation_only_where_the_table_allows_it() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            assert " r rotate" not in h.lines()[-1]
+            await h.press("r")
+            assert "This table plays without the lone rotation" in h.screen()
+        async with Harness(variants=Variants(lone_rotate=True)) as h:
+            await h.deal()
+            assert " r rotate" in h.lines()[-1]
+            h.set_tableau(nerts="AS", work=("KS", "8D", "7C", "3H"), stock="2C 5D 6S 4C")
+            await h.press(" ")
+            assert stock_count(h) == 1 and "6♠" in h.row("n Nerts")
+            await h.press("r")  # the waste back under the stock, its top card to the bottom
+            assert stock_count(h) == 4 and h.row("n Nerts").endswith("Waste   ·")
     asyncio.run(main())

@@ -7,6 +7,7 @@ import re
 
 from p2p_nerts.game.moves import best_target
 from p2p_nerts.game.tableau import NERTS, WASTE, WORK0
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.replica import Phase
 
 from .uikit import ENTER, ESC, SPACE, Harness
@@ -82,4 +83,20 @@ def test_a_whole_round_by_keys_ends_in_the_score_table() -> None:
             h.advance(0.2)
             assert "round 2" in h.lines()[0]
             assert "Foundations" in h.screen()
+    asyncio.run(main())
+
+
+def test_reaching_the_target_ends_the_game_with_the_winner() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, seed=5, skill="easy", variants=Variants(target=10)) as h:
+            await h.deal()
+            await play_round(h)
+            h.advance(1.0)
+            match, rs = h.replica.match, h.replica.rs
+            assert match is not None and rs is not None and h.replica.phase is Phase.OVER
+            winner = rs.names[max(range(len(rs.names)), key=lambda s: match.totals[s])]
+            assert f"Game over: {winner} wins!" in h.screen()
+            assert "deal the next round" not in h.lines()[-1]
+            await h.press(ENTER)
+            assert "The game is over" in h.screen()
     asyncio.run(main())

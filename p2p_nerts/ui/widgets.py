@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Dimension, Window, WindowAlign
+from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
@@ -15,20 +15,18 @@ Fragments = Callable[[], StyleAndTextTuples]
 MouseHandler = Callable[[MouseEvent], object]
 
 
-def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
-         shrink: bool = False, align: WindowAlign = WindowAlign.LEFT) -> Window:
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Window:
     """A window drawing ``fragments()`` afresh every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
-    window takes spare rows) or None (as tall as its content). ``shrink``
-    keeps the window as narrow as its text, leaving the width to its neighbours.
+    window takes spare rows) or None (as tall as its content).
     """
     if height is None:
         dim = Dimension(min=1)
     else:
         dim = Dimension(min=height) if stretch else Dimension.exact(height)
-    return Window(FormattedTextControl(fragments), align=align, height=dim,
-                  dont_extend_height=height is None, dont_extend_width=shrink)
+    return Window(FormattedTextControl(fragments), height=dim,
+                  dont_extend_height=height is None)
 
 
 def screen_width() -> int:
