@@ -30,7 +30,7 @@ from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
-from .theme import card_fragment, face_text, suit_class
+from .theme import card_fragment, card_or_gap, face_text, suit_class
 from .widgets import MouseHandler, on_click, rule, screen_width, spread, text
 
 SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
@@ -45,7 +45,7 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
         rule(lambda: foundations_title(ctl)),
         *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
         rule(lambda: [("class:rule.title", "Players")]),
-        text(lambda: players(ctl), height=None, stretch=False),
+        text(lambda: players(ctl), height=None),
         rule(lambda: you_title(ctl)),
         text(lambda: top_row(ctl, keys)),
         *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
@@ -146,9 +146,7 @@ def players(ctl: Controller) -> StyleAndTextTuples:
             out.append(("class:dim", "Nerts 13 · waiting for their first view "))
         else:
             out.append(("", f"Nerts {view.nerts:>2} "))
-            out.append(card_fragment(view.top) if view.top is not None else ("", "   "))
-            out.append(("", "   waste "))
-            out.append(card_fragment(view.waste) if view.waste is not None else ("", "  -"))
+            out += [card_or_gap(view.top), ("", "   waste "), card_or_gap(view.waste)]
             out.append(("", f"   stock {view.stock:>2}"))
         out.append(("", f"   up {rs.log.cards_of(seat):>2}   "))
         if seat < len(rs.stuck) and rs.stuck[seat]:

@@ -73,3 +73,8 @@ def face_text(face: int) -> str:
 
 def card_fragment(card: int, extra: str = "") -> tuple[str, str]:
     return (f"{suit_class(card)} {extra}".rstrip(), card_text(card))
+
+
+def card_or_gap(card: int | None) -> tuple[str, str]:
+    """A card, or a dot where a pile is empty."""
+    return card_fragment(card) if card is not None else ("class:empty", "·".rjust(CARD_WIDTH))
