@@ -235,7 +235,7 @@ def test_handshake_over_tcp_loopback() -> None:
                 accepted.set_result(
                     await drive(Handshake(server_key, TABLE, b"S" * 32), reader, writer)
                 )
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - hand any failure to the test
                 accepted.set_exception(exc)
             finally:
                 writer.close()

@@ -574,7 +574,7 @@ class TableBrowser:
         if self._on_event is not None:
             try:
                 self._on_event(event)
-            except Exception:
+            except Exception:  # noqa: BLE001 - a UI callback must not stop discovery
                 _log.exception("table event callback failed on %s", event)
 
 
