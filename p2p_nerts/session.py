@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import os
 import random
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
@@ -63,7 +63,10 @@ class LocalTable:
 
     def __init__(self, player: Identity, *, bots: int = 2, skill: str = "medium",
                  variants: Variants | None = None, seed: int | None = None,
-                 countdown: float = 3.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 countdown: float = 3.0, clock: Callable[[], float] = time.monotonic,
+                 delay: tuple[float, float] = (0.0, 0.0)) -> None:
+        """``delay`` (min, max seconds) holds every frame back like a LAN would, so that
+        plays are visibly pending and the player's plays can collide with the bots'."""
         if not 1 <= bots <= 7:
             raise ValueError("a solo table has 1 to 7 bots")
         if skill not in SKILLS:
@@ -85,13 +88,18 @@ class LocalTable:
             for i, r in enumerate(self._replicas) if i
         }
         self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}
-        self._queue: deque[tuple[int, bytes]] = deque()
+        if not 0.0 <= delay[0] <= delay[1] <= 5.0:
+            raise ValueError("delay must be 0 <= min <= max <= 5 seconds")
+        self._delay = delay
+        self._delay_rng = random.Random(rng.random())
+        self._queue: list[tuple[float, int, int, bytes]] = []  # (due, order, target, frame)
+        self._order = 0
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
         now = self._clock()
         for i, r in enumerate(self._replicas):
             self._route(i, r.open(now))
-        self._pump()
+        self._pump(everything=True)  # everyone is seated before the table is handed over
         self._replicas[0].auto_start = None
 
     @property
@@ -129,18 +137,20 @@ class LocalTable:
             for event in out.events:
                 for listener in self._listeners:
                     listener(event)
+        now = self._clock()
         for send in out.sends:
             if send.to is not None:
-                target = self._index.get(send.to)
-                if target is not None:
-                    self._queue.append((target, send.data))
-                continue
-            for target in range(len(self._replicas)):
-                if target != sender:
-                    self._queue.append((target, send.data))
+                targets = [self._index[send.to]] if send.to in self._index else []
+            else:
+                targets = [t for t in range(len(self._replicas)) if t != sender]
+            for target in targets:
+                low, high = self._delay
+                due = now + low + (high - low) * self._delay_rng.random()
+                self._order += 1
+                heapq.heappush(self._queue, (due, self._order, target, send.data))
 
-    def _pump(self) -> None:
-        now = self._clock()
-        while self._queue:
-            target, data = self._queue.popleft()
-            self._route(target, self._replicas[target].receive(data, now))
+    def _pump(self, *, everything: bool = False) -> None:
+        """Deliver every frame that is due (all of them when there is no delay)."""
+        while self._queue and (everything or self._queue[0][0] <= self._clock()):
+            _due, _order, target, data = heapq.heappop(self._queue)
+            self._route(target, self._replicas[target].receive(data, self._clock()))

@@ -479,10 +479,7 @@ class Replica:
         return self.rs.log if self.rs else None
 
     def can_move(self) -> bool:
-        rs = self.rs
-        return (rs is not None and self.phase is Phase.PLAYING and rs.tab is not None
-                and rs.started and rs.end is None and not rs.i_called and rs.me in rs.live
-                and not self._behind(rs))
+        return self.blocked() is None
 
     def _behind(self, rs: RoundState) -> bool:
         """After a restart: not every live peer heard from yet, or entries still missing."""
@@ -506,20 +503,29 @@ class Replica:
         self.rejected[reason] += 1
         self._event(ev.Rejected(reason))
 
-    def _playing(self) -> tuple[RoundState, Tableau]:
+    def blocked(self) -> str | None:
+        """Why my moves are refused right now (for a UI to say), or None if I may move."""
         rs = self.rs
         if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
-            raise CommandError("no round is being played")
+            return "no round is being played"
         if not rs.started:
-            raise CommandError("wait for the countdown")
+            return "wait for the countdown"
         if rs.end is not None:
-            raise CommandError("the round is over")
+            return "the round is over"
         if rs.i_called:
-            raise CommandError("you called Nerts: the round is ending")
+            return "you called Nerts: the round is ending"
         if rs.me not in rs.live:
-            raise CommandError("you were dropped from this round; you play again next round")
+            return "you were dropped from this round; you play again next round"
         if self._behind(rs):
-            raise CommandError("catching up with the table")
+            return "catching up with the table"
+        return None
+
+    def _playing(self) -> tuple[RoundState, Tableau]:
+        reason = self.blocked()
+        if reason is not None:
+            raise CommandError(reason)
+        rs = self.rs
+        assert rs is not None and rs.tab is not None
         return rs, rs.tab
 
     def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
