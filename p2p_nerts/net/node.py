@@ -3,8 +3,9 @@
 :class:`NetSession` implements the :class:`~p2p_nerts.session.Session`
 protocol, so a UI, a headless runner or a bot cannot tell it from an
 in-process table. It is the imperative shell around the pure replica: bytes
-from the mesh go into ``replica.receive``, the replica's ``tick`` runs every
-50 ms, and whatever comes out is sent at once (``Send(to=None)`` to every
+from the mesh go into ``replica.receive_batch`` (all that arrived in one turn
+of the event loop together), the replica's ``tick`` runs every 50 ms, and
+whatever comes out is sent at once (``Send(to=None)`` to every
 connected peer, ``Send(to=key)`` to that peer if connected, else dropped —
 the replica's ACK and RESEND machinery recovers it).
 
@@ -89,6 +90,7 @@ class NetSession:
         self._mesh = Mesh(identity, self._info, is_host=is_host,
                           on_frame=self._on_frame, on_link=self._on_link)
         self._listeners: list[Listener] = []
+        self._inbox: list[bytes] = []
         self._closed = asyncio.Event()
         self._advertiser: TableAdvertiser | None = None
         self._ad_dirty = asyncio.Event()
@@ -215,8 +217,18 @@ class NetSession:
             self._ad_dirty.set()
 
     def _on_frame(self, key: bytes, data: bytes) -> None:
-        if self._replica is not None:
-            self._route(self._replica.receive(data, self._clock()))
+        """Queue an entry; what arrives in one turn of the event loop goes in together."""
+        if self._replica is None:
+            return
+        self._inbox.append(data)
+        if len(self._inbox) == 1:
+            asyncio.get_running_loop().call_soon(self._take_inbox)
+
+    def _take_inbox(self) -> None:
+        # One batch, one signed ACK for all of it: at 8 peers every play draws an
+        # ACK from each of the others, and each costs every receiver a verify.
+        frames, self._inbox = self._inbox, []
+        self._route(self.replica.receive_batch(frames, self._clock()))
 
     def _on_link(self, key: bytes, up: bool) -> None:
         r = self._replica

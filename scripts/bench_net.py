@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The mesh's latency and footprint, with real peer processes on 127.0.0.1.
+
+One run measures:
+
+* baseline  - a bare asyncio TCP round trip (4-byte framed, 100-byte payload)
+  between two processes: back to back, and one every 50 ms. The second is the
+  fair floor: peers sit idle between plays, and waking an idle process costs
+  far more than the hop itself on a VM (~350 µs one way here, ~50 µs hot);
+* applied   - a foundation play's latency from the moment its author makes it
+  until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
+* final     - the same play's latency until it is final on its author
+  (PlayFinal: every other live peer has been heard past it);
+* footprint - CPU share and peak resident memory of every peer during a fast
+  8-bot game.
+
+Every peer is a process with a NetSession (manual join, no mDNS) and a bot;
+times are ``time.monotonic()``, one clock for every process of the host. The
+bots play at ``--pace`` for the latency games (unhurried enough that the peers
+do not fight for the CPU) and at ``--fast-pace`` for the footprint game.
+Targets: applied median <= 4x baseline and p99 < 10x at 8 peers; final median
+<= 8x baseline; < 80 MB per peer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.tableau import Target
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.framing import FrameDecoder, encode_frame
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.testing import free_port
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import Outbound
+
+LOCAL = "127.0.0.1"
+PINGS = 2000
+
+
+# ------------------------------------------------------------------ baseline
+async def echo_server(port: int) -> None:
+    async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        decoder = FrameDecoder()
+        while data := await reader.read(65536):
+            for frame in decoder.feed(data):
+                writer.write(encode_frame(frame))
+
+    server = await asyncio.start_server(echo, LOCAL, port)
+    async with server:
+        await server.serve_forever()
+
+
+async def ping(port: int, gap: float, count: int) -> list[float]:
+    reader, writer = await asyncio.open_connection(LOCAL, port)
+    decoder, payload, rtts = FrameDecoder(), bytes(100), []
+    for _ in range(count):
+        if gap:
+            await asyncio.sleep(gap)
+        start = time.monotonic()
+        writer.write(encode_frame(payload))
+        frames: list[bytes] = []
+        while not frames:
+            frames = decoder.feed(await reader.read(65536))
+        rtts.append(time.monotonic() - start)
+    writer.close()
+    return rtts[count // 20:]  # warm-up
+
+
+def baselines() -> tuple[float, float]:
+    """Median round trips: back to back (hot), and one every 50 ms (the echo side idle)."""
+    port = free_port()
+    child = subprocess.Popen([sys.executable, __file__, "--echo", str(port)])
+    try:
+        for _ in range(100):
+            try:
+                hot = statistics.median(asyncio.run(ping(port, 0.0, PINGS)))
+            except OSError:
+                time.sleep(0.05)
+                continue
+            return hot, statistics.median(asyncio.run(ping(port, 0.05, 200)))
+        raise RuntimeError("the echo process did not start")
+    finally:
+        child.kill()
+        child.wait()
+
+
+# ------------------------------------------------------------------ one peer
+async def peer(role: str, port: int, host_port: int, players: int, pace: float,
+               target: int, out: Path) -> None:
+    """Play one seat and write when each play was made, applied and final here."""
+    config = TableConfig(variants=Variants(target=target), countdown=0.0, drop_after=5.0,
+                         auto_start=players, auto_next=0.3)
+    me = Identity.generate(f"{role}{port}")
+    endpoint = Endpoint(LOCAL, port)
+    if role == "host":
+        session = await NetSession.host(me, config, endpoint, table_name="bench",
+                                        interfaces=None)
+    else:
+        session = await NetSession.join(me, (LOCAL, host_port), config, endpoint)
+    trace: list[tuple[str, int, int, float]] = []
+    acting = [0.0]  # when the replica was asked to make the play: its birth
+    move = session.replica.move
+
+    def timed_move(target: Target, now: float) -> Outbound:
+        acting[0] = time.monotonic()
+        return move(target, now)
+
+    def record(event: ev.Event) -> None:
+        now = time.monotonic()
+        if isinstance(event, ev.PlayAdded):
+            trace.append(("made", event.play.lamport, event.play.author, acting[0])
+                         if event.mine else
+                         ("applied", event.play.lamport, event.play.author, now))
+        elif isinstance(event, ev.PlayFinal) and event.mine:
+            trace.append(("final", event.play.lamport, event.play.author, now))
+
+    session.replica.move = timed_move  # type: ignore[method-assign]
+    session.subscribe(record)
+    wall, cpu = time.monotonic(), os.times()
+    await run_headless(session, bot=Bot(paced(SKILLS["hard"], pace), random.Random(port)),
+                       summary=None, linger=0.5)
+    spent = os.times()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.write_text(json.dumps({
+        "trace": trace, "me": session.replica.my_seat, "wall": time.monotonic() - wall,
+        "cpu": spent.user + spent.system - cpu.user - cpu.system,
+        "maxrss_mb": usage.ru_maxrss / 1024,
+    }))
+
+
+# ------------------------------------------------------------------ one game
+def game(players: int, pace: float, target: int) -> list[dict[str, Any]]:
+    ports = [free_port() for _ in range(players)]
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = [Path(tmp) / f"peer{i}.json" for i in range(players)]
+        procs = []
+        for i in range(players):
+            role = "host" if i == 0 else "guest"
+            procs.append(subprocess.Popen(
+                [sys.executable, __file__, "--peer", role, str(ports[i]), str(ports[0]),
+                 str(players), str(pace), str(target), str(outs[i])],
+                stderr=subprocess.DEVNULL))
+            if i == 0:
+                time.sleep(0.5)
+        for proc in procs:
+            if proc.wait(timeout=600) != 0:
+                raise RuntimeError(f"a peer failed with status {proc.returncode}")
+        return [json.loads(out.read_text()) for out in outs]
+
+
+def latencies(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    made: dict[tuple[int, int], float] = {}
+    applied: dict[tuple[int, int], list[float]] = {}
+    final: list[float] = []
+    for r in results:
+        for kind, lamport, author, at in r["trace"]:
+            key = (lamport, author)
+            if kind == "made":
+                made[key] = at
+            elif kind == "applied":
+                applied.setdefault(key, []).append(at)
+    for r in results:
+        final += [at - made[(lam, au)] for kind, lam, au, at in r["trace"]
+                  if kind == "final" and (lam, au) in made]
+    everywhere = [max(ats) - made[key] for key, ats in applied.items()
+                  if key in made and len(ats) == len(results) - 1]
+    return everywhere, final
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pace", type=float, default=0.3, help="bot pace for latency games")
+    parser.add_argument("--fast-pace", type=float, default=0.05, help="bot pace, footprint game")
+    parser.add_argument("--target", type=int, default=40, help="score that ends each game")
+    parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--peer", nargs=7, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.echo:
+        asyncio.run(echo_server(args.echo))
+        return 0
+    if args.peer:
+        role, port, host_port, players, pace, target, out = args.peer
+        asyncio.run(peer(role, int(port), int(host_port), int(players), float(pace),
+                         int(target), Path(out)))
+        return 0
+
+    hot, rtt = baselines()
+    print(f"baseline: asyncio TCP round trip between two processes, median {hot * 1e6:.0f} µs "
+          f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
+          "are between plays); ratios below are to the latter")
+    print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
+          f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
+    rows = [(n, args.pace) for n in (2, 4, 8)] + [(8, args.fast_pace)]
+    verdicts: list[str] = []
+    for players, pace in rows:
+        results = game(players, pace, args.target)
+        applied, final = latencies(results)
+        cpu = max(r["cpu"] / r["wall"] for r in results)
+        rss = max(r["maxrss_mb"] for r in results)
+        am, a99, fm, f99 = (statistics.median(applied), pct(applied, 0.99),
+                            statistics.median(final), pct(final, 0.99))
+        print(f"{players:>5} {pace:>5g} {len(applied):>6} {am * 1e3:>10.2f}ms "
+              f"{a99 * 1e3:>6.2f}ms {fm * 1e3:>8.2f}ms {f99 * 1e3:>6.2f}ms "
+              f"{cpu:>8.0%} {rss:>6.1f}MB")
+        print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x")
+        if players == 8 and pace == args.pace:
+            verdicts.append(f"applied median {am / rtt:.1f}x (target <= 4x): "
+                            f"{'ok' if am <= 4 * rtt else 'MISSED'}")
+            verdicts.append(f"applied p99 {a99 / rtt:.1f}x (target < 10x): "
+                            f"{'ok' if a99 < 10 * rtt else 'MISSED'}")
+            verdicts.append(f"final median {fm / rtt:.1f}x (target <= 8x): "
+                            f"{'ok' if fm <= 8 * rtt else 'MISSED'}")
+        if pace == args.fast_pace:
+            verdicts.append(f"max rss {rss:.1f} MB (target < 80 MB): "
+                            f"{'ok' if rss < 80 else 'MISSED'}")
+    print("\n".join(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
