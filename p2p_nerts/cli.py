@@ -10,12 +10,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
-from .net.commands import NET_COMMANDS, add_net_commands, run_net
+from .net.commands import NET_COMMANDS, Screen, add_net_commands, run_net
+from .protocol.identity import Identity
+from .session import Session
 
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         if args.command in NET_COMMANDS:
-            return run_net(args, variants_from(args) if args.command == "host" else None)
+            return run_net(args, variants_from(args) if args.command == "host" else None,
+                           terminal_screen)
     except (VariantError, ValueError) as exc:
         parser.error(str(exc))
     parser.print_help()
@@ -119,6 +123,21 @@ def run_solo(args: argparse.Namespace) -> int:
                        seed=args.seed)
     run_app(table, player.config, player.notes)
     return 0
+
+
+def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]:
+    """The player and their full-screen table, for ``nerts host`` and ``nerts join``."""
+    from .protocol.identity import IDENTITY_FILE, load_or_create
+    from .ui.app import NertsApp
+    from .ui.config import prepare_player
+
+    player = prepare_player(data_dir, ask=input if sys.stdin.isatty() and not name else None)
+    identity = (load_or_create(data_dir / IDENTITY_FILE, name) if name else player.identity)
+
+    async def screen(session: Session) -> None:
+        await NertsApp(session, player.config, player.notes).run()
+
+    return identity, screen
 
 
 def run_simulate(args: argparse.Namespace) -> int:

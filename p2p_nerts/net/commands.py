@@ -1,6 +1,7 @@
 """``nerts host``, ``nerts join`` and ``nerts bot``: parsing and running a networked seat.
 
-``cli.py`` only adds these parsers and dispatches here. A usage error is a
+``cli.py`` only adds these parsers and dispatches here, handing in the
+terminal screen (``net`` never imports ``ui``). A usage error is a
 ``ValueError`` (cli turns it into exit status 2); a table that cannot be
 found, joined or opened is one line on stderr and exit status 1.
 """
@@ -14,7 +15,7 @@ import random
 import re
 import sys
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -28,6 +29,7 @@ from ..protocol.identity import (
     load_or_create,
 )
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
+from ..session import Session
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
@@ -35,10 +37,11 @@ from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
 from .wire import WireError, parse_address
 
-__all__ = ["NET_COMMANDS", "add_net_commands", "run_net"]
+__all__ = ["NET_COMMANDS", "Screen", "Terminal", "add_net_commands", "run_net"]
 
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
+LOG_FILE = "nerts.log"
 _HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
 
 
@@ -77,9 +80,11 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
                    help="port other peers should dial (behind a relay or port forward)")
     p.add_argument("--interfaces", metavar="LIST",
                    help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
-    p.add_argument("--headless", action="store_true", help="no screen: log lines on stderr")
+    p.add_argument("--headless", action="store_true",
+                   help=f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
+                        "in the data dir)")
     p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
-                   help=f"a computer player ({'|'.join(SKILLS)}) plays this seat")
+                   help=f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
     p.add_argument("--pace", type=float, default=1.0, metavar="F",
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
@@ -92,21 +97,32 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
 
 
-def run_net(args: argparse.Namespace, variants: Variants | None) -> int:
+Screen = Callable[[Session], Awaitable[None]]
+"""Plays at a session in this terminal until the player quits."""
+Terminal = Callable[[Path, str | None], tuple[Identity, Screen]]
+"""Given the data dir and ``--name``: the player's identity and their screen (``cli``
+provides it, so that ``net`` never imports the UI)."""
+
+
+def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Terminal) -> int:
     """Run ``host``/``join``/``bot``; ValueError for bad usage, else the exit status."""
-    if args.command == "bot":
+    if args.command == "bot" or args.bot:
         args.headless = True
         args.bot = args.bot or DEFAULT_SKILL
     _check(args)
     interfaces = interfaces_setting(args.interfaces)
-    if not args.headless:
-        raise ValueError("the terminal table is not ready yet: add --headless (or use nerts bot)")
     data_dir = args.data_dir or default_data_dir()
+    screen: Screen | None = None
     try:
-        identity = load_or_create(data_dir / IDENTITY_FILE, args.name)
+        if args.headless:
+            identity = load_or_create(data_dir / IDENTITY_FILE, args.name)
+        else:
+            identity, screen = terminal(data_dir, args.name)
     except IdentityError as exc:
         return _fail(str(exc))
-    _setup_logging(identity.name, args.verbose)
+    except (EOFError, KeyboardInterrupt):
+        return 1
+    _setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
     config = TableConfig(
         variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
@@ -114,7 +130,7 @@ def run_net(args: argparse.Namespace, variants: Variants | None) -> int:
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
     summary = args.summary.open("w", encoding="utf-8") if args.summary else None
     try:
-        return asyncio.run(_play(args, identity, config, endpoint, interfaces, summary))
+        return asyncio.run(_play(args, identity, config, endpoint, interfaces, summary, screen))
     except (DiscoveryError, LinkError) as exc:
         return _fail(str(exc))
     except OSError as exc:
@@ -127,7 +143,8 @@ def run_net(args: argparse.Namespace, variants: Variants | None) -> int:
 
 
 async def _play(args: argparse.Namespace, identity: Identity, config: TableConfig,
-                endpoint: Endpoint, interfaces: Interfaces, summary: TextIO | None) -> int:
+                endpoint: Endpoint, interfaces: Interfaces, summary: TextIO | None,
+                screen: Screen | None) -> int:
     if args.command == "host":
         name = args.table_name or _default_table_name(identity.name)
         session = await NetSession.host(identity, config, endpoint, table_name=name,
@@ -136,6 +153,9 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
     else:
         session = await _join(args, identity, config, endpoint, interfaces)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
+    if screen is not None:
+        await screen(session)
+        return 0
     bot = None
     if args.bot:
         rng = random.Random(args.seed)
@@ -208,9 +228,11 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("--find-timeout must be positive")
 
 
-def _setup_logging(name: str, verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stderr,
-                        format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S")
+def _setup_logging(name: str, verbose: bool, file: Path | None) -> None:
+    """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S",
+                        **({"filename": str(file)} if file else {"stream": sys.stderr}))
     if not verbose:
         logging.getLogger("zeroconf").setLevel(logging.WARNING)
 
