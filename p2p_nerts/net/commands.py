@@ -65,6 +65,9 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                             help="a table's name (found by mDNS; default: the only table) "
                                  "or its host's address")
         _seat_args(parser)
+        if name == "bot":
+            parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
+                                help="the same as --bot SKILL")
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
                             help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
 

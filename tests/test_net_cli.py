@@ -1,0 +1,95 @@
+"""``nerts host/join/bot``: one clear line and the right exit status for every failure.
+
+Usage errors exit 2 (argparse's convention); a table that cannot be found,
+reached or joined exits 1. mDNS stays on 127.0.0.1, TCP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from p2p_nerts.cli import main
+from p2p_nerts.net.framing import encode_frame
+from p2p_nerts.net.wire import NET_VERSION
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each run gets its own identity; the root logger main() sets up is put back."""
+    monkeypatch.setenv("NERTS_HOME", str(tmp_path))
+    monkeypatch.setenv("NERTS_INTERFACES", "127.0.0.1")
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+@pytest.mark.parametrize("argv", [
+    ["host", "--seats", "9", "--headless"],
+    ["host", "--auto-start", "5", "--seats", "4", "--headless"],
+    ["host", "--table-name", "x" * 40, "--headless"],
+    ["host", "--port", "70000", "--headless"],
+    ["join", "--pace", "0", "--headless"],
+    ["bot", "--drop-after", "0.1"],
+    ["bot", "--skill", "godlike"],
+    ["join", "--interfaces", "not-an-address", "--headless"],
+])
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and "Traceback" not in err
+
+
+def test_no_table_found_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bot", "t-nobody-hosts-this", "--find-timeout", "0.3",
+                 "--bind", "127.0.0.1"]) == 1
+    assert "nerts: found no table named 't-nobody-hosts-this'" in capsys.readouterr().err
+
+
+def test_nothing_listening_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: refused
+        assert main(["bot", f"127.0.0.1:{port}", "--bind", "127.0.0.1"]) == 1
+    assert f"nerts: cannot reach 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+@pytest.fixture
+def future_host() -> Iterator[int]:
+    """A host that speaks a newer protocol: it sends its info frame and hangs up."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def greet() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = server.accept()
+            with conn:
+                info = {"v": NET_VERSION + 1, "name": "Zed's table"}
+                conn.sendall(encode_frame(msgpack.packb(info)))
+                conn.recv(100)
+
+    thread = threading.Thread(target=greet, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    server.close()
+    thread.join(5)
+
+
+def test_another_protocol_version_exits_1(future_host: int,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["join", f"127.0.0.1:{future_host}", "--headless",
+                 "--bind", "127.0.0.1"]) == 1
+    assert (f"nerts: table Zed's table runs protocol v{NET_VERSION + 1}; "
+            f"this nerts speaks v{NET_VERSION}") in capsys.readouterr().err
