@@ -131,14 +131,15 @@ class Mesh:
         self._announce()
 
     def _announce(self, to: Link | None = None) -> None:
+        """Send the peers list to everyone if it changed, else (if given) to ``to`` alone."""
         peers = {k: a for k, a in self.addresses.items() if k in self._seated or k in self.links}
-        if to is not None:
-            to.send(encode_frame(encode_peers(peers)))
-        elif peers != self._announced:
+        if peers != self._announced:
             self._announced = peers
             frame = encode_frame(encode_peers(peers))
             for link in list(self.links.values()):
                 link.send(frame)
+        elif to is not None:
+            to.send(encode_frame(encode_peers(peers)))
 
     def dial(self, peers: dict[bytes, tuple[str, int]]) -> None:
         """Guest: keep one link to each listed peer whose key is larger than ours."""
@@ -233,7 +234,6 @@ class Mesh:
         _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
         self._notify(link.key, True)
         if self.is_host:
-            self._announce()
             self._announce(to=link)
 
     async def _serve(self, link: Link) -> None:
@@ -253,6 +253,8 @@ class Mesh:
                 del self.links[link.key]
                 self._notify(link.key, False)
                 if self.is_host:
+                    if link.key not in self._seated:  # keeps the book as small as the table
+                        self.addresses.pop(link.key, None)
                     self._announce()
             _log.info("disconnected from %s (%s): %s", link.peer.name,
                       fingerprint_of(link.key), link.reason)
