@@ -12,19 +12,22 @@ import contextlib
 import io
 import json
 import random
+import secrets
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import msgpack
 import pytest
+import zeroconf._core
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net import link as link_module
+from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import LinkError, Refused, open_link
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.protocol.identity import Identity
@@ -240,5 +243,35 @@ def test_a_headless_guest_gives_up_when_the_host_is_gone() -> None:
         code = await asyncio.wait_for(
             run_headless(guest, bot=None, summary=None, host_gone=0.5), 10)
         assert code == 1
+
+    run(scenario)
+
+
+def test_the_host_advertises_the_table_and_keeps_its_seats_current(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
+                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
+        monkeypatch.setattr(zeroconf._core, name, value, raising=False)  # loopback needs no waits
+    table = f"t-{secrets.token_hex(4)}"
+
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Host"), config(max_seats=4), LOCAL,
+                                     table_name=table, interfaces=["127.0.0.1"])
+        runner = asyncio.create_task(host.run())
+        async with TableBrowser(["127.0.0.1"]) as browser:
+            def ours(seats: int) -> Callable[[list[TableAd]], bool]:
+                return lambda ads: any(a.name == table and a.seats_taken == seats for a in ads)
+
+            ad = next(a for a in await browser.wait_for(ours(1), 5) if a.name == table)
+            assert ad.port == host.port and ad.seats_total == 4 and not ad.needs_code
+            assert ad.fingerprint == fingerprint_hex(host.replica.me.public_key)
+            assert ad.variant == host.replica.variants.summary()
+            guest = await join(host, "Bo")
+            await browser.wait_for(ours(2), 5)
+            host.close()
+            await runner
+            await browser.wait_for(lambda ads: all(a.name != table for a in ads), 5)
+            guest.close()
+            await guest.run()
 
     run(scenario)
