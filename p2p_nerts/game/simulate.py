@@ -113,7 +113,6 @@ class RoundSim:
         self.round_no = round_no
         self.rng = rng
         v = cfg.variants
-        self.truth = FoundationLog(strict_ties=v.strict_ties)
         self.seats: list[_Seat] = []
         for seat in range(cfg.seats):
             deck = shuffle_deck(deck_seed(cfg.seed, round_no, seat), seat, jokers=v.jokers)
@@ -125,6 +124,8 @@ class RoundSim:
                 for k in range(per_seat)
             ]
             self.seats.append(_Seat(tab, FoundationLog(strict_ties=v.strict_ties), bots))
+        #: The foundations everyone agrees on at the end: any seat's view then.
+        self.truth = self.seats[0].view
         self._events: list[tuple[float, int, int, int, object]] = []
         self._seq = 0
         self.now = 0.0
@@ -205,7 +206,6 @@ class RoundSim:
 
     def _send(self, s: int, play: Play) -> None:
         self.seats[s].view.add(play)
-        self.truth.add(play)
         self.unsettled += 1
         for other in range(len(self.seats)):
             if other != s:
@@ -228,7 +228,7 @@ class RoundSim:
         self.unsettled -= 1
         if fate is Fate.BOUNCE:
             self.bounces += 1
-            if self.truth.first_over(key) is not None:
+            if seat.view.first_over(key) is not None:
                 self.collisions += 1
         self._wake(s)
 
@@ -283,17 +283,20 @@ class RoundSim:
 
     # ------------------------------------------------------------------- end
     def _finish(self, how: str, cutoff: PlayKey | None) -> None:
+        """End the round: every view holds every play by now, and all must agree."""
         self.ended = how
-        if cutoff is not None:
-            self.truth.set_cutoff(cutoff)
-        for s, seat in enumerate(self.seats):
+        for seat in self.seats:
             if cutoff is not None:
                 seat.view.set_cutoff(cutoff)
             for key in sorted(seat.tab.in_flight):
-                fate = self.truth.fate(key)
+                fate = seat.view.fate(key)
                 seat.tab.settle(key, stayed=fate is Fate.STAY)
                 if fate is Fate.BOUNCE:
                     self.bounces += 1
+        digest = self.truth.state_hash()
+        for s, seat in enumerate(self.seats):
+            if seat.view.state_hash() != digest or len(seat.view) != len(self.truth):
+                raise AssertionError(f"seat {s} ended the round with other foundations")
             check_accounting(s, seat.tab, self.truth, self.cfg.variants.jokers)
 
     def _report(self) -> RoundReport:
