@@ -737,11 +737,19 @@ class Replica:
 
     def _maybe_auto_start(self) -> None:
         if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
-            self.start_round(self.now)
+            self._auto_start()
         elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
               and self.now >= self.next_round_at):
             self.next_round_at = None
-            self.start_round(self.now)
+            self._auto_start()
+
+    def _auto_start(self) -> None:
+        # start_round flushes (it is a command); keep its frames, events and journal
+        # records in this call's output rather than dropping them.
+        out = self.start_round(self.now)
+        self._out.sends += out.sends
+        self._out.events += out.events
+        self._out.journal += out.journal
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
         if entry.author != self.host_key:
