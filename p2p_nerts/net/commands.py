@@ -30,6 +30,7 @@ from ..protocol.identity import (
 )
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import Session
+from ..store import DB_FILE, Store, StoreError
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
@@ -37,7 +38,7 @@ from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
 from .wire import WireError, parse_address
 
-__all__ = ["NET_COMMANDS", "Screen", "Terminal", "add_net_commands", "run_net"]
+__all__ = ["NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands", "run_net"]
 
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
@@ -97,6 +98,8 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drop-after", type=float, default=DROP_AFTER, metavar="S",
                    help=f"a peer silent this long leaves the round ({DROP_AFTER:g})")
     p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
+    p.add_argument("--resume", action="store_true",
+                   help="go back to your last unfinished table after a crash")
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
 
 
@@ -131,30 +134,45 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
         max_seats=getattr(args, "seats", 8))
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
-    summary = args.summary.open("w", encoding="utf-8") if args.summary else None
     try:
-        return asyncio.run(_play(args, identity, config, endpoint, interfaces, summary, screen))
-    except (DiscoveryError, LinkError) as exc:
+        store = Store(data_dir / DB_FILE)
+    except StoreError as exc:
+        return _fail(str(exc))
+    # A resumed seat adds to its summary: the rounds before the crash are in it.
+    summary = (args.summary.open("a" if args.resume else "w", encoding="utf-8")
+               if args.summary else None)
+    try:
+        return asyncio.run(_play(args, identity, config, endpoint, interfaces, store, summary,
+                                 screen))
+    except (DiscoveryError, LinkError, CannotPlay, StoreError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"network error: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
     finally:
+        store.close()
         if summary is not None:
             summary.close()
 
 
+class CannotPlay(Exception):
+    """Something the player must sort out first (the message says what)."""
+
+
 async def _play(args: argparse.Namespace, identity: Identity, config: TableConfig,
-                endpoint: Endpoint, interfaces: Interfaces, summary: TextIO | None,
-                screen: Screen | None) -> int:
-    if args.command == "host":
-        name = args.table_name or _default_table_name(identity.name)
+                endpoint: Endpoint, interfaces: Interfaces, store: Store,
+                summary: TextIO | None, screen: Screen | None) -> int:
+    name = getattr(args, "table_name", None) or _default_table_name(identity.name)
+    if args.resume:
+        session = await _resume(args, identity, config, endpoint, interfaces, store, name)
+        logging.getLogger("nerts").info("back at table %r", session.table_name)
+    elif args.command == "host":
         session = await NetSession.host(identity, config, endpoint, table_name=name,
-                                        interfaces=interfaces)
+                                        interfaces=interfaces, store=store)
         logging.getLogger("nerts").info("table %r open on port %d", name, session.port)
     else:
-        session = await _join(args, identity, config, endpoint, interfaces)
+        session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
         await screen(session)
@@ -166,18 +184,32 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
     return await run_headless(session, bot=bot, summary=summary)
 
 
+async def _resume(args: argparse.Namespace, identity: Identity, config: TableConfig,
+                  endpoint: Endpoint, interfaces: Interfaces, store: Store,
+                  table_name: str) -> NetSession:
+    table = store.unfinished()
+    if table is None:
+        raise CannotPlay("there is no unfinished table to go back to")
+    hosting = table.host_key == identity.public_key
+    if hosting != (args.command == "host"):
+        raise CannotPlay("you host your unfinished table: use nerts host --resume" if hosting
+                         else "your unfinished table has another host: use nerts join --resume")
+    return await NetSession.resume(identity, config, endpoint, store, table,
+                                   table_name=table_name, interfaces=interfaces)
+
+
 async def _join(args: argparse.Namespace, identity: Identity, config: TableConfig,
-                endpoint: Endpoint, interfaces: Interfaces) -> NetSession:
+                endpoint: Endpoint, interfaces: Interfaces, store: Store) -> NetSession:
     """Join by address, or find the table by mDNS and try its addresses in turn."""
     address = _address(args.table)
     if address is not None:
-        return await NetSession.join(identity, address, config, endpoint)
+        return await NetSession.join(identity, address, config, endpoint, store=store)
     ad = await find_table(args.table, interfaces, args.find_timeout)
     failure: LinkError | None = None
     for ip in ad.addresses:
         try:
             return await NetSession.join(identity, (ip, ad.port), config, endpoint,
-                                         fingerprint=ad.fingerprint)
+                                         fingerprint=ad.fingerprint, store=store)
         except Refused:
             raise
         except LinkError as exc:
@@ -229,6 +261,8 @@ def _check(args: argparse.Namespace) -> None:
             args.table_name = name
     elif args.find_timeout <= 0:
         raise ValueError("--find-timeout must be positive")
+    elif args.resume and args.table:
+        raise ValueError("--resume goes back to your last table: name no TABLE")
 
 
 def _setup_logging(name: str, verbose: bool, file: Path | None) -> None:

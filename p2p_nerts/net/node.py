@@ -9,9 +9,11 @@ whatever comes out is sent at once (``Send(to=None)`` to every
 connected peer, ``Send(to=key)`` to that peer if connected, else dropped —
 the replica's ACK and RESEND machinery recovers it).
 
-The host also publishes the table on mDNS (``TableAdvertiser``) and keeps the
-seat count in its TXT record current; a guest learns the table id and the
-host's key from the connection it opens, before its replica exists.
+With a :class:`~p2p_nerts.store.Store`, the replica's write-ahead journal is
+kept before anything is sent, and :meth:`NetSession.resume` brings a crashed
+seat back. The host also publishes the table on mDNS (``TableAdvertiser``)
+and keeps the seat count in its TXT record current; a guest learns the table
+id and the host's key from the connection it opens, before its replica exists.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..game.variants import Variants
 from ..protocol import events as ev
@@ -30,11 +34,12 @@ from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
 from ..session import Command, Listener
+from ..store import Store, StoreError, TableRecord
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
 from .link import LinkError
 from .mesh import Mesh
-from .wire import NET_VERSION, Info
+from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
 __all__ = ["TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 
@@ -82,9 +87,11 @@ class NetSession:
     """
 
     def __init__(self, identity: Identity, config: TableConfig, *, is_host: bool,
+                 store: Store | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._identity = identity
         self._config = config
+        self._store = store
         self._clock = clock
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host,
@@ -102,13 +109,18 @@ class NetSession:
     # ------------------------------------------------------------ factories
     @classmethod
     async def host(cls, identity: Identity, config: TableConfig, endpoint: Endpoint, *,
-                   table_name: str, interfaces: Interfaces | None,
+                   table_name: str, interfaces: Interfaces | None, store: Store | None = None,
                    clock: Callable[[], float] = time.monotonic) -> NetSession:
-        """Open a new table; advertise it on mDNS unless ``interfaces`` is None."""
-        self = cls(identity, config, is_host=True, clock=clock)
+        """Open a new table; advertise it on mDNS unless ``interfaces`` is None.
+
+        With a ``store``, the replica's journal is written to it before anything
+        is sent, so that :meth:`resume` can bring the seat back after a crash.
+        """
+        self = cls(identity, config, is_host=True, store=store, clock=clock)
         self.table_name = table_name
         self._replica = self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key)
         await self._listen(endpoint)
+        self._remember(format_address(endpoint.bind or "0.0.0.0", self.port))
         self._route(self._replica.open(self._clock()))
         if interfaces is not None:
             await self._advertise(interfaces)
@@ -117,6 +129,7 @@ class NetSession:
     @classmethod
     async def join(cls, identity: Identity, address: tuple[str, int], config: TableConfig,
                    endpoint: Endpoint, *, fingerprint: str | None = None,
+                   store: Store | None = None,
                    clock: Callable[[], float] = time.monotonic) -> NetSession:
         """Take a seat at the table whose host listens at ``address``.
 
@@ -124,7 +137,7 @@ class NetSession:
         host proves in the handshake. Raises ``Refused`` (full table, wrong
         version, round under way) or ``LinkError``, each with a line for the user.
         """
-        self = cls(identity, config, is_host=False, clock=clock)
+        self = cls(identity, config, is_host=False, store=store, clock=clock)
         await self._listen(endpoint)
         try:
             link = await self._mesh.connect(*address, joining=True)
@@ -140,7 +153,48 @@ class NetSession:
         self._mesh.host_key = link.key
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
         self._replica = self._new_replica(link.peer.tid, link.key)
+        self._remember(format_address(*address))
         self._route(self._replica.open(self._clock()))
+        return self
+
+    @classmethod
+    async def resume(cls, identity: Identity, config: TableConfig, endpoint: Endpoint,
+                     store: Store, table: TableRecord, *, table_name: str,
+                     interfaces: Interfaces | None,
+                     clock: Callable[[], float] = time.monotonic) -> NetSession:
+        """Come back to ``table`` after a crash, from the journal in ``store``.
+
+        The replica is rebuilt exactly as it was (``Replica.restore``) and
+        catches up from its peers before it plays again. A host listens on its
+        old port, where the guests keep redialing it; a guest dials the host.
+        """
+        is_host = table.host_key == identity.public_key
+        self = cls(identity, config, is_host=is_host, store=store, clock=clock)
+        replica = Replica.restore(identity, table.table_id, table.host_key,
+                                  store.records(table.table_id), self._clock(),
+                                  **self._replica_options())
+        try:
+            address = parse_address(table.address)
+        except WireError:
+            host, _, port = table.address.rpartition(":")  # a host name given to join
+            address = (host, int(port))
+        if is_host:
+            self.table_name = table_name
+            self._replica = replica
+            await self._listen(Endpoint(endpoint.bind, address[1], endpoint.advertise_port))
+            if interfaces is not None:
+                await self._advertise(interfaces)
+            return self
+        await self._listen(endpoint)
+        self._mesh.host_key = table.host_key
+        try:
+            link = await self._mesh.connect(*address, joining=False, expect_key=table.host_key)
+        except BaseException:
+            await self._mesh.close(flush=0)
+            raise
+        self.table_name = link.peer.name
+        self._mesh.adopt(link, address)
+        self._replica = replica
         return self
 
     # ------------------------------------------------------------ Session
@@ -179,11 +233,31 @@ class NetSession:
         self._closed.set()
 
     # ------------------------------------------------------------ internals
-    def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
+    def _replica_options(self) -> dict[str, Any]:
         c = self._config
-        return Replica(self._identity, table_id, host_key, variants=c.variants,
-                       countdown=c.countdown, drop_after=c.drop_after,
-                       auto_start=c.auto_start, auto_next=c.auto_next, max_seats=c.max_seats)
+        return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
+                "auto_start": c.auto_start, "auto_next": c.auto_next,
+                "max_seats": c.max_seats}
+
+    def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
+        return Replica(self._identity, table_id, host_key, **self._replica_options())
+
+    def _remember(self, address: str) -> None:
+        """Note the table in the store (how to find it again) as we sit down."""
+        if self._store is not None:
+            r = self.replica
+            self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
+
+    def _with_store(self, write: Callable[[Store], None]) -> None:
+        """Write to the store; if it fails, say so once and play on without recovery."""
+        if self._store is None:
+            return
+        try:
+            write(self._store)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            _log.error("cannot write to the journal (%s): playing on without crash recovery",
+                       exc)
+            self._store = None
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
@@ -199,6 +273,9 @@ class NetSession:
                     playing=r.phase in _ROUND_UNDER_WAY)
 
     def _route(self, out: Outbound) -> None:
+        if out.journal and self._store is not None:
+            table_id = self.replica.table_id
+            self._with_store(lambda store: store.append(table_id, out.journal))  # write-ahead
         for send in out.sends:
             self._mesh.send(send.data, send.to)
         for event in out.events:
@@ -215,6 +292,10 @@ class NetSession:
             self._ad_dirty.set()
         elif isinstance(event, ev.SettingsChanged):
             self._ad_dirty.set()
+        elif isinstance(event, ev.GameOver):
+            table_id = self.replica.table_id
+            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
+            self._with_store(lambda store: store.finish_table(table_id, result))
 
     def _on_frame(self, key: bytes, data: bytes) -> None:
         """Queue an entry; what arrives in one turn of the event loop goes in together."""
