@@ -42,10 +42,12 @@ class Table:
     """A host and its guests as processes, optionally each behind a relay."""
 
     def __init__(self, tmp: Path, players: int, *, target: int = 15,
-                 faults: Faults | None = None, by_address: bool = False) -> None:
+                 faults: Faults | None = None, by_address: bool = False,
+                 extra: tuple[str, ...] = ()) -> None:
         self.name = f"t-{secrets.token_hex(4)}"
         self.players = players
         self.by_address = by_address
+        self.extra = extra  # options for every peer, after FAST (the last one wins)
         self.relays: list[Relay] = []
         self.faults = faults
         self.rng = random.Random(players)
@@ -69,7 +71,8 @@ class Table:
             if self.faults is not None:
                 where += ["--advertise-port", str(dial[i])]
             target = f"127.0.0.1:{dial[0]}" if self.by_address else self.name
-            peer.args = [*(self.host_args if i == 0 else ["bot", target]), *FAST, *where]
+            peer.args = [*(self.host_args if i == 0 else ["bot", target]), *FAST, *self.extra,
+                         *where]
         await self.peers[0].start()
         await self.peers[0].wait_for_line(f"table '{self.name}' open", 20)
         for peer in self.peers[1:]:
@@ -154,5 +157,57 @@ def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> No
         first_round = summaries[0][0]
         seat = next(p["seat"] for p in first_round["players"] if p["name"] == victim.name)
         assert first_round["verdicts"][seat] == "dropped"
+
+    run(scenario)
+
+
+def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        table = Table(tmp_path, 3, target=25, extra=("--drop-after", "10"))
+        await table.start()
+        victim = table.peers[2]
+        await victim.wait_for_line("round 1 starts", 20)
+        await asyncio.sleep(0.7)
+        victim.kill()
+        assert victim.proc is not None
+        await victim.proc.wait()
+        victim.args = ["bot", "--resume", *FAST, *table.extra, "--port", str(table.ports[2])]
+        await victim.start()
+        await victim.wait_for_line("back at table", 10)
+        summaries = await table.finish()
+        assert_same_game(summaries[:2], 3)
+        first_round = summaries[0][0]
+        seat = next(p["seat"] for p in first_round["players"] if p["name"] == victim.name)
+        assert first_round["verdicts"][seat] == ""  # back before the drop: a clean audit
+        # The resumed peer agrees on every round it saw end (it counted collisions
+        # and bounces only from its return on).
+        resumed = {line.get("round"): line for line in shared_lines(summaries[2])}
+        for line in shared_lines(summaries[0]):
+            mine = resumed.get(line.get("round"))
+            assert mine is not None
+            for key in ("foundation_hash", "players", "verdicts", "totals", "winner"):
+                assert mine.get(key) == line.get(key)
+
+    run(scenario)
+
+
+def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        table = Table(tmp_path, 3, target=25, extra=("--drop-after", "10"))
+        await table.start()
+        host = table.peers[0]
+        await host.wait_for_line("round 1 starts", 20)
+        await asyncio.sleep(0.7)
+        host.kill()
+        assert host.proc is not None
+        await host.proc.wait()
+        host.args = ["host", "--resume", "--table-name", table.name, "--auto-next", "0.3",
+                     *FAST, *table.extra, "--port", str(table.ports[0])]
+        await host.start()
+        await host.wait_for_line("back at table", 10)
+        summaries = await table.finish()
+        assert_same_game(summaries[1:], 3)
+        assert all(v == "" for v in summaries[1][0]["verdicts"])
+        assert shared_lines(summaries[0])[-1] == shared_lines(summaries[1])[-1]
 
     run(scenario)
