@@ -88,7 +88,7 @@ def test_addresses() -> None:
     assert parse_address("[fe80::1]:80") == ("fe80::1", 80)
     assert parse_address("10.0.0.1", default_port=7) == ("10.0.0.1", 7)
     assert format_address("::1", 9) == "[::1]:9"
-    for bad in ("host:1", "10.0.0.1:", "10.0.0.1:99999", "1.2.3.4:x", ":5"):
+    for bad in ("host:1", "10.0.0.1:", "10.0.0.1:99999", "1.2.3.4:x", ":5", "1.2.3.4:²"):
         with pytest.raises(WireError):
             parse_address(bad)
 

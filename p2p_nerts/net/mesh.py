@@ -247,6 +247,9 @@ class Mesh:
             link.abort(str(exc))
         except (OSError, WireError) as exc:
             link.abort(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a bug here must cost one link, not the peer
+            _log.exception("serving %s failed", fingerprint_of(link.key))
+            link.abort(f"internal error: {exc!r}")
         finally:
             link.close("connection ended")
             if self.links.get(link.key) is link:

@@ -168,7 +168,7 @@ def parse_address(text: str, default_port: int | None = None) -> tuple[str, int]
         raise WireError(f"{host!r} is not an IP address") from None
     if not port_text and default_port is not None:
         return ip, default_port
-    if not port_text.isdigit() or not 0 < int(port_text) <= 65535:
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) <= 65535:
         raise WireError(f"bad port in {text!r}")
     return ip, int(port_text)
 
