@@ -163,11 +163,11 @@ def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> No
 
 def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3, target=25, extra=("--drop-after", "10"))
+        table = Table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
         await table.start()
         victim = table.peers[2]
         await victim.wait_for_line("round 1 starts", 20)
-        await asyncio.sleep(0.7)
+        await asyncio.sleep(0.3)
         victim.kill()
         assert victim.proc is not None
         await victim.proc.wait()
@@ -193,11 +193,11 @@ def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
 
 def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3, target=25, extra=("--drop-after", "10"))
+        table = Table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
         await table.start()
         host = table.peers[0]
         await host.wait_for_line("round 1 starts", 20)
-        await asyncio.sleep(0.7)
+        await asyncio.sleep(0.3)
         host.kill()
         assert host.proc is not None
         await host.proc.wait()

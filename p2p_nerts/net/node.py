@@ -46,6 +46,7 @@ __all__ = ["TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 _log = logging.getLogger(__name__)
 
 TICK = 0.05  # seconds between replica ticks
+_MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 
 
@@ -97,6 +98,9 @@ class NetSession:
         self._mesh = Mesh(identity, self._info, is_host=is_host,
                           on_frame=self._on_frame, on_link=self._on_link)
         self._listeners: list[Listener] = []
+        # Peers may talk before anyone subscribes (a host advertising, a seat
+        # resuming): keep those events for the first listener.
+        self._backlog: list[ev.Event] = []
         self._inbox: list[bytes] = []
         self._closed = asyncio.Event()
         self._advertiser: TableAdvertiser | None = None
@@ -218,7 +222,11 @@ class NetSession:
         self._route(command(self.replica, self._clock()))
 
     def subscribe(self, listener: Listener) -> None:
+        """Hear every event from now on; the first listener also hears the backlog."""
         self._listeners.append(listener)
+        backlog, self._backlog = self._backlog, []
+        for event in backlog:
+            self._tell(listener, event)
 
     async def run(self) -> None:
         try:
@@ -280,11 +288,17 @@ class NetSession:
             self._mesh.send(send.data, send.to)
         for event in out.events:
             self._react(event)
+            if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
+                self._backlog.append(event)
             for listener in self._listeners:
-                try:
-                    listener(event)
-                except Exception:  # noqa: BLE001 - one bad listener must not stop the table
-                    _log.exception("event listener failed on %s", event)
+                self._tell(listener, event)
+
+    @staticmethod
+    def _tell(listener: Listener, event: ev.Event) -> None:
+        try:
+            listener(event)
+        except Exception:  # noqa: BLE001 - one bad listener must not stop the table
+            _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> None:
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
