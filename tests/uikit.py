@@ -1,10 +1,16 @@
-"""Helpers for the UI tests: the real app on a pipe input, a fake clock, the screen as text."""
+"""Helpers for the UI tests: the real app on a pipe input, a fake clock, the screen as text.
+
+:class:`Harness` opens the app at a solo table on a fake clock; :class:`LobbyHarness`
+opens it in the network lobby over any :class:`~p2p_nerts.ui.network.Network`
+(:class:`FakeNetwork`, or the real one pinned to 127.0.0.1).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -16,10 +22,12 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.events import Event
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Replica
-from p2p_nerts.session import Listener, LocalTable
+from p2p_nerts.session import Listener, LocalTable, Session
 from p2p_nerts.ui.app import NertsApp
+from p2p_nerts.ui.browser import Browser
 from p2p_nerts.ui.config import Config
 from p2p_nerts.ui.headless import FixedOutput, screen_lines
+from p2p_nerts.ui.network import Network, TableListing
 
 from .gamekit import cs, tableau
 
@@ -46,30 +54,27 @@ class RecordingTable(LocalTable):
             listener(event)
 
 
-class Harness:
-    """A solo table (fake clock, no countdown) and the app playing at it."""
+class Screen:
+    """The app on a pipe input and a fixed-size output; keys in, screen text out."""
 
-    def __init__(self, *, bots: int = 2, seed: int = 1, skill: str = "easy",
-                 columns: int = 100, rows: int = 32, config: Config | None = None,
-                 variants: Variants | None = None, notes: tuple[str, ...] = (),
-                 countdown: float = 0.0) -> None:
-        self.t = [0.0]
-        self.table = RecordingTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=bots,
-                                    skill=skill, seed=seed, countdown=countdown,
-                                    variants=variants, clock=lambda: self.t[0])
+    def __init__(self, columns: int, rows: int) -> None:
         self.output = FixedOutput(columns, rows)
-        self.config = config or Config()
-        self.notes = notes
         self._input: PipeInput | None = None
         self._task: asyncio.Task[None] | None = None
         self.ui: NertsApp | None = None
 
-    async def __aenter__(self) -> Harness:
+    def make_app(self, input: PipeInput) -> NertsApp:
+        raise NotImplementedError
+
+    def serve(self, ui: NertsApp) -> asyncio.Task[None]:
+        """What runs the app: by default the bare Application (the test drives the table)."""
+        return asyncio.create_task(ui.app.run_async())
+
+    async def __aenter__(self) -> Any:
         self._pipe = create_pipe_input()  # keep it: dropping the manager closes the pipe
         self._input = self._pipe.__enter__()
-        self.ui = NertsApp(self.table, self.config, self.notes, input=self._input,
-                           output=self.output)
-        self._task = asyncio.create_task(self.ui.app.run_async())
+        self.ui = self.make_app(self._input)
+        self._task = self.serve(self.ui)
         await self.until(lambda: self.app.render_counter > 0)
         return self
 
@@ -85,6 +90,91 @@ class Harness:
     def app(self) -> Application[None]:
         assert self.ui is not None
         return self.ui.app
+
+    async def until(self, done: Callable[[], bool], what: str = "the app") -> None:
+        deadline = time.monotonic() + WAIT
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}:\n{self.screen()}")
+            await asyncio.sleep(0.001)
+
+    async def press(self, *keys: str) -> None:
+        """Type keys one at a time, each handled before the next is sent."""
+        assert self.ui is not None and self._input is not None
+        for key in keys:
+            hands = self.ui.hands  # the key may hand the screen over: wait on who took it
+            before = hands.handled
+            self._input.send_text(key)
+            await self.until(lambda h=hands, b=before: h.handled > b, f"key {key!r}")
+
+    async def type(self, text: str) -> None:
+        await self.press(*text)
+
+    async def click(self, x: int, y: int) -> None:
+        """A left click at screen cell (x, y), as an xterm SGR mouse report."""
+        assert self.ui is not None and self._input is not None
+        await self.redrawn()
+        hands = self.ui.hands
+        before = hands.handled
+        self._input.send_text(f"\x1b[<0;{x + 1};{y + 1}M\x1b[<0;{x + 1};{y + 1}m")
+        await self.until(lambda: hands.handled > before, "click")
+
+    async def click_text(self, text: str, row_hint: str = "") -> None:
+        x, y = self.find(text, row_hint)
+        await self.click(x + len(text) - 1, y)
+
+    async def redrawn(self) -> None:
+        """Wait for a frame of the current state (the mouse uses the last frame's handlers)."""
+        count = self.app.render_counter
+        self.app.invalidate()
+        await self.until(lambda: self.app.render_counter > count, "a frame")
+
+    async def shows(self, text: str) -> None:
+        """Wait until ``text`` is on screen (network events arrive when they arrive)."""
+        await self.until(lambda: text in self.screen(), repr(text))
+
+    def lines(self) -> list[str]:
+        return screen_lines(self.app)
+
+    def screen(self) -> str:
+        return "\n".join(self.lines())
+
+    def row(self, starts: str) -> str:
+        """The first screen row whose text, stripped, starts with ``starts``."""
+        for line in self.lines():
+            if line.strip().startswith(starts):
+                return line
+        raise AssertionError(f"no row starts with {starts!r}:\n{self.screen()}")
+
+    def find(self, text: str, row_hint: str = "") -> tuple[int, int]:
+        for y, line in enumerate(self.lines()):
+            if row_hint in line and text in line:
+                start = line.index(row_hint) if row_hint else 0
+                return line.index(text, start), y
+        raise AssertionError(f"{text!r} is not on screen:\n{self.screen()}")
+
+
+class Harness(Screen):
+    """A solo table (fake clock, no countdown) and the app playing at it."""
+
+    def __init__(self, *, bots: int = 2, seed: int = 1, skill: str = "easy",
+                 columns: int = 100, rows: int = 32, config: Config | None = None,
+                 variants: Variants | None = None, notes: tuple[str, ...] = (),
+                 countdown: float = 0.0) -> None:
+        super().__init__(columns, rows)
+        self.t = [0.0]
+        self.table = RecordingTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=bots,
+                                    skill=skill, seed=seed, countdown=countdown,
+                                    variants=variants, clock=lambda: self.t[0])
+        self.config = config or Config()
+        self.notes = notes
+
+    async def __aenter__(self) -> Harness:
+        await super().__aenter__()
+        return self
+
+    def make_app(self, input: PipeInput) -> NertsApp:
+        return NertsApp(self.table, self.config, self.notes, input=input, output=self.output)
 
     @property
     def replica(self) -> Replica:
@@ -116,40 +206,6 @@ class Harness:
                          work=[cs(p, self.me) for p in work], waste=cs(waste, self.me))
         return rs.tab
 
-    async def until(self, done: Callable[[], bool], what: str = "the app") -> None:
-        deadline = time.monotonic() + WAIT
-        while not done():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await asyncio.sleep(0.001)
-
-    async def press(self, *keys: str) -> None:
-        """Type keys one at a time, each handled before the next is sent."""
-        assert self.ui is not None and self._input is not None
-        for key in keys:
-            before = self.ui.ctl.handled
-            self._input.send_text(key)
-            await self.until(lambda b=before: self.ui is not None and self.ui.ctl.handled > b,
-                             f"key {key!r}")
-
-    async def click(self, x: int, y: int) -> None:
-        """A left click at screen cell (x, y), as an xterm SGR mouse report."""
-        assert self.ui is not None and self._input is not None
-        await self.redrawn()
-        before = self.ui.ctl.handled
-        self._input.send_text(f"\x1b[<0;{x + 1};{y + 1}M\x1b[<0;{x + 1};{y + 1}m")
-        await self.until(lambda: self.ui is not None and self.ui.ctl.handled > before, "click")
-
-    async def click_text(self, text: str, row_hint: str = "") -> None:
-        x, y = self.find(text, row_hint)
-        await self.click(x + len(text) - 1, y)
-
-    async def redrawn(self) -> None:
-        """Wait for a frame of the current state (the mouse uses the last frame's handlers)."""
-        count = self.app.render_counter
-        self.app.invalidate()
-        await self.until(lambda: self.app.render_counter > count, "a frame")
-
     def advance(self, seconds: float, step: float = 0.05) -> None:
         """Let table time pass: ticks, bot moves and deliveries."""
         end = self.t[0] + seconds
@@ -157,22 +213,103 @@ class Harness:
             self.t[0] = min(end, self.t[0] + step)
             self.table.step()
 
-    def lines(self) -> list[str]:
-        return screen_lines(self.app)
 
-    def screen(self) -> str:
-        return "\n".join(self.lines())
+PLAYER = Identity.from_seed(b"\x09" * 32, "Tess")
 
-    def row(self, starts: str) -> str:
-        """The first screen row whose text, stripped, starts with ``starts``."""
-        for line in self.lines():
-            if line.strip().startswith(starts):
-                return line
-        raise AssertionError(f"no row starts with {starts!r}:\n{self.screen()}")
 
-    def find(self, text: str, row_hint: str = "") -> tuple[int, int]:
-        for y, line in enumerate(self.lines()):
-            if row_hint in line and text in line:
-                start = line.index(row_hint) if row_hint else 0
-                return line.index(text, start), y
-        raise AssertionError(f"{text!r} is not on screen:\n{self.screen()}")
+class LobbyHarness(Screen):
+    """The app in the network lobby: the whole run (tables run for real once joined)."""
+
+    def __init__(self, network: Network, *, columns: int = 100, rows: int = 32,
+                 config: Config | None = None) -> None:
+        super().__init__(columns, rows)
+        self.browser = Browser(PLAYER, network)
+        self.config = config or Config()
+
+    async def __aenter__(self) -> LobbyHarness:
+        await super().__aenter__()
+        return self
+
+    def make_app(self, input: PipeInput) -> NertsApp:
+        return NertsApp(None, self.config, browser=self.browser, input=input,
+                        output=self.output)
+
+    def serve(self, ui: NertsApp) -> asyncio.Task[None]:
+        return asyncio.create_task(ui.run(tidy=False))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A table as a fake LAN advertises it."""
+
+    name: str
+    instance: str = ""
+    seats_taken: int = 1
+    seats_total: int = 8
+    variant: str = "turn3 ties:both pen tgt100"
+    protocol_version: int = 1
+    needs_code: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.instance:
+            object.__setattr__(self, "instance", f"{self.name} #0001")
+
+
+class FakeNetwork:
+    """A LAN in memory: the test adds and removes tables and decides how joins end."""
+
+    version = 1
+    max_name = 32
+
+    def __init__(self) -> None:
+        self.listed: dict[str, Listing] = {}
+        self.changed: Callable[[], None] = lambda: None
+        self.outcome: Callable[[], Session] = lambda: solo(bots=1)
+        self.joined: list[str] = []
+        self.hosted: list[tuple[str, Variants]] = []
+        self.closed = False
+        self.gate: asyncio.Event | None = None  # set: joins wait for it, as on a slow LAN
+
+    @property
+    def tables(self) -> list[TableListing]:
+        return sorted(self.listed.values(), key=lambda t: t.name)
+
+    def put(self, *tables: Listing) -> None:
+        for table in tables:
+            self.listed[table.instance] = table
+        self.changed()
+
+    def drop(self, instance: str) -> None:
+        del self.listed[instance]
+        self.changed()
+
+    async def browse(self, changed: Callable[[], None]) -> None:
+        self.changed = changed
+
+    def address(self, text: str) -> tuple[str, int]:
+        host, _, port = text.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"{text!r} is not HOST:PORT")
+        return host, int(port)
+
+    async def join(self, table: TableListing) -> Session:
+        self.joined.append(table.instance)
+        if self.gate is not None:
+            await self.gate.wait()
+        return self.outcome()
+
+    async def join_address(self, address: tuple[str, int]) -> Session:
+        self.joined.append(f"{address[0]}:{address[1]}")
+        return self.outcome()
+
+    async def host(self, name: str, variants: Variants) -> Session:
+        self.hosted.append((name, variants))
+        return solo(bots=1, variants=variants)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def solo(*, bots: int = 1, variants: Variants | None = None) -> LocalTable:
+    """A table that stands in for a networked one: the player hosts, bots fill seats."""
+    return LocalTable(PLAYER, bots=bots, variants=variants, seed=3)

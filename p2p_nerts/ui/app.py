@@ -6,9 +6,13 @@ frames are capped (:class:`FrameCap`) so a burst of plays from fast peers
 costs at most one redraw per interval, while a key press redraws at once
 (prompt_toolkit invalidates after every key handler).
 
-The root is a chooser over whole screens (too small, table lobby, table,
-scores): a table browser for network play is one more screen in
-:meth:`NertsApp._screen`.
+The root is a chooser over whole screens (too small, the network lobby,
+table lobby, table, scores; :meth:`NertsApp._screen`). The app starts at a
+table (``nerts solo/host/join``) or in the network lobby (``nerts``); from
+the lobby, a seat won swaps the lobby for that table, and leaving the table
+brings the lobby back. Forms, help and the quit question float over
+whichever screen is showing, and go to whichever :class:`Hands` is in charge
+(the table's controller, else the lobby's browser).
 """
 
 from __future__ import annotations
@@ -16,13 +20,20 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from prompt_toolkit.application import Application, get_app
 from prompt_toolkit.filters import Condition, Filter
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase, merge_key_bindings
+from prompt_toolkit.key_binding import (
+    KeyBindings,
+    KeyBindingsBase,
+    KeyPressEvent,
+    merge_key_bindings,
+)
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
     ConditionalContainer,
     Container,
@@ -42,25 +53,20 @@ from ..game.tableau import NERTS, WASTE, WORK0
 from ..protocol.events import Event, RoundStarting
 from ..protocol.replica import Phase
 from ..session import Session
+from .browser import Browser
 from .config import Config, config_path
 from .control import Controller
-from .keys import (
-    BETWEEN,
-    GLOBAL,
-    PILES,
-    PLAY,
-    Action,
-    Handler,
-    build_bindings,
-    on_key,
-    resolve_keys,
-)
+from .form import Form
+from .hands import Hands
+from .keys import PILES, Action, Handler, build_bindings, on_key, resolve_keys
+from .listing import browser_help_text, browser_screen
 from .overlays import (
     MIN_COLUMNS,
     MIN_ROWS,
     confirm_text,
     countdown_text,
     counting_down,
+    form_text,
     help_text,
     too_small,
 )
@@ -101,27 +107,32 @@ class FrameCap:
 
 
 class NertsApp:
-    """One player's screen at one table."""
+    """One player's screen: the network lobby, and the table they sit at.
 
-    def __init__(self, session: Session, config: Config, notes: Sequence[str] = (), *,
-                 input: Input | None = None, output: Output | None = None) -> None:
-        self.session = session
-        self.ctl = Controller(session)
+    Give it a ``session`` to open at that table, a ``browser`` to open in the
+    network lobby, or both (leaving the table then goes back to the lobby).
+    """
+
+    def __init__(self, session: Session | None, config: Config, notes: Sequence[str] = (), *,
+                 browser: Browser | None = None, input: Input | None = None,
+                 output: Output | None = None) -> None:
+        if session is None and browser is None:
+            raise ValueError("the app needs a table or a lobby")
         self.keys, problems = resolve_keys(config.keys)
-        for note in (*notes, *problems):
-            self.ctl.state.error(note)
-        self._screens = {
-            "lobby": lobby_screen(self.ctl, self.keys),
-            "table": table_screen(self.ctl, self.keys),
-            "scores": scores_screen(self.ctl, self.keys),
-        }
+        self.browser = browser
+        self._ctl: Controller | None = None
+        self._screens: dict[str, Container] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._config_file = str(config_path())
+        self._lobby = None if browser is None else browser_screen(browser, self.keys)
+        if session is not None:
+            self._seat(session)
         # The focus stays on a window that is always there: prompt_toolkit only
         # sends clicks to windows in the focused window's tree, and the screens
         # below come and go.
         anchor = Window(height=0)
         self.app: Application[None] = Application(
-            layout=Layout(HSplit([anchor, self._root(str(config_path()))]),
-                          focused_element=anchor),
+            layout=Layout(HSplit([anchor, self._root()]), focused_element=anchor),
             key_bindings=self._bindings(),
             style=build_style(four_colour=config.four_colour),
             full_screen=True,
@@ -135,32 +146,95 @@ class NertsApp:
         )
         self.app.ttimeoutlen = ESC_TIMEOUT
         self.app.timeoutlen = ESC_TIMEOUT
-        self.ctl.on_quit = self.app.exit
         self.frames = FrameCap(self.app)
         self._tidy = False  # see tidy_heap: only in a real run, not under a test's loop
-        session.subscribe(self._on_event)
+        if browser is not None:
+            browser.on_session = self._sit_down
+            browser.on_change = self.frames.request
+            browser.on_quit = self.app.exit
+        for note in (*notes, *problems):
+            self.hands.state.error(note)
 
-    def _on_event(self, event: Event) -> None:
-        self.ctl.on_event(event)
+    @property
+    def ctl(self) -> Controller:
+        """The controller of the table on screen (there must be one)."""
+        assert self._ctl is not None
+        return self._ctl
+
+    @property
+    def hands(self) -> Hands:
+        """Who takes the player's inputs now: the table's controller, else the lobby."""
+        if self._ctl is not None:
+            return self._ctl
+        assert self.browser is not None
+        return self.browser
+
+    async def run(self, *, tidy: bool = True) -> None:
+        """Run the screen, the lobby and the table together until the player leaves.
+
+        ``tidy`` freezes the heap (see :func:`tidy_heap`); a test's loop says no.
+        """
+        if tidy:
+            tidy_heap()
+            self._tidy = True
+        if self._ctl is not None:
+            self._start(self._ctl.session)
+        if self.browser is not None:
+            self.browser.open()
+        try:
+            await self.app.run_async()
+        finally:
+            if self.browser is not None:
+                await self.browser.close()  # first: no seat can be won after this
+            if self._ctl is not None:
+                self._ctl.session.close()
+            if self._tasks:
+                await asyncio.wait(self._tasks)
+
+    # ----------------------------------------------------------------- tables
+    def _seat(self, session: Session) -> None:
+        """Put ``session``'s table on screen."""
+        ctl = Controller(session)
+        ctl.on_quit = self._leave
+        self._ctl = ctl
+        self._screens = {
+            "lobby": lobby_screen(ctl, self.keys),
+            "table": table_screen(ctl, self.keys),
+            "scores": scores_screen(ctl, self.keys),
+        }
+        session.subscribe(partial(self._on_event, ctl))
+
+    def _sit_down(self, session: Session) -> None:
+        """A seat won in the lobby: show its table and keep it running."""
+        self._seat(session)
+        self._start(session)
+        self.frames.request()
+
+    def _start(self, session: Session) -> None:
+        task = asyncio.get_running_loop().create_task(session.run())
+        self._tasks.add(task)
+        task.add_done_callback(self._table_stopped)
+
+    def _leave(self) -> None:
+        """The player left the table: back to the lobby, or out if there is none."""
+        self.ctl.session.close()
+        if self.browser is None:
+            self.app.exit()
+            return
+        self._ctl = None
+        self._screens = {}
+        self.browser.state.say("You left the table")
+
+    def _on_event(self, ctl: Controller, event: Event) -> None:
+        ctl.on_event(event)
         self.frames.request()
         if self._tidy and isinstance(event, RoundStarting):
             tidy_heap()
 
-    async def run(self) -> None:
-        """Run the screen and the table together until the player leaves."""
-        tidy_heap()
-        self._tidy = True
-        table = asyncio.create_task(self.session.run())
-        table.add_done_callback(self._table_stopped)
-        try:
-            await self.app.run_async()
-        finally:
-            self.session.close()
-            await asyncio.wait([table])
-
     def _table_stopped(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            self.ctl.state.error(f"The table stopped: {task.exception()}")
+            self.hands.state.error(f"The table stopped: {task.exception()}")
             self.app.invalidate()
 
     # ----------------------------------------------------------------- layout
@@ -172,89 +246,177 @@ class NertsApp:
         if not self._size_ok():
             size = get_app().output.get_size()
             return too_small(size.columns, size.rows)
-        phase = self.ctl.replica.phase
+        if self._ctl is None:
+            assert self._lobby is not None
+            return self._lobby
+        phase = self._ctl.replica.phase
         if phase in (Phase.LOBBY, Phase.SHUFFLE):
             return self._screens["lobby"]
         return self._screens["table" if phase is Phase.PLAYING else "scores"]
 
-    def _root(self, config_file: str) -> Container:
-        state, r = self.ctl.state, self.ctl.replica
+    def _help(self) -> StyleAndTextTuples:
+        if self._ctl is None:
+            return browser_help_text(self.keys, self._config_file)
+        return help_text(self.keys, self._config_file)
+
+    def _form(self) -> StyleAndTextTuples:
+        form = self.hands.state.form
+        return form_text(form) if form is not None else []
+
+    def _form_title(self) -> str:
+        form = self.hands.state.form
+        return form.title if form is not None else ""
+
+    def _counting_down(self) -> bool:
+        return self._ctl is not None and counting_down(self._ctl.replica)
+
+    def _root(self) -> Container:
+        def state_shows(flag: Callable[[], bool]) -> Filter:
+            return Condition(lambda: flag() and self._size_ok())
+
         return FloatContainer(
             content=DynamicContainer(self._screen),
             floats=[
                 Float(ConditionalContainer(
-                    Frame(Window(FormattedTextControl(lambda: help_text(self.keys, config_file)),
-                                 style="class:help"), title="Help", style="class:help.frame"),
-                    filter=Condition(lambda: state.show_help and self._size_ok()))),
+                    Frame(Window(FormattedTextControl(self._help), style="class:help"),
+                          title="Help", style="class:help.frame"),
+                    filter=state_shows(lambda: self.hands.state.show_help))),
                 Float(ConditionalContainer(
-                    Window(FormattedTextControl(lambda: countdown_text(r)), height=1,
-                           dont_extend_width=True),
-                    filter=Condition(lambda: counting_down(r) and self._size_ok()))),
+                    Frame(Window(FormattedTextControl(self._form), style="class:help"),
+                          title=self._form_title, style="class:help.frame"),
+                    filter=state_shows(lambda: self.hands.state.form is not None))),
+                Float(ConditionalContainer(
+                    Window(FormattedTextControl(lambda: countdown_text(self.ctl.replica)),
+                           height=1, dont_extend_width=True),
+                    filter=state_shows(self._counting_down))),
                 Float(ConditionalContainer(
                     Window(FormattedTextControl(confirm_text), height=1,
                            align=WindowAlign.CENTER),
-                    filter=Condition(lambda: state.confirm_quit)), bottom=0, left=0, right=0),
+                    filter=Condition(lambda: self.hands.state.confirm_quit)),
+                      bottom=0, left=0, right=0),
             ],
         )
 
     # ------------------------------------------------------------------- keys
     def mode(self) -> str:
-        """Which keys apply now: confirm, help, small, play or between."""
-        state = self.ctl.state
+        """Which keys apply now: confirm, help, small, form, play, between or browse."""
+        state = self.hands.state
         if state.confirm_quit:
             return "confirm"
         if state.show_help:
             return "help"
         if not self._size_ok():
             return "small"
-        return "play" if self.ctl.replica.phase is Phase.PLAYING else "between"
+        if state.form is not None:
+            return "form"
+        if self._ctl is None:
+            return "browse"
+        return "play" if self._ctl.replica.phase is Phase.PLAYING else "between"
 
-    def _active(self, action: Action) -> Filter:
-        if action in PLAY:
-            modes: tuple[str, ...] = ("play",)
-        elif action in BETWEEN:
-            modes = ("between",)
-        else:
-            assert action in GLOBAL
-            modes = ("play", "between", "small")
+    def _in(self, *modes: str) -> Filter:
         return Condition(lambda: self.mode() in modes)
 
     def _bindings(self) -> KeyBindingsBase:
-        ctl = self.ctl
-        handlers: dict[Action, Handler] = {
-            Action.NERTS: lambda: ctl.pile_key(NERTS),
-            Action.WASTE: lambda: ctl.pile_key(WASTE),
-            **{a: partial(ctl.pile_key, WORK0 + i) for i, a in enumerate(PILES)},
-            Action.SEND: ctl.send,
-            Action.TURN: ctl.turn,
-            Action.STUCK: ctl.toggle_stuck,
-            Action.CALL: ctl.call_nerts,
-            Action.ROTATE: ctl.rotate,
-            Action.LEFT: lambda: ctl.move_cursor(0, -1),
-            Action.RIGHT: lambda: ctl.move_cursor(0, 1),
-            Action.UP: lambda: ctl.move_cursor(-1, 0),
-            Action.DOWN: lambda: ctl.move_cursor(1, 0),
-            Action.ACTIVATE: ctl.activate,
-            Action.CANCEL: ctl.cancel,
-            Action.NEXT: ctl.next_round,
-            Action.HELP: ctl.toggle_help,
-            Action.QUIT: ctl.ask_quit,
+        def table(method: Callable[[Controller], None]) -> Handler:
+            return lambda: method(self.ctl)
+
+        def lobby(method: Callable[[Browser], None]) -> Handler:
+            def run() -> None:
+                assert self.browser is not None  # the lobby's keys apply only in the lobby
+                method(self.browser)
+            return run
+
+        play: dict[Action, Handler] = {
+            Action.NERTS: table(lambda c: c.pile_key(NERTS)),
+            Action.WASTE: table(lambda c: c.pile_key(WASTE)),
+            **{a: table(partial(Controller.pile_key, src=WORK0 + i))
+               for i, a in enumerate(PILES)},
+            Action.SEND: table(Controller.send),
+            Action.TURN: table(Controller.turn),
+            Action.STUCK: table(Controller.toggle_stuck),
+            Action.CALL: table(Controller.call_nerts),
+            Action.ROTATE: table(Controller.rotate),
+            Action.LEFT: table(lambda c: c.move_cursor(0, -1)),
+            Action.RIGHT: table(lambda c: c.move_cursor(0, 1)),
+            Action.UP: table(lambda c: c.move_cursor(-1, 0)),
+            Action.DOWN: table(lambda c: c.move_cursor(1, 0)),
+            Action.ACTIVATE: table(Controller.activate),
+            Action.CANCEL: table(Controller.cancel),
         }
-        return merge_key_bindings([build_bindings(self.keys, handlers, self._active),
-                                   self._overlay_bindings()])
+        between: dict[Action, Handler] = {
+            Action.NEXT: table(Controller.next_round),
+            Action.READY: table(Controller.toggle_ready),
+            Action.SETTINGS: table(Controller.open_settings),
+        }
+        browse: dict[Action, Handler] = {
+            Action.UP: lobby(lambda b: b.move(-1)),
+            Action.DOWN: lobby(lambda b: b.move(1)),
+            Action.JOIN: lobby(Browser.join),
+            Action.ADDRESS: lobby(Browser.ask_address),
+            Action.CREATE: lobby(Browser.create),
+            Action.SOLO: lobby(Browser.solo),
+        }
+        everywhere: dict[Action, Handler] = {
+            Action.HELP: lambda: self.hands.toggle_help(),
+            Action.QUIT: self._quit,
+        }
+        return merge_key_bindings([
+            build_bindings(self.keys, play, self._in("play")),
+            build_bindings(self.keys, between, self._in("between")),
+            build_bindings(self.keys, browse, self._in("browse")),
+            build_bindings(self.keys, everywhere, self._in("play", "between", "browse", "small")),
+            self._form_bindings(),
+            self._overlay_bindings(),
+        ])
+
+    def _quit(self) -> None:
+        """At a table: ask first (a round may be on). In the lobby: nothing to lose."""
+        if self._ctl is not None:
+            self._ctl.ask_quit()
+        else:
+            assert self.browser is not None
+            self.browser.quit()
+
+    def _form_bindings(self) -> KeyBindings:
+        """The fixed keys of an open form; any other key is typed into it."""
+        kb = KeyBindings()
+        editing = self._in("form")
+        edits: dict[str, Callable[[Form], None]] = {
+            "up": lambda f: f.move(-1), "s-tab": lambda f: f.move(-1),
+            "down": lambda f: f.move(1), "tab": lambda f: f.move(1),
+            "left": lambda f: f.change(-1), "right": lambda f: f.change(1),
+            "backspace": Form.erase, "enter": Form.submit,
+        }
+        for key, change in edits.items():
+            kb.add(key, filter=editing, eager=True)(on_key(partial(self._edit, change)))
+        kb.add("escape", filter=editing, eager=True)(on_key(lambda: self.hands.close_form()))
+
+        def typed(event: KeyPressEvent) -> None:
+            # A key prompt_toolkit named (F5, Home...) types nothing, not its escape code.
+            key = event.key_sequence[0].key
+            text = "" if isinstance(key, Keys) and key is not Keys.BracketedPaste else event.data
+            self.hands.edit_form(lambda f: f.type(text))
+
+        kb.add(Keys.Any, filter=editing)(typed)
+        kb.add(Keys.BracketedPaste, filter=editing)(typed)
+        return kb
+
+    def _edit(self, change: Callable[[Form], None]) -> None:
+        self.hands.edit_form(change)
 
     def _overlay_bindings(self) -> KeyBindings:
         """Fixed keys of the overlays: closing help, answering the quit question."""
         kb = KeyBindings()
-        ctl = self.ctl
-        helping = Condition(lambda: self.mode() == "help")
-        confirming = Condition(lambda: self.mode() == "confirm")
+        helping = self._in("help")
+        confirming = self._in("confirm")
         for key in {"escape", "enter", "q", *self.keys[Action.HELP]}:
-            kb.add(key, filter=helping, eager=True)(on_key(ctl.toggle_help))
+            kb.add(key, filter=helping, eager=True)(on_key(lambda: self.hands.toggle_help()))
         for key in ("y", "Y"):
-            kb.add(key, filter=confirming, eager=True)(on_key(lambda: ctl.answer_quit(True)))
+            kb.add(key, filter=confirming, eager=True)(
+                on_key(lambda: self.ctl.answer_quit(True)))
         for key in ("n", "N", "escape"):
-            kb.add(key, filter=confirming, eager=True)(on_key(lambda: ctl.answer_quit(False)))
+            kb.add(key, filter=confirming, eager=True)(
+                on_key(lambda: self.ctl.answer_quit(False)))
         return kb
 
 

@@ -2,15 +2,14 @@
 
 One controller serves the keyboard, the cursor and the mouse, so the three
 agree: a pile key, Enter on the cursor and a click all end in the same
-select / send / move logic. Rule checks stay in the tableau: when a move is
-not allowed, the tableau's own reason goes to the event line.
+select / send / move logic. Rule checks stay in the tableau and the replica:
+when a move is not allowed, the tableau's own reason (or the replica's, from
+``Replica.blocked``) goes to the event line.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec
 
 from ..game.cards import card_name
 from ..game.moves import best_target, foundation_target
@@ -28,34 +27,21 @@ from ..game.variants import VariantError
 from ..protocol.events import Event
 from ..protocol.replica import CommandError, Outbound, Phase, Replica
 from ..session import Session
+from .form import Form, form_variants, variant_fields
+from .hands import Hands, player_input, sentence
 from .state import Pick, UiState
-
-P = ParamSpec("P")
-
-
-def _input(method: Callable[Concatenate[Controller, P], None]
-           ) -> Callable[Concatenate[Controller, P], None]:
-    """Mark a method as a player input: it counts in :attr:`Controller.handled`."""
-    @functools.wraps(method)
-    def run(self: Controller, /, *args: P.args, **kwargs: P.kwargs) -> None:
-        self.handled += 1
-        method(self, *args, **kwargs)
-    return run
-
 
 #: Cursor columns of row 0, left to right as drawn.
 TOP_ROW = (NERTS, None, WASTE)  # None: the stock
 
 
-class Controller:
+class Controller(Hands):
     """The player's hands at the table."""
 
     def __init__(self, session: Session, state: UiState | None = None) -> None:
+        super().__init__(state)
         self.session = session
-        self.state = state or UiState()
         self.on_quit: Callable[[], None] = lambda: None
-        #: Inputs handled so far: a test or a benchmark waits on it to know a key landed.
-        self.handled = 0
 
     @property
     def replica(self) -> Replica:
@@ -72,18 +58,12 @@ class Controller:
         return rs.tab if rs is not None and self.replica.phase is Phase.PLAYING else None
 
     def _hands_on(self) -> Tableau | None:
-        """My tableau if I may touch it now; else None, with the reason on screen."""
-        r, tab = self.replica, self.tableau()
-        if tab is not None and r.can_move():
-            return tab
-        rs = r.rs
-        if tab is not None and rs is not None and not rs.started:
-            self.state.error("Wait for the countdown")
-        elif rs is not None and rs.i_called:
-            self.state.error("You called Nerts: the round is ending")
-        else:
-            self.state.error("No round is being played")
-        return None
+        """My tableau if I may touch it now; else None, with the replica's reason on screen."""
+        reason = self.replica.blocked()
+        if reason is not None:
+            self.state.error(sentence(reason))
+            return None
+        return self.tableau()
 
     def selected(self) -> tuple[int, int] | None:
         """The selection as (source, index in its pile), if it is still there."""
@@ -108,7 +88,7 @@ class Controller:
         return (WORK0 + row - 1, min(col, len(pile) - 1)) if pile else None
 
     # ------------------------------------------------------------ piles
-    @_input
+    @player_input
     def pile_key(self, src: int) -> None:
         """A pile's key: select its card; again walks up a work pile's run; else move here."""
         tab = self._hands_on()
@@ -127,7 +107,7 @@ class Controller:
         else:
             self._move_to(tab, sel, src - WORK0)
 
-    @_input
+    @player_input
     def click_card(self, src: int, index: int) -> None:
         """A click on a card (or Enter on it): select, send if selected, or move onto it."""
         tab = self._hands_on()
@@ -143,7 +123,7 @@ class Controller:
         else:
             self._select(tab, src, index)
 
-    @_input
+    @player_input
     def click_pile(self, dst: int) -> None:
         """A click on a work pile's label or empty slot: move the selection there."""
         tab = self._hands_on()
@@ -155,7 +135,7 @@ class Controller:
         elif tab.work[dst]:
             self._select(tab, WORK0 + dst, -1)
 
-    @_input
+    @player_input
     def click_foundations(self) -> None:
         """A click on the foundations: the selected card goes up, if it can."""
         tab, sel = self._hands_on(), self.selected()
@@ -169,7 +149,7 @@ class Controller:
         else:
             self._move(target)
 
-    @_input
+    @player_input
     def send(self) -> None:
         """Play the selected card (or the one under the cursor) where it fits best."""
         tab = self._hands_on()
@@ -182,28 +162,28 @@ class Controller:
         self._send(tab, sel)
 
     # ------------------------------------------------------------ other actions
-    @_input
+    @player_input
     def turn(self) -> None:
         sel = self.selected()
         if self._act(lambda r, now: r.turn(now)) and sel is not None and sel[0] == WASTE:
             self.state.selection = None
 
-    @_input
+    @player_input
     def toggle_stuck(self) -> None:
         on = not self.state.voted
         if self._act(lambda r, now: r.vote_stuck(on, now)):
             self.state.voted = on
 
-    @_input
+    @player_input
     def call_nerts(self) -> None:
         self._act(lambda r, now: r.call_nerts(now))
 
-    @_input
+    @player_input
     def rotate(self) -> None:
         if self._act(lambda r, now: r.rotate_alone(now)):
             self.state.selection = None
 
-    @_input
+    @player_input
     def move_cursor(self, drow: int, dcol: int) -> None:
         tab = self.tableau()
         row, col = self.state.cursor
@@ -212,7 +192,7 @@ class Controller:
         col = min(col, width - 1) if drow else (col + dcol) % width
         self.state.cursor = (row, col)
 
-    @_input
+    @player_input
     def activate(self) -> None:
         """Enter: what a click does, at the cursor."""
         row, col = self.state.cursor
@@ -227,11 +207,11 @@ class Controller:
         else:
             self.state.error("That pile is empty")
 
-    @_input
+    @player_input
     def cancel(self) -> None:
         self.state.selection = None
 
-    @_input
+    @player_input
     def next_round(self) -> None:
         """Host: deal the next round."""
         if self.replica.phase is Phase.OVER:
@@ -239,19 +219,31 @@ class Controller:
         elif self._act(lambda r, now: r.start_round(now)):
             self.state.winner = None
 
-    @_input
-    def toggle_help(self) -> None:
-        self.state.show_help = not self.state.show_help
+    @player_input
+    def toggle_ready(self) -> None:
+        r = self.replica
+        on = not r.ready.get(r.me.public_key, False)
+        self._act(lambda r, now: r.set_ready(on, now))
 
-    @_input
+    @player_input
+    def open_settings(self) -> None:
+        """Host: the variants as a form; Enter sends them to the table."""
+        r = self.replica
+        if not r.is_host:
+            self.state.error("Only the host changes the settings")
+            return
+        self.state.form = Form("Table settings", variant_fields(r.variants),
+                               "change the settings", self._change_settings)
+
+    @player_input
     def ask_quit(self) -> None:
         self.state.confirm_quit = True
 
-    @_input
+    @player_input
     def answer_quit(self, yes: bool) -> None:
+        """Yes: leave. The session says goodbye to the table as it closes."""
         self.state.confirm_quit = False
         if yes:
-            self._act(lambda r, now: r.leave(now, "quit"))
             self.on_quit()
 
     # ------------------------------------------------------------ internals
@@ -293,18 +285,34 @@ class Controller:
             self.state.voted = False
             self._act(lambda r, now: r.vote_stuck(False, now))
 
+    def _change_settings(self, form: Form) -> None:
+        try:
+            variants = form_variants(form)
+        except VariantError as exc:
+            form.error = sentence(str(exc))
+            return
+        refused = self._try(lambda r, now: r.change_settings(variants, now))
+        if refused is None:
+            self.state.form = None
+        else:
+            form.error = refused
+
     def _act(self, command: Callable[[Replica, float], Outbound]) -> bool:
         """Run a command; a refusal becomes a line on screen, never a traceback."""
+        refused = self._try(command)
+        if refused is not None:
+            self.state.error(refused)
+        return refused is None
+
+    def _try(self, command: Callable[[Replica, float], Outbound]) -> str | None:
+        """Run a command; None if it was done, else why not (as a sentence)."""
         try:
             self.session.act(command)
         except IllegalMove as exc:
-            self.state.error(exc.reason[:1].upper() + exc.reason[1:])
-            return False
+            return sentence(exc.reason)
         except (CommandError, VariantError) as exc:
-            text = str(exc)
-            self.state.error(text[:1].upper() + text[1:])
-            return False
-        return True
+            return sentence(str(exc))
+        return None
 
 
 def pile_of(tab: Tableau, src: int) -> list[int]:

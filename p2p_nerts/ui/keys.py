@@ -2,9 +2,11 @@
 
 Every action is bound to single keys, never to a sequence, and every binding
 is ``eager``: no key ever waits to see whether a longer one follows. Actions
-are grouped by the screen they work on; within one screen (plus the global
-actions) a key may mean only one thing, which is what the remap check
-enforces.
+are grouped by the screen they work on (the round, the screens between
+rounds, the network lobby; the arrows serve two of them); within one screen
+(plus the global actions) a key may mean only one thing, which is what the
+remap check enforces. The keys of an open form are fixed, like those of the
+overlays: they edit text, so no remap could take them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ class Action(StrEnum):
     ACTIVATE = "activate"
     CANCEL = "cancel"
     NEXT = "next"
+    READY = "ready"
+    SETTINGS = "settings"
+    JOIN = "join"
+    ADDRESS = "address"
+    CREATE = "create"
+    SOLO = "solo"
     HELP = "help"
     QUIT = "quit"
 
@@ -44,7 +52,9 @@ PILES = (Action.PILE1, Action.PILE2, Action.PILE3, Action.PILE4)
 PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, Action.STUCK,
                   Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN,
                   Action.ACTIVATE, Action.CANCEL})
-BETWEEN = frozenset({Action.NEXT})
+BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS})
+BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
+                    Action.SOLO})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
 
 KeyMap = Mapping[Action, tuple[str, ...]]
@@ -68,6 +78,12 @@ DEFAULT_KEYS: KeyMap = {
     Action.ACTIVATE: ("enter",),
     Action.CANCEL: ("escape",),
     Action.NEXT: ("enter",),
+    Action.READY: ("r",),
+    Action.SETTINGS: ("o",),
+    Action.JOIN: ("enter",),
+    Action.ADDRESS: ("a",),
+    Action.CREATE: ("c",),
+    Action.SOLO: ("s",),
     Action.HELP: ("?", "f1"),
     Action.QUIT: ("q", "c-c"),
 }
@@ -81,7 +97,13 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.ROTATE: "stuck alone: rotate stock",
     Action.ACTIVATE: "click at the cursor",
     Action.CANCEL: "drop the selection",
-    Action.NEXT: "deal the next round",
+    Action.NEXT: "host: deal the next round",
+    Action.READY: "ready / not ready",
+    Action.SETTINGS: "host: change the rules",
+    Action.JOIN: "join the chosen table",
+    Action.ADDRESS: "join by address (HOST:PORT)",
+    Action.CREATE: "open a table of your own",
+    Action.SOLO: "play against computer players",
     Action.HELP: "this help",
     Action.QUIT: "quit (asks first)",
 }
@@ -126,7 +148,8 @@ def resolve_keys(remaps: Mapping[str, tuple[str, ...]]) -> tuple[KeyMap, list[st
             problems.append(f"keys.{name}: {', '.join(map(repr, bad))} is not a key I know")
             continue
         keys[action] = tuple(spec)
-    clashes = [clash for group in (PLAY, BETWEEN) if (clash := _clash(keys, group | GLOBAL))]
+    clashes = [clash for group in (PLAY, BETWEEN, BROWSE)
+               if (clash := _clash(keys, group | GLOBAL))]
     if clashes:
         problems.append(f"keys: {clashes[0]}; using the default keys")
         return DEFAULT_KEYS, problems
@@ -168,12 +191,12 @@ Handler = Callable[[], None]
 
 
 def build_bindings(keys: KeyMap, handlers: Mapping[Action, Handler],
-                   active: Callable[[Action], Filter]) -> KeyBindings:
-    """Bind every handled action's keys, each filtered to when its action applies."""
+                   active: Filter) -> KeyBindings:
+    """Bind the keys of every handled action, all filtered to when ``active`` holds."""
     kb = KeyBindings()
     for action, handler in handlers.items():
         for key in keys[action]:
-            kb.add(key, filter=active(action), eager=True)(on_key(handler))
+            kb.add(key, filter=active, eager=True)(on_key(handler))
     return kb
 
 

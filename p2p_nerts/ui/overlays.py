@@ -1,4 +1,4 @@
-"""What floats over the table: help, the countdown, the quit question, "too small"."""
+"""What floats over a screen: help, the countdown, the quit question, a form, "too small"."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from prompt_toolkit.layout import Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
 from ..protocol.replica import Phase, Replica
+from .form import Form, TextField
 from .keys import DESCRIPTIONS, PILES, Action, KeyMap, key_name
 
 MIN_COLUMNS, MIN_ROWS = 80, 24
@@ -23,11 +24,14 @@ def too_small(columns: int, rows: int) -> Window:
     return Window(FormattedTextControl(fragments), wrap_lines=True)
 
 
-#: Help rows: two actions side by side, or one alone.
-_HELP_ROWS: tuple[tuple[Action, ...], ...] = (
+#: Help rows: two actions side by side, or one alone; in a round, then between rounds.
+_PLAY_ROWS: tuple[tuple[Action, ...], ...] = (
     (Action.SEND,), (Action.TURN, Action.STUCK), (Action.CALL, Action.ROTATE),
-    (Action.ACTIVATE, Action.CANCEL), (Action.NEXT, Action.HELP), (Action.QUIT,),
+    (Action.ACTIVATE, Action.CANCEL), (Action.HELP, Action.QUIT),
 )
+_BETWEEN_ROWS: tuple[tuple[Action, ...], ...] = ((Action.NEXT, Action.READY), (Action.SETTINGS,))
+
+
 def help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
     """The help overlay; it fits an 80×24 terminal."""
     def names(*actions: Action) -> str:
@@ -42,15 +46,22 @@ def help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
         ("", "     a pile key selects its card; again on a work pile walks up the run;\n"
              "     with a card selected, a work pile key moves it there (or under it)\n"),
     ]
-    for row in _HELP_ROWS:
-        for i, action in enumerate(row):
-            text = DESCRIPTIONS[action]
-            out += [("class:key", f"  {names(action):<10}"),
-                    ("", f" {text:<26}" if i < len(row) - 1 else f" {text}")]
-        out.append(("", "\n"))
+
+    def rows(actions: tuple[tuple[Action, ...], ...]) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for row in actions:
+            for i, action in enumerate(row):
+                text = DESCRIPTIONS[action]
+                out += [("class:key", f"  {names(action):<10}"),
+                        ("", f" {text:<26}" if i < len(row) - 1 else f" {text}")]
+            out.append(("", "\n"))
+        return out
+
     arrows = names(Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN).replace(",", "")
     out += [
+        *rows(_PLAY_ROWS),
         ("class:key", f"  {arrows:<10}"), ("", " move the cursor\n"),
+        ("class:label", "Between rounds\n"), *rows(_BETWEEN_ROWS),
         ("class:label", "Mouse\n"),
         ("", "  click a card to select it, again to send it; click a work pile to move\n"
              "  the selection there; click the stock to turn; the foundations to send up\n"),
@@ -77,3 +88,25 @@ def counting_down(r: Replica) -> bool:
 
 def confirm_text() -> StyleAndTextTuples:
     return [("class:confirm", " Leave the table? y: yes · n or Esc: no ")]
+
+
+def form_text(form: Form) -> StyleAndTextTuples:
+    """A form: one row per field (the current one marked), its error, then its keys."""
+    width = max(len(f.label) for f in form.fields)
+    out: StyleAndTextTuples = []
+    for row, field in enumerate(form.fields):
+        here = row == form.row
+        out.append(("class:key", "▸ " if here else "  "))
+        out.append(("class:label", f"{field.label:<{width}}  "))
+        if isinstance(field, TextField):
+            out += [("", "  "), ("class:selected" if here else "", field.text),
+                    ("class:cursor", "_" if here else " ")]
+        else:
+            out += [("class:dim", "◂ " if here else "  "),
+                    ("class:selected" if here else "", field.shown),
+                    ("class:dim", " ▸" if here else "")]
+        out.append(("", "\n"))
+    if form.error:
+        out.append(("class:msg.error", f"\n{form.error}\n"))
+    out.append(("class:dim", f"\n↑↓ field  ←→ change  Enter: {form.action}  Esc: cancel"))
+    return out

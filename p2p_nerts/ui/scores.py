@@ -1,7 +1,9 @@
 """The screens around the rounds: the table before the first deal, and the score table.
 
-The score table is drawn from the replica's agreed round results and the
-match totals; nothing here computes a score.
+Before the first deal the table lobby lists the seated players with their key
+fingerprints (read aloud, they tell two players with one name apart) and
+whether each is ready. The score table is drawn from the replica's agreed
+round results and the match totals; nothing here computes a score.
 """
 
 from __future__ import annotations
@@ -10,11 +12,15 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
 from ..game.scoring import team_of
+from ..protocol.identity import fingerprint_of
+from ..protocol.messages import Seat
 from ..protocol.replica import Phase, Replica
 from .control import Controller
 from .keys import Action, KeyMap, label
 from .table import MESSAGE_ROWS, header, messages
 from .widgets import rule, text
+
+_PRINT_WIDTH = len(fingerprint_of(bytes(32)))  # every fingerprint is as long
 
 
 def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
@@ -23,25 +29,42 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
         rule(lambda: [("class:rule.title", "Table")]),
         text(lambda: lobby(ctl.replica, keys), height=None),
         rule(lambda: [("class:rule.title", "News")]),
-        text(lambda: messages(ctl), height=MESSAGE_ROWS, stretch=True),
+        text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: between_hints(ctl.replica, keys)),
     ])
 
 
 def lobby(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = [("", "\n  Seated:  ")]
-    for i, seat in enumerate(r.seats):
-        you = seat.key == r.me.public_key
-        out += [("", ", " if i else ""), ("class:you" if you else "", seat.name),
-                ("class:dim", " (host)" if seat.key == r.host_key else "")]
-    out.append(("", f"\n  Rules:   {r.variants.summary()}\n\n  "))
+    """Each seat: name (you, host), key fingerprint, ready; then the rules and what is next."""
+    names = [_who(r, seat) for seat in r.seats]
+    width = max([len("Player"), *map(len, names)])
+    out: StyleAndTextTuples = [
+        ("class:label", f"\n  {'Player':<{width}}  {'Fingerprint':<{_PRINT_WIDTH}}  Ready\n")]
+    for seat, name in zip(r.seats, names, strict=True):
+        out += [("class:you" if seat.key == r.me.public_key else "", f"  {name:<{width}}  "),
+                ("class:dim", f"{fingerprint_of(seat.key)}  "),
+                ("class:good", "✓ ready") if r.ready.get(seat.key) else ("class:dim", "· not yet"),
+                ("", "\n")]
+    if not r.seats:
+        out.append(("class:dim", "  Asking the host for a seat…\n"))
+    ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
+    out.append(("", f"\n  Rules:   {r.variants.summary()}\n"
+                    f"  Players: {len(r.seats)} seated, {ready_count} ready\n\n  "))
     if r.phase is Phase.SHUFFLE:
         out.append(("class:label", "Shuffling: every deck is being fixed by commit and reveal…"))
     elif r.is_host:
-        out.append(("class:label", f"{label(keys, Action.NEXT)} deals the first round."))
+        out.append(("class:label", f"{label(keys, Action.NEXT)} deals the first round "
+                                   "when you are all set."))
     else:
         out.append(("class:label", "Waiting for the host to deal…"))
     return out
+
+
+def _who(r: Replica, seat: Seat) -> str:
+    """A seat's name, marked when it is you or the host."""
+    tags = [tag for tag, on in (("you", seat.key == r.me.public_key),
+                                ("host", seat.key == r.host_key)) if on]
+    return seat.name + (f" ({', '.join(tags)})" if tags else "")
 
 
 def scores_screen(ctl: Controller, keys: KeyMap) -> Container:
@@ -50,7 +73,7 @@ def scores_screen(ctl: Controller, keys: KeyMap) -> Container:
         rule(lambda: round_title(ctl.replica)),
         text(lambda: score_table(ctl), height=None),
         rule(lambda: [("class:rule.title", "News")]),
-        text(lambda: messages(ctl), height=MESSAGE_ROWS, stretch=True),
+        text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: between_hints(ctl.replica, keys)),
     ])
 
@@ -104,12 +127,15 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
 
 
 def between_hints(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = [("", " ")]
+    parts: list[tuple[Action, str]] = []
     if r.is_host and r.phase in (Phase.LOBBY, Phase.BETWEEN):
-        out += [("class:key", label(keys, Action.NEXT)),
-                ("class:dim", " deal the next round  " if r.rs else " deal  ")]
-    elif r.phase is Phase.BETWEEN:
+        parts += [(Action.NEXT, "deal the next round" if r.rs else "deal"),
+                  (Action.SETTINGS, "settings")]
+    if r.phase is Phase.LOBBY:
+        parts.append((Action.READY, "not ready" if r.ready.get(r.me.public_key) else "ready"))
+    out: StyleAndTextTuples = [("", " ")]
+    if r.phase is Phase.BETWEEN and not r.is_host:
         out.append(("class:dim", "waiting for the host to deal  "))
-    out += [("class:key", label(keys, Action.HELP)), ("class:dim", " help  "),
-            ("class:key", label(keys, Action.QUIT)), ("class:dim", " quit")]
+    for action, what in [*parts, (Action.HELP, "help"), (Action.QUIT, "quit")]:
+        out += [("class:key", label(keys, action)), ("class:dim", f" {what}  ")]
     return out

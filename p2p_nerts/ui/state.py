@@ -1,8 +1,8 @@
 """What the screen remembers between frames, beyond the replica's own state.
 
 The replica is the truth about the game; this is the player's side of the
-glass: which card is selected, where the cursor is, which overlays are open,
-and the event line (what just happened, in words). Session events arrive
+glass: which card is selected, where the cursor is, which overlays and form
+are open, and the event line (what just happened, in words). Session events arrive
 here through :meth:`UiState.on_event`, which turns them into lines of text.
 """
 
@@ -15,6 +15,7 @@ from ..game.cards import card_name
 from ..game.foundations import Fate, PlayKey
 from ..game.tableau import NERTS, WASTE, WORK0, Tableau
 from ..protocol import events as ev
+from .form import Form
 
 HISTORY = 50  # event lines kept (the screen shows the newest few)
 
@@ -52,6 +53,7 @@ class UiState:
     voted: bool = False  # my stuck vote, as I last sent it
     show_help: bool = False
     confirm_quit: bool = False
+    form: Form | None = None
     winner: str | None = None
     agreed: bool = False  # every peer reported the same round result
     stuck: tuple[bool, ...] = ()

@@ -30,6 +30,7 @@ from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
+from .state import UiState
 from .theme import card_fragment, card_or_gap, face_text, suit_class
 from .widgets import MouseHandler, on_click, rule, screen_width, spread, text
 
@@ -50,7 +51,7 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
         text(lambda: top_row(ctl, keys)),
         *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
         text(lambda: status_line(ctl, keys)),
-        text(lambda: messages(ctl), height=MESSAGE_ROWS, stretch=True),
+        text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: hints(ctl, keys)),
     ])
 
@@ -280,10 +281,10 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     return out
 
 
-def messages(ctl: Controller) -> StyleAndTextTuples:
+def messages(state: UiState) -> StyleAndTextTuples:
     """The event lines, newest first (right under your cards); refusals in the error colour."""
     out: StyleAndTextTuples = []
-    for line in list(reversed(ctl.state.lines))[:MESSAGE_ROWS_MAX]:
+    for line in list(reversed(state.lines))[:MESSAGE_ROWS_MAX]:
         if out:
             out.append(("", "\n"))
         out.append(("class:msg.error" if line.error else "class:msg.event", f"  {line.text}"))

@@ -1,0 +1,224 @@
+"""The network lobby: the tables on the LAN, and the ways to a seat.
+
+The list is the network's own (:attr:`Network.tables`), read afresh every
+frame; the browser only remembers which table is chosen, by its unique
+instance name, so the choice stays put while other tables come and go.
+Joining and opening a table take a moment on the network, so they run as a
+task while the screen says what is under way; a failure is one line of
+text. A seat won — joined, opened, or a solo table — goes to ``on_session``,
+and the app swaps the lobby for that table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from ..game.bot import DEFAULT_SKILL, SKILLS
+from ..game.variants import VariantError, Variants
+from ..protocol.identity import Identity
+from ..session import LocalTable, Session
+from .form import Form, TextField, choice, form_variants, variant_fields
+from .hands import Hands, player_input, sentence
+from .network import Network, TableListing
+
+#: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a
+#: play stays pending a moment and can bounce, as it can at a networked table.
+SOLO_DELAY = (0.02, 0.08)
+SOLO_BOTS = 2
+MAX_BOTS = 7
+
+
+def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
+               variants: Variants | None = None, seed: int | None = None) -> LocalTable:
+    """A table against computer players, as ``nerts solo`` and the lobby open it."""
+    return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
+                      delay=SOLO_DELAY)
+
+
+def is_full(table: TableListing) -> bool:
+    return table.seats_taken >= table.seats_total
+
+
+class Browser(Hands):
+    """The player's hands in the network lobby."""
+
+    def __init__(self, identity: Identity, network: Network) -> None:
+        super().__init__()
+        self.identity = identity
+        self.network = network
+        self.chosen: str | None = None  # the chosen table's instance name
+        self.busy: str | None = None  # what is under way: "Joining Ana's table…"
+        self.on_session: Callable[[Session], None] = lambda _session: None
+        self.on_change: Callable[[], None] = lambda: None  # something to redraw
+        self.on_quit: Callable[[], None] = lambda: None
+        self._task: asyncio.Task[None] | None = None  # a join or an opening under way
+        self._browsing: asyncio.Task[None] | None = None
+
+    def open(self) -> None:
+        """Start looking for tables, in the background: the screen shows at once."""
+        self._browsing = asyncio.get_running_loop().create_task(self._browse())
+
+    async def _browse(self) -> None:
+        try:
+            await self.network.browse(self.on_change)
+        except ConnectionError as exc:
+            self.state.error(f"Cannot look for tables: {exc}; you can still play solo")
+        else:
+            self.state.say("Looking for tables on your network…")
+        self.on_change()
+
+    async def close(self) -> None:
+        """Stop: a join under way is cancelled, so no seat is won after this."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+        if self._browsing is not None:
+            await asyncio.wait([self._browsing])  # short; closing mid-start would leak it
+        await self.network.close()
+
+    # ------------------------------------------------------------ reading
+    def selected(self) -> TableListing | None:
+        """The chosen table, else the first one listed (None when there are none)."""
+        tables = self.network.tables
+        return next((t for t in tables if t.instance == self.chosen),
+                    tables[0] if tables else None)
+
+    def speaks(self, table: TableListing) -> bool:
+        """Whether the table speaks our protocol version."""
+        return table.protocol_version == self.network.version
+
+    def refusal(self, table: TableListing) -> str | None:
+        """Why a listed table cannot be joined from here, known before dialling it."""
+        if not self.speaks(table):
+            return (f"{table.name} speaks protocol v{table.protocol_version}; "
+                    f"this nerts speaks v{self.network.version}")
+        if table.needs_code:
+            return f"{table.name} asks for a table code, which this nerts cannot send yet"
+        if is_full(table):
+            return f"{table.name} is full"
+        return None
+
+    # ------------------------------------------------------------ inputs
+    @player_input
+    def move(self, by: int) -> None:
+        tables = self.network.tables
+        current = self.selected()
+        if current is None:
+            return
+        index = [t.instance for t in tables].index(current.instance)
+        self.chosen = tables[max(0, min(len(tables) - 1, index + by))].instance
+
+    @player_input
+    def click_table(self, instance: str) -> None:
+        """A click chooses a table; a click on the chosen one joins it."""
+        current = self.selected()
+        if current is not None and current.instance == instance:
+            self.join()
+        else:
+            self.chosen = instance
+
+    @player_input
+    def join(self) -> None:
+        table = self.selected()
+        if table is None:
+            self.state.error("No table to join yet")
+            return
+        why = self.refusal(table)
+        if why is not None:
+            self.state.error(why)
+            return
+        self._seat(f"Joining {table.name}…", lambda: self.network.join(table))
+
+    @player_input
+    def ask_address(self) -> None:
+        field = TextField("address", "Host:port", limit=64)
+        self.state.form = Form("Join by address", [field], "join", self._join_address)
+
+    @player_input
+    def create(self) -> None:
+        limit = self.network.max_name
+        name = f"{self.identity.name}'s table"[:limit].strip()
+        self.state.form = Form(
+            "Open a table", [TextField("name", "Table name", name, limit=limit),
+                             *variant_fields(Variants())],
+            "open the table", self._create)
+
+    @player_input
+    def solo(self) -> None:
+        self.state.form = Form(
+            "Play solo",
+            [choice("bots", "Computer players", SOLO_BOTS,
+                    [(n, str(n)) for n in range(1, MAX_BOTS + 1)]),
+             choice("skill", "Their skill", DEFAULT_SKILL, [(s, s) for s in SKILLS]),
+             *variant_fields(Variants())],
+            "deal me in", self._solo)
+
+    @player_input
+    def quit(self) -> None:
+        self.on_quit()
+
+    # ------------------------------------------------------------ forms
+    def _join_address(self, form: Form) -> None:
+        try:
+            address = self.network.address(form.text("address"))
+        except ValueError as exc:
+            form.error = sentence(str(exc))
+            return
+        self._seat(f"Joining the table at {form.text('address')}…",
+                   lambda: self.network.join_address(address))
+
+    def _create(self, form: Form) -> None:
+        name = form.text("name")
+        if not name:
+            form.error = "The table needs a name"
+            return
+        try:
+            variants = form_variants(form)
+        except VariantError as exc:
+            form.error = sentence(str(exc))
+            return
+        self._seat(f"Opening {name}…", lambda: self.network.host(name, variants))
+
+    def _solo(self, form: Form) -> None:
+        try:
+            variants = form_variants(form)
+        except VariantError as exc:
+            form.error = sentence(str(exc))
+            return
+        bots, skill = form.value("bots"), form.value("skill")
+        assert isinstance(bots, int) and isinstance(skill, str)
+
+        async def deal() -> Session:
+            return solo_table(self.identity, bots=bots, skill=skill, variants=variants)
+
+        self._seat("Dealing you in…", deal)
+
+    # ------------------------------------------------------------ the network
+    def _seat(self, doing: str, opening: Callable[[], Awaitable[Session]]) -> None:
+        """Win a seat in the background (joining takes a moment); one at a time.
+
+        The form that asked for it closes, unless another seat is still being won.
+        """
+        if self.busy is not None:
+            why = f"Wait: {self.busy}"
+            if self.state.form is not None:
+                self.state.form.error = why
+            else:
+                self.state.error(why)
+            return
+        self.state.form = None
+        self.busy = doing
+        self.state.say(doing)
+        self._task = asyncio.get_running_loop().create_task(self._await_seat(opening))
+
+    async def _await_seat(self, opening: Callable[[], Awaitable[Session]]) -> None:
+        try:
+            session = await opening()
+        except ConnectionError as exc:
+            self.state.error(sentence(str(exc)))
+        else:
+            self.on_session(session)
+        finally:
+            self.busy = None
+            self.on_change()

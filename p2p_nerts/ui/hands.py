@@ -1,0 +1,56 @@
+"""What every screen's inputs share: the input count, the help overlay and the open form.
+
+Both the table's :class:`~p2p_nerts.ui.control.Controller` and the network
+lobby's :class:`~p2p_nerts.ui.browser.Browser` are :class:`Hands`: the app
+sends the form keys and the help key to whichever one is on screen, without
+knowing which it is.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+from .form import Form
+from .state import UiState
+
+P = ParamSpec("P")
+H = TypeVar("H", bound="Hands")
+
+
+def player_input(method: Callable[Concatenate[H, P], None]) -> Callable[Concatenate[H, P], None]:
+    """Mark a method as a player input: it counts in :attr:`Hands.handled`."""
+    @functools.wraps(method)
+    def run(self: H, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        self.handled += 1
+        method(self, *args, **kwargs)
+    return run
+
+
+def sentence(text: str) -> str:
+    """A reason from the rules or the network as a line on screen: capital first."""
+    return text[:1].upper() + text[1:]
+
+
+class Hands:
+    """The player's inputs on one screen."""
+
+    def __init__(self, state: UiState | None = None) -> None:
+        self.state = state or UiState()
+        #: Inputs handled so far: a test or a benchmark waits on it to know a key landed.
+        self.handled = 0
+
+    @player_input
+    def toggle_help(self) -> None:
+        self.state.show_help = not self.state.show_help
+
+    @player_input
+    def edit_form(self, change: Callable[[Form], None]) -> None:
+        """A key in the open form: move, change a choice, type, or submit."""
+        if self.state.form is not None:
+            change(self.state.form)
+
+    @player_input
+    def close_form(self) -> None:
+        self.state.form = None

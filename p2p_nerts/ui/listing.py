@@ -1,0 +1,139 @@
+"""The network lobby's screen: the tables on the LAN, live, and the lobby's help.
+
+Rows, top to bottom::
+
+    header: NERTS · lobby, and who you are (name, key fingerprint)
+    ── Tables on your network ──
+    one row per table (name, seats, rules, protocol version, marks),
+    or how to get a table when there is none
+    ── News ──
+    event lines
+    key hints
+
+A row is drawn from the table's advertisement every frame, so a table that
+fills up, changes its rules or goes away shows it at the next frame.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from prompt_toolkit.application import get_app
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.layout import Container, HSplit
+
+from .browser import Browser, is_full
+from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
+from .network import TableListing
+from .table import MESSAGE_ROWS, messages
+from .widgets import on_click, rule, screen_width, spread, text
+
+#: Rows of the screen that are not table rows: header, two rules, column titles
+#: and the blank lines around the list, the "shown" line, event lines, key hints.
+_OTHER_ROWS = 8 + MESSAGE_ROWS
+_SEATS_WIDTH = 5  # "12/16"
+_BROWSE_KEYS = (Action.JOIN, Action.ADDRESS, Action.CREATE, Action.SOLO, Action.HELP,
+                Action.QUIT)
+
+
+def browser_screen(b: Browser, keys: KeyMap) -> Container:
+    return HSplit([
+        text(lambda: spread([("class:title", " NERTS "), ("class:dim", " lobby")], you(b))),
+        rule(lambda: tables_title(b)),
+        text(lambda: table_rows(b, keys), height=None),
+        rule(lambda: [("class:rule.title", "News")]),
+        text(lambda: messages(b.state), height=MESSAGE_ROWS, stretch=True),
+        text(lambda: hints(keys)),
+    ])
+
+
+def you(b: Browser) -> StyleAndTextTuples:
+    return [("class:you", b.identity.name), ("class:dim", f" {b.identity.fingerprint} ")]
+
+
+def tables_title(b: Browser) -> StyleAndTextTuples:
+    count = len(b.network.tables)
+    found = "none found yet" if not count else "1 table" if count == 1 else f"{count} tables"
+    return [("class:rule.title", "Tables on your network"), ("class:dim", f" · {found}")]
+
+
+def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
+    """One row per table: the chosen one highlighted, every row clickable."""
+    tables = b.network.tables
+    if not tables:
+        return [("class:dim",
+                 "\n  Tables opened on your network show up here by themselves.\n"
+                 f"  {label(keys, Action.CREATE)} opens a table of your own, "
+                 f"{label(keys, Action.ADDRESS)} joins one by its address, "
+                 f"{label(keys, Action.SOLO)} plays against the computer.\n")]
+    chosen = b.selected()
+    name_width = max(len("Table"), *(len(t.name) for t in tables))
+    marks_width = len("  v00 code full")
+    rules_width = max(10, screen_width() - 4 - name_width - 2 - _SEATS_WIDTH - 2 - marks_width)
+    out: StyleAndTextTuples = [
+        ("class:label", f"\n    {'Table':<{name_width}}  {'Seats':>{_SEATS_WIDTH}}  Rules\n")]
+    room = max(1, get_app().output.get_size().rows - _OTHER_ROWS)
+    assert chosen is not None  # there are tables
+    index = next(i for i, t in enumerate(tables) if t.instance == chosen.instance)
+    first = max(0, min(index - room // 2, len(tables) - room))
+    for table in tables[first:first + room]:
+        here = table.instance == chosen.instance
+        click = on_click(partial(b.click_table, table.instance))
+        style = "class:selected" if here else ""
+        seats = f"{table.seats_taken}/{table.seats_total}"
+        rules = _cut(table.variant, rules_width)
+        out.append((style, f"  {'▸' if here else ' '} {table.name:<{name_width}}  "
+                           f"{seats:>{_SEATS_WIDTH}}  {rules:<{rules_width}}", click))
+        out += [(style, " ", click), *_marks(b, table), ("", "\n")]
+    if len(tables) > room:
+        out.append(("class:dim", f"    {room} of {len(tables)} shown: "
+                                 f"{label(keys, Action.UP)} {label(keys, Action.DOWN)} scroll\n"))
+    return out
+
+
+def _marks(b: Browser, table: TableListing) -> StyleAndTextTuples:
+    """Protocol version (red if not ours), then "code" and "full" where they apply."""
+    out: StyleAndTextTuples = [("class:dim" if b.speaks(table) else "class:msg.error",
+                                f" v{table.protocol_version}")]
+    if table.needs_code:
+        out.append(("class:warn", " code"))
+    if is_full(table):
+        out.append(("class:warn", " full"))
+    return out
+
+
+def _cut(words: str, width: int) -> str:
+    return words if len(words) <= width else words[:width - 1] + "…"
+
+
+def hints(keys: KeyMap) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = [("", " "), ("class:key", f"{label(keys, Action.UP)}"
+                                                        f"{label(keys, Action.DOWN)}"),
+                               ("class:dim", " choose  ")]
+    words = {Action.JOIN: "join", Action.ADDRESS: "by address", Action.CREATE: "new table",
+             Action.SOLO: "solo", Action.HELP: "help", Action.QUIT: "quit"}
+    for action in _BROWSE_KEYS:
+        out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
+    return out
+
+
+def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
+    """The lobby's help overlay: its keys, and what the marks on a table mean."""
+    out: StyleAndTextTuples = [("class:label", "Keys in the lobby\n")]
+    arrows = f"{key_name(keys[Action.UP][0])} {key_name(keys[Action.DOWN][0])}"
+    out += [("class:key", f"  {arrows:<10}"), ("", " choose a table (or click it)\n")]
+    for action in _BROWSE_KEYS:
+        names = ", ".join(key_name(k) for k in keys[action])
+        what = "quit" if action is Action.QUIT else DESCRIPTIONS[action]  # nothing to lose here
+        out += [("class:key", f"  {names:<10}"), ("", f" {what}\n")]
+    out += [
+        ("class:label", "Tables\n"),
+        ("", "  Tables on your network appear by themselves (mDNS): no server, no setup.\n"
+             "  Where multicast is blocked, join by the host's address and port instead.\n"
+             "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
+             "  table asks for a code, full: no free seat.\n"),
+        ("class:label", "Forms\n"),
+        ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
+        ("class:dim", f"Remap keys in {config_file}\n(any of Esc, Enter, ? closes this)"),
+    ]
+    return out

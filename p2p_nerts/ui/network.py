@@ -1,0 +1,85 @@
+"""What the network lobby needs from the LAN, as a protocol the UI owns.
+
+The UI never imports ``net`` (DESIGN.md: arrows point inward), so the lobby
+is written against these two protocols and ``cli`` hands in an object built
+on ``net`` that fits them (``net.discovery.TableAd`` already fits
+:class:`TableListing`). Tests hand in a fake and drive the lobby without
+sockets.
+
+Failures are plain exceptions with a line for the player, so that no ``net``
+error type leaks into the UI: ``ConnectionError`` when a table cannot be
+found, reached, joined or opened, ``ValueError`` when typed text is not an
+address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ..game.variants import Variants
+from ..session import Session
+
+
+class TableListing(Protocol):
+    """One table as the LAN advertises it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instance(self) -> str:
+        """Unique on the LAN (two tables may share a name): how the lobby keeps its place."""
+        ...
+    @property
+    def seats_taken(self) -> int: ...
+    @property
+    def seats_total(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def protocol_version(self) -> int: ...
+    @property
+    def needs_code(self) -> bool: ...
+
+
+class Network(Protocol):
+    """The tables on the LAN, and the ways to sit at one."""
+
+    @property
+    def version(self) -> int:
+        """The protocol version this program speaks (a table on another cannot be joined)."""
+        ...
+
+    @property
+    def max_name(self) -> int:
+        """The longest table name the LAN carries."""
+        ...
+
+    @property
+    def tables(self) -> Sequence[TableListing]:
+        """The tables advertised now, in display order."""
+        ...
+
+    async def browse(self, changed: Callable[[], None]) -> None:
+        """Start looking; ``changed()`` runs whenever a table appears, changes or goes."""
+        ...
+
+    async def join(self, table: TableListing) -> Session:
+        """A seat at a listed table (the latest ad of that instance; gone: ConnectionError)."""
+        ...
+
+    def address(self, text: str) -> tuple[str, int]:
+        """``HOST:PORT`` typed by the player, as an address; ValueError says what is wrong."""
+        ...
+
+    async def join_address(self, address: tuple[str, int]) -> Session:
+        """A seat at the table whose host listens at ``address``."""
+        ...
+
+    async def host(self, name: str, variants: Variants) -> Session:
+        """Open a new table, advertised on the LAN, with the first seat ours."""
+        ...
+
+    async def close(self) -> None:
+        """Stop looking (the sessions handed out live on by themselves)."""
+        ...

@@ -1,0 +1,216 @@
+"""The network lobby over a LAN in memory: the live list, joining, opening a table, solo."""
+
+from __future__ import annotations
+
+import asyncio
+
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.session import LocalTable
+from p2p_nerts.ui.browser import SOLO_DELAY
+
+from .uikit import DOWN, ENTER, ESC, UP, FakeNetwork, Listing, LobbyHarness
+
+BACKSPACE = "\x7f"
+RIGHT = "\x1b[C"
+
+
+def test_the_list_follows_the_network_live_and_keeps_the_choice() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        async with LobbyHarness(net) as h:
+            await h.shows("Looking for tables on your network")
+            assert "none found yet" in h.screen()
+            net.put(Listing("Ana's table", seats_taken=2),
+                    Listing("Cy's table", variant="turn1 ties:strict nopen tgt50"))
+            await h.shows("Cy's table")
+            ana = h.row("▸ Ana's table")
+            assert "2/8" in ana and "turn3 ties:both pen tgt100" in ana and "v1" in ana
+            assert "2 tables" in h.screen()
+            await h.press(DOWN)
+            assert "▸ Cy's table" in h.screen()
+            net.put(Listing("Bo's table"))  # sorts between the two: the choice stays on Cy
+            await h.shows("Bo's table")
+            assert "▸ Cy's table" in h.screen()
+            net.drop("Ana's table #0001")
+            await h.until(lambda: "Ana's table" not in h.screen(), "Ana's table to go")
+            assert "▸ Cy's table" in h.screen() and "2 tables" in h.screen()
+            await h.press(UP)
+            assert "▸ Bo's table" in h.screen()
+    asyncio.run(main())
+
+
+def test_a_long_list_scrolls_with_the_choice() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(*(Listing(f"Table {n:02}") for n in range(40)))
+        async with LobbyHarness(net, columns=80, rows=24) as h:
+            await h.shows("Table 00")
+            assert "14 of 40 shown: ↑ ↓ scroll" in h.screen() and "Table 39" not in h.screen()
+            for _ in range(39):
+                await h.press(DOWN)
+            assert "▸ Table 39" in h.screen() and "Table 00" not in h.screen()
+            assert len(h.lines()) == 24
+    asyncio.run(main())
+
+
+def test_marks_say_full_code_and_another_version() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Full", seats_taken=4, seats_total=4),
+                Listing("Locked", needs_code=True), Listing("Newer", protocol_version=2))
+        async with LobbyHarness(net) as h:
+            await h.shows("Newer")
+            assert h.row("▸ Full").endswith("v1 full")
+            assert h.row("Locked").endswith("v1 code")
+            assert h.row("Newer").endswith("v2")
+            await h.press(ENTER)
+            assert "Full is full" in h.screen()
+            await h.press(DOWN, ENTER)
+            assert "Locked asks for a table code" in h.screen()
+            await h.press(DOWN, ENTER)
+            assert "Newer speaks protocol v2; this nerts speaks v1" in h.screen()
+            assert net.joined == []  # none of them was dialled
+    asyncio.run(main())
+
+
+def test_failures_to_join_are_lines_on_screen() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        ana = Listing("Ana's table")
+        net.put(ana)
+        async with LobbyHarness(net) as h:
+            await h.shows("Ana's table")
+
+            for why in ("table Ana's table: a round is under way: wait for it to end",
+                        "Ana's table is gone from the network",
+                        "cannot reach 10.0.0.5:40123: Connection refused"):
+                def fail(why: str = why) -> LocalTable:
+                    raise ConnectionError(why)
+                net.outcome = fail
+                await h.press(ENTER)
+                await h.shows(why[:1].upper() + why[1:])
+            assert net.joined == [ana.instance] * 3
+            assert "Traceback" not in h.screen()
+    asyncio.run(main())
+
+
+def test_one_seat_is_won_at_a_time() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.gate = asyncio.Event()
+        net.put(Listing("Ana's table"))
+        async with LobbyHarness(net) as h:
+            await h.shows("Ana's table")
+            await h.press(ENTER)
+            assert "Joining Ana's table…" in h.screen()
+            await h.press("s", ENTER)
+            assert "Wait: Joining Ana's table…" in h.screen()  # in the form, still open
+            await h.press(ESC, ENTER)
+            assert net.joined == [net.tables[0].instance]
+            net.gate.set()
+            await h.shows("Fingerprint")
+    asyncio.run(main())
+
+
+def test_joining_sits_down_at_the_table_and_leaving_comes_back() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Ana's table"))
+        async with LobbyHarness(net) as h:
+            await h.shows("Ana's table")
+            await h.click_text("Ana's table")  # a click on the chosen table joins it
+            await h.shows("Fingerprint")
+            assert net.joined == ["Ana's table #0001"]
+            assert "Tess (you, host)" in h.screen()
+            await h.press("q", "y")
+            await h.shows("You left the table")
+            assert "Ana's table" in h.screen()
+            await h.press("q")
+        assert net.closed
+    asyncio.run(main())
+
+
+def test_the_create_form_opens_a_table_with_the_chosen_rules() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        async with LobbyHarness(net) as h:
+            await h.press("c")
+            assert "Open a table" in h.screen() and "Tess's table_" in h.screen()
+            await h.press(*[BACKSPACE] * len("Tess's table"))
+            await h.type("Game night")
+            await h.press(DOWN, RIGHT)          # stock turn: 1 card
+            await h.press(DOWN, " ")            # ties: strict
+            await h.press(DOWN, RIGHT)          # penalty: none
+            await h.press(DOWN, BACKSPACE, BACKSPACE, BACKSPACE)
+            await h.type("50x")                 # target: digits only
+            await h.press(DOWN, RIGHT)          # jokers: two per deck
+            await h.press(DOWN, RIGHT)          # teams: pairs
+            assert "◂ pairs: partners add their scores ▸" in h.screen()
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+        assert net.hosted == [("Game night", Variants(
+            stock_turn=1, strict_ties=True, penalty=False, target=50, jokers=True,
+            teams="pairs"))]
+    asyncio.run(main())
+
+
+def test_a_form_with_a_bad_field_stays_open_and_esc_cancels_it() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        async with LobbyHarness(net) as h:
+            await h.press("c", *[BACKSPACE] * 12, ENTER)
+            assert "The table needs a name" in h.screen()
+            await h.type("T")
+            for _ in range(4):
+                await h.press(DOWN)
+            await h.press(BACKSPACE, BACKSPACE, BACKSPACE, "0", ENTER)
+            assert "Target score must be 1..10000, not 0" in h.screen()
+            await h.press(ESC)
+            assert "Open a table" not in h.screen() and "Tables on your network" in h.screen()
+            assert net.hosted == []
+    asyncio.run(main())
+
+
+def test_join_by_address_checks_the_text_then_dials() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        async with LobbyHarness(net) as h:
+            await h.press("a")
+            await h.type("nowhere")
+            await h.press(ENTER)
+            assert "'nowhere' is not HOST:PORT" in h.screen()
+            assert "Join by address" in h.screen()  # still open, to correct
+            await h.press(*[BACKSPACE] * 7)
+            await h.type("10.1.2.3:4000")
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert net.joined == ["10.1.2.3:4000"]
+    asyncio.run(main())
+
+
+def test_solo_from_the_lobby_deals_against_bots_with_a_lan_delay() -> None:
+    async def main() -> None:
+        async with LobbyHarness(FakeNetwork()) as h:
+            await h.press("s")
+            assert "Play solo" in h.screen() and "◂ 2 ▸" in h.screen()
+            await h.press(RIGHT, ENTER)
+            await h.shows("Fingerprint")
+            assert h.ui is not None
+            table = h.ui.ctl.session
+            assert isinstance(table, LocalTable) and table._delay == SOLO_DELAY
+            assert len(h.ui.ctl.replica.seats) == 4  # you and three bots
+            await h.press("?")
+            assert "host: change the rules" in h.screen()
+    asyncio.run(main())
+
+
+def test_the_lobby_help_lists_its_keys() -> None:
+    async def main() -> None:
+        async with LobbyHarness(FakeNetwork(), columns=80, rows=24) as h:
+            await h.press("?")
+            assert "join by address (HOST:PORT)" in h.screen()
+            assert "open a table of your own" in h.screen()
+            assert all(len(line) <= 80 for line in h.lines())
+            await h.press(ESC)
+            assert "Keys in the lobby" not in h.screen()
+    asyncio.run(main())

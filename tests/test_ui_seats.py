@@ -1,0 +1,116 @@
+"""The table lobby (seated players before a round): fingerprints, ready marks, settings."""
+
+from __future__ import annotations
+
+import asyncio
+
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.identity import Identity, fingerprint_of
+from p2p_nerts.protocol.replica import Replica
+from p2p_nerts.session import Command, Listener
+from p2p_nerts.ui.control import Controller
+from p2p_nerts.ui.form import Choice, Form, TextField, choice, form_variants, variant_fields
+
+from .uikit import ENTER, ESC, Harness
+
+RIGHT, DOWN = "\x1b[C", "\x1b[B"
+
+
+def test_every_seat_shows_its_fingerprint_and_whether_it_is_ready() -> None:
+    async def main() -> None:
+        async with Harness(bots=2) as h:
+            for seat in h.replica.seats:
+                assert fingerprint_of(seat.key) in h.row(seat.name)
+            assert "Tess (you, host)" in h.screen()
+            assert "· not yet" in h.row("Tess") and "0 ready" in h.screen()
+            await h.press("r")
+            assert "✓ ready" in h.row("Tess") and "· not yet" in h.row("Ada")
+            assert "3 seated, 1 ready" in h.screen()
+            assert "r not ready" in h.screen()  # the hint says what the key does now
+            await h.press("r")
+            assert "· not yet" in h.row("Tess")
+    asyncio.run(main())
+
+
+def test_the_host_changes_the_rules_with_the_settings_form() -> None:
+    async def main() -> None:
+        async with Harness(bots=1) as h:
+            await h.press("o")
+            assert "Table settings" in h.screen()
+            await h.press(RIGHT, DOWN, DOWN, DOWN, DOWN, RIGHT, ENTER)
+            assert "Table settings" not in h.screen()
+            assert h.replica.variants == Variants(stock_turn=1, jokers=True)
+            assert "turn1 ties:both pen tgt100 jokers" in h.row("Rules:")
+            assert h.table._replicas[1].variants == h.replica.variants  # the bot heard it
+            await h.press("o", ESC)
+            assert h.replica.variants.stock_turn == 1  # Esc changes nothing
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None and rs.variants.stock_turn == 1
+    asyncio.run(main())
+
+
+class GuestSeat:
+    """A session whose replica is a guest's (the host is someone else); it never sends."""
+
+    def __init__(self) -> None:
+        host = Identity.from_seed(b"\x01" * 32, "Host")
+        self.replica = Replica(Identity.from_seed(b"\x02" * 32, "Gil"), b"t" * 16,
+                               host.public_key)
+
+    def act(self, command: Command) -> None:
+        command(self.replica, 0.0)
+
+    def subscribe(self, listener: Listener) -> None:
+        pass
+
+    async def run(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_only_the_host_gets_the_settings_form() -> None:
+    ctl = Controller(GuestSeat())
+    ctl.open_settings()
+    assert ctl.state.form is None
+    assert ctl.state.lines[-1].text == "Only the host changes the settings"
+
+
+def test_refusals_are_the_replicas_reasons() -> None:
+    ctl = Controller(GuestSeat())
+    ctl.pile_key(0)
+    assert ctl.state.lines[-1].text == "No round is being played"
+    assert ctl.replica.blocked() == "no round is being played"
+
+
+def test_variant_fields_read_back_to_the_same_variants() -> None:
+    odd = Variants(stock_turn=1, strict_ties=True, lone_rotate=True, penalty=False,
+                   target=250, teams="share", jokers=True)
+    form = Form("t", variant_fields(odd), "go", lambda _form: None)
+    assert form_variants(form) == odd  # "share" is not offered, but kept when already set
+    teams = next(f for f in form.fields if f.key == "teams")
+    assert isinstance(teams, Choice) and teams.shown == "share"
+
+
+def test_text_fields_take_what_they_may_hold() -> None:
+    target = TextField("target", "Target", limit=5, digits=True)
+    target.type("1x2²3 456")
+    assert target.text == "12345"
+    name = TextField("name", "Name", limit=6)
+    name.type("Ana\x1b[15~s table")
+    assert name.text == "Ana[15"  # control characters never get in; the limit holds
+    name.erase()
+    assert name.text == "Ana[1"
+
+
+def test_space_steps_a_choice_and_types_into_text() -> None:
+    form = Form("t", [choice("c", "C", 1, [(1, "one"), (2, "two")]), TextField("n", "N")],
+                "go", lambda _form: None)
+    form.type(" ")
+    assert form.value("c") == 2
+    form.move(1)
+    form.type("a b")
+    assert form.text("n") == "a b"
+
