@@ -1,24 +1,50 @@
 """``nerts`` command line: parse, validate, and hand off to the right session.
 
-Every bad argument ends in one clear line on stderr and exit status 2, never a
-traceback (argparse's own convention).
+``nerts`` alone opens the network lobby (the tables on the LAN; open one,
+join one, or play solo). Every bad argument ends in one clear line on stderr
+and exit status 2, never a traceback (argparse's own convention).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
-from .net.commands import NET_COMMANDS, Screen, add_net_commands, run_net
-from .protocol.identity import Identity
+
+# The lobby's network side uses three private helpers of net.commands: it belongs
+# there, next to ``_join`` (see LanTables).
+from .net.commands import (
+    LOG_FILE,
+    NET_COMMANDS,
+    Screen,
+    _address,
+    _setup_logging,
+    add_net_commands,
+    run_net,
+)
+from .net.discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
+from .net.interfaces import Interfaces, interfaces_setting
+from .net.link import LinkError, Refused
+from .net.node import Endpoint, NetSession, TableConfig
+from .net.wire import NET_VERSION
+from .protocol.identity import Identity, default_data_dir
 from .session import Session
+from .store import DB_FILE, Store, StoreError
+
+if TYPE_CHECKING:
+    from .ui.config import Player
+    from .ui.network import TableListing
+
+T = TypeVar("T")
 
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +84,9 @@ def _skills(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nerts", description="Nerts on your local network, no server needed.")
+    parser.add_argument("--interfaces", metavar="LIST",
+                        help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
+                             "IP addresses (env NERTS_INTERFACES)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
@@ -73,8 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_variant_args(sim)
     add_net_commands(sub, add_variant_args)
 
-    solo = sub.add_parser("solo", help="play against computer players in this terminal "
-                                       "(what `nerts` alone does)")
+    solo = sub.add_parser("solo", help="play against computer players in this terminal")
     solo.add_argument("--bots", type=int, choices=range(1, 8), default=2, metavar="N",
                       help="computer players, 1..7 (default 2)")
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
@@ -87,9 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["solo"])
     try:
+        if args.command is None:
+            return run_lobby(args)
         if args.command == "solo":
             return run_solo(args)
         if args.command == "simulate":
@@ -106,23 +134,139 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_solo(args: argparse.Namespace) -> int:
     """This terminal's player against ``--bots`` computer players, in process, no network."""
     # Imported here so the headless commands never load the terminal UI.
-    from .protocol.identity import IdentityError
-    from .session import LocalTable
     from .ui.app import run_app
-    from .ui.config import prepare_player
+    from .ui.browser import solo_table
 
     variants = variants_from(args)
-    try:
-        player = prepare_player(ask=input if sys.stdin.isatty() else None)
-    except IdentityError as exc:
-        print(f"nerts: {exc}", file=sys.stderr)
+    player = _player()
+    if player is None:
         return 1
-    except (EOFError, KeyboardInterrupt):
-        return 1
-    table = LocalTable(player.identity, bots=args.bots, skill=args.skill, variants=variants,
+    table = solo_table(player.identity, bots=args.bots, skill=args.skill, variants=variants,
                        seed=args.seed)
     run_app(table, player.config, player.notes)
     return 0
+
+
+def run_lobby(args: argparse.Namespace) -> int:
+    """``nerts`` alone: the network lobby, in this terminal, until the player quits."""
+    from .ui.app import NertsApp
+    from .ui.browser import Browser
+
+    interfaces = interfaces_setting(args.interfaces)
+    player = _player()
+    if player is None:
+        return 1
+    data_dir = default_data_dir()
+    _setup_logging(player.identity.name, False, data_dir / LOG_FILE)  # logs would tear the screen
+    try:
+        store = Store(data_dir / DB_FILE)
+    except StoreError as exc:
+        print(f"nerts: {exc}", file=sys.stderr)
+        return 1
+    lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store))
+    try:
+        asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
+    finally:
+        store.close()
+    return 0
+
+
+def _player() -> Player | None:
+    """The player at this terminal (asked for a name on the first run); None: could not."""
+    from .protocol.identity import IdentityError
+    from .ui.config import prepare_player
+
+    try:
+        return prepare_player(ask=input if sys.stdin.isatty() else None)
+    except IdentityError as exc:
+        print(f"nerts: {exc}", file=sys.stderr)
+    except (EOFError, KeyboardInterrupt):
+        pass
+    return None
+
+
+class LanTables:
+    """The lobby's view of the LAN (``ui.network.Network``), built on ``net``.
+
+    Every failure becomes a ``ConnectionError`` with the line ``net`` wrote for
+    the player. Its home is ``net.commands``, whose ``_join`` tries a found
+    table's addresses the same way: once it is there, both can share that loop.
+    """
+
+    def __init__(self, identity: Identity, interfaces: Interfaces, *,
+                 endpoint: Endpoint | None = None, store: Store | None = None) -> None:
+        self._identity = identity
+        self._interfaces = interfaces
+        self._endpoint = endpoint or Endpoint()
+        self._store = store
+        self._browser: TableBrowser | None = None
+
+    @property
+    def version(self) -> int:
+        return NET_VERSION
+
+    @property
+    def max_name(self) -> int:
+        return MAX_NAME_CHARS
+
+    @property
+    def tables(self) -> list[TableAd]:
+        return self._browser.tables if self._browser is not None else []
+
+    async def browse(self, changed: Callable[[], None]) -> None:
+        self._browser = TableBrowser(self._interfaces, on_event=lambda _event: changed())
+        await _player_error(self._browser.start())
+
+    def address(self, text: str) -> tuple[str, int]:
+        address = _address(text)
+        if address is None:
+            raise ValueError(f"{text!r} is not HOST:PORT (for example 192.168.1.20:40123)")
+        return address
+
+    async def join(self, table: TableListing) -> Session:
+        ad = next((t for t in self.tables if t.instance == table.instance), None)
+        if ad is None:
+            raise ConnectionError(f"{table.name} is gone from the network")
+        failure = f"{ad.name} has no address"
+        for ip in ad.addresses:
+            try:
+                return await _player_error(NetSession.join(
+                    self._identity, (ip, ad.port), TableConfig(), self._endpoint,
+                    fingerprint=ad.fingerprint, store=self._store))
+            except _Refused as exc:
+                raise ConnectionError(str(exc)) from None
+            except ConnectionError as exc:
+                failure = str(exc)
+        raise ConnectionError(failure)
+
+    async def join_address(self, address: tuple[str, int]) -> Session:
+        return await _player_error(NetSession.join(self._identity, address, TableConfig(),
+                                                   self._endpoint, store=self._store))
+
+    async def host(self, name: str, variants: Variants) -> Session:
+        return await _player_error(NetSession.host(
+            self._identity, TableConfig(variants=variants), self._endpoint, table_name=name,
+            interfaces=self._interfaces, store=self._store))
+
+    async def close(self) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+
+
+class _Refused(ConnectionError):
+    """The table will not seat us: trying its other addresses would not help."""
+
+
+async def _player_error(opening: Awaitable[T]) -> T:
+    """Await ``opening``; whatever ``net`` raises comes out as a ConnectionError for the player."""
+    try:
+        return await opening
+    except Refused as exc:
+        raise _Refused(str(exc)) from None
+    except (DiscoveryError, LinkError) as exc:
+        raise ConnectionError(str(exc)) from None
+    except OSError as exc:
+        raise ConnectionError(f"network error: {exc.strerror or exc}") from None
 
 
 def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]:

@@ -1,0 +1,119 @@
+"""The network lobby on real mDNS and TCP, pinned to 127.0.0.1 so nothing leaves this host.
+
+Other test runs on the machine may advertise tables at the same time, so every
+test names its tables uniquely and looks only for those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+
+import pytest
+import zeroconf._core
+
+from p2p_nerts.cli import LanTables, main
+from p2p_nerts.net.discovery import TableAd, TableAdvertiser
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.protocol.identity import Identity
+
+from .uikit import ENTER, PLAYER, LobbyHarness
+
+pytestmark = pytest.mark.timeout(30)
+
+LOOPBACK = ["127.0.0.1"]
+LOCAL = Endpoint("127.0.0.1")
+
+
+@pytest.fixture(autouse=True)
+def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none."""
+    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
+                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
+        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
+    yield
+
+
+def lan(identity: Identity = PLAYER) -> LanTables:
+    return LanTables(identity, LOOPBACK, endpoint=LOCAL)
+
+
+def unique() -> str:
+    return f"t-{secrets.token_hex(4)}"
+
+
+def test_an_advertised_table_appears_and_goes_when_it_closes() -> None:
+    name = unique()
+
+    async def main() -> None:
+        ad = TableAd(name=name, fingerprint="0123456789abcdef", protocol_version=NET_VERSION,
+                     seats_taken=3, seats_total=6, variant="turn1 ties:strict pen tgt50",
+                     needs_code=True, port=40123)
+        async with LobbyHarness(lan()) as h:
+            async with TableAdvertiser(ad, LOOPBACK):
+                await h.shows(name)
+                row = next(line for line in h.lines() if name in line)
+                assert "3/6" in row and "turn1 ties:strict pen tgt50" in row
+                assert row.endswith(f"v{NET_VERSION} code")
+            await h.until(lambda: name not in h.screen(), "the table to go")
+    asyncio.run(main())
+
+
+def test_a_table_opened_in_one_lobby_is_joined_from_another() -> None:
+    name = unique()
+    guest = Identity.from_seed(b"\x0b" * 32, "Gil")
+
+    async def main() -> None:
+        async with LobbyHarness(lan()) as host, LobbyHarness(lan(guest)) as joiner:
+            await host.press("c", *["\x7f"] * len("Tess's table"))
+            await host.type(name)
+            await host.press(ENTER)
+            await host.shows("Fingerprint")
+            await joiner.shows(name)
+            while f"▸ {name}" not in joiner.screen():  # other runs' tables may sort first
+                await joiner.press("\x1b[B")
+            await joiner.press(ENTER)
+            await joiner.shows("Gil (you)")
+            await joiner.shows("Tess (host)")
+            await host.shows("Gil")
+            await host.press("r")
+            await joiner.until(lambda: "✓ ready" in joiner.row("Tess (host)"), "Tess ready")
+            assert guest.fingerprint in joiner.row("Gil (you)")
+            assert PLAYER.fingerprint in joiner.row("Tess (host)")
+            await joiner.press("q", "y")
+            await joiner.shows("You left the table")
+            await host.until(lambda: "Gil" not in host.screen(), "Gil to leave")
+    asyncio.run(main())
+
+
+def test_join_by_address_says_what_is_wrong() -> None:
+    async def main() -> None:
+        table = await NetSession.host(Identity.from_seed(b"\x0c" * 32, "Hal"), TableConfig(),
+                                      LOCAL, table_name=unique(), interfaces=None)
+        runner = asyncio.create_task(table.run())
+        async with LobbyHarness(lan()) as h:
+            await h.press("a")
+            await h.type("nowhere")
+            await h.press(ENTER)
+            assert "'nowhere' is not HOST:PORT (for example 192.168.1.20:40123)" in h.screen()
+            await h.press(*["\x7f"] * 7)
+            await h.type("127.0.0.1:1")
+            await h.press(ENTER)
+            await h.shows("Cannot reach 127.0.0.1:1")
+            await h.press("a")
+            await h.type(f"127.0.0.1:{table.port}")
+            await h.press(ENTER)
+            await h.shows("Hal (host)")
+            table.close()  # the host leaves first, with Tess still seated
+            await runner
+    asyncio.run(main())
+
+
+def test_the_lobby_command_says_when_interfaces_are_wrong(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main(["--interfaces", "not-an-address"])
+    assert stop.value.code == 2
+    assert "'not-an-address' is not an IP address" in capsys.readouterr().err
