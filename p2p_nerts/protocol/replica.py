@@ -177,6 +177,8 @@ class RoundState:
     plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
     ordered: list[_Ordered] = field(default_factory=list)
     acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
+    #: What each seat says it holds: seat → {author seat → highest seq held}.
+    marks: dict[int, dict[int, int]] = field(default_factory=dict)
     stuck: list[bool] = field(default_factory=list)
     rotations: int = 0
     stays_since_rotation: int = 0
@@ -248,7 +250,7 @@ class Replica:
         self._out = Outbound()
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
-        self._ack_due = False
+        self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._restoring = False
         self._catching_up = False  # restored: hear every live peer, fill every gap
         self._heard: set[bytes] = set()
@@ -331,11 +333,11 @@ class Replica:
     def receive_batch(self, raws: Iterable[bytes], now: float) -> Outbound:
         """Several frames that arrived together: one acknowledgement covers them all."""
         self.now = now
-        self._ack_due = False
+        self._ack_to.clear()
         for raw in raws:
             self._receive_one(raw)
-        if self._ack_due:
-            self._ack()
+        for author in sorted(self._ack_to):
+            self._ack(to=author)
         self._advance()
         return self._flush()
 
@@ -680,10 +682,20 @@ class Replica:
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
             case Ack(upto=upto):
+                seated = {s.key for s in self.seats}
                 for mark in upto:
-                    other = self.authors.get(mark.author)
+                    # A seated author we never heard from directly (no link to
+                    # it): learning what it sent lets us ask others for it.
+                    other = (self._author(mark.author) if mark.author in seated
+                             else self.authors.get(mark.author))
                     if other is not None:
                         other.note_claim(mark.seq)
+                if rs is not None and seat is not None:
+                    held = rs.marks.setdefault(seat, {})
+                    for mark in upto:
+                        author = rs.seat_of(mark.author)
+                        if author is not None:
+                            held[author] = max(held.get(author, 0), mark.seq)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
             case View():
@@ -718,9 +730,12 @@ class Replica:
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
         if any(s.key == key for s in self.seats):
-            self._send(Roster(self.seats))  # a rejoin: tell them again
-            return
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
+                self._send(Roster(self.seats))  # a rejoin: tell them again
+            return  # mid-round, a returning seat catches up through resends
+        if self.phase is Phase.OVER:
+            self._send(Refuse(key, "the game is over"))
+        elif self.phase not in (Phase.LOBBY, Phase.BETWEEN):
             self._send(Refuse(key, "a round is under way; join between rounds"))
         elif len(self.seats) >= self.max_seats:
             self._send(Refuse(key, "the table is full"))
@@ -788,8 +803,11 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._unseat(key)
         seat = rs.seat_of(key) if rs else None
-        if rs is not None and seat is not None and seat in rs.live and seat != rs.me:
-            self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
+        if rs is None or seat is None:
+            return
+        self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
+        if (seat in rs.live and seat != rs.me
+                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
             self._vote_drop(rs, seat)
 
     # ---------------------------------------------------------------- round
@@ -929,15 +947,20 @@ class Replica:
         self._event(ev.PlayAdded(play, mine))
         heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
         if not mine:
-            self._ack_due = True  # at once, so the play is final about one round trip later
+            # At once and straight to its author, whose play is then final about
+            # one round trip later. Everyone else learns how far I am from my
+            # heartbeats, so a play costs N-1 acks, not (N-1)^2 signature checks.
+            self._ack_to.add(rs.keys[seat])
 
-    def _ack(self) -> None:
+    def _ack(self, to: bytes | None = None) -> None:
+        """Say how far I am: to one author right after its play, else to everyone."""
         rs = self.rs
         keys = rs.keys if rs else tuple(s.key for s in self.seats)
         marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
                              if k in self.authors and self.authors[k].delivered))
-        self._send(Ack(marks))
-        self._last_ack = self.now
+        self._send(Ack(marks), to=to)
+        if to is None:
+            self._last_ack = self.now
 
     # ------------------------------------------------------------ total order
     def _known(self, rs: RoundState, seat: int) -> int:
@@ -951,14 +974,26 @@ class Replica:
             known = max(known, ack[0])
         return known
 
-    def _final(self, rs: RoundState, lamport: int, author: int) -> bool:
-        return all(self._known(rs, q) >= lamport for q in rs.live if q != author)
+    def _final(self, rs: RoundState, item: _Ordered) -> bool:
+        """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
+
+        Every other live seat has been heard at a Lamport time at or past it
+        (its entries come in order, so nothing earlier from it is missing) *and*
+        holds the entry itself (its acks say so): then any vote to drop the
+        author names a cut at or past the entry, and the entry counts for good.
+        """
+        return all(self._known(rs, q) >= item.lamport and self._holds(rs, q, item)
+                   for q in rs.live if q != item.seat)
+
+    def _holds(self, rs: RoundState, q: int, item: _Ordered) -> bool:
+        if q == rs.me:
+            return True  # it is in my queue
+        return rs.marks.get(q, {}).get(item.seat, 0) >= item.seq
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
-        while rs is not None and rs.ordered and self._final(rs, rs.ordered[0].lamport,
-                                                             rs.ordered[0].seat):
+        while rs is not None and rs.ordered and self._final(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
