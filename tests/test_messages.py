@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -80,7 +83,12 @@ SAMPLES: list[Payload] = [
 
 def test_every_type_has_a_sample_and_a_parser() -> None:
     assert {p.TYPE for p in SAMPLES} == set(MsgType)
-    assert len(MsgType) == 19
+
+
+def test_every_type_is_documented_in_the_protocol_table() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    rows = {(int(m[1]), m[2]) for m in re.finditer(r"^\|\s*(\d+)\s*\|\s*([A-Z]+)\s*\|", doc, re.M)}
+    assert rows == {(int(t), t.name) for t in MsgType}
 
 
 @pytest.mark.parametrize("payload", SAMPLES, ids=lambda p: type(p).__name__)

@@ -121,3 +121,18 @@ def test_full_table_refuses_a_ninth_player() -> None:
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
     assert len(host.seats) == 8
     assert extra.my_seat is None
+
+
+def test_host_leaving_alone_says_goodbye_without_error() -> None:
+    from p2p_nerts.protocol.envelope import open_entry
+    from p2p_nerts.protocol.identity import Identity
+    from p2p_nerts.protocol.memnet import TABLE_ID
+    from p2p_nerts.protocol.messages import MsgType
+    from p2p_nerts.protocol.replica import Replica
+
+    me = Identity.from_seed(b"\x42" * 32, "solo host")
+    host = Replica(me, TABLE_ID, me.public_key)
+    host.open(0.0)
+    out = host.leave(1.0)
+    assert [open_entry(s.data).type for s in out.sends] == [MsgType.LEAVE, MsgType.GOODBYE]
+    assert [s.name for s in host.seats] == ["solo host"]

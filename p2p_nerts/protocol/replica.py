@@ -747,7 +747,8 @@ class Replica:
         self._send(Roster(tuple(seats)))
 
     def _unseat(self, key: bytes) -> None:
-        if any(s.key == key for s in self.seats):
+        """Host: give a guest's seat up (the host's own seat is the table itself)."""
+        if key != self.host_key and any(s.key == key for s in self.seats):
             self._send(Roster(tuple(s for s in self.seats if s.key != key)))
 
     def _maybe_auto_start(self) -> None:
@@ -974,7 +975,7 @@ class Replica:
             known = max(known, ack[0])
         return known
 
-    def _final(self, rs: RoundState, item: _Ordered) -> bool:
+    def _final(self, rs: RoundState, lamport: int, author: int, seq: int) -> bool:
         """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
 
         Every other live seat has been heard at a Lamport time at or past it
@@ -982,18 +983,15 @@ class Replica:
         holds the entry itself (its acks say so): then any vote to drop the
         author names a cut at or past the entry, and the entry counts for good.
         """
-        return all(self._known(rs, q) >= item.lamport and self._holds(rs, q, item)
-                   for q in rs.live if q != item.seat)
-
-    def _holds(self, rs: RoundState, q: int, item: _Ordered) -> bool:
-        if q == rs.me:
-            return True  # it is in my queue
-        return rs.marks.get(q, {}).get(item.seat, 0) >= item.seq
+        return all(self._known(rs, q) >= lamport
+                   and (q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
+                   for q in rs.live if q != author)
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
-        while rs is not None and rs.ordered and self._final(rs, rs.ordered[0]):
+        while rs is not None and rs.ordered and self._final(
+                rs, rs.ordered[0].lamport, rs.ordered[0].seat, rs.ordered[0].seq):
             item = heapq.heappop(rs.ordered)
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
@@ -1005,21 +1003,51 @@ class Replica:
                 rs.call = (item.lamport, item.seat)
                 self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
                 self._end_round(rs, "nerts", rs.call)
+        if rs is not None:
+            self._settle_own_early(rs)
 
     def _play_final(self, rs: RoundState, item: _Ordered) -> None:
         key = (item.lamport, item.seat)
+        if rs.log.fate(key) is Fate.STAY:
+            rs.stays_since_rotation += 1
+        if item.seat != rs.me:
+            self._event(self._final_event(rs, key, mine=False))
+        elif rs.tab is not None and key in rs.tab.in_flight:
+            self._settle_mine(rs, key)
+
+    def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
+        assert rs.tab is not None
+        event = self._final_event(rs, key, mine=True)
+        rs.tab.settle(key, stayed=event.fate is Fate.STAY)
+        self._event(event)
+
+    def _final_event(self, rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
         fate = rs.log.fate(key)
-        play = rs.log.play(key)
         first = None
         if fate is not Fate.STAY:
             winner = rs.log.first_over(key)
             first = rs.names[winner.author] if winner else None
-        else:
-            rs.stays_since_rotation += 1
-        mine = item.seat == rs.me
-        if mine and rs.tab is not None and key in rs.tab.in_flight:
-            rs.tab.settle(key, stayed=fate is Fate.STAY)
-        self._event(ev.PlayFinal(play, fate, mine, first))
+        return ev.PlayFinal(rs.log.play(key), fate, mine, first)
+
+    def _settle_own_early(self, rs: RoundState) -> None:
+        """Settle my plays whose fate is fixed, without waiting for the total order.
+
+        A play's fate depends only on plays ordered before it; once those are
+        all here and every live seat holds the play, it is decided, unless a
+        Nerts call or stuck vote ordered before it is still waiting (it might
+        cut the play). Counting and events for others stay in total order.
+        """
+        tab = rs.tab
+        if tab is None or not tab.in_flight or rs.end is not None:
+            return
+        barrier = min(((o.lamport, o.seat) for o in rs.ordered if o.kind != MsgType.PLAY),
+                      default=None)
+        for key in sorted(tab.in_flight):
+            if barrier is not None and key > barrier:
+                break
+            seq = rs.play_seq.get(key)
+            if seq is not None and self._final(rs, key[0], key[1], seq):
+                self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey) -> None:
         rs.stuck[seat] = on
