@@ -92,6 +92,23 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     assert len({o.foundation_hash for o in overs}) == 1
     assert len({o.results for o in overs}) == 1
     assert overs[0].verdicts[gone or 0] == "dropped"
+    # The dropped seat leaves the table; the others play on and keep their totals.
+    gone_key = net.replicas[3].me.public_key
+    assert net.run(lambda: all(gone_key not in {s.key for s in r.seats} for r in others),
+                   limit=net.now + 60)
+    totals = {r.me.public_key: r.totals[r.me.public_key] for r in others}
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) and r.rs is not None
+                               and r.rs.number == 2 for r in others), limit=net.now + 1800)
+    second = [next(e for e in events if isinstance(e, ev.RoundOver) and e.round == 2)
+              for events in net.events[:3]]
+    assert len({(o.foundation_hash, o.results, o.totals) for o in second}) == 1
+    for r in others:
+        rs = r.rs
+        assert rs is not None and len(rs.keys) == 3 and r.my_seat is not None
+        mine = r.me.public_key
+        assert r.totals[mine] == totals[mine] + second[0].results[r.my_seat].score
+    assert not any(isinstance(e, ev.Flagged) for events in net.events[:3] for e in events)
 
 
 def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:

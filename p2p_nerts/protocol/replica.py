@@ -245,6 +245,8 @@ class Replica:
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         self.match: Match | None = None
+        #: Running totals by player key, so they survive seats changing between rounds.
+        self.totals: dict[bytes, int] = {}
         self.rejected: Counter[str] = Counter()
         self.next_round_at: float | None = None
         self._out = Outbound()
@@ -630,9 +632,13 @@ class Replica:
         deal (an honest PLAY can overtake a slow peer's REVEAL). Everything
         else goes on, so a bad entry is judged, not left blocking its author.
         """
+        rs = self.rs
+        if entry.type == MsgType.ROSTER:
+            # A seat change sent as a round closes waits until we close it too.
+            return not (rs is not None and entry.round == rs.number and self.phase in (
+                Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
         if entry.type not in ROUND_TYPES:
             return True
-        rs = self.rs
         if rs is None or entry.round > rs.number:
             return False
         if entry.round == rs.number and entry.type in _NEEDS_DEAL:
@@ -774,7 +780,7 @@ class Replica:
         if entry.round == number + 1:
             self.seats = seats
             self._begin_round(entry.round)
-        elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+        elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
             self.seats = seats
         else:
             raise EnvelopeError("wrong_round")
@@ -821,8 +827,12 @@ class Replica:
             log=FoundationLog(strict_ties=self.variants.strict_ties),
             stuck=[False] * len(keys),
         )
-        if self.match is None or self.match.seats != len(keys) or self.phase is Phase.OVER:
-            self.match = Match.new(self.variants, len(keys))
+        if self.phase is Phase.OVER:
+            self.totals = {}  # a new game
+        rounds = self.match.rounds if self.match is not None and self.totals else 0
+        self.match = Match.new(self.variants, len(keys))
+        self.match.totals = [self.totals.get(k, 0) for k in keys]
+        self.match.rounds = rounds
         self.rs = rs
         self.phase = Phase.SHUFFLE
         for key in keys:
@@ -1181,6 +1191,7 @@ class Replica:
         rs.verdicts = tuple(verdicts)
         assert self.match is not None
         self.match.add_round(rs.results)
+        self.totals.update(zip(rs.keys, self.match.totals, strict=True))
         digest = rs.log.state_hash()
         self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
                                  digest, rs.verdicts))
@@ -1219,6 +1230,11 @@ class Replica:
             self.phase = Phase.BETWEEN
             if self.is_host and self.auto_next is not None:
                 self.next_round_at = self.now + self.auto_next
+        if self.is_host:
+            # A seat dropped this round leaves the table, or every later round
+            # would wait for it again; it keeps its total if it joins back.
+            for seat in sorted(set(range(len(rs.keys))) - rs.live):
+                self._unseat(rs.keys[seat])
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
