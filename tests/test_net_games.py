@@ -9,28 +9,18 @@ the same per-round foundation hashes, scores and result.
 from __future__ import annotations
 
 import asyncio
-import random
-import secrets
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from p2p_nerts.net.testing import (
-    Faults,
-    PeerProcess,
-    Relay,
-    free_port,
-    shared_lines,
-    wait_all,
-)
+from p2p_nerts.net.testing import Faults, PeerTable, shared_lines
 
 pytestmark = pytest.mark.timeout(180)
 
 FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--countdown", "0",
         "--bind", "127.0.0.1", "--drop-after", "2"]
-LOOPBACK_MDNS = {"NERTS_INTERFACES": "127.0.0.1"}
 GAME_TIMEOUT = 120.0
 
 
@@ -38,56 +28,12 @@ def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(scenario())
 
 
-class Table:
-    """A host and its guests as processes, optionally each behind a relay."""
-
-    def __init__(self, tmp: Path, players: int, *, target: int = 15,
-                 faults: Faults | None = None, by_address: bool = False,
-                 extra: tuple[str, ...] = ()) -> None:
-        self.name = f"t-{secrets.token_hex(4)}"
-        self.players = players
-        self.by_address = by_address
-        self.extra = extra  # options for every peer, after FAST (the last one wins)
-        self.relays: list[Relay] = []
-        self.faults = faults
-        self.rng = random.Random(players)
-        self.ports = [free_port() for _ in range(players)]
-        self.peers = [
-            PeerProcess(f"p{i}", tmp / f"p{i}", [], env=dict(LOOPBACK_MDNS))
-            for i in range(players)
-        ]
-        self.host_args = ["host", "--table-name", self.name, "--auto-start", str(players),
-                          "--auto-next", "0.3", "--target", str(target)]
-
-    async def start(self) -> None:
-        dial = list(self.ports)
-        if self.faults is not None:
-            for i, port in enumerate(self.ports):
-                relay = Relay(("127.0.0.1", port), self.faults, random.Random(self.rng.random()))
-                dial[i] = await relay.start()
-                self.relays.append(relay)
-        for i, peer in enumerate(self.peers):
-            where = ["--port", str(self.ports[i])]
-            if self.faults is not None:
-                where += ["--advertise-port", str(dial[i])]
-            target = f"127.0.0.1:{dial[0]}" if self.by_address else self.name
-            peer.args = [*(self.host_args if i == 0 else ["bot", target]), *FAST, *self.extra,
-                         *where]
-        await self.peers[0].start()
-        await self.peers[0].wait_for_line(f"table '{self.name}' open", 20)
-        for peer in self.peers[1:]:
-            await peer.start()
-
-    async def finish(self, skip: tuple[int, ...] = ()) -> list[list[dict[str, Any]]]:
-        """Wait for every peer to exit 0; return their summaries."""
-        try:
-            await wait_all([p for i, p in enumerate(self.peers) if i not in skip], GAME_TIMEOUT)
-        finally:
-            for peer in self.peers:
-                peer.kill()
-            for relay in self.relays:
-                await relay.close()
-        return [peer.lines() for i, peer in enumerate(self.peers) if i not in skip]
+def table(tmp: Path, players: int, *, target: int = 15, faults: Faults | None = None,
+          by_address: bool = False, extra: tuple[str, ...] = ()) -> PeerTable:
+    """``extra`` goes to every peer after FAST (the last one wins)."""
+    return PeerTable(tmp, players, common=[*FAST, *extra], faults=faults,
+                     host=["--auto-next", "0.3", "--target", str(target)],
+                     by_address=by_address, seed=players)
 
 
 def assert_same_game(summaries: list[list[dict[str, Any]]], players: int) -> None:
@@ -108,20 +54,20 @@ def assert_same_game(summaries: list[list[dict[str, Any]]], players: int) -> Non
 def test_bots_find_the_table_by_mdns_and_agree_on_the_game(
         tmp_path: Path, players: int) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, players, target=10 if players == 8 else 15)
-        await table.start()
-        assert_same_game(await table.finish(), players)
+        t = table(tmp_path, players, target=10 if players == 8 else 15)
+        await t.start()
+        assert_same_game(await t.finish(GAME_TIMEOUT), players)
 
     run(scenario)
 
 
 def test_manual_join_by_address(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3, by_address=True)
-        for peer in table.peers[1:]:
+        t = table(tmp_path, 3, by_address=True)
+        for peer in t.peers[1:]:
             peer.env = {"NERTS_INTERFACES": "127.0.0.2"}  # nobody to hear on mDNS there
-        await table.start()
-        assert_same_game(await table.finish(), 3)
+        await t.start()
+        assert_same_game(await t.finish(GAME_TIMEOUT), 3)
 
     run(scenario)
 
@@ -130,14 +76,14 @@ def test_games_converge_through_a_hostile_network(tmp_path: Path) -> None:
     faults = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.05, tamper=0.02, cut=0.002)
 
     async def scenario() -> None:
-        table = Table(tmp_path, 4, faults=faults)
-        await table.start()
-        summaries = await table.finish()
+        t = table(tmp_path, 4, faults=faults)
+        await t.start()
+        summaries = await t.finish(GAME_TIMEOUT)
         assert_same_game(summaries, 4)
-        tampered = sum(r.stats.tampered for r in table.relays)
+        tampered = sum(r.stats.tampered for r in t.relays)
         rejected = sum(s[-1]["local"]["rejected"].get("bad_signature", 0) for s in summaries)
-        cuts = sum(r.stats.cut for r in table.relays)
-        assert tampered > 0 and cuts > 0 and sum(r.stats.duplicated for r in table.relays)
+        cuts = sum(r.stats.cut for r in t.relays)
+        assert tampered > 0 and cuts > 0 and sum(r.stats.duplicated for r in t.relays)
         # Each tampered entry reached one peer, which refused it (unless a cut lost it first).
         assert 0 < rejected <= tampered
 
@@ -146,13 +92,13 @@ def test_games_converge_through_a_hostile_network(tmp_path: Path) -> None:
 
 def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3)
-        await table.start()
-        victim = table.peers[2]
+        t = table(tmp_path, 3)
+        await t.start()
+        victim = t.peers[2]
         await victim.wait_for_line("round 1 starts", 20)
         await asyncio.sleep(0.5)
         victim.kill()
-        summaries = await table.finish(skip=(2,))
+        summaries = await t.finish(GAME_TIMEOUT, skip=(2,))
         assert_same_game(summaries, 3)
         first_round = summaries[0][0]
         seat = next(p["seat"] for p in first_round["players"] if p["name"] == victim.name)
@@ -163,18 +109,14 @@ def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> No
 
 def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
-        await table.start()
-        victim = table.peers[2]
+        t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
+        await t.start()
+        victim = t.peers[2]
         await victim.wait_for_line("round 1 starts", 20)
         await asyncio.sleep(0.3)
-        victim.kill()
-        assert victim.proc is not None
-        await victim.proc.wait()
-        victim.args = ["bot", "--resume", *FAST, *table.extra, "--port", str(table.ports[2])]
-        await victim.start()
-        await victim.wait_for_line("back at table", 10)
-        summaries = await table.finish()
+        await t.crash(2)
+        await t.resume(2)
+        summaries = await t.finish(GAME_TIMEOUT)
         assert_same_game(summaries[:2], 3)
         first_round = summaries[0][0]
         seat = next(p["seat"] for p in first_round["players"] if p["name"] == victim.name)
@@ -193,19 +135,14 @@ def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
 
 def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
     async def scenario() -> None:
-        table = Table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
-        await table.start()
-        host = table.peers[0]
+        t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
+        await t.start()
+        host = t.peers[0]
         await host.wait_for_line("round 1 starts", 20)
         await asyncio.sleep(0.3)
-        host.kill()
-        assert host.proc is not None
-        await host.proc.wait()
-        host.args = ["host", "--resume", "--table-name", table.name, "--auto-next", "0.3",
-                     *FAST, *table.extra, "--port", str(table.ports[0])]
-        await host.start()
-        await host.wait_for_line("back at table", 10)
-        summaries = await table.finish()
+        await t.crash(0)
+        await t.resume(0, "--auto-next", "0.3")
+        summaries = await t.finish(GAME_TIMEOUT)
         assert_same_game(summaries[1:], 3)
         assert all(v == "" for v in summaries[1][0]["verdicts"])
         assert shared_lines(summaries[0])[-1] == shared_lines(summaries[1])[-1]

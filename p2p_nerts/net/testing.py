@@ -14,6 +14,10 @@ connection. A peer is put behind its relay by starting it with
 The relay listens on 127.0.0.1 and only ever connects to its target: it never
 rewrites addresses, and it only tampers with signed entries (whose bytes are
 covered by a signature), never with the peers frames that carry addresses.
+
+:class:`PeerTable` starts a whole table of ``nerts`` processes on 127.0.0.1,
+each behind its own relay when faults are asked for, and can crash a peer
+and bring it back with ``--resume``.
 """
 
 from __future__ import annotations
@@ -23,18 +27,19 @@ import contextlib
 import json
 import os
 import random
+import secrets
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
-from .wire import is_entry
+from .wire import WireError, decode_info, is_entry
 
-__all__ = ["Faults", "PeerProcess", "Relay", "free_port", "nerts_command", "shared_lines",
-           "wait_all"]
+__all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_port",
+           "nerts_command", "shared_lines", "wait_all"]
 
 LOOPBACK = "127.0.0.1"
 _CUT = b""  # in a relay queue: cut the connection here (None: the sender closed)
@@ -62,20 +67,39 @@ class Faults:
 class RelayStats:
     connections: int = 0
     frames: int = 0
+    delayed: int = 0
     duplicated: int = 0
     tampered: int = 0
     cut: int = 0
+    partitioned: int = 0  # connections cut because the dialer is on the other side
+
+
+@dataclass(eq=False, slots=True)
+class _Connection:
+    cut: asyncio.Event = field(default_factory=asyncio.Event)
+    dialer_port: int | None = None  # the port the dialer advertises, once its info frame is read
 
 
 class Relay:
-    """A fault-injecting TCP proxy to ``target`` (see the module docstring)."""
+    """A fault-injecting TCP proxy to ``target`` (see the module docstring).
 
-    def __init__(self, target: tuple[str, int], faults: Faults, rng: random.Random) -> None:
+    With ``record`` it keeps every byte it carries, both ways, in ``captured``:
+    what a passive listener on the network would see. :meth:`isolate` cuts
+    off the peers that advertise the given ports (it reads the port from the
+    dialer's info frame, which is sent in the clear even at a table with a
+    code), so relays in front of every peer can split a table in two.
+    """
+
+    def __init__(self, target: tuple[str, int], faults: Faults, rng: random.Random, *,
+                 record: bool = False) -> None:
         self.target = target
         self.faults = faults
         self.rng = rng
         self.stats = RelayStats()
+        self.captured: bytearray | None = bytearray() if record else None
         self.port = 0
+        self._isolated: frozenset[int] = frozenset()
+        self._connections: set[_Connection] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -83,6 +107,18 @@ class Relay:
         self._server = await asyncio.start_server(self._accept, LOOPBACK, 0)
         self.port = int(self._server.sockets[0].getsockname()[1])
         return self.port
+
+    def isolate(self, ports: Iterable[int]) -> None:
+        """Cut every connection from a peer advertising one of ``ports``, now and until
+        :meth:`heal` (an empty set heals too)."""
+        self._isolated = frozenset(ports)
+        for conn in self._connections:
+            if conn.dialer_port in self._isolated and not conn.cut.is_set():
+                self.stats.partitioned += 1
+                conn.cut.set()
+
+    def heal(self) -> None:
+        self.isolate(())
 
     async def close(self) -> None:
         if self._server is not None:
@@ -98,15 +134,19 @@ class Relay:
             writer.close()
             return
         self.stats.connections += 1
-        cut = asyncio.Event()
-        pumps = [self._spawn(self._pump(reader, up_writer, cut)),
-                 self._spawn(self._pump(up_reader, writer, cut))]
-        with contextlib.suppress(asyncio.CancelledError):
-            await cut.wait()
-        for task in pumps:
-            task.cancel()
-        for w in (writer, up_writer):
-            w.transport.abort()
+        conn = _Connection()
+        self._connections.add(conn)
+        pumps = [self._spawn(self._pump(reader, up_writer, conn, from_dialer=True)),
+                 self._spawn(self._pump(up_reader, writer, conn, from_dialer=False))]
+        try:
+            with contextlib.suppress(asyncio.CancelledError):
+                await conn.cut.wait()
+        finally:
+            self._connections.discard(conn)
+            for task in pumps:
+                task.cancel()
+            for w in (writer, up_writer):
+                w.transport.abort()
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coro)
@@ -114,20 +154,38 @@ class Relay:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _cut_off(self, conn: _Connection, frame: bytes) -> bool:
+        """Read the dialer's port from its first frame; True if that peer is isolated."""
+        try:
+            conn.dialer_port = decode_info(frame).port
+        except WireError:
+            conn.dialer_port = 0
+        if conn.dialer_port in self._isolated:
+            self.stats.partitioned += 1
+            return True
+        return False
+
     async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                    cut: asyncio.Event) -> None:
+                    conn: _Connection, *, from_dialer: bool) -> None:
         """Frames one way: read, decide their fate, release them in order after a delay."""
         decoder = FrameDecoder(MAX_FRAME)
         queue: asyncio.Queue[tuple[float, bytes | None]] = asyncio.Queue()
-        sender = self._spawn(self._release(queue, writer, cut))
+        sender = self._spawn(self._release(queue, writer, conn.cut))
         loop = asyncio.get_running_loop()
         last = 0.0
         try:
             while data := await reader.read(65536):
+                if self.captured is not None:
+                    self.captured += data
                 for frame in decoder.feed(data):
+                    if from_dialer and conn.dialer_port is None and self._cut_off(conn, frame):
+                        conn.cut.set()
+                        return
                     f = self.faults
                     self.stats.frames += 1
-                    last = max(last, loop.time() + self.rng.uniform(f.min_delay, f.max_delay))
+                    delay = self.rng.uniform(f.min_delay, f.max_delay)
+                    self.stats.delayed += delay > 0
+                    last = max(last, loop.time() + delay)
                     out = frame
                     copies = 2 if is_entry(frame) and self.rng.random() < f.duplicate else 1
                     self.stats.duplicated += copies - 1
@@ -209,6 +267,11 @@ class PeerProcess:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.kill()
 
+    def terminate(self) -> None:
+        """SIGTERM: a headless peer writes its final summary line and exits."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+
     def lines(self) -> list[dict[str, Any]]:
         if not self.summary.exists():
             return []
@@ -240,3 +303,96 @@ def shared_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A summary without its peer-specific part: what every peer must agree on."""
     return [{k: v for k, v in line.items() if k != "local"} for line in lines]
 
+
+
+class PeerTable:
+    """A host and its guests as ``nerts`` processes on 127.0.0.1, each optionally
+    behind a relay.
+
+    Peer 0 hosts, starting round 1 once every seat is taken; the others join
+    as bots, by the table's name (mDNS pinned to 127.0.0.1) or by address.
+    ``common`` goes to every peer (``--headless --bot hard --pace 0.05 ...``),
+    ``host`` to the host only, ``own[i]`` to peer ``i`` alone (after the
+    others, so it wins). Peer ``i`` listens on ``ports[i]`` and the others
+    dial it at ``dial[i]``: its relay's port when there are faults.
+    """
+
+    def __init__(self, home: Path, players: int, *, common: Sequence[str],
+                 host: Sequence[str] = (), faults: Faults | None = None,
+                 by_address: bool = False, seed: int = 0, record: bool = False) -> None:
+        self.name = f"t-{secrets.token_hex(4)}"
+        self.players = players
+        self.common = list(common)
+        self.host = list(host)
+        self.faults = faults
+        self.by_address = by_address
+        self.record = record
+        self.rng = random.Random(seed)
+        self.ports = [free_port() for _ in range(players)]
+        self.dial = list(self.ports)
+        self.relays: list[Relay] = []
+        self.own: list[list[str]] = [[] for _ in range(players)]
+        self.peers = [PeerProcess(f"p{i}", home / f"p{i}", [],
+                                  env={"NERTS_INTERFACES": LOOPBACK})
+                      for i in range(players)]
+
+    def where(self, i: int) -> list[str]:
+        """Where peer ``i`` listens, and (behind a relay) the port it advertises."""
+        at = ["--port", str(self.ports[i])]
+        return [*at, "--advertise-port", str(self.dial[i])] if self.relays else at
+
+    async def start(self) -> None:
+        await self.start_host()
+        await self.start_guests()
+
+    async def start_host(self) -> None:
+        """The relays, then the host, once its table is open."""
+        if self.faults is not None:
+            for i, port in enumerate(self.ports):
+                relay = Relay((LOOPBACK, port), self.faults, random.Random(self.rng.random()),
+                              record=self.record)
+                self.dial[i] = await relay.start()
+                self.relays.append(relay)
+        host = self.peers[0]
+        host.args = ["host", "--table-name", self.name, "--auto-start", str(self.players),
+                     *self.host, *self._options(0)]
+        await host.start()
+        await host.wait_for_line(f"table '{self.name}' open", 20)
+
+    async def start_guests(self) -> None:
+        table = f"{LOOPBACK}:{self.dial[0]}" if self.by_address else self.name
+        for i, peer in enumerate(self.peers[1:], start=1):
+            peer.args = ["bot", table, *self._options(i)]
+            await peer.start()
+
+    def _options(self, i: int) -> list[str]:
+        return [*self.common, *self.own[i], *self.where(i)]
+
+    async def crash(self, i: int) -> None:
+        """SIGKILL peer ``i``: no goodbye, no last write."""
+        peer = self.peers[i]
+        peer.kill()
+        if peer.proc is not None:
+            await peer.proc.wait()
+
+    async def resume(self, i: int, *options: str) -> None:
+        """Start crashed peer ``i`` again with ``--resume`` (and ``options``)."""
+        first = ["host", "--resume", "--table-name", self.name] if i == 0 else ["bot", "--resume"]
+        peer = self.peers[i]
+        peer.args = [*first, *options, *self._options(i)]
+        await peer.start()
+        await peer.wait_for_line("back at table", 15)
+
+    async def finish(self, timeout: float, skip: Sequence[int] = ()) -> list[list[dict[str, Any]]]:
+        """Wait for every peer but ``skip`` to exit 0; their summaries, in peer order."""
+        try:
+            await wait_all([p for i, p in enumerate(self.peers) if i not in skip], timeout)
+        finally:
+            await self.close()
+        return [peer.lines() for i, peer in enumerate(self.peers) if i not in skip]
+
+    async def close(self) -> None:
+        for peer in self.peers:
+            peer.kill()
+        for relay in self.relays:
+            await relay.close()
