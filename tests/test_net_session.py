@@ -164,12 +164,13 @@ def test_nothing_from_the_network_stops_a_peer() -> None:
         # An authenticated peer that sends garbage entries and a peers frame it may not send.
         mallory = Identity.generate("Mallory")
         reader, writer = await raw()
-        link = await open_link(reader, writer, mallory, Info(NET_VERSION, tid, "M", 1))
+        link = await open_link(reader, writer, mallory, Info(NET_VERSION, tid, "M", 1),
+                               dialer=True)
         for frame in (b"NZ" + bytes(200), b"NZ" + bytes(10)):
-            link.send(encode_frame(frame))
+            link.send(frame)
         await until(lambda: host.replica.rejected["bad_signature"] == 1
                     and host.replica.rejected["too_short"] == 1)
-        link.send(encode_frame(encode_peers({})))
+        link.send(encode_peers({}))
         assert await closed(reader)
         assert not runner.done() and host.replica.phase is Phase.LOBBY
         # And a real guest still gets in.
@@ -192,14 +193,14 @@ def test_a_peer_that_does_not_read_is_cut_off(monkeypatch: pytest.MonkeyPatch) -
 
         async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await accepted.put(await open_link(reader, writer, server_id,
-                                               Info(NET_VERSION, tid, "S", 1)))
+                                               Info(NET_VERSION, tid, "S", 1), dialer=False))
 
         server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
         reader, writer = await asyncio.open_connection(
             "127.0.0.1", server.sockets[0].getsockname()[1])
-        await open_link(reader, writer, client_id, Info(NET_VERSION, None, "C", 1))
+        await open_link(reader, writer, client_id, Info(NET_VERSION, None, "C", 1), dialer=True)
         link = await accepted.get()
-        chunk = encode_frame(bytes(60000))
+        chunk = bytes(60000)
         sent = 0
         while link.send(chunk):  # the client never reads
             sent += 1
@@ -218,14 +219,16 @@ def test_the_handshake_proves_the_dialed_key() -> None:
 
         async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             with contextlib.suppress(LinkError):
-                await open_link(reader, writer, impostor, Info(NET_VERSION, tid, "I", 1))
+                await open_link(reader, writer, impostor, Info(NET_VERSION, tid, "I", 1),
+                                dialer=False)
 
         server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
         reader, writer = await asyncio.open_connection(
             "127.0.0.1", server.sockets[0].getsockname()[1])
         with pytest.raises(LinkError, match=r"expected .*, met "):
             await open_link(reader, writer, Identity.generate("Me"),
-                            Info(NET_VERSION, tid, "Me", 1), expect_key=real.public_key)
+                            Info(NET_VERSION, tid, "Me", 1), dialer=True,
+                            expect_key=real.public_key)
         writer.close()
         server.close()
 

@@ -3,7 +3,8 @@
 ``cli.py`` only adds these parsers and dispatches here, handing in the
 terminal screen (``net`` never imports ``ui``). A usage error is a
 ``ValueError`` (cli turns it into exit status 2); a table that cannot be
-found, joined or opened is one line on stderr and exit status 1.
+found, joined or opened (a wrong or missing table code included) is one line
+on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import random
 import re
 import sys
@@ -31,6 +33,7 @@ from ..protocol.identity import (
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import Session
 from ..store import DB_FILE, Store, StoreError
+from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
@@ -98,6 +101,10 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--drop-after", type=float, default=DROP_AFTER, metavar="S",
                    help=f"a peer silent this long leaves the round ({DROP_AFTER:g})")
     p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
+    p.add_argument("--code", metavar="CODE",
+                   help="the table code: a host lets in only those who know it and encrypts "
+                        "the table's traffic; a guest gives the table's code (env NERTS_CODE, "
+                        "which other users of this computer cannot read, unlike the command line)")
     p.add_argument("--resume", action="store_true",
                    help="go back to your last unfinished table after a crash")
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
@@ -132,7 +139,7 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
     config = TableConfig(
         variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
-        max_seats=getattr(args, "seats", 8))
+        max_seats=getattr(args, "seats", 8), code=args.code)
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
     try:
         store = Store(data_dir / DB_FILE)
@@ -170,7 +177,8 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
     elif args.command == "host":
         session = await NetSession.host(identity, config, endpoint, table_name=name,
                                         interfaces=interfaces, store=store)
-        logging.getLogger("nerts").info("table %r open on port %d", name, session.port)
+        logging.getLogger("nerts").info("table %r open on port %d%s", name, session.port,
+                                        "; joining needs the table code" if args.code else "")
     else:
         session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
@@ -240,6 +248,13 @@ def _check(args: argparse.Namespace) -> None:
         value = getattr(args, option)
         if value is not None and not 0 <= value <= 65535:
             raise ValueError(f"--{option.replace('_', '-')} must be 0..65535")
+    if args.code is None:
+        args.code = os.environ.get("NERTS_CODE") or None
+    if args.code is not None:
+        try:
+            normalize_code(args.code)
+        except ValueError as exc:
+            raise ValueError(f"--code: {exc}") from None
     if not 0 < args.pace <= 100:
         raise ValueError("--pace must be above 0 and at most 100")
     if not 0 <= args.countdown <= 60:

@@ -8,6 +8,7 @@ connection and *this* table. Both sides run the same symmetric exchange::
     HELLO  msgpack {"v": 1, "key": pub(32), "nonce": random(32), "table": id(16)}
     AUTH   msgpack {"sig": Ed25519 signature(64)} over
            b"p2p-nerts/v1/handshake\\x00" + table + own_nonce + peer_nonce + peer_key
+           + binding
 
 A signature covers the verifier's fresh nonce (so it cannot be replayed), the
 verifier's key (so it cannot be relayed to somebody else) and the table id
@@ -15,15 +16,19 @@ verifier's key (so it cannot be relayed to somebody else) and the table id
 ever being valid as a signature over a game message. Both HELLOs go out at
 once, so the exchange costs one round trip.
 
+``binding`` is the table-code channel's binding (``channel.SecureChannel``),
+empty at a table without a code. Both ends of one channel derive the same
+value and nobody else can, so a signature made inside one channel is useless
+inside another: someone who knows the code and sits in the middle cannot run
+two channels and pass one peer's handshake on to the other.
+
 The object is a pure state machine: callers frame and send what it returns
 and feed it what they receive, and pass in the randomness, which is what makes
 it testable without sockets. Bytes in and out are frame payloads (see
 ``framing``).
 
-Extension point: this proves identities but does not hide traffic or keep
-strangers out. A later table-code layer would add a PAKE over the code
-(e.g. CPace) bound to this transcript and derive a session key to encrypt the
-frames that follow AUTH; it would run after ``done`` and replace nothing here.
+This proves identities; hiding the traffic and keeping strangers out is the
+table code's job (``channel``), which runs first and carries these messages.
 """
 
 from __future__ import annotations
@@ -90,7 +95,8 @@ class Handshake:
     final for the connection.
     """
 
-    def __init__(self, private_key: Ed25519PrivateKey, table_id: bytes, nonce: bytes) -> None:
+    def __init__(self, private_key: Ed25519PrivateKey, table_id: bytes, nonce: bytes,
+                 binding: bytes = b"") -> None:
         if len(table_id) != TABLE_ID_SIZE:
             raise ValueError(f"table_id must be {TABLE_ID_SIZE} bytes, got {len(table_id)}")
         if len(nonce) != NONCE_SIZE:
@@ -99,6 +105,7 @@ class Handshake:
         self._own_key = private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         self._table_id = table_id
         self._nonce = nonce
+        self._binding = binding
         self._state = _State.NEW
         self._peer_key: Ed25519PublicKey | None = None
         self._peer_key_bytes = b""
@@ -165,7 +172,8 @@ class Handshake:
         self._peer_key_bytes = key
         self._peer_nonce = nonce
         self._state = _State.AWAIT_AUTH
-        signature = self._private_key.sign(_transcript(self._table_id, self._nonce, nonce, key))
+        signature = self._private_key.sign(
+            _transcript(self._table_id, self._nonce, nonce, key, self._binding))
         return msgpack.packb({"sig": signature})
 
     def _receive_auth(self, payload: bytes) -> None:
@@ -176,7 +184,8 @@ class Handshake:
         try:
             self._peer_key.verify(
                 signature,
-                _transcript(self._table_id, self._peer_nonce, self._nonce, self._own_key),
+                _transcript(self._table_id, self._peer_nonce, self._nonce, self._own_key,
+                            self._binding),
             )
         except InvalidSignature:
             raise HandshakeError("peer's signature does not verify") from None
@@ -184,10 +193,11 @@ class Handshake:
 
 
 def _transcript(
-    table_id: bytes, signer_nonce: bytes, verifier_nonce: bytes, verifier_key: bytes
+    table_id: bytes, signer_nonce: bytes, verifier_nonce: bytes, verifier_key: bytes,
+    binding: bytes,
 ) -> bytes:
     """The exact bytes a signer signs: see the module docstring."""
-    return SIGNATURE_DOMAIN + table_id + signer_nonce + verifier_nonce + verifier_key
+    return SIGNATURE_DOMAIN + table_id + signer_nonce + verifier_nonce + verifier_key + binding
 
 
 def _decode(payload: bytes, what: str) -> dict[str, Any]:

@@ -9,6 +9,10 @@ exponential backoff (0.1 s doubling to 2 s). Nothing else is needed on a
 reconnect: the replica's heartbeat ACKs carry per-author high-water marks and
 the replica asks again for whatever it is missing.
 
+At a table with a code every connection runs the table-code exchange
+(``link``), and a listener refuses an address that failed it too often
+(``guard.CodeGuard``), so the code cannot be guessed quickly online.
+
 The mesh moves bytes and knows keys; it never looks inside a replica entry.
 Whatever a peer sends, the worst outcome is that its connection is closed
 with a logged reason.
@@ -24,8 +28,8 @@ from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from ..protocol.identity import Identity, fingerprint_of
-from .framing import encode_frame
-from .link import Link, LinkError, Refused, open_link
+from .guard import CodeGuard
+from .link import Link, LinkError, Refused, WrongCode, open_link
 from .wire import (
     Info,
     WireError,
@@ -54,15 +58,19 @@ class Mesh:
 
     ``on_frame(key, entry)`` gets each replica entry; ``on_link(key, up)`` is
     told when a link to ``key`` comes up or goes down. ``info()`` is what we
-    say in our info frame, asked afresh for each connection.
+    say in our info frame, asked afresh for each connection; ``code`` is the
+    table code, which every connection then needs.
     """
 
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
-                 on_frame: FrameHandler, on_link: LinkHandler | None = None) -> None:
+                 on_frame: FrameHandler, on_link: LinkHandler | None = None,
+                 code: str | None = None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
         self._identity = identity
         self._info = info
+        self._code = code
+        self._guard = CodeGuard()
         self._on_frame = on_frame
         self._on_link = on_link
         self.links: dict[bytes, Link] = {}
@@ -100,8 +108,8 @@ class Mesh:
                             f"{exc.strerror if isinstance(exc, OSError) else 'timed out'}"
                             ) from None
         try:
-            return await open_link(reader, writer, self._identity, self._info(),
-                                   expect_key=expect_key, joining=joining)
+            return await open_link(reader, writer, self._identity, self._info(), dialer=True,
+                                   code=self._code, expect_key=expect_key, joining=joining)
         except BaseException:
             writer.close()
             raise
@@ -115,14 +123,13 @@ class Mesh:
     # ------------------------------------------------------------ sending
     def send(self, data: bytes, to: bytes | None) -> None:
         """One entry to one peer, or to every connected peer; a missing peer is skipped."""
-        frame = encode_frame(data)
         if to is None:
             targets = list(self.links.values())
         else:
             one = self.links.get(to)
             targets = [one] if one is not None else []
         for link in targets:
-            link.send(frame)
+            link.send(data)
 
     # ------------------------------------------------------------ the peers list
     def set_seated(self, keys: Iterable[bytes]) -> None:
@@ -135,11 +142,11 @@ class Mesh:
         peers = {k: a for k, a in self.addresses.items() if k in self._seated or k in self.links}
         if peers != self._announced:
             self._announced = peers
-            frame = encode_frame(encode_peers(peers))
+            payload = encode_peers(peers)
             for link in list(self.links.values()):
-                link.send(frame)
+                link.send(payload)
         elif to is not None:
-            to.send(encode_frame(encode_peers(peers)))
+            to.send(encode_peers(peers))
 
     def dial(self, peers: dict[bytes, tuple[str, int]]) -> None:
         """Guest: keep one link to each listed peer whose key is larger than ours."""
@@ -187,8 +194,20 @@ class Mesh:
         if self._closing:
             writer.close()
             return
+        peername = writer.get_extra_info("peername")
+        ip = str(peername[0]) if peername else "?"
         try:
-            link = await open_link(reader, writer, self._identity, self._info())
+            link = await open_link(
+                reader, writer, self._identity, self._info(), dialer=False, code=self._code,
+                refuse_code=self._guard.refused_for(ip, time.monotonic()) > 0)
+        except WrongCode as exc:
+            if self._guard.failed(ip, time.monotonic()):
+                _log.warning("%s from %s: refusing that address for %g s", exc, ip,
+                             self._guard.pause)
+            else:
+                _log.info("%s from %s", exc, ip)
+            writer.close()
+            return
         except Refused as exc:
             _log.info("refused a connection: %s", exc)
             with contextlib.suppress(OSError, TimeoutError):
@@ -201,6 +220,8 @@ class Mesh:
             _log.info("incoming connection failed: %s", exc)
             writer.close()
             return
+        if link.sealed:
+            self._guard.succeeded(ip)
         if link.peer.port:
             self.addresses[link.key] = format_address(link.remote_ip, link.peer.port)
         await self._serve(link)

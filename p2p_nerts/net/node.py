@@ -35,6 +35,7 @@ from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
 from ..session import Command, Listener
 from ..store import Store, StoreError, TableRecord
+from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
 from .link import LinkError
@@ -48,6 +49,7 @@ _log = logging.getLogger(__name__)
 TICK = 0.05  # seconds between replica ticks
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+_NEWCOMER = "a newcomer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,13 @@ class TableConfig:
     auto_start: int | None = None
     auto_next: float | None = None
     max_seats: int = 8
+    code: str | None = None
+    """The table code: a host that has one lets in only peers who know it, and
+    all traffic is encrypted; a guest needs the table's code to join."""
+
+    def __post_init__(self) -> None:
+        if self.code is not None:
+            normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +104,7 @@ class NetSession:
         self._store = store
         self._clock = clock
         self._replica: Replica | None = None
-        self._mesh = Mesh(identity, self._info, is_host=is_host,
+        self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frame=self._on_frame, on_link=self._on_link)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
@@ -139,7 +148,8 @@ class NetSession:
 
         ``fingerprint`` (from the table's mDNS record) must match the key the
         host proves in the handshake. Raises ``Refused`` (full table, wrong
-        version, round under way) or ``LinkError``, each with a line for the user.
+        version, round under way; ``CodeNeeded`` for a missing or wrong table
+        code) or ``LinkError``, each with a line for the user.
         """
         self = cls(identity, config, is_host=False, store=store, clock=clock)
         await self._listen(endpoint)
@@ -274,7 +284,10 @@ class NetSession:
     def _info(self) -> Info:
         r = self._replica
         if r is None:
-            return Info(NET_VERSION, None, self._identity.name, self._advertised_port)
+            # The info frame goes out in the clear: at a table with a code the
+            # player's name waits for the encrypted part.
+            name = self._identity.name if self._config.code is None else _NEWCOMER
+            return Info(NET_VERSION, None, name, self._advertised_port)
         seats = len(r.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.max_seats,
@@ -337,7 +350,8 @@ class NetSession:
         ad = TableAd(
             name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
             protocol_version=NET_VERSION, seats_taken=len(r.seats), seats_total=r.max_seats,
-            variant=r.variants.summary()[:MAX_VARIANT_CHARS], needs_code=False,
+            variant=r.variants.summary()[:MAX_VARIANT_CHARS],
+            needs_code=self._config.code is not None,
             port=self._advertised_port,
         )
         self._advertiser = TableAdvertiser(ad, interfaces)
