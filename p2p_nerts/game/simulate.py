@@ -320,10 +320,16 @@ class RoundSim:
         )
 
 
+def cards_accounted(seat: int, tab: Tableau, log: FoundationLog, jokers: bool) -> bool:
+    """True when every card of ``seat``'s deck is in exactly one place: its
+    tableau (in flight included) or staying on the foundations."""
+    held = sorted([*tab.cards(), *(c for c in log.staying_cards() if c >> 6 == seat)])
+    return held == sorted(full_deck(seat, jokers=jokers))
+
+
 def check_accounting(seat: int, tab: Tableau, log: FoundationLog, jokers: bool) -> None:
     """Every card of ``seat``'s deck is in exactly one place: raise if not."""
-    held = sorted([*tab.cards(), *(c for c in log.staying_cards() if c >> 6 == seat)])
-    if held != sorted(full_deck(seat, jokers=jokers)):
+    if not cards_accounted(seat, tab, log, jokers):
         raise AssertionError(f"seat {seat}: cards lost or duplicated")
 
 

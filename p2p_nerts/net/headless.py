@@ -4,8 +4,10 @@ Used by ``nerts host/join --headless`` and ``nerts bot``: the same Session
 interface a UI uses, with events turned into log lines on stderr and into one
 JSON object per round in ``--summary FILE``. Every field of the summary is
 decided by the replicated log, so every peer writes the same lines (the
-integration tests compare them byte for byte); only the ``local`` part of the
-final object is about this peer.
+integration tests compare them byte for byte); only the ``local`` parts are
+about this peer: in a round's line, whether every card of its own deck is
+accounted for (``cards_ok``: in its tableau or on the agreed foundations) and
+how many it holds; in the final object, its name and rejection counters.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, TextIO
 
 from ..game.bot import Bot, Skill
 from ..game.foundations import Fate
+from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.replica import Replica
@@ -88,11 +91,22 @@ class SummaryWriter:
                 "foundation_hash": event.foundation_hash.hex(),
                 "verdicts": list(event.verdicts),
                 "agreed": None,
+                "local": self._accounting(event.round),
             }
         elif isinstance(event, ev.RoundAgreed | ev.Divergence) and self._pending is not None:
             self._pending["agreed"] = isinstance(event, ev.RoundAgreed)
         elif isinstance(event, ev.GameOver):
             self._winner = event.winner
+
+    def _accounting(self, round_no: int) -> dict[str, object]:
+        """Our own deck at the end of the round: every card in exactly one place?"""
+        rs = self._replica.rs
+        if rs is None or rs.number != round_no or rs.tab is None or rs.me is None:
+            return {}
+        ok = cards_accounted(rs.me, rs.tab, rs.log, rs.variants.jokers)
+        if not ok:
+            _log.error("round %d: cards of my deck are lost or doubled", round_no)
+        return {"cards_ok": ok, "held": sum(1 for _ in rs.tab.cards())}
 
     def finish(self, local: dict[str, object]) -> None:
         """Write the pending round and the final object."""
