@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in ("solo", "host") and args.teams == "share":
+        parser.error("share-a-deck teams are played by `nerts simulate` only, for now")
     try:
         if args.command is None:
             return run_lobby(args)
@@ -122,13 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_solo(args)
         if args.command == "simulate":
             return run_simulate(args)
-        if args.command in NET_COMMANDS:
-            return run_net(args, variants_from(args) if args.command == "host" else None,
-                           terminal_screen)
+        assert args.command in NET_COMMANDS
+        return run_net(args, variants_from(args) if args.command == "host" else None,
+                       terminal_screen)
     except (VariantError, ValueError) as exc:
         parser.error(str(exc))
-    parser.print_help()
-    return 0
 
 
 def run_solo(args: argparse.Namespace) -> int:

@@ -1,0 +1,46 @@
+"""The command line: `nerts simulate` output, and clear errors for bad arguments."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from p2p_nerts.cli import main
+
+
+def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--players", "3", "--seed", "7", "--rounds", "3", "--json"]) == 0
+    first = capsys.readouterr().out
+    assert main(["simulate", "--players", "3", "--seed", "7", "--rounds", "3", "--json"]) == 0
+    assert capsys.readouterr().out == first
+    lines = [json.loads(line) for line in first.splitlines()]
+    rounds, final = lines[:-1], lines[-1]
+    assert [r["round"] for r in rounds] == [1, 2, 3] and final["final"] is True
+    for r in rounds:
+        assert r["end"] in ("nerts", "deadlock") and len(r["foundation_hash"]) == 64
+        for p in r["players"]:
+            assert p["score"] == p["foundation_cards"] - 2 * p["nerts_left"]
+    for name, total in final["totals"].items():
+        assert total == sum(p["score"] for r in rounds for p in r["players"] if p["name"] == name)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["simulate", "--players", "9"], "players"),
+        (["simulate", "--skill", "godlike"], "skill"),
+        (["simulate", "--players", "3", "--teams", "pairs"], "even"),
+        (["simulate", "--target", "0"], "target"),
+        (["simulate", "--rounds", "0"], "--rounds"),
+        (["solo", "--teams", "share"], "share-a-deck"),
+        (["host", "--teams", "share"], "share-a-deck"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
