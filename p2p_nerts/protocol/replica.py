@@ -48,7 +48,6 @@ from ..game.tableau import (
     ROTATE_ALL,
     SOURCES,
     WASTE,
-    WORK0,
     Tableau,
     Target,
     apply_move,
@@ -1173,19 +1172,17 @@ class Replica:
                 results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False))
                 verdicts.append("dropped")
                 continue
-            else:
-                res = audit_seat(
-                    seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
-                    joint=rs.joint, variants=rs.variants, moves=audit.moves,
-                    plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-                    calls=rs.calls_by_seat.get(seat, []),
-                    rotations=rs.rotations,
-                )
-                verdicts.append(res.reason)
-                if not res.ok:
-                    self._flag(rs, seat, res.reason)
-                    if rs.me is not None:
-                        self._send(Verdict(seat, False, res.reason[:200]))
+            res = audit_seat(
+                seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
+                joint=rs.joint, variants=rs.variants, moves=audit.moves,
+                plays=rs.plays_by_seat.get(seat, []), log=rs.log,
+                calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+            )
+            verdicts.append(res.reason)
+            if not res.ok:
+                self._flag(rs, seat, res.reason)
+                if rs.me is not None:
+                    self._send(Verdict(seat, False, res.reason[:200]))
             score = round_score(up, res.nerts_left, rs.variants)
             results.append(SeatRound(seat, up, res.nerts_left, score, caller == seat,
                                      void=not res.ok))
@@ -1283,5 +1280,4 @@ def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:
     return None
 
 
-__all__ = ["WORK0", "CommandError", "Outbound", "Phase", "Replica", "RoundState", "Send",
-           "view_of"]
+__all__ = ["CommandError", "Outbound", "Phase", "Replica", "RoundState", "Send", "view_of"]
