@@ -153,3 +153,16 @@ def test_host_leaving_alone_says_goodbye_without_error() -> None:
     out = host.leave(1.0)
     assert [open_entry(s.data).type for s in out.sends] == [MsgType.LEAVE, MsgType.GOODBYE]
     assert [s.name for s in host.seats] == ["solo host"]
+
+
+def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
+    from p2p_nerts.protocol.memnet import TABLE_ID, identities
+    from p2p_nerts.protocol.replica import Replica
+
+    ids = identities(3)
+    host = Replica(ids[0], TABLE_ID, ids[0].public_key, variants=Variants(teams="pairs"),
+                   auto_start=1)
+    host.open(0.0)
+    out = host.tick(1.0)  # one seat cannot play pairs
+    assert any(isinstance(e, ev.Notice) and "even number" in e.text for e in out.events)
+    assert host.phase is Phase.LOBBY and host.auto_start is None

@@ -769,7 +769,12 @@ class Replica:
     def _auto_start(self) -> None:
         # start_round flushes (it is a command); keep its frames, events and journal
         # records in this call's output rather than dropping them.
-        out = self.start_round(self.now)
+        try:
+            out = self.start_round(self.now)
+        except CommandError as exc:
+            self.auto_start = self.auto_next = None  # say it once, then wait for a person
+            self._event(ev.Notice(f"cannot deal automatically: {exc}"))
+            return
         self._out.sends += out.sends
         self._out.events += out.events
         self._out.journal += out.journal
