@@ -40,14 +40,18 @@ def assert_same_game(summaries: list[list[dict[str, Any]]], players: int) -> Non
     first = summaries[0]
     final = first[-1]
     assert final["final"] and final["game_over"] and final["winner"], final
-    assert len(final["totals"]) == players
     rounds = first[:-1]
     assert len(rounds) == final["rounds"] >= 1
+    assert len(rounds[0]["players"]) == players
+    # A seat dropped from a round leaves the table: the result lists the last round's.
+    assert len(final["totals"]) == len(rounds[-1]["players"])
     for line in rounds:
         assert line["agreed"] is True
         assert len(line["foundation_hash"]) == 64
     for other in summaries[1:]:
         assert shared_lines(other) == shared_lines(first)
+    for lines in summaries:  # every peer's own deck, at every round's end
+        assert all(line["local"].get("cards_ok", True) for line in lines if "round" in line)
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -146,5 +150,76 @@ def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> N
         assert_same_game(summaries[1:], 3)
         assert all(v == "" for v in summaries[1][0]["verdicts"])
         assert shared_lines(summaries[0])[-1] == shared_lines(summaries[1])[-1]
+
+    run(scenario)
+
+
+def test_a_bot_dropped_from_a_round_sits_down_again_after_resume(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        t = table(tmp_path, 3, target=60)  # --drop-after 2; no 1-round game
+        await t.start()
+        victim = t.peers[2]
+        await victim.wait_for_line("round 1 starts", 20)
+        await t.crash(2)
+        await t.peers[0].wait_for_line(f"{victim.name} dropped out of the round", 20)
+        await t.resume(2)
+        await victim.wait_for_line("asking for our seat back", 30)
+        summaries = await t.finish(GAME_TIMEOUT)
+        assert_same_game(summaries[:2], 3)
+        rounds = summaries[0][:-1]
+        seat = next(p["seat"] for p in rounds[0]["players"] if p["name"] == victim.name)
+        assert rounds[0]["verdicts"][seat] == "dropped"
+        back = [line["round"] for line in rounds
+                if any(p["name"] == victim.name for p in line["players"])]
+        assert back[0] == 1 and back[1:], "it played a later round"
+        # Back in its seat it agrees with the others, and keeps every card of its deck.
+        mine = {line["round"]: line for line in summaries[2] if "round" in line}
+        for line in rounds[back[1] - 1:]:
+            assert mine[line["round"]]["foundation_hash"] == line["foundation_hash"]
+            assert mine[line["round"]]["local"]["cards_ok"]
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(("sides", "dropped"), [
+    pytest.param(({0, 1}, {2, 3}), set(), id="even"),
+    pytest.param(({0, 1, 2}, {3}), {3}, id="lone", marks=pytest.mark.xfail(strict=False, reason=(
+        "replica: a peer still closing round 1 when the host's SETTINGS and round-2 ROSTER "
+        "arrive rejects them (settings_mid_round, wrong_round) and skips round 2; its totals "
+        "then miss that round and it never sees the game end"))),
+])
+def test_a_table_split_by_the_relays_merges_when_healed(
+        tmp_path: Path, sides: tuple[set[int], set[int]], dropped: set[int]) -> None:
+    """Cut every link between two groups for longer than --drop-after, then heal.
+
+    In an even split nobody can gather the votes to drop anyone: finality waits
+    and the logs merge. A lone peer is dropped from the round; its later plays
+    come back to it, and it sits down again.
+    """
+    async def scenario() -> None:
+        t = table(tmp_path, 4, target=100, faults=Faults())  # the game outlasts the split
+        await t.start()
+        await t.peers[0].wait_for_line("round 1 starts", 20)
+        await asyncio.sleep(0.3)
+        for side, other in (sides, sides[::-1]):
+            for i in side:
+                t.relays[i].isolate(t.dial[j] for j in other)
+        await asyncio.sleep(4.0)  # twice --drop-after
+        for relay in t.relays:
+            relay.heal()
+        summaries = await t.finish(GAME_TIMEOUT)
+        assert sum(r.stats.partitioned for r in t.relays) >= 4
+        assert_same_game([s for i, s in enumerate(summaries) if i not in dropped], 4)
+        reference = {line["round"]: line for line in shared_lines(summaries[0])[:-1]}
+        for i in dropped:  # it missed rounds while it was away; the rest it agrees on
+            lines = [line for line in summaries[i] if "round" in line]
+            assert all(line["local"].get("cards_ok", True) for line in lines)
+            assert len(lines) >= 2
+            for line in shared_lines(lines):
+                assert line == reference[line["round"]] | {
+                    k: line[k] for k in ("collisions", "bounces")}
+        first = summaries[0][0]
+        names = {p["name"]: p["seat"] for p in first["players"]}
+        assert {i for i in range(4) if first["verdicts"][names[f"p{i}"]] == "dropped"} == dropped
 
     run(scenario)

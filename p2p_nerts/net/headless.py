@@ -196,23 +196,29 @@ async def watch_host(session: NetSession, give_up: float, clock: Callable[[], fl
 async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO | None,
                        linger: float = LINGER, host_gone: float = HOST_GONE,
                        clock: Callable[[], float] = time.monotonic) -> int:
-    """Play until the game is over (0), we are refused or lose the host (1), or a signal."""
+    """Play until the game is over (0), we are refused a first seat or lose the host (1),
+    or a signal. (A seat dropped from a round and refused on its way back waits for
+    the next break: ``NetSession`` asks again.)"""
     loop = asyncio.get_running_loop()
     outcome: asyncio.Future[int] = loop.create_future()
     writer = SummaryWriter(session.replica, summary)
+    seated = session.replica.my_seat is not None
 
     def settle(code: int) -> None:
         if not outcome.done():
             outcome.set_result(code)
 
     def on_event(event: ev.Event) -> None:
+        nonlocal seated
         writer.on_event(event)
         line = describe(event)
         if line is not None:
             _log.log(*line)
-        if isinstance(event, ev.GameOver):
+        if isinstance(event, ev.RosterChanged):
+            seated = seated or event.me is not None
+        elif isinstance(event, ev.GameOver):
             settle(0)
-        elif isinstance(event, ev.Refused):
+        elif isinstance(event, ev.Refused) and not seated:
             settle(1)
 
     session.subscribe(on_event)
@@ -226,6 +232,8 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     if watcher.done() and not outcome.done():
         _log.error("lost the host: no connection to it for %g s", host_gone)
+    if runner.done() and not runner.cancelled() and runner.exception() is not None:
+        _log.error("the table stopped: %r", runner.exception(), exc_info=runner.exception())
     code = outcome.result() if outcome.done() else 1
     if code == 0:
         await asyncio.sleep(linger)

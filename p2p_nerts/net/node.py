@@ -50,6 +50,7 @@ TICK = 0.05  # seconds between replica ticks
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
+_ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +116,9 @@ class NetSession:
         self._advertiser: TableAdvertiser | None = None
         self._ad_dirty = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
+        self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
+        self._asked_back: int | None = None  # the round after which we last asked
+        self._ask_again_at = 0.0
         self.table_name = ""
         self.port = 0  # the port we listen on
         self._advertised_port = 0
@@ -209,6 +213,7 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
         self._replica = replica
+        self._had_seat = replica.my_seat is not None
         return self
 
     # ------------------------------------------------------------ Session
@@ -242,6 +247,7 @@ class NetSession:
         try:
             while not self._closed.is_set():
                 self._route(self.replica.tick(self._clock()))
+                self._ask_back()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closed.wait(), TICK)
         finally:
@@ -314,6 +320,13 @@ class NetSession:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> None:
+        if isinstance(event, ev.RosterChanged) and event.me is not None:
+            self._had_seat = True
+        elif isinstance(event, ev.Refused) and self._had_seat:
+            # The host may still be closing the round we already closed: try
+            # again shortly, as long as this break lasts.
+            self._asked_back = None
+            self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(s.key for s in self.replica.seats)
             self._ad_dirty.set()
@@ -337,6 +350,27 @@ class NetSession:
         # ACK from each of the others, and each costs every receiver a verify.
         frames, self._inbox = self._inbox, []
         self._route(self.replica.receive_batch(frames, self._clock()))
+
+    def _ask_back(self) -> None:
+        """Ask for our seat again, once between each two rounds, if the host gave it up.
+
+        A seat dropped from a round (silent too long: a crash, a cut cable)
+        leaves the table as the round closes, but the player never chose to
+        leave: like a player walking back to the table, we ask to sit down
+        again; after a refusal (the host still scoring, or a round under way)
+        every ``_ASK_AGAIN`` seconds while the break lasts, then in the next one.
+        """
+        r = self.replica
+        if (r.is_host or not self._had_seat or self._closed.is_set()
+                or r.phase not in (Phase.LOBBY, Phase.BETWEEN)
+                or self._clock() < self._ask_again_at
+                or any(s.key == r.me.public_key for s in r.seats)):
+            return
+        after = r.rs.number if r.rs is not None else 0
+        if self._asked_back != after:
+            self._asked_back = after
+            _log.info("asking for our seat back")
+            self._route(r.open(self._clock()))
 
     def _on_link(self, key: bytes, up: bool) -> None:
         r = self._replica

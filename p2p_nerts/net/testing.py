@@ -42,6 +42,10 @@ __all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_po
            "nerts_command", "shared_lines", "wait_all"]
 
 LOOPBACK = "127.0.0.1"
+_OPENING = 4
+"""Frames each way that open a connection (info, code exchange, HELLO, AUTH): never
+cut, so a newcomer's first connection gets through as it would on a real LAN,
+where cuts come from long-lived links (Wi-Fi roaming, a sleeping laptop)."""
 _CUT = b""  # in a relay queue: cut the connection here (None: the sender closed)
 
 
@@ -60,7 +64,7 @@ class Faults:
     max_delay: float = 0.0
     duplicate: float = 0.0  # a signed entry is sent twice
     tamper: float = 0.0  # one byte of a signed entry is flipped
-    cut: float = 0.0  # the connection is cut after this frame
+    cut: float = 0.0  # the connection is cut after this frame (once it is open)
 
 
 @dataclass(slots=True)
@@ -173,6 +177,7 @@ class Relay:
         sender = self._spawn(self._release(queue, writer, conn.cut))
         loop = asyncio.get_running_loop()
         last = 0.0
+        count = 0
         try:
             while data := await reader.read(65536):
                 if self.captured is not None:
@@ -183,6 +188,7 @@ class Relay:
                         return
                     f = self.faults
                     self.stats.frames += 1
+                    count += 1
                     delay = self.rng.uniform(f.min_delay, f.max_delay)
                     self.stats.delayed += delay > 0
                     last = max(last, loop.time() + delay)
@@ -195,7 +201,7 @@ class Relay:
                         out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]
                     for _ in range(copies):
                         queue.put_nowait((last, encode_frame(out)))
-                    if self.rng.random() < f.cut:
+                    if count > _OPENING and self.rng.random() < f.cut:
                         queue.put_nowait((last, _CUT))
         except (OSError, FrameError):
             pass
@@ -209,7 +215,7 @@ class Relay:
             at, frame = await queue.get()
             if at > loop.time():
                 await asyncio.sleep(at - loop.time())
-            if frame is None or frame is _CUT:
+            if frame is None or frame is _CUT or writer.is_closing():
                 self.stats.cut += frame is _CUT
                 cut.set()
                 return
@@ -244,7 +250,7 @@ class PeerProcess:
     async def start(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "NERTS_HOME": str(self.home), **self.env}
-        with self.log.open("wb") as log:
+        with self.log.open("ab") as log:  # a restarted peer's log goes on
             self.proc = await asyncio.create_subprocess_exec(
                 *self.prefix, *nerts_command(*self.args, "--name", self.name,
                                              "--summary", str(self.summary)),
