@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""Soak and chaos: a table of bot processes plays many rounds through a hostile network.
+
+Every peer is a real ``nerts`` process on 127.0.0.1 (``nerts host --headless
+--bot hard`` and ``nerts bot``, each with its own data dir, fast bots, no
+countdown, a short ``--drop-after``) behind its own fault-injecting relay
+(``p2p_nerts.net.testing.Relay``): every frame is delayed at random (which
+reorders frames between connections), some entries are sent twice or have a
+byte flipped, and now and then a connection is cut. At a random moment one
+peer (the host, maybe) is killed with SIGKILL and started again with
+``--resume`` a little later; if the others dropped it from the round, it
+asks for its seat back and plays again from a later round.
+
+After ``--rounds`` rounds every peer is stopped and its ``--summary`` file is
+checked, round by round:
+
+* agreement - the same end, seats, scores, foundation hash and verdicts on
+  every peer that wrote the round (a peer watching a round it has no seat in
+  writes it too), and every peer saw it agreed;
+* cards     - every peer's own deck is accounted for (``cards_ok``: each card
+  in its tableau or on the agreed foundations), and the cards it holds plus
+  its cards on the foundations (as every peer agreed) make a whole deck;
+* audits    - no verdict but "" (clean) or "dropped".
+
+It prints the faults injected by kind, the messages the peers rejected (the
+sum of their counters, by reason), the rounds completed, divergences (must be
+0) and each peer's resident memory (VmRSS) at the first round and at the end.
+Exit status 0 when there is no divergence and no card or audit problem.
+
+    scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
+    scripts/soak.py --rounds 30 --players 8   # the long run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
+
+FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
+DECK = 52  # no jokers at a soak table
+_SHARED = ("end", "players", "foundation_hash", "verdicts")
+"""What every peer must agree on for a round (a resumed peer counts the
+collisions and bounces of the round it crashed in only from its return on)."""
+
+
+@dataclass
+class Report:
+    players: int
+    rounds_asked: int
+    seconds: float = 0.0
+    rounds_completed: int = 0
+    divergences: int = 0
+    divergent_rounds: list[int] = field(default_factory=list)
+    card_problems: list[str] = field(default_factory=list)
+    audit_problems: list[str] = field(default_factory=list)
+    missing_lines: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=dict)
+    crash: dict[str, Any] = field(default_factory=dict)
+    rss_start_kb: dict[str, int] = field(default_factory=dict)
+    rss_end_kb: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
+                and not self.card_problems and not self.audit_problems)
+
+
+def rss_kb(peer: PeerProcess) -> int:
+    """Resident memory of the peer's process, from /proc (0 once it is gone)."""
+    if peer.proc is None:
+        return 0
+    try:
+        status = Path(f"/proc/{peer.proc.pid}/status").read_text()
+    except OSError:
+        return 0
+    line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
+    return int(line.split()[1])
+
+
+def summary_lines(peer: PeerProcess) -> list[dict[str, Any]]:
+    """The complete lines of a summary file that may be being written right now."""
+    if not peer.summary.exists():
+        return []
+    text = peer.summary.read_text()
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+def round_under_way(host: PeerProcess) -> int:
+    """The last round the host's log says has started."""
+    starts = [int(line.split("round ")[1].split()[0]) for line in
+              host.log.read_text().splitlines() if " starts in " in line]
+    return max(starts, default=0)
+
+
+def round_line(peer: PeerProcess, number: int) -> dict[str, Any] | None:
+    return next((x for x in summary_lines(peer) if x.get("round") == number), None)
+
+
+def all_wrote(table: PeerTable, number: int) -> bool:
+    """The host wrote round ``number``, and so did every player seated in it."""
+    line = round_line(table.peers[0], number)
+    if line is None:
+        return False
+    players = {p["name"] for p in line["players"]}
+    return all(round_line(peer, number) is not None
+               for peer in table.peers if peer.name in players)
+
+
+async def wait_until(test: Any, timeout: float, table: PeerTable, what: str) -> None:
+    """Poll ``test()``; fail early if a peer exits, late if time runs out."""
+    deadline = time.monotonic() + timeout
+    while not test():
+        for peer in table.peers:
+            if peer.proc is not None and peer.proc.returncode is not None:
+                raise RuntimeError(f"{peer.name} exited {peer.proc.returncode} while waiting "
+                                   f"for {what}:\n{peer.tail()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} within {timeout:g} s")
+        await asyncio.sleep(0.1)
+
+
+async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Report) -> None:
+    """Kill one peer at a random moment of a random round; bring it back with --resume."""
+    victim = rng.randrange(table.players)
+    round_no = rng.randint(1, max(1, rounds - 1))
+    host = table.peers[0]
+    await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
+                     60.0 * round_no, table, f"round {round_no}")
+    await asyncio.sleep(rng.uniform(0.0, 2.0))
+    under_way = round_under_way(host)
+    await table.crash(victim)
+    down = rng.uniform(0.2, 1.5)
+    await asyncio.sleep(down)
+    await table.resume(victim, *(("--auto-next", "0.3") if victim == 0 else ()))
+    report.crash = {"peer": table.peers[victim].name, "round": under_way,
+                    "down_s": round(down, 2), "dropped": False, "back_in_round": under_way}
+
+
+def check(table: PeerTable, rounds: int, report: Report) -> None:
+    """Compare the peers' summaries round by round (see the module docstring)."""
+    by_peer = {peer.name: summary_lines(peer) for peer in table.peers}
+    for number in range(1, rounds + 1):
+        lines = {name: next((x for x in ls if x.get("round") == number), None)
+                 for name, ls in by_peer.items()}
+        present = {name: line for name, line in lines.items() if line is not None}
+        report.missing_lines += len(lines) - len(present)
+        if not present:
+            report.divergences += 1
+            report.divergent_rounds.append(number)
+            continue
+        shared = {json.dumps([line[k] for k in _SHARED]) for line in present.values()}
+        if len(shared) > 1 or not all(line["agreed"] for line in present.values()):
+            report.divergences += 1
+            report.divergent_rounds.append(number)
+        else:
+            report.rounds_completed += 1
+        agreed = next(iter(present.values()))
+        for name, line in present.items():
+            check_cards(name, number, line, agreed, report)
+        note_comeback(report, number, agreed)
+        for seat, verdict in enumerate(agreed["verdicts"]):
+            if verdict not in ("", "dropped"):
+                report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
+    rejected: Counter[str] = Counter()
+    for lines in by_peer.values():
+        final = next((x for x in reversed(lines) if x.get("final")), None)
+        if final is not None:
+            rejected.update(final["local"].get("rejected", {}))
+    report.rejected = dict(sorted(rejected.items()))
+
+
+def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
+    """Was the crashed peer dropped from its round, and when did it play again?"""
+    crash = report.crash
+    if not crash or number < crash["round"]:
+        return
+    seat = next((p["seat"] for p in agreed["players"] if p["name"] == crash["peer"]), None)
+    if number == crash["round"]:
+        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "dropped"
+        crash["back_in_round"] = None if crash["dropped"] else number
+    elif crash["back_in_round"] is None and seat is not None:
+        crash["back_in_round"] = number
+
+
+def check_cards(name: str, number: int, line: dict[str, Any], agreed: dict[str, Any],
+                report: Report) -> None:
+    local = line.get("local", {})
+    me = next((p for p in agreed["players"] if p["name"] == name), None)
+    if me is None:
+        return  # watching a round without a seat: nothing of its own to account for
+    if "cards_ok" not in local:
+        report.card_problems.append(f"round {number}: {name} has no card accounting")
+    elif not local["cards_ok"]:
+        report.card_problems.append(f"round {number}: {name} lost or doubled cards")
+    elif local["held"] + me["foundation_cards"] != DECK:
+        report.card_problems.append(
+            f"round {number}: {name} holds {local['held']} with {me['foundation_cards']} "
+            f"on the foundations")
+
+
+def fault_counts(table: PeerTable) -> dict[str, int]:
+    total = RelayStats()
+    for relay in table.relays:
+        for key, value in asdict(relay.stats).items():
+            setattr(total, key, getattr(total, key) + value)
+    counts = asdict(total)
+    counts["killed"] = 1
+    return counts
+
+
+async def soak(args: argparse.Namespace, home: Path) -> Report:
+    rng = random.Random(args.seed)
+    report = Report(args.players, args.rounds)
+    common = ["--headless", "--bot", "hard", "--pace", str(args.pace), "--countdown", "0",
+              "--bind", "127.0.0.1", "--drop-after", str(args.drop_after)]
+    if args.code:
+        common += ["--code", args.code]
+    table = PeerTable(home, args.players, common=common, faults=FAULTS, by_address=True,
+                      seed=args.seed, host=["--auto-next", "0.3", "--target", "10000"])
+    for i in range(args.players):
+        table.own[i] = ["--seed", str(args.seed * 100 + i)]
+    began = time.monotonic()
+    try:
+        await table.start()
+        await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
+                         60, table, "round 1")
+        report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
+        await chaos(table, rng, args.rounds, report)
+        await wait_until(lambda: all_wrote(table, args.rounds),
+                         60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds")
+        report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
+        for peer in table.peers:
+            peer.terminate()
+        for peer in table.peers:
+            await peer.wait(15)
+    finally:
+        report.seconds = round(time.monotonic() - began, 1)
+        await table.close()
+    report.faults = fault_counts(table)
+    check(table, args.rounds, report)
+    return report
+
+
+def show(report: Report) -> None:
+    print(f"peers {report.players}, rounds {report.rounds_completed}/{report.rounds_asked} "
+          f"completed in {report.seconds:g} s")
+    print(f"divergences {report.divergences}"
+          + (f" (rounds {report.divergent_rounds})" if report.divergent_rounds else ""))
+    print("faults injected: " + ", ".join(f"{k} {v}" for k, v in report.faults.items()))
+    print(f"crash: {report.crash}")
+    print("messages rejected: " + (", ".join(f"{k} {v}" for k, v in report.rejected.items())
+                                   or "none"))
+    print(f"round lines missing (a crashed peer's): {report.missing_lines}")
+    print(f"card problems: {report.card_problems or 'none'}")
+    print(f"audit problems: {report.audit_problems or 'none'}")
+    print("VmRSS MB, first round -> end: " + ", ".join(
+        f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
+        for name, kb in report.rss_end_kb.items()))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--short", action="store_true",
+                        help="2 rounds: a quick check (the test suite runs this)")
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--players", type=int, default=8)
+    parser.add_argument("--pace", type=float, default=0.05, help="bot think-time factor")
+    parser.add_argument("--drop-after", type=float, default=2.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--code", help="play at a table with this code (all traffic sealed)")
+    parser.add_argument("--keep", type=Path, help="keep the peers' data dirs and logs here")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args()
+    if args.short:
+        args.rounds = 2
+    if not 2 <= args.players <= 8 or args.rounds < 1:
+        parser.error("--players must be 2..8 and --rounds at least 1")
+    if args.keep is not None:
+        report = asyncio.run(soak(args, args.keep))
+    else:
+        with tempfile.TemporaryDirectory(prefix="nerts-soak-") as tmp:
+            report = asyncio.run(soak(args, Path(tmp)))
+    if args.json:
+        print(json.dumps(asdict(report) | {"ok": report.ok}))
+    else:
+        show(report)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""``scripts/soak.py --short``: 8 bot processes, 2 rounds through faulty relays, one crash.
+
+The script is the harness (it is also run for 30 rounds by hand); this test
+holds it to its contract: no divergence, every round agreed by every peer,
+every card accounted for, and the faults it claims really happened.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SOAK = Path(__file__).resolve().parent.parent / "scripts" / "soak.py"
+
+pytestmark = pytest.mark.timeout(150)
+
+
+def test_short_soak_agrees_everywhere_and_loses_no_card() -> None:
+    done = subprocess.run([sys.executable, str(SOAK), "--short", "--json"],
+                          capture_output=True, text=True, timeout=140, check=False)
+    assert done.stdout, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["divergences"] == 0, report
+    assert report["rounds_completed"] == report["rounds_asked"] == 2
+    assert not report["card_problems"] and not report["audit_problems"], report
+    faults = report["faults"]
+    assert faults["killed"] == 1 and faults["delayed"] and faults["duplicated"]
+    assert report["rejected"].get("duplicate", 0) > 0
+    assert report["ok"] and done.returncode == 0, done.stderr[-3000:]
