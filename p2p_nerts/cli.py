@@ -19,6 +19,7 @@ from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
+from .net.channel import normalize_code
 
 # The lobby's network side uses three private helpers of net.commands: it belongs
 # there, next to ``_join`` (see LanTables).
@@ -193,6 +194,11 @@ class LanTables:
     table's addresses the same way: once it is there, both can share that loop.
     """
 
+    #: ``net``'s lines about a missing or unneeded code name the command line's
+    #: flag; in the lobby the code is a field of the join form.
+    _FLAG_WORDS = (("use --code", "type it in the code field"),
+                   ("join without --code", "leave the code field empty"))
+
     def __init__(self, identity: Identity, interfaces: Interfaces, *,
                  endpoint: Endpoint | None = None, store: Store | None = None) -> None:
         self._identity = identity
@@ -223,30 +229,42 @@ class LanTables:
             raise ValueError(f"{text!r} is not HOST:PORT (for example 192.168.1.20:40123)")
         return address
 
-    async def join(self, table: TableListing) -> Session:
+    def check_code(self, text: str) -> None:
+        normalize_code(text)
+
+    async def join(self, table: TableListing, code: str | None) -> Session:
         ad = next((t for t in self.tables if t.instance == table.instance), None)
         if ad is None:
             raise ConnectionError(f"{table.name} is gone from the network")
         failure = f"{ad.name} has no address"
         for ip in ad.addresses:
             try:
-                return await _player_error(NetSession.join(
-                    self._identity, (ip, ad.port), TableConfig(), self._endpoint,
-                    fingerprint=ad.fingerprint, store=self._store))
-            except _Refused as exc:
+                return await self._dial((ip, ad.port), code, ad.fingerprint)
+            except _Refused as exc:  # a wrong code too: another address is another guess
                 raise ConnectionError(str(exc)) from None
             except ConnectionError as exc:
                 failure = str(exc)
         raise ConnectionError(failure)
 
-    async def join_address(self, address: tuple[str, int]) -> Session:
-        return await _player_error(NetSession.join(self._identity, address, TableConfig(),
-                                                   self._endpoint, store=self._store))
+    async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
+        return await self._dial(address, code)
 
-    async def host(self, name: str, variants: Variants) -> Session:
+    async def _dial(self, address: tuple[str, int], code: str | None,
+                    fingerprint: str | None = None) -> Session:
+        try:
+            return await _player_error(NetSession.join(
+                self._identity, address, TableConfig(code=code), self._endpoint,
+                fingerprint=fingerprint, store=self._store))
+        except _Refused as exc:
+            line = str(exc)
+            for flag, field in self._FLAG_WORDS:
+                line = line.replace(flag, field)
+            raise _Refused(line) from None
+
+    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
         return await _player_error(NetSession.host(
-            self._identity, TableConfig(variants=variants), self._endpoint, table_name=name,
-            interfaces=self._interfaces, store=self._store))
+            self._identity, TableConfig(variants=variants, code=code), self._endpoint,
+            table_name=name, interfaces=self._interfaces, store=self._store))
 
     async def close(self) -> None:
         if self._browser is not None:

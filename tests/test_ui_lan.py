@@ -88,10 +88,42 @@ def test_a_table_opened_in_one_lobby_is_joined_from_another() -> None:
     asyncio.run(main())
 
 
-def test_join_by_address_says_what_is_wrong() -> None:
+def test_a_table_with_a_code_is_joined_after_a_wrong_one() -> None:
+    name = unique()
+    guest = Identity.from_seed(b"\x0b" * 32, "Gil")
+
     async def main() -> None:
-        table = await NetSession.host(Identity.from_seed(b"\x0c" * 32, "Hal"), TableConfig(),
-                                      LOCAL, table_name=unique(), interfaces=None)
+        async with LobbyHarness(lan()) as host, LobbyHarness(lan(guest)) as joiner:
+            await host.press("c", *["\x7f"] * len("Tess's table"))
+            await host.type(name)
+            await host.press("\x1b[B")
+            await host.type("pink otter")
+            await host.press(ENTER)
+            await host.shows("Code:    pink otter")
+            await joiner.shows(name)
+            while f"▸ {name}" not in joiner.screen():  # other runs' tables may sort first
+                await joiner.press("\x1b[B")
+            assert joiner.row(f"▸ {name}").endswith("code")
+            await joiner.press(ENTER)
+            await joiner.type("blue fox")
+            await joiner.press(ENTER)
+            await joiner.shows(f"Wrong table code for table {name}")
+            await joiner.press(*["\x7f"] * len("blue fox"))
+            await joiner.type("Pink  Otter")  # case and spacing do not matter
+            await joiner.press(ENTER)
+            await joiner.shows("Gil (you)")
+            await host.shows("Gil")
+            assert "Code:" not in joiner.screen()  # the host reads it out; a guest knew it
+    asyncio.run(main())
+
+
+def test_join_by_address_says_what_is_wrong() -> None:
+    name = unique()
+
+    async def main() -> None:
+        table = await NetSession.host(Identity.from_seed(b"\x0c" * 32, "Hal"),
+                                      TableConfig(code="4417"), LOCAL, table_name=name,
+                                      interfaces=None)
         runner = asyncio.create_task(table.run())
         async with LobbyHarness(lan()) as h:
             await h.press("a")
@@ -102,8 +134,13 @@ def test_join_by_address_says_what_is_wrong() -> None:
             await h.type("127.0.0.1:1")
             await h.press(ENTER)
             await h.shows("Cannot reach 127.0.0.1:1")
-            await h.press("a")
-            await h.type(f"127.0.0.1:{table.port}")
+            assert "Join by address" in h.screen()  # the form is back, to correct
+            await h.press("\x7f")
+            await h.type(str(table.port))
+            await h.press(ENTER)
+            await h.shows(f"Table {name} needs a code: type it in the code field")
+            await h.press("\x1b[B")
+            await h.type("4417")
             await h.press(ENTER)
             await h.shows("Hal (host)")
             table.close()  # the host leaves first, with Tess still seated

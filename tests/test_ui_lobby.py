@@ -66,8 +66,8 @@ def test_marks_say_full_code_and_another_version() -> None:
             await h.press(ENTER)
             assert "Full is full" in h.screen()
             await h.press(DOWN, ENTER)
-            assert "Locked asks for a table code" in h.screen()
-            await h.press(DOWN, ENTER)
+            assert "Join Locked" in h.screen() and "Table code" in h.screen()
+            await h.press(ESC, DOWN, ENTER)
             assert "Newer speaks protocol v2; this nerts speaks v1" in h.screen()
             assert net.joined == []  # none of them was dialled
     asyncio.run(main())
@@ -138,6 +138,7 @@ def test_the_create_form_opens_a_table_with_the_chosen_rules() -> None:
             assert "Open a table" in h.screen() and "Tess's table_" in h.screen()
             await h.press(*[BACKSPACE] * len("Tess's table"))
             await h.type("Game night")
+            await h.press(DOWN)                 # code: none
             await h.press(DOWN, RIGHT)          # stock turn: 1 card
             await h.press(DOWN, " ")            # ties: strict
             await h.press(DOWN, RIGHT)          # penalty: none
@@ -150,7 +151,51 @@ def test_the_create_form_opens_a_table_with_the_chosen_rules() -> None:
             await h.shows("Fingerprint")
         assert net.hosted == [("Game night", Variants(
             stock_turn=1, strict_ties=True, penalty=False, target=50, jokers=True,
-            teams="pairs"))]
+            teams="pairs"), None)]
+    asyncio.run(main())
+
+
+def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        async with LobbyHarness(net) as h:
+            await h.press("c", DOWN)
+            await h.type("x" * 65)
+            await h.press(ENTER)
+            assert "A table code is 1 to 64 printable characters" in h.screen()
+            assert "Open a table" in h.screen() and net.hosted == []
+            await h.press(*[BACKSPACE] * 65)
+            await h.type(" 4417 ")
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert "Code:    4417  (players joining need it: read it out)" in h.screen()
+        assert net.hosted == [("Tess's table", Variants(), "4417")]
+    asyncio.run(main())
+
+
+def test_a_table_with_a_code_asks_for_it_until_it_is_right() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        locked = Listing("Locked", needs_code=True)
+        net.put(locked)
+        async with LobbyHarness(net) as h:
+            await h.shows("Locked")
+            await h.press(ENTER)
+            assert "Join Locked" in h.screen()
+            await h.press(ESC)  # Esc: no code, no join
+            assert "Join Locked" not in h.screen() and net.joined == []
+            await h.press(ENTER, ENTER)
+            assert "Locked asks for its table code" in h.screen() and net.joined == []
+            await h.type("blue fox")
+            await h.press(ENTER)
+            await h.shows("Wrong table code for table Locked")
+            assert "Join Locked" in h.screen()  # back, with the code, to correct
+            await h.press(*[BACKSPACE] * len("blue fox"))
+            await h.type("pink otter")
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert net.joined == [locked.instance] * 2
+            assert net.codes == ["blue fox", "pink otter"]
     asyncio.run(main())
 
 
@@ -161,7 +206,7 @@ def test_a_form_with_a_bad_field_stays_open_and_esc_cancels_it() -> None:
             await h.press("c", *[BACKSPACE] * 12, ENTER)
             assert "The table needs a name" in h.screen()
             await h.type("T")
-            for _ in range(4):
+            for _ in range(5):
                 await h.press(DOWN)
             await h.press(BACKSPACE, BACKSPACE, BACKSPACE, "0", ENTER)
             assert "Target score must be 1..10000, not 0" in h.screen()
@@ -182,9 +227,11 @@ def test_join_by_address_checks_the_text_then_dials() -> None:
             assert "Join by address" in h.screen()  # still open, to correct
             await h.press(*[BACKSPACE] * 7)
             await h.type("10.1.2.3:4000")
+            await h.press(DOWN)
+            await h.type("4417")  # a table reached by address may need its code
             await h.press(ENTER)
             await h.shows("Fingerprint")
-            assert net.joined == ["10.1.2.3:4000"]
+            assert net.joined == ["10.1.2.3:4000"] and net.codes == ["4417"]
     asyncio.run(main())
 
 

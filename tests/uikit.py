@@ -19,6 +19,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.channel import normalize_code
 from p2p_nerts.protocol.events import Event
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Replica
@@ -256,7 +257,11 @@ class Listing:
 
 
 class FakeNetwork:
-    """A LAN in memory: the test adds and removes tables and decides how joins end."""
+    """A LAN in memory: the test adds and removes tables and decides how joins end.
+
+    Every table that needs a code has :attr:`code`; codes are checked by the
+    real rule (``net.channel``), so the lobby's forms meet the real refusals.
+    """
 
     version = 1
     max_name = 32
@@ -266,7 +271,9 @@ class FakeNetwork:
         self.changed: Callable[[], None] = lambda: None
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
-        self.hosted: list[tuple[str, Variants]] = []
+        self.codes: list[str | None] = []  # the code given with each join, in order
+        self.hosted: list[tuple[str, Variants, str | None]] = []
+        self.code = "pink otter"
         self.closed = False
         self.gate: asyncio.Event | None = None  # set: joins wait for it, as on a slow LAN
 
@@ -292,18 +299,25 @@ class FakeNetwork:
             raise ValueError(f"{text!r} is not HOST:PORT")
         return host, int(port)
 
-    async def join(self, table: TableListing) -> Session:
+    def check_code(self, text: str) -> None:
+        normalize_code(text)
+
+    async def join(self, table: TableListing, code: str | None) -> Session:
         self.joined.append(table.instance)
+        self.codes.append(code)
         if self.gate is not None:
             await self.gate.wait()
+        if table.needs_code and code != self.code:
+            raise ConnectionError(f"wrong table code for table {table.name}")
         return self.outcome()
 
-    async def join_address(self, address: tuple[str, int]) -> Session:
+    async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
         self.joined.append(f"{address[0]}:{address[1]}")
+        self.codes.append(code)
         return self.outcome()
 
-    async def host(self, name: str, variants: Variants) -> Session:
-        self.hosted.append((name, variants))
+    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
+        self.hosted.append((name, variants, code))
         return solo(bots=1, variants=variants)
 
     async def close(self) -> None:

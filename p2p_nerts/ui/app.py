@@ -192,9 +192,9 @@ class NertsApp:
                 await asyncio.wait(self._tasks)
 
     # ----------------------------------------------------------------- tables
-    def _seat(self, session: Session) -> None:
-        """Put ``session``'s table on screen."""
-        ctl = Controller(session)
+    def _seat(self, session: Session, code: str | None = None) -> None:
+        """Put ``session``'s table on screen (``code``: its table code, if we know it)."""
+        ctl = Controller(session, code=code)
         ctl.on_quit = self._leave
         self._ctl = ctl
         self._screens = {
@@ -204,9 +204,9 @@ class NertsApp:
         }
         session.subscribe(partial(self._on_event, ctl))
 
-    def _sit_down(self, session: Session) -> None:
+    def _sit_down(self, session: Session, code: str | None) -> None:
         """A seat won in the lobby: show its table and keep it running."""
-        self._seat(session)
+        self._seat(session, code)
         self._start(session)
         self.frames.request()
 

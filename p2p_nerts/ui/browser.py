@@ -7,12 +7,18 @@ Joining and opening a table take a moment on the network, so they run as a
 task while the screen says what is under way; a failure is one line of
 text. A seat won — joined, opened, or a solo table — goes to ``on_session``,
 and the app swaps the lobby for that table.
+
+A table with a code is joined through a small form that asks for it. A seat
+asked for in a form that is not won brings that form back with the reason
+(a wrong code, a typo in the address), so the player can fix it and try
+again, or Esc.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import VariantError, Variants
@@ -27,6 +33,9 @@ from .network import Network, TableListing
 SOLO_DELAY = (0.02, 0.08)
 SOLO_BOTS = 2
 MAX_BOTS = 7
+#: Characters a code field takes: more than any table code, so that a code too
+#: long gets the network's reason instead of being cut short unseen.
+CODE_FIELD_LIMIT = 100
 
 
 def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
@@ -40,6 +49,11 @@ def is_full(table: TableListing) -> bool:
     return table.seats_taken >= table.seats_total
 
 
+def code_field(label: str) -> TextField:
+    """A table code to type; empty means none (where one is needed, the form says so)."""
+    return TextField("code", label, limit=CODE_FIELD_LIMIT)
+
+
 class Browser(Hands):
     """The player's hands in the network lobby."""
 
@@ -49,7 +63,8 @@ class Browser(Hands):
         self.network = network
         self.chosen: str | None = None  # the chosen table's instance name
         self.busy: str | None = None  # what is under way: "Joining Ana's table…"
-        self.on_session: Callable[[Session], None] = lambda _session: None
+        #: A seat won, with the table code it was won with (the host's lobby shows it).
+        self.on_session: Callable[[Session, str | None], None] = lambda _session, _code: None
         self.on_change: Callable[[], None] = lambda: None  # something to redraw
         self.on_quit: Callable[[], None] = lambda: None
         self._task: asyncio.Task[None] | None = None  # a join or an opening under way
@@ -93,8 +108,6 @@ class Browser(Hands):
         if not self.speaks(table):
             return (f"{table.name} speaks protocol v{table.protocol_version}; "
                     f"this nerts speaks v{self.network.version}")
-        if table.needs_code:
-            return f"{table.name} asks for a table code, which this nerts cannot send yet"
         if is_full(table):
             return f"{table.name} is full"
         return None
@@ -128,12 +141,18 @@ class Browser(Hands):
         if why is not None:
             self.state.error(why)
             return
-        self._seat(f"Joining {table.name}…", lambda: self.network.join(table))
+        if table.needs_code:
+            self.state.form = Form(f"Join {table.name}", [code_field("Table code")], "join",
+                                   partial(self._join_with_code, table))
+            return
+        self._seat(f"Joining {table.name}…", lambda: self.network.join(table, None))
 
     @player_input
     def ask_address(self) -> None:
-        field = TextField("address", "Host:port", limit=64)
-        self.state.form = Form("Join by address", [field], "join", self._join_address)
+        self.state.form = Form(
+            "Join by address", [TextField("address", "Host:port", limit=64),
+                                code_field("Code (if any)")],
+            "join", self._join_address)
 
     @player_input
     def create(self) -> None:
@@ -141,7 +160,7 @@ class Browser(Hands):
         name = f"{self.identity.name}'s table"[:limit].strip()
         self.state.form = Form(
             "Open a table", [TextField("name", "Table name", name, limit=limit),
-                             *variant_fields(Variants())],
+                             code_field("Code (empty: none)"), *variant_fields(Variants())],
             "open the table", self._create)
 
     @player_input
@@ -159,14 +178,34 @@ class Browser(Hands):
         self.on_quit()
 
     # ------------------------------------------------------------ forms
+    def _code(self, form: Form) -> str | None:
+        """The form's table code, None when left empty; ValueError when it cannot be one."""
+        code = form.text("code")
+        if not code:
+            return None
+        self.network.check_code(code)
+        return code
+
+    def _join_with_code(self, table: TableListing, form: Form) -> None:
+        try:
+            code = self._code(form)
+        except ValueError as exc:
+            form.error = sentence(str(exc))
+            return
+        if code is None:
+            form.error = f"{table.name} asks for its table code"
+            return
+        self._seat(f"Joining {table.name}…", lambda: self.network.join(table, code), code)
+
     def _join_address(self, form: Form) -> None:
         try:
             address = self.network.address(form.text("address"))
+            code = self._code(form)
         except ValueError as exc:
             form.error = sentence(str(exc))
             return
         self._seat(f"Joining the table at {form.text('address')}…",
-                   lambda: self.network.join_address(address))
+                   lambda: self.network.join_address(address, code), code)
 
     def _create(self, form: Form) -> None:
         name = form.text("name")
@@ -174,11 +213,12 @@ class Browser(Hands):
             form.error = "The table needs a name"
             return
         try:
+            code = self._code(form)
             variants = form_variants(form)
-        except VariantError as exc:
+        except ValueError as exc:  # a VariantError too
             form.error = sentence(str(exc))
             return
-        self._seat(f"Opening {name}…", lambda: self.network.host(name, variants))
+        self._seat(f"Opening {name}…", lambda: self.network.host(name, variants, code), code)
 
     def _solo(self, form: Form) -> None:
         try:
@@ -195,10 +235,13 @@ class Browser(Hands):
         self._seat("Dealing you in…", deal)
 
     # ------------------------------------------------------------ the network
-    def _seat(self, doing: str, opening: Callable[[], Awaitable[Session]]) -> None:
+    def _seat(self, doing: str, opening: Callable[[], Awaitable[Session]],
+              code: str | None = None) -> None:
         """Win a seat in the background (joining takes a moment); one at a time.
 
-        The form that asked for it closes, unless another seat is still being won.
+        The form that asked for it closes, unless another seat is still being
+        won; it comes back if this seat is not won. ``code`` is the table code
+        the seat is won with.
         """
         if self.busy is not None:
             why = f"Wait: {self.busy}"
@@ -207,18 +250,24 @@ class Browser(Hands):
             else:
                 self.state.error(why)
             return
-        self.state.form = None
+        form, self.state.form = self.state.form, None
         self.busy = doing
         self.state.say(doing)
-        self._task = asyncio.get_running_loop().create_task(self._await_seat(opening))
+        self._task = asyncio.get_running_loop().create_task(
+            self._await_seat(opening, form, code))
 
-    async def _await_seat(self, opening: Callable[[], Awaitable[Session]]) -> None:
+    async def _await_seat(self, opening: Callable[[], Awaitable[Session]], form: Form | None,
+                          code: str | None) -> None:
         try:
             session = await opening()
         except ConnectionError as exc:
-            self.state.error(sentence(str(exc)))
+            why = sentence(str(exc))
+            self.state.error(why)
+            if form is not None and self.state.form is None:  # another form would be lost
+                form.error = why
+                self.state.form = form
         else:
-            self.on_session(session)
+            self.on_session(session, code)
         finally:
             self.busy = None
             self.on_change()

@@ -38,9 +38,13 @@ TOP_ROW = (NERTS, None, WASTE)  # None: the stock
 class Controller(Hands):
     """The player's hands at the table."""
 
-    def __init__(self, session: Session, state: UiState | None = None) -> None:
+    def __init__(self, session: Session, state: UiState | None = None, *,
+                 code: str | None = None) -> None:
         super().__init__(state)
         self.session = session
+        #: The table code this seat was won with: the session does not say, and
+        #: the host reads it out to the players who join.
+        self.code = code
         self.on_quit: Callable[[], None] = lambda: None
 
     @property

@@ -8,8 +8,12 @@ sockets.
 
 Failures are plain exceptions with a line for the player, so that no ``net``
 error type leaks into the UI: ``ConnectionError`` when a table cannot be
-found, reached, joined or opened, ``ValueError`` when typed text is not an
-address.
+found, reached, joined or opened (a missing or wrong table code included),
+``ValueError`` when typed text is not an address or not a table code.
+
+A table code is the text the players agreed on, as typed; ``None`` is no
+code. Only ``net`` knows what a valid code is, so the lobby asks
+:meth:`Network.check_code` rather than keeping a copy of the rule.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ class Network(Protocol):
         """Start looking; ``changed()`` runs whenever a table appears, changes or goes."""
         ...
 
-    async def join(self, table: TableListing) -> Session:
+    async def join(self, table: TableListing, code: str | None) -> Session:
         """A seat at a listed table (the latest ad of that instance; gone: ConnectionError)."""
         ...
 
@@ -72,12 +76,20 @@ class Network(Protocol):
         """``HOST:PORT`` typed by the player, as an address; ValueError says what is wrong."""
         ...
 
-    async def join_address(self, address: tuple[str, int]) -> Session:
+    def check_code(self, text: str) -> None:
+        """Whether typed text can be a table code; ValueError says what is wrong."""
+        ...
+
+    async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
         """A seat at the table whose host listens at ``address``."""
         ...
 
-    async def host(self, name: str, variants: Variants) -> Session:
-        """Open a new table, advertised on the LAN, with the first seat ours."""
+    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
+        """Open a new table, advertised on the LAN, with the first seat ours.
+
+        With a ``code``, only players who give it get in (and the table's
+        traffic is encrypted); the ad says a code is needed, never the code.
+        """
         ...
 
     async def close(self) -> None:

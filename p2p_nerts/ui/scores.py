@@ -2,8 +2,10 @@
 
 Before the first deal the table lobby lists the seated players with their key
 fingerprints (read aloud, they tell two players with one name apart) and
-whether each is ready. The score table is drawn from the replica's agreed
-round results and the match totals; nothing here computes a score.
+whether each is ready; the host also sees the table code, to read it out to
+the players still to join (a guest knows it already). The score table is
+drawn from the replica's agreed round results and the match totals; nothing
+here computes a score.
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
     return HSplit([
         header(ctl),
         rule(lambda: [("class:rule.title", "Table")]),
-        text(lambda: lobby(ctl.replica, keys), height=None),
+        text(lambda: lobby(ctl.replica, keys, ctl.code), height=None),
         rule(lambda: [("class:rule.title", "News")]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: between_hints(ctl.replica, keys)),
     ])
 
 
-def lobby(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
-    """Each seat: name (you, host), key fingerprint, ready; then the rules and what is next."""
+def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
+    """Each seat: name (you, host), key fingerprint, ready; then the rules, the host's
+    table code, and what is next."""
     names = [_who(r, seat) for seat in r.seats]
     width = max([len("Player"), *map(len, names)])
     out: StyleAndTextTuples = [
@@ -48,8 +51,11 @@ def lobby(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
     if not r.seats:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
     ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
-    out.append(("", f"\n  Rules:   {r.variants.summary()}\n"
-                    f"  Players: {len(r.seats)} seated, {ready_count} ready\n\n  "))
+    out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
+    if code is not None and r.is_host:
+        out += [("", "  Code:    "), ("class:label", code),
+                ("class:dim", "  (players joining need it: read it out)\n")]
+    out.append(("", f"  Players: {len(r.seats)} seated, {ready_count} ready\n\n  "))
     if r.phase is Phase.SHUFFLE:
         out.append(("class:label", "Shuffling: every deck is being fixed by commit and reveal…"))
     elif r.is_host:
