@@ -96,6 +96,9 @@ VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = 6.0  # a seat silent this long is voted out of the round
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
+#: An honest peer is never this far ahead of us (a whole night of play is a few
+#: hundred thousand entries); a larger jump is an attack on everyone's clock.
+MAX_LAMPORT_JUMP = 1 << 24
 
 #: Types that take no sequence number: they may be lost, repeated or replayed harmlessly.
 EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND})
@@ -347,6 +350,8 @@ class Replica:
             entry = open_entry(raw)
             if entry.table_id != self.table_id:
                 raise EnvelopeError("wrong_table")
+            if entry.lamport > self.clock.time + MAX_LAMPORT_JUMP:
+                raise EnvelopeError("lamport_jump")  # would run every clock out of range
             payload = parse_payload(entry.type, entry.payload)
             if self._catching_up and not self._restoring:
                 self._heard.add(entry.author)
@@ -634,10 +639,10 @@ class Replica:
         else goes on, so a bad entry is judged, not left blocking its author.
         """
         rs = self.rs
-        if entry.type == MsgType.ROSTER:
-            # A seat change sent as a round closes waits until we close it too.
-            return not (rs is not None and entry.round == rs.number and self.phase in (
-                Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+        if entry.type in (MsgType.ROSTER, MsgType.SETTINGS):
+            # The host sends these once it has closed a round; a peer still
+            # closing it takes them after (they set up the next round).
+            return self.phase not in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
         if entry.type not in ROUND_TYPES:
             return True
         if rs is None or entry.round > rs.number:
@@ -650,7 +655,7 @@ class Replica:
         mine = entry.author == self.me.public_key
         log.mark_delivered(entry)
         if not mine:
-            self.clock.observe(entry.lamport)
+            self._observe(entry)
             self.last_heard[entry.author] = self.now
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
@@ -678,11 +683,16 @@ class Replica:
             case _:
                 raise EnvelopeError("unexpected_type")
 
+    def _observe(self, entry: Entry) -> None:
+        """Only seated players' times order the table: a stranger cannot move my clock."""
+        if any(seat.key == entry.author for seat in self.seats):
+            self.clock.observe(entry.lamport)
+
     def _ephemeral(self, entry: Entry, payload: Payload) -> None:
         log = self._author(entry.author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        self.clock.observe(entry.lamport)
+        self._observe(entry)
         self.last_heard[entry.author] = self.now
         log.note_claim(entry.seq)
         rs = self.rs
