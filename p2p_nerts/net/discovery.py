@@ -82,7 +82,7 @@ _RECORD_TTL = 120
 """Seconds. The RFC's 75-minute default would keep a crashed table in lobbies
 for an hour; two minutes bounds that at the cost of a refresh query per table
 every ~90 s."""
-_FIND_SETTLE = 0.25
+_FIND_SETTLE = 0.6  # s: how long to listen for a second match (resolution is slower under load)
 """Seconds ``find_table`` keeps listening after a first match, so that two
 tables with the same name are reported as ambiguous instead of picked at random."""
 
@@ -590,7 +590,7 @@ async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 
 
     Raises ``TableNotFoundError`` when nothing matches within ``timeout``
     seconds and ``AmbiguousTableError`` when several tables match. Unless the
-    exact instance name was given, it listens a further 0.25 s after the first
+    exact instance name was given, it listens a further 0.6 s after the first
     match to notice a second one.
     """
     what = "table" if name is None else f"table named {name!r}"
