@@ -20,12 +20,17 @@ checked, round by round:
 * cards     - every peer's own deck is accounted for (``cards_ok``: each card
   in its tableau or on the agreed foundations), and the cards it holds plus
   its cards on the foundations (as every peer agreed) make a whole deck;
-* audits    - no verdict but "" (clean) or "dropped".
+* audits    - no verdict but "" (clean) or "dropped";
+* comeback  - a crashed peer that was dropped from its round sits down again
+  (checked when at least two rounds follow the crash).
 
 It prints the faults injected by kind, the messages the peers rejected (the
-sum of their counters, by reason), the rounds completed, divergences (must be
-0) and each peer's resident memory (VmRSS) at the first round and at the end.
-Exit status 0 when there is no divergence and no card or audit problem.
+sum of their counters, by reason), the peers flagged for misbehaving (all of
+them are honest, so any flag is a bug), the rounds completed (agreed by every
+peer), divergences (peers that computed another result: must be 0), rounds a
+peer left without seeing them agreed, and each peer's resident memory (VmRSS)
+at the first round and at the end. Exit status 0 when every round was
+completed with no divergence and no card, audit or comeback problem.
 
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
     scripts/soak.py --rounds 30 --players 8   # the long run
@@ -37,6 +42,7 @@ import argparse
 import asyncio
 import json
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -62,8 +68,11 @@ class Report:
     rounds_completed: int = 0
     divergences: int = 0
     divergent_rounds: list[int] = field(default_factory=list)
+    unconfirmed_rounds: list[int] = field(default_factory=list)
+    flags: dict[str, int] = field(default_factory=dict)
     card_problems: list[str] = field(default_factory=list)
     audit_problems: list[str] = field(default_factory=list)
+    comeback_problem: str = ""
     missing_lines: int = 0
     faults: dict[str, int] = field(default_factory=dict)
     rejected: dict[str, int] = field(default_factory=dict)
@@ -74,7 +83,8 @@ class Report:
     @property
     def ok(self) -> bool:
         return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
-                and not self.card_problems and not self.audit_problems)
+                and not self.card_problems and not self.audit_problems
+                and not self.comeback_problem)
 
 
 def rss_kb(peer: PeerProcess) -> int:
@@ -161,9 +171,11 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
             report.divergent_rounds.append(number)
             continue
         shared = {json.dumps([line[k] for k in _SHARED]) for line in present.values()}
-        if len(shared) > 1 or not all(line["agreed"] for line in present.values()):
+        if len(shared) > 1 or any(line["agreed"] is False for line in present.values()):
             report.divergences += 1
             report.divergent_rounds.append(number)
+        elif not all(line["agreed"] for line in present.values()):
+            report.unconfirmed_rounds.append(number)  # someone moved on before agreeing
         else:
             report.rounds_completed += 1
         agreed = next(iter(present.values()))
@@ -173,12 +185,22 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         for seat, verdict in enumerate(agreed["verdicts"]):
             if verdict not in ("", "dropped"):
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
+    crash = report.crash
+    if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
+        report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
+                                   "never sat down again")
     rejected: Counter[str] = Counter()
     for lines in by_peer.values():
         final = next((x for x in reversed(lines) if x.get("final")), None)
         if final is not None:
             rejected.update(final["local"].get("rejected", {}))
     report.rejected = dict(sorted(rejected.items()))
+    flags: Counter[str] = Counter()
+    for peer in table.peers:
+        for line in peer.log.read_text(errors="replace").splitlines():
+            if " flagged: " in line:
+                flags[line.split(" flagged: ", 1)[1]] += 1
+    report.flags = dict(sorted(flags.items()))
 
 
 def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
@@ -258,6 +280,9 @@ def show(report: Report) -> None:
           f"completed in {report.seconds:g} s")
     print(f"divergences {report.divergences}"
           + (f" (rounds {report.divergent_rounds})" if report.divergent_rounds else ""))
+    print(f"rounds a peer left before seeing them agreed: {report.unconfirmed_rounds or 'none'}")
+    print("honest peers flagged: " + (", ".join(f"{k} {v}" for k, v in report.flags.items())
+                                      or "none"))
     print("faults injected: " + ", ".join(f"{k} {v}" for k, v in report.faults.items()))
     print(f"crash: {report.crash}")
     print("messages rejected: " + (", ".join(f"{k} {v}" for k, v in report.rejected.items())
@@ -265,6 +290,7 @@ def show(report: Report) -> None:
     print(f"round lines missing (a crashed peer's): {report.missing_lines}")
     print(f"card problems: {report.card_problems or 'none'}")
     print(f"audit problems: {report.audit_problems or 'none'}")
+    print(f"comeback problem: {report.comeback_problem or 'none'}")
     print("VmRSS MB, first round -> end: " + ", ".join(
         f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
         for name, kb in report.rss_end_kb.items()))
@@ -280,18 +306,25 @@ def main() -> int:
     parser.add_argument("--drop-after", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--code", help="play at a table with this code (all traffic sealed)")
-    parser.add_argument("--keep", type=Path, help="keep the peers' data dirs and logs here")
+    parser.add_argument("--keep", type=Path,
+                        help="keep the peers' data dirs and logs here (kept anyway on failure)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if args.short:
         args.rounds = 2
     if not 2 <= args.players <= 8 or args.rounds < 1:
         parser.error("--players must be 2..8 and --rounds at least 1")
-    if args.keep is not None:
-        report = asyncio.run(soak(args, args.keep))
+    home = args.keep or Path(tempfile.mkdtemp(prefix="nerts-soak-"))
+    kept = f"the peers' data dirs and logs are in {home}"
+    try:
+        report = asyncio.run(soak(args, home))
+    except BaseException:
+        print(kept, file=sys.stderr)
+        raise
+    if args.keep is None and report.ok:
+        shutil.rmtree(home, ignore_errors=True)
     else:
-        with tempfile.TemporaryDirectory(prefix="nerts-soak-") as tmp:
-            report = asyncio.run(soak(args, Path(tmp)))
+        print(kept, file=sys.stderr)
     if args.json:
         print(json.dumps(asdict(report) | {"ok": report.ok}))
     else:

@@ -44,6 +44,8 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ["bot", "--drop-after", "0.1"],
     ["bot", "--skill", "godlike"],
     ["join", "--interfaces", "not-an-address", "--headless"],
+    ["host", "--code", "  ", "--headless"],
+    ["bot", "--code", "x" * 65],
 ])
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:

@@ -25,7 +25,7 @@ def test_short_soak_agrees_everywhere_and_loses_no_card() -> None:
     assert done.stdout, done.stderr[-3000:]
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["divergences"] == 0, report
-    assert report["rounds_completed"] == report["rounds_asked"] == 2
+    assert report["rounds_completed"] == report["rounds_asked"] == 2, report
     assert not report["card_problems"] and not report["audit_problems"], report
     faults = report["faults"]
     assert faults["killed"] == 1 and faults["delayed"] and faults["duplicated"]

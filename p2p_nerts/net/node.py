@@ -322,6 +322,10 @@ class NetSession:
     def _react(self, event: ev.Event) -> None:
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
+        elif isinstance(event, ev.RosterChanged) and self._had_seat:
+            # The host gives a dropped seat up as it closes the round, and deals the
+            # next one soon after: ask at once (the tick might miss so short a break).
+            asyncio.get_running_loop().call_soon(self._ask_back)
         elif isinstance(event, ev.Refused) and self._had_seat:
             # The host may still be closing the round we already closed: try
             # again shortly, as long as this break lasts.

@@ -42,6 +42,7 @@ __all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_po
            "nerts_command", "shared_lines", "wait_all"]
 
 LOOPBACK = "127.0.0.1"
+_EPHEMERAL_LOW = 32768  # Linux's default, when /proc does not say
 _OPENING = 4
 """Frames each way that open a connection (info, code exchange, HELLO, AUTH): never
 cut, so a newcomer's first connection gets through as it would on a real LAN,
@@ -50,10 +51,24 @@ _CUT = b""  # in a relay queue: cut the connection here (None: the sender closed
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
+    """A TCP port on 127.0.0.1 that is free now, below the kernel's ephemeral range.
+
+    A peer is told its port before it starts; a port from the ephemeral range
+    could meanwhile be taken by any outgoing connection or port-0 listener (a
+    relay's, another peer's), which a table of 8 peers and 8 relays does hit.
+    """
+    low = _EPHEMERAL_LOW
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    for _ in range(200):
+        port = random.randrange(10_000, max(low, 10_001))
+        with socket.socket() as sock:
+            try:
+                sock.bind((LOOPBACK, port))
+            except OSError:
+                continue
+            return port
+    raise OSError("no free TCP port below the ephemeral range")
 
 
 @dataclass(frozen=True, slots=True)
