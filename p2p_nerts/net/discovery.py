@@ -22,6 +22,7 @@ otherwise.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import ipaddress
 import logging
@@ -488,6 +489,13 @@ class TableBrowser:
                 await self._changed.wait()
         return tables
 
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) until every table seen so far has been resolved."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                while self._resolving:
+                    await asyncio.gather(*self._resolving.values(), return_exceptions=True)
+
     async def close(self) -> None:
         """Stop browsing and forget every table (no REMOVED events: we stopped looking)."""
         browser, self._browser = self._browser, None
@@ -605,6 +613,7 @@ async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 
         if exact:
             return exact[0]
         await asyncio.sleep(_FIND_SETTLE)
+        await browser.settle(timeout)  # a second table seen but not resolved yet counts
         candidates = [t for t in browser.tables if _matches(t, name)]
     if not candidates:
         raise TableNotFoundError(f"the {what} went away while looking")
