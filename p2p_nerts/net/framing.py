@@ -12,6 +12,9 @@ buffered, so a peer cannot make us allocate memory by announcing a huge frame.
 from __future__ import annotations
 
 import struct
+from typing import Any
+
+import msgpack
 
 __all__ = ["HEADER_SIZE", "MAX_FRAME", "FrameDecoder", "FrameError", "encode_frame"]
 
@@ -75,3 +78,21 @@ class FrameDecoder:
             frames.append(bytes(self._buffer[HEADER_SIZE:end]))
             del self._buffer[:end]
         return frames
+
+
+def unpack_map(payload: bytes, limit: int, what: str,
+               error: type[Exception]) -> dict[str, Any]:
+    """One small msgpack map with str keys from a peer, or ``error`` saying what is wrong.
+
+    The transport's own messages (info, peers, handshake) are decoded this one
+    strict way; the game's entries have their own, stricter envelope.
+    """
+    if len(payload) > limit:
+        raise error(f"{what} of {len(payload)} bytes is too large")
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise error(f"{what} is not valid msgpack: {exc}") from None
+    if not isinstance(message, dict):
+        raise error(f"{what} is a {type(message).__name__}, expected a map")
+    return message

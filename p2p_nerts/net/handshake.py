@@ -44,6 +44,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from .framing import unpack_map
+
 __all__ = [
     "HANDSHAKE_VERSION",
     "KEY_SIZE",
@@ -150,7 +152,7 @@ class Handshake:
         raise HandshakeError(f"unexpected message in state {self._state.name.lower()}")
 
     def _receive_hello(self, payload: bytes) -> bytes:
-        message = _decode(payload, "HELLO")
+        message = unpack_map(payload, _MAX_MESSAGE, "HELLO", HandshakeError)
         # Version first: a newer peer's HELLO may well have other fields.
         version = message.get("v", HANDSHAKE_VERSION)
         if type(version) is not int or version != HANDSHAKE_VERSION:
@@ -177,7 +179,7 @@ class Handshake:
         return msgpack.packb({"sig": signature})
 
     def _receive_auth(self, payload: bytes) -> None:
-        message = _decode(payload, "AUTH")
+        message = unpack_map(payload, _MAX_MESSAGE, "AUTH", HandshakeError)
         _expect_fields(message, _AUTH_FIELDS, "AUTH")
         signature = _expect_bytes(message, "sig", _SIGNATURE_SIZE)
         assert self._peer_key is not None  # set together with AWAIT_AUTH
@@ -198,19 +200,6 @@ def _transcript(
 ) -> bytes:
     """The exact bytes a signer signs: see the module docstring."""
     return SIGNATURE_DOMAIN + table_id + signer_nonce + verifier_nonce + verifier_key + binding
-
-
-def _decode(payload: bytes, what: str) -> dict[str, Any]:
-    """Unpack a handshake message strictly: one msgpack map with str keys, small."""
-    if len(payload) > _MAX_MESSAGE:
-        raise HandshakeError(f"{what} of {len(payload)} bytes is too large")
-    try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise HandshakeError(f"{what} is not valid msgpack: {exc}") from None
-    if not isinstance(message, dict):
-        raise HandshakeError(f"{what} is a {type(message).__name__}, expected a map")
-    return message
 
 
 def _expect_fields(message: dict[str, Any], fields: frozenset[str], what: str) -> None:

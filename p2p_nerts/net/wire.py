@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
 
 import msgpack
 
 from ..protocol.envelope import MAGIC, PROTOCOL_VERSION, TABLE_ID_LEN
 from ..protocol.identity import PUBLIC_KEY_LEN
+from .framing import unpack_map
 
 __all__ = [
     "MAX_PEERS",
@@ -88,7 +88,7 @@ def decode_info(payload: bytes) -> Info:
     A frame of another version is returned with only ``v`` and ``name`` read,
     so the caller can tell the user which version the table speaks.
     """
-    message = _unpack(payload, _MAX_INFO, "info frame")
+    message = unpack_map(payload, _MAX_INFO, "info frame", WireError)
     version = message.get("v")
     if type(version) is not int or not 0 < version < 65536:
         raise WireError("info frame has no valid version")
@@ -134,7 +134,7 @@ def encode_peers(peers: dict[bytes, str]) -> bytes:
 
 def decode_peers(payload: bytes) -> dict[bytes, tuple[str, int]]:
     """Parse an untrusted peers frame into key → (ip, port)."""
-    message = _unpack(payload, _MAX_PEERS_FRAME, "peers frame")
+    message = unpack_map(payload, _MAX_PEERS_FRAME, "peers frame", WireError)
     items = message.get("peers")
     if message.keys() != {"peers"} or not isinstance(items, list) or len(items) > MAX_PEERS:
         raise WireError(f"peers frame: expected one list of at most {MAX_PEERS} peers")
@@ -178,13 +178,3 @@ def is_entry(frame: bytes) -> bool:
     return frame[: len(MAGIC)] == MAGIC
 
 
-def _unpack(payload: bytes, limit: int, what: str) -> dict[str, Any]:
-    if len(payload) > limit:
-        raise WireError(f"{what} of {len(payload)} bytes is too large")
-    try:
-        message = msgpack.unpackb(payload, raw=False, strict_map_key=True)
-    except (ValueError, TypeError, msgpack.UnpackException) as exc:
-        raise WireError(f"{what} is not valid msgpack: {exc}") from None
-    if not isinstance(message, dict):
-        raise WireError(f"{what} is not a map")
-    return message
