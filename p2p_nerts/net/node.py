@@ -323,8 +323,9 @@ class NetSession:
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
         elif isinstance(event, ev.RosterChanged) and self._had_seat:
-            # The host gives a dropped seat up as it closes the round, and deals the
-            # next one soon after: ask at once (the tick might miss so short a break).
+            # The host gave our seat up as it closed the round, and deals the next
+            # one soon after: ask at once (even if we asked while it was closing).
+            self._asked_back = None
             asyncio.get_running_loop().call_soon(self._ask_back)
         elif isinstance(event, ev.Refused) and self._had_seat:
             # The host may still be closing the round we already closed: try
@@ -356,21 +357,29 @@ class NetSession:
         self._route(self.replica.receive_batch(frames, self._clock()))
 
     def _ask_back(self) -> None:
-        """Ask for our seat again, once between each two rounds, if the host gave it up.
+        """Ask for our seat again, once between each two rounds, if the host gives it up.
 
         A seat dropped from a round (silent too long: a crash, a cut cable)
-        leaves the table as the round closes, but the player never chose to
-        leave: like a player walking back to the table, we ask to sit down
-        again; after a refusal (the host still scoring, or a round under way)
-        every ``_ASK_AGAIN`` seconds while the break lasts, then in the next one.
+        leaves the table as the host closes the round, but the player never
+        chose to leave: like a player walking back to the table, we ask to sit
+        down again. The host deals the next round moments after it has every
+        live seat's summary, and our own close of the round can lag behind
+        (a dropped seat or a spectator hears of finality later), so we ask as
+        soon as we hold those summaries too. After a refusal we ask every
+        ``_ASK_AGAIN`` seconds while that lasts, then at the next break.
         """
         r = self.replica
+        rs = r.rs
         if (r.is_host or not self._had_seat or self._closed.is_set()
-                or r.phase not in (Phase.LOBBY, Phase.BETWEEN)
-                or self._clock() < self._ask_again_at
-                or any(s.key == r.me.public_key for s in r.seats)):
+                or self._clock() < self._ask_again_at):
             return
-        after = r.rs.number if r.rs is not None else 0
+        dropped = rs is not None and rs.me is not None and rs.me not in rs.live
+        if any(s.key == r.me.public_key for s in r.seats) and not dropped:
+            return
+        if not (r.phase in (Phase.LOBBY, Phase.BETWEEN)
+                or (rs is not None and rs.live <= rs.summaries.keys())):
+            return
+        after = rs.number if rs is not None else 0
         if self._asked_back != after:
             self._asked_back = after
             _log.info("asking for our seat back")
