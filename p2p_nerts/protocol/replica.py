@@ -1244,6 +1244,10 @@ class Replica:
             self.phase = Phase.BETWEEN
             if self.is_host and self.auto_next is not None:
                 self.next_round_at = self.now + self.auto_next
+        # The host's SETTINGS and ROSTER for the next round may have waited for
+        # this close: deliver whatever was held back, as _begin_round does.
+        for log in list(self.authors.values()):
+            self._drain(log)
         if self.is_host:
             # A seat dropped this round leaves the table, or every later round
             # would wait for it again; it keeps its total if it joins back.
