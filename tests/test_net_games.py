@@ -183,11 +183,7 @@ def test_a_bot_dropped_from_a_round_sits_down_again_after_resume(tmp_path: Path)
 
 @pytest.mark.parametrize(("sides", "dropped"), [
     pytest.param(({0, 1}, {2, 3}), set(), id="even"),
-    pytest.param(({0, 1, 2}, {3}), {3}, id="lone", marks=pytest.mark.xfail(strict=False, reason=(
-        "net: the lone peer, dropped and then unseated as the host closes the round, can lose "
-        "its links and give up on the host (20 s watchdog) before it sits down again; being "
-        "fixed in NetSession's ask-back. The in-memory version (tests/test_partitions.py) "
-        "passes"))),
+    pytest.param(({0, 1, 2}, {3}), {3}, id="lone"),
 ])
 def test_a_table_split_by_the_relays_merges_when_healed(
         tmp_path: Path, sides: tuple[set[int], set[int]], dropped: set[int]) -> None:

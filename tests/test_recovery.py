@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
@@ -77,3 +79,41 @@ def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     mine = next(e for e in net.events[1] if isinstance(e, ev.RoundOver))
     assert (mine.foundation_hash, mine.results) == (overs[0].foundation_hash, overs[0].results)
     assert not any(isinstance(e, ev.Flagged) for events in net.events for e in events)
+
+
+@pytest.mark.parametrize("outage", [8.0, 40.0])
+def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float) -> None:
+    """The host deals on by itself a second after each close (the chase the waiting
+    list ends): the restarted peer, however far behind, asks back at once and is
+    seated in the very next round the host deals, agreeing on what it missed."""
+    net = bot_table(4, seed=14)
+    host = net.replicas[0]
+    host.auto_next = 1.0
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    back = _crash_and_restore(net, 2, outage=outage)
+    assert host.rs is not None
+    crashed_in, dealing = 1, host.rs.number + 1  # its roster is fixed by now
+    asked: set[int] = set()
+
+    def ask_back() -> bool:
+        # What NetSession does: ask for the seat once per round while out of it.
+        rs = back.rs
+        out = rs is None or rs.me is None or rs.me not in rs.live
+        number = rs.number if rs is not None else 0
+        if out and number not in asked:
+            asked.add(number)
+            net.output(2, back.open(net.now))
+        hs = host.rs
+        return (hs is not None and hs.number > crashed_in and hs.seat_of(back.me.public_key)
+                in hs.live and host.phase is Phase.PLAYING)
+
+    assert net.run(ask_back, limit=net.now + 600)
+    assert host.rs is not None and host.rs.number == dealing
+    assert net.run(lambda: all(r.rs is not None and r.rs.number == host.rs.number
+                               and r.phase in (Phase.BETWEEN, Phase.OVER)
+                               for r in net.replicas), limit=net.now + 1800)
+    check_round(net, host.rs.number, honest={0, 1, 2, 3})
+    first = [next(e for e in events if isinstance(e, ev.RoundOver) and e.round == crashed_in)
+             for events in net.events]
+    assert len({(o.foundation_hash, o.results) for o in first}) == 1

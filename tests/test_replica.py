@@ -8,8 +8,19 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults, bot_table
-from p2p_nerts.protocol.replica import CommandError, Phase
+from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, Faults, bot_table
+from p2p_nerts.protocol.messages import (
+    Ack,
+    AckMark,
+    Hello,
+    MsgType,
+    Resend,
+    parse_payload,
+    seal_message,
+)
+from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Phase, Replica
 
 from .replica_harness import check_round, play_round
 
@@ -166,3 +177,72 @@ def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
     out = host.tick(1.0)  # one seat cannot play pairs
     assert any(isinstance(e, ev.Notice) and "even number" in e.text for e in out.events)
     assert host.phase is Phase.LOBBY and host.auto_start is None
+
+
+def _stranger(n: int) -> Identity:
+    return Identity.from_seed(n.to_bytes(4, "big") * 8, f"stranger{n}")
+
+
+def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
+    net = bot_table(3, seed=21)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
+    late = Replica(_stranger(1), TABLE_ID, host.me.public_key)
+    join = late.open(net.now).sends[0].data
+    out = host.receive(join, net.now)
+    assert any(isinstance(e, ev.Notice) and "sits down when this round ends" in e.text
+               for e in out.events)
+    assert not any(open_entry(s.data).type == MsgType.REFUSE for s in out.sends)
+    assert late.me.public_key not in {s.key for s in host.seats}  # not in this round
+    assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
+    assert late.me.public_key in {s.key for s in host.seats}
+    assert host.waiting == {}
+
+
+def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> None:
+    net = bot_table(3, seed=22)
+    host = net.replicas[0]
+    host.max_seats = 4
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
+    first, second = (Replica(_stranger(n), TABLE_ID, host.me.public_key) for n in (2, 3))
+    host.receive(first.open(net.now).sends[0].data, net.now)
+    out = host.receive(second.open(net.now).sends[0].data, net.now)
+    refusals = [open_entry(s.data) for s in out.sends if open_entry(s.data).type == MsgType.REFUSE]
+    assert len(refusals) == 1  # four seats: three playing, one promised
+    assert list(host.waiting) == [first.me.public_key]
+    for send in first.leave(net.now).sends:
+        host.receive(send.data, net.now)
+    assert host.waiting == {}
+    assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
+    assert len(host.seats) == 3
+
+
+def test_a_strangers_ack_cannot_make_us_chase_entries_that_never_were() -> None:
+    net = bot_table(2, seed=23)
+    host, guest = net.replicas
+    log = host.authors[guest.me.public_key]
+    before = log.claimed
+    lie = seal_message(_stranger(4), Ack((AckMark(guest.me.public_key, 10**6),)),
+                       table_id=TABLE_ID, round=0, seq=1, lamport=1)
+    host.receive(lie.raw, net.now)
+    assert log.claimed == before
+    asked = [parse_payload(e.type, e.payload) for e in map(open_entry, (
+        s.data for s in host.tick(net.now + 1).sends)) if e.type == MsgType.RESEND]
+    assert all(isinstance(a, Resend) and a.author != guest.me.public_key for a in asked)
+
+
+def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
+    net = bot_table(2, seed=24)
+    host = net.replicas[0]
+    for n in range(10, 10 + 2 * MAX_AUTHORS):
+        hello = seal_message(_stranger(n), Hello(f"s{n}", 1), table_id=TABLE_ID, round=0,
+                             seq=1, lamport=1)
+        host.receive(hello.raw, net.now)
+    assert len(host.authors) <= MAX_AUTHORS
+    assert host.rejected["too_many_authors"] == 0
+    late = Replica(_stranger(5), TABLE_ID, host.me.public_key)
+    host.receive(late.open(net.now).sends[0].data, net.now)
+    assert late.me.public_key in {s.key for s in host.seats}
+    assert all(p.me.public_key in host.authors for p in net.replicas)

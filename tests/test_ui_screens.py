@@ -69,13 +69,13 @@ def test_a_bounce_names_who_was_first() -> None:
             assert rs is not None
             ada = rs.names.index("Ada")
             mine = Play(40, h.me, c("4H", h.me), c("AH", ada), 0)
-            h.table.announce(ev.PlayFinal(mine, Fate.BOUNCE, True, "Ada"))
+            h.table.announce(ev.PlayFinal(1, mine, Fate.BOUNCE, True, "Ada"))
             assert "Your 4♥ bounced: Ada was first" in h.screen()
             bix = rs.names.index("Bix")
             theirs = Play(41, bix, c("5C", bix), c("AC", ada), 0)
-            h.table.announce(ev.PlayFinal(theirs, Fate.BOUNCE, False, "Tess"))
+            h.table.announce(ev.PlayFinal(1, theirs, Fate.BOUNCE, False, "Tess"))
             assert "Bix's 5♣ bounced: Tess was first" in h.screen()
-            h.table.announce(ev.PlayFinal(theirs, Fate.CUT, False))
+            h.table.announce(ev.PlayFinal(1, theirs, Fate.CUT, False))
             assert "came after the Nerts call" in h.screen()
     asyncio.run(main())
 
@@ -92,7 +92,7 @@ def test_a_play_is_marked_pending_until_final() -> None:
             # A slow network: the play is known but not final yet.
             h.table.announce(ev.PlayAdded(ace, True))
             assert "A♠…" in h.row("♠ │")
-            h.table.announce(ev.PlayFinal(ace, Fate.STAY, True))
+            h.table.announce(ev.PlayFinal(1, ace, Fate.STAY, True))
             assert "A♠" in h.row("♠ │") and "…" not in h.row("♠ │")
     asyncio.run(main())
 

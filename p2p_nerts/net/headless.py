@@ -68,21 +68,22 @@ class SummaryWriter:
         self.rounds = 0
 
     def on_event(self, event: ev.Event) -> None:
-        rs = self._replica.rs
-        if isinstance(event, ev.PlayFinal) and event.fate is Fate.BOUNCE and rs is not None:
-            self._bounces[rs.number] += 1
+        # Events are heard after the replica call that made them, which may
+        # already have begun the next round: take round facts from the event.
+        if isinstance(event, ev.PlayFinal) and event.fate is Fate.BOUNCE:
+            self._bounces[event.round] += 1
             if event.first is not None:
-                self._collisions[rs.number] += 1
+                self._collisions[event.round] += 1
         elif isinstance(event, ev.RoundStarting):
             self._flush()
-        elif isinstance(event, ev.RoundOver) and rs is not None:
+        elif isinstance(event, ev.RoundOver):
             self._flush()
             self.rounds += 1
             self._pending = {
                 "round": event.round,
                 "end": event.end,
                 "players": [
-                    {"name": rs.names[r.seat], "seat": r.seat,
+                    {"name": event.names[r.seat], "seat": r.seat,
                      "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
                      "score": r.score, "total": event.totals[r.seat],
                      "called_nerts": r.called, "void": r.void}
@@ -100,8 +101,8 @@ class SummaryWriter:
 
     def _accounting(self, round_no: int) -> dict[str, object]:
         """Our own deck at the end of the round: every card in exactly one place?"""
-        rs = self._replica.rs
-        if rs is None or rs.number != round_no or rs.tab is None or rs.me is None:
+        rs = self._replica.round_state(round_no)
+        if rs is None or rs.tab is None or rs.me is None:
             return {}
         ok = cards_accounted(rs.me, rs.tab, rs.log, rs.variants.jokers)
         if not ok:

@@ -323,13 +323,13 @@ class NetSession:
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
         elif isinstance(event, ev.RosterChanged) and self._had_seat:
-            # The host gave our seat up as it closed the round, and deals the next
-            # one soon after: ask at once (even if we asked while it was closing).
+            # The host gave our seat up as it closed the round (our request may
+            # have been lost with a link) and deals the next one soon: ask at once.
             self._asked_back = None
             asyncio.get_running_loop().call_soon(self._ask_back)
         elif isinstance(event, ev.Refused) and self._had_seat:
-            # The host may still be closing the round we already closed: try
-            # again shortly, as long as this break lasts.
+            # The table is full for now (a seat may free up as the break
+            # lasts): try again shortly.
             self._asked_back = None
             self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
@@ -362,11 +362,11 @@ class NetSession:
         A seat dropped from a round (silent too long: a crash, a cut cable)
         leaves the table as the host closes the round, but the player never
         chose to leave: like a player walking back to the table, we ask to sit
-        down again. The host deals the next round moments after it has every
-        live seat's summary, and our own close of the round can lag behind
-        (a dropped seat or a spectator hears of finality later), so we ask as
-        soon as we hold those summaries too. After a refusal we ask every
-        ``_ASK_AGAIN`` seconds while that lasts, then at the next break.
+        down again. We ask as soon as we know, even mid-round: the host keeps
+        a waiting list and seats us as it closes the round, so however far
+        behind we are we cannot miss the short break before its next deal.
+        After a refusal we ask every ``_ASK_AGAIN`` seconds while that lasts,
+        then at the next break.
         """
         r = self.replica
         rs = r.rs
@@ -375,9 +375,6 @@ class NetSession:
             return
         dropped = rs is not None and rs.me is not None and rs.me not in rs.live
         if any(s.key == r.me.public_key for s in r.seats) and not dropped:
-            return
-        if not (r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                or (rs is not None and rs.live <= rs.summaries.keys())):
             return
         after = rs.number if rs is not None else 0
         if self._asked_back != after:

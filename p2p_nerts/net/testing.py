@@ -50,6 +50,11 @@ where cuts come from long-lived links (Wi-Fi roaming, a sleeping laptop)."""
 _CUT = b""  # in a relay queue: cut the connection here (None: the sender closed)
 
 
+_PORTS = random.SystemRandom()
+"""Not the global generator, which a seeded test could make repeat itself."""
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free now, below the kernel's ephemeral range.
 
@@ -61,12 +66,15 @@ def free_port() -> int:
     with contextlib.suppress(OSError, ValueError, IndexError):
         low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     for _ in range(200):
-        port = random.randrange(10_000, max(low, 10_001))
+        port = _PORTS.randrange(10_000, max(low, 10_001))
+        if port in _HANDED_OUT:
+            continue  # free now, but promised to a peer that has not bound it yet
         with socket.socket() as sock:
             try:
                 sock.bind((LOOPBACK, port))
             except OSError:
                 continue
+            _HANDED_OUT.add(port)
             return port
     raise OSError("no free TCP port below the ephemeral range")
 

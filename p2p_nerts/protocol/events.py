@@ -59,6 +59,7 @@ class PlayAdded(Event):
 class PlayFinal(Event):
     """A play's fate is final. ``first`` names who took its place if it bounced."""
 
+    round: int
     play: Play
     fate: Fate
     mine: bool
@@ -91,6 +92,9 @@ class RoundOver(Event):
     totals: tuple[int, ...]
     foundation_hash: bytes
     verdicts: tuple[str, ...]  # "" for a clean audit, else the reason
+    #: The round's players by seat: by the time a listener hears this, the
+    #: replica may already hold the next round's roster.
+    names: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

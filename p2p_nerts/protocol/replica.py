@@ -244,8 +244,13 @@ class Replica:
         self.last_heard: dict[bytes, float] = {}
         self.seats: tuple[Seat, ...] = ()
         self.ready: dict[bytes, bool] = {}
+        #: Host: players who asked for a seat while a round ran (key → name).
+        self.waiting: dict[bytes, str] = {}
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
+        #: The round before ``rs``: one call can close a round and begin the
+        #: next, and whoever reads its end (a summary, a score screen) reads it after.
+        self.prev_rs: RoundState | None = None
         self.match: Match | None = None
         #: Running totals by player key, so they survive seats changing between rounds.
         self.totals: dict[bytes, int] = {}
@@ -480,6 +485,13 @@ class Replica:
     def my_seat(self) -> int | None:
         return self.rs.me if self.rs else _index(self.seats, self.me.public_key)
 
+    def round_state(self, number: int) -> RoundState | None:
+        """Round ``number``'s state, if it is the current or the previous round."""
+        for rs in (self.rs, self.prev_rs):
+            if rs is not None and rs.number == number:
+                return rs
+        return None
+
     @property
     def tableau(self) -> Tableau | None:
         return self.rs.tab if self.rs else None
@@ -582,10 +594,30 @@ class Replica:
     def _author(self, key: bytes) -> AuthorLog | None:
         log = self.authors.get(key)
         if log is None:
-            if len(self.authors) >= MAX_AUTHORS:
+            if len(self.authors) >= MAX_AUTHORS and not self._evict_stranger():
                 return None
             log = self.authors[key] = AuthorLog(key)
         return log
+
+    def _evict_stranger(self) -> bool:
+        """Make room by forgetting the longest-silent key that holds no seat.
+
+        Keys come and go over a night (players leave, a flood of strangers
+        says HELLO); only the seated matter to the game. A forgotten key
+        that comes back starts again from its first entry, which it resends.
+        """
+        keep = {s.key for s in self.seats} | {self.host_key, self.me.public_key}
+        if self.rs is not None:
+            keep.update(self.rs.keys)
+        keep.update(self.waiting)
+        strangers = [k for k in self.authors if k not in keep]
+        if not strangers:
+            return False
+        oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
+        del self.authors[oldest]
+        self.last_heard.pop(oldest, None)
+        self._asked.pop(oldest, None)
+        return True
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
@@ -665,6 +697,7 @@ class Replica:
                 if self.is_host:
                     self._host_join(entry.author, name)
             case Leave():
+                self.waiting.pop(entry.author, None)
                 if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
                     self._unseat(entry.author)
             case Roster(seats=seats):
@@ -700,9 +733,11 @@ class Replica:
         match payload:
             case Ack(upto=upto):
                 seated = {s.key for s in self.seats}
-                for mark in upto:
+                for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
-                    # it): learning what it sent lets us ask others for it.
+                    # it): learning what it sent lets us ask others for it. Only
+                    # a seated peer's word counts: a stranger could otherwise
+                    # send us asking for entries that never were.
                     other = (self._author(mark.author) if mark.author in seated
                              else self.authors.get(mark.author))
                     if other is not None:
@@ -746,14 +781,26 @@ class Replica:
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
-        if any(s.key == key for s in self.seats):
-            if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-                self._send(Roster(self.seats))  # a rejoin: tell them again
-            return  # mid-round, a returning seat catches up through resends
-        if self.phase is Phase.OVER:
+        seated = any(s.key == key for s in self.seats)
+        rs = self.rs
+        if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+            seat = rs.seat_of(key) if rs is not None else None
+            if seat is not None and rs is not None and seat in rs.live:
+                return  # a returning seat catches up through resends
+            if key in self.waiting:
+                return
+            if not seated and len(self.seats) + len(self.waiting) >= self.max_seats:
+                self._send(Refuse(key, "the table is full"))
+                return
+            # Dropped from this round, or given up after an earlier one: the
+            # player never chose to leave. It sits down as this round closes,
+            # so it cannot miss the short break before the next deal.
+            self.waiting[key] = name
+            self._event(ev.Notice(f"{name} sits down when this round ends"))
+        elif seated:
+            self._send(Roster(self.seats))  # a rejoin: tell them again
+        elif self.phase is Phase.OVER:
             self._send(Refuse(key, "the game is over"))
-        elif self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            self._send(Refuse(key, "a round is under way; join between rounds"))
         elif len(self.seats) >= self.max_seats:
             self._send(Refuse(key, "the table is full"))
         else:
@@ -823,6 +870,7 @@ class Replica:
 
     def _goodbye(self, key: bytes, reason: str) -> None:
         rs = self.rs
+        self.waiting.pop(key, None)
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._unseat(key)
         seat = rs.seat_of(key) if rs else None
@@ -849,7 +897,7 @@ class Replica:
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds
-        self.rs = rs
+        self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
             self.last_heard.setdefault(key, self.now)
@@ -1053,7 +1101,7 @@ class Replica:
         if fate is not Fate.STAY:
             winner = rs.log.first_over(key)
             first = rs.names[winner.author] if winner else None
-        return ev.PlayFinal(rs.log.play(key), fate, mine, first)
+        return ev.PlayFinal(rs.number, rs.log.play(key), fate, mine, first)
 
     def _settle_own_early(self, rs: RoundState) -> None:
         """Settle my plays whose fate is fixed, without waiting for the total order.
@@ -1208,7 +1256,7 @@ class Replica:
         self.totals.update(zip(rs.keys, self.match.totals, strict=True))
         digest = rs.log.state_hash()
         self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
-                                 digest, rs.verdicts))
+                                 digest, rs.verdicts, rs.names))
         if rs.me is not None:
             self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
         self._maybe_close(rs)
@@ -1249,10 +1297,24 @@ class Replica:
         for log in list(self.authors.values()):
             self._drain(log)
         if self.is_host:
-            # A seat dropped this round leaves the table, or every later round
-            # would wait for it again; it keeps its total if it joins back.
-            for seat in sorted(set(range(len(rs.keys))) - rs.live):
-                self._unseat(rs.keys[seat])
+            self._reseat(rs)
+
+    def _reseat(self, rs: RoundState) -> None:
+        """Host, as a round closes: the dropped leave, those waiting sit down.
+
+        A seat dropped this round leaves the table, or every later round
+        would wait for it again, unless it has asked back meanwhile; it keeps
+        its total either way. One ROSTER says both.
+        """
+        gone = {rs.keys[s] for s in range(len(rs.keys)) if s not in rs.live} - {self.host_key}
+        gone -= self.waiting.keys()
+        seats = {s.key: s for s in self.seats if s.key not in gone}
+        for key, name in self.waiting.items():
+            if key not in seats and len(seats) < self.max_seats:
+                seats[key] = Seat(key, name)
+        self.waiting.clear()
+        if set(seats) != {s.key for s in self.seats}:
+            self._send(Roster(tuple(sorted(seats.values(), key=lambda s: s.key))))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

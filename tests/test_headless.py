@@ -1,0 +1,44 @@
+"""The headless summary: every field from the agreed log, whenever the events are heard."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from p2p_nerts.net.headless import SummaryWriter
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
+from p2p_nerts.protocol.replica import Phase, Replica
+
+from .replica_harness import play_round
+
+
+def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() -> None:
+    """One replica call can close a round and begin the next (the host's ROSTER
+    waited for the close): the line must still be about the round that ended."""
+    net = bot_table(3, seed=31)
+    host, guest = net.replicas[0], net.replicas[1]
+    number = play_round(net)
+    late = [e for e in net.events[1]
+            if isinstance(e, ev.RoundOver | ev.PlayFinal | ev.RoundAgreed)]
+    names = guest.rs.names if guest.rs else ()
+    # A fourth player sits down and the host deals round 2 before anyone listens.
+    newcomer = Replica(Identity.from_seed(b"\x77" * 32, "newcomer"), TABLE_ID,
+                       host.me.public_key)
+    net.output(0, host.receive(newcomer.open(net.now).sends[0].data, net.now))
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: guest.rs is not None and guest.rs.number == number + 1,
+                   limit=net.now + 60)
+    assert guest.phase is Phase.SHUFFLE and len(guest.rs.names) == 4
+    out = io.StringIO()
+    writer = SummaryWriter(guest, out)
+    for event in late:
+        writer.on_event(event)
+    writer.finish({})
+    line = json.loads(out.getvalue().splitlines()[0])
+    assert line["round"] == number
+    assert [p["name"] for p in line["players"]] == list(names)
+    assert line["local"]["cards_ok"] is True
+    assert line["bounces"] == sum(1 for e in late if isinstance(e, ev.PlayFinal)
+                                  and e.fate.name == "BOUNCE")
