@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 import random
-import re
 import sys
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -37,16 +36,16 @@ from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
-from .link import LinkError, Refused
+from .link import LinkError
 from .node import Endpoint, NetSession, TableConfig
-from .wire import WireError, parse_address
+from .tables import join_found, parse_target
 
-__all__ = ["NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands", "run_net"]
+__all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
+           "run_net", "setup_logging"]
 
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
 LOG_FILE = "nerts.log"
-_HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
 
 
 def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -135,7 +134,7 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         return _fail(str(exc))
     except (EOFError, KeyboardInterrupt):
         return 1
-    _setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
+    setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
     config = TableConfig(
         variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
@@ -209,34 +208,11 @@ async def _resume(args: argparse.Namespace, identity: Identity, config: TableCon
 async def _join(args: argparse.Namespace, identity: Identity, config: TableConfig,
                 endpoint: Endpoint, interfaces: Interfaces, store: Store) -> NetSession:
     """Join by address, or find the table by mDNS and try its addresses in turn."""
-    address = _address(args.table)
+    address = parse_target(args.table)
     if address is not None:
         return await NetSession.join(identity, address, config, endpoint, store=store)
     ad = await find_table(args.table, interfaces, args.find_timeout)
-    failure: LinkError | None = None
-    for ip in ad.addresses:
-        try:
-            return await NetSession.join(identity, (ip, ad.port), config, endpoint,
-                                         fingerprint=ad.fingerprint, store=store)
-        except Refused:
-            raise
-        except LinkError as exc:
-            failure = exc
-    raise failure or LinkError(f"table {ad.name} has no address")
-
-
-def _address(target: str | None) -> tuple[str, int] | None:
-    """``HOST:PORT`` (an IP or a host name) → address; anything else names a table."""
-    if target is None:
-        return None
-    try:
-        return parse_address(target)
-    except WireError:
-        pass
-    match = _HOSTNAME_PORT.fullmatch(target)
-    if match and 0 < int(match[2]) < 65536:
-        return match[1], int(match[2])
-    return None
+    return await join_found(identity, ad, config, endpoint, store)
 
 
 def _default_table_name(name: str) -> str:
@@ -280,7 +256,7 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("--resume goes back to your last table: name no TABLE")
 
 
-def _setup_logging(name: str, verbose: bool, file: Path | None) -> None:
+def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
     """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S",
