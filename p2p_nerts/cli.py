@@ -184,8 +184,8 @@ def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]
     player = prepare_player(data_dir, ask=input if sys.stdin.isatty() and not name else None)
     identity = (load_or_create(data_dir / IDENTITY_FILE, name) if name else player.identity)
 
-    async def screen(session: Session) -> None:
-        await NertsApp(session, player.config, player.notes).run()
+    async def screen(session: Session, code: str | None) -> None:
+        await NertsApp(session, player.config, player.notes, code=code).run()
 
     return identity, screen
 

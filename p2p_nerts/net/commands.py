@@ -109,8 +109,10 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
 
 
-Screen = Callable[[Session], Awaitable[None]]
-"""Plays at a session in this terminal until the player quits."""
+Screen = Callable[[Session, str | None], Awaitable[None]]
+"""Plays at a session in this terminal until the player quits. The second argument is
+the table code it was opened or joined with: the session does not keep it, and the
+host's screen shows it for reading out to the players who join."""
 Terminal = Callable[[Path, str | None], tuple[Identity, Screen]]
 """Given the data dir and ``--name``: the player's identity and their screen (``cli``
 provides it, so that ``net`` never imports the UI)."""
@@ -182,7 +184,7 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
-        await screen(session)
+        await screen(session, args.code)
         return 0
     bot = None
     if args.bot:
