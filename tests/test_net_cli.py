@@ -48,13 +48,21 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ["join", "--interfaces", "not-an-address", "--headless"],
     ["host", "--code", "  ", "--headless"],
     ["bot", "--code", "x" * 65],
+    ["host", "--name", " ", "--headless"],
+    ["bot", "--name", "Tess\x1b[2J"],
+    ["bot", "--find-timeout", "nan"],
+    ["join", "--find-timeout", "inf", "--headless"],
+    ["bot", "--summary", "/nonexistent-nerts-dir/rounds.json"],
+    ["host", "--summary", ".", "--headless"],
 ])
-def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str],
+                             tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no key, no table store: nothing was made
 
 
 def test_no_table_found_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,6 +26,7 @@ from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
     IdentityError,
+    clean_name,
     default_data_dir,
     load_or_create,
 )
@@ -125,6 +126,31 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         args.bot = args.bot or DEFAULT_SKILL
     _check(args)
     interfaces = interfaces_setting(args.interfaces)
+    summary = _open_summary(args)
+    try:
+        return _seat_and_play(args, variants, terminal, interfaces, summary)
+    finally:
+        if summary is not None:
+            summary.close()
+
+
+def _open_summary(args: argparse.Namespace) -> TextIO | None:
+    """``--summary``, opened before anything else: a file that cannot be written is bad
+    usage, and is found before a key or a table record is made."""
+    if args.summary is None:
+        return None
+    try:
+        # A resumed seat adds to its summary: the rounds before the crash are in it.
+        file: TextIO = args.summary.open("a" if args.resume else "w", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--summary: cannot write {args.summary}: {exc.strerror or exc}"
+                         ) from None
+    return file
+
+
+def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal: Terminal,
+                   interfaces: Interfaces, summary: TextIO | None) -> int:
+    """The player, their store and their seat; then play until the table ends or they quit."""
     data_dir = args.data_dir or default_data_dir()
     screen: Screen | None = None
     try:
@@ -146,9 +172,6 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         store = Store(data_dir / DB_FILE)
     except StoreError as exc:
         return _fail(str(exc))
-    # A resumed seat adds to its summary: the rounds before the crash are in it.
-    summary = (args.summary.open("a" if args.resume else "w", encoding="utf-8")
-               if args.summary else None)
     try:
         return asyncio.run(_play(args, identity, config, endpoint, interfaces, store, summary,
                                  screen))
@@ -160,8 +183,6 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         return 130
     finally:
         store.close()
-        if summary is not None:
-            summary.close()
 
 
 class CannotPlay(Exception):
@@ -222,6 +243,12 @@ def _default_table_name(name: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> None:
+    """Every option's value, before anything is made (``args`` keeps the cleaned forms)."""
+    if args.name is not None:
+        try:
+            args.name = clean_name(args.name)
+        except ValueError as exc:
+            raise ValueError(f"--name: {exc}") from None
     for option in ("port", "advertise_port"):
         value = getattr(args, option)
         if value is not None and not 0 <= value <= 65535:
@@ -252,8 +279,8 @@ def _check(args: argparse.Namespace) -> None:
                 raise ValueError(
                     f"--table-name must have 1 to {MAX_NAME_CHARS} printable characters")
             args.table_name = name
-    elif args.find_timeout <= 0:
-        raise ValueError("--find-timeout must be positive")
+    elif not 0 < args.find_timeout <= 3600:
+        raise ValueError("--find-timeout must be above 0 and at most 3600 seconds")
     elif args.resume and args.table:
         raise ValueError("--resume goes back to your last table: name no TABLE")
 
