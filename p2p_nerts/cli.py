@@ -11,9 +11,9 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
@@ -99,14 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"how well they play (default {DEFAULT_SKILL})")
     solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
     add_variant_args(solo)
+    # A usage error the checks after parsing find is reported as argparse reports its
+    # own: by the command's parser, with that command's usage line.
+    parser.set_defaults(usage_error=parser.error)
+    for command in sub.choices.values():
+        command.set_defaults(usage_error=command.error)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    usage_error: Callable[[str], NoReturn] = args.usage_error
     if args.command in ("solo", "host") and args.teams == "share":
-        parser.error("share-a-deck teams are played by `nerts simulate` only, for now")
+        usage_error("share-a-deck teams are played by `nerts simulate` only, for now")
     try:
         if args.command is None:
             return run_lobby(args)
@@ -118,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_net(args, variants_from(args) if args.command == "host" else None,
                        terminal_screen)
     except (VariantError, ValueError) as exc:
-        parser.error(str(exc))
+        usage_error(str(exc))
 
 
 def run_solo(args: argparse.Namespace) -> int:

@@ -28,13 +28,16 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["simulate", "--players", "9"], "players"),
-        (["simulate", "--skill", "godlike"], "skill"),
-        (["simulate", "--players", "3", "--teams", "pairs"], "even"),
-        (["simulate", "--target", "0"], "target"),
-        (["simulate", "--rounds", "0"], "--rounds"),
-        (["solo", "--teams", "share"], "share-a-deck"),
-        (["host", "--teams", "share"], "share-a-deck"),
+        (["simulate", "--players", "9"], "nerts simulate: error: players must be"),
+        (["simulate", "--skill", "godlike"], "nerts simulate: error: argument --skill"),
+        (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
+        (["simulate", "--target", "0"], "nerts simulate: error: target"),
+        (["simulate", "--rounds", "0"], "nerts simulate: error: --rounds"),
+        (["solo", "--teams", "share"], "nerts solo: error: share-a-deck"),
+        (["host", "--teams", "share"], "nerts host: error: share-a-deck"),
+        (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
+        (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
+        (["--interfaces", "nowhere"], "nerts: error: interfaces 'nowhere'"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
@@ -44,3 +47,5 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+    # The usage line is the command's own, as with argparse's own errors.
+    assert err.startswith(f"usage: {words.split(':')[0]} ")
