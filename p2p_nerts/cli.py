@@ -50,7 +50,8 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
                    help="no -2 per card left in the Nerts pile (children's rules)")
     g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
     g.add_argument("--teams", choices=TEAMS, default="none",
-                   help="pairs add partners' scores; share seats two players at one tableau")
+                   help="pairs: partners add their scores; share: two players at one tableau "
+                        "(nerts simulate only, for now); default none")
     g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
 
 
@@ -73,20 +74,21 @@ def _skills(text: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="nerts", description="Nerts on your local network, no server needed.")
+        prog="nerts", description="Nerts on your local network, no server needed. "
+        "With no COMMAND: the network lobby, to open a table, join one or play solo.")
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
-    sim.add_argument("--players", type=int, default=4, help="2..8 (default 4)")
+    sim.add_argument("--players", type=int, default=4, metavar="N", help="1..8 (default 4)")
     sim.add_argument("--rounds", type=int, default=None,
                      help="rounds to play (default: play until someone reaches the target)")
     sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
     sim.add_argument("--skill", type=_skills, default=(DEFAULT_SKILL,),
                      help=f"{'|'.join(SKILLS)}, or a comma list cycled over the seats")
-    sim.add_argument("--max-delay", type=float, default=120.0,
+    sim.add_argument("--max-delay", type=float, default=120.0, metavar="MS",
                      help="largest simulated network delay in ms (default 120)")
     sim.add_argument("--json", action="store_true", help="one JSON object per round, then totals")
     add_variant_args(sim)

@@ -49,3 +49,19 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert words in err and "Traceback" not in err
     # The usage line is the command's own, as with argparse's own errors.
     assert err.startswith(f"usage: {words.split(':')[0]} ")
+
+
+@pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
+def test_help_says_what_each_command_takes(command: list[str],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--help"])
+    assert exit_info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
+    if not command:
+        assert "With no COMMAND: the network lobby" in out
+    if command in (["host"], ["solo"]):
+        assert "share: two players at one tableau (nerts simulate only, for now)" in out
+    if command == ["simulate"]:
+        assert "--players N 1..8 (default 4)" in out
+        assert main(["simulate", "--players", "1", "--rounds", "1"]) == 0  # as the help says

@@ -54,9 +54,11 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     """Add the three subcommands to ``nerts``' subparsers."""
     host = sub.add_parser("host", help="open a table on the LAN and take the first seat")
     _seat_args(host)
-    host.add_argument("--table-name", help=f"name shown in lobbies (at most {MAX_NAME_CHARS} "
-                      "characters; default: \"<name>'s table\")")
-    host.add_argument("--seats", type=int, default=8, help="seats at the table, 2..8 (8)")
+    host.add_argument("--table-name", metavar="NAME",
+                      help=f"name shown in lobbies (at most {MAX_NAME_CHARS} characters; "
+                           "default: \"<name>'s table\")")
+    host.add_argument("--seats", type=int, default=8, metavar="N",
+                      help="seats at the table, 2..8 (8)")
     host.add_argument("--auto-start", type=int, metavar="N",
                       help="start round 1 once N players are seated")
     host.add_argument("--auto-next", type=float, metavar="S",
@@ -78,8 +80,9 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="your display name (default: the one saved with your key)")
-    p.add_argument("--data-dir", type=Path,
-                   help="where your key lives (default: $NERTS_HOME or the XDG data dir)")
+    p.add_argument("--data-dir", type=Path, metavar="DIR",
+                   help="where your key and your tables' records live (default: $NERTS_HOME "
+                        "or the XDG data dir)")
     p.add_argument("--bind", default="", metavar="ADDR",
                    help="address to accept peers on (default: every interface)")
     p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
