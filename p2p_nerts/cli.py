@@ -11,41 +11,30 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match, team_of
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
-from .net.channel import normalize_code
-
-# The lobby's network side uses three private helpers of net.commands: it belongs
-# there, next to ``_join`` (see LanTables).
 from .net.commands import (
     LOG_FILE,
     NET_COMMANDS,
     Screen,
-    _address,
-    _setup_logging,
     add_net_commands,
     run_net,
+    setup_logging,
 )
-from .net.discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
-from .net.interfaces import Interfaces, interfaces_setting
-from .net.link import LinkError, Refused
-from .net.node import Endpoint, NetSession, TableConfig
-from .net.wire import NET_VERSION
+from .net.interfaces import interfaces_setting
+from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
 from .session import Session
 from .store import DB_FILE, Store, StoreError
 
 if TYPE_CHECKING:
     from .ui.config import Player
-    from .ui.network import TableListing
-
-T = TypeVar("T")
 
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
@@ -61,7 +50,8 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
                    help="no -2 per card left in the Nerts pile (children's rules)")
     g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
     g.add_argument("--teams", choices=TEAMS, default="none",
-                   help="pairs add partners' scores; share seats two players at one tableau")
+                   help="pairs: partners add their scores; share: two players at one tableau "
+                        "(nerts simulate only, for now); default none")
     g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
 
 
@@ -84,20 +74,21 @@ def _skills(text: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="nerts", description="Nerts on your local network, no server needed.")
+        prog="nerts", description="Nerts on your local network, no server needed. "
+        "With no COMMAND: the network lobby, to open a table, join one or play solo.")
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
-    sim.add_argument("--players", type=int, default=4, help="2..8 (default 4)")
+    sim.add_argument("--players", type=int, default=4, metavar="N", help="1..8 (default 4)")
     sim.add_argument("--rounds", type=int, default=None,
                      help="rounds to play (default: play until someone reaches the target)")
     sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
     sim.add_argument("--skill", type=_skills, default=(DEFAULT_SKILL,),
                      help=f"{'|'.join(SKILLS)}, or a comma list cycled over the seats")
-    sim.add_argument("--max-delay", type=float, default=120.0,
+    sim.add_argument("--max-delay", type=float, default=120.0, metavar="MS",
                      help="largest simulated network delay in ms (default 120)")
     sim.add_argument("--json", action="store_true", help="one JSON object per round, then totals")
     add_variant_args(sim)
@@ -110,14 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"how well they play (default {DEFAULT_SKILL})")
     solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
     add_variant_args(solo)
+    # A usage error the checks after parsing find is reported as argparse reports its
+    # own: by the command's parser, with that command's usage line.
+    parser.set_defaults(usage_error=parser.error)
+    for command in sub.choices.values():
+        command.set_defaults(usage_error=command.error)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    usage_error: Callable[[str], NoReturn] = args.usage_error
     if args.command in ("solo", "host") and args.teams == "share":
-        parser.error("share-a-deck teams are played by `nerts simulate` only, for now")
+        usage_error("share-a-deck teams are played by `nerts simulate` only, for now")
     try:
         if args.command is None:
             return run_lobby(args)
@@ -129,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_net(args, variants_from(args) if args.command == "host" else None,
                        terminal_screen)
     except (VariantError, ValueError) as exc:
-        parser.error(str(exc))
+        usage_error(str(exc))
 
 
 def run_solo(args: argparse.Namespace) -> int:
@@ -158,7 +155,7 @@ def run_lobby(args: argparse.Namespace) -> int:
     if player is None:
         return 1
     data_dir = default_data_dir()
-    _setup_logging(player.identity.name, False, data_dir / LOG_FILE)  # logs would tear the screen
+    setup_logging(player.identity.name, False, data_dir / LOG_FILE)  # logs would tear the screen
     try:
         store = Store(data_dir / DB_FILE)
     except StoreError as exc:
@@ -186,107 +183,6 @@ def _player() -> Player | None:
     return None
 
 
-class LanTables:
-    """The lobby's view of the LAN (``ui.network.Network``), built on ``net``.
-
-    Every failure becomes a ``ConnectionError`` with the line ``net`` wrote for
-    the player. Its home is ``net.commands``, whose ``_join`` tries a found
-    table's addresses the same way: once it is there, both can share that loop.
-    """
-
-    #: ``net``'s lines about a missing or unneeded code name the command line's
-    #: flag; in the lobby the code is a field of the join form.
-    _FLAG_WORDS = (("use --code", "type it in the code field"),
-                   ("join without --code", "leave the code field empty"))
-
-    def __init__(self, identity: Identity, interfaces: Interfaces, *,
-                 endpoint: Endpoint | None = None, store: Store | None = None) -> None:
-        self._identity = identity
-        self._interfaces = interfaces
-        self._endpoint = endpoint or Endpoint()
-        self._store = store
-        self._browser: TableBrowser | None = None
-
-    @property
-    def version(self) -> int:
-        return NET_VERSION
-
-    @property
-    def max_name(self) -> int:
-        return MAX_NAME_CHARS
-
-    @property
-    def tables(self) -> list[TableAd]:
-        return self._browser.tables if self._browser is not None else []
-
-    async def browse(self, changed: Callable[[], None]) -> None:
-        self._browser = TableBrowser(self._interfaces, on_event=lambda _event: changed())
-        await _player_error(self._browser.start())
-
-    def address(self, text: str) -> tuple[str, int]:
-        address = _address(text)
-        if address is None:
-            raise ValueError(f"{text!r} is not HOST:PORT (for example 192.168.1.20:40123)")
-        return address
-
-    def check_code(self, text: str) -> None:
-        normalize_code(text)
-
-    async def join(self, table: TableListing, code: str | None) -> Session:
-        ad = next((t for t in self.tables if t.instance == table.instance), None)
-        if ad is None:
-            raise ConnectionError(f"{table.name} is gone from the network")
-        failure = f"{ad.name} has no address"
-        for ip in ad.addresses:
-            try:
-                return await self._dial((ip, ad.port), code, ad.fingerprint)
-            except _Refused as exc:  # a wrong code too: another address is another guess
-                raise ConnectionError(str(exc)) from None
-            except ConnectionError as exc:
-                failure = str(exc)
-        raise ConnectionError(failure)
-
-    async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
-        return await self._dial(address, code)
-
-    async def _dial(self, address: tuple[str, int], code: str | None,
-                    fingerprint: str | None = None) -> Session:
-        try:
-            return await _player_error(NetSession.join(
-                self._identity, address, TableConfig(code=code), self._endpoint,
-                fingerprint=fingerprint, store=self._store))
-        except _Refused as exc:
-            line = str(exc)
-            for flag, field in self._FLAG_WORDS:
-                line = line.replace(flag, field)
-            raise _Refused(line) from None
-
-    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
-        return await _player_error(NetSession.host(
-            self._identity, TableConfig(variants=variants, code=code), self._endpoint,
-            table_name=name, interfaces=self._interfaces, store=self._store))
-
-    async def close(self) -> None:
-        if self._browser is not None:
-            await self._browser.close()
-
-
-class _Refused(ConnectionError):
-    """The table will not seat us: trying its other addresses would not help."""
-
-
-async def _player_error(opening: Awaitable[T]) -> T:
-    """Await ``opening``; whatever ``net`` raises comes out as a ConnectionError for the player."""
-    try:
-        return await opening
-    except Refused as exc:
-        raise _Refused(str(exc)) from None
-    except (DiscoveryError, LinkError) as exc:
-        raise ConnectionError(str(exc)) from None
-    except OSError as exc:
-        raise ConnectionError(f"network error: {exc.strerror or exc}") from None
-
-
 def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]:
     """The player and their full-screen table, for ``nerts host`` and ``nerts join``."""
     from .protocol.identity import IDENTITY_FILE, load_or_create
@@ -296,8 +192,8 @@ def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]
     player = prepare_player(data_dir, ask=input if sys.stdin.isatty() and not name else None)
     identity = (load_or_create(data_dir / IDENTITY_FILE, name) if name else player.identity)
 
-    async def screen(session: Session) -> None:
-        await NertsApp(session, player.config, player.notes).run()
+    async def screen(session: Session, code: str | None) -> None:
+        await NertsApp(session, player.config, player.notes, code=code).run()
 
     return identity, screen
 

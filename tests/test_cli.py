@@ -28,13 +28,16 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["simulate", "--players", "9"], "players"),
-        (["simulate", "--skill", "godlike"], "skill"),
-        (["simulate", "--players", "3", "--teams", "pairs"], "even"),
-        (["simulate", "--target", "0"], "target"),
-        (["simulate", "--rounds", "0"], "--rounds"),
-        (["solo", "--teams", "share"], "share-a-deck"),
-        (["host", "--teams", "share"], "share-a-deck"),
+        (["simulate", "--players", "9"], "nerts simulate: error: players must be"),
+        (["simulate", "--skill", "godlike"], "nerts simulate: error: argument --skill"),
+        (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
+        (["simulate", "--target", "0"], "nerts simulate: error: target"),
+        (["simulate", "--rounds", "0"], "nerts simulate: error: --rounds"),
+        (["solo", "--teams", "share"], "nerts solo: error: share-a-deck"),
+        (["host", "--teams", "share"], "nerts host: error: share-a-deck"),
+        (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
+        (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
+        (["--interfaces", "nowhere"], "nerts: error: interfaces 'nowhere'"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
@@ -44,3 +47,21 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
+    # The usage line is the command's own, as with argparse's own errors.
+    assert err.startswith(f"usage: {words.split(':')[0]} ")
+
+
+@pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
+def test_help_says_what_each_command_takes(command: list[str],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--help"])
+    assert exit_info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
+    if not command:
+        assert "With no COMMAND: the network lobby" in out
+    if command in (["host"], ["solo"]):
+        assert "share: two players at one tableau (nerts simulate only, for now)" in out
+    if command == ["simulate"]:
+        assert "--players N 1..8 (default 4)" in out
+        assert main(["simulate", "--players", "1", "--rounds", "1"]) == 0  # as the help says

@@ -16,9 +16,11 @@ from pathlib import Path
 import msgpack
 import pytest
 
+import p2p_nerts.ui.app
 from p2p_nerts.cli import main
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.session import Session
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -46,13 +48,21 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ["join", "--interfaces", "not-an-address", "--headless"],
     ["host", "--code", "  ", "--headless"],
     ["bot", "--code", "x" * 65],
+    ["host", "--name", " ", "--headless"],
+    ["bot", "--name", "Tess\x1b[2J"],
+    ["bot", "--find-timeout", "nan"],
+    ["join", "--find-timeout", "inf", "--headless"],
+    ["bot", "--summary", "/nonexistent-nerts-dir/rounds.json"],
+    ["host", "--summary", ".", "--headless"],
 ])
-def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str],
+                             tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as stop:
         main(argv)
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no key, no table store: nothing was made
 
 
 def test_no_table_found_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,3 +105,31 @@ def test_another_protocol_version_exits_1(future_host: int,
                  "--bind", "127.0.0.1"]) == 1
     assert (f"nerts: table Zed's table runs protocol v{NET_VERSION + 1}; "
             f"this nerts speaks v{NET_VERSION}") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("from_env", [False, True])
+def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
+        from_env: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's table lobby shows the code (test_ui_seats): here, that it gets it."""
+    opened: list[tuple[bool, str | None]] = []
+
+    class App:
+        """Stands in for the full-screen app: notes what it is opened with, then leaves."""
+
+        def __init__(self, session: Session, *_args: object, code: str | None = None,
+                     **_kwargs: object) -> None:
+            self.session = session
+            opened.append((session.replica.is_host, code))
+
+        async def run(self) -> None:
+            self.session.close()
+            await self.session.run()
+
+    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    argv = ["host", "--name", "Tess", "--bind", "127.0.0.1"]
+    if from_env:
+        monkeypatch.setenv("NERTS_CODE", "pink otter")
+    else:
+        argv += ["--code", "pink otter"]
+    assert main(argv) == 0
+    assert opened == [(True, "pink otter")]

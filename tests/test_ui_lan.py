@@ -13,9 +13,10 @@ from collections.abc import Iterator
 import pytest
 import zeroconf._core
 
-from p2p_nerts.cli import LanTables, main
+from p2p_nerts.cli import main
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity
 

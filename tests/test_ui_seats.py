@@ -32,6 +32,16 @@ def test_every_seat_shows_its_fingerprint_and_whether_it_is_ready() -> None:
     asyncio.run(main())
 
 
+def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
+    """As ``nerts host --code`` opens it: the same line as a table opened from the lobby."""
+    async def main() -> None:
+        async with Harness(code="pink otter") as h:
+            assert "Code:    pink otter  (players joining need it: read it out)" in h.screen()
+        async with Harness() as h:
+            assert "Rules:" in h.screen() and "Code:" not in h.screen()
+    asyncio.run(main())
+
+
 def test_the_host_changes_the_rules_with_the_settings_form() -> None:
     async def main() -> None:
         async with Harness(bots=1) as h:

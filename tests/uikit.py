@@ -161,9 +161,10 @@ class Harness(Screen):
     def __init__(self, *, bots: int = 2, seed: int = 1, skill: str = "easy",
                  columns: int = 100, rows: int = 32, config: Config | None = None,
                  variants: Variants | None = None, notes: tuple[str, ...] = (),
-                 countdown: float = 0.0) -> None:
+                 countdown: float = 0.0, code: str | None = None) -> None:
         super().__init__(columns, rows)
         self.t = [0.0]
+        self.code = code
         self.table = RecordingTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=bots,
                                     skill=skill, seed=seed, countdown=countdown,
                                     variants=variants, clock=lambda: self.t[0])
@@ -175,7 +176,8 @@ class Harness(Screen):
         return self
 
     def make_app(self, input: PipeInput) -> NertsApp:
-        return NertsApp(self.table, self.config, self.notes, input=input, output=self.output)
+        return NertsApp(self.table, self.config, self.notes, code=self.code, input=input,
+                        output=self.output)
 
     @property
     def replica(self) -> Replica:

@@ -14,7 +14,6 @@ import asyncio
 import logging
 import os
 import random
-import re
 import sys
 import unicodedata
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
     IdentityError,
+    clean_name,
     default_data_dir,
     load_or_create,
 )
@@ -37,16 +37,16 @@ from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
-from .link import LinkError, Refused
+from .link import LinkError
 from .node import Endpoint, NetSession, TableConfig
-from .wire import WireError, parse_address
+from .tables import join_found, parse_target
 
-__all__ = ["NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands", "run_net"]
+__all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
+           "run_net", "setup_logging"]
 
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
 LOG_FILE = "nerts.log"
-_HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
 
 
 def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -54,9 +54,11 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     """Add the three subcommands to ``nerts``' subparsers."""
     host = sub.add_parser("host", help="open a table on the LAN and take the first seat")
     _seat_args(host)
-    host.add_argument("--table-name", help=f"name shown in lobbies (at most {MAX_NAME_CHARS} "
-                      "characters; default: \"<name>'s table\")")
-    host.add_argument("--seats", type=int, default=8, help="seats at the table, 2..8 (8)")
+    host.add_argument("--table-name", metavar="NAME",
+                      help=f"name shown in lobbies (at most {MAX_NAME_CHARS} characters; "
+                           "default: \"<name>'s table\")")
+    host.add_argument("--seats", type=int, default=8, metavar="N",
+                      help="seats at the table, 2..8 (8)")
     host.add_argument("--auto-start", type=int, metavar="N",
                       help="start round 1 once N players are seated")
     host.add_argument("--auto-next", type=float, metavar="S",
@@ -78,8 +80,9 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
 
 def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="your display name (default: the one saved with your key)")
-    p.add_argument("--data-dir", type=Path,
-                   help="where your key lives (default: $NERTS_HOME or the XDG data dir)")
+    p.add_argument("--data-dir", type=Path, metavar="DIR",
+                   help="where your key and your tables' records live (default: $NERTS_HOME "
+                        "or the XDG data dir)")
     p.add_argument("--bind", default="", metavar="ADDR",
                    help="address to accept peers on (default: every interface)")
     p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
@@ -110,8 +113,10 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
 
 
-Screen = Callable[[Session], Awaitable[None]]
-"""Plays at a session in this terminal until the player quits."""
+Screen = Callable[[Session, str | None], Awaitable[None]]
+"""Plays at a session in this terminal until the player quits. The second argument is
+the table code it was opened or joined with: the session does not keep it, and the
+host's screen shows it for reading out to the players who join."""
 Terminal = Callable[[Path, str | None], tuple[Identity, Screen]]
 """Given the data dir and ``--name``: the player's identity and their screen (``cli``
 provides it, so that ``net`` never imports the UI)."""
@@ -124,6 +129,31 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         args.bot = args.bot or DEFAULT_SKILL
     _check(args)
     interfaces = interfaces_setting(args.interfaces)
+    summary = _open_summary(args)
+    try:
+        return _seat_and_play(args, variants, terminal, interfaces, summary)
+    finally:
+        if summary is not None:
+            summary.close()
+
+
+def _open_summary(args: argparse.Namespace) -> TextIO | None:
+    """``--summary``, opened before anything else: a file that cannot be written is bad
+    usage, and is found before a key or a table record is made."""
+    if args.summary is None:
+        return None
+    try:
+        # A resumed seat adds to its summary: the rounds before the crash are in it.
+        file: TextIO = args.summary.open("a" if args.resume else "w", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"--summary: cannot write {args.summary}: {exc.strerror or exc}"
+                         ) from None
+    return file
+
+
+def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal: Terminal,
+                   interfaces: Interfaces, summary: TextIO | None) -> int:
+    """The player, their store and their seat; then play until the table ends or they quit."""
     data_dir = args.data_dir or default_data_dir()
     screen: Screen | None = None
     try:
@@ -135,7 +165,7 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         return _fail(str(exc))
     except (EOFError, KeyboardInterrupt):
         return 1
-    _setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
+    setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
     config = TableConfig(
         variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
@@ -145,9 +175,6 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         store = Store(data_dir / DB_FILE)
     except StoreError as exc:
         return _fail(str(exc))
-    # A resumed seat adds to its summary: the rounds before the crash are in it.
-    summary = (args.summary.open("a" if args.resume else "w", encoding="utf-8")
-               if args.summary else None)
     try:
         return asyncio.run(_play(args, identity, config, endpoint, interfaces, store, summary,
                                  screen))
@@ -159,8 +186,6 @@ def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Termi
         return 130
     finally:
         store.close()
-        if summary is not None:
-            summary.close()
 
 
 class CannotPlay(Exception):
@@ -183,7 +208,7 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
-        await screen(session)
+        await screen(session, args.code)
         return 0
     bot = None
     if args.bot:
@@ -209,34 +234,11 @@ async def _resume(args: argparse.Namespace, identity: Identity, config: TableCon
 async def _join(args: argparse.Namespace, identity: Identity, config: TableConfig,
                 endpoint: Endpoint, interfaces: Interfaces, store: Store) -> NetSession:
     """Join by address, or find the table by mDNS and try its addresses in turn."""
-    address = _address(args.table)
+    address = parse_target(args.table)
     if address is not None:
         return await NetSession.join(identity, address, config, endpoint, store=store)
     ad = await find_table(args.table, interfaces, args.find_timeout)
-    failure: LinkError | None = None
-    for ip in ad.addresses:
-        try:
-            return await NetSession.join(identity, (ip, ad.port), config, endpoint,
-                                         fingerprint=ad.fingerprint, store=store)
-        except Refused:
-            raise
-        except LinkError as exc:
-            failure = exc
-    raise failure or LinkError(f"table {ad.name} has no address")
-
-
-def _address(target: str | None) -> tuple[str, int] | None:
-    """``HOST:PORT`` (an IP or a host name) → address; anything else names a table."""
-    if target is None:
-        return None
-    try:
-        return parse_address(target)
-    except WireError:
-        pass
-    match = _HOSTNAME_PORT.fullmatch(target)
-    if match and 0 < int(match[2]) < 65536:
-        return match[1], int(match[2])
-    return None
+    return await join_found(identity, ad, config, endpoint, store)
 
 
 def _default_table_name(name: str) -> str:
@@ -244,6 +246,12 @@ def _default_table_name(name: str) -> str:
 
 
 def _check(args: argparse.Namespace) -> None:
+    """Every option's value, before anything is made (``args`` keeps the cleaned forms)."""
+    if args.name is not None:
+        try:
+            args.name = clean_name(args.name)
+        except ValueError as exc:
+            raise ValueError(f"--name: {exc}") from None
     for option in ("port", "advertise_port"):
         value = getattr(args, option)
         if value is not None and not 0 <= value <= 65535:
@@ -274,13 +282,13 @@ def _check(args: argparse.Namespace) -> None:
                 raise ValueError(
                     f"--table-name must have 1 to {MAX_NAME_CHARS} printable characters")
             args.table_name = name
-    elif args.find_timeout <= 0:
-        raise ValueError("--find-timeout must be positive")
+    elif not 0 < args.find_timeout <= 3600:
+        raise ValueError("--find-timeout must be above 0 and at most 3600 seconds")
     elif args.resume and args.table:
         raise ValueError("--resume goes back to your last table: name no TABLE")
 
 
-def _setup_logging(name: str, verbose: bool, file: Path | None) -> None:
+def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
     """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
                         format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S",

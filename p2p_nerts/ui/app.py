@@ -111,11 +111,13 @@ class NertsApp:
 
     Give it a ``session`` to open at that table, a ``browser`` to open in the
     network lobby, or both (leaving the table then goes back to the lobby).
+    ``code`` is the ``session``'s table code, if it has one: the host's table
+    lobby shows it, as it does for a table opened from the network lobby.
     """
 
     def __init__(self, session: Session | None, config: Config, notes: Sequence[str] = (), *,
-                 browser: Browser | None = None, input: Input | None = None,
-                 output: Output | None = None) -> None:
+                 browser: Browser | None = None, code: str | None = None,
+                 input: Input | None = None, output: Output | None = None) -> None:
         if session is None and browser is None:
             raise ValueError("the app needs a table or a lobby")
         self.keys, problems = resolve_keys(config.keys)
@@ -126,7 +128,7 @@ class NertsApp:
         self._config_file = str(config_path())
         self._lobby = None if browser is None else browser_screen(browser, self.keys)
         if session is not None:
-            self._seat(session)
+            self._seat(session, code)
         # The focus stays on a window that is always there: prompt_toolkit only
         # sends clicks to windows in the focused window's tree, and the screens
         # below come and go.
@@ -192,7 +194,7 @@ class NertsApp:
                 await asyncio.wait(self._tasks)
 
     # ----------------------------------------------------------------- tables
-    def _seat(self, session: Session, code: str | None = None) -> None:
+    def _seat(self, session: Session, code: str | None) -> None:
         """Put ``session``'s table on screen (``code``: its table code, if we know it)."""
         ctl = Controller(session, code=code)
         ctl.on_quit = self._leave
