@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 
 from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.protocol import events as ev
@@ -42,3 +43,21 @@ def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() ->
     assert line["local"]["cards_ok"] is True
     assert line["bounces"] == sum(1 for e in late if isinstance(e, ev.PlayFinal)
                                   and e.fate.name == "BOUNCE")
+
+
+def test_a_round_scored_again_is_written_once_with_the_last_result() -> None:
+    """A seat that scored before its drop was agreed scores again: one line, the last word."""
+    net = bot_table(2, seed=32)
+    guest = net.replicas[1]
+    play_round(net)
+    over = next(e for e in net.events[1] if isinstance(e, ev.RoundOver))
+    first = replace(over, results=tuple(replace(r, score=r.score + 5) for r in over.results))
+    out = io.StringIO()
+    writer = SummaryWriter(guest, out)
+    writer.on_event(first)
+    writer.on_event(over)
+    writer.finish({})
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line.get("round") for line in lines] == [over.round, None]
+    assert [p["score"] for p in lines[0]["players"]] == [r.score for r in over.results]
+    assert lines[1]["rounds"] == 1

@@ -77,8 +77,11 @@ class SummaryWriter:
         elif isinstance(event, ev.RoundStarting):
             self._flush()
         elif isinstance(event, ev.RoundOver):
+            if self._pending is not None and self._pending["round"] == event.round:
+                self._pending = None  # scored again (a drop agreed late): this one counts
+            else:
+                self.rounds += 1
             self._flush()
-            self.rounds += 1
             self._pending = {
                 "round": event.round,
                 "end": event.end,

@@ -60,9 +60,7 @@ class BotDriver:
         if act is not Act.STUCK and act is not Act.WAIT and self.voted:
             self.voted = False
             withdrawn = r.vote_stuck(False, now)
-            more = self._do(action, now)
-            withdrawn.sends += more.sends
-            withdrawn.events += more.events
+            withdrawn.extend(self._do(action, now))
             return withdrawn
         return self._do(action, now)
 

@@ -57,9 +57,9 @@ from . import events as ev
 from .audit import audit_seat
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
-from .envelope import Entry, EnvelopeError, open_entry
+from .envelope import MAGIC, Entry, EnvelopeError, open_entry
 from .fairness import SECRET_LEN, commitment, deal_for, joint_value
-from .identity import Identity, fingerprint_of
+from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from .journal import Kind, Record, move_record, secrets_record, unpack
 from .messages import (
     Ack,
@@ -144,6 +144,16 @@ class Outbound:
     #: Write these to stable storage *before* sending ``sends`` (write-ahead).
     journal: list[Record] = field(default_factory=list)
 
+    def extend(self, later: Outbound) -> None:
+        """Append what a later call produced: all three parts, in order.
+
+        (A caller that kept only the frames and events of a second command
+        once lost its journal records, and with them crash recovery.)
+        """
+        self.sends += later.sends
+        self.events += later.events
+        self.journal += later.journal
+
 
 @dataclass(order=True, slots=True)
 class _Ordered:
@@ -187,6 +197,7 @@ class RoundState:
     call: PlayKey | None = None
     end: str | None = None
     audits: dict[int, Audit] = field(default_factory=dict)
+    audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
     summaries: dict[int, Summary] = field(default_factory=dict)
     results: tuple[SeatRound, ...] = ()
     verdicts: tuple[str, ...] = ()
@@ -264,6 +275,7 @@ class Replica:
         self._catching_up = False  # restored: hear every live peer, fill every gap
         self._heard: set[bytes] = set()
         self._secrets: dict[int, tuple[bytes, bytes]] = {}
+        self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
         self.now = 0.0
 
     @classmethod
@@ -272,7 +284,9 @@ class Replica:
         """Rebuild a replica from its journal after a crash: same round, same tableau.
 
         Replays the journal through the same code paths as live play, with
-        signing and sending switched off (the journal holds our own entries).
+        signing and sending switched off: where live play signed an entry,
+        the replay takes that entry from the journal and delivers it on the
+        spot, in the middle of whatever it was doing, exactly as it was then.
         """
         records = list(records)
         r = cls(identity, table_id, host_key, **options)
@@ -284,6 +298,9 @@ class Replica:
                 assert isinstance(round_no, int)
                 assert isinstance(deck, bytes) and isinstance(share, bytes)
                 r._secrets[round_no] = (deck, share)
+            elif rec.kind is Kind.ENTRY and _author_of(rec.data) == identity.public_key:
+                entry = open_entry(rec.data)
+                r._signed[entry.seq] = entry
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
@@ -291,6 +308,7 @@ class Replica:
                 r._redo(unpack(rec))
             r._advance()
         r._restoring = False
+        r._signed = {}
         r._catching_up = True
         rs = r.rs
         if rs is not None:
@@ -302,10 +320,12 @@ class Replica:
         return r
 
     def _replay_entry(self, raw: bytes) -> None:
-        entry = open_entry(raw)
-        if entry.author != self.me.public_key:
+        if _author_of(raw) != self.me.public_key:
             self._receive_one(raw)
             return
+        self._replay_own(self._signed[open_entry(raw).seq])
+
+    def _replay_own(self, entry: Entry) -> None:
         log = self._author(entry.author)
         assert log is not None
         if log.offer(entry) == "duplicate":
@@ -345,6 +365,10 @@ class Replica:
         self._ack_to.clear()
         for raw in raws:
             self._receive_one(raw)
+            # After each frame, as Replica.restore does after each journal
+            # record: when my own plays settle, against my next moves and the
+            # rotations, must not depend on how frames happened to be batched.
+            self._advance()
         for author in sorted(self._ack_to):
             self._ack(to=author)
         self._advance()
@@ -553,12 +577,17 @@ class Replica:
     def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
-        if self._restoring:
-            return  # the journal holds every entry we signed; it is being replayed
         rs = self.rs
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
                 and rs.me not in rs.live):
             return  # dropped from this round: nothing of ours counts in it any more
+        if self._restoring:
+            # The journal holds what we signed here before the crash (if we got
+            # this far): deliver it now, where live play delivered it.
+            signed = self._signed.get(self.seq + 1)
+            if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
+                self._replay_own(signed)
+            return
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
         if payload.TYPE in EPHEMERAL:
             # An ephemeral entry carries my latest sequence number: peers learn from
@@ -657,9 +686,10 @@ class Replica:
                 # A signed entry that breaks the rules takes its sequence slot (so
                 # the author's later entries are not blocked) and changes nothing
                 # else; honest peers never sign one, so its author is flagged. A
-                # dropped seat's late entries are honest: only too late.
+                # dropped seat's entries, and any for a round we have closed,
+                # are honest: only too late.
                 self._reject(exc.reason)
-                if exc.reason != "dropped":
+                if exc.reason not in ("dropped", "late"):
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         self._ask_missing()
 
@@ -832,9 +862,7 @@ class Replica:
             self.auto_start = self.auto_next = None  # say it once, then wait for a person
             self._event(ev.Notice(f"cannot deal automatically: {exc}"))
             return
-        self._out.sends += out.sends
-        self._out.events += out.events
-        self._out.journal += out.journal
+        self._out.extend(out)
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
         if entry.author != self.host_key:
@@ -915,6 +943,10 @@ class Replica:
 
     def _round_entry(self, entry: Entry, payload: Payload) -> None:
         rs = self.rs
+        if rs is not None and entry.round < rs.number:
+            # A vote or verdict sent while its author still waited on the round
+            # we have closed (or a dropped seat's): honest, only too late.
+            raise EnvelopeError("late")
         if rs is None or entry.round != rs.number:
             raise EnvelopeError("wrong_round")
         seat = rs.seat_of(entry.author)
@@ -955,6 +987,7 @@ class Replica:
                 self._maybe_drop(rs, victim)
             case Audit():
                 rs.audits[seat] = payload
+                rs.audit_seq[seat] = entry.seq
                 self._maybe_score(rs)
             case Summary():
                 rs.summaries[seat] = payload
@@ -982,6 +1015,11 @@ class Replica:
         if self.is_host:
             self._send(Go(rs.joint))
         self._maybe_go(rs)
+        # Plays that overtook the last REVEAL wait for the deal; if nothing else
+        # comes from their authors (a peer catching up, whose resends are all
+        # in), only this wakes them.
+        for log in list(self.authors.values()):
+            self._drain(log)
 
     def _maybe_go(self, rs: RoundState) -> None:
         if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
@@ -1123,7 +1161,13 @@ class Replica:
             if seq is not None and self._final(rs, key[0], key[1], seq):
                 self._settle_mine(rs, key)
 
-    def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey) -> None:
+    def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
+        """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
+
+        ``key`` is the deciding vote's place in the total order, where a
+        deadlock cuts the foundations off; None when a drop decides it (there
+        is no vote to cut at, and every peer holds the same plays).
+        """
         rs.stuck[seat] = on
         self._event(ev.StuckChanged(tuple(rs.stuck)))
         if not all(rs.stuck[s] for s in rs.live):
@@ -1178,7 +1222,8 @@ class Replica:
             self._maybe_score(rs)
             self._maybe_close(rs)
             if rs.live and all(rs.stuck[s] for s in rs.live) and rs.end is None:
-                self._stuck_final(rs, min(rs.live), True, (self.clock.time, min(rs.live)))
+                # Not our own clock as a cut-off: every peer's differs.
+                self._stuck_final(rs, min(rs.live), True, None)
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
         """Undo what a dropped seat sent past the agreed cut, on every replica alike.
@@ -1199,6 +1244,28 @@ class Replica:
                                         if p.key not in gone]
         rs.ordered = [o for o in rs.ordered if o.seat != victim or o.seq <= cut]
         heapq.heapify(rs.ordered)
+        audit_late = rs.audit_seq.get(victim, 0) > cut
+        if audit_late:
+            # Only the dropped seat itself, or whoever heard it before the cut
+            # was agreed, holds it: everyone scores the seat as dropped.
+            del rs.audits[victim]
+        if (late or audit_late) and rs.results and rs is self.rs and self.phase is Phase.SCORING:
+            self._unscore(rs)
+
+    def _unscore(self, rs: RoundState) -> None:
+        """Take back a result reckoned before a drop was agreed (it scores again).
+
+        A seat that was silent while the others scored can come back to their
+        audits before their votes to drop it, and score itself with its own
+        audit, which the others never had. Nothing is closed before every
+        live seat's summary, so taking the result back here is still in time.
+        """
+        assert self.match is not None
+        for r in rs.results:
+            if not r.void:
+                self.match.totals[r.seat] -= r.score
+        self.match.rounds -= 1
+        rs.results, rs.verdicts = (), ()
 
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
@@ -1269,7 +1336,7 @@ class Replica:
         digest = rs.log.state_hash()
         mine = tuple(0 if r.void else r.score for r in rs.results)
         differ = tuple(s for s, m in sorted(rs.summaries.items())
-                       if m.digest != digest or m.scores != mine)
+                       if s in rs.live and (m.digest != digest or m.scores != mine))
         if differ:
             self._event(ev.Divergence(rs.number, differ))
             for key in rs.keys:
@@ -1352,6 +1419,11 @@ def view_of(tab: Tableau) -> View:
 def _settings_of(v: Variants) -> Settings:
     return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
                     target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate)
+
+
+def _author_of(raw: bytes) -> bytes:
+    """The author key of a journaled entry, read without checking it again."""
+    return raw[len(MAGIC):len(MAGIC) + PUBLIC_KEY_LEN]
 
 
 def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:
