@@ -141,17 +141,25 @@ async def wait_until(test: Any, timeout: float, table: PeerTable, what: str) -> 
         await asyncio.sleep(0.1)
 
 
-async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Report) -> None:
-    """Kill one peer at a random moment of a random round; bring it back with --resume."""
-    victim = rng.randrange(table.players)
-    round_no = rng.randint(1, max(1, rounds - 1))
+async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Report,
+                down: float | None = None) -> None:
+    """Kill one peer at a random moment of a random round; bring it back with --resume.
+
+    ``down`` fixes how long it stays dead (else 0.2-1.5 s); longer than
+    --drop-after, the others drop it from its round, and it must sit down
+    again (a guest then: without its host no table plays on).
+    """
+    victim = rng.randrange(1 if down is not None else 0, table.players)
+    # A long outage outlasts a few rounds: leave rounds to come back to.
+    round_no = rng.randint(1, max(1, rounds // 2 if down is not None else rounds - 1))
     host = table.peers[0]
     await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
                      60.0 * round_no, table, f"round {round_no}")
     await asyncio.sleep(rng.uniform(0.0, 2.0))
     under_way = round_under_way(host)
     await table.crash(victim)
-    down = rng.uniform(0.2, 1.5)
+    if down is None:
+        down = rng.uniform(0.2, 1.5)
     await asyncio.sleep(down)
     await table.resume(victim, *(("--auto-next", "0.3") if victim == 0 else ()))
     report.crash = {"peer": table.peers[victim].name, "round": under_way,
@@ -259,7 +267,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
                          60, table, "round 1")
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
-        await chaos(table, rng, args.rounds, report)
+        await chaos(table, rng, args.rounds, report, args.down)
         await wait_until(lambda: all_wrote(table, args.rounds),
                          60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds")
         report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
@@ -305,6 +313,9 @@ def main() -> int:
     parser.add_argument("--pace", type=float, default=0.05, help="bot think-time factor")
     parser.add_argument("--drop-after", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--down", type=float, metavar="SECONDS",
+                        help="keep the killed peer (a guest) down this long; past --drop-after "
+                             "it is dropped from its round and must sit down again")
     parser.add_argument("--code", help="play at a table with this code (all traffic sealed)")
     parser.add_argument("--keep", type=Path,
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
