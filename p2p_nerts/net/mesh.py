@@ -91,7 +91,7 @@ class Mesh:
         addresses, and binding IPv4 and IPv6 apart with port 0 would give the
         two sockets different ports.
         """
-        self._server = await asyncio.start_server(self._accept, bind or "0.0.0.0", port)
+        self._server = await asyncio.start_server(self._on_connection, bind or "0.0.0.0", port)
         return int(self._server.sockets[0].getsockname()[1])
 
     async def connect(self, host: str, port: int, *, joining: bool,
@@ -189,6 +189,14 @@ class Mesh:
     def _start_dialer(self, key: bytes, address: tuple[str, int],
                       first: Link | None = None) -> None:
         self._dialers[key] = (address, self._spawn(self._dial_loop(key, address, first)))
+
+    def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve an incoming connection in a task of ours, which ``close`` cancels.
+
+        (A coroutine handed to ``start_server`` runs in asyncio's own task; on
+        Python 3.11 cancelling that at exit logs a spurious traceback.)
+        """
+        self._spawn(self._accept(reader, writer))
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self._closing:
