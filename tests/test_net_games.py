@@ -9,13 +9,14 @@ the same per-round foundation hashes, scores and result.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from p2p_nerts.net.testing import Faults, PeerTable, shared_lines
+from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, free_port, shared_lines
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -220,3 +221,19 @@ def test_a_table_split_by_the_relays_merges_when_healed(
         assert {i for i in range(4) if first["verdicts"][names[f"p{i}"]] == "dropped"} == dropped
 
     run(scenario)
+
+
+def test_a_peer_left_running_by_a_failed_test_is_killed(tmp_path: Path) -> None:
+    async def start() -> int:
+        peer = PeerProcess("stray", tmp_path, ["host", *FAST, "--port", str(free_port())],
+                           env={"NERTS_INTERFACES": "127.0.0.1"})
+        await peer.start()
+        await peer.wait_for_line("open on port", 20)
+        assert peer.proc is not None
+        return peer.proc.pid
+
+    pid = asyncio.run(start())  # the loop is gone; the host plays on
+    os.kill(pid, 0)
+    PeerProcess.kill_all()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

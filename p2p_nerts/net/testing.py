@@ -28,6 +28,7 @@ import json
 import os
 import random
 import secrets
+import signal
 import socket
 import sys
 from collections.abc import Iterable, Sequence
@@ -251,6 +252,10 @@ def nerts_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "p2p_nerts.cli", *args]
 
 
+_STARTED: list[asyncio.subprocess.Process] = []
+"""Every peer process started here, for ``PeerProcess.kill_all``."""
+
+
 @dataclass
 class PeerProcess:
     """One ``nerts`` process with its own home (identity), stderr log and summary file."""
@@ -278,6 +283,25 @@ class PeerProcess:
                 *self.prefix, *nerts_command(*self.args, "--name", self.name,
                                              "--summary", str(self.summary)),
                 stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        _STARTED.append(self.proc)
+
+    @staticmethod
+    def kill_all() -> None:
+        """SIGKILL every peer process this interpreter started that may still run.
+
+        A test that fails half way (a timeout while waiting for a line) never
+        reaches its table's ``close``; its peers must not outlive it, playing
+        on and holding ports for an hour.
+        """
+        while _STARTED:
+            proc = _STARTED.pop()
+            if proc.returncode is not None:
+                continue  # reaped: its pid may belong to someone else by now
+            # Not reaped, so the pid is still this child's (running or a zombie).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(proc.pid, 0)
 
     async def wait_for_line(self, text: str, timeout: float) -> None:
         """Wait until ``text`` shows up in the peer's log (or it exits, or time runs out)."""
