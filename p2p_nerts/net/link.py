@@ -27,7 +27,7 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import replace
 
 from ..protocol.identity import Identity, fingerprint_of
@@ -78,10 +78,14 @@ class _Stream:
         self.pending: deque[bytes] = deque()
         self.channel: SecureChannel | None = None
 
-    def write(self, payload: bytes) -> None:
+    def frame(self, payload: bytes) -> bytes:
+        """``payload`` as it goes on the wire: sealed (with a code), framed."""
         if self.channel is not None and self.channel.ready:
             payload = self.channel.seal(payload)
-        self.writer.write(encode_frame(payload))
+        return encode_frame(payload)
+
+    def write(self, payload: bytes) -> None:
+        self.writer.write(self.frame(payload))
 
     async def read(self) -> bytes | None:
         """The next payload, opened; None once the peer has closed.
@@ -137,9 +141,13 @@ class Link:
 
     def send(self, payload: bytes) -> bool:
         """Queue one payload (framed, and sealed with a code); False if the link is closed."""
+        return self.send_all((payload,))
+
+    def send_all(self, payloads: Iterable[bytes]) -> bool:
+        """Queue payloads in one write: one system call, however many frames."""
         if self._writer.is_closing():
             return False
-        self._stream.write(payload)
+        self._writer.write(b"".join(map(self._stream.frame, payloads)))
         if self.buffered > SEND_BUFFER_LIMIT:
             self.abort("send queue overflow: the peer is not reading")
             return False
