@@ -111,7 +111,7 @@ class NetSession:
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
         self._backlog: list[ev.Event] = []
-        self._inbox: list[bytes] = []
+        self._inbox: list[tuple[bytes, bytes | None]] = []  # (entry, link key)
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -362,13 +362,13 @@ class NetSession:
         """Queue an entry; what arrives in one turn of the event loop goes in together."""
         if self._replica is None:
             return
-        self._inbox.append(data)
+        self._inbox.append((data, key))
         if len(self._inbox) == 1:
             asyncio.get_running_loop().call_soon(self._take_inbox)
 
     def _take_inbox(self) -> None:
-        # One batch, one signed ACK for all of it: at 8 peers every play draws an
-        # ACK from each of the others, and each costs every receiver a verify.
+        # One batch, one ACK for all of it: at 8 peers every play draws an ACK
+        # from each of the others.
         frames, self._inbox = self._inbox, []
         self._route(self.replica.receive_batch(frames, self._clock()))
 
