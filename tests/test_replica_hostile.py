@@ -251,5 +251,5 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
                      lamport=a.clock.time + 1, type=int(MsgType.PLAY),
                      payload={"c": 64 + 1, "p": 64 + 1, "s": 0, "d": 0, "m": 0})
     before = _snapshot(host)
-    assert host.receive(play.raw, now, via=a_key).events == [ev.Rejected("unsigned_type")]
+    assert host.receive(play, now, via=a_key).events == [ev.Rejected("unsigned_type")]
     assert _snapshot(host) == before

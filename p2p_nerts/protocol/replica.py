@@ -575,12 +575,12 @@ class Replica:
             # it what I have sent, and ask again for anything lost.
             seq, lamport = max(self.seq, 1), max(self.clock.time, 1)
             if payload.TYPE in LINK_TYPES:
-                entry = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                     round=number, seq=seq, lamport=lamport)
+                raw = link_message(self.me.public_key, payload, table_id=self.table_id,
+                                   round=number, seq=seq, lamport=lamport)
             else:
-                entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                     seq=seq, lamport=lamport)
-            self._out.sends.append(Send(entry.raw, to))
+                raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
+                                   seq=seq, lamport=lamport).raw
+            self._out.sends.append(Send(raw, to))
             return
         self.seq += 1
         lamport = self.clock.tick()
