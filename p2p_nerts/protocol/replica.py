@@ -454,6 +454,9 @@ class Replica:
         self._journal_moves(rs, tab)
         self._send(PlayMsg(card, target.pile, target.src, target.declared,
                            len(tab.log) - 1), expect_lamport=lamport)
+        # The view rides with the play (one write, one wake-up of each peer)
+        # rather than waking every peer again at the next tick.
+        self._send_view(rs)
         return self._flush()
 
     def turn(self, now: float) -> Outbound:
