@@ -115,6 +115,8 @@ class NetSession:
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
+        self._ticker: asyncio.Handle | None = None
+        self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._advertiser: TableAdvertiser | None = None
         self._ad_dirty = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
@@ -246,14 +248,32 @@ class NetSession:
             self._tell(listener, event)
 
     async def run(self) -> None:
+        """Tick the replica every ``TICK`` seconds until :meth:`close`; then say goodbye.
+
+        The tick is a timer callback, not a loop around ``wait_for``: that made
+        a task, a timeout and a cancellation every 50 ms, several turns of the
+        event loop each, in every peer (a CPU woken for nothing on a small
+        machine is taken from a peer handling a play).
+        """
+        self._ticker = asyncio.get_running_loop().call_soon(self._tick)
         try:
-            while not self._closed.is_set():
-                self._route(self.replica.tick(self._clock()))
-                self._ask_back()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._closed.wait(), TICK)
+            await self._closed.wait()
         finally:
+            self._ticker.cancel()
             await self._shutdown()
+        if self._failure is not None:
+            raise self._failure
+
+    def _tick(self) -> None:
+        try:
+            self._route(self.replica.tick(self._clock()))
+            self._ask_back()
+        except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
+            self._failure = exc
+            self._closed.set()
+            return
+        if not self._closed.is_set():
+            self._ticker = asyncio.get_running_loop().call_later(TICK, self._tick)
 
     def close(self) -> None:
         self._closed.set()
