@@ -1007,7 +1007,7 @@ class Replica:
         if not mine:
             # At once and straight to its author, whose play is then final about
             # one round trip later. Everyone else learns how far I am from my
-            # heartbeats, so a play costs N-1 acks, not (N-1)^2 signature checks.
+            # heartbeats, so a play costs N-1 acks, not (N-1)^2.
             self._ack_to.add(rs.keys[seat])
 
     def _ack(self, to: bytes | None = None) -> None:
