@@ -92,7 +92,8 @@ class LocalTable:
             raise ValueError("delay must be 0 <= min <= max <= 5 seconds")
         self._delay = delay
         self._delay_rng = random.Random(rng.random())
-        self._queue: list[tuple[float, int, int, bytes]] = []  # (due, order, target, frame)
+        # (due, order, target, sender, frame)
+        self._queue: list[tuple[float, int, int, int, bytes]] = []
         self._order = 0
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
@@ -147,10 +148,11 @@ class LocalTable:
                 low, high = self._delay
                 due = now + low + (high - low) * self._delay_rng.random()
                 self._order += 1
-                heapq.heappush(self._queue, (due, self._order, target, send.data))
+                heapq.heappush(self._queue, (due, self._order, target, sender, send.data))
 
     def _pump(self, *, everything: bool = False) -> None:
         """Deliver every frame that is due (all of them when there is no delay)."""
         while self._queue and (everything or self._queue[0][0] <= self._clock()):
-            _due, _order, target, data = heapq.heappop(self._queue)
-            self._route(target, self._replicas[target].receive(data, self._clock()))
+            _due, _order, target, sender, data = heapq.heappop(self._queue)
+            via = self._replicas[sender].me.public_key  # the in-process "link"
+            self._route(target, self._replicas[target].receive(data, self._clock(), via))

@@ -56,7 +56,7 @@ def main() -> None:
         bare.append((time.perf_counter_ns() - t0) / BATCH / 1000)
         t0 = time.perf_counter_ns()
         if r % 2:
-            receiver.receive_batch([e.raw for e in batch], now)
+            receiver.receive_batch([(e.raw, author.public_key) for e in batch], now)
             handled_batch.append((time.perf_counter_ns() - t0) / BATCH / 1000)
         else:
             for e in batch:

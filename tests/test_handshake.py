@@ -9,6 +9,7 @@ from typing import Any
 import msgpack
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
@@ -51,6 +52,20 @@ def test_success_both_ways() -> None:
     assert pair.b.peer_key == raw(pair.key_a)
 
 
+def test_both_ends_derive_the_same_link_keys_one_per_direction() -> None:
+    pair = Pair()
+    with pytest.raises(RuntimeError):
+        _ = pair.a.link_keys
+    run_clean(pair)
+    a_send, a_receive = pair.a.link_keys
+    b_send, b_receive = pair.b.link_keys
+    assert (a_send, a_receive) == (b_receive, b_send)
+    assert a_send != a_receive and len(a_send) == 32
+    other = Pair()
+    run_clean(other)
+    assert not {a_send, a_receive} & set(other.a.link_keys)  # fresh keys per connection
+
+
 def test_order_of_arrival_does_not_matter() -> None:
     # b answers a's HELLO before a has heard anything: the AUTH waits in a's queue.
     pair = Pair()
@@ -86,6 +101,9 @@ def flip_last_byte(value: bytes) -> bytes:
         (lambda m: m.update(nonce=b"n" * 33), "'nonce' must be 32 bytes"),
         (lambda m: m.update(extra=1), "fields"),
         (lambda m: m.pop("nonce"), "fields"),
+        (lambda m: m.pop("dh"), "fields"),
+        (lambda m: m.update(dh=b"d" * 31), "'dh' must be 32 bytes"),
+        (lambda m: m.update(dh=bytes(32)), "X25519 key is unusable"),
     ],
 )
 def test_tampered_hello_fails(tamper: Callable[[dict[str, Any]], object], reason: str) -> None:
@@ -97,13 +115,14 @@ def test_tampered_hello_fails(tamper: Callable[[dict[str, Any]], object], reason
         pair.a.receive(b"\x80")
 
 
-@pytest.mark.parametrize("field", ["key", "nonce"])
+@pytest.mark.parametrize("field", ["key", "nonce", "dh"])
 def test_tampering_hello_in_flight_breaks_the_signature(field: str) -> None:
-    # A man in the middle swaps b's key or nonce in the HELLO that a receives:
-    # b's real AUTH no longer verifies at a.
+    # A man in the middle swaps b's key, nonce or X25519 key (to learn the link
+    # keys) in the HELLO that a receives: b's real AUTH no longer verifies at a.
     pair = Pair()
     hello_a, hello_b = pair.a.start(), pair.b.start()
-    replacement = raw(Ed25519PrivateKey.generate()) if field == "key" else b"M" * 32
+    replacement = {"key": raw(Ed25519PrivateKey.generate()), "nonce": b"M" * 32,
+                   "dh": X25519PrivateKey.generate().public_key().public_bytes_raw()}[field]
     pair.a.receive(edit(hello_b, lambda m: m.update({field: replacement})))
     auth_b = pair.b.receive(hello_a)
     assert auth_b is not None

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p2p_nerts.protocol.envelope import DOMAIN, MAGIC, MAX_INT, EnvelopeError, open_entry
+from p2p_nerts.protocol.envelope import (
+    DOMAIN,
+    MAGIC,
+    MAX_INT,
+    EnvelopeError,
+    open_entry,
+    open_link_entry,
+)
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
     Ack,
@@ -38,9 +45,11 @@ from p2p_nerts.protocol.messages import (
     Summary,
     Verdict,
     View,
+    link_message,
     parse_payload,
     seal_message,
 )
+from p2p_nerts.protocol.replica import LINK_TYPES
 
 ANA = Identity.from_seed(bytes(range(32)), "Ana")
 K1, K2 = b"\x01" * 32, b"\x02" * 32
@@ -98,6 +107,18 @@ def test_round_trip(payload: Payload) -> None:
     assert got.type == payload.TYPE
     assert parse_payload(got.type, got.payload) == payload
     assert dict(got.payload) == payload.to_wire()
+
+
+@pytest.mark.parametrize("payload", [p for p in SAMPLES if p.TYPE in LINK_TYPES],
+                         ids=lambda p: type(p).__name__)
+def test_link_round_trip(payload: Payload) -> None:
+    """Link entries are not decoded again when built: this is where they are checked."""
+    raw = link_message(ANA.public_key, payload, table_id=TABLE, round=2, seq=3, lamport=4)
+    got = open_link_entry(raw, ANA.public_key)
+    assert (got.type, got.round, got.seq, got.lamport) == (payload.TYPE, 2, 3, 4)
+    assert parse_payload(got.type, got.payload) == payload
+    with pytest.raises(EnvelopeError, match="author_mismatch"):
+        open_link_entry(raw, K1)
 
 
 def test_unknown_type() -> None:

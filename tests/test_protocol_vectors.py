@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.protocol.envelope import DOMAIN, MAGIC, open_entry
+from p2p_nerts.net.linkmac import FrameMac
+from p2p_nerts.protocol.envelope import DOMAIN, LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity, fingerprint_of, verify
 from p2p_nerts.protocol.messages import (
     Ack,
@@ -22,6 +23,7 @@ from p2p_nerts.protocol.messages import (
     MsgType,
     Payload,
     Play,
+    link_message,
     parse_payload,
     seal_message,
 )
@@ -105,3 +107,21 @@ def test_vector(name: str) -> None:
         int(v["lamport"]),
     )
     assert parse_payload(entry.type, entry.payload) == payload
+
+
+def test_link_ack_vector() -> None:
+    """The ACK vector's body as an unsigned link entry, and its tag on the wire."""
+    link = next(b for b in BLOCKS if b.get("link") == "ack")
+    ack = VECTORS["ack"]
+    frame = bytes.fromhex(link["frame"])
+    assert frame == LINK_MAGIC + bytes.fromhex(ack["body"])
+    built = link_message(ANA.public_key, PAYLOADS["ack"],
+                         table_id=bytes.fromhex(KEY["table_id"]), round=int(ack["round"]),
+                         seq=int(ack["seq"]), lamport=int(ack["lamport"]))
+    assert built == frame
+    entry = open_link_entry(frame, ANA.public_key)
+    assert entry.author == ANA.public_key and entry.body == bytes.fromhex(ack["body"])
+    assert parse_payload(entry.type, entry.payload) == PAYLOADS["ack"]
+    assert link["counter"] == "0"
+    sender = FrameMac(bytes.fromhex(link["link_key"]), bytes(32))
+    assert sender.tag(frame) == frame + bytes.fromhex(link["tag"])

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.envelope import MAGIC, open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, bot_table
 from p2p_nerts.protocol.messages import (
@@ -17,6 +17,7 @@ from p2p_nerts.protocol.messages import (
     Hello,
     MsgType,
     Resend,
+    link_message,
     parse_payload,
     seal_message,
 )
@@ -152,7 +153,7 @@ def test_full_table_refuses_a_ninth_player() -> None:
 
 
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
-    from p2p_nerts.protocol.envelope import open_entry
+    from p2p_nerts.protocol.envelope import MAGIC, open_entry
     from p2p_nerts.protocol.identity import Identity
     from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.messages import MsgType
@@ -224,12 +225,15 @@ def test_a_strangers_ack_cannot_make_us_chase_entries_that_never_were() -> None:
     host, guest = net.replicas
     log = host.authors[guest.me.public_key]
     before = log.claimed
-    lie = seal_message(_stranger(4), Ack((AckMark(guest.me.public_key, 10**6),)),
+    stranger = _stranger(4).public_key  # with a link of its own to us, even
+    lie = link_message(stranger, Ack((AckMark(guest.me.public_key, 10**6),)),
                        table_id=TABLE_ID, round=0, seq=1, lamport=1)
-    host.receive(lie.raw, net.now)
+    host.receive(lie, net.now, via=stranger)
+    assert host.rejected == {} or set(host.rejected) <= {"duplicate"}
     assert log.claimed == before
-    asked = [parse_payload(e.type, e.payload) for e in map(open_entry, (
-        s.data for s in host.tick(net.now + 1).sends)) if e.type == MsgType.RESEND]
+    signed = [s.data for s in host.tick(net.now + 1).sends if s.data[:len(MAGIC)] == MAGIC]
+    asked = [parse_payload(e.type, e.payload) for e in map(open_entry, signed)
+             if e.type == MsgType.RESEND]
     assert all(isinstance(a, Resend) and a.author != guest.me.public_key for a in asked)
 
 

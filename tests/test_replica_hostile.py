@@ -13,8 +13,9 @@ from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import seal
+from p2p_nerts.protocol.envelope import LINK_MAGIC, seal, seal_link
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType, Nerts
 from p2p_nerts.protocol.replica import Outbound, Replica, RoundState
@@ -225,3 +226,30 @@ def test_random_payload_packing_roundtrip_guard() -> None:
     rng = random.Random(0)
     blob = msgpack.packb({"a": [1, b"x", None], "b": rng.random()}, use_bin_type=True)
     assert msgpack.unpackb(blob, raw=False)["a"][1] == b"x"
+
+
+def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None:
+    """An ACK or VIEW travels unsigned, vouched for by the link it comes on: the
+    replica takes one only from its author's own link, never relayed, never
+    without a link, and never for a type that is forwarded or sequenced."""
+    net = bot_table(3, seed=6)
+    host, a = net.replicas[0], net.replicas[1]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    a_key, b_key = identities(3)[1].public_key, identities(3)[2].public_key
+    ack = next(s.data for s in a.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)
+    now = net.now + 1
+    assert host.receive(ack, now).events == [ev.Rejected("unlinked")]
+    assert host.receive(ack, now, via=b_key).events == [ev.Rejected("author_mismatch")]
+    out = host.receive(ack, now, via=a_key)
+    assert not any(isinstance(e, ev.Rejected) for e in out.events)
+    # Finality depends on acks: the journal keeps this one, with its link.
+    assert Record(Kind.LINK, a_key + ack) in out.journal
+    rs = host.rs
+    assert rs is not None
+    play = seal_link(a_key, table_id=TABLE_ID, round=rs.number, seq=a.seq + 1,
+                     lamport=a.clock.time + 1, type=int(MsgType.PLAY),
+                     payload={"c": 64 + 1, "p": 64 + 1, "s": 0, "d": 0, "m": 0})
+    before = _snapshot(host)
+    assert host.receive(play, now, via=a_key).events == [ev.Rejected("unsigned_type")]
+    assert _snapshot(host) == before

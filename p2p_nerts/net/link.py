@@ -12,7 +12,11 @@ Opening runs in this order, both sides at once:
    does not open means a wrong code (``WrongCode``);
 3. the signed-challenge handshake (``handshake.Handshake``) proves that the
    other side holds the key it claims, for this table, this connection and
-   (with a code) this channel.
+   (with a code) this channel, and agrees a MAC key for each direction;
+4. from then on every link entry (an unsigned acknowledgement or view)
+   either way carries a tag under its sender's key (``linkmac.FrameMac``),
+   so one that arrives on a link was sent by the link's peer: the replica
+   takes it on that word.
 
 Only then is the link handed to the mesh, keyed by that proven key. Sending
 never waits: frames go straight to the transport, whose buffer is this
@@ -27,13 +31,15 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import replace
 
+from ..protocol.envelope import LINK_MAGIC
 from ..protocol.identity import Identity, fingerprint_of
 from .channel import ChannelError, SecureChannel
 from .framing import FrameDecoder, FrameError, encode_frame
 from .handshake import NONCE_SIZE, Handshake, HandshakeError
+from .linkmac import FrameMac, MacError
 from .wire import NET_VERSION, Info, WireError, decode_info, encode_info, refusal
 
 __all__ = ["HANDSHAKE_TIMEOUT", "SEND_BUFFER_LIMIT", "CodeNeeded", "Link", "LinkError",
@@ -77,17 +83,25 @@ class _Stream:
         self.decoder = FrameDecoder()
         self.pending: deque[bytes] = deque()
         self.channel: SecureChannel | None = None
+        self.mac: FrameMac | None = None
 
-    def write(self, payload: bytes) -> None:
+    def frame(self, payload: bytes) -> bytes:
+        """``payload`` as it goes on the wire: tagged (a link entry), sealed, framed."""
+        if self.mac is not None and payload[:len(LINK_MAGIC)] == LINK_MAGIC:
+            payload = self.mac.tag(payload)
         if self.channel is not None and self.channel.ready:
             payload = self.channel.seal(payload)
-        self.writer.write(encode_frame(payload))
+        return encode_frame(payload)
+
+    def write(self, payload: bytes) -> None:
+        self.writer.write(self.frame(payload))
 
     async def read(self) -> bytes | None:
         """The next payload, opened; None once the peer has closed.
 
         Raises ``FrameError`` for bad framing, ``ChannelError`` for a sealed
-        frame that does not open.
+        frame that does not open, ``MacError`` for a link entry whose tag
+        does not check.
         """
         while not self.pending:
             data = await self.reader.read(_READ_SIZE)
@@ -96,7 +110,11 @@ class _Stream:
             self.pending.extend(self.decoder.feed(data))
         frame = self.pending.popleft()
         if self.channel is not None and self.channel.ready:
-            return self.channel.open(frame)
+            frame = self.channel.open(frame)
+        if frame[:len(LINK_MAGIC)] == LINK_MAGIC:
+            if self.mac is None:
+                raise MacError("a link entry before the handshake")
+            frame = self.mac.check(frame)
         return frame
 
     async def expect(self) -> bytes:
@@ -136,10 +154,14 @@ class Link:
         return self._writer.transport.get_write_buffer_size()
 
     def send(self, payload: bytes) -> bool:
-        """Queue one payload (framed, and sealed with a code); False if the link is closed."""
+        """Queue one payload (framed, tagged, sealed with a code); False if the link is closed."""
+        return self.send_all((payload,))
+
+    def send_all(self, payloads: Iterable[bytes]) -> bool:
+        """Queue payloads in one write: one system call, however many frames."""
         if self._writer.is_closing():
             return False
-        self._stream.write(payload)
+        self._writer.write(b"".join(map(self._stream.frame, payloads)))
         if self.buffered > SEND_BUFFER_LIMIT:
             self.abort("send queue overflow: the peer is not reading")
             return False
@@ -154,6 +176,8 @@ class Link:
                 raise LinkError(str(exc)) from None
             except ChannelError:
                 raise LinkError("a sealed frame did not open (altered on the way?)") from None
+            except MacError:
+                raise LinkError("a frame's tag did not check (altered on the way?)") from None
             if frame is None:
                 return
             yield frame
@@ -250,6 +274,7 @@ async def open_link(
         raise LinkError(f"connection error: {exc}") from None
     key = handshake.peer_key
     assert key is not None
+    stream.mac = FrameMac(*handshake.link_keys)
     if expect_key is not None and key != expect_key:
         raise LinkError(f"expected {fingerprint_of(expect_key)}, met {fingerprint_of(key)}")
     return Link(key, peer, stream)

@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..protocol.envelope import MAGIC
 from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
-from .wire import WireError, decode_info, is_entry
+from .wire import WireError, decode_info
 
 __all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_port",
            "nerts_command", "shared_lines", "wait_all"]
@@ -217,9 +218,10 @@ class Relay:
                     self.stats.delayed += delay > 0
                     last = max(last, loop.time() + delay)
                     out = frame
-                    copies = 2 if is_entry(frame) and self.rng.random() < f.duplicate else 1
+                    signed = frame[:len(MAGIC)] == MAGIC  # link entries are tagged per link
+                    copies = 2 if signed and self.rng.random() < f.duplicate else 1
                     self.stats.duplicated += copies - 1
-                    if is_entry(frame) and self.rng.random() < f.tamper:
+                    if signed and self.rng.random() < f.tamper:
                         self.stats.tampered += copies  # frames sent that no peer may accept
                         spot = self.rng.randrange(2, len(frame))
                         out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import msgpack
 
-from ..protocol.envelope import MAGIC, PROTOCOL_VERSION, TABLE_ID_LEN
+from ..protocol.envelope import LINK_MAGIC, MAGIC, PROTOCOL_VERSION, TABLE_ID_LEN
 from ..protocol.identity import PUBLIC_KEY_LEN
 from .framing import unpack_map
 
@@ -174,7 +174,8 @@ def parse_address(text: str, default_port: int | None = None) -> tuple[str, int]
 
 
 def is_entry(frame: bytes) -> bool:
-    """Replica entries start with the envelope magic; transport frames are msgpack maps."""
-    return frame[: len(MAGIC)] == MAGIC
+    """Replica entries start with an envelope magic (signed or link entry); transport
+    frames are msgpack maps."""
+    return frame[: len(MAGIC)] in (MAGIC, LINK_MAGIC)
 
 

@@ -12,6 +12,15 @@ The entry id is SHA-256 of the body, so every peer names an entry the same way.
 `open_entry` is the trust boundary: whatever bytes it is given, it returns a
 fully validated `Entry` or raises `EnvelopeError` with a short reason code.
 The payload map is decoded but its fields are checked by `messages.parse_payload`.
+
+*Link entries* are the unsigned form, for what is never forwarded
+(acknowledgements, views)::
+
+    MAGIC b"NL" (2) | body (msgpack)
+
+They prove nothing by themselves: `open_link_entry` takes the key of the
+authenticated connection the frame came on (``net/linkmac.py``) and accepts
+the body only if it names that key as its author.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ __all__ = [
     "BODY_FIELDS",
     "DOMAIN",
     "HEADER_LEN",
+    "LINK_MAGIC",
     "MAGIC",
     "MAX_ENTRY",
     "MAX_INT",
@@ -37,14 +47,18 @@ __all__ = [
     "Entry",
     "EnvelopeError",
     "open_entry",
+    "open_link_entry",
     "seal",
+    "seal_link",
 ]
 
 MAGIC = b"NZ"
+LINK_MAGIC = b"NL"
 DOMAIN = b"p2p-nerts/v1/entry\x00"
 PROTOCOL_VERSION = 1
 HEADER_LEN = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
 MIN_ENTRY = HEADER_LEN + 1
+LINK_MIN_ENTRY = len(LINK_MAGIC) + 1
 MAX_ENTRY = 64 * 1024
 TABLE_ID_LEN = 16
 # Largest integer accepted anywhere on the wire: exact in a double, so any
@@ -98,14 +112,19 @@ class Entry:
     id: bytes = field(repr=False)
 
     @property
+    def signed(self) -> bool:
+        """False for a link entry: only the connection it came on vouches for it."""
+        return self.raw[: len(MAGIC)] == MAGIC
+
+    @property
     def signature(self) -> bytes:
-        """The 64-byte Ed25519 signature over DOMAIN + body."""
-        return self.raw[_SIG_START:HEADER_LEN]
+        """The 64-byte Ed25519 signature over DOMAIN + body (empty for a link entry)."""
+        return self.raw[_SIG_START:HEADER_LEN] if self.signed else b""
 
     @property
     def body(self) -> bytes:
-        """The signed msgpack body, exactly as received."""
-        return self.raw[HEADER_LEN:]
+        """The msgpack body, exactly as received."""
+        return self.raw[HEADER_LEN if self.signed else len(LINK_MAGIC):]
 
 
 def seal(
@@ -123,14 +142,43 @@ def seal(
     The result goes through the same validation as a received frame, so we
     never send what a peer would reject: bad arguments raise EnvelopeError.
     """
-    body_obj = [PROTOCOL_VERSION, table_id, round, identity.public_key, seq, lamport, type]
-    try:
-        body = msgpack.packb([*body_obj, dict(payload)], use_bin_type=True)
-    except (TypeError, ValueError, OverflowError):
-        raise EnvelopeError("malformed_body") from None
+    body = _pack(identity.public_key, table_id, round, seq, lamport, type, payload)
     raw = MAGIC + identity.public_key + identity.sign(DOMAIN + body) + body
     _check_size(raw)
     return _decode(raw, identity.public_key, body)
+
+
+def seal_link(
+    author: bytes,
+    *,
+    table_id: bytes,
+    round: int,
+    seq: int,
+    lamport: int,
+    type: int,
+    payload: Mapping[str, object],
+) -> bytes:
+    """An unsigned link entry by ``author``, for the peers it is directly linked to.
+
+    Unlike `seal` it is not decoded again to check it: link entries are
+    ephemeral (a rejected one is as good as lost, and the next heartbeat
+    repairs that) and sent many times a second, so the check is left to
+    the tests.
+    """
+    raw = LINK_MAGIC + _pack(author, table_id, round, seq, lamport, type, payload)
+    _check_size(raw, LINK_MIN_ENTRY)
+    return raw
+
+
+def _pack(author: bytes, table_id: bytes, round: int, seq: int, lamport: int, type: int,
+          payload: Mapping[str, object]) -> bytes:
+    try:
+        body: bytes = msgpack.packb(
+            [PROTOCOL_VERSION, table_id, round, author, seq, lamport, type, dict(payload)],
+            use_bin_type=True)
+    except (TypeError, ValueError, OverflowError):
+        raise EnvelopeError("malformed_body") from None
+    return body
 
 
 def open_entry(raw: bytes | bytearray | memoryview) -> Entry:
@@ -151,8 +199,22 @@ def open_entry(raw: bytes | bytearray | memoryview) -> Entry:
     return _decode(raw, author, body)
 
 
-def _check_size(raw: bytes) -> None:
-    if len(raw) < MIN_ENTRY:
+def open_link_entry(raw: bytes | bytearray | memoryview, via: bytes) -> Entry:
+    """Check and decode a link entry that arrived on the authenticated link from ``via``.
+
+    The link's tag proved who sent the frame; the body must name that same
+    author (``author_mismatch`` otherwise: a relayed link entry proves
+    nothing). Raises only EnvelopeError.
+    """
+    raw = bytes(raw)
+    _check_size(raw, LINK_MIN_ENTRY)
+    if raw[: len(LINK_MAGIC)] != LINK_MAGIC:
+        raise EnvelopeError("bad_magic")
+    return _decode(raw, via, raw[len(LINK_MAGIC):])
+
+
+def _check_size(raw: bytes, least: int = MIN_ENTRY) -> None:
+    if len(raw) < least:
         raise EnvelopeError("too_short")
     if len(raw) > MAX_ENTRY:
         raise EnvelopeError("too_large")

@@ -1,9 +1,10 @@
 """Write-ahead journal records: what a replica needs to come back after a crash.
 
 The replica is a deterministic function of its inputs, so recovery is replay:
-every frame it accepted (in arrival order), every entry it signed, its round
-secrets and its own move decisions. Settles and agreed rotations are not
-recorded: replaying the inputs makes them happen again, at the same points.
+every frame it accepted (in arrival order; an unsigned one with the link it
+came on), every entry it signed, its round secrets and its own move decisions.
+Settles and agreed rotations are not recorded: replaying the inputs makes them
+happen again, at the same points.
 Records are plain bytes so any store can keep them (``store.py`` uses SQLite).
 """
 
@@ -16,9 +17,10 @@ import msgpack
 
 
 class Kind(IntEnum):
-    ENTRY = 1  # a frame, exactly as received or sent
+    ENTRY = 1  # a signed frame, exactly as received or sent
     SECRETS = 2  # [round, deck secret, joint share]
     MOVE = 3  # [round, *move-log ints]: a decision of this player's
+    LINK = 4  # link key (32) || a link entry (unsigned ACK) received on that link
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,7 +108,8 @@ class MemNet:
                     self.dropped += 1
                     continue
                 self.delivered += 1
-                self.output(target, self.replicas[target].receive(data, self.now))
+                via = self.replicas[sender].me.public_key  # a direct, authenticated link
+                self.output(target, self.replicas[target].receive(data, self.now, via))
                 continue
             if next_tick <= self.now:
                 next_tick = self.now + self.faults.tick

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self
 
-from .envelope import MAX_INT, Entry, EnvelopeError, seal
+from .envelope import MAX_INT, Entry, EnvelopeError, seal, seal_link
 from .identity import PUBLIC_KEY_LEN, Identity, clean_name
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "Summary",
     "Verdict",
     "View",
+    "link_message",
     "parse_payload",
     "seal_message",
 ]
@@ -720,4 +721,25 @@ def seal_message(
         lamport=lamport,
         type=payload.TYPE,
         payload=wire,
+    )
+
+
+def link_message(
+    author: bytes,
+    payload: Payload,
+    *,
+    table_id: bytes,
+    round: int,
+    seq: int,
+    lamport: int,
+) -> bytes:
+    """`payload` as an unsigned link entry by `author` (see envelope.open_link_entry)."""
+    return seal_link(
+        author,
+        table_id=table_id,
+        round=round,
+        seq=seq,
+        lamport=lamport,
+        type=payload.TYPE,
+        payload=payload.to_wire(),
     )
