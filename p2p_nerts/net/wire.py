@@ -47,8 +47,13 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = PROTOCOL_VERSION
-"""One number for the whole wire: entries, info frames and peers frames change together."""
+NET_VERSION = PROTOCOL_VERSION + 1
+"""The transport's version: info, handshake and peers frames and link entries.
+
+Signed entries keep their own body version (``PROTOCOL_VERSION``); v2 added
+the link key to the handshake and unsigned link entries, which a v1 peer
+cannot follow, so it is told the versions differ before anything else.
+"""
 
 MAX_PEERS = 64
 _MAX_INFO = 512
