@@ -79,6 +79,16 @@ def test_nothing_listening_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"nerts: cannot reach 127.0.0.1:{port}" in capsys.readouterr().err
 
 
+def test_a_port_in_use_names_the_options_to_change(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["host", "--headless", "--bind", "127.0.0.1", "--port", str(port),
+                     "--interfaces", "127.0.0.1"]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port} (--bind, --port)" in err
+    assert "Traceback" not in err
+
+
 @pytest.fixture
 def future_host() -> Iterator[int]:
     """A host that speaks a newer protocol: it sends its info frame and hangs up."""

@@ -153,7 +153,7 @@ def test_full_table_refuses_a_ninth_player() -> None:
 
 
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
-    from p2p_nerts.protocol.envelope import MAGIC, open_entry
+    from p2p_nerts.protocol.envelope import open_entry
     from p2p_nerts.protocol.identity import Identity
     from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.messages import MsgType

@@ -91,7 +91,13 @@ class Mesh:
         addresses, and binding IPv4 and IPv6 apart with port 0 would give the
         two sockets different ports.
         """
-        self._server = await asyncio.start_server(self._on_connection, bind or "0.0.0.0", port)
+        try:
+            self._server = await asyncio.start_server(self._on_connection, bind or "0.0.0.0",
+                                                      port)
+        except OSError as exc:
+            where = format_address(bind, port) if bind else f"every interface, port {port}"
+            raise LinkError(f"cannot listen on {where} (--bind, --port): "
+                            f"{exc.strerror or exc}") from None
         return int(self._server.sockets[0].getsockname()[1])
 
     async def connect(self, host: str, port: int, *, joining: bool,
