@@ -250,3 +250,32 @@ def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
     host.receive(late.open(net.now).sends[0].data, net.now)
     assert late.me.public_key in {s.key for s in host.seats}
     assert all(p.me.public_key in host.authors for p in net.replicas)
+
+
+def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_do() -> None:
+    """An observer can hold every vote before the dropped seat's entries up to the
+    cut (they come by resend): the drop completes when the last of them arrives."""
+    net = bot_table(3, seed=25)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 6, limit=net.now + 300)
+    victim = net.replicas[2]
+    net.cut.add(2)
+    del net.drivers[2]
+    seat = host.rs.seat_of(victim.me.public_key)
+    assert net.run(lambda: seat not in host.rs.live, limit=net.now + 60)
+    cut = host.rs.dropping[seat]
+    logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
+    observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)
+    theirs = logs[victim.me.public_key]
+    late = [theirs[s].raw for s in sorted(theirs) if s > cut - 2]
+    first = [theirs[s].raw for s in sorted(theirs) if s <= cut - 2]
+    for r in net.replicas[:2]:
+        first += [logs[r.me.public_key][s].raw for s in sorted(logs[r.me.public_key])]
+    for raw in first:
+        observer.receive(raw, net.now)
+    rs = observer.rs
+    assert rs is not None and rs.dropping.get(seat) == cut and seat in rs.live
+    for raw in late:
+        observer.receive(raw, net.now)
+    assert seat not in rs.live

@@ -704,12 +704,12 @@ class Replica:
         """Deliver this author's held entries in sequence while they are deliverable."""
         while (entry := log.held.get(log.delivered + 1)) is not None:
             if not self._deliverable(entry):
-                return
+                break
             del log.held[entry.seq]
             if not log.lamport_ok(entry):
                 self._reject("lamport_not_increasing")
                 self._flag_key(entry.author, "Lamport time went backwards")
-                return
+                break
             payload = parse_payload(entry.type, entry.payload)
             try:
                 self._deliver(entry, payload, log)
@@ -722,6 +722,11 @@ class Replica:
                 self._reject(exc.reason)
                 if exc.reason not in ("dropped", "late"):
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
+        rs = self.rs
+        if rs is not None and rs.dropping and rs.seat_of(log.key) in rs.dropping:
+            # The votes may have agreed before we held the seat's entries up to
+            # the cut; now that more of them are here, the drop may complete.
+            self._finish_drops(rs)
         self._ask_missing()
 
     def _deliverable(self, entry: Entry) -> bool:
