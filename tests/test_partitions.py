@@ -68,3 +68,30 @@ def test_lone_side_is_dropped_and_its_later_plays_come_back_to_it() -> None:
     held = sorted([*lone.tab.cards(), *(c for c in log.staying_cards() if c >> 6 == mine)])
     assert held == sorted(full_deck(mine))
     assert not any(isinstance(e, ev.Flagged) for events in net.events for e in events)
+
+
+def test_two_seats_that_lose_each_other_do_not_play_on_as_two_tables() -> None:
+    """1 | 1: each could vote the other out alone. Only the senior seat (the host's)
+    plays on; the other waits, and on the heal learns it was dropped: one result."""
+    net = bot_table(2, seed=33)
+    _start(net, plays=6)
+    _split(net, [{0}, {1}], seconds=15.0)
+    host, guest = net.replicas
+    assert host.rs is not None and guest.rs is not None
+    senior = host.my_seat  # seats go by key: the host's need not be seat 0
+    assert senior in host.rs.live and senior in guest.rs.live, "nobody drops the senior seat"
+    _finish(net)
+    overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]
+    assert len({(o.foundation_hash, o.results) for o in overs}) == 1
+    assert not any(isinstance(e, ev.Divergence) for events in net.events for e in events)
+
+
+def test_the_last_two_seats_split_after_a_drop_still_agree() -> None:
+    net = bot_table(3, seed=34)
+    _start(net, plays=8)
+    _split(net, [{0, 1}, {2}], seconds=10.0)  # seat of replica 2 is dropped
+    _split(net, [{0}, {1}], seconds=15.0)
+    _finish(net)
+    overs = [[e for e in events if isinstance(e, ev.RoundOver)][-1] for events in net.events]
+    assert len({(o.foundation_hash, o.results) for o in overs}) == 1
+    assert not any(isinstance(e, ev.Divergence) for events in net.events for e in events)

@@ -209,6 +209,7 @@ class RoundState:
     verdicts: tuple[str, ...] = ()
     drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
     dropping: dict[int, int] = field(default_factory=dict)  # seat → agreed last seq
+    left: set[int] = field(default_factory=set)  # seats that said GOODBYE in this round
     my_drop_votes: set[int] = field(default_factory=set)
     views: dict[int, View] = field(default_factory=dict)
     view_lamport: dict[int, int] = field(default_factory=dict)
@@ -941,9 +942,11 @@ class Replica:
         if rs is None or seat is None:
             return
         self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
-        if (seat in rs.live and seat != rs.me
-                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            self._vote_drop(rs, seat)
+        if seat in rs.live and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+            rs.left.add(seat)
+            if seat != rs.me:
+                self._vote_drop(rs, seat)
+            self._maybe_drop(rs, seat)
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
@@ -1239,6 +1242,12 @@ class Replica:
         voters = rs.live - {victim}
         if victim not in rs.live or not voters <= votes.keys():
             return
+        if len(rs.live) == 2 and victim == _senior(rs, self.host_key) and victim not in rs.left:
+            # Two seats that lose each other cannot tell a crash from a split:
+            # were each to drop the other, the table would play on as two. The
+            # senior seat (the host's, else the lower) plays on; the other
+            # waits for it to come back (or to say it has left).
+            return
         rs.dropping[victim] = max(votes[v] for v in voters)
         self._finish_drops(rs)
 
@@ -1455,6 +1464,12 @@ def view_of(tab: Tableau) -> View:
 def _settings_of(v: Variants) -> Settings:
     return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
                     target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate)
+
+
+def _senior(rs: RoundState, host_key: bytes) -> int:
+    """The live seat that stays when the last two lose each other: the host's, else the lower."""
+    host = rs.seat_of(host_key)
+    return host if host is not None and host in rs.live else min(rs.live)
 
 
 def _author_of(raw: bytes) -> bytes:
