@@ -112,7 +112,13 @@ def _ask_back(net: MemNet, asked: dict[int, int]) -> bool:
     return False
 
 
-@pytest.mark.parametrize("seed", [2, 5, 9, 13])
+@pytest.mark.parametrize("seed", [2, 5, 9, 13, pytest.param(75, marks=pytest.mark.xfail(
+    strict=True, reason=(
+        "known gap: two splits in one round of 4. A DROP vote cast in the first split is "
+        "never withdrawn; in a later 2|2 split each side completes drops of the other side "
+        "with the help of such an old vote, and which drops win depends on arrival order "
+        "(a voter that is dropped first no longer counts). Needs drops decided in the "
+        "total order, or votes that can be withdrawn there.")))])
 def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
     """Splits of every shape, short and long, on a lossy network, whole games:
     every replica ends with the same rounds and the same totals."""
