@@ -1022,8 +1022,12 @@ class Replica:
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
                     raise EnvelopeError("bad_field:who")
-                rs.drop_votes.setdefault(victim, {})[seat] = upto
-                self._maybe_drop(rs, victim)
+                votes = rs.drop_votes.setdefault(victim, {})
+                if upto == 0:
+                    votes.pop(seat, None)  # withdrawn: the voter hears the seat again
+                else:
+                    votes[seat] = upto
+                    self._maybe_drop(rs, victim)
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1225,17 +1229,25 @@ class Replica:
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
         for seat in sorted(rs.live):
-            if seat == rs.me or seat in rs.my_drop_votes:
+            if seat == rs.me:
                 continue
-            if self.now - self.last_heard.get(rs.keys[seat], self.now) > self.drop_after:
+            silent = self.now - self.last_heard.get(rs.keys[seat], self.now) > self.drop_after
+            if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
+            elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
+                  and seat not in rs.left):
+                # Back (a split healed) before the others agreed: take the vote
+                # back, or it would help drop the seat in some later split.
+                rs.my_drop_votes.discard(seat)
+                self._send(Drop(rs.keys[seat], 0))
 
     def _vote_drop(self, rs: RoundState, seat: int) -> None:
         if rs.me is None or seat in rs.my_drop_votes:
             return
         rs.my_drop_votes.add(seat)
         log = self.authors.get(rs.keys[seat])
-        self._send(Drop(rs.keys[seat], log.delivered if log else 0))
+        # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
+        self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
 
     def _maybe_drop(self, rs: RoundState, victim: int) -> None:
         votes = rs.drop_votes.get(victim, {})
