@@ -158,16 +158,7 @@ def _ask_back(net: MemNet, asked: dict[int, int]) -> None:
             net.output(k, r.open(net.now))
 
 
-_JOINT_GAP = pytest.mark.xfail(
-    strict=True, reason=(
-        "known gap: a seat dropped during the shuffle while it was down deals with its own "
-        "REVEAL when it comes back (it learns of the drop from votes that arrive after the "
-        "others' reveals), so its joint value differs from the host's GO and it flags the "
-        "honest host (go_mismatch). The joint must be fixed in the total order, or "
-        "recomputed when a drop completes before play starts."))
-
-
-@pytest.mark.parametrize("seed", [3, 8, 19, 35, 51, 69, 118, pytest.param(102, marks=_JOINT_GAP)])
+@pytest.mark.parametrize("seed", [3, 8, 19, 35, 51, 69, 102, 118])
 def test_random_crash_schedules_end_in_one_agreed_game(seed: int) -> None:
     """Peers killed at random moments, some back in time, some dropped and seated
     again, on a lossy network: one game, the same on every replica."""

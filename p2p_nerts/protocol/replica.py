@@ -1067,7 +1067,11 @@ class Replica:
     def _maybe_go(self, rs: RoundState) -> None:
         if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
             return
-        if rs.go_pending.joint != rs.joint:
+        if rs.go_pending.joint != rs.joint and not self._joint_of_live(rs):
+            if self._catching_up:
+                # Back from a crash: we may have been dropped in this shuffle
+                # without hearing the votes yet; _finish_drops looks again.
+                return
             self._event(ev.Notice("the host dealt from another joint value; round void"))
             raise EnvelopeError("go_mismatch")
         rs.play_from = self.now + self.countdown
@@ -1272,6 +1276,8 @@ class Replica:
                     log.note_claim(cut)
                 continue
             rs.live.discard(victim)
+            if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
+                self._maybe_go(rs)
             self._forget_after_cut(rs, victim, cut)
             self._event(ev.PeerDropped(victim, rs.names[victim]))
             self._maybe_reveal(rs)
@@ -1281,6 +1287,28 @@ class Replica:
             if rs.live and all(rs.stuck[s] for s in rs.live) and rs.end is None:
                 # Not our own clock as a cut-off: every peer's differs.
                 self._stuck_final(rs, min(rs.live), True, None)
+
+    def _joint_of_live(self, rs: RoundState) -> bool:
+        """Deal again from the live seats' shares if that is what the host's GO says.
+
+        A peer back from a crash can hold every REVEAL, its own included,
+        before the votes that dropped it, and deal from all of them; the host
+        dealt from the live seats' shares only. True once the joint matches.
+        """
+        go = rs.go_pending
+        if go is None or rs.joint is None or not rs.live <= rs.reveals.keys():
+            return False
+        if go.joint == rs.joint:
+            return True
+        joint = joint_value(self.table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
+        if joint != go.joint:
+            return False
+        rs.joint = joint
+        if rs.me is not None and rs.me in rs.live:
+            deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
+            rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
+                             jokers=rs.variants.jokers)
+        return True
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
         """Undo what a dropped seat sent past the agreed cut, on every replica alike.
