@@ -332,7 +332,11 @@ class Replica:
         if _author_of(raw) != self.me.public_key:
             self._receive_one(raw, None)
             return
-        self._replay_own(self._signed[open_entry(raw).seq])
+        # My entries are journaled in sequence: this one is either the next,
+        # or was delivered already where live play signed it (see _send).
+        signed = self._signed.get(self.seq + 1)
+        if signed is not None and signed.raw == raw:
+            self._replay_own(signed)
 
     def _replay_own(self, entry: Entry) -> None:
         log = self._author(entry.author)
@@ -386,8 +390,7 @@ class Replica:
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
         for author in sorted(self._ack_to):
-            self._ack(to=author)
-        self._advance()
+            self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
 
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
@@ -1049,14 +1052,10 @@ class Replica:
     def _maybe_deal(self, rs: RoundState) -> None:
         if rs.joint is not None or not rs.live <= rs.reveals.keys():
             return
-        rs.joint = joint_value(self.table_id, rs.number,
-                               [rs.reveals[s] for s in sorted(rs.live)])
-        if rs.me is not None:
-            deck = deal_for(rs.me, rs.deck_secret, rs.joint, jokers=rs.variants.jokers)
-            rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
-                             jokers=rs.variants.jokers)
+        joint = self._live_joint(rs)
+        self._deal(rs, joint)
         if self.is_host:
-            self._send(Go(rs.joint))
+            self._send(Go(joint))
         self._maybe_go(rs)
         # Plays that overtook the last REVEAL wait for the deal; if nothing else
         # comes from their authors (a peer catching up, whose resends are all
@@ -1300,15 +1299,26 @@ class Replica:
             return False
         if go.joint == rs.joint:
             return True
-        joint = joint_value(self.table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
+        joint = self._live_joint(rs)
         if joint != go.joint:
             return False
+        if rs.me in rs.live:
+            self._deal(rs, joint)
+        else:
+            rs.joint = joint
+        return True
+
+    def _live_joint(self, rs: RoundState) -> bytes:
+        """The joint value of the live seats' revealed shares (all must be in)."""
+        return joint_value(self.table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
+
+    def _deal(self, rs: RoundState, joint: bytes) -> None:
+        """Fix the round's joint value and deal my tableau from it."""
         rs.joint = joint
-        if rs.me is not None and rs.me in rs.live:
+        if rs.me is not None:
             deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
             rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
                              jokers=rs.variants.jokers)
-        return True
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
         """Undo what a dropped seat sent past the agreed cut, on every replica alike.
