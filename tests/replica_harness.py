@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
+
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import MemNet
+from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase
 
 
@@ -58,3 +61,56 @@ def check_round(net: MemNet, number: int, *, honest: set[int] | None = None) -> 
             seat = net.replicas[i].my_seat
             assert first.verdicts[seat or 0] == "", first.verdicts
     return first
+
+
+def random_table(rng: random.Random, seed: int, auto_next: Sequence[float]) -> MemNet:
+    """3 to 5 bots on a lossy network, all drawn from ``rng``; the first round dealt.
+
+    The host deals each next round by itself ``auto_next`` seconds (one of) after
+    the last closes, so whole games run without anyone starting them.
+    """
+    n = rng.choice([3, 4, 5])
+    faults = Faults(max_delay=rng.choice([0.01, 0.05, 0.2]), duplicate=rng.choice([0, 0.05]),
+                    drop=rng.choice([0, 0.02]))
+    net = bot_table(n, seed=seed, faults=faults)
+    host = net.replicas[0]
+    host.auto_next = rng.choice(auto_next)
+    net.output(0, host.start_round(net.now))
+    return net
+
+
+class AskBack:
+    """What NetSession does: a guest out of the round asks for its seat, once a round.
+
+    Call it from a ``MemNet.run`` condition (it is always False).
+    """
+
+    def __init__(self, net: MemNet) -> None:
+        self.net = net
+        self.asked: dict[int, int] = {}
+
+    def __call__(self) -> bool:
+        net = self.net
+        for k, r in enumerate(net.replicas[1:], start=1):
+            rs = r.rs
+            number = rs.number if rs is not None else 0
+            if (k not in net.down and (rs is None or rs.me is None or rs.me not in rs.live)
+                    and self.asked.get(k) != number):
+                self.asked[k] = number
+                net.output(k, r.open(net.now))
+        return False
+
+
+def assert_one_agreed_game(net: MemNet) -> None:
+    """Every replica has the same last word on every round, and the same totals.
+
+    The last word: a seat that scored before a drop was agreed scores again.
+    """
+    overs: dict[int, set[tuple[object, ...]]] = {}
+    for events in net.events:
+        assert not any(isinstance(e, ev.Divergence | ev.Flagged) for e in events)
+        last = {e.round: e for e in events if isinstance(e, ev.RoundOver)}
+        for number, e in last.items():
+            overs.setdefault(number, set()).add((e.foundation_hash, e.results, e.names))
+    assert all(len(found) == 1 for found in overs.values()), overs
+    assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1

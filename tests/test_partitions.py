@@ -7,10 +7,10 @@ import random
 import pytest
 
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
+from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase
 
-from .replica_harness import check_round
+from .replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
 
 
 def _split(net: MemNet, groups: list[set[int]], seconds: float) -> None:
@@ -105,33 +105,16 @@ def test_the_last_two_seats_split_after_a_drop_still_agree() -> None:
     assert not any(isinstance(e, ev.Divergence) for events in net.events for e in events)
 
 
-def _ask_back(net: MemNet, asked: dict[int, int]) -> bool:
-    """What NetSession does: a peer out of the round asks for its seat, once a round."""
-    for k, r in enumerate(net.replicas[1:], start=1):
-        rs = r.rs
-        number = rs.number if rs is not None else 0
-        if (rs is None or rs.me is None or rs.me not in rs.live) and asked.get(k) != number:
-            asked[k] = number
-            net.output(k, r.open(net.now))
-    return False
-
-
 @pytest.mark.parametrize("seed", [2, 5, 9, 13, 75])
 def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
     """Splits of every shape, short and long, on a lossy network, whole games:
     every replica ends with the same rounds and the same totals."""
     rng = random.Random(seed)
-    n = rng.choice([3, 4, 5])
-    faults = Faults(max_delay=rng.choice([0.01, 0.05, 0.2]), duplicate=rng.choice([0, 0.05]),
-                    drop=rng.choice([0, 0.02]))
-    net = bot_table(n, seed=seed, faults=faults)
-    host = net.replicas[0]
-    host.auto_next = rng.choice([0.2, 1.0])
-    net.output(0, host.start_round(net.now))
-    asked: dict[int, int] = {}
+    net = random_table(rng, seed, auto_next=(0.2, 1.0))
+    host, ask_back, n = net.replicas[0], AskBack(net), len(net.replicas)
     for _ in range(rng.choice([1, 2, 3, 4])):
         until = net.now + rng.uniform(1, 20)
-        net.run(lambda t=until: _ask_back(net, asked) or net.now >= t or host.phase is Phase.OVER,
+        net.run(lambda t=until: ask_back() or net.now >= t or host.phase is Phase.OVER,
                 limit=until + 1)
         if host.phase is Phase.OVER:
             break
@@ -142,16 +125,8 @@ def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
             side = set(range(n)) - side
         net.groups = [side, set(range(n)) - side]
         until = net.now + rng.choice([0.5, 2, 4, 8, 15])
-        net.run(lambda t=until: _ask_back(net, asked) or net.now >= t, limit=until + 1)
+        net.run(lambda t=until: ask_back() or net.now >= t, limit=until + 1)
         net.groups = []
-    assert net.run(lambda: _ask_back(net, asked) or all(r.phase is Phase.OVER
-                                                        for r in net.replicas),
+    assert net.run(lambda: ask_back() or all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3000)
-    overs: dict[int, set[tuple[object, ...]]] = {}
-    for events in net.events:
-        assert not any(isinstance(e, ev.Divergence | ev.Flagged) for e in events)
-        last = {e.round: e for e in events if isinstance(e, ev.RoundOver)}
-        for number, e in last.items():
-            overs.setdefault(number, set()).add((e.foundation_hash, e.results, e.names))
-    assert all(len(found) == 1 for found in overs.values()), overs
-    assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1
+    assert_one_agreed_game(net)

@@ -9,10 +9,10 @@ import pytest
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
+from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
 
-from .replica_harness import check_round
+from .replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
 
 
 def _state(r: Replica) -> tuple[object, ...]:
@@ -147,47 +147,21 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
                    for e in events)
 
 
-def _ask_back(net: MemNet, asked: dict[int, int]) -> None:
-    """What NetSession does: a peer out of the round asks for its seat, once a round."""
-    for k, r in enumerate(net.replicas[1:], start=1):
-        rs = r.rs
-        number = rs.number if rs is not None else 0
-        if (k not in net.down and (rs is None or rs.me is None or rs.me not in rs.live)
-                and asked.get(k) != number):
-            asked[k] = number
-            net.output(k, r.open(net.now))
-
-
 @pytest.mark.parametrize("seed", [3, 8, 19, 35, 51, 69, 102, 118])
 def test_random_crash_schedules_end_in_one_agreed_game(seed: int) -> None:
     """Peers killed at random moments, some back in time, some dropped and seated
     again, on a lossy network: one game, the same on every replica."""
     rng = random.Random(seed)
-    n = rng.choice([3, 4, 5])
-    faults = Faults(max_delay=rng.choice([0.01, 0.05, 0.2]), duplicate=rng.choice([0, 0.05]),
-                    drop=rng.choice([0, 0.02]))
-    net = bot_table(n, seed=seed, faults=faults)
-    host = net.replicas[0]
-    host.auto_next = rng.choice([0.2, 1.0, 3.0])
-    net.output(0, host.start_round(net.now))
-    asked: dict[int, int] = {}
+    net = random_table(rng, seed, auto_next=(0.2, 1.0, 3.0))
+    host, ask_back = net.replicas[0], AskBack(net)
     for _ in range(rng.choice([1, 2, 3])):
         until = net.now + rng.uniform(1, 30)
-        net.run(lambda t=until: _ask_back(net, asked) or net.now >= t or host.phase is Phase.OVER,
+        net.run(lambda t=until: ask_back() or net.now >= t or host.phase is Phase.OVER,
                 limit=until + 1)
         if host.phase is Phase.OVER:
             break
-        _crash_and_restore(net, rng.randrange(1, n), outage=rng.choice([0.5, 3, 7, 15, 30]))
-    assert net.run(lambda: _ask_back(net, asked) or all(r.phase is Phase.OVER
-                                                        for r in net.replicas),
+        _crash_and_restore(net, rng.randrange(1, len(net.replicas)),
+                           outage=rng.choice([0.5, 3, 7, 15, 30]))
+    assert net.run(lambda: ask_back() or all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3600)
-    overs: dict[int, set[tuple[object, ...]]] = {}
-    for events in net.events:
-        assert not any(isinstance(e, ev.Divergence | ev.Flagged) for e in events)
-        # The last word on each round: a seat that scored before a drop was
-        # agreed scores again.
-        last = {e.round: e for e in events if isinstance(e, ev.RoundOver)}
-        for number, e in last.items():
-            overs.setdefault(number, set()).add((e.foundation_hash, e.results, e.names))
-    assert all(len(found) == 1 for found in overs.values()), overs
-    assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1
+    assert_one_agreed_game(net)
