@@ -240,6 +240,17 @@ class LobbyHarness(Screen):
     def serve(self, ui: NertsApp) -> asyncio.Task[None]:
         return asyncio.create_task(ui.run(tidy=False))
 
+    async def name_new_table(self, name: str) -> None:
+        """Open the create form and put ``name`` in place of the default table name."""
+        await self.press("c", *["\x7f"] * len(f"{PLAYER.name}'s table"))
+        await self.type(name)
+
+    async def select(self, name: str) -> None:
+        """Wait for the table ``name`` in the list and move the cursor onto it."""
+        await self.shows(name)
+        while f"▸ {name}" not in self.screen():  # other runs' tables may sort first
+            await self.press("\x1b[B")
+
 
 @dataclass(frozen=True)
 class Listing:
