@@ -733,6 +733,11 @@ class Replica:
             self._finish_drops(rs)
         self._ask_missing()
 
+    def _drain_all(self) -> None:
+        """Deliver what every author has held back: what may be delivered just changed."""
+        for log in list(self.authors.values()):
+            self._drain(log)
+
     def _deliverable(self, entry: Entry) -> bool:
         """Whether an author's next entry can be acted on now, or must wait.
 
@@ -980,8 +985,7 @@ class Replica:
             rs.deck_secret, rs.share = known
             self._send(Commit(commitment(rs.deck_secret), commitment(rs.share)))
         # Round entries that arrived early can now be delivered.
-        for log in list(self.authors.values()):
-            self._drain(log)
+        self._drain_all()
 
     def _round_entry(self, entry: Entry, payload: Payload) -> None:
         rs = self.rs
@@ -1060,8 +1064,7 @@ class Replica:
         # Plays that overtook the last REVEAL wait for the deal; if nothing else
         # comes from their authors (a peer catching up, whose resends are all
         # in), only this wakes them.
-        for log in list(self.authors.values()):
-            self._drain(log)
+        self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
         if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
@@ -1455,9 +1458,8 @@ class Replica:
             if self.is_host and self.auto_next is not None:
                 self.next_round_at = self.now + self.auto_next
         # The host's SETTINGS and ROSTER for the next round may have waited for
-        # this close: deliver whatever was held back, as _begin_round does.
-        for log in list(self.authors.values()):
-            self._drain(log)
+        # this close: deliver whatever was held back.
+        self._drain_all()
         if self.is_host:
             self._reseat(rs)
 
