@@ -36,6 +36,23 @@ def test_sign_and_verify() -> None:
     assert not verify(b"\xff" * 32, sig, b"hello")
 
 
+def test_libsodium_and_openssl_agree() -> None:
+    """Entries are signed and checked with libsodium; the key file and handshake
+    use cryptography's (OpenSSL's) key: both must give the same bytes and verdicts."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    me = Identity.from_seed(SEED, "Ana")
+    for data in (b"", b"hello", bytes(range(256)) * 4):
+        sig = me.sign(data)
+        assert sig == me.private_key.sign(data)
+        Ed25519PublicKey.from_public_bytes(me.public_key).verify(sig, data)  # raises if not
+        assert verify(me.public_key, me.private_key.sign(data), data)
+    # A small-order key with the all-zero signature: the cheat libsodium refuses
+    # (it would "verify" any message); it must not count as valid here.
+    identity_point = bytes([1]) + bytes(31)
+    assert not verify(identity_point, bytes([1]) + bytes(63), b"anything")
+
+
 def test_from_seed_is_deterministic() -> None:
     a, b = Identity.from_seed(SEED, "Ana"), Identity.from_seed(SEED, "Ana")
     assert a == b and a.seed == SEED

