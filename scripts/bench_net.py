@@ -11,6 +11,11 @@ One run measures:
   until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
 * final     - the same play's latency until it is final on its author
   (PlayFinal: every other live peer has been heard past it);
+* floor     - the same fan-out with no protocol at all: as many bare asyncio
+  processes, each sending a 200-byte frame to every other at the same pace,
+  each receiver answering with a 16-byte ack and doing nothing else. With 8
+  processes on a 2-core machine the last receiver waits for the others' CPU
+  turns, so this, not the round trip, is the floor a peer's work adds to;
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
@@ -98,6 +103,67 @@ def baselines() -> tuple[float, float]:
     finally:
         child.kill()
         child.wait()
+
+
+# ------------------------------------------------------------------ the floor
+FLOOR_FRAME = 200  # about a PLAY and the VIEW riding with it
+FLOOR_SECONDS = 12.0
+
+
+async def floor_peer(index: int, ports: list[int], pace: float, out: Path) -> None:
+    """Send a bare frame to every other process now and then; note arrivals."""
+    trace: list[tuple[int, int, float]] = []  # (author, seq, when): sent if author is me
+    acks: dict[int, asyncio.StreamWriter] = {}
+
+    async def receive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        decoder = FrameDecoder()
+        while data := await reader.read(65536):
+            for frame in decoder.feed(data):
+                if len(frame) == FLOOR_FRAME:  # a play: note it, ack its author
+                    trace.append((frame[0], int.from_bytes(frame[1:9], "big"), time.monotonic()))
+                    acks[frame[0]].write(encode_frame(bytes(16)))
+
+    server = await asyncio.start_server(receive, LOCAL, ports[index])
+    for other, port in enumerate(ports):
+        while other != index and other not in acks:
+            try:
+                acks[other] = (await asyncio.open_connection(LOCAL, port))[1]
+            except OSError:
+                await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # everyone connected
+    rng, seq, stop = random.Random(index), 0, time.monotonic() + FLOOR_SECONDS
+    while time.monotonic() < stop:
+        await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
+        seq += 1
+        frame = encode_frame(bytes([index]) + seq.to_bytes(8, "big") + bytes(FLOOR_FRAME - 9))
+        trace.append((index, seq, time.monotonic()))
+        for writer in acks.values():
+            writer.write(frame)
+    await asyncio.sleep(1.0)
+    server.close()
+    out.write_text(json.dumps(trace))
+
+
+def floor(players: int, pace: float) -> list[float]:
+    """The last receiver's latency for each bare frame (seconds)."""
+    ports = [free_port() for _ in range(players)]
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = [Path(tmp) / f"floor{i}.json" for i in range(players)]
+        procs = [subprocess.Popen([sys.executable, __file__, "--floor", str(i), str(pace),
+                                   str(outs[i]), *map(str, ports)], stderr=subprocess.DEVNULL)
+                 for i in range(players)]
+        for proc in procs:
+            if proc.wait(timeout=120) != 0:
+                raise RuntimeError(f"a floor process failed with status {proc.returncode}")
+        traces = [json.loads(out.read_text()) for out in outs]
+    sent = {(a, s): at for i, trace in enumerate(traces) for a, s, at in trace if a == i}
+    heard: dict[tuple[int, int], list[float]] = {}
+    for i, trace in enumerate(traces):
+        for a, s, at in trace:
+            if a != i:
+                heard.setdefault((a, s), []).append(at)
+    return [max(ats) - sent[key] for key, ats in heard.items()
+            if key in sent and len(ats) == players - 1]
 
 
 # ------------------------------------------------------------------ one peer
@@ -195,9 +261,14 @@ def main() -> int:
     parser.add_argument("--target", type=int, default=40, help="score that ends each game")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--peer", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo:
         asyncio.run(echo_server(args.echo))
+        return 0
+    if args.floor:
+        index, pace, out, *ports = args.floor
+        asyncio.run(floor_peer(int(index), [int(p) for p in ports], float(pace), Path(out)))
         return 0
     if args.peer:
         role, port, host_port, players, pace, target, out = args.peer
@@ -209,6 +280,11 @@ def main() -> int:
     print(f"baseline: asyncio TCP round trip between two processes, median {hot * 1e6:.0f} µs "
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios below are to the latter")
+    floors = {n: floor(n, args.pace) for n in (2, 4, 8)}
+    for n, lat in floors.items():
+        fm, f99 = statistics.median(lat), pct(lat, 0.99)
+        print(f"floor, {n} bare processes: last receiver median {fm * 1e6:.0f} µs = "
+              f"{fm / rtt:.1f}x, p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x baseline")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
           f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
     rows = [(n, args.pace) for n in (2, 4, 8)] + [(8, args.fast_pace)]
@@ -223,7 +299,9 @@ def main() -> int:
         print(f"{players:>5} {pace:>5g} {len(applied):>6} {am * 1e3:>10.2f}ms "
               f"{a99 * 1e3:>6.2f}ms {fm * 1e3:>8.2f}ms {f99 * 1e3:>6.2f}ms "
               f"{cpu:>8.0%} {rss:>6.1f}MB")
-        print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x")
+        print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x"
+              + (f"; applied {am / statistics.median(floors[players]):.1f}x the floor"
+                 if pace == args.pace else ""))
         if players == 8 and pace == args.pace:
             verdicts.append(f"applied median {am / rtt:.1f}x (target <= 4x): "
                             f"{'ok' if am <= 4 * rtt else 'MISSED'}")
