@@ -238,7 +238,7 @@ class NetSession:
         return r.is_host or r.host_key in self._mesh.links
 
     def act(self, command: Command) -> None:
-        self._route(command(self.replica, self._clock()))
+        self._route(command(self.replica, self._clock()), own=True)
 
     def subscribe(self, listener: Listener) -> None:
         """Hear every event from now on; the first listener also hears the backlog."""
@@ -321,19 +321,25 @@ class NetSession:
                     self._advertised_port, seats, full=seats >= r.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY)
 
-    def _route(self, out: Outbound) -> None:
+    def _route(self, out: Outbound, *, own: bool = False) -> None:
         """Journal, then tell the listeners, then send: all frames in one write per peer.
 
         Events go first because a send to a local peer often switches the CPU
         to the woken reader (a 2-core machine with 8 peers): a play received
         would otherwise show only after our acknowledgement had been handled.
         The frames of a listener that acts meanwhile go out after ours, in
-        order, in the same writes.
+        order, in the same writes. Our ``own`` action's frames are the
+        exception: nobody else has them yet, so they go out first, and the
+        other peers start on a play while our listeners hear of it.
         """
         if out.journal and self._store is not None:
             table_id = self.replica.table_id
             self._with_store(lambda store: store.append(table_id, out.journal))  # write-ahead
-        self._outbox += ((send.data, send.to) for send in out.sends)
+        sends = ((send.data, send.to) for send in out.sends)
+        if own and not self._routing:  # nothing queued before them
+            self._mesh.send_all(sends)
+        else:
+            self._outbox += sends
         self._routing += 1
         try:
             for event in out.events:
