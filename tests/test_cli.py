@@ -37,6 +37,8 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         (["host", "--teams", "share"], "nerts host: error: share-a-deck"),
         (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
         (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
+        (["bot", "tess:99999"], "nerts bot: error: 'tess:99999': a port must be 1..65535"),
+        (["join", "[::1]:0"], "nerts join: error: '[::1]:0': a port must be 1..65535"),
         (["--interfaces", "nowhere"], "nerts: error: interfaces 'nowhere'"),
     ],
 )

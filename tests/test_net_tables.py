@@ -25,14 +25,21 @@ ME = Identity.from_seed(b"\x0d" * 32, "Ida")
     ("[::1]:80", ("::1", 80)),
     ("tess-laptop.local:40123", ("tess-laptop.local", 40123)),
     ("Tess's table", None),
-    ("tess-laptop.local:0", None),
-    ("tess-laptop.local:65536", None),
     ("kitchen", None),
+    ("Room 2: 30", None),
     (None, None),
 ])
 def test_parse_target_tells_an_address_from_a_table_name(
         text: str | None, address: tuple[str, int] | None) -> None:
     assert parse_target(text) == address
+
+
+@pytest.mark.parametrize("text", ["tess-laptop.local:0", "tess-laptop.local:65536",
+                                  "127.0.0.1:99999", "[::1]:0", "kitchen:123456"])
+def test_parse_target_refuses_a_bad_port(text: str) -> None:
+    """An address with a bad port is a mistake to point out, not a table's name."""
+    with pytest.raises(ValueError, match=r"port must be 1\.\.65535"):
+        parse_target(text)
 
 
 LOOPBACK = "127.0.0.1"

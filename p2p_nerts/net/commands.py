@@ -286,6 +286,8 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("--find-timeout must be above 0 and at most 3600 seconds")
     elif args.resume and args.table:
         raise ValueError("--resume goes back to your last table: name no TABLE")
+    if args.command != "host":
+        parse_target(args.table)  # a HOST:PORT with a bad port, before any search
 
 
 def setup_logging(name: str, verbose: bool, file: Path | None) -> None:

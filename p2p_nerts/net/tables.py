@@ -29,21 +29,29 @@ if TYPE_CHECKING:
 __all__ = ["LanTables", "join_found", "parse_target"]
 
 T = TypeVar("T")
-_HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
+_HOSTNAME_PORT = re.compile(r"([A-Za-z0-9][A-Za-z0-9.-]*):([0-9]+)")
+_IP_PORT = re.compile(r"\[([0-9A-Fa-f:.]+)\]:([0-9]+)")  # [::1]:99999
 
 
 def parse_target(target: str | None) -> tuple[str, int] | None:
-    """``HOST:PORT`` (an IP or a host name) → address; anything else names a table."""
+    """``HOST:PORT`` (an IP or a host name) → address; anything else names a table.
+
+    Raises ValueError for a ``HOST:PORT`` whose port is out of range: the
+    player meant an address, and looking for a table called ``ana:99999``
+    would only end, after the search timeout, in "no such table".
+    """
     if target is None:
         return None
     try:
         return parse_address(target)
     except WireError:
         pass
-    match = _HOSTNAME_PORT.fullmatch(target)
-    if match and 0 < int(match[2]) < 65536:
-        return match[1], int(match[2])
-    return None
+    match = _HOSTNAME_PORT.fullmatch(target) or _IP_PORT.fullmatch(target)
+    if match is None:
+        return None
+    if not 0 < int(match[2]) < 65536:
+        raise ValueError(f"{target!r}: a port must be 1..65535")
+    return match[1], int(match[2])
 
 
 async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpoint: Endpoint,
