@@ -702,10 +702,15 @@ class Replica:
         self._record(Record(Kind.ENTRY, entry.raw))
         if verdict == "next":
             log.held[entry.seq] = entry
-        self._drain(log)
+        self._drain(log, (entry, payload))
 
-    def _drain(self, log: AuthorLog) -> None:
-        """Deliver this author's held entries in sequence while they are deliverable."""
+    def _drain(self, log: AuthorLog, parsed: tuple[Entry, Payload] | None = None) -> None:
+        """Deliver this author's held entries in sequence while they are deliverable.
+
+        ``parsed`` is the entry just accepted and its payload, parsed already
+        (to judge it before journaling): the common case, one entry that is
+        next in its author's sequence, does not parse it twice.
+        """
         while (entry := log.held.get(log.delivered + 1)) is not None:
             if not self._deliverable(entry):
                 break
@@ -714,7 +719,8 @@ class Replica:
                 self._reject("lamport_not_increasing")
                 self._flag_key(entry.author, "Lamport time went backwards")
                 break
-            payload = parse_payload(entry.type, entry.payload)
+            payload = (parsed[1] if parsed is not None and parsed[0] is entry
+                       else parse_payload(entry.type, entry.payload))
             try:
                 self._deliver(entry, payload, log)
             except EnvelopeError as exc:
