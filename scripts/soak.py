@@ -2,14 +2,14 @@
 """Soak and chaos: a table of bot processes plays many rounds through a hostile network.
 
 Every peer is a real ``nerts`` process on 127.0.0.1 (``nerts host --headless
---bot hard`` and ``nerts bot``, each with its own data dir, fast bots, no
-countdown, a short ``--drop-after``) behind its own fault-injecting relay
-(``p2p_nerts.net.testing.Relay``): every frame is delayed at random (which
-reorders frames between connections), some entries are sent twice or have a
-byte flipped, and now and then a connection is cut. At a random moment one
-peer (the host, maybe) is killed with SIGKILL and started again with
-``--resume`` a little later; if the others dropped it from the round, it
-asks for its seat back and plays again from a later round.
+--bot hard`` and ``nerts bot``, each with its own data dir, fast bots, at a
+table with no countdown and a short ``--drop-after``) behind its own
+fault-injecting relay (``p2p_nerts.net.testing.Relay``): every frame is
+delayed at random (which reorders frames between connections), some entries
+are sent twice or have a byte flipped, and now and then a connection is cut.
+At a random moment one peer (the host, maybe) is killed with SIGKILL and
+started again with ``--resume`` a little later; if the others dropped it from
+the round, it asks for its seat back and plays again from a later round.
 
 After ``--rounds`` rounds every peer is stopped and its ``--summary`` file is
 checked, round by round:
@@ -253,12 +253,13 @@ def fault_counts(table: PeerTable) -> dict[str, int]:
 async def soak(args: argparse.Namespace, home: Path) -> Report:
     rng = random.Random(args.seed)
     report = Report(args.players, args.rounds)
-    common = ["--headless", "--bot", "hard", "--pace", str(args.pace), "--countdown", "0",
-              "--bind", "127.0.0.1", "--drop-after", str(args.drop_after)]
+    common = ["--headless", "--bot", "hard", "--pace", str(args.pace), "--bind", "127.0.0.1"]
     if args.code:
         common += ["--code", args.code]
     table = PeerTable(home, args.players, common=common, faults=FAULTS, by_address=True,
-                      seed=args.seed, host=["--auto-next", "0.3", "--target", "10000"])
+                      seed=args.seed, host=["--auto-next", "0.3", "--target", "10000",
+                                            "--countdown", "0", "--drop-after",
+                                            str(args.drop_after)])
     for i in range(args.players):
         table.own[i] = ["--seed", str(args.seed * 100 + i)]
     began = time.monotonic()

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, Replica
+
+
+def replica_with(**options: Any) -> Callable[..., Replica]:
+    """A seat for ``bot_table(classes=...)`` started with other options than the rest
+    (bot_table gives every replica ``countdown=0.0, drop_after=5.0``)."""
+    return lambda *args, **given: Replica(*args, **(given | options))
 
 
 def play_round(net: MemNet, *, limit: float = 1800.0) -> int:

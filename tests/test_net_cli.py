@@ -43,7 +43,9 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ["host", "--table-name", "x" * 40, "--headless"],
     ["host", "--port", "70000", "--headless"],
     ["join", "--pace", "0", "--headless"],
-    ["bot", "--drop-after", "0.1"],
+    ["host", "--drop-after", "0.1", "--headless"],
+    ["host", "--countdown", "61", "--headless"],
+    ["host", "--countdown", "nan", "--headless"],
     ["bot", "--skill", "godlike"],
     ["join", "--interfaces", "not-an-address", "--headless"],
     ["host", "--code", "  ", "--headless"],
@@ -63,6 +65,23 @@ def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []  # no key, no table store: nothing was made
+
+
+@pytest.mark.parametrize("argv", [
+    ["bot", "--countdown", "0"],
+    ["join", "--drop-after", "2", "--headless"],
+    ["bot", "--resume", "--countdown", "5"],
+])
+def test_a_guest_cannot_set_the_tables_clocks(argv: list[str], capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    """The host's countdown and drop timeout are every seat's: a guest's is refused, not ignored."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2
+    option = next(a for a in argv if a in ("--countdown", "--drop-after"))
+    assert (f"{argv[0]}: error: {option} is the table's, set by its host (nerts host {option})"
+            in capsys.readouterr().err)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_no_table_found_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

@@ -36,8 +36,7 @@ pytestmark = pytest.mark.timeout(90)
 
 LOCAL = Endpoint(bind="127.0.0.1")
 CODE = "Pink Otter"
-FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--countdown", "0",
-        "--bind", "127.0.0.1", "--drop-after", "2"]
+FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--bind", "127.0.0.1"]
 
 
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -186,7 +185,8 @@ def test_a_game_with_a_code_between_processes_and_joiners_without_it(tmp_path: P
     the code from ``--code`` or ``NERTS_CODE`` plays a whole game."""
     async def scenario() -> None:
         table = PeerTable(tmp_path, 3, common=FAST, seed=3,
-                          host=["--code", CODE, "--auto-next", "0.3", "--target", "15"])
+                          host=["--code", CODE, "--auto-next", "0.3", "--target", "15",
+                                "--countdown", "0", "--drop-after", "2"])
         try:
             await table.start_host()
             async with TableBrowser(["127.0.0.1"]) as browser:

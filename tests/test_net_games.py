@@ -20,8 +20,8 @@ from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, free_port, sha
 
 pytestmark = pytest.mark.timeout(180)
 
-FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--countdown", "0",
-        "--bind", "127.0.0.1", "--drop-after", "2"]
+FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--bind", "127.0.0.1"]
+CLOCKS = ["--countdown", "0", "--drop-after", "2"]  # the host's: every seat plays by them
 GAME_TIMEOUT = 120.0
 
 
@@ -31,9 +31,9 @@ def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
 
 def table(tmp: Path, players: int, *, target: int = 15, faults: Faults | None = None,
           by_address: bool = False, extra: tuple[str, ...] = ()) -> PeerTable:
-    """``extra`` goes to every peer after FAST (the last one wins)."""
-    return PeerTable(tmp, players, common=[*FAST, *extra], faults=faults,
-                     host=["--auto-next", "0.3", "--target", str(target)],
+    """``extra`` goes to the host after CLOCKS (the last one wins)."""
+    return PeerTable(tmp, players, common=FAST, faults=faults,
+                     host=["--auto-next", "0.3", "--target", str(target), *CLOCKS, *extra],
                      by_address=by_address, seed=players)
 
 

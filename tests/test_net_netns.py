@@ -23,8 +23,7 @@ from p2p_nerts.net.testing import PeerProcess, shared_lines, wait_all
 
 pytestmark = pytest.mark.timeout(240)
 
-FAST = ["--headless", "--bot", "hard", "--pace", "0.05", "--countdown", "0",
-        "--drop-after", "4"]
+FAST = ["--headless", "--bot", "hard", "--pace", "0.05"]
 SUBNET = "10.99.0"
 
 
@@ -110,7 +109,8 @@ async def play(lab: Lab, tmp: Path) -> list[list[dict[str, object]]]:
     peers = [
         PeerProcess(f"n{i}", tmp / f"n{i}",
                     ["host", "--table-name", name, "--auto-start", str(len(lab.peers)),
-                     "--auto-next", "0.3", "--target", "15", *FAST] if i == 0
+                     "--auto-next", "0.3", "--target", "15", "--countdown", "0",
+                     "--drop-after", "4", *FAST] if i == 0
                     else ["bot", name, "--find-timeout", "10", *FAST],
                     prefix=("ip", "netns", "exec", ns), env=every_interface)
         for i, ns in enumerate(lab.peers)

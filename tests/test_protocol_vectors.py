@@ -23,6 +23,7 @@ from p2p_nerts.protocol.messages import (
     MsgType,
     Payload,
     Play,
+    Settings,
     link_message,
     parse_payload,
     seal_message,
@@ -54,6 +55,7 @@ ANA = Identity.from_seed(bytes.fromhex(KEY["seed"]), "Ana")
 
 PAYLOADS: dict[str, Payload] = {
     "hello": Hello(name="Ana", version=1),
+    "settings": Settings(),
     "commit": Commit(deck=bytes(range(32, 64)), share=bytes(range(64, 96))),
     "play": Play(card=0x11, pile=0x11, src=0, decl=0, mv=3),
     "ack": Ack(upto=(AckMark(ANA.public_key, 7),)),

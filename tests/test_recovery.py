@@ -12,7 +12,13 @@ from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
 
-from .replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
+from .replica_harness import (
+    AskBack,
+    assert_one_agreed_game,
+    check_round,
+    random_table,
+    replica_with,
+)
 
 
 def _state(r: Replica) -> tuple[object, ...]:
@@ -22,7 +28,8 @@ def _state(r: Replica) -> tuple[object, ...]:
     mine = () if tab is None else (  # a seat out of the round watches without one
         tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
         dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
-    return (*mine, rs.log.state_hash(), r.seq, r.phase, rs.number, rs.me, sorted(rs.live))
+    return (*mine, rs.log.state_hash(), r.seq, r.phase, rs.number, rs.me, sorted(rs.live),
+            r.countdown, r.drop_after)
 
 
 def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
@@ -58,6 +65,19 @@ def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None
 
     number = play_round(net)
     check_round(net, number, honest={0, 1, 2, 3})
+
+
+def test_a_restarted_seat_plays_by_the_hosts_clocks_not_its_own_options() -> None:
+    """The journal holds the host's SETTINGS: the restore takes its clocks from there."""
+    net = bot_table(3, seed=14, classes={0: replica_with(countdown=1.0, drop_after=4.0)})
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    back = _crash_and_restore(net, 1, outage=1.0)  # options: countdown 0, drop_after 5
+    assert (back.countdown, back.drop_after) == (1.0, 4.0)
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+    check_round(net, 1, honest={0, 1, 2})
 
 
 def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:

@@ -23,7 +23,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Phase, Replica
 
-from .replica_harness import check_round, play_round
+from .replica_harness import check_round, play_round, replica_with
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -121,6 +121,36 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
         mine = r.me.public_key
         assert r.totals[mine] == totals[mine] + second[0].results[r.my_seat].score
     assert not any(isinstance(e, ev.Flagged) for events in net.events[:3] for e in events)
+
+
+def test_every_seat_waits_the_hosts_countdown_whatever_its_own() -> None:
+    """Guests started with no countdown (bot_table's 0 s) still wait the host's 3 s."""
+    net = bot_table(3, seed=31, classes={0: replica_with(countdown=3.0)})
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: any(r.can_move() for r in net.replicas), limit=net.now + 60)
+    assert host.rs is not None and host.rs.play_from is not None
+    assert net.now >= host.rs.play_from, "a seat could move before the host's countdown ended"
+    for r in net.replicas:
+        assert r.rs is not None and r.rs.play_from is not None
+        assert host.rs.play_from <= r.rs.play_from < host.rs.play_from + 0.5
+    for events in net.events:
+        assert [e.countdown for e in events if isinstance(e, ev.RoundStarting)] == [3.0]
+
+
+def test_every_seat_votes_a_silent_one_out_after_the_hosts_time() -> None:
+    """The host's drop_after (1 s), not each guest's own (bot_table's 5 s), decides."""
+    net = bot_table(4, seed=32, classes={0: replica_with(drop_after=1.0)})
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
+    net.cut.add(3)
+    del net.drivers[3]
+    silent_from = net.now
+    others = net.events[:3]
+    assert net.run(lambda: all(any(isinstance(e, ev.PeerDropped) for e in events)
+                               for events in others), limit=silent_from + 30)
+    assert net.now < silent_from + 2.0, "the guests waited their own drop_after"
 
 
 def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:

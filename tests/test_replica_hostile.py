@@ -12,13 +12,20 @@ from hypothesis import strategies as st
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import LINK_MAGIC, seal, seal_link
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
-from p2p_nerts.protocol.messages import MsgType, Nerts
-from p2p_nerts.protocol.replica import Outbound, Replica, RoundState
+from p2p_nerts.protocol.messages import (
+    MAX_COUNTDOWN_MS,
+    MIN_DROP_AFTER_MS,
+    MsgType,
+    Nerts,
+    Settings,
+)
+from p2p_nerts.protocol.replica import DROP_AFTER, Outbound, Replica, RoundState
 
 from .replica_harness import play_round, round_overs
 
@@ -204,6 +211,30 @@ def test_oversized_and_foreign_table_frames_are_rejected() -> None:
                  type=int(MsgType.HELLO), payload={"n": "p0", "v": 1})
     assert r.receive(other.raw, 1.0).events == [ev.Rejected("wrong_table")]
     assert r.rejected == {"too_large": 1, "wrong_table": 1}
+
+
+@pytest.mark.parametrize(("key", "value", "attr"), [
+    ("cd", MAX_COUNTDOWN_MS + 1, "countdown_ms"),
+    ("cd", 2.5, "countdown_ms"),
+    ("da", MIN_DROP_AFTER_MS - 1, "drop_after_ms"),
+    ("da", None, "drop_after_ms"),
+])
+def test_the_hosts_settings_with_clocks_out_of_range_change_nothing(
+        key: str, value: object, attr: str) -> None:
+    """Signed by the host itself, and still refused by the schema; in range, it is taken."""
+    ids = identities(2)
+    guest = Replica(ids[1], TABLE_ID, ids[0].public_key, countdown=0.0)
+    guest.open(0.0)
+
+    def settings(**changes: object) -> bytes:
+        return seal(ids[0], table_id=TABLE_ID, round=0, seq=1, lamport=1,
+                    type=int(MsgType.SETTINGS), payload=Settings().to_wire() | changes).raw
+
+    out = guest.receive(settings(**{key: value}), 1.0)
+    assert out.events == [ev.Rejected(f"bad_field:{attr}")]
+    assert (guest.countdown, guest.drop_after, guest.variants) == (0.0, DROP_AFTER, Variants())
+    guest.receive(settings(cd=2500, da=700), 2.0)
+    assert (guest.countdown, guest.drop_after) == (2.5, 0.7)
 
 
 def test_equivocation_is_proof_of_misbehaviour() -> None:

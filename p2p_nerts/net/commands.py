@@ -30,6 +30,7 @@ from ..protocol.identity import (
     default_data_dir,
     load_or_create,
 )
+from ..protocol.messages import MAX_COUNTDOWN_MS, MAX_DROP_AFTER_MS, MIN_DROP_AFTER_MS
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import Session
 from ..store import DB_FILE, Store, StoreError
@@ -63,6 +64,12 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                       help="start round 1 once N players are seated")
     host.add_argument("--auto-next", type=float, metavar="S",
                       help="start the next round S seconds after one ends")
+    host.add_argument("--countdown", type=float, default=COUNTDOWN, metavar="S",
+                      help=f"seconds between the deal and the first move, for every seat "
+                           f"({COUNTDOWN:g})")
+    host.add_argument("--drop-after", type=float, default=DROP_AFTER, metavar="S",
+                      help=f"a seat silent this long leaves the round, for every seat "
+                           f"({DROP_AFTER:g})")
     add_variant_args(host)
     for name, what in (("join", "take a seat at a table on the LAN"),
                        ("bot", "seat a computer player at a table (join --headless --bot)")):
@@ -76,6 +83,27 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                                 help="the same as --bot SKILL")
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
                             help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
+        for option in _HOSTS_CLOCKS:
+            parser.add_argument(option, action=_HostsOnly, default=argparse.SUPPRESS,
+                                help=argparse.SUPPRESS)
+
+
+_HOSTS_CLOCKS = ("--countdown", "--drop-after")
+"""The table's clocks: every seat plays by the host's (they travel in SETTINGS)."""
+
+
+class _HostsOnly(argparse.Action):
+    """Refuses a table clock given to a guest, saying whose it is.
+
+    A guest's own value would do nothing (the host's SETTINGS decide), and
+    these options once set each seat's own clock: a quiet no-op would let a
+    player believe they had changed it.
+    """
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is the table's, set by its host "
+                     f"(nerts host {option_string}): every seat plays by the host's")
 
 
 def _seat_args(p: argparse.ArgumentParser) -> None:
@@ -99,10 +127,6 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write one JSON object per round, then the result")
-    p.add_argument("--countdown", type=float, default=COUNTDOWN, metavar="S",
-                   help=f"seconds between the deal and the first move ({COUNTDOWN:g})")
-    p.add_argument("--drop-after", type=float, default=DROP_AFTER, metavar="S",
-                   help=f"a peer silent this long leaves the round ({DROP_AFTER:g})")
     p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
     p.add_argument("--code", metavar="CODE",
                    help="the table code: a host lets in only those who know it and encrypts "
@@ -167,7 +191,8 @@ def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal
         return 1
     setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
     config = TableConfig(
-        variants=variants or Variants(), countdown=args.countdown, drop_after=args.drop_after,
+        variants=variants or Variants(), countdown=getattr(args, "countdown", COUNTDOWN),
+        drop_after=getattr(args, "drop_after", DROP_AFTER),
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
         max_seats=getattr(args, "seats", 8), code=args.code)
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
@@ -265,11 +290,13 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--code: {exc}") from None
     if not 0 < args.pace <= 100:
         raise ValueError("--pace must be above 0 and at most 100")
-    if not 0 <= args.countdown <= 60:
-        raise ValueError("--countdown must be 0..60 seconds")
-    if not 0.5 <= args.drop_after <= 3600:
-        raise ValueError("--drop-after must be 0.5..3600 seconds")
     if args.command == "host":
+        # The bounds a peer accepts in SETTINGS (which carries whole milliseconds).
+        if not 0 <= args.countdown <= MAX_COUNTDOWN_MS / 1000:
+            raise ValueError(f"--countdown must be 0..{MAX_COUNTDOWN_MS / 1000:g} seconds")
+        if not MIN_DROP_AFTER_MS / 1000 <= args.drop_after <= MAX_DROP_AFTER_MS / 1000:
+            raise ValueError(f"--drop-after must be {MIN_DROP_AFTER_MS / 1000:g}.."
+                             f"{MAX_DROP_AFTER_MS / 1000:g} seconds")
         if not 2 <= args.seats <= 8:
             raise ValueError("--seats must be 2..8")
         if args.auto_start is not None and not 1 <= args.auto_start <= args.seats:

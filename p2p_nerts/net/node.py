@@ -60,6 +60,7 @@ class TableConfig:
     variants: Variants = field(default_factory=Variants)
     countdown: float = COUNTDOWN
     drop_after: float = DROP_AFTER
+    """The rules and clocks a host announces; a guest plays by its host's instead."""
     auto_start: int | None = None
     auto_next: float | None = None
     max_seats: int = 8

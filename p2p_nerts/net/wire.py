@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import msgpack
 
-from ..protocol.envelope import LINK_MAGIC, MAGIC, PROTOCOL_VERSION, TABLE_ID_LEN
+from ..protocol.envelope import LINK_MAGIC, MAGIC, TABLE_ID_LEN
 from ..protocol.identity import PUBLIC_KEY_LEN
 from .framing import unpack_map
 
@@ -47,12 +47,16 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = PROTOCOL_VERSION + 1
-"""The transport's version: info, handshake and peers frames and link entries.
+NET_VERSION = 3
+"""The version two peers must share to sit at one table, read first of all.
 
-Signed entries keep their own body version (``PROTOCOL_VERSION``); v2 added
-the link key to the handshake and unsigned link entries, which a v1 peer
-cannot follow, so it is told the versions differ before anything else.
+It covers the transport (info, handshake and peers frames, link entries) and
+the payload schemas: signed entries keep their own body version
+(``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is refused, so
+a peer of another version would ask again forever for the entries behind it.
+v2 added the link key to the handshake and unsigned link entries; v3 added
+the table's clocks to SETTINGS. Either way the other peer is told the
+versions differ before anything else.
 """
 
 MAX_PEERS = 64

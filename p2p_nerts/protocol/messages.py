@@ -23,15 +23,20 @@ from .envelope import MAX_INT, Entry, EnvelopeError, seal, seal_link
 from .identity import PUBLIC_KEY_LEN, Identity, clean_name
 
 __all__ = [
+    "COUNTDOWN_MS",
+    "DROP_AFTER_MS",
     "HASH_LEN",
     "MAX_ACK_AUTHORS",
     "MAX_CARD",
+    "MAX_COUNTDOWN_MS",
+    "MAX_DROP_AFTER_MS",
     "MAX_MOVES",
     "MAX_MOVE_INTS",
     "MAX_PILE",
     "MAX_REASON",
     "MAX_RESEND",
     "MAX_SEATS",
+    "MIN_DROP_AFTER_MS",
     "TEAMS",
     "WORK_PILES",
     "Ack",
@@ -79,6 +84,12 @@ MAX_RESEND = 1024
 MAX_TARGET = 10_000
 MAX_APP_VERSION = 0xFFFF
 TEAMS = ("none", "pairs", "share")
+#: SETTINGS clocks, in milliseconds: the default and the range a peer accepts.
+COUNTDOWN_MS = 3000  # from GO to the first move
+MAX_COUNTDOWN_MS = 60_000
+DROP_AFTER_MS = 6000  # a live seat silent this long is voted out of the round
+MIN_DROP_AFTER_MS = 500
+MAX_DROP_AFTER_MS = 3_600_000
 
 
 class MsgType(enum.IntEnum):
@@ -306,7 +317,13 @@ class Roster(Payload):
 
 @dataclass(frozen=True, slots=True)
 class Settings(Payload):
-    """Table rules for the next round.  Defaults are the classic game."""
+    """Table rules and clocks for the next round.  Defaults are the classic game.
+
+    The clocks are the host's so the table plays by one of each: a seat with a
+    shorter countdown would move first, and peers that disagreed on when a
+    seat is silent would vote it out at different times.  They are whole
+    milliseconds, so every peer reads the very number the host sent.
+    """
 
     TYPE = MsgType.SETTINGS
     KEYS: ClassVar[Mapping[str, str]] = {
@@ -317,6 +334,8 @@ class Settings(Payload):
         "jokers": "jo",
         "teams": "te",
         "lone_rotate": "lr",
+        "countdown_ms": "cd",
+        "drop_after_ms": "da",
     }
     stock_turn: int = 3
     strict_ties: bool = False
@@ -325,6 +344,8 @@ class Settings(Payload):
     jokers: bool = False
     teams: str = "none"
     lone_rotate: bool = False
+    countdown_ms: int = COUNTDOWN_MS
+    drop_after_ms: int = DROP_AFTER_MS
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
@@ -343,6 +364,8 @@ class Settings(Payload):
             jokers=r.flag("jokers"),
             teams=teams,
             lone_rotate=r.flag("lone_rotate"),
+            countdown_ms=r.integer("countdown_ms", 0, MAX_COUNTDOWN_MS),
+            drop_after_ms=r.integer("drop_after_ms", MIN_DROP_AFTER_MS, MAX_DROP_AFTER_MS),
         )
 
 

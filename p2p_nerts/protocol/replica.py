@@ -62,6 +62,8 @@ from .fairness import SECRET_LEN, commitment, deal_for, joint_value
 from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from .journal import Kind, Record, move_record, secrets_record, unpack
 from .messages import (
+    COUNTDOWN_MS,
+    DROP_AFTER_MS,
     Ack,
     AckMark,
     Audit,
@@ -91,10 +93,10 @@ from .messages import (
 )
 from .messages import Play as PlayMsg
 
-COUNTDOWN = 3.0  # seconds between GO and the first move
+COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
-DROP_AFTER = 6.0  # a seat silent this long is voted out of the round
+DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 #: An honest peer is never this far ahead of us (a whole night of play is a few
@@ -251,6 +253,8 @@ class Replica:
         self.is_host = identity.public_key == host_key
         self.variants = variants or Variants()
         self.rng = rng
+        #: The table's clocks, in seconds. A host announces these in its SETTINGS;
+        #: every replica, the host's too, then plays by the SETTINGS it delivers.
         self.countdown = countdown
         self.drop_after = drop_after
         self.auto_start = auto_start
@@ -362,7 +366,7 @@ class Replica:
         """Join the table: the host seats itself, a guest asks for a seat."""
         self.now = now
         if self.is_host:
-            self._send(_settings_of(self.variants))
+            self._send(_settings_of(self.variants, self.countdown, self.drop_after))
             self._seat(self.me.public_key, self.me.name)
         else:
             self._send(Join(self.me.name, None))
@@ -454,7 +458,7 @@ class Replica:
         except VariantError as exc:
             raise CommandError(str(exc)) from None
         number = self.rs.number + 1 if self.rs else 1
-        self._send(_settings_of(self.variants))
+        self._send(_settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
         return self._flush()
 
@@ -464,7 +468,7 @@ class Replica:
             raise CommandError("only the host changes the settings")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
             raise CommandError("settings change between rounds")
-        self._send(_settings_of(variants))
+        self._send(_settings_of(variants, self.countdown, self.drop_after))
         return self._flush()
 
     def set_ready(self, on: bool, now: float) -> Outbound:
@@ -945,6 +949,10 @@ class Replica:
             )
         except VariantError:
             raise EnvelopeError("bad_field:settings") from None
+        # The host's clocks, whatever this peer was started with: nobody may start
+        # early, and every peer counts a seat silent after the same time.
+        self.countdown = payload.countdown_ms / 1000
+        self.drop_after = payload.drop_after_ms / 1000
         self._event(ev.SettingsChanged(self.variants.summary()))
 
     def _goodbye(self, key: bytes, reason: str) -> None:
@@ -1519,9 +1527,12 @@ def view_of(tab: Tableau) -> View:
     )
 
 
-def _settings_of(v: Variants) -> Settings:
+def _settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:
+    """SETTINGS for these rules and clocks; seconds go as whole milliseconds, so that
+    every peer, the host too, plays by the very number on the wire."""
     return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
-                    target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate)
+                    target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate,
+                    countdown_ms=round(countdown * 1000), drop_after_ms=round(drop_after * 1000))
 
 
 def _senior(rs: RoundState, host_key: bytes) -> int:
