@@ -14,6 +14,7 @@ import json
 import random
 import secrets
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -32,6 +33,7 @@ from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.store import DB_FILE, Store
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -87,6 +89,36 @@ def test_full_mesh_and_a_whole_game_that_every_peer_agrees_on() -> None:
         assert all(line.get("agreed", True) for line in summaries[0])
         for other in summaries[1:]:
             assert shared_lines(other) == shared_lines(summaries[0])
+
+    run(scenario)
+
+
+def test_the_journal_is_checkpointed_between_rounds_not_during_them(tmp_path: Path) -> None:
+    """SQLite's own checkpoint stalled appends (the event loop) mid-round; the
+    session folds the journal in as each round ends instead."""
+    calls: list[Phase] = []
+    sessions: list[NetSession] = []
+
+    class Watched(Store):
+        def checkpoint(self) -> None:
+            calls.append(sessions[0].replica.phase)
+            super().checkpoint()
+
+    async def scenario() -> None:
+        store = Watched(tmp_path / DB_FILE)
+        host = await NetSession.host(Identity.generate("Host"), config(auto_start=2), LOCAL,
+                                     table_name="Test table", interfaces=None, store=store)
+        guest = await join(host, "Bo")
+        sessions.extend((host, guest))
+        outs = [io.StringIO(), io.StringIO()]
+        codes = await asyncio.wait_for(asyncio.gather(*(
+            run_headless(s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                         summary=out, linger=0.3)
+            for i, (s, out) in enumerate(zip((host, guest), outs, strict=True)))), 45)
+        assert codes == [0, 0]
+        rounds = len(outs[0].getvalue().splitlines()) - 1  # the last line is the result
+        assert rounds >= 1 and len(calls) == rounds
+        assert Phase.PLAYING not in calls
 
     run(scenario)
 

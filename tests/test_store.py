@@ -68,6 +68,25 @@ def test_replica_restored_from_the_store_matches(tmp_path: Path) -> None:
     assert back.rs.log.state_hash() == old.rs.log.state_hash()
 
 
+def test_appends_never_checkpoint_only_checkpoint_does(tmp_path: Path) -> None:
+    """SQLite's automatic checkpoint stalled appends (the event loop) for
+    milliseconds; the WAL now grows during a round and is folded in between."""
+    store = Store(tmp_path / "n.db")
+    db, wal = tmp_path / "n.db", tmp_path / "n.db-wal"
+    empty = db.stat().st_size
+    records = [Record(Kind.ENTRY, bytes(200))]
+    for _ in range(1500):  # well past the 1000 pages of the automatic checkpoint
+        store.append(TABLE_ID, records)
+    assert db.stat().st_size == empty  # nothing was folded in meanwhile
+    grown = wal.stat().st_size
+    store.checkpoint()
+    assert db.stat().st_size > empty + 1500 * 200
+    for _ in range(10):
+        store.append(TABLE_ID, records)
+    assert wal.stat().st_size == grown  # the WAL started over instead of growing
+    assert len(Store(tmp_path / "n.db").records(TABLE_ID)) == 1510
+
+
 def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE
     path.write_bytes(b"this is not sqlite" * 100)

@@ -380,6 +380,8 @@ class NetSession:
             self._ad_dirty.set()
         elif isinstance(event, ev.SettingsChanged):
             self._ad_dirty.set()
+        elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
+            self._with_store(lambda store: store.checkpoint())
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
