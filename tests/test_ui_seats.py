@@ -39,6 +39,10 @@ def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
             assert "Code:    pink otter  (players joining need it: read it out)" in h.screen()
         async with Harness() as h:
             assert "Rules:" in h.screen() and "Code:" not in h.screen()
+            # The host's clocks, which every seat plays by: shown before anyone is ready.
+            r = h.replica
+            assert (f"{r.countdown:g} s to get ready; a seat silent for {r.drop_after:g} s"
+                    in h.row("Clocks:"))
     asyncio.run(main())
 
 

@@ -953,7 +953,9 @@ class Replica:
         # early, and every peer counts a seat silent after the same time.
         self.countdown = payload.countdown_ms / 1000
         self.drop_after = payload.drop_after_ms / 1000
-        self._event(ev.SettingsChanged(self.variants.summary()))
+        self._event(ev.SettingsChanged(
+            f"{self.variants.summary()}; {self.countdown:g} s countdown, "
+            f"silent seats dropped after {self.drop_after:g} s"))
 
     def _goodbye(self, key: bytes, reason: str) -> None:
         rs = self.rs

@@ -52,6 +52,8 @@ def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
     ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
     out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
+    out.append(("", f"  Clocks:  {r.countdown:g} s to get ready; a seat silent for "
+                    f"{r.drop_after:g} s is dropped\n"))
     if code is not None and r.is_host:
         out += [("", "  Code:    "), ("class:label", code),
                 ("class:dim", "  (players joining need it: read it out)\n")]
