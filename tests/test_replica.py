@@ -146,7 +146,7 @@ def test_full_table_refuses_a_ninth_player() -> None:
     host.receive(out.sends[0].data, net.now)
     # The newcomer gets the host's whole log, as its resend requests would bring it.
     log = host.authors[host.me.public_key].entries
-    events = [e for seq in sorted(log) for e in extra.receive(log[seq].raw, net.now).events]
+    events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
     assert len(host.seats) == 8
     assert extra.my_seat is None
@@ -268,10 +268,10 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)
     theirs = logs[victim.me.public_key]
-    late = [theirs[s].raw for s in sorted(theirs) if s > cut - 2]
-    first = [theirs[s].raw for s in sorted(theirs) if s <= cut - 2]
+    late = [theirs[s] for s in sorted(theirs) if s > cut - 2]
+    first = [theirs[s] for s in sorted(theirs) if s <= cut - 2]
     for r in net.replicas[:2]:
-        first += [logs[r.me.public_key][s].raw for s in sorted(logs[r.me.public_key])]
+        first += [logs[r.me.public_key][s] for s in sorted(logs[r.me.public_key])]
     for raw in first:
         observer.receive(raw, net.now)
     rs = observer.rs
