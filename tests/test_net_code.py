@@ -29,6 +29,7 @@ from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import CodeNeeded, Refused, WrongCode
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, Relay, shared_lines
+from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 
@@ -168,7 +169,7 @@ def test_a_passive_listener_sees_no_card_data_at_a_table_with_a_code(code: str |
         keys = [s.replica.me.public_key for s in sessions]
         plays = [msgpack.packb(entry.payload)
                  for me, other in zip(sessions, reversed(keys), strict=True)
-                 for entry in me.replica.authors[other].entries.values()
+                 for entry in map(open_entry, me.replica.authors[other].entries.values())
                  if entry.type == MsgType.PLAY]
         assert plays and len(captured) > 10_000
         shown = [b"NZ" + k in captured for k in keys]

@@ -102,11 +102,12 @@ def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     assert not any(isinstance(e, ev.Flagged) for events in net.events for e in events)
 
 
-@pytest.mark.parametrize("outage", [8.0, 40.0])
+@pytest.mark.parametrize("outage", [8.0, 40.0, 90.0])
 def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float) -> None:
     """The host deals on by itself a second after each close (the chase the waiting
-    list ends): the restarted peer, however far behind, asks back at once and is
-    seated in the very next round the host deals, agreeing on what it missed."""
+    list ends): the restarted peer, however far behind (90 s: three whole rounds,
+    replayed from the others' logs), asks back at once and is seated in the very
+    next round the host deals, agreeing on what it missed."""
     net = bot_table(4, seed=14)
     host = net.replicas[0]
     host.auto_next = 1.0

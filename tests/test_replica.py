@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import MAGIC, open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, bot_table
@@ -23,7 +27,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Phase, Replica
 
-from .replica_harness import check_round, play_round, replica_with
+from .replica_harness import check_round, play_round, replica_with, round_overs
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -176,7 +180,7 @@ def test_full_table_refuses_a_ninth_player() -> None:
     host.receive(out.sends[0].data, net.now)
     # The newcomer gets the host's whole log, as its resend requests would bring it.
     log = host.authors[host.me.public_key].entries
-    events = [e for seq in sorted(log) for e in extra.receive(log[seq].raw, net.now).events]
+    events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
     assert len(host.seats) == 8
     assert extra.my_seat is None
@@ -229,6 +233,29 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
     assert late.me.public_key in {s.key for s in host.seats}
     assert host.waiting == {}
+
+
+def test_a_player_who_sits_down_after_several_rounds_replays_them_all_and_plays() -> None:
+    """A newcomer has no snapshot to start from: it asks for every author's
+    entries from the first, scores the rounds it missed as an onlooker, and
+    reaches the same totals before it plays. So a peer must keep every entry
+    it may be asked for (pruning old rounds would leave a newcomer stuck)."""
+    net = bot_table(3, seed=7, variants=Variants(target=10_000))
+    host = net.replicas[0]
+    for _ in range(3):
+        play_round(net)
+    late = Replica(_stranger(7), TABLE_ID, host.me.public_key,
+                   rng=random.Random(7).randbytes, countdown=0.0, drop_after=5.0)
+    net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(7))))
+    assert net.run(lambda: late.me.public_key in {s.key for s in host.seats}
+                   and late.rs is not None and late.rs.number == 3
+                   and late.phase is Phase.BETWEEN, limit=net.now + 120)
+    assert all(log.delivered == len(log.entries) for log in late.authors.values())
+    for number in (1, 2, 3):
+        assert len({(o.foundation_hash, o.results) for o in round_overs(net, number)}) == 1
+    assert late.totals == host.totals
+    number = play_round(net)
+    check_round(net, number, honest={0, 1, 2, 3})
 
 
 def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> None:
@@ -298,10 +325,10 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)
     theirs = logs[victim.me.public_key]
-    late = [theirs[s].raw for s in sorted(theirs) if s > cut - 2]
-    first = [theirs[s].raw for s in sorted(theirs) if s <= cut - 2]
+    late = [theirs[s] for s in sorted(theirs) if s > cut - 2]
+    first = [theirs[s] for s in sorted(theirs) if s <= cut - 2]
     for r in net.replicas[:2]:
-        first += [logs[r.me.public_key][s].raw for s in sorted(logs[r.me.public_key])]
+        first += [logs[r.me.public_key][s] for s in sorted(logs[r.me.public_key])]
     for raw in first:
         observer.receive(raw, net.now)
     rs = observer.rs

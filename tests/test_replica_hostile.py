@@ -135,7 +135,7 @@ def mid_round() -> tuple[Replica, list[bytes]]:
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
-    frames = [e.raw for a in host.authors.values() for e in a.entries.values()]
+    frames = [raw for a in host.authors.values() for raw in a.entries.values()]
     frames += [out.data for out in host.tick(net.now + 1).sends]  # ephemeral ones too
     return net.replicas[1], frames
 

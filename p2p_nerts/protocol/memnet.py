@@ -85,6 +85,17 @@ class MemNet:
                         self.faults.max_delay - self.faults.min_delay)
                     self._push(self.now + delay, sender, target, send.data)
 
+    def join(self, replica: Replica, driver: BotDriver) -> int:
+        """A newcomer comes onto the network and asks for a seat; returns its index."""
+        index = len(self.replicas)
+        self.replicas.append(replica)
+        self.events.append([])
+        self.journals.append([])
+        self._index[replica.me.public_key] = index
+        self.drivers[index] = driver
+        self.output(index, replica.open(self.now))
+        return index
+
     def _same_side(self, a: int, b: int) -> bool:
         return not self.groups or any(a in g and b in g for g in self.groups)
 

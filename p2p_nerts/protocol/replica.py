@@ -850,9 +850,9 @@ class Replica:
         if log is None:
             return
         for seq in range(lo, min(hi, lo + 1023) + 1):
-            entry = log.entries.get(seq)
-            if entry is not None:
-                self._out.sends.append(Send(entry.raw, asker))
+            frame = log.entries.get(seq)
+            if frame is not None:
+                self._out.sends.append(Send(frame, asker))
 
     def _ask_missing(self) -> None:
         for key, log in self.authors.items():
