@@ -1132,8 +1132,13 @@ class Replica:
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone."""
-        rs = self.rs
-        keys = rs.keys if rs else tuple(s.key for s in self.seats)
+        # The last round's seats too: a peer still catching up on it (back from
+        # a crash) needs every live seat's word that it holds each entry, also
+        # from seats that have since left; this round's keys alone would never
+        # give it that, and it would wait forever.
+        keys = {s.key for s in self.seats}
+        for rs in (self.rs, self.prev_rs):
+            keys.update(rs.keys if rs is not None else ())
         marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
                              if k in self.authors and self.authors[k].delivered))
         self._send(Ack(marks), to=to)
@@ -1160,8 +1165,11 @@ class Replica:
         holds the entry itself (its acks say so): then any vote to drop the
         author names a cut at or past the entry, and the entry counts for good.
         """
+        # A dropped seat's entries up to the agreed cut count whoever holds them:
+        # no second drop can cut them again.
+        cut = rs.dropping.get(author, 0) if author not in rs.live else 0
         return all(self._known(rs, q) >= lamport
-                   and (q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
+                   and (seq <= cut or q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
                    for q in rs.live if q != author)
 
     def _advance(self) -> None:
