@@ -167,6 +167,21 @@ def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:
     assert guest.phase is Phase.LOBBY
 
 
+@pytest.mark.parametrize(("countdown", "drop_after"), [
+    (-1.0, 6.0), (61.0, 6.0), (float("nan"), 6.0), (3.0, 0.1), (3.0, float("inf"))])
+def test_clocks_no_peer_would_accept_are_refused_and_change_nothing(
+        countdown: float, drop_after: float) -> None:
+    net = bot_table(2, seed=1)
+    host = net.replicas[0]
+    seq, clocks = host.seq, (host.countdown, host.drop_after)
+    with pytest.raises(CommandError, match="seconds"):
+        host.change_settings(host.variants, net.now, countdown=countdown, drop_after=drop_after)
+    assert (host.seq, host.countdown, host.drop_after) == (seq, *clocks)
+    with pytest.raises(ValueError, match="seconds"):  # a program's mistake, said at once
+        Replica(Identity.generate("Ann"), TABLE_ID, host.me.public_key,
+                countdown=countdown, drop_after=drop_after)
+
+
 def test_full_table_refuses_a_ninth_player() -> None:
     from p2p_nerts.protocol.identity import Identity
     from p2p_nerts.protocol.memnet import TABLE_ID

@@ -9,7 +9,15 @@ from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.session import Command, Listener
 from p2p_nerts.ui.control import Controller
-from p2p_nerts.ui.form import Choice, Form, TextField, choice, form_variants, variant_fields
+from p2p_nerts.ui.form import (
+    COUNTDOWNS,
+    Choice,
+    Form,
+    TextField,
+    choice,
+    form_variants,
+    variant_fields,
+)
 
 from .uikit import ENTER, ESC, Harness
 
@@ -43,6 +51,21 @@ def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
             r = h.replica
             assert (f"{r.countdown:g} s to get ready; a seat silent for {r.drop_after:g} s"
                     in h.row("Clocks:"))
+    asyncio.run(main())
+
+
+def test_the_host_sets_the_tables_clocks_with_the_settings_form() -> None:
+    """The countdown and the silent-seat time are the table's: the host picks them
+    in the same form, and every seat (the bot's too) plays by them."""
+    async def main() -> None:
+        async with Harness(bots=1) as h:
+            before = h.replica.countdown
+            offered = sorted({*COUNTDOWNS, before})
+            await h.press("o", *[DOWN] * 7, RIGHT, ENTER)  # the countdown: the next one
+            chosen = offered[(offered.index(before) + 1) % len(offered)]
+            assert h.replica.countdown == chosen != before
+            assert h.table._replicas[1].countdown == chosen
+            assert f"{chosen:g} s to get ready" in h.row("Clocks:")
     asyncio.run(main())
 
 

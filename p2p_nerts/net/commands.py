@@ -30,8 +30,7 @@ from ..protocol.identity import (
     default_data_dir,
     load_or_create,
 )
-from ..protocol.messages import MAX_COUNTDOWN_MS, MAX_DROP_AFTER_MS, MIN_DROP_AFTER_MS
-from ..protocol.replica import COUNTDOWN, DROP_AFTER
+from ..protocol.replica import COUNTDOWN, DROP_AFTER, clocks_problem
 from ..session import Session
 from ..store import DB_FILE, Store, StoreError
 from .channel import normalize_code
@@ -291,12 +290,9 @@ def _check(args: argparse.Namespace) -> None:
     if not 0 < args.pace <= 100:
         raise ValueError("--pace must be above 0 and at most 100")
     if args.command == "host":
-        # The bounds a peer accepts in SETTINGS (which carries whole milliseconds).
-        if not 0 <= args.countdown <= MAX_COUNTDOWN_MS / 1000:
-            raise ValueError(f"--countdown must be 0..{MAX_COUNTDOWN_MS / 1000:g} seconds")
-        if not MIN_DROP_AFTER_MS / 1000 <= args.drop_after <= MAX_DROP_AFTER_MS / 1000:
-            raise ValueError(f"--drop-after must be {MIN_DROP_AFTER_MS / 1000:g}.."
-                             f"{MAX_DROP_AFTER_MS / 1000:g} seconds")
+        problem = clocks_problem(args.countdown, args.drop_after)  # what SETTINGS carries
+        if problem is not None:
+            raise ValueError(f"--countdown/--drop-after: {problem}")
         if not 2 <= args.seats <= 8:
             raise ValueError("--seats must be 2..8")
         if args.auto_start is not None and not 1 <= args.auto_start <= args.seats:

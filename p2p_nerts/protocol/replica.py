@@ -64,6 +64,9 @@ from .journal import Kind, Record, move_record, secrets_record, unpack
 from .messages import (
     COUNTDOWN_MS,
     DROP_AFTER_MS,
+    MAX_COUNTDOWN_MS,
+    MAX_DROP_AFTER_MS,
+    MIN_DROP_AFTER_MS,
     Ack,
     AckMark,
     Audit,
@@ -255,6 +258,9 @@ class Replica:
         self.rng = rng
         #: The table's clocks, in seconds. A host announces these in its SETTINGS;
         #: every replica, the host's too, then plays by the SETTINGS it delivers.
+        problem = clocks_problem(countdown, drop_after)
+        if problem is not None:
+            raise ValueError(problem)
         self.countdown = countdown
         self.drop_after = drop_after
         self.auto_start = auto_start
@@ -462,13 +468,21 @@ class Replica:
         self._send(Roster(self.seats), round_no=number)
         return self._flush()
 
-    def change_settings(self, variants: Variants, now: float) -> Outbound:
+    def change_settings(self, variants: Variants, now: float, *,
+                        countdown: float | None = None,
+                        drop_after: float | None = None) -> Outbound:
+        """Host: new rules (and clocks, if given) for the next round, for every seat."""
         self.now = now
         if not self.is_host:
             raise CommandError("only the host changes the settings")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
             raise CommandError("settings change between rounds")
-        self._send(_settings_of(variants, self.countdown, self.drop_after))
+        countdown = self.countdown if countdown is None else countdown
+        drop_after = self.drop_after if drop_after is None else drop_after
+        problem = clocks_problem(countdown, drop_after)
+        if problem is not None:
+            raise CommandError(problem)
+        self._send(_settings_of(variants, countdown, drop_after))
         return self._flush()
 
     def set_ready(self, on: bool, now: float) -> Outbound:
@@ -1535,6 +1549,16 @@ def view_of(tab: Tableau) -> View:
         work=tuple(tuple(p) for p in tab.work), waste=tab.top(WASTE),
         stock=len(tab.stock),
     )
+
+
+def clocks_problem(countdown: float, drop_after: float) -> str | None:
+    """Why every peer would refuse these clocks in a SETTINGS, or None if it would not."""
+    if not 0 <= countdown <= MAX_COUNTDOWN_MS / 1000:  # NaN too
+        return f"the countdown must be 0..{MAX_COUNTDOWN_MS / 1000:g} seconds"
+    if not MIN_DROP_AFTER_MS / 1000 <= drop_after <= MAX_DROP_AFTER_MS / 1000:
+        return (f"a silent seat must be dropped after {MIN_DROP_AFTER_MS / 1000:g}.."
+                f"{MAX_DROP_AFTER_MS / 1000:g} seconds")
+    return None
 
 
 def _settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:

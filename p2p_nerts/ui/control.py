@@ -27,7 +27,7 @@ from ..game.variants import VariantError
 from ..protocol.events import Event
 from ..protocol.replica import CommandError, Outbound, Phase, Replica
 from ..session import Session
-from .form import Form, form_variants, variant_fields
+from .form import Form, clock_fields, form_clocks, form_variants, variant_fields
 from .hands import Hands, player_input, sentence
 from .state import Pick, UiState
 
@@ -231,12 +231,13 @@ class Controller(Hands):
 
     @player_input
     def open_settings(self) -> None:
-        """Host: the variants as a form; Enter sends them to the table."""
+        """Host: the variants and the clocks as a form; Enter sends them to the table."""
         r = self.replica
         if not r.is_host:
             self.state.error("Only the host changes the settings")
             return
-        self.state.form = Form("Table settings", variant_fields(r.variants),
+        self.state.form = Form("Table settings", [*variant_fields(r.variants),
+                                                  *clock_fields(r.countdown, r.drop_after)],
                                "change the settings", self._change_settings)
 
     @player_input
@@ -295,7 +296,9 @@ class Controller(Hands):
         except VariantError as exc:
             form.error = sentence(str(exc))
             return
-        refused = self._try(lambda r, now: r.change_settings(variants, now))
+        countdown, drop_after = form_clocks(form)
+        refused = self._try(lambda r, now: r.change_settings(
+            variants, now, countdown=countdown, drop_after=drop_after))
         if refused is None:
             self.state.form = None
         else:

@@ -157,6 +157,33 @@ def variant_fields(v: Variants) -> list[Field]:
     ]
 
 
+COUNTDOWNS = (0.0, 3.0, 5.0, 10.0)
+"""Countdowns worth offering (seconds); the CLI takes any in 0..60."""
+DROP_AFTERS = (6.0, 15.0, 30.0, 60.0)
+"""Silent-seat timeouts worth offering (seconds); the CLI takes any in 0.5..3600."""
+
+
+def clock_fields(countdown: float, drop_after: float) -> list[Field]:
+    """The table's clocks, which every seat plays by, set to the current ones."""
+    return [
+        choice("countdown", "Countdown", countdown,
+               _seconds(COUNTDOWNS, countdown, "to get ready")),
+        choice("drop_after", "Silent seat", drop_after,
+               _seconds(DROP_AFTERS, drop_after, "without a word, then dropped")),
+    ]
+
+
+def _seconds(offered: Sequence[float], current: float, words: str) -> list[tuple[object, str]]:
+    return [(value, f"{value:g} s {words}") for value in sorted({*offered, current})]
+
+
+def form_clocks(form: Form) -> tuple[float, float]:
+    """The (countdown, drop_after) the form's clock fields describe."""
+    countdown, drop_after = form.value("countdown"), form.value("drop_after")
+    assert isinstance(countdown, float) and isinstance(drop_after, float)
+    return countdown, drop_after
+
+
 def form_variants(form: Form) -> Variants:
     """The variants the form's fields describe; VariantError says what is wrong."""
     target = form.text("target")
