@@ -194,6 +194,7 @@ class RoundState:
     reveals: dict[int, bytes] = field(default_factory=dict)
     joint: bytes | None = None
     go_pending: Go | None = None
+    go_seq: int | None = None  # the host's GO: only a drop whose cut keeps it may drop the host
     play_from: float | None = None
     started: bool = False
     tab: Tableau | None = None
@@ -755,6 +756,9 @@ class Replica:
             # The votes may have agreed before we held the seat's entries up to
             # the cut; now that more of them are here, the drop may complete.
             self._finish_drops(rs)
+        elif rs is not None and log.key == self.host_key and (host := rs.seat_of(log.key)) in (
+                rs.drop_votes.keys() & rs.live):
+            self._maybe_drop(rs, host)  # whether its GO is within the cut may be known now
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -1047,6 +1051,7 @@ class Replica:
                 if entry.author != self.host_key:
                     raise EnvelopeError("not_host")
                 rs.go_pending = payload
+                rs.go_seq = entry.seq
                 self._maybe_go(rs)
             case PlayMsg():
                 self._play_entry(rs, seat, entry, payload)
@@ -1296,16 +1301,36 @@ class Replica:
     def _maybe_drop(self, rs: RoundState, victim: int) -> None:
         votes = rs.drop_votes.get(victim, {})
         voters = rs.live - {victim}
-        if victim not in rs.live or not voters <= votes.keys():
-            return
+        if victim not in rs.live or not voters or not voters <= votes.keys():
+            return  # (a seat alone has nobody to drop it)
         if len(rs.live) == 2 and victim == _senior(rs, self.host_key) and victim not in rs.left:
             # Two seats that lose each other cannot tell a crash from a split:
             # were each to drop the other, the table would play on as two. The
             # senior seat (the host's, else the lower) plays on; the other
             # waits for it to come back (or to say it has left).
             return
-        rs.dropping[victim] = max(votes[v] for v in voters)
+        cut = max(votes[v] for v in voters)
+        if victim == rs.seat_of(self.host_key) and not self._host_dealt_by(rs, cut):
+            return
+        rs.dropping[victim] = cut
         self._finish_drops(rs)
+
+    def _host_dealt_by(self, rs: RoundState, cut: int) -> bool:
+        """Whether the host's GO is among its entries up to ``cut`` (False until we know).
+
+        Only the host says GO, so a round whose host is dropped before it counts
+        could never start: the live seats would wait for a GO that can never
+        come (the host's is past the cut) or hold one that names the host's
+        share. Such a round waits for its host instead, as a table does. Every
+        peer judges from the same entries, the host's up to the cut, so all agree;
+        until it holds them, a peer asks for them and looks again as they come.
+        """
+        log = self.authors.get(self.host_key)
+        if log is None or log.delivered < cut:
+            if log is not None:
+                log.note_claim(cut)
+            return False
+        return rs.go_seq is not None and rs.go_seq <= cut
 
     def _finish_drops(self, rs: RoundState) -> None:
         """A seat leaves the live set once we hold all its entries up to the agreed cut."""
