@@ -336,6 +336,9 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     del net.drivers[2]
     seat = host.rs.seat_of(victim.me.public_key)
     assert net.run(lambda: seat not in host.rs.live, limit=net.now + 60)
+    # The two play on: their later entries tell the observer, which hears no
+    # heartbeats, that nothing ordered before the votes is still to come.
+    net.run(lambda: False, limit=net.now + 3)
     cut = host.rs.dropping[seat]
     logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)

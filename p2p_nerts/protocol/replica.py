@@ -214,7 +214,11 @@ class RoundState:
     results: tuple[SeatRound, ...] = ()
     verdicts: tuple[str, ...] = ()
     drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
+    #: DROP entries waiting for their turn: (Lamport, voter, victim, upto), tallied
+    #: in that order, so every peer sees the same votes agree (or not) at the same point.
+    drop_queue: list[tuple[int, int, int, int]] = field(default_factory=list)
     dropping: dict[int, int] = field(default_factory=dict)  # seat → agreed last seq
+    begun: float = 0.0  # when this peer began the round: silence counts from here
     left: set[int] = field(default_factory=set)  # seats that said GOODBYE in this round
     my_drop_votes: set[int] = field(default_factory=set)
     views: dict[int, View] = field(default_factory=dict)
@@ -1006,6 +1010,7 @@ class Replica:
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds
+        rs.begun = self.now
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
@@ -1032,6 +1037,11 @@ class Replica:
         seat = rs.seat_of(entry.author)
         if seat is None:
             raise EnvelopeError("not_seated")
+        if rs.drop_queue:
+            # This entry may be what makes a vote due (its author's time has
+            # moved on): count it first, so that whatever this entry completes
+            # (the last AUDIT, say) is judged with the same live seats everywhere.
+            self._tally_drops(rs)
         if seat in rs.dropping and entry.seq > rs.dropping[seat]:
             raise EnvelopeError("dropped")
         match payload:
@@ -1064,12 +1074,8 @@ class Replica:
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
                     raise EnvelopeError("bad_field:who")
-                votes = rs.drop_votes.setdefault(victim, {})
-                if upto == 0:
-                    votes.pop(seat, None)  # withdrawn: the voter hears the seat again
-                else:
-                    votes[seat] = upto
-                    self._maybe_drop(rs, victim)
+                heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto))
+                self._tally_drops(rs)
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1105,9 +1111,13 @@ class Replica:
         if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
             return
         if rs.go_pending.joint != rs.joint and not self._joint_of_live(rs):
-            if self._catching_up:
-                # Back from a crash: we may have been dropped in this shuffle
-                # without hearing the votes yet; _finish_drops looks again.
+            if self._catching_up or rs.drop_queue or any(
+                    votes for seat, votes in rs.drop_votes.items() if seat in rs.live):
+                # Back from a crash or a split: a seat (maybe ours) may have been
+                # dropped in this shuffle and the host dealt from the others'
+                # shares, while we have not heard every vote yet (the host's
+                # came before its GO, the others' may come after);
+                # _finish_drops looks again.
                 return
             self._event(ev.Notice("the host dealt from another joint value; round void"))
             raise EnvelopeError("go_mismatch")
@@ -1194,6 +1204,8 @@ class Replica:
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
+        if rs is not None and rs.drop_queue:
+            self._tally_drops(rs)
         while rs is not None and rs.ordered and self._final(
                 rs, rs.ordered[0].lamport, rs.ordered[0].seat, rs.ordered[0].seq):
             item = heapq.heappop(rs.ordered)
@@ -1280,7 +1292,13 @@ class Replica:
         for seat in sorted(rs.live):
             if seat == rs.me:
                 continue
-            silent = self.now - self.last_heard.get(rs.keys[seat], self.now) > self.drop_after
+            # Silence counts from the round's start: a seat out of touch during
+            # the last round (a split, a crash) gets the whole timeout to be
+            # heard again. Otherwise votes cast at once, then taken back as it
+            # is heard moments later, could reach peers in different orders,
+            # and only some of them would drop it.
+            heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
+            silent = self.now - heard > self.drop_after
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1297,6 +1315,27 @@ class Replica:
         log = self.authors.get(rs.keys[seat])
         # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
         self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
+
+    def _tally_drops(self, rs: RoundState) -> None:
+        """Count DROP votes and withdrawals in (Lamport, voter) order, as they become due.
+
+        Counted as they arrived, a vote and its withdrawal (a split healed) from
+        one voter, and the others' votes, could meet in a different order on
+        each peer: some would see every vote in at once and drop the seat, some
+        never. In this order every peer sees the same. A vote is due once every
+        live seat but its victim has been heard past it (nothing earlier can
+        still come); the victim's word is not needed, it is the silent one.
+        """
+        queue = rs.drop_queue
+        while queue and all(self._known(rs, q) >= queue[0][0]
+                            for q in rs.live if q not in (queue[0][1], queue[0][2])):
+            _lamport, voter, victim, upto = heapq.heappop(queue)
+            votes = rs.drop_votes.setdefault(victim, {})
+            if upto == 0:
+                votes.pop(voter, None)  # withdrawn: the voter hears the seat again
+            else:
+                votes[voter] = upto
+                self._maybe_drop(rs, victim)
 
     def _maybe_drop(self, rs: RoundState, victim: int) -> None:
         votes = rs.drop_votes.get(victim, {})
