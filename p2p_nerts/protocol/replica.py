@@ -1293,10 +1293,9 @@ class Replica:
             if seat == rs.me:
                 continue
             # Silence counts from the round's start: a seat out of touch during
-            # the last round (a split, a crash) gets the whole timeout to be
-            # heard again. Otherwise votes cast at once, then taken back as it
-            # is heard moments later, could reach peers in different orders,
-            # and only some of them would drop it.
+            # the last round (a split, a crash) gets the whole timeout in this
+            # one, rather than votes the moment it begins that are taken back
+            # as soon as it is heard.
             heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
             silent = self.now - heard > self.drop_after
             if silent and seat not in rs.my_drop_votes:
