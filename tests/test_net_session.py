@@ -50,9 +50,18 @@ def config(**changes: Any) -> TableConfig:
     return TableConfig(**(base | changes))
 
 
-async def host_table(n: int = 3, **changes: Any) -> NetSession:
+async def host_table(n: int | None = 3, *, store: Store | None = None,
+                     **changes: Any) -> NetSession:
     return await NetSession.host(Identity.generate("Host"), config(auto_start=n, **changes),
-                                 LOCAL, table_name="Test table", interfaces=None)
+                                 LOCAL, table_name="Test table", interfaces=None, store=store)
+
+
+def bot_games(sessions: list[NetSession], outs: list[io.StringIO],
+              linger: float) -> list[Coroutine[Any, Any, int]]:
+    """Each session played to the game's end by a fast bot, its summary written to ``outs``."""
+    return [run_headless(s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                         summary=out, linger=linger)
+            for i, (s, out) in enumerate(zip(sessions, outs, strict=True))]
 
 
 async def join(host: NetSession, name: str) -> NetSession:
@@ -72,12 +81,7 @@ def test_full_mesh_and_a_whole_game_that_every_peer_agrees_on() -> None:
         guests = [await join(host, name) for name in ("Bo", "Cy")]
         sessions = [host, *guests]
         outs = [io.StringIO() for _ in sessions]
-        games = [
-            run_headless(s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
-                         summary=out, linger=0.5)
-            for i, (s, out) in enumerate(zip(sessions, outs, strict=True))
-        ]
-        tasks = [asyncio.create_task(g) for g in games]
+        tasks = [asyncio.create_task(g) for g in bot_games(sessions, outs, linger=0.5)]
         keys = {s.replica.me.public_key for s in sessions}
         # Every peer links to every other: the guests found each other via the peers frame.
         await until(lambda: all(s.connected == keys - {s.replica.me.public_key}
@@ -105,16 +109,10 @@ def test_the_journal_is_checkpointed_between_rounds_not_during_them(tmp_path: Pa
             super().checkpoint()
 
     async def scenario() -> None:
-        store = Watched(tmp_path / DB_FILE)
-        host = await NetSession.host(Identity.generate("Host"), config(auto_start=2), LOCAL,
-                                     table_name="Test table", interfaces=None, store=store)
-        guest = await join(host, "Bo")
-        sessions.extend((host, guest))
+        host = await host_table(2, store=Watched(tmp_path / DB_FILE))
+        sessions.extend((host, await join(host, "Bo")))
         outs = [io.StringIO(), io.StringIO()]
-        codes = await asyncio.wait_for(asyncio.gather(*(
-            run_headless(s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
-                         summary=out, linger=0.3)
-            for i, (s, out) in enumerate(zip((host, guest), outs, strict=True)))), 45)
+        codes = await asyncio.wait_for(asyncio.gather(*bot_games(sessions, outs, linger=0.3)), 45)
         assert codes == [0, 0]
         rounds = len(outs[0].getvalue().splitlines()) - 1  # the last line is the result
         assert rounds >= 1 and len(calls) == rounds

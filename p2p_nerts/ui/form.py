@@ -158,9 +158,9 @@ def variant_fields(v: Variants) -> list[Field]:
 
 
 COUNTDOWNS = (0.0, 3.0, 5.0, 10.0)
-"""Countdowns worth offering (seconds); the CLI takes any in 0..60."""
+"""Countdowns worth offering (seconds); ``nerts host --countdown`` takes any a peer accepts."""
 DROP_AFTERS = (6.0, 15.0, 30.0, 60.0)
-"""Silent-seat timeouts worth offering (seconds); the CLI takes any in 0.5..3600."""
+"""Silent-seat timeouts worth offering (seconds); ``--drop-after`` takes any a peer accepts."""
 
 
 def clock_fields(countdown: float, drop_after: float) -> list[Field]:
