@@ -36,7 +36,7 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.link import Link, open_link
+from p2p_nerts.net.link import Link, connect, open_link
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, is_entry
@@ -132,14 +132,15 @@ class Mallory:
 
     # ------------------------------------------------------------ over a real link
     async def _open(self, port: int) -> Link:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        return await open_link(reader, writer, self.me,
+        return await open_link(await connect("127.0.0.1", port), self.me,
                                Info(NET_VERSION, self.table_id, "M", 0), dialer=True)
 
     async def _capture(self, link: Link) -> None:
-        async for frame in link.frames():
+        def take(frame: bytes) -> None:
             if is_entry(frame) and len(self.captured) < 500:
                 self.captured.append(frame)
+
+        await link.serve(take)
 
     async def _flood(self, links: list[Link]) -> None:
         rs = self.sessions[0].replica.rs

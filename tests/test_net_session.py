@@ -27,7 +27,7 @@ from p2p_nerts.net import link as link_module
 from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.link import LinkError, Refused, open_link
+from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
@@ -193,15 +193,16 @@ def test_nothing_from_the_network_stops_a_peer() -> None:
             assert await closed(reader)
         # An authenticated peer that sends garbage entries and a peers frame it may not send.
         mallory = Identity.generate("Mallory")
-        reader, writer = await raw()
-        link = await open_link(reader, writer, mallory, Info(NET_VERSION, tid, "M", 1),
+        connection = await connect("127.0.0.1", host.port)
+        link = await open_link(connection, mallory, Info(NET_VERSION, tid, "M", 1),
                                dialer=True)
         for frame in (b"NZ" + bytes(200), b"NZ" + bytes(10)):
             link.send(frame)
         await until(lambda: host.replica.rejected["bad_signature"] == 1
                     and host.replica.rejected["too_short"] == 1)
         link.send(encode_peers({}))
-        assert await closed(reader)
+        async with asyncio.timeout(3):
+            await connection.wait_closed()
         assert not runner.done() and host.replica.phase is Phase.LOBBY
         # And a real guest still gets in.
         guest = await join(host, "Bo")
@@ -218,17 +219,18 @@ def test_a_peer_that_does_not_read_is_cut_off(monkeypatch: pytest.MonkeyPatch) -
 
     async def scenario() -> None:
         accepted: asyncio.Queue[link_module.Link] = asyncio.Queue()
+        tasks: set[asyncio.Task[None]] = set()
         server_id, client_id = Identity.generate("S"), Identity.generate("C")
         tid = bytes(16)
 
-        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            await accepted.put(await open_link(reader, writer, server_id,
+        async def on_connect(connection: Connection) -> None:
+            await accepted.put(await open_link(connection, server_id,
                                                Info(NET_VERSION, tid, "S", 1), dialer=False))
 
-        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", server.sockets[0].getsockname()[1])
-        await open_link(reader, writer, client_id, Info(NET_VERSION, None, "C", 1), dialer=True)
+        server = await listen("127.0.0.1", 0, lambda c: tasks.add(asyncio.create_task(
+            on_connect(c))))
+        connection = await connect("127.0.0.1", server.sockets[0].getsockname()[1])
+        await open_link(connection, client_id, Info(NET_VERSION, None, "C", 1), dialer=True)
         link = await accepted.get()
         chunk = bytes(60000)
         sent = 0
@@ -247,19 +249,20 @@ def test_the_handshake_proves_the_dialed_key() -> None:
         real, impostor = Identity.generate("Real"), Identity.generate("Impostor")
         tid = bytes(16)
 
-        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def on_connect(connection: Connection) -> None:
             with contextlib.suppress(LinkError):
-                await open_link(reader, writer, impostor, Info(NET_VERSION, tid, "I", 1),
+                await open_link(connection, impostor, Info(NET_VERSION, tid, "I", 1),
                                 dialer=False)
 
-        server = await asyncio.start_server(on_connect, "127.0.0.1", 0)
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", server.sockets[0].getsockname()[1])
+        tasks: set[asyncio.Task[None]] = set()
+        server = await listen("127.0.0.1", 0, lambda c: tasks.add(asyncio.create_task(
+            on_connect(c))))
+        connection = await connect("127.0.0.1", server.sockets[0].getsockname()[1])
         with pytest.raises(LinkError, match=r"expected .*, met "):
-            await open_link(reader, writer, Identity.generate("Me"),
+            await open_link(connection, Identity.generate("Me"),
                             Info(NET_VERSION, tid, "Me", 1), dialer=True,
                             expect_key=real.public_key)
-        writer.close()
+        connection.close()
         server.close()
 
     run(scenario)

@@ -31,7 +31,7 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from ..protocol.envelope import LINK_MAGIC
@@ -42,15 +42,16 @@ from .handshake import NONCE_SIZE, Handshake, HandshakeError
 from .linkmac import FrameMac, MacError
 from .wire import NET_VERSION, Info, WireError, decode_info, encode_info, refusal
 
-__all__ = ["HANDSHAKE_TIMEOUT", "SEND_BUFFER_LIMIT", "CodeNeeded", "Link", "LinkError",
-           "Refused", "WrongCode", "open_link"]
+__all__ = ["HANDSHAKE_TIMEOUT", "SEND_BUFFER_LIMIT", "CodeNeeded", "Connection", "Link",
+           "LinkError", "Refused", "WrongCode", "connect", "listen", "open_link"]
 
 _log = logging.getLogger(__name__)
 
 HANDSHAKE_TIMEOUT = 5.0
 SEND_BUFFER_LIMIT = 4 << 20
 """Bytes queued for one peer before we give up on it: far above a round's traffic."""
-_READ_SIZE = 64 * 1024
+_MAX_QUEUED = 64
+"""Frames queued while a link opens before we stop reading from its socket."""
 
 
 class LinkError(Exception):
@@ -74,14 +75,148 @@ class WrongCode(CodeNeeded):
     """
 
 
-class _Stream:
-    """Whole frames over one connection, sealed once a table-code channel is up."""
+class Connection(asyncio.Protocol):
+    """One TCP connection's frames, as they arrive.
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.decoder = FrameDecoder()
-        self.pending: deque[bytes] = deque()
+    While the link opens, frames wait in a queue for :meth:`read`; once it is
+    open, :meth:`deliver_to` hands each one straight to the link's reader as
+    ``data_received`` finds it. That path is why this is a protocol and not a
+    stream pair: a peer woken by a play reads it in the same turn of the
+    event loop, without waking a reader task and an async generator first
+    (about 90 µs less per frame on an idle peer here, of 250 or so).
+    """
+
+    def __init__(self, on_made: Callable[[Connection], None] | None = None) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.reason = ""  # why the connection ended: the first one given wins
+        self._on_made = on_made
+        self._decoder = FrameDecoder()
+        self._queue: deque[bytes] = deque()
+        self._handler: Callable[[bytes], None] | None = None
+        self._error: FrameError | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+        self._lost = asyncio.get_running_loop().create_future()
+
+    # ------------------------------------------------------------ asyncio's side
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if self._on_made is not None:
+            self._on_made(self)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self._decoder.feed(data)
+        except FrameError as exc:
+            self._error = exc
+            self.abort(str(exc))
+            self._wake()
+            return
+        if self._handler is None:
+            self._queue.extend(frames)
+            if len(self._queue) >= _MAX_QUEUED and not self._paused:
+                self._paused = True  # nobody reads yet: let TCP hold the rest
+                self.transport_or_raise().pause_reading()
+            self._wake()
+            return
+        for frame in frames:
+            if self.closed:
+                return  # the handler gave up on the connection
+            self._handler(frame)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if exc is not None and not self.reason:
+            self.reason = f"connection error: {exc}"
+        if not self._lost.done():
+            self._lost.set_result(None)
+        self._wake()
+
+    # ------------------------------------------------------------ ours
+    def transport_or_raise(self) -> asyncio.Transport:
+        if self.transport is None:
+            raise LinkError("the connection is not up")
+        return self.transport
+
+    @property
+    def closed(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    async def read(self) -> bytes | None:
+        """The next frame (while the link opens); None once the peer has closed.
+
+        Raises ``FrameError`` for bad framing.
+        """
+        while not self._queue:
+            if self._error is not None:
+                raise self._error
+            if self._lost.done() or self.closed:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        frame = self._queue.popleft()
+        if self._paused and len(self._queue) < _MAX_QUEUED // 2:
+            self._paused = False
+            self.transport_or_raise().resume_reading()
+        return frame
+
+    def deliver_to(self, handler: Callable[[bytes], None]) -> None:
+        """From now on, give every frame to ``handler`` as it arrives (queued ones first)."""
+        self._handler = handler
+        while self._queue and not self.closed:
+            handler(self._queue.popleft())
+        if self._paused:
+            self._paused = False
+            self.transport_or_raise().resume_reading()
+
+    async def wait_closed(self) -> None:
+        """Return once the connection is gone (closed by either side)."""
+        await asyncio.shield(self._lost)
+
+    def write(self, data: bytes) -> None:
+        self.transport_or_raise().write(data)
+
+    def close(self, reason: str = "") -> None:
+        """Close after what is queued has gone out."""
+        if not self.reason:
+            self.reason = reason
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self, reason: str) -> None:
+        """Close now, dropping what is queued."""
+        if not self.reason:
+            self.reason = reason
+        if self.transport is not None:
+            self.transport.abort()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+
+async def connect(host: str, port: int) -> Connection:
+    """Open a TCP connection to ``host:port`` (``OSError`` if nobody answers)."""
+    _transport, connection = await asyncio.get_running_loop().create_connection(
+        Connection, host, port)
+    return connection
+
+
+async def listen(bind: str, port: int,
+                 on_connection: Callable[[Connection], None]) -> asyncio.Server:
+    """Accept TCP connections on ``bind:port``; each new one goes to ``on_connection``."""
+    return await asyncio.get_running_loop().create_server(
+        lambda: Connection(on_connection), bind, port)
+
+
+class _Stream:
+    """Whole payloads over one connection, sealed once a table-code channel is up."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
         self.channel: SecureChannel | None = None
         self.mac: FrameMac | None = None
 
@@ -94,21 +229,14 @@ class _Stream:
         return encode_frame(payload)
 
     def write(self, payload: bytes) -> None:
-        self.writer.write(self.frame(payload))
+        self.connection.write(self.frame(payload))
 
-    async def read(self) -> bytes | None:
-        """The next payload, opened; None once the peer has closed.
+    def open(self, frame: bytes) -> bytes:
+        """A received frame's payload: opened (with a code), its tag checked (a link entry).
 
-        Raises ``FrameError`` for bad framing, ``ChannelError`` for a sealed
-        frame that does not open, ``MacError`` for a link entry whose tag
-        does not check.
+        Raises ``ChannelError`` for a sealed frame that does not open,
+        ``MacError`` for a link entry whose tag does not check.
         """
-        while not self.pending:
-            data = await self.reader.read(_READ_SIZE)
-            if not data:
-                return None
-            self.pending.extend(self.decoder.feed(data))
-        frame = self.pending.popleft()
         if self.channel is not None and self.channel.ready:
             frame = self.channel.open(frame)
         if frame[:len(LINK_MAGIC)] == LINK_MAGIC:
@@ -116,6 +244,14 @@ class _Stream:
                 raise MacError("a link entry before the handshake")
             frame = self.mac.check(frame)
         return frame
+
+    async def read(self) -> bytes | None:
+        """The next payload, opened; None once the peer has closed.
+
+        Raises ``FrameError`` for bad framing, and what :meth:`open` raises.
+        """
+        frame = await self.connection.read()
+        return None if frame is None else self.open(frame)
 
     async def expect(self) -> bytes:
         frame = await self.read()
@@ -131,17 +267,21 @@ class Link:
         self.key = key
         self.peer = peer
         self._stream = stream
-        self._writer = stream.writer
-        peername = self._writer.get_extra_info("peername")
+        self._connection = stream.connection
+        peername = self._connection.transport_or_raise().get_extra_info("peername")
         self.remote_ip: str = peername[0] if peername else ""
-        self.reason = ""
 
     def __repr__(self) -> str:
         return f"<Link {fingerprint_of(self.key)} {self.peer.name!r}>"
 
     @property
+    def reason(self) -> str:
+        """Why the link ended (empty while it lasts)."""
+        return self._connection.reason
+
+    @property
     def closed(self) -> bool:
-        return self._writer.is_closing()
+        return self._connection.closed
 
     @property
     def sealed(self) -> bool:
@@ -151,7 +291,7 @@ class Link:
     @property
     def buffered(self) -> int:
         """Bytes written but not yet taken by the kernel."""
-        return self._writer.transport.get_write_buffer_size()
+        return self._connection.transport_or_raise().get_write_buffer_size()
 
     def send(self, payload: bytes) -> bool:
         """Queue one payload (framed, tagged, sealed with a code); False if the link is closed."""
@@ -159,45 +299,49 @@ class Link:
 
     def send_all(self, payloads: Iterable[bytes]) -> bool:
         """Queue payloads in one write: one system call, however many frames."""
-        if self._writer.is_closing():
+        if self.closed:
             return False
-        self._writer.write(b"".join(map(self._stream.frame, payloads)))
+        self._connection.write(b"".join(map(self._stream.frame, payloads)))
         if self.buffered > SEND_BUFFER_LIMIT:
             self.abort("send queue overflow: the peer is not reading")
             return False
         return True
 
-    async def frames(self) -> AsyncIterator[bytes]:
-        """Every payload the peer sends, until it closes; ``LinkError`` on bad framing."""
-        while True:
+    async def serve(self, on_payload: Callable[[bytes], None]) -> None:
+        """Give ``on_payload`` every payload the peer sends, as it arrives; return
+        once the connection has ended (``reason`` says why).
+
+        Whatever goes wrong with one frame (bad framing, a seal or tag that
+        does not check, a payload ``on_payload`` refuses by raising) ends this
+        connection, never the peer.
+        """
+        def take(frame: bytes) -> None:
             try:
-                frame = await self._stream.read()
-            except FrameError as exc:
-                raise LinkError(str(exc)) from None
+                on_payload(self._stream.open(frame))
             except ChannelError:
-                raise LinkError("a sealed frame did not open (altered on the way?)") from None
+                self.abort("a sealed frame did not open (altered on the way?)")
             except MacError:
-                raise LinkError("a frame's tag did not check (altered on the way?)") from None
-            if frame is None:
-                return
-            yield frame
+                self.abort("a frame's tag did not check (altered on the way?)")
+            except (LinkError, WireError, OSError) as exc:
+                self.abort(f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - a bug here must cost one link, not the peer
+                _log.exception("serving %s failed", fingerprint_of(self.key))
+                self.abort(f"internal error: {exc!r}")
+
+        self._connection.deliver_to(take)
+        await self._connection.wait_closed()
 
     def close(self, reason: str) -> None:
         """Close after what is queued has gone out."""
-        if not self.reason:
-            self.reason = reason
-        self._writer.close()
+        self._connection.close(reason)
 
     def abort(self, reason: str) -> None:
         """Close now, dropping what is queued."""
-        if not self.reason:
-            self.reason = reason
-        self._writer.transport.abort()
+        self._connection.abort(reason)
 
 
 async def open_link(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    connection: Connection,
     identity: Identity,
     info: Info,
     *,
@@ -219,7 +363,7 @@ async def open_link(
     a full or busy table refuses. Raises ``Refused`` (for the user; its
     subclass ``WrongCode`` when a code guess failed) or ``LinkError``.
     """
-    stream = _Stream(reader, writer)
+    stream = _Stream(connection)
     info = replace(info, code=code is not None)
     table = info.name  # named in a wrong-code message: ours, until we hear the host's
     guessing = False  # the code exchange ran, and no sealed frame has opened yet

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..protocol.identity import Identity, fingerprint_of
 from .guard import CodeGuard
-from .link import Link, LinkError, Refused, WrongCode, open_link
+from .link import Connection, Link, LinkError, Refused, WrongCode, connect, listen, open_link
 from .wire import (
     Info,
     WireError,
@@ -92,8 +92,7 @@ class Mesh:
         two sockets different ports.
         """
         try:
-            self._server = await asyncio.start_server(self._on_connection, bind or "0.0.0.0",
-                                                      port)
+            self._server = await listen(bind or "0.0.0.0", port, self._on_connection)
         except OSError as exc:
             where = format_address(bind, port) if bind else f"every interface, port {port}"
             raise LinkError(f"cannot listen on {where} (--bind, --port): "
@@ -107,17 +106,16 @@ class Mesh:
         Raises ``Refused`` or ``LinkError`` with a message for the user.
         """
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port), _CONNECT_TIMEOUT)
+            connection = await asyncio.wait_for(connect(host, port), _CONNECT_TIMEOUT)
         except (OSError, TimeoutError) as exc:
             raise LinkError(f"cannot reach {format_address(host, port)}: "
                             f"{exc.strerror if isinstance(exc, OSError) else 'timed out'}"
                             ) from None
         try:
-            return await open_link(reader, writer, self._identity, self._info(), dialer=True,
+            return await open_link(connection, self._identity, self._info(), dialer=True,
                                    code=self._code, expect_key=expect_key, joining=joining)
         except BaseException:
-            writer.close()
+            connection.close()
             raise
 
     def adopt(self, link: Link, address: tuple[str, int]) -> None:
@@ -206,23 +204,19 @@ class Mesh:
                       first: Link | None = None) -> None:
         self._dialers[key] = (address, self._spawn(self._dial_loop(key, address, first)))
 
-    def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Serve an incoming connection in a task of ours, which ``close`` cancels.
+    def _on_connection(self, connection: Connection) -> None:
+        """Serve an incoming connection in a task of ours, which ``close`` cancels."""
+        self._spawn(self._accept(connection))
 
-        (A coroutine handed to ``start_server`` runs in asyncio's own task; on
-        Python 3.11 cancelling that at exit logs a spurious traceback.)
-        """
-        self._spawn(self._accept(reader, writer))
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, connection: Connection) -> None:
         if self._closing:
-            writer.close()
+            connection.close()
             return
-        peername = writer.get_extra_info("peername")
+        peername = connection.transport_or_raise().get_extra_info("peername")
         ip = str(peername[0]) if peername else "?"
         try:
             link = await open_link(
-                reader, writer, self._identity, self._info(), dialer=False, code=self._code,
+                connection, self._identity, self._info(), dialer=False, code=self._code,
                 refuse_code=self._guard.refused_for(ip, time.monotonic()) > 0)
         except WrongCode as exc:
             if self._guard.failed(ip, time.monotonic()):
@@ -230,19 +224,18 @@ class Mesh:
                              self._guard.pause)
             else:
                 _log.info("%s from %s", exc, ip)
-            writer.close()
+            connection.close()
             return
         except Refused as exc:
             _log.info("refused a connection: %s", exc)
-            with contextlib.suppress(OSError, TimeoutError):
+            with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(_REFUSE_LINGER):
-                    while await reader.read(1024):
-                        pass
-            writer.close()
+                    await connection.wait_closed()
+            connection.close()
             return
         except LinkError as exc:
             _log.info("incoming connection failed: %s", exc)
-            writer.close()
+            connection.close()
             return
         if link.sealed:
             self._guard.succeeded(ip)
@@ -286,15 +279,7 @@ class Mesh:
         if self.links.get(link.key) is not link:
             self._register(link)
         try:
-            async for frame in link.frames():
-                self._dispatch(link, frame)
-        except LinkError as exc:
-            link.abort(str(exc))
-        except (OSError, WireError) as exc:
-            link.abort(f"{type(exc).__name__}: {exc}")
-        except Exception as exc:  # noqa: BLE001 - a bug here must cost one link, not the peer
-            _log.exception("serving %s failed", fingerprint_of(link.key))
-            link.abort(f"internal error: {exc!r}")
+            await link.serve(lambda frame: self._dispatch(link, frame))
         finally:
             link.close("connection ended")
             if self.links.get(link.key) is link:

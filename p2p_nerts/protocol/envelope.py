@@ -95,9 +95,9 @@ class Entry:
     """One verified, validated entry of the table log.
 
     `raw` is the exact frame as received (or sent), to store and forward
-    byte for byte; `id` is SHA-256 of the body.  `payload` is the decoded but
-    not yet type-checked payload map (see messages.parse_payload); it is left
-    out of comparisons because `id` already pins it down.
+    byte for byte.  `payload` is the decoded but not yet type-checked payload
+    map (see messages.parse_payload); it is left out of comparisons because
+    `raw` already pins it down.
     """
 
     version: int
@@ -109,7 +109,16 @@ class Entry:
     type: int
     payload: Mapping[str, object] = field(compare=False)
     raw: bytes = field(repr=False)
-    id: bytes = field(repr=False)
+
+    @property
+    def id(self) -> bytes:
+        """SHA-256 of the body: every peer names an entry the same way.
+
+        Computed when asked, not as each entry arrives: nothing on the receive
+        path needs it, and on a peer woken by a frame a first hash costs tens
+        of microseconds of cold caches.
+        """
+        return hashlib.sha256(self.body).digest()
 
     @property
     def signed(self) -> bool:
@@ -277,7 +286,6 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         type=_int(msg_type, "type", 0, MAX_MSG_TYPE),
         payload=payload,
         raw=raw,
-        id=hashlib.sha256(body).digest(),
     )
 
 
