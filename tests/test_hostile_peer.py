@@ -136,9 +136,10 @@ class Mallory:
                                Info(NET_VERSION, self.table_id, "M", 0), dialer=True)
 
     async def _capture(self, link: Link) -> None:
-        def take(frame: bytes) -> None:
-            if is_entry(frame) and len(self.captured) < 500:
-                self.captured.append(frame)
+        def take(frames: list[bytes]) -> None:
+            for frame in frames:
+                if is_entry(frame) and len(self.captured) < 500:
+                    self.captured.append(frame)
 
         await link.serve(take)
 

@@ -49,21 +49,22 @@ _CONNECT_TIMEOUT = 5.0
 _STABLE = 1.0  # a link that lived this long resets the backoff
 _REFUSE_LINGER = 2.0  # let a refused newcomer read our info frame before we hang up
 
-FrameHandler = Callable[[bytes, bytes], None]
+FramesHandler = Callable[[bytes, list[bytes]], None]
 LinkHandler = Callable[[bytes, bool], None]
 
 
 class Mesh:
     """Every connection of one peer, keyed by the other peer's public key.
 
-    ``on_frame(key, entry)`` gets each replica entry; ``on_link(key, up)`` is
+    ``on_frames(key, entries)`` gets the replica entries of each read from
+    ``key``'s link, in the order they came; ``on_link(key, up)`` is
     told when a link to ``key`` comes up or goes down. ``info()`` is what we
     say in our info frame, asked afresh for each connection; ``code`` is the
     table code, which every connection then needs.
     """
 
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
-                 on_frame: FrameHandler, on_link: LinkHandler | None = None,
+                 on_frames: FramesHandler, on_link: LinkHandler | None = None,
                  code: str | None = None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
@@ -71,7 +72,7 @@ class Mesh:
         self._info = info
         self._code = code
         self._guard = CodeGuard()
-        self._on_frame = on_frame
+        self._on_frames = on_frames
         self._on_link = on_link
         self.links: dict[bytes, Link] = {}
         self.host_key: bytes | None = None  # a guest takes peers frames from it only
@@ -279,7 +280,7 @@ class Mesh:
         if self.links.get(link.key) is not link:
             self._register(link)
         try:
-            await link.serve(lambda frame: self._dispatch(link, frame))
+            await link.serve(lambda payloads: self._dispatch(link, payloads))
         finally:
             link.close("connection ended")
             if self.links.get(link.key) is link:
@@ -292,16 +293,25 @@ class Mesh:
             _log.info("disconnected from %s (%s): %s", link.peer.name,
                       fingerprint_of(link.key), link.reason)
 
-    def _dispatch(self, link: Link, frame: bytes) -> None:
-        if is_entry(frame):
+    def _dispatch(self, link: Link, payloads: list[bytes]) -> None:
+        entries: list[bytes] = []
+        for payload in payloads:
+            if is_entry(payload):
+                entries.append(payload)
+                continue
+            self._hand_over(link, entries)  # the order they came in
+            entries = []
+            if self.is_host or link.key != self.host_key:
+                raise WireError("a transport frame from a peer that is not the host")
+            self.dial(decode_peers(payload))
+        self._hand_over(link, entries)
+
+    def _hand_over(self, link: Link, entries: list[bytes]) -> None:
+        if entries:
             try:
-                self._on_frame(link.key, frame)
+                self._on_frames(link.key, entries)
             except Exception:  # noqa: BLE001 - a frame must never take the peer down
-                _log.exception("handling a frame from %s failed", fingerprint_of(link.key))
-            return
-        if self.is_host or link.key != self.host_key:
-            raise WireError("a transport frame from a peer that is not the host")
-        self.dial(decode_peers(frame))
+                _log.exception("handling frames from %s failed", fingerprint_of(link.key))
 
     def _notify(self, key: bytes, up: bool) -> None:
         if self._on_link is not None:
