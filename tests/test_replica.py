@@ -8,13 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
+from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.tableau import SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import MAGIC, open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, Faults, bot_table
+from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
     Ack,
     AckMark,
@@ -25,7 +27,7 @@ from p2p_nerts.protocol.messages import (
     parse_payload,
     seal_message,
 )
-from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Phase, Replica
+from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Outbound, Phase, Replica
 
 from .replica_harness import check_round, play_round, replica_with, round_overs
 
@@ -354,3 +356,64 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     for raw in late:
         observer.receive(raw, net.now)
     assert seat not in rs.live
+
+
+
+def _to_foundation(replicas: list[Replica], now: float) -> Target:
+    """Turn these (alike) replicas' stocks until the first can play to a foundation."""
+    for _ in range(200):
+        rs = replicas[0].rs
+        assert rs is not None and rs.tab is not None
+        for src in SOURCES:
+            target = foundation_target(rs.tab, src, rs.log)
+            if target is not None:
+                return target
+        for r in replicas:
+            r.turn(now)
+    raise AssertionError("no card ever goes to a foundation")
+
+
+def _playing_twins(seed: int) -> tuple[Replica, Replica, float]:
+    """Seat 1 of two tables dealt alike, both ready to play."""
+    def dealt() -> MemNet:
+        net = bot_table(2, seed=seed)
+        net.output(0, net.replicas[0].start_round(net.now))
+        assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+        return net
+
+    one, two = dealt(), dealt()
+    return one.replicas[1], two.replicas[1], one.now
+
+
+def test_a_play_sent_early_is_the_same_output_split_at_its_signature() -> None:
+    """With ``send_early`` a play's frames and the journal before them leave as
+    soon as it is signed; nothing else changes: joined again, the two parts
+    are exactly what the replica returns without it."""
+    early, plain, now = _playing_twins(5)
+    target = _to_foundation([early, plain], now)
+    sent: list[Outbound] = []
+    early.send_early = sent.append
+    rest = early.move(target, now)
+    whole = plain.move(target, now)
+    assert len(sent) == 1 and not sent[0].events
+    assert sent[0].sends[0] == whole.sends[0]
+    assert open_entry(sent[0].sends[0].data).type == MsgType.PLAY
+    joined = Outbound()
+    joined.extend(sent[0])
+    joined.extend(rest)
+    assert joined == whole
+    assert any(isinstance(e, ev.PlayAdded) and e.mine for e in rest.events)
+
+
+def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
+    """The withdrawal is signed first, so it must go out (and be journaled) first."""
+    replica, _twin, now = _playing_twins(5)
+    target = _to_foundation([replica], now)
+    sent: list[Outbound] = []
+    replica.send_early = sent.append
+    driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)))
+    replica.vote_stuck(True, now)
+    driver.voted = True
+    sent.append(driver._carry_out(Action(Act.MOVE, target), now))
+    types = [open_entry(s.data).type for out in sent for s in out.sends if s.data[:2] == MAGIC]
+    assert types == [MsgType.STUCK, MsgType.PLAY]

@@ -139,10 +139,10 @@ class NetSession:
         """
         self = cls(identity, config, is_host=True, store=store, clock=clock)
         self.table_name = table_name
-        self._replica = self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key)
+        self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind or "0.0.0.0", self.port))
-        self._route(self._replica.open(self._clock()))
+        self._route(self.replica.open(self._clock()))
         if interfaces is not None:
             await self._advertise(interfaces)
         return self
@@ -174,9 +174,9 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.host_key = link.key
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
-        self._replica = self._new_replica(link.peer.tid, link.key)
+        self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
-        self._route(self._replica.open(self._clock()))
+        self._route(self.replica.open(self._clock()))
         return self
 
     @classmethod
@@ -202,7 +202,7 @@ class NetSession:
             address = (host, int(port))
         if is_host:
             self.table_name = table_name
-            self._replica = replica
+            self._use(replica)
             await self._listen(Endpoint(endpoint.bind, address[1], endpoint.advertise_port))
             if interfaces is not None:
                 await self._advertise(interfaces)
@@ -216,7 +216,7 @@ class NetSession:
             raise
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
-        self._replica = replica
+        self._use(replica)
         self._had_seat = replica.my_seat is not None
         return self
 
@@ -284,6 +284,11 @@ class NetSession:
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
                 "max_seats": c.max_seats}
+
+    def _use(self, replica: Replica) -> None:
+        """Play through ``replica``; its plays go out the moment they are signed."""
+        replica.send_early = lambda out: self._route(out, own=True)
+        self._replica = replica
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())

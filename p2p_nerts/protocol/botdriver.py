@@ -60,6 +60,11 @@ class BotDriver:
         if act is not Act.STUCK and act is not Act.WAIT and self.voted:
             self.voted = False
             withdrawn = r.vote_stuck(False, now)
+            if r.send_early is not None:
+                # The play below goes out as soon as it is signed: the withdrawal,
+                # signed before it, must go out (and be journaled) before it.
+                r.send_early(withdrawn)
+                withdrawn = Outbound()
             withdrawn.extend(self._do(action, now))
             return withdrawn
         return self._do(action, now)

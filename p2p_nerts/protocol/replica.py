@@ -289,6 +289,15 @@ class Replica:
         self.totals: dict[bytes, int] = {}
         self.rejected: Counter[str] = Counter()
         self.next_round_at: float | None = None
+        #: Set by a transport that can send at once: my play's frames (with the
+        #: journal records before them) go here the moment the play is signed,
+        #: and the rest of the call's output is returned as usual. The other
+        #: peers start checking the play while I apply it myself: about 60 µs
+        #: sooner on a peer just woken to play (one cold pass through my own
+        #: delivery). Unset, everything is returned together. A caller that
+        #: holds the output of an earlier call while it makes a play hands that
+        #: output here first, or the play would overtake it.
+        self.send_early: Callable[[Outbound], None] | None = None
         self._out = Outbound()
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
@@ -508,11 +517,15 @@ class Replica:
         card = perform(tab, target, key)
         assert card is not None
         self._journal_moves(rs, tab)
-        self._send(PlayMsg(card, target.pile, target.src, target.declared,
-                           len(tab.log) - 1), expect_lamport=lamport)
+        signed = self._sign(PlayMsg(card, target.pile, target.src, target.declared,
+                                    len(tab.log) - 1), expect_lamport=lamport)
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
+        if self.send_early is not None and signed is not None:
+            self.send_early(self._flush())
+        if signed is not None:
+            self._deliver_own(*signed)
         return self._flush()
 
     def turn(self, now: float) -> Outbound:
@@ -629,17 +642,25 @@ class Replica:
     def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
+        signed = self._sign(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
+        if signed is not None:
+            self._deliver_own(*signed)
+
+    def _sign(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+              expect_lamport: int | None = None) -> tuple[Entry, Payload] | None:
+        """Sign and queue one of my entries; a sequenced one is returned, for
+        :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
                 and rs.me not in rs.live):
-            return  # dropped from this round: nothing of ours counts in it any more
+            return None  # dropped from this round: nothing of ours counts in it any more
         if self._restoring:
             # The journal holds what we signed here before the crash (if we got
             # this far): deliver it now, where live play delivered it.
             signed = self._signed.get(self.seq + 1)
             if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
                 self._replay_own(signed)
-            return
+            return None
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
         if payload.TYPE in EPHEMERAL:
             # An ephemeral entry carries my latest sequence number: peers learn from
@@ -652,7 +673,7 @@ class Replica:
                 raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
                                    seq=seq, lamport=lamport).raw
             self._out.sends.append(Send(raw, to))
-            return
+            return None
         self.seq += 1
         lamport = self.clock.tick()
         if expect_lamport is not None and lamport != expect_lamport:
@@ -661,6 +682,9 @@ class Replica:
                              seq=self.seq, lamport=lamport)
         self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
+        return entry, payload
+
+    def _deliver_own(self, entry: Entry, payload: Payload) -> None:
         log = self._author(self.me.public_key)
         assert log is not None
         log.offer(entry)
