@@ -20,7 +20,7 @@ from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity
 
-from .uikit import ENTER, PLAYER, LobbyHarness
+from .uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -69,12 +69,15 @@ def test_a_table_opened_in_one_lobby_is_joined_from_another() -> None:
     async def main() -> None:
         async with LobbyHarness(lan()) as host, LobbyHarness(lan(guest)) as joiner:
             await host.name_new_table(name)
+            await host.press(*[DOWN] * 9, RIGHT, DOWN, RIGHT)  # the clocks: 5 s, 15 s
             await host.press(ENTER)
             await host.shows("Fingerprint")
             await joiner.select(name)
             await joiner.press(ENTER)
             await joiner.shows("Gil (you)")
             await joiner.shows("Tess (host)")
+            # The clocks chosen as the table opened are the table's: the guest's too.
+            await joiner.shows("Clocks:  5 s to get ready; a seat silent for 15 s is dropped")
             await host.shows("Gil")
             await host.press("r")
             await joiner.until(lambda: "✓ ready" in joiner.row("Tess (host)"), "Tess ready")

@@ -8,10 +8,9 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
 
-from .uikit import DOWN, ENTER, ESC, UP, FakeNetwork, Listing, LobbyHarness
+from .uikit import DOWN, ENTER, ESC, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
 
 BACKSPACE = "\x7f"
-RIGHT = "\x1b[C"
 
 
 def test_the_list_follows_the_network_live_and_keeps_the_choice() -> None:
@@ -147,11 +146,15 @@ def test_the_create_form_opens_a_table_with_the_chosen_rules() -> None:
             await h.press(DOWN, RIGHT)          # jokers: two per deck
             await h.press(DOWN, RIGHT)          # teams: pairs
             assert "◂ pairs: partners add their scores ▸" in h.screen()
+            await h.press(DOWN)                 # stuck alone: as it is
+            await h.press(DOWN, RIGHT)          # countdown: 5 s
+            await h.press(DOWN, RIGHT)          # a silent seat: dropped after 15 s
+            assert "◂ 15 s without a word, then dropped ▸" in h.screen()
             await h.press(ENTER)
             await h.shows("Fingerprint")
         assert net.hosted == [("Game night", Variants(
             stock_turn=1, strict_ties=True, penalty=False, target=50, jokers=True,
-            teams="pairs"), None)]
+            teams="pairs"), None, 5.0, 15.0)]
     asyncio.run(main())
 
 
@@ -169,7 +172,7 @@ def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
             await h.press(ENTER)
             await h.shows("Fingerprint")
             assert "Code:    4417  (players joining need it: read it out)" in h.screen()
-        assert net.hosted == [("Tess's table", Variants(), "4417")]
+        assert net.hosted == [("Tess's table", Variants(), "4417", 3.0, 6.0)]
     asyncio.run(main())
 
 

@@ -285,7 +285,7 @@ class FakeNetwork:
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
         self.codes: list[str | None] = []  # the code given with each join, in order
-        self.hosted: list[tuple[str, Variants, str | None]] = []
+        self.hosted: list[tuple[str, Variants, str | None, float, float]] = []
         self.code = "pink otter"
         self.closed = False
         self.gate: asyncio.Event | None = None  # set: joins wait for it, as on a slow LAN
@@ -329,8 +329,9 @@ class FakeNetwork:
         self.codes.append(code)
         return self.outcome()
 
-    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
-        self.hosted.append((name, variants, code))
+    async def host(self, name: str, variants: Variants, code: str | None, *,
+                   countdown: float, drop_after: float) -> Session:
+        self.hosted.append((name, variants, code, countdown, drop_after))
         return solo(bots=1, variants=variants)
 
     async def close(self) -> None:

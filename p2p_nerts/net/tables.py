@@ -126,9 +126,12 @@ class LanTables:
         return await _player_error(NetSession.join(
             self._identity, address, TableConfig(code=code), self._endpoint, store=self._store))
 
-    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
+    async def host(self, name: str, variants: Variants, code: str | None, *,
+                   countdown: float, drop_after: float) -> Session:
+        config = TableConfig(variants=variants, code=code, countdown=countdown,
+                             drop_after=drop_after)
         return await _player_error(NetSession.host(
-            self._identity, TableConfig(variants=variants, code=code), self._endpoint,
+            self._identity, config, self._endpoint,
             table_name=name, interfaces=self._interfaces, store=self._store))
 
     async def close(self) -> None:

@@ -23,8 +23,9 @@ from functools import partial
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import VariantError, Variants
 from ..protocol.identity import Identity
+from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import LocalTable, Session
-from .form import Form, TextField, choice, form_variants, variant_fields
+from .form import Form, TextField, choice, clock_fields, form_clocks, form_variants, variant_fields
 from .hands import Hands, player_input, sentence
 from .network import Network, TableListing
 
@@ -160,7 +161,8 @@ class Browser(Hands):
         name = f"{self.identity.name}'s table"[:limit].strip()
         self.state.form = Form(
             "Open a table", [TextField("name", "Table name", name, limit=limit),
-                             code_field("Code (empty: none)"), *variant_fields(Variants())],
+                             code_field("Code (empty: none)"), *variant_fields(Variants()),
+                             *clock_fields(COUNTDOWN, DROP_AFTER)],
             "open the table", self._create)
 
     @player_input
@@ -218,7 +220,9 @@ class Browser(Hands):
         except ValueError as exc:  # a VariantError too
             form.error = sentence(str(exc))
             return
-        self._seat(f"Opening {name}…", lambda: self.network.host(name, variants, code), code)
+        countdown, drop_after = form_clocks(form)
+        self._seat(f"Opening {name}…", lambda: self.network.host(
+            name, variants, code, countdown=countdown, drop_after=drop_after), code)
 
     def _solo(self, form: Form) -> None:
         try:

@@ -84,11 +84,14 @@ class Network(Protocol):
         """A seat at the table whose host listens at ``address``."""
         ...
 
-    async def host(self, name: str, variants: Variants, code: str | None) -> Session:
+    async def host(self, name: str, variants: Variants, code: str | None, *,
+                   countdown: float, drop_after: float) -> Session:
         """Open a new table, advertised on the LAN, with the first seat ours.
 
         With a ``code``, only players who give it get in (and the table's
         traffic is encrypted); the ad says a code is needed, never the code.
+        ``countdown`` and ``drop_after`` are the table's clocks, which every
+        seat plays by.
         """
         ...
 
