@@ -6,7 +6,10 @@ One run measures:
 * baseline  - a bare asyncio TCP round trip (4-byte framed, 100-byte payload)
   between two processes: back to back, and one every 50 ms. The second is the
   fair floor: peers sit idle between plays, and waking an idle process costs
-  far more than the hop itself on a VM (~350 µs one way here, ~50 µs hot);
+  far more than the hop itself on a VM (~350 µs one way here, ~50 µs hot).
+  It is measured at the start and again just before and after each game, and
+  each game's ratios are to the mean of those two: on these machines the idle
+  round trip drifts between about 160 and 640 µs within an hour;
 * applied   - a foundation play's latency from the moment its author makes it
   until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
 * final     - the same play's latency until it is final on its author
@@ -279,7 +282,8 @@ def main() -> int:
     hot, rtt = baselines()
     print(f"baseline: asyncio TCP round trip between two processes, median {hot * 1e6:.0f} µs "
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
-          "are between plays); ratios below are to the latter")
+          "are between plays); ratios are to the latter, each game's to its own, measured "
+          "around it")
     floors = {n: floor(n, args.pace) for n in (2, 4, 8)}
     for n, lat in floors.items():
         fm, f99 = statistics.median(lat), pct(lat, 0.99)
@@ -290,7 +294,10 @@ def main() -> int:
     rows = [(n, args.pace) for n in (2, 4, 8)] + [(8, args.fast_pace)]
     verdicts: list[str] = []
     for players, pace in rows:
+        before = baselines()
         results = game(players, pace, args.target)
+        after = baselines()
+        hot, rtt = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         applied, final = latencies(results)
         cpu = max(r["cpu"] / r["wall"] for r in results)
         rss = max(r["maxrss_mb"] for r in results)
@@ -302,6 +309,8 @@ def main() -> int:
         print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x"
               + (f"; applied {am / statistics.median(floors[players]):.1f}x the floor, "
                  f"{am / hot:.1f}x the back-to-back round trip" if pace == args.pace else ""))
+        print(f"{'':>19}(baseline around this game: {before[1] * 1e6:.0f} µs before, "
+              f"{after[1] * 1e6:.0f} µs after; back to back {hot * 1e6:.0f} µs)")
         if pace == args.pace:
             verdicts.append(f"{players} peers: applied median {am / rtt:.1f}x (target <= 4x): "
                             f"{'ok' if am <= 4 * rtt else 'MISSED'}; final median "
