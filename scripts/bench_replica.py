@@ -18,7 +18,7 @@ import time
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from p2p_nerts.game.cards import make_card
-from p2p_nerts.protocol.envelope import seal
+from p2p_nerts.protocol.envelope import DOMAIN, seal
 from p2p_nerts.protocol.identity import verify
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
@@ -58,11 +58,11 @@ def main() -> None:
         batch = frames[r * BATCH:(r + 1) * BATCH]
         t0 = time.perf_counter_ns()
         for e in batch:
-            verify(e.author, e.signature, b"p2p-nerts/v1/entry\x00" + e.body)
+            verify(e.author, e.signature, DOMAIN + e.body)
         bare.append((time.perf_counter_ns() - t0) / BATCH / 1000)
         t0 = time.perf_counter_ns()
         for e in batch:
-            openssl_key.verify(e.signature, b"p2p-nerts/v1/entry\x00" + e.body)
+            openssl_key.verify(e.signature, DOMAIN + e.body)
         openssl.append((time.perf_counter_ns() - t0) / BATCH / 1000)
         t0 = time.perf_counter_ns()
         if r % 2:

@@ -156,9 +156,8 @@ class Connection(asyncio.Protocol):
             finally:
                 self._waiter = None
         frame = self._queue.popleft()
-        if self._paused and len(self._queue) < _MAX_QUEUED // 2:
-            self._paused = False
-            self.transport_or_raise().resume_reading()
+        if len(self._queue) < _MAX_QUEUED // 2:
+            self._resume_reading()
         return frame
 
     def deliver_to(self, handler: Callable[[list[bytes]], None]) -> None:
@@ -168,9 +167,7 @@ class Connection(asyncio.Protocol):
         queued, self._queue = list(self._queue), deque()
         if queued and not self.closed:
             handler(queued)
-        if self._paused:
-            self._paused = False
-            self.transport_or_raise().resume_reading()
+        self._resume_reading()
 
     async def wait_closed(self) -> None:
         """Return once the connection is gone (closed by either side)."""
@@ -192,6 +189,11 @@ class Connection(asyncio.Protocol):
             self.reason = reason
         if self.transport is not None:
             self.transport.abort()
+
+    def _resume_reading(self) -> None:
+        if self._paused:
+            self._paused = False
+            self.transport_or_raise().resume_reading()
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():

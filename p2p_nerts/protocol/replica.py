@@ -522,9 +522,9 @@ class Replica:
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
-        if self.send_early is not None and signed is not None:
-            self.send_early(self._flush())
         if signed is not None:
+            if self.send_early is not None:
+                self.send_early(self._flush())
             self._deliver_own(*signed)
         return self._flush()
 
