@@ -16,7 +16,8 @@ One run measures:
   (PlayFinal: every other live peer has been heard past it);
 * floor     - the same fan-out with no protocol at all: as many bare asyncio
   processes, each sending a 200-byte frame to every other at the same pace,
-  each receiver answering with a 16-byte ack and doing nothing else. With 8
+  each receiver answering with a 16-byte ack and doing nothing else (but
+  waking every 50 ms, as a peer's loop does for its tick). With 8
   processes on a 2-core machine the last receiver waits for the others' CPU
   turns, so this, not the round trip, is the floor a peer's work adds to;
 * footprint - CPU share and peak resident memory of every peer during a fast
@@ -51,7 +52,7 @@ from p2p_nerts.game.tableau import Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.node import TICK, Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import free_port
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
@@ -134,6 +135,10 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path) -> No
             except OSError:
                 await asyncio.sleep(0.05)
     await asyncio.sleep(1.0)  # everyone connected
+    # A peer's loop wakes every TICK whatever happens (heartbeats, views,
+    # timeouts), which keeps it warmer than a process that only sleeps
+    # between plays: the floor's processes wake as often, doing nothing.
+    ticker = asyncio.create_task(idle_ticks())
     rng, seq, stop = random.Random(index), 0, time.monotonic() + FLOOR_SECONDS
     while time.monotonic() < stop:
         await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
@@ -143,8 +148,14 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path) -> No
         for writer in acks.values():
             writer.write(frame)
     await asyncio.sleep(1.0)
+    ticker.cancel()
     server.close()
     out.write_text(json.dumps(trace))
+
+
+async def idle_ticks() -> None:
+    while True:
+        await asyncio.sleep(TICK)
 
 
 def floor(players: int, pace: float) -> list[float]:
