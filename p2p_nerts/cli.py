@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
-from .game.scoring import Match, team_of
+from .game.scoring import Match, team_names
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
 from .net.commands import (
@@ -260,10 +260,8 @@ def final_json(cfg: SimConfig, match: Match, names: list[str]) -> dict[str, obje
         "winner": None,
     }
     if cfg.variants.teams == "pairs":
-        teams = {
-            "+".join(names[s] for s in range(cfg.seats) if team_of(s, cfg.variants) == t): v
-            for t, v in match.team_totals().items()
-        }
+        teams = dict(zip(team_names(names, cfg.variants), match.team_totals().values(),
+                         strict=True))
         out["team_totals"] = teams
         if winner is not None:
             out["winner"] = list(teams)[winner]

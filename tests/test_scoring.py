@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.game.scoring import Match, SeatRound, round_score, team_of
+from p2p_nerts.game.scoring import (
+    Match,
+    SeatRound,
+    partners,
+    round_score,
+    team_names,
+    team_of,
+)
 from p2p_nerts.game.variants import VariantError, Variants
 
 CLASSIC = Variants()
@@ -71,6 +78,17 @@ def test_pairs_add_partners_scores() -> None:
     assert m.team_totals() == {0: 22, 1: 23} and m.winner() is None
     m.add_round(_round(10, 8, 0, -5))
     assert m.team_totals() == {0: 40, 1: 18} and m.winner() == 0
+    assert team_names(["Ana", "Ben", "Cy", "Di"], pairs)[0] == "Ana + Ben"  # the winner
+
+
+def test_partners_and_team_names_follow_the_seats() -> None:
+    pairs = Variants(teams="pairs")
+    names = ["Ana", "Ben", "Cy", "Di", "Ed"]
+    assert team_names(names, pairs) == ["Ana + Ben", "Cy + Di", "Ed"]
+    assert team_names(names, CLASSIC) == names
+    assert partners(0, 1, pairs) and partners(3, 2, pairs)
+    assert not partners(1, 2, pairs) and not partners(1, 1, pairs)
+    assert not any(partners(a, b, CLASSIC) for a in range(4) for b in range(4))
 
 
 def test_match_checks_the_player_count() -> None:

@@ -151,3 +151,27 @@ def test_space_steps_a_choice_and_types_into_text() -> None:
     form.type("a b")
     assert form.text("n") == "a b"
 
+
+
+def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
+    """Under "pairs" the seats' order partners them (seats 2k and 2k+1): the lobby
+    names the teams and your partner, the round's header shows each team's total
+    (what wins), and the other players' rows mark your partner."""
+    async def main() -> None:
+        async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
+            names = [s.name for s in h.replica.seats]
+            me = names.index("Tess")
+            partner = names[me ^ 1]
+            teams = f"{names[0]} + {names[1]} · {names[2]} + {names[3]}"
+            assert f"Teams:   {teams}" in h.screen()
+            assert f"{partner} (partner" in h.row(partner)
+            assert all("partner" not in h.row(n) for n in names if n not in (partner, "Tess"))
+            await h.deal()
+            assert f"{names[0]} + {names[1]} 0 · {names[2]} + {names[3]} 0" in h.screen()
+            assert f"{partner} (partner)" in h.row(partner)
+            assert all("partner" not in h.row(n) for n in names if n not in (partner, "Tess"))
+        async with Harness(bots=2, variants=Variants(teams="pairs")) as h:
+            assert "(pairs need an even number of players)" in h.row("Teams:")
+        async with Harness(bots=3) as h:  # no teams: none of it
+            assert "Teams:" not in h.screen() and "partner" not in h.screen()
+    asyncio.run(main())

@@ -21,6 +21,20 @@ def team_of(seat: int, variants: Variants) -> int:
     return seat // 2 if variants.teams == "pairs" else seat
 
 
+def team_names(names: Sequence[str], variants: Variants) -> list[str]:
+    """Each team as its players read it, "Ana + Ben", by team number (a lone seat's
+    own name without teams): how a winner, a total or a pairing is named."""
+    teams: dict[int, list[str]] = {}
+    for seat, name in enumerate(names):
+        teams.setdefault(team_of(seat, variants), []).append(name)
+    return [" + ".join(members) for _team, members in sorted(teams.items())]
+
+
+def partners(a: int, b: int, variants: Variants) -> bool:
+    """Whether two different seats score together."""
+    return a != b and team_of(a, variants) == team_of(b, variants)
+
+
 @dataclass(frozen=True, slots=True)
 class SeatRound:
     """One seat's round: what the score table shows."""

@@ -35,7 +35,7 @@ from typing import Any
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey
 from ..game.moves import perform
-from ..game.scoring import Match, SeatRound, round_score
+from ..game.scoring import Match, SeatRound, round_score, team_names
 from ..game.tableau import (
     NERTS,
     NERTS_SIZE,
@@ -1572,11 +1572,7 @@ class Replica:
         winner = self.match.winner()
         if winner is not None:
             self.phase = Phase.OVER
-            names = [n for n in rs.names]
-            if rs.variants.teams == "pairs":
-                label = " + ".join(n for s, n in enumerate(names) if s // 2 == winner)
-            else:
-                label = names[winner]
+            label = team_names(rs.names, rs.variants)[winner]
             self._event(ev.GameOver(label, tuple(self.match.totals)))
         else:
             self.phase = Phase.BETWEEN

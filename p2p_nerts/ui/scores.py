@@ -13,9 +13,8 @@ from __future__ import annotations
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
-from ..game.scoring import team_of
+from ..game.scoring import partners, team_names
 from ..protocol.identity import fingerprint_of
-from ..protocol.messages import Seat
 from ..protocol.replica import Phase, Replica
 from .control import Controller
 from .keys import Action, KeyMap, label
@@ -37,9 +36,11 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
 
 
 def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
-    """Each seat: name (you, host), key fingerprint, ready; then the rules, the host's
-    table code, and what is next."""
-    names = [_who(r, seat) for seat in r.seats]
+    """Each seat: name (you, partner, host), key fingerprint, ready; then the rules,
+    the pairs under "pairs", the host's table code, and what is next."""
+    seated = [s.key for s in r.seats]
+    me = seated.index(r.me.public_key) if r.me.public_key in seated else None
+    names = [_who(r, index, me) for index in range(len(r.seats))]
     width = max([len("Player"), *map(len, names)])
     out: StyleAndTextTuples = [
         ("class:label", f"\n  {'Player':<{width}}  {'Fingerprint':<{_PRINT_WIDTH}}  Ready\n")]
@@ -52,6 +53,12 @@ def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
     ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
     out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
+    if r.variants.teams == "pairs":
+        teams = team_names([s.name for s in r.seats], r.variants)
+        out.append(("", f"  Teams:   {' · '.join(teams)}"))
+        if len(r.seats) % 2:
+            out.append(("class:warn", "  (pairs need an even number of players)"))
+        out.append(("", "\n"))
     out.append(("", f"  Clocks:  {r.countdown:g} s to get ready; a seat silent for "
                     f"{r.drop_after:g} s is dropped\n"))
     if code is not None and r.is_host:
@@ -68,10 +75,14 @@ def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
     return out
 
 
-def _who(r: Replica, seat: Seat) -> str:
-    """A seat's name, marked when it is you or the host."""
-    tags = [tag for tag, on in (("you", seat.key == r.me.public_key),
-                                ("host", seat.key == r.host_key)) if on]
+def _who(r: Replica, index: int, me: int | None) -> str:
+    """The name of the seat at ``index`` of the next round, marked when it is you
+    (at ``me``), your partner (pairs: seats are partnered by their order) or the host."""
+    seat = r.seats[index]
+    tags = [tag for tag, on in (
+        ("you", index == me),
+        ("partner", me is not None and partners(index, me, r.variants)),
+        ("host", seat.key == r.host_key)) if on]
     return seat.name + (f" ({', '.join(tags)})" if tags else "")
 
 
@@ -122,9 +133,8 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
             out.append(("class:good", "  called Nerts"))
         out.append(("", "\n"))
     if rs.variants.teams == "pairs":
-        for team, total in sorted(match.team_totals().items()):
-            members = " + ".join(n for s, n in enumerate(rs.names)
-                                 if team_of(s, rs.variants) == team)
+        for members, total in zip(team_names(rs.names, rs.variants),
+                                  match.team_totals().values(), strict=True):
             out.append(("", f"  team {members}: {total}\n"))
     out.append(("class:dim", f"\n  Target {rs.variants.target}. "
                              + ("Every table agrees on these scores." if ctl.state.agreed

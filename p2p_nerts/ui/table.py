@@ -26,6 +26,7 @@ from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
+from ..game.scoring import partners, team_names, team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
 from .control import Controller, pile_of
@@ -68,22 +69,25 @@ def title(r: Replica) -> StyleAndTextTuples:
 
 
 def scores_line(r: Replica) -> StyleAndTextTuples:
-    """Running totals, mine in bold, then the target; names shortened to fit the width."""
+    """Running totals (each team's under "pairs", which is what wins), mine in bold,
+    then the target; names shortened to fit the width."""
     rs, match = r.rs, r.match
     if rs is None or match is None:
         return []
     room = screen_width() - len(title(r)[0][1]) - 1
     target = f"  → {r.variants.target} "
-    cut = max(len(n) for n in rs.names)
+    names = team_names(rs.names, rs.variants)
+    totals = list(match.team_totals().values())
+    mine = team_of(rs.me, rs.variants) if rs.me is not None else None
+    cut = max(len(n) for n in names)
     while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in
-                          zip(rs.names, match.totals, strict=True)) + len(target) > room:
+                          zip(names, totals, strict=True)) + len(target) > room:
         cut -= 1
     out: StyleAndTextTuples = []
-    for seat, name in enumerate(rs.names):
+    for team, (name, total) in enumerate(zip(names, totals, strict=True)):
         if out:
             out.append(("", " · "))
-        style = "class:you" if seat == rs.me else ""
-        out.append((style, f"{name[:cut]} {match.totals[seat]}"))
+        out.append(("class:you" if team == mine else "", f"{name[:cut]} {total}"))
     out.append(("class:dim", target))
     return out
 
@@ -135,8 +139,10 @@ def players(ctl: Controller) -> StyleAndTextTuples:
     if rs is None:
         return []
     out: StyleAndTextTuples = []
-    width = max(len(n) for n in rs.names)
-    for seat, name in enumerate(rs.names):
+    names = [name + (" (partner)" if rs.me is not None and partners(seat, rs.me, rs.variants)
+                     else "") for seat, name in enumerate(rs.names)]
+    width = max(len(n) for n in names)
+    for seat, name in enumerate(names):
         if seat == rs.me:
             continue
         if out:
