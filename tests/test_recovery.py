@@ -29,7 +29,7 @@ def _state(r: Replica) -> tuple[object, ...]:
         tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
         dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
     return (*mine, rs.log.state_hash(), r.seq, r.phase, rs.number, rs.me, sorted(rs.live),
-            r.countdown, r.drop_after)
+            r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
 
 
 def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:

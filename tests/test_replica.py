@@ -405,6 +405,23 @@ def test_a_play_sent_early_is_the_same_output_split_at_its_signature() -> None:
     assert any(isinstance(e, ev.PlayAdded) and e.mine for e in rest.events)
 
 
+def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
+    """Two players at one seat (share-a-deck): the vote one casts is the other's
+    too, and the one that moves a card takes it back, before its play."""
+    replica, _twin, now = _playing_twins(5)
+    target = _to_foundation([replica], now)
+    one, other = (BotDriver(replica, Bot(SKILLS["hard"], random.Random(k))) for k in (1, 2))
+    rs = replica.rs
+    assert rs is not None and not rs.my_vote
+    voted = one._carry_out(Action(Act.STUCK), now)
+    assert rs.my_vote and [open_entry(s.data).type for s in voted.sends] == [MsgType.STUCK]
+    assert not other._carry_out(Action(Act.STUCK), now).sends  # already the seat's vote
+    out = other._carry_out(Action(Act.MOVE, target), now)
+    entries = [open_entry(s.data) for s in out.sends if s.data[:2] == MAGIC]
+    assert [e.type for e in entries] == [MsgType.STUCK, MsgType.PLAY]
+    assert entries[0].payload["o"] is False and not rs.my_vote
+
+
 def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
     """The withdrawal is signed first, so it must go out (and be journaled) first."""
     replica, _twin, now = _playing_twins(5)
@@ -412,8 +429,7 @@ def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
     sent: list[Outbound] = []
     replica.send_early = sent.append
     driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)))
-    replica.vote_stuck(True, now)
-    driver.voted = True
+    replica.vote_stuck(True, now)  # the seat's vote: this driver did not cast it
     sent.append(driver._carry_out(Action(Act.MOVE, target), now))
     types = [open_entry(s.data).type for out in sent for s in out.sends if s.data[:2] == MAGIC]
     assert types == [MsgType.STUCK, MsgType.PLAY]

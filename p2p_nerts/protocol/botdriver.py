@@ -14,12 +14,11 @@ from .replica import CommandError, Outbound, Replica
 
 
 class BotDriver:
-    """Drives one replica's seat with a bot."""
+    """Drives one replica's seat with a bot (two drivers may share a seat)."""
 
     def __init__(self, replica: Replica, bot: Bot) -> None:
         self.replica = replica
         self.bot = bot
-        self.voted = False
         self._rotations = 0
         self._round = 0
         self.next_at: float | None = None
@@ -33,7 +32,6 @@ class BotDriver:
             return Outbound()
         if rs.number != self._round or rs.rotations != self._rotations:
             self._round, self._rotations = rs.number, rs.rotations
-            self.voted = False
             self.bot.idle_turns = 0
             self.bot.lone_rotations = 0
             self.next_at = now + self.bot.think_time(Action(Act.TURN))
@@ -55,10 +53,11 @@ class BotDriver:
         return out
 
     def _carry_out(self, action: Action, now: float) -> Outbound:
+        """Do ``action``; doing anything but wait takes the seat's stuck vote back
+        first (the seat's: a partner at a shared tableau may have cast it)."""
         r = self.replica
         act = action.act
-        if act is not Act.STUCK and act is not Act.WAIT and self.voted:
-            self.voted = False
+        if act is not Act.STUCK and act is not Act.WAIT and self._voted():
             withdrawn = r.vote_stuck(False, now)
             if r.send_early is not None:
                 # The play below goes out as soon as it is signed: the withdrawal,
@@ -80,7 +79,10 @@ class BotDriver:
             return r.call_nerts(now)
         if act is Act.ROTATE:
             return r.rotate_alone(now)
-        if act is Act.STUCK and not self.voted:
-            self.voted = True
+        if act is Act.STUCK and not self._voted():
             return r.vote_stuck(True, now)
         return Outbound()
+
+    def _voted(self) -> bool:
+        rs = self.replica.rs
+        return rs is not None and rs.my_vote

@@ -204,6 +204,11 @@ class RoundState:
     #: What each seat says it holds: seat → {author seat → highest seq held}.
     marks: dict[int, dict[int, int]] = field(default_factory=dict)
     stuck: list[bool] = field(default_factory=list)
+    #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
+    #: seat (under share-a-deck, two players at one tableau) sees it, and takes
+    #: it back on moving a card.
+    my_vote: bool = False
+    my_vote_at: int = 0
     rotations: int = 0
     stays_since_rotation: int = 0
     call: PlayKey | None = None
@@ -1092,6 +1097,8 @@ class Replica:
             case Nerts() | Stuck():
                 if isinstance(payload, Nerts):
                     rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
+                elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
+                    rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
                 heapq.heappush(rs.ordered,
                                _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Drop(who=who, upto=upto):
@@ -1306,6 +1313,8 @@ class Replica:
         rs.rotations += 1
         rs.stays_since_rotation = 0
         rs.stuck = [False] * len(rs.keys)
+        if key is None or rs.my_vote_at <= key[0]:
+            rs.my_vote = False  # a rotation ends every vote taken before it
         tab = rs.tab
         if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
             tab.rotate(alone=False)

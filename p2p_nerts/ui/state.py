@@ -50,7 +50,6 @@ class UiState:
     cursor: tuple[int, int] = (0, 0)
     lines: deque[Line] = field(default_factory=lambda: deque(maxlen=HISTORY))
     pending: set[PlayKey] = field(default_factory=set)  # plays added, not yet final
-    voted: bool = False  # my stuck vote, as I last sent it
     show_help: bool = False
     confirm_quit: bool = False
     form: Form | None = None
@@ -77,7 +76,6 @@ class UiState:
             case ev.StuckChanged(stuck=stuck):
                 self._stuck(stuck, names, me)
             case ev.Rotated(count=count):
-                self.voted = False
                 self.stuck = ()
                 self.say(f"Everyone was stuck: every stock was rotated ({_nth(count)} time)")
             case ev.RoundStarting(round=number, countdown=countdown):
@@ -129,7 +127,6 @@ class UiState:
     def _new_round(self) -> None:
         self.selection = None
         self.pending.clear()
-        self.voted = False
         self.agreed = False
         self.stuck = ()
 

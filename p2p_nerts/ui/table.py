@@ -277,7 +277,7 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     elif tab.can_call_nerts():
         out.append(("class:good", f"Your Nerts pile is empty: {label(keys, Action.CALL)} "
                                   "calls Nerts!   "))
-    if ctl.state.voted:
+    if ctl.voted():
         out.append(("class:warn", f"You voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
     if tab.in_flight:
         out.append(("class:dim", "In the air: "))
