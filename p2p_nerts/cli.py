@@ -50,8 +50,9 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
                    help="no -2 per card left in the Nerts pile (children's rules)")
     g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
     g.add_argument("--teams", choices=TEAMS, default="none",
-                   help="pairs: partners add their scores; share: two players at one tableau "
-                        "(nerts simulate only, for now); default none")
+                   help="pairs: partners add their scores; share: two players at each "
+                        "tableau, 3 tableaux or more (solo: a bot plays yours with you); "
+                        "default none")
     g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
 
 
@@ -96,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     solo = sub.add_parser("solo", help="play against computer players in this terminal")
     solo.add_argument("--bots", type=int, choices=range(1, 8), default=2, metavar="N",
-                      help="computer players, 1..7 (default 2)")
+                      help="computer players, 1..7 (default 2): each plays a tableau")
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
                       help=f"how well they play (default {DEFAULT_SKILL})")
     solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
@@ -113,8 +114,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     usage_error: Callable[[str], NoReturn] = args.usage_error
-    if args.command in ("solo", "host") and args.teams == "share":
-        usage_error("share-a-deck teams are played by `nerts simulate` only, for now")
     try:
         if args.command is None:
             return run_lobby(args)
@@ -136,6 +135,7 @@ def run_solo(args: argparse.Namespace) -> int:
     from .ui.browser import solo_table
 
     variants = variants_from(args)
+    variants.check_players(1 + args.bots)  # a VariantError is a usage error
     player = _player()
     if player is None:
         return 1

@@ -58,7 +58,9 @@ class LocalTable:
 
     No sockets at all, so solo play works with no network. The bots are full
     replicas talking the real protocol (signed entries, commit–reveal, audit),
-    which keeps solo play and network play one code path.
+    which keeps solo play and network play one code path. ``bots`` is the
+    number of bot seats; under share-a-deck two bots play at each, and one
+    plays the player's tableau with them.
     """
 
     def __init__(self, player: Identity, *, bots: int = 2, skill: str = "medium",
@@ -82,11 +84,21 @@ class LocalTable:
                     countdown=countdown, drop_after=3600.0)
             for ident in ids
         ]
-        self._drivers = {
-            i: BotDriver(r, Bot(SKILLS[skill], random.Random(rng.random()),
-                                lone_rotate=(variants or Variants()).lone_rotate))
+        lone_rotate = (variants or Variants()).lone_rotate
+        #: (replica index, driver): a bot at each bot's seat; under share-a-deck a
+        #: second one there, and one beside the player (their own generator, so
+        #: that a seed deals the same cards whatever the teams).
+        self._drivers = [
+            (i, BotDriver(r, Bot(SKILLS[skill], random.Random(rng.random()),
+                                 lone_rotate=lone_rotate)))
             for i, r in enumerate(self._replicas) if i
-        }
+        ]
+        partners = random.Random(None if seed is None else f"partners {seed}")
+        self._drivers += [
+            (i, BotDriver(r, Bot(SKILLS[skill], random.Random(partners.random()),
+                                 lone_rotate=lone_rotate), partner=True))
+            for i, r in enumerate(self._replicas)
+        ]
         self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}
         if not 0.0 <= delay[0] <= delay[1] <= 5.0:
             raise ValueError("delay must be 0 <= min <= max <= 5 seconds")
@@ -125,7 +137,7 @@ class LocalTable:
         now = self._clock()
         for i, r in enumerate(self._replicas):
             self._route(i, r.tick(now))
-        for i, driver in self._drivers.items():
+        for i, driver in self._drivers:
             if driver.next_at is None or driver.next_at <= now:
                 self._route(i, driver.step(now))
         self._pump()

@@ -179,4 +179,7 @@ def test_player_counts() -> None:
     Variants(teams="pairs").check_players(4)
     with pytest.raises(VariantError):
         Variants(teams="pairs").check_players(3)
+    Variants(teams="share").check_players(3)  # tableaux: six players, two at each
+    with pytest.raises(VariantError, match="6 or more players"):
+        Variants(teams="share").check_players(2)
 

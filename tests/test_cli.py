@@ -33,8 +33,8 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
         (["simulate", "--target", "0"], "nerts simulate: error: target"),
         (["simulate", "--rounds", "0"], "nerts simulate: error: --rounds"),
-        (["solo", "--teams", "share"], "nerts solo: error: share-a-deck"),
-        (["host", "--teams", "share"], "nerts host: error: share-a-deck"),
+        (["solo", "--teams", "share", "--bots", "1"], "nerts solo: error: share-a-deck needs"),
+        (["solo", "--teams", "pairs", "--bots", "2"], "nerts solo: error: pairs need"),
         (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
         (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
         (["bot", "tess:99999"], "nerts bot: error: 'tess:99999': a port must be 1..65535"),
@@ -63,7 +63,7 @@ def test_help_says_what_each_command_takes(command: list[str],
     if not command:
         assert "With no COMMAND: the network lobby" in out
     if command in (["host"], ["solo"]):
-        assert "share: two players at one tableau (nerts simulate only, for now)" in out
+        assert "share: two players at each tableau, 3 tableaux or more" in out
     if command == ["simulate"]:
         assert "--players N 1..8 (default 4)" in out
         assert main(["simulate", "--players", "1", "--rounds", "1"]) == 0  # as the help says

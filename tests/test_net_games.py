@@ -77,6 +77,18 @@ def test_manual_join_by_address(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_share_a_deck_is_played_over_the_network(tmp_path: Path) -> None:
+    """Three tableaux of two: every headless peer seats a second bot at its own
+    tableau once the host's rules say share-a-deck, and the game is agreed."""
+    async def scenario() -> None:
+        t = table(tmp_path, 3, extra=("--teams", "share"))
+        await t.start()
+        summaries = await t.finish(GAME_TIMEOUT)
+        assert_same_game(summaries, 3)
+
+    run(scenario)
+
+
 def test_games_converge_through_a_hostile_network(tmp_path: Path) -> None:
     faults = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.05, tamper=0.02, cut=0.002)
 

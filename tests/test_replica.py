@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -78,6 +79,33 @@ def test_variants_play_through(variants: Variants) -> None:
     over = check_round(net, number, honest={0, 1, 2, 3})
     if not variants.penalty:
         assert all(r.score == r.foundation_cards for r in over.results)
+
+
+def test_share_a_deck_two_bots_play_each_tableau() -> None:
+    """Share-a-deck: a seat is a tableau, played by two (here two bots on one
+    replica, as ``nerts bot`` and a solo table seat them). Both move cards on it,
+    every peer agrees on the round, and the audit finds every seat's log sound."""
+    net = bot_table(3, seed=4, variants=Variants(teams="share"),
+                    faults=Faults(duplicate=0.1, drop=0.05))
+    moved = dict.fromkeys(range(3), 0)
+    for i, partner in net.partners.items():
+        applied = partner.bot.applied
+
+        def counting(action: Action, i: int = i, applied: Callable[[Action], None] = applied
+                     ) -> None:
+            moved[i] += action.act is Act.MOVE
+            applied(action)
+
+        partner.bot.applied = counting  # type: ignore[method-assign]
+    number = play_round(net)
+    check_round(net, number, honest={0, 1, 2})
+    assert all(moved.values()), f"every partner played cards too: {moved}"
+
+
+def test_share_a_deck_needs_three_tableaux() -> None:
+    net = bot_table(2, seed=4, variants=Variants(teams="share"))
+    with pytest.raises(CommandError, match="6 or more players"):
+        net.replicas[0].start_round(net.now)
 
 
 def test_collisions_bounce_back_to_their_owner() -> None:

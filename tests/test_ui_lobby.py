@@ -8,7 +8,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
 
-from .uikit import DOWN, ENTER, ESC, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
+from .uikit import DOWN, ENTER, ESC, LEFT, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
 
 BACKSPACE = "\x7f"
 
@@ -251,6 +251,23 @@ def test_solo_from_the_lobby_deals_against_bots_with_a_lan_delay() -> None:
             assert len(h.ui.ctl.replica.seats) == 4  # you and three bots
             await h.press("?")
             assert "host: change the rules" in h.screen()
+    asyncio.run(main())
+
+
+def test_solo_share_a_deck_asks_for_three_tableaux() -> None:
+    async def main() -> None:
+        async with LobbyHarness(FakeNetwork()) as h:
+            await h.press("s", LEFT)                # bots: 1
+            await h.press(*[DOWN] * 7, RIGHT, RIGHT)  # teams: share
+            assert "◂ share: two players at each tableau ▸" in h.screen()
+            await h.press(ENTER)
+            assert "Share-a-deck needs 6 or more players" in h.screen()
+            assert "Play solo" in h.screen()        # the form stays, to fix
+            await h.press(*[UP] * 7, RIGHT)          # bots: 2
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert "two players play each tableau together" in h.screen()
+            assert h.ui is not None and len(h.ui.ctl.replica.seats) == 3
     asyncio.run(main())
 
 

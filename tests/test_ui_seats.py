@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from p2p_nerts.game.tableau import OP_TURN
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.protocol.replica import Replica
@@ -126,9 +127,12 @@ def test_variant_fields_read_back_to_the_same_variants() -> None:
     odd = Variants(stock_turn=1, strict_ties=True, lone_rotate=True, penalty=False,
                    target=250, teams="share", jokers=True)
     form = Form("t", variant_fields(odd), "go", lambda _form: None)
-    assert form_variants(form) == odd  # "share" is not offered, but kept when already set
+    assert form_variants(form) == odd
     teams = next(f for f in form.fields if f.key == "teams")
-    assert isinstance(teams, Choice) and teams.shown == "share"
+    assert isinstance(teams, Choice) and teams.shown == "share: two players at each tableau"
+    # A value the form does not offer (a command-line flag set it) stays as it is.
+    kept = choice("countdown", "Countdown", 7.0, ((3.0, "3 s"), (5.0, "5 s")))
+    assert kept.value == 7.0 and kept.shown == "7.0" and len(kept.options) == 3
 
 
 def test_text_fields_take_what_they_may_hold() -> None:
@@ -174,4 +178,23 @@ def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
             assert "(pairs need an even number of players)" in h.row("Teams:")
         async with Harness(bots=3) as h:  # no teams: none of it
             assert "Teams:" not in h.screen() and "partner" not in h.screen()
+    asyncio.run(main())
+
+
+def test_share_a_deck_in_solo_a_bot_plays_your_tableau_with_you() -> None:
+    """Share-a-deck at a solo table: every seat is a tableau of two; a bot plays
+    the player's with them, so cards move there with no key pressed."""
+    async def main() -> None:
+        async with Harness(bots=2, variants=Variants(teams="share"), skill="hard") as h:
+            assert "two players play each tableau together" in h.row("Teams:")
+            await h.deal()
+            assert "in your Nerts pile · two of you play it" in h.row("── You:")
+            h.advance(8.0)
+            assert any(move[0] != OP_TURN for move in h.tab.log), "the partner moved cards"
+            assert h.replica.rs is not None and h.replica.rs.log.cards_of(h.me) > 0
+        async with Harness(bots=2, variants=Variants(teams="none"), skill="hard") as h:
+            await h.deal()
+            assert "two of you" not in h.screen()
+            h.advance(8.0)
+            assert not h.tab.log, "without share-a-deck nobody plays the player's tableau"
     asyncio.run(main())

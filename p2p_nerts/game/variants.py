@@ -25,7 +25,9 @@ class Variants:
     ``penalty``: −2 per card left in the Nerts pile (off: the children's game).
     ``target``: rounds are played until someone reaches this total.
     ``teams``: "pairs" adds partners' scores; "share" seats two players at one
-    tableau. ``jokers``: each deck adds its two jokers.
+    tableau (a seat is then a team: over the network, one peer with two players
+    at its keyboard, or a player and a bot). ``jokers``: each deck adds its two
+    jokers.
     """
 
     stock_turn: int = 3
@@ -66,3 +68,6 @@ class Variants:
             raise VariantError(f"a table seats 1 to 8 tableaux, not {seats}")
         if self.teams == "pairs" and seats % 2:
             raise VariantError("pairs need an even number of players")
+        if self.teams == "share" and seats < 3:
+            raise VariantError("share-a-deck needs 6 or more players: 3 or more tableaux, "
+                               "two players at each")

@@ -16,11 +16,13 @@ import asyncio
 import contextlib
 import json
 import logging
+import random
 import signal
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any, TextIO
 
 from ..game.bot import Bot, Skill
@@ -28,7 +30,7 @@ from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import Replica
+from ..protocol.replica import Outbound, Replica
 from ..session import Session
 from .node import NetSession
 
@@ -171,16 +173,24 @@ def describe(event: ev.Event) -> tuple[int, str] | None:
 
 
 async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> None:
-    """Let a bot play this seat through the same commands a player's keys send."""
-    driver = BotDriver(session.replica, bot)
+    """Let a bot play this seat through the same commands a player's keys send;
+    under share-a-deck, a second bot like it plays the tableau with it."""
+    partner = Bot(bot.skill, random.Random(bot.rng.random()), lone_rotate=bot.lone_rotate)
+    drivers = [BotDriver(session.replica, bot), BotDriver(session.replica, partner, partner=True)]
     rotates = bot.lone_rotate
+
     while True:
         rs = session.replica.rs
-        # The host's settings decide the variant, not our command line.
-        bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
-        session.act(lambda _replica, now: driver.step(now))
-        wait = (driver.next_at - clock()) if driver.next_at is not None else 0.05
-        await asyncio.sleep(max(0.0, wait))
+        for driver in drivers:
+            # The host's settings decide the variant, not our command line.
+            driver.bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
+            session.act(partial(_step, driver))
+        due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
+        await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)
+
+
+def _step(driver: BotDriver, _replica: Replica, now: float) -> Outbound:
+    return driver.step(now)
 
 
 async def watch_host(session: NetSession, give_up: float, clock: Callable[[], float]) -> None:

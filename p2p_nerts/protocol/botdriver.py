@@ -12,13 +12,23 @@ from ..game.bot import Act, Action, Bot
 from ..game.tableau import IllegalMove
 from .replica import CommandError, Outbound, Replica
 
+IDLE_PARTNER = 0.5
+"""Seconds between a partner's looks at the rules while no round shares tableaux:
+they change only between rounds, which last longer than that."""
+
 
 class BotDriver:
-    """Drives one replica's seat with a bot (two drivers may share a seat)."""
+    """Drives one replica's seat with a bot (two drivers may share a seat).
 
-    def __init__(self, replica: Replica, bot: Bot) -> None:
+    A ``partner`` plays only in rounds of share-a-deck, where two players share
+    each tableau: it is the second player at a bot's seat, or a bot beside a
+    person. The rules are the host's, and may change between rounds.
+    """
+
+    def __init__(self, replica: Replica, bot: Bot, *, partner: bool = False) -> None:
         self.replica = replica
         self.bot = bot
+        self.partner = partner
         self._rotations = 0
         self._round = 0
         self.next_at: float | None = None
@@ -27,6 +37,9 @@ class BotDriver:
         """Act if it is time; always leaves ``next_at`` set to when to call again."""
         r = self.replica
         rs = r.rs
+        if self.partner and (rs is None or rs.variants.teams != "share"):
+            self.next_at = now + IDLE_PARTNER
+            return Outbound()
         if rs is None or not r.can_move() or rs.tab is None:
             self.next_at = now + 0.05
             return Outbound()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..game.bot import SKILLS, Bot
@@ -44,6 +44,8 @@ class MemNet:
     drivers: dict[int, BotDriver]
     rng: random.Random
     faults: Faults = field(default_factory=Faults)
+    #: Second players, at the tableaux they share with a driver (share-a-deck).
+    partners: dict[int, BotDriver] = field(default_factory=dict)
     now: float = 0.0
     events: list[list[Event]] = field(default_factory=list)
     journals: list[list[Record]] = field(default_factory=list)
@@ -107,7 +109,7 @@ class MemNet:
         """Run simulated time until ``until()`` holds (True) or ``limit`` seconds pass (False)."""
         next_tick = self.now
         while not until():
-            next_driver = min((d.next_at for d in self.drivers.values()
+            next_driver = min((d.next_at for _, d in self._players()
                                if d.next_at is not None), default=next_tick)
             next_frame = self._queue[0][0] if self._queue else next_tick
             self.now = min(next_tick, next_driver, next_frame)
@@ -127,10 +129,14 @@ class MemNet:
                 for i, replica in enumerate(self.replicas):
                     if i not in self.down:
                         self.output(i, replica.tick(self.now))
-            for i, driver in self.drivers.items():
+            for i, driver in self._players():
                 if driver.next_at is None or driver.next_at <= self.now:
                     self.output(i, driver.step(self.now))
         return True
+
+    def _players(self) -> Iterator[tuple[int, BotDriver]]:
+        yield from self.drivers.items()
+        yield from self.partners.items()
 
 
 def identities(n: int) -> list[Identity]:
@@ -147,7 +153,8 @@ def bot_table(
     skill: str = "hard",
     classes: dict[int, Callable[..., Replica]] | None = None,
 ) -> MemNet:
-    """``n`` replicas seated at one table (the first hosts), each driven by a bot.
+    """``n`` replicas seated at one table (the first hosts), each driven by a bot
+    (two under share-a-deck).
 
     ``classes`` swaps in another replica class for some seats (tests use it to
     seat cheaters). Returns once everyone is seated, in the lobby.
@@ -161,7 +168,9 @@ def bot_table(
     ]
     drivers = {i: BotDriver(r, Bot(SKILLS[skill], random.Random(seed * 7 + i)))
                for i, r in enumerate(reps)}
-    net = MemNet(reps, drivers, random.Random(seed), faults or Faults())
+    partners = ({i: BotDriver(r, Bot(SKILLS[skill], random.Random(seed * 11 + i)), partner=True)
+                 for i, r in enumerate(reps)} if variants and variants.teams == "share" else {})
+    net = MemNet(reps, drivers, random.Random(seed), faults or Faults(), partners=partners)
     for i, r in enumerate(reps):
         net.output(i, r.open(0.0))
     if not net.run(lambda: all(len(r.seats) == n for r in reps), limit=60.0):

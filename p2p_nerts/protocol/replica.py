@@ -476,8 +476,6 @@ class Replica:
             raise CommandError("a round is already under way")
         if not self.seats:
             raise CommandError("nobody is seated")
-        if self.variants.teams == "share":
-            raise CommandError("share-a-deck teams are not played over the network yet")
         try:
             self.variants.check_players(len(self.seats))
         except VariantError as exc:

@@ -225,13 +225,14 @@ class Browser(Hands):
             name, variants, code, countdown=countdown, drop_after=drop_after), code)
 
     def _solo(self, form: Form) -> None:
+        bots, skill = form.value("bots"), form.value("skill")
+        assert isinstance(bots, int) and isinstance(skill, str)
         try:
             variants = form_variants(form)
+            variants.check_players(1 + bots)
         except VariantError as exc:
             form.error = sentence(str(exc))
             return
-        bots, skill = form.value("bots"), form.value("skill")
-        assert isinstance(bots, int) and isinstance(skill, str)
 
         async def deal() -> Session:
             return solo_table(self.identity, bots=bots, skill=skill, variants=variants)

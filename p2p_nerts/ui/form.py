@@ -151,7 +151,8 @@ def variant_fields(v: Variants) -> list[Field]:
         TextField("target", "Target score", str(v.target), limit=5, digits=True),
         choice("jokers", "Jokers", v.jokers, ((False, "none"), (True, "two per deck"))),
         choice("teams", "Teams", v.teams,
-               (("none", "none"), ("pairs", "pairs: partners add their scores"))),
+               (("none", "none"), ("pairs", "pairs: partners add their scores"),
+                ("share", "share: two players at each tableau"))),
         choice("lone_rotate", "Stuck alone", v.lone_rotate,
                ((False, "wait for the others"), (True, "may rotate the stock"))),
     ]

@@ -37,7 +37,7 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
 
 def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
     """Each seat: name (you, partner, host), key fingerprint, ready; then the rules,
-    the pairs under "pairs", the host's table code, and what is next."""
+    the teams, the host's table code, and what is next."""
     seated = [s.key for s in r.seats]
     me = seated.index(r.me.public_key) if r.me.public_key in seated else None
     names = [_who(r, index, me) for index in range(len(r.seats))]
@@ -59,6 +59,8 @@ def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
         if len(r.seats) % 2:
             out.append(("class:warn", "  (pairs need an even number of players)"))
         out.append(("", "\n"))
+    elif r.variants.teams == "share":
+        out.append(("", "  Teams:   share-a-deck: two players play each tableau together\n"))
     out.append(("", f"  Clocks:  {r.countdown:g} s to get ready; a seat silent for "
                     f"{r.drop_after:g} s is dropped\n"))
     if code is not None and r.is_host:

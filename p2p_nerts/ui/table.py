@@ -180,8 +180,9 @@ def you_title(ctl: Controller) -> StyleAndTextTuples:
         return [("class:rule.title", "You")]
     tab = rs.tab
     left = len(tab.nerts) if tab else 13
+    shared = " · two of you play it" if rs.variants.teams == "share" else ""
     return [("class:rule.title", f"You: {rs.names[rs.me]}"),
-            ("class:dim", f" · up {rs.log.cards_of(rs.me)} · {left} in your Nerts pile")]
+            ("class:dim", f" · up {rs.log.cards_of(rs.me)} · {left} in your Nerts pile{shared}")]
 
 
 def _key(keys: KeyMap, action: Action) -> tuple[str, str]:
