@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p2p_nerts.game.variants import TEAMS
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
@@ -198,16 +199,16 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
                                    "never sat down again")
     rejected: Counter[str] = Counter()
-    for lines in by_peer.values():
-        final = next((x for x in reversed(lines) if x.get("final")), None)
+    for written in by_peer.values():
+        final = next((x for x in reversed(written) if x.get("final")), None)
         if final is not None:
             rejected.update(final["local"].get("rejected", {}))
     report.rejected = dict(sorted(rejected.items()))
     flags: Counter[str] = Counter()
     for peer in table.peers:
-        for line in peer.log.read_text(errors="replace").splitlines():
-            if " flagged: " in line:
-                flags[line.split(" flagged: ", 1)[1]] += 1
+        for logged in peer.log.read_text(errors="replace").splitlines():
+            if " flagged: " in logged:
+                flags[logged.split(" flagged: ", 1)[1]] += 1
     report.flags = dict(sorted(flags.items()))
 
 
@@ -259,7 +260,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
     table = PeerTable(home, args.players, common=common, faults=FAULTS, by_address=True,
                       seed=args.seed, host=["--auto-next", "0.3", "--target", "10000",
                                             "--countdown", "0", "--drop-after",
-                                            str(args.drop_after)])
+                                            str(args.drop_after), "--teams", args.teams])
     for i in range(args.players):
         table.own[i] = ["--seed", str(args.seed * 100 + i)]
     began = time.monotonic()
@@ -318,6 +319,8 @@ def main() -> int:
                         help="keep the killed peer (a guest) down this long; past --drop-after "
                              "it is dropped from its round and must sit down again")
     parser.add_argument("--code", help="play at a table with this code (all traffic sealed)")
+    parser.add_argument("--teams", choices=TEAMS, default="none",
+                        help="the table's teams (share: two bots at each peer's tableau)")
     parser.add_argument("--keep", type=Path,
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
