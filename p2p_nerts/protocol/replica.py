@@ -280,7 +280,7 @@ class Replica:
         self.seq = 0
         self.authors: dict[bytes, AuthorLog] = {}
         self.last_heard: dict[bytes, float] = {}
-        self.seats: tuple[Seat, ...] = ()
+        self.seats = ()
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
@@ -313,6 +313,17 @@ class Replica:
         self._secrets: dict[int, tuple[bytes, bytes]] = {}
         self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
         self.now = 0.0
+
+    @property
+    def seats(self) -> tuple[Seat, ...]:
+        """Who sits at the table (the host's last ROSTER): seat index = position."""
+        return self._seats
+
+    @seats.setter
+    def seats(self, seats: tuple[Seat, ...]) -> None:
+        self._seats = seats
+        #: Their keys, looked up for every entry that arrives.
+        self.seated = frozenset(s.key for s in seats)
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -719,7 +730,7 @@ class Replica:
         says HELLO); only the seated matter to the game. A forgotten key
         that comes back starts again from its first entry, which it resends.
         """
-        keep = {s.key for s in self.seats} | {self.host_key, self.me.public_key}
+        keep = {*self.seated, self.host_key, self.me.public_key}
         if self.rs is not None:
             keep.update(self.rs.keys)
         keep.update(self.waiting)
@@ -852,7 +863,7 @@ class Replica:
 
     def _observe(self, entry: Entry) -> None:
         """Only seated players' times order the table: a stranger cannot move my clock."""
-        if any(seat.key == entry.author for seat in self.seats):
+        if entry.author in self.seated:
             self.clock.observe(entry.lamport)
 
     def _ephemeral(self, entry: Entry, payload: Payload) -> None:
@@ -866,7 +877,7 @@ class Replica:
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
             case Ack(upto=upto):
-                seated = {s.key for s in self.seats}
+                seated = self.seated
                 for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
                     # it): learning what it sent lets us ask others for it. Only
@@ -915,7 +926,7 @@ class Replica:
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
-        seated = any(s.key == key for s in self.seats)
+        seated = key in self.seated
         rs = self.rs
         if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             seat = rs.seat_of(key) if rs is not None else None
@@ -946,7 +957,7 @@ class Replica:
 
     def _unseat(self, key: bytes) -> None:
         """Host: give a guest's seat up (the host's own seat is the table itself)."""
-        if key != self.host_key and any(s.key == key for s in self.seats):
+        if key != self.host_key and key in self.seated:
             self._send(Roster(tuple(s for s in self.seats if s.key != key)))
 
     def _maybe_auto_start(self) -> None:
@@ -1194,7 +1205,7 @@ class Replica:
         # a crash) needs every live seat's word that it holds each entry, also
         # from seats that have since left; this round's keys alone would never
         # give it that, and it would wait forever.
-        keys = {s.key for s in self.seats}
+        keys = set(self.seated)
         for rs in (self.rs, self.prev_rs):
             keys.update(rs.keys if rs is not None else ())
         marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
@@ -1605,7 +1616,7 @@ class Replica:
             if key not in seats and len(seats) < self.max_seats:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
-        if set(seats) != {s.key for s in self.seats}:
+        if seats.keys() != self.seated:
             self._send(Roster(tuple(sorted(seats.values(), key=lambda s: s.key))))
 
     # -------------------------------------------------------------- misc
