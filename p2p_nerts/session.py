@@ -23,6 +23,7 @@ from .game.variants import Variants
 from .protocol.botdriver import BotDriver
 from .protocol.events import Event
 from .protocol.identity import Identity
+from .protocol.messages import MAX_DROP_AFTER_MS
 from .protocol.replica import Outbound, Replica
 
 Command = Callable[[Replica, float], Outbound]
@@ -36,6 +37,11 @@ class Session(Protocol):
 
     @property
     def replica(self) -> Replica: ...
+
+    @property
+    def networked(self) -> bool:
+        """Whether other seats are across a network (and so may fall silent)."""
+        ...
 
     def act(self, command: Command) -> None:
         """Run a replica command now; raises IllegalMove or CommandError, changing nothing."""
@@ -81,7 +87,10 @@ class LocalTable:
         self._replicas = [
             Replica(ident, table_id, player.public_key, variants=variants,
                     rng=rng.randbytes if seed is not None else os.urandom,
-                    countdown=countdown, drop_after=3600.0)
+                    # In-process seats never fall silent, but a terminal
+                    # suspended a while (Ctrl-Z) must not have them all voting
+                    # one another out when it comes back: the longest allowed.
+                    countdown=countdown, drop_after=MAX_DROP_AFTER_MS / 1000)
             for ident in ids
         ]
         lone_rotate = (variants or Variants()).lone_rotate
@@ -118,6 +127,10 @@ class LocalTable:
     @property
     def replica(self) -> Replica:
         return self._replicas[0]
+
+    @property
+    def networked(self) -> bool:
+        return False  # every seat is in this process: none falls silent
 
     def act(self, command: Command) -> None:
         self._route(0, command(self._replicas[0], self._clock()))

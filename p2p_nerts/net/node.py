@@ -227,6 +227,10 @@ class NetSession:
         return self._replica
 
     @property
+    def networked(self) -> bool:
+        return True
+
+    @property
     def connected(self) -> frozenset[bytes]:
         """Keys of the peers we have a link to right now."""
         return frozenset(self._mesh.links)

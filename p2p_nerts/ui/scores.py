@@ -28,16 +28,19 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
     return HSplit([
         header(ctl),
         rule(lambda: [("class:rule.title", "Table")]),
-        text(lambda: lobby(ctl.replica, keys, ctl.code), height=None),
+        text(lambda: lobby(ctl.replica, keys, ctl.code, networked=ctl.session.networked),
+             height=None),
         rule(lambda: [("class:rule.title", "News")]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: between_hints(ctl.replica, keys)),
     ])
 
 
-def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
+def lobby(r: Replica, keys: KeyMap, code: str | None, *,
+          networked: bool = True) -> StyleAndTextTuples:
     """Each seat: name (you, partner, host), key fingerprint, ready; then the rules,
-    the teams, the host's table code, and what is next."""
+    the teams, the clocks, the host's table code, and what is next. (A seat in
+    this process never falls silent: a solo table's clocks are only its countdown.)"""
     seated = [s.key for s in r.seats]
     me = seated.index(r.me.public_key) if r.me.public_key in seated else None
     names = [_who(r, index, me) for index in range(len(r.seats))]
@@ -61,8 +64,8 @@ def lobby(r: Replica, keys: KeyMap, code: str | None) -> StyleAndTextTuples:
         out.append(("", "\n"))
     elif r.variants.teams == "share":
         out.append(("", "  Teams:   share-a-deck: two players play each tableau together\n"))
-    out.append(("", f"  Clocks:  {r.countdown:g} s to get ready; a seat silent for "
-                    f"{r.drop_after:g} s is dropped\n"))
+    out.append(("", f"  Clocks:  {r.countdown:g} s to get ready" + (
+        f"; a seat silent for {r.drop_after:g} s is dropped" if networked else "") + "\n"))
     if code is not None and r.is_host:
         out += [("", "  Code:    "), ("class:label", code),
                 ("class:dim", "  (players joining need it: read it out)\n")]
