@@ -92,6 +92,8 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
 class GuestSeat:
     """A session whose replica is a guest's (the host is someone else); it never sends."""
 
+    networked = True
+
     def __init__(self) -> None:
         host = Identity.from_seed(b"\x01" * 32, "Host")
         self.replica = Replica(Identity.from_seed(b"\x02" * 32, "Gil"), b"t" * 16,
