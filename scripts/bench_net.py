@@ -23,7 +23,8 @@ One run measures:
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
-Every peer is a process with a NetSession (manual join, no mDNS) and a bot;
+Every peer is a process with a NetSession (manual join, no mDNS), a journal
+(a Store in a temporary directory, as the commands keep one) and a bot;
 times are ``time.monotonic()``, one clock for every process of the host. The
 bots play at ``--pace`` for the latency games (unhurried enough that the peers
 do not fight for the CPU) and at ``--fast-pace`` for the footprint game.
@@ -57,6 +58,7 @@ from p2p_nerts.net.testing import free_port
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Outbound
+from p2p_nerts.store import Store
 
 LOCAL = "127.0.0.1"
 PINGS = 2000
@@ -188,11 +190,15 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
                          auto_start=players, auto_next=0.3)
     me = Identity.generate(f"{role}{port}")
     endpoint = Endpoint(LOCAL, port)
+    # A journal, as `nerts host/join/bot` keep one: every frame is journaled
+    # before its acknowledgement goes out.
+    store = Store(out.with_suffix(".sqlite3"))
     if role == "host":
         session = await NetSession.host(me, config, endpoint, table_name="bench",
-                                        interfaces=None)
+                                        interfaces=None, store=store)
     else:
-        session = await NetSession.join(me, (LOCAL, host_port), config, endpoint)
+        session = await NetSession.join(me, (LOCAL, host_port), config, endpoint,
+                                        store=store)
     trace: list[tuple[str, int, int, float]] = []
     acting = [0.0]  # when the replica was asked to make the play: its birth
     move = session.replica.move

@@ -1,4 +1,4 @@
-"""The SQLite journal: survives the process, restores a replica, keeps history."""
+"""The journal files and the database: survive the process, restore a replica, keep history."""
 
 from __future__ import annotations
 
@@ -68,23 +68,47 @@ def test_replica_restored_from_the_store_matches(tmp_path: Path) -> None:
     assert back.rs.log.state_hash() == old.rs.log.state_hash()
 
 
-def test_appends_never_checkpoint_only_checkpoint_does(tmp_path: Path) -> None:
-    """SQLite's automatic checkpoint stalled appends (the event loop) for
-    milliseconds; the WAL now grows during a round and is folded in between."""
+def test_appends_write_only_the_tables_journal_file(tmp_path: Path) -> None:
+    """The journal is on the path of every play: appends are one write to the
+    table's own file and leave the database alone (its WAL is folded in between
+    rounds, by checkpoint)."""
     store = Store(tmp_path / "n.db")
     db, wal = tmp_path / "n.db", tmp_path / "n.db-wal"
-    empty = db.stat().st_size
+    sizes = db.stat().st_size, wal.stat().st_size
     records = [Record(Kind.ENTRY, bytes(200))]
-    for _ in range(1500):  # well past the 1000 pages of the automatic checkpoint
+    for _ in range(1500):
         store.append(TABLE_ID, records)
-    assert db.stat().st_size == empty  # nothing was folded in meanwhile
-    grown = wal.stat().st_size
+    assert (db.stat().st_size, wal.stat().st_size) == sizes
+    journal = tmp_path / "n.db.journal" / f"{TABLE_ID.hex()}.log"
+    assert journal.stat().st_size == 1500 * (9 + 200)
+    # Private: a round's records hold this player's deck secret until its audit.
+    assert journal.stat().st_mode & 0o777 == 0o600
+    assert journal.parent.stat().st_mode & 0o777 == 0o700
+    store.join_table(TABLE_ID, b"h" * 32, "127.0.0.1:4000")
     store.checkpoint()
-    assert db.stat().st_size > empty + 1500 * 200
-    for _ in range(10):
-        store.append(TABLE_ID, records)
-    assert wal.stat().st_size == grown  # the WAL started over instead of growing
-    assert len(Store(tmp_path / "n.db").records(TABLE_ID)) == 1510
+    assert len(Store(tmp_path / "n.db").records(TABLE_ID)) == 1500
+
+
+def test_a_record_torn_by_a_power_cut_is_left_out_and_damage_is_an_error(
+        tmp_path: Path) -> None:
+    store = Store(tmp_path / DB_FILE)
+    recs = [Record(Kind.ENTRY, b"first"), Record(Kind.MOVE, b"second"),
+            Record(Kind.LINK, b"third")]
+    store.append(TABLE_ID, recs)
+    store.close()
+    journal = tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log"
+    whole = journal.read_bytes()
+    for cut in range(1, 9 + len(b"third")):  # the last record, cut anywhere
+        journal.write_bytes(whole[:-cut])
+        assert Store(tmp_path / DB_FILE).records(TABLE_ID) == recs[:2]
+    journal.write_bytes(whole[:-1] + b"X")  # garbled, as the last one: torn too
+    assert Store(tmp_path / DB_FILE).records(TABLE_ID) == recs[:2]
+    damaged = bytearray(whole)
+    damaged[9 + 2] ^= 0xFF  # a byte of the first record's data, with more after it
+    journal.write_bytes(bytes(damaged))
+    with pytest.raises(StoreError, match="damaged at byte 0"):
+        Store(tmp_path / DB_FILE).records(TABLE_ID)
+    assert Store(tmp_path / DB_FILE).records(b"n" * 16) == []  # no journal: nothing to replay
 
 
 def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:

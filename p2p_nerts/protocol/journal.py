@@ -5,7 +5,8 @@ every frame it accepted (in arrival order; an unsigned one with the link it
 came on), every entry it signed, its round secrets and its own move decisions.
 Settles and agreed rotations are not recorded: replaying the inputs makes them
 happen again, at the same points.
-Records are plain bytes so any store can keep them (``store.py`` uses SQLite).
+Records are plain bytes so any store can keep them (``store.py`` appends them to
+a file per table).
 """
 
 from __future__ import annotations
