@@ -12,8 +12,9 @@ Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
 play. A SQLite transaction cost 14 µs here with its code in the CPU's caches,
 and 158 µs without (writing two 4 KiB pages each time); a ``write`` costs
-0.6 µs and 33 µs. With the journal in SQLite a play took 25-30 % longer to
-reach every peer of a 4- or 8-peer table (``scripts/bench_net.py``).
+0.6 µs and 33 µs. With the journal in SQLite a play took 23-29 % longer to
+reach every peer of a 4- or 8-peer table than with no journal at all, and
+these files took 18-19 % of that back (``scripts/bench_net.py``).
 
 SQLite (WAL mode, ``synchronous=NORMAL``, no automatic checkpoint: it held
 single writes for up to 5 ms here) now takes only a few writes a game; the
@@ -122,7 +123,7 @@ class Store:
         try:
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot checkpoint the journal: {exc}") from None
+            raise StoreError(f"cannot checkpoint the database: {exc}") from None
 
     def records(self, table_id: bytes) -> list[Record]:
         """The table's journal, in the order it was written (empty if there is none).
