@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from spake2 import SPAKE2_Symmetric  # type: ignore[import-untyped]
-from spake2.spake2 import SPAKEError  # type: ignore[import-untyped]
+from spake2.spake2 import SideSymmetric, SPAKEError  # type: ignore[import-untyped]
 
 MAX_CODE_LEN = 64
 _ID = b"p2p-nerts/v1/table-code\x00"
@@ -68,7 +68,9 @@ class SecureChannel:
 
     def finish(self, peer_message: bytes) -> None:
         """Take the peer's SPAKE2 message and derive the keys (no answer needed)."""
-        if len(peer_message) != SPAKE_MSG_LEN:
+        # The side byte is checked here: spake2 only asserts it, which a stray
+        # frame would turn into an AssertionError (and python -O into nothing).
+        if len(peer_message) != SPAKE_MSG_LEN or peer_message[:1] != SideSymmetric:
             raise ChannelError("not a table-code exchange")
         try:
             shared: bytes = self._spake.finish(peer_message)
