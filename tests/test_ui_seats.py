@@ -192,6 +192,8 @@ def test_share_a_deck_in_solo_a_bot_plays_your_tableau_with_you() -> None:
             assert "two players play each tableau together" in h.row("Teams:")
             await h.deal()
             assert "in your Nerts pile · two of you play it" in h.row("── You:")
+            await h.press("s")  # the seat's vote: the partner sees it, and may take it back
+            assert "Your tableau is voted stuck (s withdraws)" in h.screen()
             h.advance(8.0)
             assert any(move[0] != OP_TURN for move in h.tab.log), "the partner moved cards"
             assert h.replica.rs is not None and h.replica.rs.log.cards_of(h.me) > 0

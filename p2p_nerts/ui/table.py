@@ -279,7 +279,10 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
         out.append(("class:good", f"Your Nerts pile is empty: {label(keys, Action.CALL)} "
                                   "calls Nerts!   "))
     if ctl.voted():
-        out.append(("class:warn", f"You voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
+        # At a shared tableau the vote is the seat's: the partner may have cast it.
+        who = "Your tableau is" if rs.variants.teams == "share" else "You"
+        out.append(("class:warn",
+                    f"{who} voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
     if tab.in_flight:
         out.append(("class:dim", "In the air: "))
         for card, _src in tab.in_flight.values():
