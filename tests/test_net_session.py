@@ -97,9 +97,9 @@ def test_full_mesh_and_a_whole_game_that_every_peer_agrees_on() -> None:
     run(scenario)
 
 
-def test_the_journal_is_checkpointed_between_rounds_not_during_them(tmp_path: Path) -> None:
-    """SQLite's own checkpoint stalled appends (the event loop) mid-round; the
-    session folds the journal in as each round ends instead."""
+def test_the_database_is_checkpointed_between_rounds_not_during_them(tmp_path: Path) -> None:
+    """SQLite's own checkpoint stalled writes (the event loop) for milliseconds;
+    the session folds the database's WAL in as each round ends instead."""
     calls: list[Phase] = []
     sessions: list[NetSession] = []
 
