@@ -11,9 +11,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from hypothesis import given, settings
 
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.net.handshake import SIGNATURE_DOMAIN, Handshake, HandshakeError
+
+from .strategies import junk
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -274,3 +277,16 @@ def test_handshake_over_tcp_loopback() -> None:
     client_saw, server_saw = asyncio.run(scenario())
     assert client_saw == raw(server_key)
     assert server_saw == raw(client_key)
+
+
+@settings(max_examples=300, deadline=None)
+@given(junk(["v", "key", "nonce", "table", "dh", "sig"]), junk(["sig"]))
+def test_anything_a_peer_sends_is_a_handshake_error_or_taken(first: bytes, second: bytes) -> None:
+    """Whatever arrives in place of HELLO and AUTH, only HandshakeError comes out."""
+    h = Handshake(Ed25519PrivateKey.generate(), TABLE, bytes(32), b"")
+    h.start()
+    try:
+        h.receive(first)
+        h.receive(second)
+    except HandshakeError:
+        pass

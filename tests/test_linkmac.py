@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from p2p_nerts.net.linkmac import TAG_SIZE, FrameMac, MacError
 
@@ -49,3 +51,13 @@ def test_a_frame_cannot_be_reflected_to_its_sender() -> None:
         a.check(b"short")
     with pytest.raises(ValueError):
         FrameMac(A_TO_B, A_TO_B)
+
+
+@given(st.binary(max_size=80))
+def test_any_frame_either_checks_or_is_a_mac_error(frame: bytes) -> None:
+    mac = FrameMac(b"s" * 32, b"r" * 32)
+    try:
+        mac.check(frame)
+    except MacError:
+        return
+    raise AssertionError("a frame nobody tagged passed the check")

@@ -254,6 +254,14 @@ def test_payload_must_be_a_map() -> None:
         parse_payload(MsgType.PLAY, [1, 2])  # type: ignore[arg-type]
 
 
+def test_a_stray_key_that_is_not_text_is_refused_unnamed() -> None:
+    """The envelope lets only text keys through; a map from elsewhere with a bytes
+    or number key is refused all the same (it raised AttributeError once)."""
+    for stray in (b"c", 7, None):
+        with pytest.raises(EnvelopeError, match=r"bad_field:\?$"):
+            parse_payload(MsgType.HELLO, {stray: 1})  # type: ignore[dict-item]
+
+
 def test_limits_are_inclusive() -> None:
     big = Audit(H, tuple((MAX_INT, -MAX_INT, 0, 1, 2, 3) for _ in range(5000)))
     assert parse_payload(MsgType.AUDIT, big.to_wire()) == big

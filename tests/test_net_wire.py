@@ -7,7 +7,6 @@ import contextlib
 import msgpack
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from p2p_nerts.net.wire import (
     NET_VERSION,
@@ -22,6 +21,8 @@ from p2p_nerts.net.wire import (
     parse_address,
     refusal,
 )
+
+from .strategies import junk
 
 TID = bytes(range(16))
 KEY_A, KEY_B = b"A" * 32, b"B" * 32
@@ -98,7 +99,7 @@ def test_entries_are_told_from_transport_frames() -> None:
     assert not is_entry(encode_peers({}))
 
 
-@given(st.binary(max_size=700))
+@given(junk(["v", "tid", "name", "port", "seats", "full", "playing", "code", "peers"]))
 def test_decoders_never_raise_anything_else(data: bytes) -> None:
     for decode in (decode_info, decode_peers):
         with contextlib.suppress(WireError):

@@ -139,8 +139,10 @@ class _Reader:
         wanted = keys.values()
         for key in payload:
             if key not in wanted:
-                # Name the stray key only if it is harmless to log.
-                shown = key if key.isascii() and key.isidentifier() and len(key) <= 16 else "?"
+                # Name the stray key only if it is harmless to log (the envelope
+                # lets only text keys through, but a caller may hand over any map).
+                shown = (key if isinstance(key, str) and key.isascii() and key.isidentifier()
+                         and len(key) <= 16 else "?")
                 raise EnvelopeError(f"bad_field:{shown}")
         for attr, key in keys.items():
             if key not in payload:
