@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
-from .game.scoring import Match, team_names
+from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
 from .net.commands import (
@@ -260,8 +260,7 @@ def final_json(cfg: SimConfig, match: Match, names: list[str]) -> dict[str, obje
         "winner": None,
     }
     if cfg.variants.teams == "pairs":
-        teams = dict(zip(team_names(names, cfg.variants), match.team_totals().values(),
-                         strict=True))
+        teams = dict(match.named_totals(names))
         out["team_totals"] = teams
         if winner is not None:
             out["winner"] = list(teams)[winner]

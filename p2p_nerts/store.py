@@ -143,7 +143,7 @@ class Store:
             length, kind, crc = _RECORD_HEADER.unpack_from(data, at)
             end = at + _RECORD_HEADER.size + length
             body = data[at + _RECORD_HEADER.size:end]
-            if end > len(data) or zlib.crc32(body, zlib.crc32(bytes([kind]))) != crc:
+            if end > len(data) or _crc(kind, body) != crc:
                 if end >= len(data):
                     break  # torn as it was written: the last moments before a power cut
                 raise StoreError(f"the journal is damaged at byte {at}")
@@ -187,8 +187,11 @@ class Store:
 
 def _framed(record: Record) -> bytes:
     kind = int(record.kind)
-    crc = zlib.crc32(record.data, zlib.crc32(bytes([kind])))
-    return _RECORD_HEADER.pack(len(record.data), kind, crc) + record.data
+    return _RECORD_HEADER.pack(len(record.data), kind, _crc(kind, record.data)) + record.data
+
+
+def _crc(kind: int, data: bytes) -> int:
+    return zlib.crc32(data, zlib.crc32(bytes([kind])))
 
 
 class _Transaction:

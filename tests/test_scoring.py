@@ -79,6 +79,7 @@ def test_pairs_add_partners_scores() -> None:
     m.add_round(_round(10, 8, 0, -5))
     assert m.team_totals() == {0: 40, 1: 18} and m.winner() == 0
     assert team_names(["Ana", "Ben", "Cy", "Di"], pairs)[0] == "Ana + Ben"  # the winner
+    assert m.named_totals(["Ana", "Ben", "Cy", "Di"]) == [("Ana + Ben", 40), ("Cy + Di", 18)]
 
 
 def test_partners_and_team_names_follow_the_seats() -> None:

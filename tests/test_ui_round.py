@@ -49,7 +49,7 @@ async def play_round(h: Harness, max_steps: int = 5000) -> int:
             else:
                 if dry <= (len(tab.stock) + len(tab.waste)) // tab.stock_turn + 2:
                     keys, dry = (SPACE,), dry + 1
-                elif not h.ui.ctl.voted():
+                elif not h.replica.voted:
                     keys = ("s",)
         if state.selection is not None:
             keys = (ESC, *keys)

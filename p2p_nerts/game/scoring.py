@@ -67,6 +67,12 @@ class Match:
                 self.totals[r.seat] += r.score
         self.rounds += 1
 
+    def named_totals(self, names: Sequence[str]) -> list[tuple[str, int]]:
+        """Each team's name (see team_names) and total, in team order."""
+        totals = self.team_totals()
+        return [(name, totals[team])
+                for team, name in enumerate(team_names(names, self.variants))]
+
     def team_totals(self) -> dict[int, int]:
         teams: dict[int, int] = {}
         for seat, total in enumerate(self.totals):

@@ -70,7 +70,7 @@ class BotDriver:
         first (the seat's: a partner at a shared tableau may have cast it)."""
         r = self.replica
         act = action.act
-        if act is not Act.STUCK and act is not Act.WAIT and self._voted():
+        if act is not Act.STUCK and act is not Act.WAIT and r.voted:
             withdrawn = r.vote_stuck(False, now)
             if r.send_early is not None:
                 # The play below goes out as soon as it is signed: the withdrawal,
@@ -92,10 +92,6 @@ class BotDriver:
             return r.call_nerts(now)
         if act is Act.ROTATE:
             return r.rotate_alone(now)
-        if act is Act.STUCK and not self._voted():
+        if act is Act.STUCK and not r.voted:
             return r.vote_stuck(True, now)
         return Outbound()
-
-    def _voted(self) -> bool:
-        rs = self.replica.rs
-        return rs is not None and rs.my_vote

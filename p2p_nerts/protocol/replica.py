@@ -603,6 +603,12 @@ class Replica:
     def foundations(self) -> FoundationLog | None:
         return self.rs.log if self.rs else None
 
+    @property
+    def voted(self) -> bool:
+        """Whether my seat's stuck vote is on (cast by me, or by my partner at a
+        shared tableau)."""
+        return self.rs is not None and self.rs.my_vote
+
     def can_move(self) -> bool:
         return self.blocked() is None
 

@@ -174,14 +174,8 @@ class Controller(Hands):
 
     @player_input
     def toggle_stuck(self) -> None:
-        on = not self.voted()
+        on = not self.replica.voted
         self._act(lambda r, now: r.vote_stuck(on, now))
-
-    def voted(self) -> bool:
-        """Whether my seat's stuck vote is on (cast by me, or by my partner at a
-        shared tableau)."""
-        rs = self.replica.rs
-        return rs is not None and rs.my_vote
 
     @player_input
     def call_nerts(self) -> None:
@@ -291,7 +285,7 @@ class Controller(Hands):
         """Carry out a move; either way the selection is used up, so keys stay predictable."""
         moved = self._act(lambda r, now: r.move(target, now))
         self.state.selection = None
-        if moved and self.voted():  # a card moved: not stuck after all
+        if moved and self.replica.voted:  # a card moved: not stuck after all
             self._act(lambda r, now: r.vote_stuck(False, now))
 
     def _change_settings(self, form: Form) -> None:

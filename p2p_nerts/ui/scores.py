@@ -138,8 +138,7 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
             out.append(("class:good", "  called Nerts"))
         out.append(("", "\n"))
     if rs.variants.teams == "pairs":
-        for members, total in zip(team_names(rs.names, rs.variants),
-                                  match.team_totals().values(), strict=True):
+        for members, total in match.named_totals(rs.names):
             out.append(("", f"  team {members}: {total}\n"))
     out.append(("class:dim", f"\n  Target {rs.variants.target}. "
                              + ("Every table agrees on these scores." if ctl.state.agreed

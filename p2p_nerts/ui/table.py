@@ -26,7 +26,7 @@ from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
-from ..game.scoring import partners, team_names, team_of
+from ..game.scoring import partners, team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
 from .control import Controller, pile_of
@@ -76,15 +76,13 @@ def scores_line(r: Replica) -> StyleAndTextTuples:
         return []
     room = screen_width() - len(title(r)[0][1]) - 1
     target = f"  → {r.variants.target} "
-    names = team_names(rs.names, rs.variants)
-    totals = list(match.team_totals().values())
+    teams = match.named_totals(rs.names)
     mine = team_of(rs.me, rs.variants) if rs.me is not None else None
-    cut = max(len(n) for n in names)
-    while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in
-                          zip(names, totals, strict=True)) + len(target) > room:
+    cut = max(len(n) for n, _ in teams)
+    while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in teams) + len(target) > room:
         cut -= 1
     out: StyleAndTextTuples = []
-    for team, (name, total) in enumerate(zip(names, totals, strict=True)):
+    for team, (name, total) in enumerate(teams):
         if out:
             out.append(("", " · "))
         out.append(("class:you" if team == mine else "", f"{name[:cut]} {total}"))
@@ -278,7 +276,7 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     elif tab.can_call_nerts():
         out.append(("class:good", f"Your Nerts pile is empty: {label(keys, Action.CALL)} "
                                   "calls Nerts!   "))
-    if ctl.voted():
+    if ctl.replica.voted:
         # At a shared tableau the vote is the seat's: the partner may have cast it.
         who = "Your tableau is" if rs.variants.teams == "share" else "You"
         out.append(("class:warn",
