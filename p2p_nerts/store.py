@@ -19,6 +19,11 @@ these files it arrives 18-19 % sooner than with SQLite (``scripts/bench_net.py``
 SQLite (WAL mode, ``synchronous=NORMAL``, no automatic checkpoint: it held
 single writes for up to 5 ms here) now takes only a few writes a game; the
 player's session calls :meth:`Store.checkpoint` between rounds.
+
+One process at a time uses a store: it holds an exclusive lock on
+``<db>.lock`` while the store is open (the kernel lets go if it dies, so a
+crashed seat can ``--resume`` at once). Two processes with one data dir would
+also share one key, which no table seats twice, and append to one journal.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import json
 import os
 import sqlite3
 import struct
+import sys
 import time
 import zlib
 from collections.abc import Iterable
@@ -34,6 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .protocol.journal import Kind, Record
+
+if sys.platform != "win32":
+    import fcntl
 
 DB_FILE = "nerts.sqlite3"
 _RECORD_HEADER = struct.Struct(">IBI")  # data length, kind, CRC-32 of kind byte and data
@@ -58,6 +67,10 @@ class StoreError(Exception):
     """The data file cannot be used (corrupt, locked, not a database)."""
 
 
+class StoreBusy(StoreError):
+    """Another process has this store open."""
+
+
 @dataclass(frozen=True, slots=True)
 class TableRecord:
     """A table this player sat at: enough to find it again after a crash."""
@@ -79,6 +92,10 @@ class Store:
         self._open: dict[bytes, int] = {}  # file descriptors, by table id
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = _lock(path.with_name(path.name + ".lock"))
+        except OSError as exc:
+            raise StoreError(f"cannot use {path}: {exc}") from None
+        try:
             self._journals.mkdir(mode=0o700, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -86,21 +103,43 @@ class Store:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.executescript(_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
+            _unlock(self._lock)
             raise StoreError(f"cannot use {path}: {exc}") from None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         for fd in self._open.values():
             os.close(fd)
         self._open.clear()
         self._db.close()
+        _unlock(self._lock)
+        self._lock = None
 
     def join_table(self, table_id: bytes, host_key: bytes, address: str) -> None:
-        """Remember a table as soon as we sit down (address: how to reach it again)."""
+        """Remember a table as soon as we sit down (address: how to reach it again).
+
+        Sitting down at another table gives up any unfinished one: ``--resume``
+        goes back to the last table only (and must not go back to an older
+        one once the last is over), so their journals, which hold deck
+        secrets, go too.
+        """
         with self._tx():
+            given_up = [bytes(row[0]) for row in self._db.execute(
+                "SELECT table_id FROM tables WHERE finished = 0 AND table_id != ?",
+                (table_id,))]
+            self._db.execute("UPDATE tables SET finished = 1 WHERE finished = 0"
+                             " AND table_id != ?", (table_id,))
             self._db.execute(
                 "INSERT INTO tables (table_id, host_key, address, joined_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (table_id) DO UPDATE SET address = excluded.address",
                 (table_id, host_key, address, time.time()))
+        for old in given_up:
+            self._drop_journal(old)
 
     def append(self, table_id: bytes, records: Iterable[Record]) -> None:
         """Add journal records in one write (call before sending their frames).
@@ -169,10 +208,7 @@ class Store:
             self._db.execute("UPDATE tables SET finished = 1 WHERE table_id = ?", (table_id,))
             self._db.execute("INSERT INTO results VALUES (?, ?, ?)",
                              (table_id, time.time(), json.dumps(summary)))
-        fd = self._open.pop(table_id, None)
-        if fd is not None:
-            os.close(fd)
-        self._journal(table_id).unlink(missing_ok=True)
+        self._drop_journal(table_id)
 
     def history(self) -> list[dict[str, object]]:
         rows = self._db.execute("SELECT summary FROM results ORDER BY ended_at")
@@ -181,8 +217,33 @@ class Store:
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
 
+    def _drop_journal(self, table_id: bytes) -> None:
+        fd = self._open.pop(table_id, None)
+        if fd is not None:
+            os.close(fd)
+        self._journal(table_id).unlink(missing_ok=True)
+
     def _journal(self, table_id: bytes) -> Path:
         return self._journals / f"{table_id.hex()}.log"
+
+
+def _lock(path: Path) -> int | None:
+    """Lock ``path`` for this process, or raise StoreBusy (None: no locks on Windows)."""
+    if sys.platform == "win32":
+        return None
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise StoreBusy(f"another nerts is using {path.parent}: each one running needs its "
+                        "own data dir (--data-dir, or NERTS_HOME)") from None
+    return fd
+
+
+def _unlock(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)  # closing the last descriptor lets go of the lock
 
 
 def _framed(record: Record) -> bytes:

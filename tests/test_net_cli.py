@@ -21,6 +21,7 @@ from p2p_nerts.cli import main
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.session import Session
+from p2p_nerts.store import DB_FILE, Store
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -90,6 +91,24 @@ def test_no_table_found_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bot", "t-nobody-hosts-this", "--find-timeout", "0.3",
                  "--bind", "127.0.0.1"]) == 1
     assert "nerts: found no table named 't-nobody-hosts-this'" in capsys.readouterr().err
+
+
+def test_a_data_dir_in_use_exits_1_and_changes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second ``nerts`` on one data dir (one key: no table would seat both) is
+    told so before it makes a key or looks for a table; ``nerts bot`` needs no
+    telling: it takes a data dir of its own."""
+    with Store(tmp_path / DB_FILE):
+        assert main(["join", "127.0.0.1:9", "--headless", "--bind", "127.0.0.1"]) == 1
+        assert f"nerts: another nerts is using {tmp_path}" in capsys.readouterr().err
+        assert not (tmp_path / "identity.key").exists()
+        assert main(["bot", "t-nobody-hosts-this", "--find-timeout", "0.2",
+                     "--bind", "127.0.0.1"]) == 1
+        assert "found no table" in capsys.readouterr().err
+        assert (tmp_path / "bots" / "1" / "identity.key").exists()
+    assert main(["bot", "--resume", "--bind", "127.0.0.1"]) == 1
+    assert ("nerts: no bot in " f"{tmp_path / 'bots'} has an unfinished table"
+            in capsys.readouterr().err)
 
 
 def test_nothing_listening_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

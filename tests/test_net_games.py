@@ -150,6 +150,32 @@ def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
     run(scenario)
 
 
+def test_bots_beside_their_host_on_one_data_dir_are_players_of_their_own(
+        tmp_path: Path) -> None:
+    """The README's test table: ``nerts host`` and two ``nerts bot`` with one data
+    dir. Each bot takes a free ``bots/N`` dir (a key, a journal of its own), and
+    a crashed one resumes from its own, not the running bot's."""
+    async def scenario() -> None:
+        home = tmp_path / "home"
+        t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))
+        for peer in t.peers:
+            peer.env["NERTS_HOME"] = str(home)
+        await t.start()
+        victim = t.peers[2]
+        await victim.wait_for_line("round 1 starts", 20)
+        keys = {(home / d / "identity.key").read_bytes() for d in ("", "bots/1", "bots/2")}
+        assert len(keys) == 3
+        await t.crash(2)
+        await t.resume(2)
+        summaries = await t.finish(GAME_TIMEOUT)
+        assert_same_game(summaries[:2], 3)
+        # The resumed bot saw the same game end.
+        assert shared_lines(summaries[2])[-1] == shared_lines(summaries[0])[-1]
+        assert not (home / "bots" / "3").exists()
+
+    run(scenario)
+
+
 def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game

@@ -12,7 +12,13 @@ import pytest
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Replica
-from p2p_nerts.store import DB_FILE, Store, StoreError
+from p2p_nerts.store import DB_FILE, Store, StoreBusy, StoreError
+
+
+def reread(path: Path, table_id: bytes = TABLE_ID) -> list[Record]:
+    """The table's journal as the next process to open the store reads it."""
+    with Store(path) as store:
+        return store.records(table_id)
 
 
 def test_records_round_trip_in_order(tmp_path: Path) -> None:
@@ -31,6 +37,27 @@ def test_records_round_trip_in_order(tmp_path: Path) -> None:
     assert store.history() == [{"winner": "p0"}]
 
 
+def test_sitting_down_at_another_table_gives_up_the_unfinished_one(tmp_path: Path) -> None:
+    """``--resume`` goes back to the last table only: once that one is over it
+    must not go back to an older, abandoned one, whose journal (deck secrets)
+    goes as soon as we sit down elsewhere."""
+    old, new = b"o" * 16, b"n" * 16
+    store = Store(tmp_path / DB_FILE)
+    store.join_table(old, b"h" * 32, "127.0.0.1:4000")
+    store.append(old, [Record(Kind.SECRETS, b"old deck")])
+    store.join_table(new, b"h" * 32, "127.0.0.1:4001")
+    store.append(new, [Record(Kind.ENTRY, b"new")])
+    assert not (tmp_path / f"{DB_FILE}.journal" / f"{old.hex()}.log").exists()
+    assert store.records(old) == []
+    table = store.unfinished()
+    assert table is not None and table.table_id == new
+    store.join_table(new, b"h" * 32, "127.0.0.1:4002")  # back at the same table
+    assert store.records(new) == [Record(Kind.ENTRY, b"new")]
+    store.finish_table(new, {"winner": "p0"})
+    assert store.unfinished() is None
+    assert store.history() == [{"winner": "p0"}]  # a table given up has no result
+
+
 def test_a_killed_writer_loses_nothing_it_appended(tmp_path: Path) -> None:
     """Appends by a process that is then SIGKILLed are all there afterwards."""
     script = (
@@ -46,7 +73,7 @@ def test_a_killed_writer_loses_nothing_it_appended(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE
     proc = subprocess.run([sys.executable, "-c", script, str(path)], check=False)
     assert proc.returncode == -9
-    got = Store(path).records(b"k" * 16)
+    got = reread(path, b"k" * 16)
     assert [int.from_bytes(r.data, "big") for r in got] == list(range(200))
 
 
@@ -58,7 +85,7 @@ def test_replica_restored_from_the_store_matches(tmp_path: Path) -> None:
     store = Store(tmp_path / DB_FILE)
     store.append(TABLE_ID, net.journals[1])
     store.close()
-    again = Store(tmp_path / DB_FILE).records(TABLE_ID)
+    again = reread(tmp_path / DB_FILE)
     old = net.replicas[1]
     back = Replica.restore(old.me, TABLE_ID, host.me.public_key, again, net.now,
                            rng=random.Random(0).randbytes)
@@ -86,7 +113,8 @@ def test_appends_write_only_the_tables_journal_file(tmp_path: Path) -> None:
     assert journal.parent.stat().st_mode & 0o777 == 0o700
     store.join_table(TABLE_ID, b"h" * 32, "127.0.0.1:4000")
     store.checkpoint()
-    assert len(Store(tmp_path / "n.db").records(TABLE_ID)) == 1500
+    store.close()
+    assert len(reread(tmp_path / "n.db")) == 1500
 
 
 def test_a_record_torn_by_a_power_cut_is_left_out_and_damage_is_an_error(
@@ -100,15 +128,15 @@ def test_a_record_torn_by_a_power_cut_is_left_out_and_damage_is_an_error(
     whole = journal.read_bytes()
     for cut in range(1, 9 + len(b"third")):  # the last record, cut anywhere
         journal.write_bytes(whole[:-cut])
-        assert Store(tmp_path / DB_FILE).records(TABLE_ID) == recs[:2]
+        assert reread(tmp_path / DB_FILE) == recs[:2]
     journal.write_bytes(whole[:-1] + b"X")  # garbled, as the last one: torn too
-    assert Store(tmp_path / DB_FILE).records(TABLE_ID) == recs[:2]
+    assert reread(tmp_path / DB_FILE) == recs[:2]
     damaged = bytearray(whole)
     damaged[9 + 2] ^= 0xFF  # a byte of the first record's data, with more after it
     journal.write_bytes(bytes(damaged))
     with pytest.raises(StoreError, match="damaged at byte 0"):
-        Store(tmp_path / DB_FILE).records(TABLE_ID)
-    assert Store(tmp_path / DB_FILE).records(b"n" * 16) == []  # no journal: nothing to replay
+        reread(tmp_path / DB_FILE)
+    assert reread(tmp_path / DB_FILE, b"n" * 16) == []  # no journal: nothing to replay
 
 
 def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
@@ -116,3 +144,26 @@ def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match="cannot use"):
         Store(path)
+
+
+def test_one_process_at_a_time_uses_a_store(tmp_path: Path) -> None:
+    """A second ``nerts`` with the same data dir would have the same key (no table
+    seats a key twice) and append to the same journals: it is told so, and
+    changes nothing. The lock goes with the store, or with its process."""
+    path = tmp_path / DB_FILE
+    store = Store(path)
+    store.append(TABLE_ID, [Record(Kind.ENTRY, b"mine")])
+    with pytest.raises(StoreBusy, match=f"another nerts is using {tmp_path}"):
+        Store(path)
+    script = "import sys\nfrom pathlib import Path\nfrom p2p_nerts.store import Store\n" \
+             "Store(Path(sys.argv[1]))\n"
+    other = subprocess.run([sys.executable, "-c", script, str(path)], check=False,
+                           capture_output=True, text=True)
+    assert other.returncode == 1 and "StoreBusy: another nerts is using" in other.stderr
+    store.close()
+    store.close()  # twice is harmless
+    assert reread(path) == [Record(Kind.ENTRY, b"mine")]
+    killed = subprocess.run([sys.executable, "-c", script + "import os, signal\n"
+                             "os.kill(os.getpid(), signal.SIGKILL)\n", str(path)], check=False)
+    assert killed.returncode == -9
+    assert reread(path) == [Record(Kind.ENTRY, b"mine")]  # a crashed process holds nothing

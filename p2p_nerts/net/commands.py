@@ -32,7 +32,7 @@ from ..protocol.identity import (
 )
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, clocks_problem
 from ..session import Session
-from ..store import DB_FILE, Store, StoreError
+from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import paced, run_headless
@@ -47,6 +47,7 @@ __all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
 LOG_FILE = "nerts.log"
+MAX_BOT_DIRS = 64
 
 
 def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -109,7 +110,8 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="your display name (default: the one saved with your key)")
     p.add_argument("--data-dir", type=Path, metavar="DIR",
                    help="where your key and your tables' records live (default: $NERTS_HOME "
-                        "or the XDG data dir)")
+                        "or the XDG data dir; for nerts bot, a free bots/N dir in it: each bot "
+                        "running is a player of its own)")
     p.add_argument("--bind", default="", metavar="ADDR",
                    help="address to accept peers on (default: every interface)")
     p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
@@ -177,7 +179,48 @@ def _open_summary(args: argparse.Namespace) -> TextIO | None:
 def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal: Terminal,
                    interfaces: Interfaces, summary: TextIO | None) -> int:
     """The player, their store and their seat; then play until the table ends or they quit."""
-    data_dir = args.data_dir or default_data_dir()
+    try:
+        data_dir, store = _open_data(args)  # first: a busy data dir changes nothing
+    except (StoreError, CannotPlay) as exc:
+        return _fail(str(exc))
+    try:
+        return _seat(args, data_dir, store, variants, terminal, interfaces, summary)
+    finally:
+        store.close()
+
+
+def _open_data(args: argparse.Namespace) -> tuple[Path, Store]:
+    """The seat's data dir and its store, which this process then holds.
+
+    ``nerts bot`` without ``--data-dir`` is a player of its own, with its own
+    key and journal, in the first free dir of ``bots/1``, ``bots/2``... of the
+    player's data dir: any number of bots run beside the player's own seat on
+    one machine. With ``--resume`` it takes the first free one that has an
+    unfinished table: the bot that crashed.
+    """
+    if args.data_dir is not None or args.command != "bot":
+        data_dir = args.data_dir or default_data_dir()
+        return data_dir, Store(data_dir / DB_FILE)
+    bots = default_data_dir() / "bots"
+    for n in range(1, MAX_BOT_DIRS + 1):
+        data_dir = bots / str(n)
+        if args.resume and not data_dir.exists():
+            break
+        try:
+            store = Store(data_dir / DB_FILE)
+        except StoreBusy:
+            continue
+        if not args.resume or store.unfinished() is not None:
+            return data_dir, store
+        store.close()
+    if args.resume:
+        raise CannotPlay(f"no bot in {bots} has an unfinished table to go back to")
+    raise CannotPlay(f"{MAX_BOT_DIRS} bots already run from {bots}: give this one "
+                     "its own --data-dir")
+
+
+def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Variants | None,
+          terminal: Terminal, interfaces: Interfaces, summary: TextIO | None) -> int:
     screen: Screen | None = None
     try:
         if args.headless:
@@ -196,10 +239,6 @@ def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal
         max_seats=getattr(args, "seats", 8), code=args.code)
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
     try:
-        store = Store(data_dir / DB_FILE)
-    except StoreError as exc:
-        return _fail(str(exc))
-    try:
         return asyncio.run(_play(args, identity, config, endpoint, interfaces, store, summary,
                                  screen))
     except (DiscoveryError, LinkError, CannotPlay, StoreError) as exc:
@@ -208,8 +247,6 @@ def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal
         return _fail(f"network error: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
-    finally:
-        store.close()
 
 
 class CannotPlay(Exception):

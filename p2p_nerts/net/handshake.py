@@ -204,7 +204,10 @@ class Handshake:
         if table != self._table_id:
             raise HandshakeError(f"peer is at another table ({table.hex()})")
         if key == self._own_key:
-            raise HandshakeError("peer presented our own key (reflected HELLO)")
+            # A reflected HELLO, or a second nerts with our data dir elsewhere
+            # (a copied key): on one machine the store's lock prevents that.
+            raise HandshakeError("peer presented our own key (reflected HELLO, or another "
+                                 "nerts using the same key)")
         if nonce == self._nonce:
             raise HandshakeError("peer presented our own nonce (reflected HELLO)")
         try:
