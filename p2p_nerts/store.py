@@ -90,6 +90,9 @@ class Store:
         #: this player's deck secrets until the round's audit opens them).
         self._journals = path.with_name(path.name + ".journal")
         self._open: dict[bytes, int] = {}  # file descriptors, by table id
+        #: Tables over or given up here: the last frames of a game (goodbyes,
+        #: acknowledgements) must not make their journal again.
+        self._closed: set[bytes] = set()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._lock = _lock(path.with_name(path.name + ".lock"))
@@ -136,8 +139,10 @@ class Store:
                              " AND table_id != ?", (table_id,))
             self._db.execute(
                 "INSERT INTO tables (table_id, host_key, address, joined_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (table_id) DO UPDATE SET address = excluded.address",
+                " ON CONFLICT (table_id) DO UPDATE SET address = excluded.address,"
+                " joined_at = excluded.joined_at, finished = 0",
                 (table_id, host_key, address, time.time()))
+        self._closed.discard(table_id)  # back at a table given up: it is the last one again
         for old in given_up:
             self._drop_journal(old)
 
@@ -147,7 +152,7 @@ class Store:
         Raises OSError when the disk will not take them.
         """
         data = b"".join(_framed(r) for r in records)
-        if not data:
+        if not data or table_id in self._closed:
             return
         fd = self._open.get(table_id)
         if fd is None:
@@ -218,6 +223,7 @@ class Store:
         return _Transaction(self._db)
 
     def _drop_journal(self, table_id: bytes) -> None:
+        self._closed.add(table_id)
         fd = self._open.pop(table_id, None)
         if fd is not None:
             os.close(fd)

@@ -34,6 +34,9 @@ def test_records_round_trip_in_order(tmp_path: Path) -> None:
     store.finish_table(b"t" * 16, {"winner": "p0"})
     assert store.unfinished() is None
     assert store.records(b"t" * 16) == []
+    # The game's last frames (goodbyes, acknowledgements) leave no journal behind.
+    store.append(b"t" * 16, [Record(Kind.LINK, b"a last ack")])
+    assert not (tmp_path / f"{DB_FILE}.journal" / f"{(b't' * 16).hex()}.log").exists()
     assert store.history() == [{"winner": "p0"}]
 
 
@@ -53,8 +56,14 @@ def test_sitting_down_at_another_table_gives_up_the_unfinished_one(tmp_path: Pat
     assert table is not None and table.table_id == new
     store.join_table(new, b"h" * 32, "127.0.0.1:4002")  # back at the same table
     assert store.records(new) == [Record(Kind.ENTRY, b"new")]
-    store.finish_table(new, {"winner": "p0"})
+    store.join_table(old, b"h" * 32, "127.0.0.1:4000")  # back at the first one
+    store.append(old, [Record(Kind.ENTRY, b"old again")])
+    assert store.records(old) == [Record(Kind.ENTRY, b"old again")]
+    table = store.unfinished()
+    assert table is not None and table.table_id == old
+    store.finish_table(old, {"winner": "p0"})
     assert store.unfinished() is None
+    assert store.records(new) == []
     assert store.history() == [{"winner": "p0"}]  # a table given up has no result
 
 
