@@ -20,6 +20,7 @@ import p2p_nerts.ui.app
 from p2p_nerts.cli import main
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.protocol.identity import load_or_create
 from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
@@ -105,7 +106,8 @@ def test_a_data_dir_in_use_exits_1_and_changes_nothing(
         assert main(["bot", "t-nobody-hosts-this", "--find-timeout", "0.2",
                      "--bind", "127.0.0.1"]) == 1
         assert "found no table" in capsys.readouterr().err
-        assert (tmp_path / "bots" / "1" / "identity.key").exists()
+        bot = load_or_create(tmp_path / "bots" / "1" / "identity.key")
+        assert bot.name.startswith("Bot-")  # the table sees who is a computer
     assert main(["bot", "--resume", "--bind", "127.0.0.1"]) == 1
     assert ("nerts: no bot in " f"{tmp_path / 'bots'} has an unfinished table"
             in capsys.readouterr().err)

@@ -224,7 +224,8 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
     screen: Screen | None = None
     try:
         if args.headless:
-            identity = load_or_create(data_dir / IDENTITY_FILE, args.name)
+            identity = load_or_create(data_dir / IDENTITY_FILE, args.name,
+                                      kind="Bot" if args.command == "bot" else "Player")
         else:
             identity, screen = terminal(data_dir, args.name)
     except IdentityError as exc:

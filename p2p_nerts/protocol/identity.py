@@ -177,19 +177,20 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".local" / "share" / "p2p-nerts"
 
 
-def load_or_create(path: Path, name: str | None = None) -> Identity:
+def load_or_create(path: Path, name: str | None = None, *, kind: str = "Player") -> Identity:
     """Load the identity stored at `path`, creating it if there is none.
 
     `name` is the display name: used for a new identity, and if it differs
     from the stored one the file is updated (same key).  With `name=None` the
-    stored name is kept, and a new identity is called "Player-xxxx" after its
-    fingerprint.  Problems with the file raise IdentityError with a message
+    stored name is kept, and a new identity is called "<kind>-xxxx" after its
+    fingerprint ("Bot-xxxx" for ``nerts bot``: the table sees who is a
+    computer).  Problems with the file raise IdentityError with a message
     fit to show the user.
     """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return _create(path, name)
+        return _create(path, name, kind)
     except OSError as exc:
         raise IdentityError(f"cannot read identity file {path}: {exc.strerror}") from None
     identity = _decode(path, data)
@@ -207,11 +208,11 @@ def _checked_name(name: str) -> str:
         raise IdentityError(f"bad name {name!r}: {exc}") from None
 
 
-def _create(path: Path, name: str | None) -> Identity:
+def _create(path: Path, name: str | None, kind: str) -> Identity:
     seed = secrets.token_bytes(SEED_LEN)
     if name is None:
         pub = Ed25519PrivateKey.from_private_bytes(seed).public_key()
-        name = "Player-" + fingerprint_of(pub.public_bytes(Encoding.Raw, PublicFormat.Raw))[:4]
+        name = f"{kind}-" + fingerprint_of(pub.public_bytes(Encoding.Raw, PublicFormat.Raw))[:4]
     identity = Identity.from_seed(seed, name)
     if not _write_atomically(path, _encode(identity), replace=False):
         # Another process created it between our read and our link: use theirs.
