@@ -283,6 +283,27 @@ def test_a_headless_guest_gives_up_when_the_host_is_gone() -> None:
     run(scenario)
 
 
+def test_a_headless_bot_says_it_is_ready_once_seated() -> None:
+    """The host's lobby lists who is ready: a bot always is, and says so."""
+    async def scenario() -> None:
+        host = await host_table(None)
+        host_runner = asyncio.create_task(host.run())
+        guest = await join(host, "Bo")
+        key = guest.replica.me.public_key
+        assert not host.replica.ready.get(key, False)
+        bot = Bot(paced(SKILLS["hard"], 0.05), random.Random(1))
+        player = asyncio.create_task(run_headless(guest, bot=bot, summary=None))
+        await until(lambda: host.replica.ready.get(key, False))
+        assert guest.replica.ready == {key: True}  # said once: the host has not said it
+        host.close()
+        await host_runner
+        player.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await player
+
+    run(scenario)
+
+
 def test_the_host_advertises_the_table_and_keeps_its_seats_current(
         monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),

@@ -30,7 +30,7 @@ from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import Outbound, Replica
+from ..protocol.replica import Outbound, Phase, Replica
 from ..session import Session
 from .node import NetSession
 
@@ -180,13 +180,21 @@ async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> N
     rotates = bot.lone_rotate
 
     while True:
-        rs = session.replica.rs
+        r = session.replica
+        if (r.phase in (Phase.LOBBY, Phase.BETWEEN) and r.my_seat is not None
+                and not r.ready.get(r.me.public_key, False)):
+            session.act(_say_ready)  # a bot is always ready: the host's list says so
+        rs = r.rs
         for driver in drivers:
             # The host's settings decide the variant, not our command line.
             driver.bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
             session.act(partial(_step, driver))
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
         await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)
+
+
+def _say_ready(replica: Replica, now: float) -> Outbound:
+    return replica.set_ready(True, now)
 
 
 def _step(driver: BotDriver, _replica: Replica, now: float) -> Outbound:
