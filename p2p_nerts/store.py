@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS results (
     ended_at REAL NOT NULL,
     summary  TEXT NOT NULL
 );
+-- The journal's rows before it moved to files (they could hold deck secrets).
+DROP TABLE IF EXISTS journal;
 """
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +148,18 @@ def test_a_record_torn_by_a_power_cut_is_left_out_and_damage_is_an_error(
     with pytest.raises(StoreError, match="damaged at byte 0"):
         reread(tmp_path / DB_FILE)
     assert reread(tmp_path / DB_FILE, b"n" * 16) == []  # no journal: nothing to replay
+
+
+def test_the_journal_table_of_older_versions_goes(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILE
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE journal (table_id BLOB, kind INTEGER, data BLOB)")
+        db.execute("INSERT INTO journal VALUES (?, 1, ?)", (TABLE_ID, b"secret"))
+    db.close()
+    Store(path).close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        names = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    assert "journal" not in names and {"tables", "results"} <= names
 
 
 def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
