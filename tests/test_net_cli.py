@@ -6,8 +6,10 @@ reached or joined exits 1. mDNS stays on 127.0.0.1, TCP on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import random
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,9 +20,13 @@ import pytest
 
 import p2p_nerts.ui.app
 from p2p_nerts.cli import main
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.tableau import OP_FOUND
 from p2p_nerts.net.framing import encode_frame
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.wire import NET_VERSION
-from p2p_nerts.protocol.identity import load_or_create
+from p2p_nerts.protocol.identity import Identity, load_or_create
 from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
@@ -55,6 +61,9 @@ def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     ["host", "--name", " ", "--headless"],
     ["bot", "--name", "Tess\x1b[2J"],
     ["bot", "--find-timeout", "nan"],
+    ["host", "--partner", "hard", "--headless"],
+    ["join", "--partner", "godlike"],
+    ["bot", "--partner", "hard"],
     ["join", "--find-timeout", "inf", "--headless"],
     ["bot", "--summary", "/nonexistent-nerts-dir/rounds.json"],
     ["host", "--summary", ".", "--headless"],
@@ -185,3 +194,45 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
         argv += ["--code", "pink otter"]
     assert main(argv) == 0
     assert opened == [(True, "pink otter")]
+
+
+def test_a_partner_plays_the_players_tableau_at_a_share_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nerts host --partner``: with nobody at the keys, the host's tableau still
+    moves cards once share-a-deck deals (two bot guests make the 3 tableaux)."""
+    found: list[int] = []
+
+    class App:
+        def __init__(self, session: Session, *_args: object, **_kwargs: object) -> None:
+            assert isinstance(session, NetSession)
+            self.host = session
+
+        async def run(self) -> None:
+            host = self.host
+            runner = asyncio.create_task(host.run())
+            guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                            TableConfig(), Endpoint(bind="127.0.0.1"))
+                      for name in ("Bo", "Cy")]
+            bots = [asyncio.create_task(run_headless(
+                        guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                        summary=None)) for i, guest in enumerate(guests)]
+            try:
+                async with asyncio.timeout(20):
+                    while not found:
+                        rs = host.replica.rs
+                        log = rs.tab.log if rs is not None and rs.tab is not None else []
+                        found.extend(1 for move in log if move[0] == OP_FOUND)
+                        await asyncio.sleep(0.05)
+            finally:
+                for task in bots:
+                    task.cancel()
+                for guest in guests:
+                    guest.close()
+                host.close()
+                await runner
+
+    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--partner", "hard",
+                 "--pace", "0.05", "--teams", "share", "--auto-start", "3",
+                 "--countdown", "0"]) == 0
+    assert found

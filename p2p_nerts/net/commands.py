@@ -15,6 +15,7 @@ import logging
 import os
 import random
 import sys
+import time
 import unicodedata
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -35,7 +36,7 @@ from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
-from .headless import paced, run_headless
+from .headless import drive_partner, paced, run_headless
 from .interfaces import Interfaces, interfaces_setting
 from .link import LinkError
 from .node import Endpoint, NetSession, TableConfig
@@ -55,6 +56,7 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
     """Add the three subcommands to ``nerts``' subparsers."""
     host = sub.add_parser("host", help="open a table on the LAN and take the first seat")
     _seat_args(host)
+    _partner_arg(host)
     host.add_argument("--table-name", metavar="NAME",
                       help=f"name shown in lobbies (at most {MAX_NAME_CHARS} characters; "
                            "default: \"<name>'s table\")")
@@ -81,11 +83,19 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
                                 help="the same as --bot SKILL")
+        else:
+            _partner_arg(parser)
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
                             help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
         for option in _HOSTS_CLOCKS:
             parser.add_argument(option, action=_HostsOnly, default=argparse.SUPPRESS,
                                 help=argparse.SUPPRESS)
+
+
+def _partner_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--partner", metavar="SKILL", choices=tuple(SKILLS),
+                   help="at a share-a-deck table, a computer player plays your tableau with "
+                        "you (when nobody sits beside you)")
 
 
 _HOSTS_CLOCKS = ("--countdown", "--drop-after")
@@ -270,13 +280,23 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
-        await screen(session, args.code)
+        partner = (asyncio.get_running_loop().create_task(
+            drive_partner(session, _bot(args, args.partner), time.monotonic))
+            if args.partner else None)
+        try:
+            await screen(session, args.code)
+        finally:
+            if partner is not None:
+                partner.cancel()
         return 0
-    bot = None
-    if args.bot:
-        rng = random.Random(args.seed)
-        bot = Bot(paced(SKILLS[args.bot], args.pace), rng, lone_rotate=True)
-    return await run_headless(session, bot=bot, summary=summary)
+    return await run_headless(session, bot=_bot(args, args.bot) if args.bot else None,
+                              summary=summary)
+
+
+def _bot(args: argparse.Namespace, skill: str) -> Bot:
+    """A computer player at ``--pace``, seeded by ``--seed``; whether it may rotate
+    alone is the host's SETTINGS' to say."""
+    return Bot(paced(SKILLS[skill], args.pace), random.Random(args.seed), lone_rotate=True)
 
 
 async def _resume(args: argparse.Namespace, identity: Identity, config: TableConfig,
@@ -327,6 +347,9 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--code: {exc}") from None
     if not 0 < args.pace <= 100:
         raise ValueError("--pace must be above 0 and at most 100")
+    if getattr(args, "partner", None) and args.headless:
+        raise ValueError("--partner plays beside a player at the screen; a headless --bot "
+                         "seats its own partner")
     if args.command == "host":
         problem = clocks_problem(args.countdown, args.drop_after)  # what SETTINGS carries
         if problem is not None:

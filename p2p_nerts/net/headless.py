@@ -34,8 +34,8 @@ from ..protocol.replica import Outbound, Phase, Replica
 from ..session import Session
 from .node import NetSession
 
-__all__ = ["HOST_GONE", "LINGER", "SummaryWriter", "describe", "drive_bot", "paced",
-           "run_headless", "watch_host"]
+__all__ = ["HOST_GONE", "LINGER", "SummaryWriter", "describe", "drive_bot", "drive_partner",
+           "paced", "run_headless", "watch_host"]
 
 _log = logging.getLogger("nerts")
 
@@ -176,12 +176,23 @@ async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> N
     """Let a bot play this seat through the same commands a player's keys send;
     under share-a-deck, a second bot like it plays the tableau with it."""
     partner = Bot(bot.skill, random.Random(bot.rng.random()), lone_rotate=bot.lone_rotate)
-    drivers = [BotDriver(session.replica, bot), BotDriver(session.replica, partner, partner=True)]
-    rotates = bot.lone_rotate
+    await _drive(session, [BotDriver(session.replica, bot),
+                           BotDriver(session.replica, partner, partner=True)],
+                 bot.lone_rotate, clock, ready=True)
 
+
+async def drive_partner(session: Session, bot: Bot, clock: Callable[[], float]) -> None:
+    """A computer partner for the player at this terminal: under share-a-deck it
+    plays their tableau with them (``nerts host/join --partner``); otherwise it waits."""
+    await _drive(session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate,
+                 clock, ready=False)
+
+
+async def _drive(session: Session, drivers: list[BotDriver], rotates: bool,
+                 clock: Callable[[], float], *, ready: bool) -> None:
     while True:
         r = session.replica
-        if (r.phase in (Phase.LOBBY, Phase.BETWEEN) and r.my_seat is not None
+        if (ready and r.phase in (Phase.LOBBY, Phase.BETWEEN) and r.my_seat is not None
                 and not r.ready.get(r.me.public_key, False)):
             session.act(_say_ready)  # a bot is always ready: the host's list says so
         rs = r.rs
