@@ -161,7 +161,8 @@ def run_lobby(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"nerts: {exc}", file=sys.stderr)
         return 1
-    lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store))
+    lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
+                                               partner=player.config.partner))
     try:
         asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
     finally:

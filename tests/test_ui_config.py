@@ -16,7 +16,7 @@ from .uikit import Harness
 
 
 def test_settings_round_trip_through_toml(tmp_path: Path) -> None:
-    config = Config('Ana "the \\ fast"', True, {"send": ("e",), "call": ("!", "N")})
+    config = Config('Ana "the \\ fast"', True, {"send": ("e",), "call": ("!", "N")}, "hard")
     path = tmp_path / "config.toml"
     path.write_text(dump_config(config), encoding="utf-8")
     assert load_config(path) == (config, [])
@@ -36,13 +36,14 @@ def test_a_broken_file_gives_one_clear_line_and_defaults(tmp_path: Path) -> None
 
 def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    path.write_text('name = ""\nfour_colour = "yes"\ncolour = 3\n[keys]\nsend = 5\nturn = "t"\n',
-                    encoding="utf-8")
+    path.write_text('name = ""\nfour_colour = "yes"\ncolour = 3\npartner = "godlike"\n'
+                    '[keys]\nsend = 5\nturn = "t"\n', encoding="utf-8")
     config, notes = load_config(path)
-    assert config == Config(None, False, {"turn": ("t",)})
+    assert config == Config(None, False, {"turn": ("t",)}, None)
     text = "\n".join(notes)
     for part in ("name ''", "four_colour must be true or false", "unknown setting 'colour'",
-                 "keys.send must be a key or a list of keys"):
+                 "keys.send must be a key or a list of keys",
+                 "partner must be one of easy, medium, hard; playing without one"):
         assert part in text
 
 

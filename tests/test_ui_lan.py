@@ -7,6 +7,7 @@ test names its tables uniquely and looks only for those.
 from __future__ import annotations
 
 import asyncio
+import random
 import secrets
 from collections.abc import Iterator
 
@@ -14,7 +15,11 @@ import pytest
 import zeroconf._core
 
 from p2p_nerts.cli import main
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.tableau import OP_FOUND
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser
+from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
@@ -152,3 +157,42 @@ def test_the_lobby_command_says_when_interfaces_are_wrong(
         main(["--interfaces", "not-an-address"])
     assert stop.value.code == 2
     assert "'not-an-address' is not an IP address" in capsys.readouterr().err
+
+
+def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None:
+    """``partner = "hard"`` in the settings: at a share-a-deck table opened from the
+    lobby, the player's tableau moves cards with nobody at the keys, and the
+    partner goes when the player leaves."""
+    async def main() -> None:
+        tables = LanTables(PLAYER, LOOPBACK, endpoint=LOCAL, partner="hard")
+        host = await tables.host(unique(), Variants(teams="share"), None, countdown=0.0,
+                                 drop_after=6.0)
+        assert isinstance(host, NetSession)
+        runner = asyncio.create_task(host.run())
+        guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                        TableConfig(), LOCAL) for name in ("Bo", "Cy")]
+        bots = [asyncio.create_task(run_headless(
+                    guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                    summary=None)) for i, guest in enumerate(guests)]
+        async with asyncio.timeout(20):
+            while len(host.replica.seats) < 3:
+                await asyncio.sleep(0.02)
+            host.act(lambda replica, now: replica.start_round(now))
+            while not any(move[0] == OP_FOUND for move in
+                          (host.replica.tableau.log if host.replica.tableau else [])):
+                await asyncio.sleep(0.05)
+        def partners() -> list[asyncio.Task[object]]:
+            return [t for t in asyncio.all_tasks() if "drive_partner" in repr(t.get_coro())]
+
+        assert len(partners()) == 1
+        host.close()
+        await runner
+        for task in bots:
+            task.cancel()
+        for guest in guests:
+            guest.close()
+        await asyncio.sleep(0.1)
+        assert not partners()
+        await tables.close()
+
+    asyncio.run(main())

@@ -280,14 +280,13 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         session = await _join(args, identity, config, endpoint, interfaces, store)
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
-        partner = (asyncio.get_running_loop().create_task(
+        partner = (asyncio.ensure_future(
             drive_partner(session, _bot(args, args.partner), time.monotonic))
             if args.partner else None)
-        try:
-            await screen(session, args.code)
-        finally:
-            if partner is not None:
-                partner.cancel()
+        await screen(session, args.code)
+        if partner is not None:
+            session.close()  # done already when the player left the table
+            await partner  # it ends with the session
         return 0
     return await run_headless(session, bot=_bot(args, args.bot) if args.bot else None,
                               summary=summary)

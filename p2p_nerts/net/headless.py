@@ -181,11 +181,18 @@ async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> N
                  bot.lone_rotate, clock, ready=True)
 
 
-async def drive_partner(session: Session, bot: Bot, clock: Callable[[], float]) -> None:
-    """A computer partner for the player at this terminal: under share-a-deck it
-    plays their tableau with them (``nerts host/join --partner``); otherwise it waits."""
-    await _drive(session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate,
-                 clock, ready=False)
+async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float]) -> None:
+    """A computer partner for the player at this terminal, until the session closes:
+    under share-a-deck it plays their tableau with them (``nerts host/join
+    --partner``, or ``partner`` in the settings for the lobby's tables);
+    otherwise it waits."""
+    driving = asyncio.ensure_future(_drive(
+        session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate, clock,
+        ready=False))
+    try:
+        await session.wait_closed()
+    finally:
+        driving.cancel()
 
 
 async def _drive(session: Session, drivers: list[BotDriver], rotates: bool,

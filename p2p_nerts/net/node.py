@@ -282,6 +282,10 @@ class NetSession:
     def close(self) -> None:
         self._closed.set()
 
+    async def wait_closed(self) -> None:
+        """Until :meth:`close` (or a failure that ends :meth:`run`)."""
+        await self._closed.wait()
+
     # ------------------------------------------------------------ internals
     def _replica_options(self) -> dict[str, Any]:
         c = self._config

@@ -8,16 +8,21 @@ lobby's view of the LAN (``ui.network.Network``); it lives here, not in
 
 from __future__ import annotations
 
+import asyncio
+import random
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from ..game.bot import SKILLS, Bot
 from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..session import Session
 from ..store import Store
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
+from .headless import drive_partner
 from .interfaces import Interfaces
 from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
@@ -83,11 +88,16 @@ class LanTables:
     """
 
     def __init__(self, identity: Identity, interfaces: Interfaces, *,
-                 endpoint: Endpoint | None = None, store: Store | None = None) -> None:
+                 endpoint: Endpoint | None = None, store: Store | None = None,
+                 partner: str | None = None) -> None:
+        """``partner``: the skill of a computer player who plays the player's
+        tableau with them at share-a-deck tables (the settings' ``partner``)."""
         self._identity = identity
         self._interfaces = interfaces
         self._endpoint = endpoint or Endpoint()
         self._store = store
+        self._partner = partner
+        self._partners: set[asyncio.Task[None]] = set()  # held: the loop keeps weak references
         self._browser: TableBrowser | None = None
 
     @property
@@ -119,24 +129,33 @@ class LanTables:
         ad = next((t for t in self.tables if t.instance == table.instance), None)
         if ad is None:
             raise ConnectionError(f"{table.name} is gone from the network")
-        return await _player_error(join_found(
-            self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store))
+        return self._seated(await _player_error(join_found(
+            self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store)))
 
     async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
-        return await _player_error(NetSession.join(
-            self._identity, address, TableConfig(code=code), self._endpoint, store=self._store))
+        return self._seated(await _player_error(NetSession.join(
+            self._identity, address, TableConfig(code=code), self._endpoint, store=self._store)))
 
     async def host(self, name: str, variants: Variants, code: str | None, *,
                    countdown: float, drop_after: float) -> Session:
         config = TableConfig(variants=variants, code=code, countdown=countdown,
                              drop_after=drop_after)
-        return await _player_error(NetSession.host(
+        return self._seated(await _player_error(NetSession.host(
             self._identity, config, self._endpoint,
-            table_name=name, interfaces=self._interfaces, store=self._store))
+            table_name=name, interfaces=self._interfaces, store=self._store)))
 
     async def close(self) -> None:
         if self._browser is not None:
             await self._browser.close()
+
+    def _seated(self, session: NetSession) -> NetSession:
+        """The session, with the player's computer partner beside them until it closes."""
+        if self._partner is not None:
+            bot = Bot(SKILLS[self._partner], random.Random(), lone_rotate=True)
+            task = asyncio.ensure_future(drive_partner(session, bot, time.monotonic))
+            self._partners.add(task)
+            task.add_done_callback(self._partners.discard)
+        return session
 
 
 #: ``net``'s lines about a missing or unneeded code name the command line's

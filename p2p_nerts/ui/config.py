@@ -1,4 +1,4 @@
-"""The player's settings file: display name, key remaps, four-colour deck.
+"""The player's settings file: display name, key remaps, four-colour deck, partner.
 
 It lives next to the identity key, in ``$NERTS_HOME/config.toml`` (else
 ``$XDG_DATA_HOME/p2p-nerts/config.toml``, else ``~/.local/share/p2p-nerts/``):
@@ -7,6 +7,7 @@ moves or wipes the player. Example::
 
     name = "Ana"
     four_colour = true
+    partner = "medium"   # a computer partner at share-a-deck tables you join or open
 
     [keys]
     send = "f"
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..game.bot import SKILLS
 from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
@@ -43,6 +45,9 @@ class Config:
     name: str | None = None
     four_colour: bool = False
     keys: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The skill of a computer player who plays the player's tableau with them at
+    #: share-a-deck tables found in the lobby (None: nobody, or a person beside them).
+    partner: str | None = None
 
 
 def config_path(data_dir: Path | None = None) -> Path:
@@ -64,8 +69,12 @@ def load_config(path: Path) -> tuple[Config, list[str]]:
         problems.append("four_colour must be true or false; using false")
         four = False
     keys = _keys(raw.pop("keys", {}), problems)
+    partner = raw.pop("partner", None)
+    if partner is not None and partner not in SKILLS:
+        problems.append(f"partner must be one of {', '.join(SKILLS)}; playing without one")
+        partner = None
     problems += [f"unknown setting {k!r} ignored" for k in raw]
-    return Config(name, four, keys), [f"{path}: {p}" for p in problems]
+    return Config(name, four, keys, partner), [f"{path}: {p}" for p in problems]
 
 
 def _name(value: object, problems: list[str]) -> str | None:
@@ -102,6 +111,8 @@ def dump_config(config: Config) -> str:
     if config.name is not None:
         lines.append(f"name = {_quote(config.name)}")
     lines.append(f"four_colour = {'true' if config.four_colour else 'false'}")
+    if config.partner is not None:
+        lines.append(f"partner = {_quote(config.partner)}")
     if config.keys:
         lines += ["", "[keys]"]
         for action, keys in config.keys.items():
