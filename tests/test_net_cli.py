@@ -21,7 +21,7 @@ import pytest
 import p2p_nerts.ui.app
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
-from p2p_nerts.game.tableau import OP_FOUND
+from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
@@ -31,6 +31,10 @@ from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
 pytestmark = pytest.mark.timeout(30)
+
+#: What a player (or a partner) does on a tableau; the replica settles and
+#: rotates by itself.
+PLAYERS_MOVES = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE})
 
 
 @pytest.fixture(autouse=True)
@@ -198,8 +202,8 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
 
 def test_a_partner_plays_the_players_tableau_at_a_share_table(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """``nerts host --partner``: with nobody at the keys, the host's tableau still
-    moves cards once share-a-deck deals (two bot guests make the 3 tableaux)."""
+    """``nerts host --partner``: with nobody at the keys, the host's tableau is
+    played once share-a-deck deals (two bot guests make the 3 tableaux)."""
     found: list[int] = []
 
     class App:
@@ -221,8 +225,15 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
                     while not found:
                         rs = host.replica.rs
                         log = rs.tab.log if rs is not None and rs.tab is not None else []
-                        found.extend(1 for move in log if move[0] == OP_FOUND)
+                        found.extend(1 for move in log if move[0] in PLAYERS_MOVES)
                         await asyncio.sleep(0.05)
+            except TimeoutError:
+                r = host.replica
+                rs = r.rs
+                raise AssertionError(
+                    f"no play: {r.phase} seats {len(r.seats)} blocked {r.blocked()!r} "
+                    f"log {rs.tab.log if rs is not None and rs.tab is not None else None}"
+                    ) from None
             finally:
                 for task in bots:
                     task.cancel()
@@ -233,6 +244,6 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
 
     monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
     assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--partner", "hard",
-                 "--pace", "0.05", "--teams", "share", "--auto-start", "3",
+                 "--pace", "0.05", "--teams", "share", "--auto-start", "3", "--auto-next", "0.3",
                  "--countdown", "0"]) == 0
     assert found

@@ -16,7 +16,7 @@ import zeroconf._core
 
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
-from p2p_nerts.game.tableau import OP_FOUND
+from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser
 from p2p_nerts.net.headless import paced, run_headless
@@ -161,7 +161,7 @@ def test_the_lobby_command_says_when_interfaces_are_wrong(
 
 def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None:
     """``partner = "hard"`` in the settings: at a share-a-deck table opened from the
-    lobby, the player's tableau moves cards with nobody at the keys, and the
+    lobby, the player's tableau is played with nobody at the keys, and the
     partner goes when the player leaves."""
     async def main() -> None:
         tables = LanTables(PLAYER, LOOPBACK, endpoint=LOCAL, partner="hard")
@@ -178,7 +178,7 @@ def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None
             while len(host.replica.seats) < 3:
                 await asyncio.sleep(0.02)
             host.act(lambda replica, now: replica.start_round(now))
-            while not any(move[0] == OP_FOUND for move in
+            while not any(move[0] in (OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE) for move in
                           (host.replica.tableau.log if host.replica.tableau else [])):
                 await asyncio.sleep(0.05)
         def partners() -> list[asyncio.Task[object]]:

@@ -13,8 +13,8 @@ from ..game.tableau import IllegalMove
 from .replica import CommandError, Outbound, Replica
 
 IDLE_PARTNER = 0.5
-"""Seconds between a partner's looks at the rules while no round shares tableaux:
-they change only between rounds, which last longer than that."""
+"""Seconds between a partner's looks at the rules while the table does not share
+tableaux: they change only between rounds, which last longer than that."""
 
 
 class BotDriver:
@@ -37,7 +37,10 @@ class BotDriver:
         """Act if it is time; always leaves ``next_at`` set to when to call again."""
         r = self.replica
         rs = r.rs
-        if self.partner and (rs is None or rs.variants.teams != "share"):
+        # Before the first deal, the table's settings say whether it will share:
+        # a partner at a share table is awake from the start (a countdown of 0
+        # gives it no time to notice the deal).
+        if self.partner and (rs.variants if rs is not None else r.variants).teams != "share":
             self.next_at = now + IDLE_PARTNER
             return Outbound()
         if rs is None or not r.can_move() or rs.tab is None:
