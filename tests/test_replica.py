@@ -14,7 +14,7 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import MAGIC, open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
@@ -461,3 +461,16 @@ def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
     sent.append(driver._carry_out(Action(Act.MOVE, target), now))
     types = [open_entry(s.data).type for out in sent for s in out.sends if s.data[:2] == MAGIC]
     assert types == [MsgType.STUCK, MsgType.PLAY]
+
+
+@pytest.mark.parametrize(("teams", "wait"), [("share", 0.05), ("none", IDLE_PARTNER)])
+def test_a_partner_is_awake_before_the_first_deal_only_at_a_share_table(
+        teams: str, wait: float) -> None:
+    """Before any round, the table's settings say whether it shares: with a
+    countdown of 0, a partner asleep for IDLE_PARTNER could miss a fast round."""
+    replica = Replica(Identity.generate("Ana"), TABLE_ID, b"h" * 32,
+                      variants=Variants(teams=teams))  # type: ignore[arg-type]
+    assert replica.rs is None
+    driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)), partner=True)
+    assert not driver.step(10.0).sends
+    assert driver.next_at == pytest.approx(10.0 + wait)
