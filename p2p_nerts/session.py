@@ -122,6 +122,9 @@ class LocalTable:
         for i, r in enumerate(self._replicas):
             self._route(i, r.open(now))
         self._pump(everything=True)  # everyone is seated before the table is handed over
+        for i, r in enumerate(self._replicas[1:], start=1):
+            self._route(i, r.set_ready(True, now))  # a bot is always ready, as nerts bot says
+        self._pump(everything=True)
         self._replicas[0].auto_start = None
 
     @property

@@ -31,10 +31,11 @@ def test_every_seat_shows_its_fingerprint_and_whether_it_is_ready() -> None:
             for seat in h.replica.seats:
                 assert fingerprint_of(seat.key) in h.row(seat.name)
             assert "Tess (you, host)" in h.screen()
-            assert "· not yet" in h.row("Tess") and "0 ready" in h.screen()
+            # The bots are always ready, and say so.
+            assert "· not yet" in h.row("Tess") and "✓ ready" in h.row("Ada")
+            assert "3 seated, 2 ready" in h.screen()
             await h.press("r")
-            assert "✓ ready" in h.row("Tess") and "· not yet" in h.row("Ada")
-            assert "3 seated, 1 ready" in h.screen()
+            assert "✓ ready" in h.row("Tess") and "3 seated, 3 ready" in h.screen()
             assert "r not ready" in h.screen()  # the hint says what the key does now
             await h.press("r")
             assert "· not yet" in h.row("Tess")
