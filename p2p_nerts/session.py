@@ -122,8 +122,8 @@ class LocalTable:
         for i, r in enumerate(self._replicas):
             self._route(i, r.open(now))
         self._pump(everything=True)  # everyone is seated before the table is handed over
-        for i, r in enumerate(self._replicas[1:], start=1):
-            self._route(i, r.set_ready(True, now))  # a bot is always ready, as nerts bot says
+        for i, driver in self._drivers:
+            self._route(i, driver.step(now))  # the bots say they are ready
         self._pump(everything=True)
         self._replicas[0].auto_start = None
 

@@ -30,7 +30,7 @@ from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import Outbound, Phase, Replica
+from ..protocol.replica import Outbound, Replica
 from ..session import Session
 from .node import NetSession
 
@@ -178,7 +178,7 @@ async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> N
     partner = Bot(bot.skill, random.Random(bot.rng.random()), lone_rotate=bot.lone_rotate)
     await _drive(session, [BotDriver(session.replica, bot),
                            BotDriver(session.replica, partner, partner=True)],
-                 bot.lone_rotate, clock, ready=True)
+                 bot.lone_rotate, clock)
 
 
 async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float]) -> None:
@@ -187,8 +187,7 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
     --partner``, or ``partner`` in the settings for the lobby's tables);
     otherwise it waits."""
     driving = asyncio.ensure_future(_drive(
-        session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate, clock,
-        ready=False))
+        session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate, clock))
     try:
         await session.wait_closed()
     finally:
@@ -196,23 +195,15 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
 
 
 async def _drive(session: Session, drivers: list[BotDriver], rotates: bool,
-                 clock: Callable[[], float], *, ready: bool) -> None:
+                 clock: Callable[[], float]) -> None:
     while True:
-        r = session.replica
-        if (ready and r.phase in (Phase.LOBBY, Phase.BETWEEN) and r.my_seat is not None
-                and not r.ready.get(r.me.public_key, False)):
-            session.act(_say_ready)  # a bot is always ready: the host's list says so
-        rs = r.rs
+        rs = session.replica.rs
         for driver in drivers:
             # The host's settings decide the variant, not our command line.
             driver.bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
             session.act(partial(_step, driver))
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
         await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)
-
-
-def _say_ready(replica: Replica, now: float) -> Outbound:
-    return replica.set_ready(True, now)
 
 
 def _step(driver: BotDriver, _replica: Replica, now: float) -> Outbound:

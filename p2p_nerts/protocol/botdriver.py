@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..game.bot import Act, Action, Bot
 from ..game.tableau import IllegalMove
-from .replica import CommandError, Outbound, Replica
+from .replica import CommandError, Outbound, Phase, Replica
 
 IDLE_PARTNER = 0.5
 """Seconds between a partner's looks at the rules while the table does not share
@@ -43,6 +43,10 @@ class BotDriver:
         if self.partner and (rs.variants if rs is not None else r.variants).teams != "share":
             self.next_at = now + IDLE_PARTNER
             return Outbound()
+        if (not self.partner and r.phase in (Phase.LOBBY, Phase.BETWEEN)
+                and r.my_seat is not None and not r.ready.get(r.me.public_key, False)):
+            self.next_at = now + 0.05
+            return r.set_ready(True, now)  # a bot is always ready: the host's list says so
         if rs is None or not r.can_move() or rs.tab is None:
             self.next_at = now + 0.05
             return Outbound()
