@@ -65,6 +65,7 @@ SAMPLES: list[Payload] = [
     Join("Bo", H),
     Leave(),
     Roster((Seat(K1, "Ana"), Seat(K2, "Bo"))),
+    Roster((Seat(K2, "Bo"), Seat(K1, "Ana"))),  # the host's order, not the keys'
     Settings(),
     Settings(1, True, False, 10_000, True, "share", True),
     Settings(countdown_ms=0, drop_after_ms=MIN_DROP_AFTER_MS),
@@ -207,7 +208,7 @@ VIEW = View(1, 5, ((), (), (), ()), None, 0)
         (Verdict(0, True), {"r": "\x1b]0;pwned\x07"}, "reason"),
         # lists: shape, order, size
         (Roster((Seat(K1, "Ana"),)), {"s": []}, "seats"),
-        (Roster((Seat(K1, "Ana"),)), {"s": [[K2, "B"], [K1, "A"]]}, "seats"),
+        (Roster((Seat(K1, "Ana"),)), {"s": [[K2, "B"], [K1, "A"], [K2, "C"]]}, "seats"),
         (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "A"], [K1, "B"]]}, "seats"),
         (Roster((Seat(K1, "Ana"),)), {"s": [[bytes([i]) * 32, "P"] for i in range(9)]}, "seats"),
         (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "A", 0]]}, "seats"),

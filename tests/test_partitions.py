@@ -89,7 +89,7 @@ def test_two_seats_that_lose_each_other_do_not_play_on_as_two_tables() -> None:
     _split(net, [{0}, {1}], seconds=15.0)
     host, guest = net.replicas
     assert host.rs is not None and guest.rs is not None
-    senior = host.my_seat  # seats go by key: the host's need not be seat 0
+    senior = host.my_seat  # the host's seat, wherever the host has arranged it
     assert senior in host.rs.live and senior in guest.rs.live, "nobody drops the senior seat"
     _finish(net)
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]

@@ -360,15 +360,26 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     net = bot_table(3, seed=25)
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 6, limit=net.now + 300)
     victim = net.replicas[2]
+    # The victim has played: its entries up to the cut include its REVEAL and more.
+    assert net.run(lambda: host.rs is not None and host.rs.joint is not None
+                   and len(host.rs.plays_by_seat.get(
+                       host.rs.seat_of(victim.me.public_key) or 0, [])) >= 2,
+                   limit=net.now + 300)
     net.cut.add(2)
     del net.drivers[2]
     seat = host.rs.seat_of(victim.me.public_key)
     assert net.run(lambda: seat not in host.rs.live, limit=net.now + 60)
     # The two play on: their later entries tell the observer, which hears no
     # heartbeats, that nothing ordered before the votes is still to come.
-    net.run(lambda: False, limit=net.now + 3)
+    logs_on = [host.authors[r.me.public_key] for r in net.replicas[:2]]
+
+    def past_the_votes() -> bool:
+        drops = [e.lamport for log in logs_on for e in map(open_entry, log.entries.values())
+                 if e.type == MsgType.DROP]
+        return bool(drops) and all(log.lamport > max(drops) for log in logs_on)
+
+    assert net.run(past_the_votes, limit=net.now + 120)
     cut = host.rs.dropping[seat]
     logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)
@@ -474,3 +485,74 @@ def test_a_partner_is_awake_before_the_first_deal_only_at_a_share_table(
     driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)), partner=True)
     assert not driver.step(10.0).sends
     assert driver.next_at == pytest.approx(10.0 + wait)
+
+
+def _arrange(net: MemNet, order: list[bytes]) -> None:
+    """The host seats the players in ``order``; every replica has it once the lobby settles."""
+    host = net.replicas[0]
+    net.output(0, host.arrange_seats(order, net.now))
+    assert net.run(lambda: all([s.key for s in r.seats] == order for r in net.replicas),
+                   limit=net.now + 30)
+
+
+def test_the_host_chooses_partners_and_every_peer_plays_and_scores_by_them() -> None:
+    net = bot_table(4, seed=31, variants=Variants(teams="pairs", target=10_000))
+    host = net.replicas[0]
+    keys = [r.me.public_key for r in net.replicas]
+    names = {r.me.public_key: r.me.name for r in net.replicas}
+    for order in ([keys[0], keys[2], keys[1], keys[3]], [keys[3], keys[0], keys[2], keys[1]]):
+        _arrange(net, order)
+        before = dict(host.totals)
+        number = play_round(net)
+        over = check_round(net, number)
+        for r in net.replicas:
+            assert r.rs is not None and list(r.rs.keys) == order
+        # Partners are seats 2k and 2k+1 of the host's order, on every peer.
+        assert over.names == tuple(names[k] for k in order)
+        assert over.results[0].seat == 0 and len(over.totals) == 4
+        # Totals belong to players, not seats: each grew by that player's own score.
+        for seat, key in enumerate(order):
+            assert host.totals[key] == before.get(key, 0) + over.results[seat].score
+        assert all(r.totals == host.totals for r in net.replicas)
+
+
+def test_a_newcomer_sits_after_the_partners_the_host_chose() -> None:
+    net = bot_table(3, seed=32)
+    host = net.replicas[0]
+    order = [r.me.public_key for r in reversed(net.replicas)]
+    _arrange(net, order)
+    late = Replica(_stranger(2), TABLE_ID, host.me.public_key)
+    net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(2))))
+    assert net.run(lambda: len(host.seats) == 4, limit=net.now + 30)
+    assert [s.key for s in host.seats] == [*order, late.me.public_key]
+
+
+@pytest.mark.parametrize("change", ["guest", "missing", "twice", "stranger", "playing"])
+def test_arranging_seats_wrongly_is_refused_and_changes_nothing(change: str) -> None:
+    net = bot_table(3, seed=33)
+    host, guest = net.replicas[0], net.replicas[1]
+    keys = [s.key for s in host.seats]
+    asker, order = host, list(reversed(keys))
+    if change == "guest":
+        asker = guest
+    elif change == "missing":
+        order = keys[:2]
+    elif change == "twice":
+        order = [keys[0], keys[0], keys[1]]
+    elif change == "stranger":
+        order = [keys[0], keys[1], _stranger(3).public_key]
+    else:
+        net.output(0, host.start_round(net.now))
+        assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
+    seq, seats = asker.seq, host.seats
+    with pytest.raises(CommandError):
+        asker.arrange_seats(order, net.now)
+    assert (asker.seq, host.seats) == (seq, seats)
+
+
+def test_the_same_order_again_sends_nothing() -> None:
+    net = bot_table(2, seed=34)
+    host = net.replicas[0]
+    seq = host.seq
+    out = host.arrange_seats([s.key for s in host.seats], net.now)
+    assert (host.seq, out.sends) == (seq, [])

@@ -64,11 +64,12 @@ class DeckStacker(Replica):
 
 
 class EarlyCaller(Replica):
-    """Calls Nerts with six cards still in its Nerts pile."""
+    """Calls Nerts with ten cards still in its Nerts pile (soon enough to beat
+    honest bots to the call, whatever the seats' order)."""
 
     def move(self, target: Target, now: float) -> Outbound:
         rs = self.rs
-        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 6 and not rs.i_called:
+        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10 and not rs.i_called:
             self.now = now
             lamport = self.clock.time + 1
             rs.tab.log.append((OP_NERTS, lamport))

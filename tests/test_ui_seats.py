@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 from p2p_nerts.game.tableau import OP_TURN
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
+from p2p_nerts.protocol.messages import Seat
 from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.session import Command, Listener
 from p2p_nerts.ui.control import Controller
@@ -16,7 +18,9 @@ from p2p_nerts.ui.form import (
     Form,
     TextField,
     choice,
+    form_seats,
     form_variants,
+    seat_fields,
     variant_fields,
 )
 
@@ -88,6 +92,65 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
             rs = h.replica.rs
             assert rs is not None and rs.variants.stock_turn == 1
     asyncio.run(main())
+
+
+def test_the_host_chooses_partners_and_every_seat_plays_by_them() -> None:
+    async def main() -> None:
+        async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
+            names = [s.name for s in h.replica.seats]
+            assert names[0] == "Tess"  # players sit in the order they joined
+            assert h.row("Teams:").strip() == f"Teams:   {names[0]} + {names[1]} · " \
+                                              f"{names[2]} + {names[3]}"
+            assert "p partners" in h.screen()
+            await h.press("p")
+            assert "Partners" in h.screen() and f"Team 2  ◂ {names[2]}" not in h.screen()
+            await h.press(DOWN, RIGHT)  # Tess's partner: the next player instead
+            assert "Team 1  ◂ " + names[2] in h.screen()
+            await h.press(ENTER)
+            assert "Partners" not in h.screen()
+            assert h.row("Teams:").strip() == f"Teams:   {names[0]} + {names[2]} · " \
+                                              f"{names[1]} + {names[3]}"
+            assert f"{names[2]} (partner)" in h.screen()
+            order = [s.key for s in h.replica.seats]
+            assert all([s.key for s in r.seats] == order for r in h.table._replicas)
+            await h.press("p", ESC)  # Esc changes nothing
+            assert [s.key for s in h.replica.seats] == order
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None and list(rs.keys) == order
+    asyncio.run(main())
+
+
+def test_partners_need_pairs_and_a_host() -> None:
+    async def main() -> None:
+        async with Harness(bots=3) as h:
+            await h.press("p")
+            assert "Team 1" not in h.screen()  # no form
+            assert "Partners count when the teams are pairs" in h.screen()
+            assert "p partners" not in h.screen()
+    asyncio.run(main())
+    ctl = Controller(GuestSeat())
+    ctl.open_partners()
+    assert ctl.state.form is None
+    assert ctl.state.lines[-1].text == "Only the host chooses partners"
+
+
+def test_the_partners_form_keeps_every_player_in_exactly_one_seat() -> None:
+    keys = [bytes([i]) * 32 for i in range(4)]
+    seats = [Seat(keys[0], "Ana"), Seat(keys[1], "Bo"), Seat(keys[2], "Ana"), Seat(keys[3], "Cy")]
+    form = Form("Partners", seat_fields(seats), "go", lambda _form: None, swaps=True)
+    assert [f.label for f in form.fields] == ["Team 1", "Team 1", "Team 2", "Team 2"]
+    shown = [f.shown for f in form.fields if isinstance(f, Choice)]
+    assert shown[1] == "Bo" and shown[0].startswith("Ana (") and shown[0] != shown[2]
+    rng = random.Random(5)
+    for _ in range(200):
+        form.row = rng.randrange(4)
+        form.change(rng.choice((-1, 1)))
+        assert sorted(form_seats(form)) == keys
+    form.row = 0
+    while form_seats(form)[0] != keys[3]:
+        form.change(1)
+    assert form_seats(form)[0] == keys[3] and keys[0] in form_seats(form)[1:]
 
 
 class GuestSeat:

@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 3
+NET_VERSION = 4
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries) and
@@ -55,7 +55,8 @@ the payload schemas: signed entries keep their own body version
 (``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is refused, so
 a peer of another version would ask again forever for the entries behind it.
 v2 added the link key to the handshake and unsigned link entries; v3 added
-the table's clocks to SETTINGS. Either way the other peer is told the
+the table's clocks to SETTINGS; v4 lets a ROSTER's seats come in the host's
+order (who partners whom) rather than by key. Either way the other peer is told the
 versions differ before anything else.
 """
 

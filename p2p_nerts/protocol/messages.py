@@ -300,7 +300,11 @@ class Seat(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Roster(Payload):
-    """Who sits at the table: 1..8 seats sorted by public key (seat index = position)."""
+    """Who sits at the table: 1..8 distinct seats in the host's order (seat index = position).
+
+    The order is the host's to choose, because it says who partners whom
+    ("pairs": seats 2k and 2k+1); a newcomer is seated after the others.
+    """
 
     TYPE = MsgType.ROSTER
     KEYS: ClassVar[Mapping[str, str]] = {"seats": "s"}
@@ -313,7 +317,8 @@ class Roster(Payload):
         for item in r.array("seats", MAX_SEATS, min_len=1):
             key, name = _pair(item, "seats")
             seats.append(Seat(_bytes(key, "seats", PUBLIC_KEY_LEN), _name(name, "seats")))
-        _strictly_ascending([s.key for s in seats], "seats")
+        if len({s.key for s in seats}) != len(seats):
+            raise EnvelopeError("bad_field:seats")
         return cls(tuple(seats))
 
 

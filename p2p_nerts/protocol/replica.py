@@ -8,7 +8,7 @@ in memory by wiring replicas together.
 Life of a round (``docs/PROTOCOL.md`` has the full state machine):
 
 1. The host sends SETTINGS and a ROSTER whose entry round is the next round
-   number: that fixes the seats (sorted by key; seat = index).
+   number: that fixes the seats (in the host's order; seat = index).
 2. Every seat sends COMMIT (hashes of a deck secret and a joint share); once
    all commitments are in, every seat sends REVEAL (its joint share). The
    joint value fixes every deck; the host sends GO with its hash.
@@ -27,7 +27,7 @@ from __future__ import annotations
 import heapq
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -513,6 +513,24 @@ class Replica:
         self._send(_settings_of(variants, countdown, drop_after))
         return self._flush()
 
+    def arrange_seats(self, order: Sequence[bytes], now: float) -> Outbound:
+        """Host: the seated players in a new order, for the next round.
+
+        The order is who partners whom under "pairs" (seats 2k and 2k+1); it
+        also breaks ties of Lamport time, as any fixed order of seats would.
+        """
+        self.now = now
+        if not self.is_host:
+            raise CommandError("only the host arranges the seats")
+        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
+            raise CommandError("seats are arranged between rounds")
+        by_key = {s.key: s for s in self.seats}
+        if len(order) != len(by_key) or set(order) != by_key.keys():
+            raise CommandError("every seated player needs exactly one seat")
+        if tuple(order) != tuple(by_key):
+            self._send(Roster(tuple(by_key[key] for key in order)))
+        return self._flush()
+
     def set_ready(self, on: bool, now: float) -> Outbound:
         self.now = now
         self._send(Ready(on))
@@ -958,8 +976,8 @@ class Replica:
             self._seat(key, name)
 
     def _seat(self, key: bytes, name: str) -> None:
-        seats = sorted([*self.seats, Seat(key, name)], key=lambda s: s.key)
-        self._send(Roster(tuple(seats)))
+        """Host: a newcomer sits after everyone else, so the partners chosen stay together."""
+        self._send(Roster((*self.seats, Seat(key, name))))
 
     def _unseat(self, key: bytes) -> None:
         """Host: give a guest's seat up (the host's own seat is the table itself)."""
@@ -1623,7 +1641,7 @@ class Replica:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
         if seats.keys() != self.seated:
-            self._send(Roster(tuple(sorted(seats.values(), key=lambda s: s.key))))
+            self._send(Roster(tuple(seats.values())))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

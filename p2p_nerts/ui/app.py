@@ -349,6 +349,7 @@ class NertsApp:
             Action.NEXT: table(Controller.next_round),
             Action.READY: table(Controller.toggle_ready),
             Action.SETTINGS: table(Controller.open_settings),
+            Action.PARTNERS: table(Controller.open_partners),
         }
         browse: dict[Action, Handler] = {
             Action.UP: lobby(lambda b: b.move(-1)),

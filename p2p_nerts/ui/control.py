@@ -27,7 +27,15 @@ from ..game.variants import VariantError
 from ..protocol.events import Event
 from ..protocol.replica import CommandError, Outbound, Phase, Replica
 from ..session import Session
-from .form import Form, clock_fields, form_clocks, form_variants, variant_fields
+from .form import (
+    Form,
+    clock_fields,
+    form_clocks,
+    form_seats,
+    form_variants,
+    seat_fields,
+    variant_fields,
+)
 from .hands import Hands, player_input, sentence
 from .state import Pick, UiState
 
@@ -240,6 +248,20 @@ class Controller(Hands):
                                "change the settings", self._change_settings)
 
     @player_input
+    def open_partners(self) -> None:
+        """Host: who partners whom, as a form of seats; Enter seats everyone so."""
+        r = self.replica
+        if not r.is_host:
+            self.state.error("Only the host chooses partners")
+        elif r.variants.teams != "pairs":
+            self.state.error("Partners count when the teams are pairs: change the rules first")
+        elif len(r.seats) < 3:
+            self.state.error("Partners are chosen once three or more are seated")
+        else:
+            self.state.form = Form("Partners", seat_fields(r.seats), "seat everyone so",
+                                   self._arrange, swaps=True)
+
+    @player_input
     def ask_quit(self) -> None:
         self.state.confirm_quit = True
 
@@ -297,6 +319,14 @@ class Controller(Hands):
         countdown, drop_after = form_clocks(form)
         refused = self._try(lambda r, now: r.change_settings(
             variants, now, countdown=countdown, drop_after=drop_after))
+        if refused is None:
+            self.state.form = None
+        else:
+            form.error = refused
+
+    def _arrange(self, form: Form) -> None:
+        order = form_seats(form)
+        refused = self._try(lambda r, now: r.arrange_seats(order, now))
         if refused is None:
             self.state.form = None
         else:

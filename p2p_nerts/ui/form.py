@@ -1,7 +1,7 @@
 """Small forms drawn over a screen: a few fields, each edited with single keys.
 
 One model serves every form of the app: creating a table, a solo game, the
-host's settings between rounds, and joining by address. The keys are the
+host's settings and partners between rounds, and joining by address. The keys are the
 same everywhere (↑↓ field, ←→ or Space change a choice, typing edits a text
 field, Enter submits, Esc cancels), and the model is plain data, so a test
 can fill a form without a screen. :func:`variant_fields` and
@@ -14,9 +14,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..game.variants import VariantError, Variants
+from ..protocol.identity import fingerprint_of
+from ..protocol.messages import Seat
 
 _DIGITS = frozenset("0123456789")
 
@@ -91,6 +93,10 @@ class Form:
     on_submit: Callable[[Form], None]
     row: int = 0
     error: str = ""
+    #: The choices are one arrangement of the same values (players in seats):
+    #: changing one swaps it with the field that held the new value, so every
+    #: value stays used exactly once and no state of the form is wrong.
+    swaps: bool = False
 
     @property
     def field(self) -> Field:
@@ -100,9 +106,16 @@ class Form:
         self.row = (self.row + by) % len(self.fields)
 
     def change(self, by: int) -> None:
-        if isinstance(self.field, Choice):
-            self.field.step(by)
+        field = self.field
+        if isinstance(field, Choice):
+            before = field.value
+            field.step(by)
             self.error = ""
+            if self.swaps:
+                for other in self.fields:
+                    if other is not field and isinstance(other, Choice) \
+                            and other.value == field.value:
+                        other.index = [value for value, _ in other.options].index(before)
 
     def type(self, chars: str) -> None:
         """Typed text goes into a text field; Space also steps a choice."""
@@ -193,3 +206,17 @@ def form_variants(form: Form) -> Variants:
     chosen: dict[str, Any] = {f.key: f.value for f in form.fields
                               if isinstance(f, Choice) and f.key in _VARIANT_KEYS}
     return dataclasses.replace(Variants(), target=int(target), **chosen)
+
+
+def seat_fields(seats: Sequence[Seat]) -> list[Field]:
+    """One field per seat, set to who sits there (a form with ``swaps``): under
+    "pairs" seats 2k and 2k+1 are partners, so each pair of rows is a team."""
+    names = [s.name for s in seats]
+    options = tuple((s.key, s.name if names.count(s.name) == 1
+                     else f"{s.name} ({fingerprint_of(s.key)[:4]})") for s in seats)
+    return [Choice(f"seat{i}", f"Team {i // 2 + 1}", options, i) for i in range(len(seats))]
+
+
+def form_seats(form: Form) -> list[bytes]:
+    """The players' keys in the order the seat fields describe."""
+    return [cast(bytes, field.value) for field in form.fields if isinstance(field, Choice)]

@@ -40,6 +40,7 @@ class Action(StrEnum):
     NEXT = "next"
     READY = "ready"
     SETTINGS = "settings"
+    PARTNERS = "partners"
     JOIN = "join"
     ADDRESS = "address"
     CREATE = "create"
@@ -52,7 +53,7 @@ PILES = (Action.PILE1, Action.PILE2, Action.PILE3, Action.PILE4)
 PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, Action.STUCK,
                   Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN,
                   Action.ACTIVATE, Action.CANCEL})
-BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS})
+BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
                     Action.SOLO})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
@@ -80,6 +81,7 @@ DEFAULT_KEYS: KeyMap = {
     Action.NEXT: ("enter",),
     Action.READY: ("r",),
     Action.SETTINGS: ("o",),
+    Action.PARTNERS: ("p",),
     Action.JOIN: ("enter",),
     Action.ADDRESS: ("a",),
     Action.CREATE: ("c",),
@@ -100,6 +102,7 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.NEXT: "host: deal the next round",
     Action.READY: "ready / not ready",
     Action.SETTINGS: "host: change the rules",
+    Action.PARTNERS: "host: choose partners",
     Action.JOIN: "join the chosen table",
     Action.ADDRESS: "join by address (HOST:PORT)",
     Action.CREATE: "open a table of your own",

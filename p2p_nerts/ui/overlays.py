@@ -29,7 +29,8 @@ _PLAY_ROWS: tuple[tuple[Action, ...], ...] = (
     (Action.SEND,), (Action.TURN, Action.STUCK), (Action.CALL, Action.ROTATE),
     (Action.ACTIVATE, Action.CANCEL), (Action.HELP, Action.QUIT),
 )
-_BETWEEN_ROWS: tuple[tuple[Action, ...], ...] = ((Action.NEXT, Action.READY), (Action.SETTINGS,))
+_BETWEEN_ROWS: tuple[tuple[Action, ...], ...] = ((Action.NEXT, Action.READY),
+                                                  (Action.SETTINGS, Action.PARTNERS))
 
 
 def help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:

@@ -153,6 +153,8 @@ def between_hints(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
     if r.is_host and r.phase in (Phase.LOBBY, Phase.BETWEEN):
         parts += [(Action.NEXT, "deal the next round" if r.rs else "deal"),
                   (Action.SETTINGS, "settings")]
+        if r.variants.teams == "pairs":
+            parts.append((Action.PARTNERS, "partners"))
     if r.phase is Phase.LOBBY:
         parts.append((Action.READY, "not ready" if r.ready.get(r.me.public_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]
