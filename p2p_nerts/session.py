@@ -120,8 +120,10 @@ class LocalTable:
         self._closed = asyncio.Event()
         now = self._clock()
         for i, r in enumerate(self._replicas):
+            # One at a time, so the bots sit down in the order of their names;
+            # everyone is seated before the table is handed over.
             self._route(i, r.open(now))
-        self._pump(everything=True)  # everyone is seated before the table is handed over
+            self._pump(everything=True)
         for i, driver in self._drivers:
             self._route(i, driver.step(now))  # the bots say they are ready
         self._pump(everything=True)

@@ -10,7 +10,8 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.protocol.messages import Seat
 from p2p_nerts.protocol.replica import Replica
-from p2p_nerts.session import Command, Listener
+from p2p_nerts.session import BOT_NAMES, Command, Listener, LocalTable
+from p2p_nerts.ui.browser import SOLO_DELAY
 from p2p_nerts.ui.control import Controller
 from p2p_nerts.ui.form import (
     COUNTDOWNS,
@@ -119,6 +120,15 @@ def test_the_host_chooses_partners_and_every_seat_plays_by_them() -> None:
             rs = h.replica.rs
             assert rs is not None and list(rs.keys) == order
     asyncio.run(main())
+
+
+def test_a_solo_tables_bots_sit_down_in_the_order_of_their_names() -> None:
+    """As the solo screen's frames are held back like a LAN's: seats are in
+    the order players join, and that must not be the order delays chose."""
+    for seed in range(5):
+        table = LocalTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=5, seed=seed,
+                           delay=SOLO_DELAY)
+        assert [s.name for s in table.replica.seats] == ["Tess", *BOT_NAMES[:5]]
 
 
 def test_partners_need_pairs_and_a_host() -> None:
