@@ -23,7 +23,9 @@ from p2p_nerts.protocol.messages import (
     MIN_DROP_AFTER_MS,
     MsgType,
     Nerts,
+    Payload,
     Settings,
+    Summary,
 )
 from p2p_nerts.protocol.replica import DROP_AFTER, Outbound, Replica, RoundState
 
@@ -100,6 +102,33 @@ def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words:
         honest_seats = {net.replicas[j].my_seat for j in (0, 1, 3)}
         assert all(over.verdicts[s] == "" for s in honest_seats if s is not None)
     assert len({o.foundation_hash for i, o in enumerate(overs) if i != 2}) == 1
+
+
+class BoastfulSummary(Replica):
+    """Reports five more points for itself than it scored."""
+
+    def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+              expect_lamport: int | None = None) -> None:
+        if isinstance(payload, Summary) and self.rs is not None and self.rs.me is not None:
+            scores = list(payload.scores)
+            scores[self.rs.me] += 5
+            payload = Summary(payload.digest, tuple(scores))
+        super()._send(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
+
+
+def test_a_lying_summary_is_named_by_every_honest_peer_and_changes_no_score() -> None:
+    net = bot_table(4, seed=22, classes={1: BoastfulSummary})
+    number = play_round(net)
+    liar = net.replicas[1].my_seat
+    overs = round_overs(net, number)
+    for i, events in enumerate(net.events):
+        diverged = [e for e in events if isinstance(e, ev.Divergence)]
+        if i != 1:
+            assert [e.seats for e in diverged] == [(liar,)]
+            assert not any(isinstance(e, ev.RoundAgreed) for e in events)
+    # Everyone, the liar too, counts the same scores: its boast counts nowhere.
+    assert len({(o.results, o.totals) for o in overs}) == 1
+    assert all(r.totals == net.replicas[0].totals for r in net.replicas)
 
 
 def test_honest_replicas_are_never_flagged_over_many_rounds() -> None:

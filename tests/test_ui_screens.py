@@ -80,6 +80,18 @@ def test_a_bounce_names_who_was_first() -> None:
     asyncio.run(main())
 
 
+def test_a_summary_that_differs_names_its_seat_and_asks_nothing_of_the_player() -> None:
+    async def main() -> None:
+        async with Harness() as h:
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None
+            h.table.announce(ev.Divergence(1, (rs.names.index("Bix"),)))
+            assert ("Bix reported other results for this round (a fault or a cheat); "
+                    "the scores here are your own count") in h.screen()
+    asyncio.run(main())
+
+
 def test_a_play_is_marked_pending_until_final() -> None:
     async def main() -> None:
         async with Harness() as h:

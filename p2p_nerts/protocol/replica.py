@@ -1603,11 +1603,10 @@ class Replica:
         differ = tuple(s for s, m in sorted(rs.summaries.items())
                        if s in rs.live and (m.digest != digest or m.scores != mine))
         if differ:
+            # Nothing to fetch: a round entry counts only once every live seat
+            # holds it, so the seats scored the same entries, and a different
+            # summary is a faulty or lying peer. Say so; there is no repair.
             self._event(ev.Divergence(rs.number, differ))
-            for key in rs.keys:
-                log = self.authors.get(key)
-                if log is not None and key != self.me.public_key:
-                    self._send(Resend(key, 1, max(1, min(log.claimed, 1024))))
         else:
             self._event(ev.RoundAgreed(rs.number))
         assert self.match is not None

@@ -93,8 +93,9 @@ class UiState:
             case ev.RoundAgreed():
                 self.agreed = True
             case ev.Divergence(seats=seats):
-                self.error("Results differ from " + ", ".join(_name(names, s) for s in seats)
-                           + "; asking for their entries again")
+                self.error(", ".join(_name(names, s) for s in seats)
+                           + " reported other results for this round (a fault or a cheat);"
+                           " the scores here are your own count")
             case ev.GameOver(winner=winner):
                 self.winner = winner
                 self.say(f"Game over: {winner} wins")
