@@ -112,6 +112,7 @@ def test_the_host_chooses_partners_and_every_seat_plays_by_them() -> None:
             assert h.row("Teams:").strip() == f"Teams:   {names[0]} + {names[2]} · " \
                                               f"{names[1]} + {names[3]}"
             assert f"{names[2]} (partner)" in h.screen()
+            assert f"Your partner: {names[2]}" in h.screen()  # news, also between rounds
             order = [s.key for s in h.replica.seats]
             assert all([s.key for s in r.seats] == order for r in h.table._replicas)
             await h.press("p", ESC)  # Esc changes nothing

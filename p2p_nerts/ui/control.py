@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ..game.cards import card_name
 from ..game.moves import best_target, foundation_target
+from ..game.scoring import partners
 from ..game.tableau import (
     NERTS,
     WASTE,
@@ -24,7 +25,7 @@ from ..game.tableau import (
     source_name,
 )
 from ..game.variants import VariantError
-from ..protocol.events import Event
+from ..protocol.events import Event, RosterChanged
 from ..protocol.replica import CommandError, Outbound, Phase, Replica
 from ..session import Session
 from .form import (
@@ -54,6 +55,7 @@ class Controller(Hands):
         #: the host reads it out to the players who join.
         self.code = code
         self.on_quit: Callable[[], None] = lambda: None
+        self._partner: str | None = None  # under pairs, as last said
 
     @property
     def replica(self) -> Replica:
@@ -62,6 +64,17 @@ class Controller(Hands):
     def on_event(self, event: Event) -> None:
         rs = self.replica.rs
         self.state.on_event(event, rs.names if rs else (), self.replica.my_seat)
+        if isinstance(event, RosterChanged):
+            self._say_partner(event)
+
+    def _say_partner(self, event: RosterChanged) -> None:
+        """Under pairs, a new partner is news: the host chose partners, or someone sat down."""
+        me, variants = event.me, self.replica.variants
+        partner = next((name for seat, name in enumerate(event.names)
+                        if me is not None and partners(seat, me, variants)), None)
+        if partner is not None and partner != self._partner:
+            self.state.say(f"Your partner: {partner}")
+        self._partner = partner
 
     # ------------------------------------------------------------ reading
     def tableau(self) -> Tableau | None:
