@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
                       help=f"how well they play (default {DEFAULT_SKILL})")
     solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
+    solo.add_argument("--loopback", action="store_true",
+                      help="play over real sockets on 127.0.0.1, each computer player a peer "
+                           "of its own, advertised nowhere (default: in this process, no "
+                           "sockets at all)")
     add_variant_args(solo)
     # A usage error the checks after parsing find is reported as argparse reports its
     # own: by the command's parser, with that command's usage line.
@@ -129,19 +133,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_solo(args: argparse.Namespace) -> int:
-    """This terminal's player against ``--bots`` computer players, in process, no network."""
+    """This terminal's player against ``--bots`` computer players: in process with no
+    network, or (``--loopback``) as peers of their own over 127.0.0.1."""
     # Imported here so the headless commands never load the terminal UI.
     from .ui.app import run_app
     from .ui.browser import solo_table
 
     variants = variants_from(args)
     variants.check_players(1 + args.bots)  # a VariantError is a usage error
+    if args.loopback and args.seed is not None:
+        raise ValueError("--seed fixes the deals of a table in this process; over "
+                         "--loopback every seat draws its own deck secret")
     player = _player()
     if player is None:
         return 1
+    if args.loopback:
+        return run_loopback_solo(args, player, variants)
     table = solo_table(player.identity, bots=args.bots, skill=args.skill, variants=variants,
                        seed=args.seed)
     run_app(table, player.config, player.notes)
+    return 0
+
+
+def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants) -> int:
+    from .net.link import LinkError
+    from .net.loopback import loopback_table
+    from .ui.app import NertsApp
+
+    setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
+
+    async def play() -> None:
+        async with loopback_table(player.identity, bots=args.bots, skill=args.skill,
+                                  variants=variants) as table:
+            await NertsApp(table.session, player.config, player.notes).run()
+
+    try:
+        asyncio.run(play())
+    except LinkError as exc:
+        print(f"nerts: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"nerts: network error on 127.0.0.1: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     return 0
 
 

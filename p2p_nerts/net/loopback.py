@@ -1,0 +1,99 @@
+"""``nerts solo --loopback``: a solo game over real sockets on 127.0.0.1.
+
+The default solo table (``session.LocalTable``) wires its replicas in memory,
+which needs no network at all and lets ``--seed`` fix the deals. This one is
+the network game on one machine: the player hosts a table on loopback that is
+advertised nowhere (no mDNS), and each computer player joins it as a peer of
+its own, with its own key, listening port, handshakes, links and heartbeats.
+They all run in this process, in one event loop; nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from ..game.bot import SKILLS, Bot
+from ..game.variants import Variants
+from ..protocol.identity import Identity
+from ..protocol.messages import MAX_DROP_AFTER_MS
+from ..protocol.replica import COUNTDOWN
+from ..session import BOT_NAMES
+from .headless import drive_bot, drive_partner, paced
+from .link import LinkError
+from .node import Endpoint, NetSession, TableConfig
+
+LOOPBACK = "127.0.0.1"
+SEAT_WAIT = 10.0
+"""Seconds a computer player may take to be seated before the table gives up."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoopbackTable:
+    """The player's seat (the host) and the computer players' own sessions."""
+
+    session: NetSession
+    bots: tuple[NetSession, ...]
+
+
+@contextlib.asynccontextmanager
+async def loopback_table(identity: Identity, *, bots: int, skill: str, variants: Variants,
+                         countdown: float = COUNTDOWN, pace: float = 1.0,
+                         clock: Callable[[], float] = time.monotonic
+                         ) -> AsyncIterator[LoopbackTable]:
+    """Host a table on 127.0.0.1 and seat ``bots`` computer players at it, in name order
+    (``pace`` multiplies their think times: 0.05 makes test games fast).
+
+    The player's session is the caller's to run (the screen does, as for any
+    table); the bots' sessions run here. On the way out every session is
+    closed and every bot has stopped. As at the in-process table, a seat may
+    be silent as long as the protocol allows: all seats share this process,
+    so a terminal suspended a while (Ctrl-Z) must not have them voting one
+    another out when it comes back.
+    """
+    config = TableConfig(variants=variants, countdown=countdown,
+                         drop_after=MAX_DROP_AFTER_MS / 1000, max_seats=1 + bots)
+    host = await NetSession.host(identity, config, Endpoint(LOOPBACK), interfaces=None,
+                                 table_name=f"{identity.name}'s solo table", clock=clock)
+    guests: list[NetSession] = []
+    runs: list[asyncio.Task[None]] = []
+    drivers: list[asyncio.Task[None]] = []
+    handed_over = False
+    try:
+        for name in BOT_NAMES[:bots]:
+            guest = await NetSession.join(Identity.generate(name), (LOOPBACK, host.port),
+                                          config, Endpoint(LOOPBACK), clock=clock)
+            guests.append(guest)
+            runs.append(asyncio.create_task(guest.run()))
+            drivers.append(asyncio.create_task(drive_bot(guest, _bot(skill, pace), clock)))
+            await _seated(guest)  # one at a time: the seats go in name order
+        if variants.teams == "share":
+            drivers.append(asyncio.create_task(drive_partner(host, _bot(skill, pace), clock)))
+        handed_over = True
+        yield LoopbackTable(host, tuple(guests))
+    finally:
+        for session in (host, *guests):
+            session.close()
+        for task in drivers:
+            task.cancel()
+        if not handed_over:
+            await host.run()  # it never ran: closed, this only shuts it down
+        await asyncio.gather(*runs, *drivers, return_exceptions=True)
+
+
+def _bot(skill: str, pace: float) -> Bot:
+    return Bot(paced(SKILLS[skill], pace), random.Random(), lone_rotate=True)
+
+
+async def _seated(guest: NetSession) -> None:
+    try:
+        async with asyncio.timeout(SEAT_WAIT):
+            while guest.replica.my_seat is None:
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        raise LinkError(f"{guest.replica.me.name} could not sit down at the table "
+                        f"on {LOOPBACK}") from None

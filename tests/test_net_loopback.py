@@ -1,0 +1,71 @@
+"""``nerts solo --loopback``: the network game on one machine, each bot a peer of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import random
+
+import pytest
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.loopback import loopback_table
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import CommandError, Phase
+
+from .test_net_session import until
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_a_loopback_solo_table_is_a_full_mesh_of_peers_that_plays_a_whole_game() -> None:
+    async def scenario() -> None:
+        me = Identity.generate("Tess")
+        async with loopback_table(me, bots=3, skill="hard", variants=Variants(target=15),
+                                  countdown=0.0, pace=0.05) as table:
+            host = table.session
+            sessions = [host, *table.bots]
+            port = host.port
+            # Each bot is a peer of its own (its own key), seated in name order.
+            assert [s.name for s in host.replica.seats] == ["Tess", "Ada", "Bix", "Cleo"]
+            keys = {s.replica.me.public_key for s in sessions}
+            assert len(keys) == 4
+            await until(lambda: all(s.connected == keys - {s.replica.me.public_key}
+                                    for s in sessions))
+            # A bot stands in for the player at the keyboard; the player deals.
+            game = asyncio.create_task(run_headless(
+                host, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(1)),
+                summary=io.StringIO(), linger=0.2))
+            while not game.done():
+                if host.replica.phase in (Phase.LOBBY, Phase.BETWEEN):
+                    with contextlib.suppress(CommandError):
+                        host.act(lambda r, now: r.start_round(now))
+                await asyncio.sleep(0.05)
+            assert game.result() == 0
+            await until(lambda: all(s.replica.phase is Phase.OVER for s in table.bots))
+            assert all(s.replica.totals == host.replica.totals for s in table.bots)
+        # Everything is closed on the way out: the table's port takes no one.
+        with pytest.raises(OSError):
+            await asyncio.open_connection("127.0.0.1", port)
+
+    asyncio.run(scenario())
+
+
+def test_at_a_loopback_share_table_a_partner_plays_the_players_tableau() -> None:
+    async def scenario() -> None:
+        me = Identity.generate("Tess")
+        async with loopback_table(me, bots=2, skill="hard", countdown=0.0, pace=0.05,
+                                  variants=Variants(teams="share")) as table:
+            host = table.session
+            runner = asyncio.create_task(host.run())
+            host.act(lambda r, now: r.start_round(now))
+            # Nothing drives the player's seat but the partner: any move is its.
+            await until(lambda: host.replica.rs is not None and host.replica.rs.tab is not None
+                        and len(host.replica.rs.tab.log) > 0, timeout=30)
+            host.close()
+            await runner
+
+    asyncio.run(scenario())
