@@ -132,6 +132,19 @@ def test_a_solo_tables_bots_sit_down_in_the_order_of_their_names() -> None:
         assert [s.name for s in table.replica.seats] == ["Tess", *BOT_NAMES[:5]]
 
 
+def test_a_partners_form_overtaken_by_a_newcomer_says_so_and_changes_nothing() -> None:
+    async def main() -> None:
+        async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
+            order = [s.key for s in h.replica.seats]
+            await h.press("p", DOWN, RIGHT)
+            h.replica.seats = h.replica.seats[:3]  # as a Roster without the last would
+            await h.press(ENTER)
+            assert "Someone sat down or left meanwhile" in h.screen()
+            assert "Team 1" not in h.screen()
+            assert [s.key for s in h.replica.seats] == order[:3]
+    asyncio.run(main())
+
+
 def test_partners_need_pairs_and_a_host() -> None:
     async def main() -> None:
         async with Harness(bots=3) as h:

@@ -339,6 +339,10 @@ class Controller(Hands):
 
     def _arrange(self, form: Form) -> None:
         order = form_seats(form)
+        if set(order) != {s.key for s in self.replica.seats}:
+            self.state.form = None
+            self.state.error("Someone sat down or left meanwhile: choose the partners again")
+            return
         refused = self._try(lambda r, now: r.arrange_seats(order, now))
         if refused is None:
             self.state.form = None
