@@ -106,7 +106,7 @@ class RoundAgreed(Event):
 
 @dataclass(frozen=True, slots=True)
 class Divergence(Event):
-    """Some peer computed another result: a resync was requested."""
+    """Some live seats reported another round result: a faulty or lying peer (no repair)."""
 
     round: int
     seats: tuple[int, ...]
