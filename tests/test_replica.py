@@ -516,6 +516,19 @@ def test_the_host_chooses_partners_and_every_peer_plays_and_scores_by_them() -> 
         assert all(r.totals == host.totals for r in net.replicas)
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(orders=st.lists(st.permutations(range(4)), min_size=2, max_size=2),
+       seed=st.integers(0, 2**16))
+def test_any_seat_order_between_rounds_keeps_every_peer_agreed(orders: list[list[int]],
+                                                               seed: int) -> None:
+    net = bot_table(4, seed=seed, variants=Variants(teams="pairs", target=10_000))
+    keys = [r.me.public_key for r in net.replicas]
+    for order in orders:
+        _arrange(net, [keys[i] for i in order])
+        check_round(net, play_round(net))
+    assert all(r.totals == net.replicas[0].totals for r in net.replicas)
+
+
 def test_a_newcomer_sits_after_the_partners_the_host_chose() -> None:
     net = bot_table(3, seed=32)
     host = net.replicas[0]
