@@ -106,6 +106,7 @@ def test_a_play_is_marked_pending_until_final() -> None:
             assert "A♠…" in h.row("♠ │")
             h.table.announce(ev.PlayFinal(1, ace, Fate.STAY, True))
             assert "A♠" in h.row("♠ │") and "…" not in h.row("♠ │")
+            assert "Foundations · 1 pile · 0 complete" in h.screen()  # one, not "1 piles"
     asyncio.run(main())
 
 

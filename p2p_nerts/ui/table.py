@@ -103,7 +103,8 @@ def foundations_title(ctl: Controller) -> StyleAndTextTuples:
         return [("class:rule.title", "Foundations")]
     started = sum(1 for p in rs.log.piles.values() if p.stays)
     return [("class:rule.title", "Foundations"),
-            ("class:dim", f" · {started} piles · {rs.log.completed()} complete"
+            ("class:dim", f" · {started} pile{'' if started == 1 else 's'}"
+                          f" · {rs.log.completed()} complete"
                           " · … = may still bounce")]
 
 
@@ -201,7 +202,9 @@ def top_row(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     out.append(("class:dim", f" ({len(tab.nerts)})", nerts_click))
     turn = on_click(ctl.turn)
     stock_style = "class:label class:cursor" if cur == (0, 1) else "class:label"
-    stock = f"{len(tab.stock)} cards" if tab.stock else "turn over" if tab.waste else "empty"
+    count = len(tab.stock)
+    stock = (f"{count} card{'' if count == 1 else 's'}" if count
+             else "turn over" if tab.waste else "empty")
     out += [("", "     "), _key(keys, Action.TURN), (stock_style, f" Stock {stock}", turn)]
     waste_click = on_click(lambda: _click_top(ctl, tab, WASTE))
     out += [("", "     "), _key(keys, Action.WASTE), ("class:label", " Waste ", waste_click)]
