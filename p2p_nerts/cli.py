@@ -156,6 +156,8 @@ def run_solo(args: argparse.Namespace) -> int:
 
 
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants) -> int:
+    """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1; its log
+    lines go to the data dir's log file, as a networked table's do under a screen."""
     from .net.link import LinkError
     from .net.loopback import loopback_table
     from .ui.app import NertsApp
@@ -175,6 +177,8 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
     except OSError as exc:
         print(f"nerts: network error on 127.0.0.1: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
     return 0
 
 
