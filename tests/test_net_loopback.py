@@ -31,6 +31,8 @@ def test_a_loopback_solo_table_is_a_full_mesh_of_peers_that_plays_a_whole_game()
             port = host.port
             # Each bot is a peer of its own (its own key), seated in name order.
             assert [s.name for s in host.replica.seats] == ["Tess", "Ada", "Bix", "Cleo"]
+            # No seat falls silent alone: the lobby shows no silent-seat clock (3600 s).
+            assert not host.networked
             keys = {s.replica.me.public_key for s in sessions}
             assert len(keys) == 4
             await until(lambda: all(s.connected == keys - {s.replica.me.public_key}

@@ -59,6 +59,7 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
                          drop_after=MAX_DROP_AFTER_MS / 1000, max_seats=1 + bots)
     host = await NetSession.host(identity, config, Endpoint(LOOPBACK), interfaces=None,
                                  table_name=f"{identity.name}'s solo table", clock=clock)
+    host.networked = False  # every seat is in this process: none falls silent alone
     guests: list[NetSession] = []
     runs: list[asyncio.Task[None]] = []
     drivers: list[asyncio.Task[None]] = []

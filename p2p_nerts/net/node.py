@@ -125,6 +125,9 @@ class NetSession:
         self._ask_again_at = 0.0
         self.table_name = ""
         self.port = 0  # the port we listen on
+        #: Whether other seats may fall silent on their own: not where every seat
+        #: runs in this process (``nerts solo --loopback``), as at an in-process table.
+        self.networked = True
         self._advertised_port = 0
 
     # ------------------------------------------------------------ factories
@@ -225,10 +228,6 @@ class NetSession:
     def replica(self) -> Replica:
         assert self._replica is not None  # the factories set it
         return self._replica
-
-    @property
-    def networked(self) -> bool:
-        return True
 
     @property
     def connected(self) -> frozenset[bytes]:
