@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import logging
 import os
-import random
 import sys
 import time
 import unicodedata
@@ -21,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TextIO
 
-from ..game.bot import DEFAULT_SKILL, SKILLS, Bot
+from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import Variants
 from ..protocol.identity import (
     IDENTITY_FILE,
@@ -36,7 +35,7 @@ from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
-from .headless import drive_partner, paced, run_headless
+from .headless import drive_partner, run_headless, table_bot
 from .interfaces import Interfaces, interfaces_setting
 from .link import LinkError
 from .node import Endpoint, NetSession, TableConfig
@@ -281,21 +280,16 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         logging.getLogger("nerts").info("joined table %r", session.table_name)
     if screen is not None:
         partner = (asyncio.ensure_future(
-            drive_partner(session, _bot(args, args.partner), time.monotonic))
+            drive_partner(session, table_bot(args.partner, pace=args.pace, seed=args.seed),
+                          time.monotonic))
             if args.partner else None)
         await screen(session, args.code)
         if partner is not None:
             session.close()  # done already when the player left the table
             await partner  # it ends with the session
         return 0
-    return await run_headless(session, bot=_bot(args, args.bot) if args.bot else None,
-                              summary=summary)
-
-
-def _bot(args: argparse.Namespace, skill: str) -> Bot:
-    """A computer player at ``--pace``, seeded by ``--seed``; whether it may rotate
-    alone is the host's SETTINGS' to say."""
-    return Bot(paced(SKILLS[skill], args.pace), random.Random(args.seed), lone_rotate=True)
+    bot = table_bot(args.bot, pace=args.pace, seed=args.seed) if args.bot else None
+    return await run_headless(session, bot=bot, summary=summary)
 
 
 async def _resume(args: argparse.Namespace, identity: Identity, config: TableConfig,

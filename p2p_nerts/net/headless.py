@@ -25,7 +25,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, TextIO
 
-from ..game.bot import Bot, Skill
+from ..game.bot import SKILLS, Bot, Skill
 from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
@@ -50,6 +50,13 @@ without the host no round can start, and a bot must not wait forever."""
 def paced(skill: Skill, pace: float) -> Skill:
     """``skill`` thinking ``pace`` times as long (0.05 makes test games fast)."""
     return replace(skill, think_ms=skill.think_ms * pace, turn_ms=skill.turn_ms * pace)
+
+
+def table_bot(skill: str, *, pace: float = 1.0, seed: int | None = None) -> Bot:
+    """A computer player for a network seat, thinking ``pace`` times as long, its
+    choices seeded by ``seed``; whether it may rotate alone is the host's SETTINGS'
+    to say (``drive_bot`` and ``drive_partner`` read them)."""
+    return Bot(paced(SKILLS[skill], pace), random.Random(seed), lone_rotate=True)
 
 
 class SummaryWriter:

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from ..game.bot import SKILLS, Bot
 from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..protocol.messages import MAX_DROP_AFTER_MS
 from ..protocol.replica import COUNTDOWN
 from ..session import BOT_NAMES
-from .headless import drive_bot, drive_partner, paced
+from .headless import drive_bot, drive_partner, table_bot
 from .link import LinkError
 from .node import Endpoint, NetSession, TableConfig
 
@@ -70,10 +68,12 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
                                           config, Endpoint(LOOPBACK), clock=clock)
             guests.append(guest)
             runs.append(asyncio.create_task(guest.run()))
-            drivers.append(asyncio.create_task(drive_bot(guest, _bot(skill, pace), clock)))
+            drivers.append(asyncio.create_task(
+                drive_bot(guest, table_bot(skill, pace=pace), clock)))
             await _seated(guest)  # one at a time: the seats go in name order
         if variants.teams == "share":
-            drivers.append(asyncio.create_task(drive_partner(host, _bot(skill, pace), clock)))
+            drivers.append(asyncio.create_task(
+                drive_partner(host, table_bot(skill, pace=pace), clock)))
         handed_over = True
         yield LoopbackTable(host, tuple(guests))
     finally:
@@ -84,10 +84,6 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
         if not handed_over:
             await host.run()  # it never ran: closed, this only shuts it down
         await asyncio.gather(*runs, *drivers, return_exceptions=True)
-
-
-def _bot(skill: str, pace: float) -> Bot:
-    return Bot(paced(SKILLS[skill], pace), random.Random(), lone_rotate=True)
 
 
 async def _seated(guest: NetSession) -> None:

@@ -9,20 +9,18 @@ lobby's view of the LAN (``ui.network.Network``); it lives here, not in
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from ..game.bot import SKILLS, Bot
 from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..session import Session
 from ..store import Store
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
-from .headless import drive_partner
+from .headless import drive_partner, table_bot
 from .interfaces import Interfaces
 from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
@@ -151,8 +149,8 @@ class LanTables:
     def _seated(self, session: NetSession) -> NetSession:
         """The session, with the player's computer partner beside them until it closes."""
         if self._partner is not None:
-            bot = Bot(SKILLS[self._partner], random.Random(), lone_rotate=True)
-            task = asyncio.ensure_future(drive_partner(session, bot, time.monotonic))
+            task = asyncio.ensure_future(drive_partner(session, table_bot(self._partner),
+                                                       time.monotonic))
             self._partners.add(task)
             task.add_done_callback(self._partners.discard)
         return session
