@@ -330,12 +330,8 @@ class Controller(Hands):
             form.error = sentence(str(exc))
             return
         countdown, drop_after = form_clocks(form)
-        refused = self._try(lambda r, now: r.change_settings(
+        self._submit(form, lambda r, now: r.change_settings(
             variants, now, countdown=countdown, drop_after=drop_after))
-        if refused is None:
-            self.state.form = None
-        else:
-            form.error = refused
 
     def _arrange(self, form: Form) -> None:
         order = form_seats(form)
@@ -343,7 +339,11 @@ class Controller(Hands):
             self.state.form = None
             self.state.error("Someone sat down or left meanwhile: choose the partners again")
             return
-        refused = self._try(lambda r, now: r.arrange_seats(order, now))
+        self._submit(form, lambda r, now: r.arrange_seats(order, now))
+
+    def _submit(self, form: Form, command: Callable[[Replica, float], Outbound]) -> None:
+        """A form's command: done, the form closes; refused, it stays open saying why."""
+        refused = self._try(command)
         if refused is None:
             self.state.form = None
         else:
