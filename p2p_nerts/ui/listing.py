@@ -26,7 +26,7 @@ from .browser import Browser, is_full
 from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
 from .network import TableListing
 from .table import MESSAGE_ROWS, messages
-from .widgets import on_click, rule, screen_width, spread, text
+from .widgets import counted, on_click, rule, screen_width, spread, text
 
 #: Rows of the screen that are not table rows: header, two rules, column titles
 #: and the blank lines around the list, the "shown" line, event lines, key hints.
@@ -53,7 +53,7 @@ def you(b: Browser) -> StyleAndTextTuples:
 
 def tables_title(b: Browser) -> StyleAndTextTuples:
     count = len(b.network.tables)
-    found = "none found yet" if not count else "1 table" if count == 1 else f"{count} tables"
+    found = counted(count, "table") if count else "none found yet"
     return [("class:rule.title", "Tables on your network"), ("class:dim", f" · {found}")]
 
 

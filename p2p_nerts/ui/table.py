@@ -33,7 +33,7 @@ from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
 from .theme import card_fragment, card_or_gap, face_text, suit_class
-from .widgets import MouseHandler, on_click, rule, screen_width, spread, text
+from .widgets import MouseHandler, counted, on_click, rule, screen_width, spread, text
 
 SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
@@ -103,8 +103,7 @@ def foundations_title(ctl: Controller) -> StyleAndTextTuples:
         return [("class:rule.title", "Foundations")]
     started = sum(1 for p in rs.log.piles.values() if p.stays)
     return [("class:rule.title", "Foundations"),
-            ("class:dim", f" · {started} pile{'' if started == 1 else 's'}"
-                          f" · {rs.log.completed()} complete"
+            ("class:dim", f" · {counted(started, 'pile')} · {rs.log.completed()} complete"
                           " · … = may still bounce")]
 
 
@@ -202,8 +201,7 @@ def top_row(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     out.append(("class:dim", f" ({len(tab.nerts)})", nerts_click))
     turn = on_click(ctl.turn)
     stock_style = "class:label class:cursor" if cur == (0, 1) else "class:label"
-    count = len(tab.stock)
-    stock = (f"{count} card{'' if count == 1 else 's'}" if count
+    stock = (counted(len(tab.stock), "card") if tab.stock
              else "turn over" if tab.waste else "empty")
     out += [("", "     "), _key(keys, Action.TURN), (stock_style, f" Stock {stock}", turn)]
     waste_click = on_click(lambda: _click_top(ctl, tab, WASTE))

@@ -1,4 +1,4 @@
-"""Small layout pieces shared by the screens: a text line, a titled rule, clicks."""
+"""Small layout pieces shared by the screens: a text line, a titled rule, clicks, counts."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 Fragments = Callable[[], StyleAndTextTuples]
 #: prompt_toolkit types a mouse handler's result (None or NotImplemented) as object.
 MouseHandler = Callable[[MouseEvent], object]
+
+
+def counted(count: int, noun: str) -> str:
+    """"1 pile", "3 piles": a count as it reads (the nouns on screen take an s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Window:
