@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import pytest
 
 from p2p_nerts.game.cards import make_face
-from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold, order
 from p2p_nerts.game.tableau import NERTS, WASTE
 
 from .gamekit import c
@@ -78,17 +79,47 @@ def test_several_piles_of_one_suit() -> None:
 
 def test_first_in_lamport_order_wins_whatever_the_arrival_order() -> None:
     early, late = play(5, 2, "2S", AS0), play(6, 1, "2S", AS0)
-    for order in itertools.permutations([ace(1, 0), early, late]):
-        log = fold(order)
+    for arrival in itertools.permutations([ace(1, 0), early, late]):
+        log = fold(arrival)
         assert log.fate(early.key) is Fate.STAY and log.fate(late.key) is Fate.BOUNCE
         assert log.first_over(late.key) == early
 
 
+def drawn(lamport: int, seats: range | list[int]) -> list[int]:
+    """``seats`` as plays of theirs at ``lamport`` are ordered."""
+    return sorted(seats, key=lambda seat: order((lamport, seat)))
+
+
+def test_the_draw_is_fixed() -> None:
+    """Every peer, of every version that plays together, must order ties alike: these
+    values are part of the protocol (docs/PROTOCOL.md)."""
+    assert [drawn(lamport, range(4)) for lamport in range(4, 9)] == [
+        [1, 2, 3, 0], [2, 3, 0, 1], [2, 1, 0, 3], [2, 0, 3, 1], [3, 1, 0, 2]]
+    # The value the reference C of SplitMix64 (Vigna) gives for (5 << 16 | 1).
+    assert order((5, 1)) == (5, 12602055934350809113, 1)
+
+
 def test_same_lamport_time_from_different_authors() -> None:
-    """Equal times break ties by author: a lower author key is 'first'."""
-    a, b = play(5, 2, "2S", AS0), play(5, 1, "3S", AS0)  # (5, 1) is ordered first
+    """Equal times are ordered by the draw: at time 5, seat 2 before seat 1."""
+    assert drawn(5, [1, 2]) == [2, 1]
+    a, b = play(5, 1, "2S", AS0), play(5, 2, "3S", AS0)  # (5, 2) is ordered first
     log = fold([ace(1, 0), a, b])
     assert log.fate(b.key) is Fate.BOUNCE and log.fate(a.key) is Fate.STAY
+    a, b = play(5, 2, "2S", AS0), play(5, 1, "3S", AS0)
+    log = fold([ace(1, 0), a, b])
+    assert log.fate(b.key) is log.fate(a.key) is Fate.STAY
+
+
+def test_ties_favour_no_seat() -> None:
+    """Over many Lamport times, between any two of eight seats each wins about half
+    the ties, and each seat is first of all eight about an eighth of the time (a
+    fixed seat order, or one turning with the time, fails this)."""
+    times = range(1, 4001)
+    for a, b in itertools.combinations(range(8), 2):
+        wins = sum(order((t, a)) < order((t, b)) for t in times)
+        assert 0.45 < wins / len(times) < 0.55, (a, b, wins)
+    firsts = Counter(drawn(t, range(8))[0] for t in times)
+    assert all(0.1 < firsts[seat] / len(times) < 0.15 for seat in range(8)), firsts
 
 
 def test_late_arrival_returns_every_play_whose_fate_changed() -> None:
@@ -107,8 +138,8 @@ def test_late_arrival_returns_every_play_whose_fate_changed() -> None:
 def test_same_time_tie_both_stay_and_building_goes_on() -> None:
     a, b = play(5, 1, "2S", AS0), play(5, 2, "2S", AS0)
     nxt = play(6, 3, "3S", AS0)
-    for order in itertools.permutations([ace(1, 0), a, b, nxt]):
-        log = fold(order)
+    for arrival in itertools.permutations([ace(1, 0), a, b, nxt]):
+        log = fold(arrival)
         assert fates(log, [a, b, nxt]) == [Fate.STAY] * 3
         assert log.cards_of(1) == log.cards_of(2) == 1
         assert log.pile_for(make_face(0, 4)) == AS0
@@ -120,9 +151,10 @@ def test_same_rank_at_different_times_is_no_tie() -> None:
 
 
 def test_tie_only_with_the_pile_top_time() -> None:
-    log = fold([ace(1, 0), play(5, 1, "2S", AS0), play(5, 2, "3S", AS0), play(5, 3, "2S", AS0)])
-    assert fates(log, [log.play((5, 1)), log.play((5, 2)), log.play((5, 3))]) == [
-        Fate.STAY, Fate.STAY, Fate.BOUNCE]
+    first, second, third = drawn(5, [1, 2, 3])
+    plays = [play(5, first, "2S", AS0), play(5, second, "3S", AS0), play(5, third, "2S", AS0)]
+    log = fold([ace(1, 0), *plays])
+    assert fates(log, plays) == [Fate.STAY, Fate.STAY, Fate.BOUNCE]
 
 
 def test_tied_plays_that_do_not_fit_both_bounce() -> None:
@@ -130,10 +162,11 @@ def test_tied_plays_that_do_not_fit_both_bounce() -> None:
     assert log.fate((5, 1)) is log.fate((5, 2)) is Fate.BOUNCE
 
 
-def test_strict_ties_let_only_the_first_stay() -> None:
-    a, b = play(5, 1, "2S", AS0), play(5, 2, "2S", AS0)
-    for order in itertools.permutations([ace(1, 0), b, a]):
-        log = fold(order, strict_ties=True)
+@pytest.mark.parametrize(("lamport", "first"), [(4, 1), (5, 2), (6, 2), (8, 1)])
+def test_strict_ties_let_only_the_first_stay(lamport: int, first: int) -> None:
+    a, b = play(lamport, first, "2S", AS0), play(lamport, 3 - first, "2S", AS0)
+    for arrival in itertools.permutations([ace(1, 0), b, a]):
+        log = fold(arrival, strict_ties=True)
         assert fates(log, [a, b]) == [Fate.STAY, Fate.BOUNCE]
         assert log.first_over(b.key) == a
 
@@ -153,9 +186,12 @@ def test_cutoff_cuts_plays_after_the_nerts_call() -> None:
     assert fold([*plays, late, early], cutoff=(7, 3)).state_hash() == log.state_hash()
 
 
-def test_a_play_at_the_call_time_by_an_earlier_author_counts() -> None:
-    log = fold([ace(1, 0), play(7, 1, "2S", AS0)], cutoff=(7, 3))
-    assert log.fate((7, 1)) is Fate.STAY
+def test_a_play_at_the_call_time_counts_if_drawn_before_the_call() -> None:
+    """Seat 3 calls at time 7, where the draw orders the seats 2, 0, 3, 1."""
+    assert drawn(7, range(4)) == [2, 0, 3, 1]
+    plays = [ace(1, 0), play(7, 2, "2S", AS0), ace(7, 0, "H"), play(7, 1, "3S", AS0)]
+    log = fold(plays, cutoff=(7, 3))
+    assert fates(log, plays) == [Fate.STAY, Fate.STAY, Fate.STAY, Fate.CUT]
 
 
 def test_jokers_show_their_declared_face() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from p2p_nerts.game import foundations
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import SOURCES, Target
@@ -24,11 +26,19 @@ from p2p_nerts.protocol.messages import (
     Hello,
     MsgType,
     Resend,
+    Stuck,
     link_message,
     parse_payload,
     seal_message,
 )
-from p2p_nerts.protocol.replica import MAX_AUTHORS, CommandError, Outbound, Phase, Replica
+from p2p_nerts.protocol.replica import (
+    MAX_AUTHORS,
+    CommandError,
+    Outbound,
+    Phase,
+    Replica,
+    _Ordered,
+)
 
 from .replica_harness import check_round, play_round, replica_with, round_overs
 
@@ -569,3 +579,18 @@ def test_the_same_order_again_sends_nothing() -> None:
     seq = host.seq
     out = host.arrange_seats([s.key for s in host.seats], net.now)
     assert (host.seq, out.sends) == (seq, [])
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=st.sets(st.tuples(st.integers(1, 40), st.integers(0, 7)), max_size=30))
+def test_round_entries_are_acted_on_in_the_foundations_order(
+        keys: set[tuple[int, int]]) -> None:
+    """NERTS and STUCK entries queue beside the plays and are acted on in the order the
+    foundations fold in: were the two to break a tie of Lamport time apart, a play at
+    the time of a Nerts call could settle as staying on one side and be cut on the other."""
+    queue: list[_Ordered] = []
+    for lamport, seat in keys:
+        heapq.heappush(queue, _Ordered(*foundations.order((lamport, seat)), 0, Stuck(True, 0), 1))
+    popped = [(item.lamport, item.seat) for item in
+              (heapq.heappop(queue) for _ in range(len(queue)))]
+    assert popped == sorted(keys, key=foundations.order)

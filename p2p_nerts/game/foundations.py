@@ -1,10 +1,11 @@
 """The shared foundations as an ordered log of plays.
 
 The foundation state is a pure function of the *set* of plays: each pile folds
-its plays in ``(lamport, author)`` order, so every peer holding the same plays
-computes the same piles, fates and hash whatever order they arrived in. A pile
-is named by the card that started it (an ace, or a joker declared an ace), so
-a play names its target without depending on anyone's local view.
+its plays in :func:`order` (Lamport time, then a tie-break drawn alike on every
+peer), so every peer holding the same plays computes the same piles, fates and
+hash whatever order they arrived in. A pile is named by the card that started
+it (an ace, or a joker declared an ace), so a play names its target without
+depending on anyone's local view.
 
 Plays usually arrive in order and are applied in O(1); a late play re-folds
 only its own pile (at most a few dozen plays), never the whole log.
@@ -20,7 +21,32 @@ from enum import IntEnum
 
 from .cards import ACE, KING, owner_of
 
-PlayKey = tuple[int, int]
+PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
+
+
+Order = tuple[int, int, int]
+_MASK = (1 << 64) - 1
+
+
+def order(key: PlayKey) -> Order:
+    """Where ``key`` stands in the round's total order: Lamport time, then a draw.
+
+    Why not ``(lamport, seat)``: equal Lamport times are "impossible to tell",
+    and a fixed seat order would hand the lower seat every tie it settles (a
+    strict tie on a foundation, a play against a Nerts call at the same time,
+    two calls at once) against every other seat, for the whole game. A turn
+    that moves on with the time (``(seat - lamport) % seats``) makes every seat
+    first equally often but still lets a seat beat the next one in almost
+    every tie. Here each Lamport time orders the seats by a fixed hash of
+    (time, seat), SplitMix64's finaliser, so between any two seats each tie
+    is a fair coin that every peer tosses alike; the seat itself breaks the
+    (2^-64) tie of two equal hashes, so the order stays total.
+    """
+    lamport, seat = key
+    x = (lamport << 16 | seat) & _MASK
+    x = (x ^ x >> 30) * 0xBF58476D1CE4E5B9 & _MASK
+    x = (x ^ x >> 27) * 0x94D049BB133111EB & _MASK
+    return (lamport, x ^ x >> 31, seat)
 
 
 class Fate(IntEnum):
@@ -154,7 +180,7 @@ class FoundationLog:
         Adding a play whose key is already known is a no-op (a duplicate
         delivery) and returns [].
         """
-        key = (play.lamport, play.author)
+        key = play.key
         if key in self._plays:
             return []
         self._plays[key] = play
@@ -162,7 +188,7 @@ class FoundationLog:
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
         last = pile.plays[-1] if pile.plays else None
-        if last is None or (last.lamport, last.author) < key:  # in order: the usual case
+        if last is None or order(last.key) < order(key):  # in order: the usual case
             pile.plays.append(play)
             self._unwant(pile)
             fate = self._step(pile, play)
@@ -170,7 +196,7 @@ class FoundationLog:
             self._fate[key] = fate
             self._want(pile)
             return [play]
-        bisect.insort(pile.plays, play, key=lambda p: p.key)
+        bisect.insort(pile.plays, play, key=lambda p: order(p.key))
         return [play, *self._refold(pile, changed_besides=key)]
 
     def remove(self, key: PlayKey) -> list[Play]:
@@ -189,11 +215,13 @@ class FoundationLog:
         """Only plays ordered before ``key`` (the Nerts call) count; return changed plays."""
         # Fates of plays ordered before both the old and the new cut-off stay as
         # they are: only piles holding a later play need folding again.
-        low = key if self.cutoff is None or key < self.cutoff else self.cutoff
+        low = order(key)
+        if self.cutoff is not None:
+            low = min(low, order(self.cutoff))
         self.cutoff = key
         changed: list[Play] = []
         for pile in self.piles.values():
-            if pile.plays and pile.plays[-1].key > low:
+            if pile.plays and order(pile.plays[-1].key) > low:
                 changed += self._refold(pile)
         return changed
 
@@ -213,8 +241,8 @@ class FoundationLog:
         return changed
 
     def _step(self, pile: Pile, play: Play) -> Fate:
-        """Fold one play onto a pile (plays arrive here in key order)."""
-        if self.cutoff is not None and play.key > self.cutoff:
+        """Fold one play onto a pile (plays arrive here in :func:`order`)."""
+        if self.cutoff is not None and order(play.key) > order(self.cutoff):
             return Fate.CUT
         face = play.face
         rank, suit = face & 15, face >> 4

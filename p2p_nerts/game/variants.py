@@ -19,7 +19,8 @@ class Variants:
 
     ``stock_turn``: cards turned from stock to waste at once (3 or 1).
     ``strict_ties``: two plays with the same Lamport time onto the same place —
-    default both stay; strict lets only the first in (time, author) order stay.
+    default both stay; strict lets only the first in ``foundations.order`` stay
+    (a draw that every peer makes alike, fair between any two seats).
     ``lone_rotate``: a player stuck alone may move the top stock card to the
     bottom instead of waiting for everyone.
     ``penalty``: −2 per card left in the Nerts pile (off: the children's game).

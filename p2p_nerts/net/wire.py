@@ -47,17 +47,19 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 4
+NET_VERSION = 5
 """The version two peers must share to sit at one table, read first of all.
 
-It covers the transport (info, handshake and peers frames, link entries) and
-the payload schemas: signed entries keep their own body version
-(``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is refused, so
-a peer of another version would ask again forever for the entries behind it.
-v2 added the link key to the handshake and unsigned link entries; v3 added
-the table's clocks to SETTINGS; v4 lets a ROSTER's seats come in the host's
-order (who partners whom) rather than by key. Either way the other peer is told the
-versions differ before anything else.
+It covers the transport (info, handshake and peers frames, link entries),
+the payload schemas and the total order: signed entries keep their own body
+version (``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is
+refused, so a peer of another version would ask again forever for the
+entries behind it. v2 added the link key to the handshake and unsigned link
+entries; v3 added the table's clocks to SETTINGS; v4 lets a ROSTER's seats
+come in the host's order (who partners whom) rather than by key; v5 breaks
+ties of Lamport time by a draw rather than by seat (``foundations.order``):
+two peers that order ties differently would score the same plays apart.
+Either way the other peer is told the versions differ before anything else.
 """
 
 MAX_PEERS = 64

@@ -33,7 +33,7 @@ from enum import Enum
 from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ..game.foundations import Fate, FoundationLog, Play, PlayKey
+from ..game.foundations import Fate, FoundationLog, Play, PlayKey, order
 from ..game.moves import perform
 from ..game.scoring import Match, SeatRound, round_score, team_names
 from ..game.tableau import (
@@ -168,9 +168,10 @@ class Outbound:
 
 @dataclass(order=True, slots=True)
 class _Ordered:
-    """A round entry acted on in total order once final."""
+    """A round entry acted on in total order once final (``foundations.order``)."""
 
     lamport: int
+    draw: int
     seat: int
     kind: int = field(compare=False)
     payload: Payload = field(compare=False)
@@ -516,8 +517,9 @@ class Replica:
     def arrange_seats(self, order: Sequence[bytes], now: float) -> Outbound:
         """Host: the seated players in a new order, for the next round.
 
-        The order is who partners whom under "pairs" (seats 2k and 2k+1); it
-        also breaks ties of Lamport time, as any fixed order of seats would.
+        The order is who partners whom under "pairs" (seats 2k and 2k+1). It
+        gives no seat an edge in ties of Lamport time: those are drawn
+        (``foundations.order``).
         """
         self.now = now
         if not self.is_host:
@@ -1132,8 +1134,7 @@ class Replica:
                     rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
                 elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
                     rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
-                heapq.heappush(rs.ordered,
-                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                self._order_entry(rs, seat, entry, payload)
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
@@ -1216,12 +1217,18 @@ class Replica:
         rs.log.add(play)
         mine = seat == rs.me
         self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
+        self._order_entry(rs, seat, entry, msg)
         if not mine:
             # At once and straight to its author, whose play is then final about
             # one round trip later. Everyone else learns how far I am from my
             # heartbeats, so a play costs N-1 acks, not (N-1)^2.
             self._ack_to.add(rs.keys[seat])
+
+    @staticmethod
+    def _order_entry(rs: RoundState, seat: int, entry: Entry, payload: Payload) -> None:
+        """Queue a PLAY, NERTS or STUCK entry to be acted on in total order."""
+        heapq.heappush(rs.ordered,
+                       _Ordered(*order((entry.lamport, seat)), entry.type, payload, entry.seq))
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone."""
@@ -1320,10 +1327,10 @@ class Replica:
         tab = rs.tab
         if tab is None or not tab.in_flight or rs.end is not None:
             return
-        barrier = min(((o.lamport, o.seat) for o in rs.ordered if o.kind != MsgType.PLAY),
-                      default=None)
+        barrier = min(((o.lamport, o.draw, o.seat) for o in rs.ordered
+                       if o.kind != MsgType.PLAY), default=None)
         for key in sorted(tab.in_flight):
-            if barrier is not None and key > barrier:
+            if barrier is not None and order(key) > barrier:
                 break
             seq = rs.play_seq.get(key)
             if seq is not None and self._final(rs, key[0], key[1], seq):
