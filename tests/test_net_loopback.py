@@ -5,13 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 import random
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.commands import LOG_FILE
 from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.logs import setup_logging
 from p2p_nerts.net.loopback import loopback_table
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import CommandError, Phase
@@ -71,3 +76,31 @@ def test_at_a_loopback_share_table_a_partner_plays_the_players_tableau() -> None
             await runner
 
     asyncio.run(scenario())
+
+
+def test_each_computer_player_logs_under_its_own_name(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """All seats share one process, but a line says whose connection it is about."""
+    for logger in (logging.getLogger(), logging.getLogger("zeroconf")):
+        monkeypatch.setattr(logger, "level", logger.level)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    log = tmp_path / LOG_FILE
+    setup_logging("Tess", False, log)
+
+    async def scenario() -> None:
+        me = Identity.generate("Tess")
+        async with loopback_table(me, bots=2, skill="hard", variants=Variants(target=15),
+                                  countdown=0.0, pace=0.05) as table:
+            sessions = [table.session, *table.bots]
+            keys = {s.replica.me.public_key for s in sessions}
+            await until(lambda: all(s.connected == keys - {s.replica.me.public_key}
+                                    for s in sessions))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.close()
+    lines = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
+    links = Counter(line.split(": ", 1)[0] for line in lines if ": connected to " in line)
+    assert links == {"Tess": 2, "Ada": 2, "Bix": 2}, lines  # a full mesh of three

@@ -38,6 +38,7 @@ from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import drive_partner, run_headless, table_bot
 from .interfaces import Interfaces, interfaces_setting
 from .link import LinkError
+from .logs import setup_logging
 from .node import Endpoint, NetSession, TableConfig
 from .tables import join_found, parse_target
 
@@ -365,15 +366,6 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("--resume goes back to your last table: name no TABLE")
     if args.command != "host":
         parse_target(args.table)  # a HOST:PORT with a bad port, before any search
-
-
-def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
-    """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format=f"%(asctime)s {name}: %(message)s", datefmt="%H:%M:%S",
-                        **({"filename": str(file)} if file else {"stream": sys.stderr}))
-    if not verbose:
-        logging.getLogger("zeroconf").setLevel(logging.WARNING)
 
 
 def _fail(message: str) -> int:

@@ -23,6 +23,7 @@ from ..protocol.replica import COUNTDOWN
 from ..session import BOT_NAMES
 from .headless import drive_bot, drive_partner, table_bot
 from .link import LinkError
+from .logs import speaking_as
 from .node import Endpoint, NetSession, TableConfig
 
 LOOPBACK = "127.0.0.1"
@@ -64,12 +65,14 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
     handed_over = False
     try:
         for name in BOT_NAMES[:bots]:
-            guest = await NetSession.join(Identity.generate(name), (LOOPBACK, host.port),
-                                          config, Endpoint(LOOPBACK), clock=clock)
+            voice = speaking_as(name)  # its connections and timers log under its name
+            guest = await asyncio.create_task(
+                NetSession.join(Identity.generate(name), (LOOPBACK, host.port), config,
+                                Endpoint(LOOPBACK), clock=clock), context=voice)
             guests.append(guest)
-            runs.append(asyncio.create_task(guest.run()))
+            runs.append(asyncio.create_task(guest.run(), context=voice))
             drivers.append(asyncio.create_task(
-                drive_bot(guest, table_bot(skill, pace=pace), clock)))
+                drive_bot(guest, table_bot(skill, pace=pace), clock), context=voice))
             await _seated(guest)  # one at a time: the seats go in name order
         if variants.teams == "share":
             drivers.append(asyncio.create_task(

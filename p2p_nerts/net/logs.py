@@ -1,0 +1,52 @@
+"""Log lines that name the player they are about.
+
+A process usually holds one player, and its lines carry that player's name.
+``nerts solo --loopback`` holds several: a session per computer player beside
+the player's own, in one event loop. The code logs through module loggers,
+which know nothing of sessions, so the name comes from a context variable:
+each computer player's tasks run in a context of their own
+(:func:`speaking_as`), and asyncio hands a task's context on to everything it
+starts (its connections' callbacks and timers included). A line logged
+outside any such context names the process's player.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+from pathlib import Path
+
+__all__ = ["setup_logging", "speaking_as"]
+
+_SPEAKER: contextvars.ContextVar[str | None] = contextvars.ContextVar("speaker", default=None)
+
+
+class _Speaker(logging.Filter):
+    """Gives every record the name of the player it is about (``%(speaker)s``)."""
+
+    def __init__(self, player: str) -> None:
+        super().__init__()
+        self._player = player
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.speaker = _SPEAKER.get() or self._player
+        return True
+
+
+def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
+    """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(speaker)s: %(message)s", datefmt="%H:%M:%S",
+                        **({"filename": str(file)} if file else {"stream": sys.stderr}))
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_Speaker(name))
+    if not verbose:
+        logging.getLogger("zeroconf").setLevel(logging.WARNING)
+
+
+def speaking_as(name: str) -> contextvars.Context:
+    """A context whose log lines name ``name``: start that player's tasks in it."""
+    context = contextvars.copy_context()
+    context.run(_SPEAKER.set, name)
+    return context
