@@ -31,7 +31,10 @@ from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, 
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.store import DB_FILE, Store
 
@@ -119,6 +122,54 @@ def test_the_database_is_checkpointed_between_rounds_not_during_them(tmp_path: P
         assert Phase.PLAYING not in calls
 
     run(scenario)
+
+
+def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
+        tmp_path: Path) -> None:
+    """Write-ahead, without a disk write on the way to the screen: a received play is
+    shown first and journaled next, before anything more goes out (the acknowledgement
+    that says we hold it); every entry we sign is journaled before it is sent."""
+    trail: list[tuple[str, Any]] = []
+
+    class Watched(Store):
+        def append(self, table_id: bytes, records: Any) -> None:
+            records = list(records)
+            trail.append(("journal", {r.data for r in records if r.kind is Kind.ENTRY}))
+            super().append(table_id, records)
+
+    async def scenario() -> None:
+        host = await host_table(2, store=Watched(tmp_path / DB_FILE))
+        guest = await join(host, "Bo")
+        send_all = host._mesh.send_all
+
+        def sent(sends: Any) -> None:
+            sends = list(sends)
+            trail.append(("send", {data for data, _to in sends if data[:2] == MAGIC}))
+            send_all(sends)
+
+        host._mesh.send_all = sent  # type: ignore[method-assign]
+        host.subscribe(lambda event: trail.append(("added", event.mine))
+                       if isinstance(event, ev.PlayAdded) else None)
+        outs = [io.StringIO(), io.StringIO()]
+        codes = await asyncio.wait_for(
+            asyncio.gather(*bot_games([host, guest], outs, linger=0.3)), 45)
+        assert codes == [0, 0]
+
+    run(scenario)
+    theirs = [i for i, (step, mine) in enumerate(trail) if step == "added" and not mine]
+    assert len(theirs) >= 10
+    for i in theirs:
+        after = [step for step, _ in trail[i + 1:] if step != "added"]
+        assert after[0] == "journal", trail[i - 3:i + 4]
+    journaled: set[bytes] = set()
+    signed = 0
+    for step, entries in trail:
+        if step == "journal":
+            journaled |= entries
+        elif step == "send":
+            assert entries <= journaled, "an entry left before it was journaled"
+            signed += len(entries)
+    assert signed >= 10
 
 
 def test_a_full_table_refuses_a_newcomer_clearly() -> None:

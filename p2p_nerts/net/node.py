@@ -113,6 +113,7 @@ class NetSession:
         # resuming): keep those events for the first listener.
         self._backlog: list[ev.Event] = []
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
+        self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.Handle | None = None
@@ -307,15 +308,25 @@ class NetSession:
             self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
 
     def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store; if it fails, say so once and play on without recovery."""
-        if self._store is None:
-            return
-        try:
-            write(self._store)
-        except (sqlite3.Error, OSError, StoreError) as exc:
-            _log.error("cannot write to the journal (%s): playing on without crash recovery",
-                       exc)
-            self._store = None
+        """Write to the store, after the listeners while routing (see :meth:`_route`)."""
+        if self._store is not None:
+            self._writes.append(write)
+            if not self._routing:
+                self._write_store()
+
+    def _write_store(self) -> None:
+        """Do the held writes in order; if one fails, say so once and play on without
+        recovery."""
+        writes, self._writes = self._writes, []
+        for write in writes:
+            if self._store is None:
+                return
+            try:
+                write(self._store)
+            except (sqlite3.Error, OSError, StoreError) as exc:
+                _log.error("cannot write to the journal (%s): playing on without crash "
+                           "recovery", exc)
+                self._store = None
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
@@ -334,21 +345,27 @@ class NetSession:
                     playing=r.phase in _ROUND_UNDER_WAY)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
-        """Journal, then tell the listeners, then send: all frames in one write per peer.
+        """Tell the listeners, then journal, then send: all frames in one write per peer.
 
         Events go first because a send to a local peer often switches the CPU
         to the woken reader (a 2-core machine with 8 peers): a play received
-        would otherwise show only after our acknowledgement had been handled.
-        The frames of a listener that acts meanwhile go out after ours, in
-        order, in the same writes. Our ``own`` action's frames are the
-        exception: nobody else has them yet, so they go out first, and the
-        other peers start on a play while our listeners hear of it.
+        would otherwise show only after our acknowledgement had been handled;
+        and a journal write, a cold one up to ~75 µs here, would delay it too.
+        Nothing leaves the process before the journal holds what it follows
+        from (write-ahead: what we acknowledged or signed survives a crash).
+        The frames and records of a listener that acts meanwhile follow ours,
+        in order, in the same writes. Our ``own`` action's frames are the
+        exception: nobody else has them yet, so they are journaled and go out
+        first, and the other peers start on a play while our listeners hear
+        of it.
         """
-        if out.journal and self._store is not None:
+        journal = out.journal
+        if journal and self._store is not None:
             table_id = self.replica.table_id
-            self._with_store(lambda store: store.append(table_id, out.journal))  # write-ahead
+            self._writes.append(lambda store: store.append(table_id, journal))
         sends = ((send.data, send.to) for send in out.sends)
         if own and not self._routing:  # nothing queued before them
+            self._write_store()
             self._mesh.send_all(sends)
         else:
             self._outbox += sends
@@ -363,6 +380,7 @@ class NetSession:
         finally:
             self._routing -= 1
             if not self._routing:
+                self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
 
