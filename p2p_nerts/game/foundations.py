@@ -22,9 +22,7 @@ from enum import IntEnum
 from .cards import ACE, KING, owner_of
 
 PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
-
-
-Order = tuple[int, int, int]
+Order = tuple[int, int, int]  # (lamport, draw, seat): sorts plays, see order()
 _MASK = (1 << 64) - 1
 
 
@@ -39,8 +37,9 @@ def order(key: PlayKey) -> Order:
     first equally often but still lets a seat beat the next one in almost
     every tie. Here each Lamport time orders the seats by a fixed hash of
     (time, seat), SplitMix64's finaliser, so between any two seats each tie
-    is a fair coin that every peer tosses alike; the seat itself breaks the
-    (2^-64) tie of two equal hashes, so the order stays total.
+    is a fair coin that every peer tosses alike. The finaliser is a bijection
+    of 64-bit numbers, so at one time no two seats draw alike; the seat comes
+    last only so that the order is plainly total.
     """
     lamport, seat = key
     x = (lamport << 16 | seat) & _MASK
