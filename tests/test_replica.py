@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game import foundations
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
+from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import SOURCES, Target
 from p2p_nerts.game.variants import Variants
@@ -594,3 +595,25 @@ def test_round_entries_are_acted_on_in_the_foundations_order(
     popped = [(item.lamport, item.seat) for item in
               (heapq.heappop(queue) for _ in range(len(queue)))]
     assert popped == sorted(keys, key=foundations.order)
+
+
+def test_a_play_that_loses_a_strict_tie_says_so() -> None:
+    """Under strict ties, a play bounced by one of the same rank made at the same
+    Lamport time lost the draw, not a race: its event says so (the screen tells the
+    player), and only then."""
+    net = bot_table(6, seed=2, faults=Faults(min_delay=0.15, max_delay=0.4),
+                    variants=Variants(strict_ties=True))
+    check_round(net, play_round(net))
+    ties = 0
+    for replica, events in zip(net.replicas, net.events, strict=True):
+        assert replica.rs is not None
+        log = replica.rs.log
+        for e in events:
+            if isinstance(e, ev.PlayFinal) and e.fate is Fate.BOUNCE:
+                play = e.play
+                stays = log.piles[play.pile].stays if play.pile in log.piles else []
+                rival = any(p.lamport == play.lamport and p.face & 15 == play.face & 15
+                            for p in stays)
+                assert e.tie == rival, e
+                ties += e.tie
+    assert ties >= len(net.replicas), "every peer saw the tie this seed makes"

@@ -77,6 +77,13 @@ def test_a_bounce_names_who_was_first() -> None:
             assert "Bix's 5♣ bounced: Tess was first" in h.screen()
             h.table.announce(ev.PlayFinal(1, theirs, Fate.CUT, False))
             assert "came after the Nerts call" in h.screen()
+            # A tie of Lamport time lost by the draw is not a race lost (strict ties).
+            h.table.announce(ev.PlayFinal(1, mine, Fate.BOUNCE, True, "Ada", tie=True))
+            assert "Your 4♥ bounced: Ada played one at the same moment and won the draw" in (
+                h.screen())
+            h.table.announce(ev.PlayFinal(1, mine, Fate.CUT, True, tie=True))
+            assert ("Your 4♥ came at the same moment as the Nerts call and lost the draw: "
+                    "it does not count") in h.screen()
     asyncio.run(main())
 
 

@@ -57,13 +57,16 @@ class PlayAdded(Event):
 
 @dataclass(frozen=True, slots=True)
 class PlayFinal(Event):
-    """A play's fate is final. ``first`` names who took its place if it bounced."""
+    """A play's fate is final. ``first`` names who took its place if it bounced;
+    ``tie`` says it lost by the draw (``foundations.order``) to a play of the same
+    rank, or to the Nerts call, made at the same Lamport time."""
 
     round: int
     play: Play
     fate: Fate
     mine: bool
     first: str | None = None
+    tie: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1309,12 +1309,17 @@ class Replica:
         self._event(event)
 
     def _final_event(self, rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
-        fate = rs.log.fate(key)
-        first = None
+        fate, play = rs.log.fate(key), rs.log.play(key)
+        first, tie = None, False
         if fate is not Fate.STAY:
             winner = rs.log.first_over(key)
             first = rs.names[winner.author] if winner else None
-        return ev.PlayFinal(rs.number, rs.log.play(key), fate, mine, first)
+            if fate is Fate.CUT:
+                tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
+            else:
+                tie = (winner is not None and winner.lamport == play.lamport
+                       and winner.face & 15 == play.face & 15)
+        return ev.PlayFinal(rs.number, play, fate, mine, first, tie)
 
     def _settle_own_early(self, rs: RoundState) -> None:
         """Settle my plays whose fate is fixed, without waiting for the total order.

@@ -68,10 +68,10 @@ class UiState:
         match event:
             case ev.PlayAdded(play=play):
                 self.pending.add(play.key)
-            case ev.PlayFinal(play=play, fate=fate, mine=mine, first=first):
+            case ev.PlayFinal(play=play, fate=fate, mine=mine, first=first, tie=tie):
                 self.pending.discard(play.key)
                 if fate is not Fate.STAY:
-                    self._bounced(card_name(play.card), fate, first,
+                    self._bounced(card_name(play.card), fate, first, tie,
                                   "Your" if mine else _possessive(_name(names, play.author)))
             case ev.StuckChanged(stuck=stuck):
                 self._stuck(stuck, names, me)
@@ -110,9 +110,16 @@ class UiState:
             case _:
                 pass  # roster, settings, ready, rejected: the screen shows their state
 
-    def _bounced(self, card: str, fate: Fate, first: str | None, whose: str) -> None:
-        if fate is Fate.CUT:
+    def _bounced(self, card: str, fate: Fate, first: str | None, tie: bool,
+                 whose: str) -> None:
+        if fate is Fate.CUT and tie:
+            self.say(f"{whose} {card} came at the same moment as the Nerts call and lost "
+                     "the draw: it does not count")
+        elif fate is Fate.CUT:
             self.say(f"{whose} {card} came after the Nerts call: it does not count")
+        elif tie:
+            self.say(f"{whose} {card} bounced: {first or 'someone'} played one at the same "
+                     "moment and won the draw")
         else:
             self.say(f"{whose} {card} bounced: {first or 'someone'} was first")
 
