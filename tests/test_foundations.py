@@ -6,9 +6,11 @@ import itertools
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from p2p_nerts.game.cards import make_face
-from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold, order
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play, before, fold, order
 from p2p_nerts.game.tableau import NERTS, WASTE
 
 from .gamekit import c
@@ -97,6 +99,17 @@ def test_the_draw_is_fixed() -> None:
         [1, 2, 3, 0], [2, 3, 0, 1], [2, 1, 0, 3], [2, 0, 3, 1], [3, 1, 0, 2]]
     # The value the reference C of SplitMix64 (Vigna) gives for (5 << 16 | 1).
     assert order((5, 1)) == (5, 12602055934350809113, 1)
+
+
+@given(a=st.tuples(st.integers(0, 2**53), st.integers(0, 15)),
+       b=st.tuples(st.integers(0, 2**53), st.integers(0, 15)), same=st.booleans())
+def test_before_is_the_order_without_drawing_unless_it_must(
+        a: tuple[int, int], b: tuple[int, int], same: bool) -> None:
+    if same:
+        b = (a[0], b[1])
+    assert before(a, b) == (order(a) < order(b))
+    assert not (before(a, b) and before(b, a))
+    assert a == b or before(a, b) or before(b, a)
 
 
 def test_same_lamport_time_from_different_authors() -> None:

@@ -591,7 +591,7 @@ def test_round_entries_are_acted_on_in_the_foundations_order(
     the time of a Nerts call could settle as staying on one side and be cut on the other."""
     queue: list[_Ordered] = []
     for lamport, seat in keys:
-        heapq.heappush(queue, _Ordered(*foundations.order((lamport, seat)), 0, Stuck(True, 0), 1))
+        heapq.heappush(queue, _Ordered(lamport, seat, 0, Stuck(True, 0), 1))
     popped = [(item.lamport, item.seat) for item in
               (heapq.heappop(queue) for _ in range(len(queue)))]
     assert popped == sorted(keys, key=foundations.order)

@@ -48,6 +48,12 @@ def order(key: PlayKey) -> Order:
     return (lamport, x ^ x >> 31, seat)
 
 
+def before(a: PlayKey, b: PlayKey) -> bool:
+    """Whether ``a`` comes before ``b`` in :func:`order`; only a tie needs the draw
+    (a play is compared on every peer each time it arrives)."""
+    return a[0] < b[0] or (a[0] == b[0] and order(a) < order(b))
+
+
 class Fate(IntEnum):
     """What the log decided for a play (final only once the play is final)."""
 
@@ -187,7 +193,7 @@ class FoundationLog:
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
         last = pile.plays[-1] if pile.plays else None
-        if last is None or order(last.key) < order(key):  # in order: the usual case
+        if last is None or before(last.key, key):  # in order: the usual case
             pile.plays.append(play)
             self._unwant(pile)
             fate = self._step(pile, play)
@@ -214,13 +220,11 @@ class FoundationLog:
         """Only plays ordered before ``key`` (the Nerts call) count; return changed plays."""
         # Fates of plays ordered before both the old and the new cut-off stay as
         # they are: only piles holding a later play need folding again.
-        low = order(key)
-        if self.cutoff is not None:
-            low = min(low, order(self.cutoff))
+        low = key if self.cutoff is None or before(key, self.cutoff) else self.cutoff
         self.cutoff = key
         changed: list[Play] = []
         for pile in self.piles.values():
-            if pile.plays and order(pile.plays[-1].key) > low:
+            if pile.plays and before(low, pile.plays[-1].key):
                 changed += self._refold(pile)
         return changed
 
@@ -241,7 +245,7 @@ class FoundationLog:
 
     def _step(self, pile: Pile, play: Play) -> Fate:
         """Fold one play onto a pile (plays arrive here in :func:`order`)."""
-        if self.cutoff is not None and order(play.key) > order(self.cutoff):
+        if self.cutoff is not None and before(self.cutoff, play.key):
             return Fate.CUT
         face = play.face
         rank, suit = face & 15, face >> 4

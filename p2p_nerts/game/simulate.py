@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from .bot import SKILLS, Act, Action, Bot
 from .cards import full_deck, shuffle_deck
-from .foundations import Fate, FoundationLog, Play, PlayKey, order
+from .foundations import Fate, FoundationLog, Play, PlayKey, before, order
 from .moves import perform
 from .scoring import Match, SeatRound, round_score
 from .tableau import Tableau
@@ -245,7 +245,7 @@ class RoundSim:
         assert isinstance(key_obj, tuple)
         seat = self.seats[s]
         seat.heard_call = True
-        if seat.view.cutoff is None or order(key_obj) < order(seat.view.cutoff):
+        if seat.view.cutoff is None or before(key_obj, seat.view.cutoff):
             seat.view.set_cutoff(key_obj)
 
     def _end(self, _s: int, _arg: object) -> None:

@@ -33,7 +33,7 @@ from enum import Enum
 from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ..game.foundations import Fate, FoundationLog, Play, PlayKey, order
+from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ..game.moves import perform
 from ..game.scoring import Match, SeatRound, round_score, team_names
 from ..game.tableau import (
@@ -166,16 +166,18 @@ class Outbound:
         self.journal += later.journal
 
 
-@dataclass(order=True, slots=True)
+@dataclass(slots=True)
 class _Ordered:
     """A round entry acted on in total order once final (``foundations.order``)."""
 
     lamport: int
-    draw: int
     seat: int
-    kind: int = field(compare=False)
-    payload: Payload = field(compare=False)
-    seq: int = field(compare=False)
+    kind: int
+    payload: Payload
+    seq: int
+
+    def __lt__(self, other: _Ordered) -> bool:
+        return before((self.lamport, self.seat), (other.lamport, other.seat))
 
 
 @dataclass(slots=True)
@@ -1227,8 +1229,7 @@ class Replica:
     @staticmethod
     def _order_entry(rs: RoundState, seat: int, entry: Entry, payload: Payload) -> None:
         """Queue a PLAY, NERTS or STUCK entry to be acted on in total order."""
-        heapq.heappush(rs.ordered,
-                       _Ordered(*order((entry.lamport, seat)), entry.type, payload, entry.seq))
+        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone."""
@@ -1332,10 +1333,9 @@ class Replica:
         tab = rs.tab
         if tab is None or not tab.in_flight or rs.end is not None:
             return
-        barrier = min(((o.lamport, o.draw, o.seat) for o in rs.ordered
-                       if o.kind != MsgType.PLAY), default=None)
+        barrier = min((o for o in rs.ordered if o.kind != MsgType.PLAY), default=None)
         for key in sorted(tab.in_flight):
-            if barrier is not None and order(key) > barrier:
+            if barrier is not None and before((barrier.lamport, barrier.seat), key):
                 break
             seq = rs.play_seq.get(key)
             if seq is not None and self._final(rs, key[0], key[1], seq):
