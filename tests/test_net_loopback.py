@@ -83,7 +83,8 @@ def test_each_computer_player_logs_under_its_own_name(tmp_path: Path,
     """All seats share one process, but a line says whose connection it is about."""
     for logger in (logging.getLogger(), logging.getLogger("zeroconf")):
         monkeypatch.setattr(logger, "level", logger.level)
-    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    root = logging.getLogger().handlers
+    pytests, root[:] = root[:], []  # in place: pytest takes its own handlers off later
     log = tmp_path / LOG_FILE
     setup_logging("Tess", False, log)
 
@@ -99,8 +100,9 @@ def test_each_computer_player_logs_under_its_own_name(tmp_path: Path,
     try:
         asyncio.run(scenario())
     finally:
-        for handler in logging.getLogger().handlers:
+        for handler in root:
             handler.close()
+        root[:] = pytests
     lines = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
     links = Counter(line.split(": ", 1)[0] for line in lines if ": connected to " in line)
     assert links == {"Tess": 2, "Ada": 2, "Bix": 2}, lines  # a full mesh of three
