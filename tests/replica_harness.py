@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from p2p_nerts.game.cards import full_deck
+from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
@@ -51,6 +52,9 @@ def check_round(net: MemNet, number: int, *, honest: set[int] | None = None) -> 
         assert other.totals == first.totals
     for i, events in enumerate(net.events):
         assert not any(isinstance(e, ev.Divergence) for e in events), f"replica {i} diverged"
+        cuts = [e for e in events if isinstance(e, ev.PlayFinal) and e.round == number
+                and e.fate is Fate.CUT]
+        assert all(e.ended == first.end for e in cuts), "a cut play says how the round ended"
     host = net.replicas[0]
     assert host.rs is not None
     log = host.rs.log

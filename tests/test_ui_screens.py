@@ -75,15 +75,21 @@ def test_a_bounce_names_who_was_first() -> None:
             theirs = Play(41, bix, c("5C", bix), c("AC", ada), 0)
             h.table.announce(ev.PlayFinal(1, theirs, Fate.BOUNCE, False, "Tess"))
             assert "Bix's 5♣ bounced: Tess was first" in h.screen()
-            h.table.announce(ev.PlayFinal(1, theirs, Fate.CUT, False))
-            assert "came after the Nerts call" in h.screen()
+            h.table.announce(ev.PlayFinal(1, theirs, Fate.CUT, False, ended="nerts"))
+            assert "Bix's 5♣ came after the Nerts call: it does not count" in h.screen()
             # A tie of Lamport time lost by the draw is not a race lost (strict ties).
             h.table.announce(ev.PlayFinal(1, mine, Fate.BOUNCE, True, "Ada", tie=True))
             assert "Your 4♥ bounced: Ada played one at the same moment and won the draw" in (
                 h.screen())
-            h.table.announce(ev.PlayFinal(1, mine, Fate.CUT, True, tie=True))
+            h.table.announce(ev.PlayFinal(1, mine, Fate.CUT, True, tie=True, ended="nerts"))
             assert ("Your 4♥ came at the same moment as the Nerts call and lost the draw: "
                     "it does not count") in h.screen()
+            # A round that ended with everyone stuck cuts at the deciding vote.
+            h.table.announce(ev.PlayFinal(1, theirs, Fate.CUT, False, ended="deadlock"))
+            assert "Bix's 5♣ came after everyone was stuck: it does not count" in h.screen()
+            h.table.announce(ev.PlayFinal(1, mine, Fate.CUT, True, tie=True, ended="deadlock"))
+            assert ("Your 4♥ came at the same moment as the last stuck vote and lost the draw"
+                    in h.screen())
     asyncio.run(main())
 
 

@@ -59,7 +59,8 @@ class PlayAdded(Event):
 class PlayFinal(Event):
     """A play's fate is final. ``first`` names who took its place if it bounced;
     ``tie`` says it lost by the draw (``foundations.order``) to a play of the same
-    rank, or to the Nerts call, made at the same Lamport time."""
+    rank, or to the round's end, made at the same Lamport time; ``ended`` says how
+    the round ended for a play it cut ("nerts", or "deadlock": everyone stuck)."""
 
     round: int
     play: Play
@@ -67,6 +68,7 @@ class PlayFinal(Event):
     mine: bool
     first: str | None = None
     tie: bool = False
+    ended: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

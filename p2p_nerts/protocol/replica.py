@@ -1320,7 +1320,8 @@ class Replica:
             else:
                 tie = (winner is not None and winner.lamport == play.lamport
                        and winner.face & 15 == play.face & 15)
-        return ev.PlayFinal(rs.number, play, fate, mine, first, tie)
+        return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
+                            rs.end if fate is Fate.CUT else None)
 
     def _settle_own_early(self, rs: RoundState) -> None:
         """Settle my plays whose fate is fixed, without waiting for the total order.

@@ -68,10 +68,10 @@ class UiState:
         match event:
             case ev.PlayAdded(play=play):
                 self.pending.add(play.key)
-            case ev.PlayFinal(play=play, fate=fate, mine=mine, first=first, tie=tie):
+            case ev.PlayFinal(play=play, fate=fate, mine=mine):
                 self.pending.discard(play.key)
                 if fate is not Fate.STAY:
-                    self._bounced(card_name(play.card), fate, first, tie,
+                    self._bounced(event, card_name(play.card),
                                   "Your" if mine else _possessive(_name(names, play.author)))
             case ev.StuckChanged(stuck=stuck):
                 self._stuck(stuck, names, me)
@@ -110,18 +110,21 @@ class UiState:
             case _:
                 pass  # roster, settings, ready, rejected: the screen shows their state
 
-    def _bounced(self, card: str, fate: Fate, first: str | None, tie: bool,
-                 whose: str) -> None:
-        if fate is Fate.CUT and tie:
-            self.say(f"{whose} {card} came at the same moment as the Nerts call and lost "
-                     "the draw: it does not count")
-        elif fate is Fate.CUT:
-            self.say(f"{whose} {card} came after the Nerts call: it does not count")
-        elif tie:
-            self.say(f"{whose} {card} bounced: {first or 'someone'} played one at the same "
-                     "moment and won the draw")
+    def _bounced(self, event: ev.PlayFinal, card: str, whose: str) -> None:
+        first = event.first or "someone"
+        if event.fate is Fate.CUT:
+            stuck = event.ended == "deadlock"
+            if event.tie:
+                end = "the last stuck vote" if stuck else "the Nerts call"
+                when = f"at the same moment as {end} and lost the draw"
+            else:
+                when = "after everyone was stuck" if stuck else "after the Nerts call"
+            self.say(f"{whose} {card} came {when}: it does not count")
+        elif event.tie:
+            self.say(f"{whose} {card} bounced: {first} played one at the same moment and "
+                     "won the draw")
         else:
-            self.say(f"{whose} {card} bounced: {first or 'someone'} was first")
+            self.say(f"{whose} {card} bounced: {first} was first")
 
     def _stuck(self, stuck: tuple[bool, ...], names: tuple[str, ...], me: int | None) -> None:
         before = self.stuck or (False,) * len(stuck)
