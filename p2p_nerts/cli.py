@@ -25,6 +25,7 @@ from .net.commands import (
     Screen,
     add_net_commands,
     run_net,
+    run_table,
     setup_logging,
 )
 from .net.interfaces import interfaces_setting
@@ -158,28 +159,18 @@ def run_solo(args: argparse.Namespace) -> int:
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants) -> int:
     """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1; its log
     lines go to the data dir's log file, as a networked table's do under a screen."""
-    from .net.link import LinkError
     from .net.loopback import loopback_table
     from .ui.app import NertsApp
 
     setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
 
-    async def play() -> None:
+    async def play() -> int:
         async with loopback_table(player.identity, bots=args.bots, skill=args.skill,
                                   variants=variants) as table:
             await NertsApp(table.session, player.config, player.notes).run()
+        return 0
 
-    try:
-        asyncio.run(play())
-    except LinkError as exc:
-        print(f"nerts: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"nerts: network error on 127.0.0.1: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return run_table(play(), where=" on 127.0.0.1")
 
 
 def run_lobby(args: argparse.Namespace) -> int:

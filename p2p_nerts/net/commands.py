@@ -16,9 +16,9 @@ import os
 import sys
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import Variants
@@ -43,7 +43,7 @@ from .node import Endpoint, NetSession, TableConfig
 from .tables import join_found, parse_target
 
 __all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
-           "run_net", "setup_logging"]
+           "run_net", "run_table", "setup_logging"]
 
 NET_COMMANDS = ("host", "join", "bot")
 FIND_TIMEOUT = 5.0
@@ -249,13 +249,19 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
         max_seats=getattr(args, "seats", 8), code=args.code)
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
+    return run_table(_play(args, identity, config, endpoint, interfaces, store, summary,
+                           screen))
+
+
+def run_table(play: Coroutine[Any, Any, int], *, where: str = "") -> int:
+    """Play a networked table to its end: its exit status, or one line on stderr and 1
+    for what goes wrong (130 for Ctrl-C). ``where`` names the network in that line."""
     try:
-        return asyncio.run(_play(args, identity, config, endpoint, interfaces, store, summary,
-                                 screen))
+        return asyncio.run(play)
     except (DiscoveryError, LinkError, CannotPlay, StoreError) as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"network error: {exc.strerror or exc}")
+        return _fail(f"network error{where}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 
