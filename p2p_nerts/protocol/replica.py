@@ -1136,7 +1136,8 @@ class Replica:
                     rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
                 elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
                     rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
-                self._order_entry(rs, seat, entry, payload)
+                heapq.heappush(rs.ordered,
+                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
@@ -1219,17 +1220,12 @@ class Replica:
         rs.log.add(play)
         mine = seat == rs.me
         self._event(ev.PlayAdded(play, mine))
-        self._order_entry(rs, seat, entry, msg)
+        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
         if not mine:
             # At once and straight to its author, whose play is then final about
             # one round trip later. Everyone else learns how far I am from my
             # heartbeats, so a play costs N-1 acks, not (N-1)^2.
             self._ack_to.add(rs.keys[seat])
-
-    @staticmethod
-    def _order_entry(rs: RoundState, seat: int, entry: Entry, payload: Payload) -> None:
-        """Queue a PLAY, NERTS or STUCK entry to be acted on in total order."""
-        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone."""
