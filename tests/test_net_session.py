@@ -24,6 +24,7 @@ import zeroconf._core
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net import link as link_module
+from p2p_nerts.net import node as node_module
 from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
@@ -125,11 +126,14 @@ def test_the_database_is_checkpointed_between_rounds_not_during_them(tmp_path: P
 
 
 def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Write-ahead, without a disk write on the way to the screen: a received play is
     shown first and journaled next, before anything more goes out (the acknowledgement
-    that says we hold it); every entry we sign is journaled before it is sent."""
+    that says we hold it); every entry we sign is journaled before it is sent.
+    Between the urgent part and the bookkeeping, the peer gives way to any other
+    process ready to run: a receiver after its listeners, an author after its frames."""
     trail: list[tuple[str, Any]] = []
+    monkeypatch.setattr(node_module, "_give_way", lambda: trail.append(("give way", None)))
 
     class Watched(Store):
         def append(self, table_id: bytes, records: Any) -> None:
@@ -160,7 +164,12 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
     assert len(theirs) >= 10
     for i in theirs:
         after = [step for step, _ in trail[i + 1:] if step != "added"]
-        assert after[0] == "journal", trail[i - 3:i + 4]
+        assert after[:2] == ["give way", "journal"], trail[i - 3:i + 4]
+    mine = [i for i, (step, m) in enumerate(trail) if step == "added" and m]
+    assert len(mine) >= 10
+    for i in mine:
+        before = [step for step, entries in trail[:i] if step != "send" or entries]
+        assert before[-2:] == ["send", "give way"], trail[i - 4:i + 1]
     journaled: set[bytes] = set()
     signed = 0
     for step, entries in trail:

