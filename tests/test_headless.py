@@ -31,7 +31,7 @@ def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() ->
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: guest.rs is not None and guest.rs.number == number + 1,
                    limit=net.now + 60)
-    assert guest.phase is Phase.SHUFFLE and len(guest.rs.names) == 4
+    assert guest.phase is Phase.SHUFFLE and guest.rs is not None and len(guest.rs.names) == 4
     out = io.StringIO()
     writer = SummaryWriter(guest, out)
     for event in late:

@@ -117,8 +117,11 @@ def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
     host, ask_back, n = net.replicas[0], AskBack(net), len(net.replicas)
     for _ in range(rng.choice([1, 2, 3, 4])):
         until = net.now + rng.uniform(1, 20)
-        net.run(lambda t=until: ask_back() or net.now >= t or host.phase is Phase.OVER,
-                limit=until + 1)
+
+        def waited(t: float = until) -> bool:
+            return ask_back() or net.now >= t or host.phase is Phase.OVER
+
+        net.run(waited, limit=until + 1)
         if host.phase is Phase.OVER:
             break
         members = list(range(n))
@@ -128,7 +131,11 @@ def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
             side = set(range(n)) - side
         net.groups = [side, set(range(n)) - side]
         until = net.now + rng.choice([0.5, 2, 4, 8, 15])
-        net.run(lambda t=until: ask_back() or net.now >= t, limit=until + 1)
+
+        def healed(t: float = until) -> bool:
+            return ask_back() or net.now >= t
+
+        net.run(healed, limit=until + 1)
         net.groups = []
     assert net.run(lambda: ask_back() or all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 
 from hypothesis import HealthCheck, event, given, settings
@@ -118,11 +119,12 @@ class Table:
                 kind = "call"
             self.bots[s].applied(action)
         if kind == "helper":
-            target = target or rng.choice([
+            helpers: list[Callable[[], Target | None]] = [
                 lambda: productive_move(tab, self.log),
                 lambda: run_moves(tab, self.log),
                 lambda: best_target(tab, rng.choice(SOURCES), self.log),
-            ])()
+            ]
+            target = target or rng.choice(helpers)()
             if target is None:
                 return
             if target.pile is not None:

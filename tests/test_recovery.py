@@ -133,9 +133,13 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
 
     assert net.run(ask_back, limit=net.now + 600)
     assert host.rs is not None and host.rs.number == dealing
-    assert net.run(lambda: all(r.rs is not None and r.rs.number == host.rs.number
-                               and r.phase in (Phase.BETWEEN, Phase.OVER)
-                               for r in net.replicas), limit=net.now + 1800)
+
+    def all_scored() -> bool:
+        number = host.rs.number if host.rs is not None else None
+        return all(r.rs is not None and r.rs.number == number
+                   and r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas)
+
+    assert net.run(all_scored, limit=net.now + 1800)
     check_round(net, host.rs.number, honest={0, 1, 2, 3})
     first = [next(e for e in events if isinstance(e, ev.RoundOver) and e.round == crashed_in)
              for events in net.events]
@@ -156,7 +160,11 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
     rng = random.Random(seed)
     for _ in range(6):
         until = net.now + rng.uniform(5, 25)
-        assert net.run(lambda t=until: net.now >= t or host.phase is Phase.OVER, limit=until + 1)
+
+        def waited(t: float = until) -> bool:
+            return net.now >= t or host.phase is Phase.OVER
+
+        assert net.run(waited, limit=until + 1)
         if host.phase is Phase.OVER:
             break
         back = _crash_and_restore(net, 1 + rng.randrange(2), outage=1.0)
@@ -182,8 +190,11 @@ def test_random_crash_schedules_end_in_one_agreed_game(seed: int, host_too: bool
     ask_back = AskBack(net)
     for _ in range(rng.choice([1, 2, 3])):
         until = net.now + rng.uniform(1, 30)
-        net.run(lambda t=until: ask_back() or net.now >= t or net.replicas[0].phase is Phase.OVER,
-                limit=until + 1)
+
+        def waited(t: float = until) -> bool:
+            return ask_back() or net.now >= t or net.replicas[0].phase is Phase.OVER
+
+        net.run(waited, limit=until + 1)
         if net.replicas[0].phase is Phase.OVER:
             break
         _crash_and_restore(net, rng.randrange(0 if host_too else 1, len(net.replicas)),

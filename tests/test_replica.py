@@ -379,8 +379,10 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
                    limit=net.now + 300)
     net.cut.add(2)
     del net.drivers[2]
-    seat = host.rs.seat_of(victim.me.public_key)
-    assert net.run(lambda: seat not in host.rs.live, limit=net.now + 60)
+    seat = host.rs.seat_of(victim.me.public_key) if host.rs is not None else None
+    assert seat is not None
+    assert net.run(lambda: host.rs is not None and seat not in host.rs.live,
+                   limit=net.now + 60)
     # The two play on: their later entries tell the observer, which hears no
     # heartbeats, that nothing ordered before the votes is still to come.
     logs_on = [host.authors[r.me.public_key] for r in net.replicas[:2]]
@@ -391,6 +393,7 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
         return bool(drops) and all(log.lamport > max(drops) for log in logs_on)
 
     assert net.run(past_the_votes, limit=net.now + 120)
+    assert host.rs is not None
     cut = host.rs.dropping[seat]
     logs = {r.me.public_key: host.authors[r.me.public_key].entries for r in net.replicas}
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 from p2p_nerts.game.variants import Variants
 
 from .uikit import DOWN, ENTER, ESC, RIGHT, UP, Harness
 
 # Nerts pile bottom to top (Q♥ is the face-up card), work piles, stock in turn order.
-POSITION = {"nerts": "9S AS QH", "work": ("KS", "8D", "7C", "3H"),
-            "stock": "2C 5D 6S 4C 10D JH"}
+POSITION: dict[str, Any] = {"nerts": "9S AS QH", "work": ("KS", "8D", "7C", "3H"),
+                            "stock": "2C 5D 6S 4C 10D JH"}
 
 
 def pile(h: Harness, number: int) -> list[str]:

@@ -27,6 +27,7 @@ from p2p_nerts.session import Listener, LocalTable, Session
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.browser import Browser
 from p2p_nerts.ui.config import Config
+from p2p_nerts.ui.hands import Hands
 from p2p_nerts.ui.headless import FixedOutput, screen_lines
 from p2p_nerts.ui.network import Network, TableListing
 
@@ -106,7 +107,11 @@ class Screen:
             hands = self.ui.hands  # the key may hand the screen over: wait on who took it
             before = hands.handled
             self._input.send_text(key)
-            await self.until(lambda h=hands, b=before: h.handled > b, f"key {key!r}")
+
+            def handled(h: Hands = hands, b: int = before) -> bool:
+                return h.handled > b
+
+            await self.until(handled, f"key {key!r}")
 
     async def type(self, text: str) -> None:
         await self.press(*text)
