@@ -28,8 +28,10 @@ def _state(r: Replica) -> tuple[object, ...]:
     mine = () if tab is None else (  # a seat out of the round watches without one
         tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
         dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
-    return (*mine, rs.log.state_hash(), r.seq, r.phase, rs.number, rs.me, sorted(rs.live),
-            r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
+    # The clock too: an ACK sent before the crash told the others how far it
+    # was, and nothing signed after the restart may be dated earlier.
+    return (*mine, rs.log.state_hash(), r.seq, r.clock.time, r.phase, rs.number, rs.me,
+            sorted(rs.live), r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
 
 
 def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 
 import msgpack
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p2p_nerts.game.cards import full_deck
+from p2p_nerts.game.cards import full_deck, make_card
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
 from p2p_nerts.game.variants import Variants
@@ -287,6 +288,45 @@ def test_random_payload_packing_roundtrip_guard() -> None:
     rng = random.Random(0)
     blob = msgpack.packb({"a": [1, b"x", None], "b": rng.random()}, use_bin_type=True)
     assert msgpack.unpackb(blob, raw=False)["a"][1] == b"x"
+
+
+def test_an_entry_dated_before_its_authors_own_ack_is_refused_and_named() -> None:
+    """A cheater dating a play back (to win a collision) is caught by its own ACK.
+
+    The ACK said how far its clock was; a later entry dated at or before that
+    is refused (it changes nothing) and its author is flagged. Without that
+    ACK the same entry is taken: the date alone proves nothing.
+    """
+    net = bot_table(3, seed=6)
+    host, a = net.replicas[:2]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    net.drivers.clear()  # nobody plays on; what is in flight lands
+    quiet = net.now + 1
+    assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
+    a_id, a_key = identities(3)[1], identities(3)[1].public_key
+    now = net.now + 1
+    ack = next(s.data for s in a.tick(now).sends if s.data[:2] == LINK_MAGIC)
+    rs, a_log = host.rs, host.authors[a_key]
+    assert rs is not None and a_log.delivered == a.seq
+    seat = rs.seat_of(a_key)
+    assert seat is not None
+    assert a_log.lamport < a.clock.time, "the ack must say more than a's last entry did"
+    back_dated = seal(a_id, table_id=TABLE_ID, round=rs.number, seq=a.seq + 1,
+                      lamport=a.clock.time, type=int(MsgType.PLAY),
+                      payload={"c": make_card(seat, 0, 13), "p": make_card(seat, 0, 1),
+                               "s": NERTS, "d": 0, "m": 0})
+    unaware = copy.deepcopy(host)
+    out = host.receive(ack, now, via=a_key)
+    assert not any(isinstance(e, ev.Rejected) for e in out.events)
+    before = _snapshot(host)
+    events = host.receive(back_dated.raw, now).events
+    assert ev.Rejected("back_dated") in events
+    assert ev.Flagged(seat, "p1", "dated an entry before its own acknowledgement") in events
+    assert _snapshot(host) == before and a_log.delivered == a.seq
+    taken = unaware.receive(back_dated.raw, now).events
+    assert not any(isinstance(e, ev.Rejected | ev.Flagged) for e in taken)
+    assert any(isinstance(e, ev.PlayAdded) for e in taken)
 
 
 def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None:

@@ -35,6 +35,9 @@ class AuthorLog:
     entries: dict[int, bytes] = field(default_factory=dict)
     held: dict[int, Entry] = field(default_factory=dict)  # arrived early
     claimed: int = 0  # highest seq this author is known to have sent
+    #: The author's own latest ACK: (its seq then, its Lamport time then).
+    #: Everything it signs later must be later than that time.
+    vouched: tuple[int, int] = (0, 0)
 
     def offer(self, entry: Entry) -> str:
         """Classify an arriving entry: "next", "held", "duplicate" (raises on equivocation)."""
@@ -79,6 +82,22 @@ class AuthorLog:
         """Someone says this author has sent up to ``seq`` (an ack, a heartbeat)."""
         self.claimed = max(self.claimed, seq)
 
-    def lamport_ok(self, entry: Entry) -> bool:
-        """Lamport times grow strictly along one author's sequence."""
-        return entry.lamport > self.lamport
+    def vouch(self, seq: int, lamport: int) -> None:
+        """The author acknowledged at ``lamport``, having signed up to ``seq``."""
+        if seq >= self.vouched[0]:
+            self.vouched = (seq, lamport)
+
+    def lamport_problem(self, entry: Entry) -> str | None:
+        """Why ``entry``'s Lamport time cannot be honest (the next one delivered), or None.
+
+        Times grow strictly along one author's sequence, and past every ACK it
+        sent before signing the entry: an ACK says how far its clock was, and
+        peers count on nothing earlier coming from it (finality). An entry
+        dated back to win a collision is caught by the second rule.
+        """
+        if entry.lamport <= self.lamport:
+            return "lamport_not_increasing"
+        seq, lamport = self.vouched
+        if entry.seq > seq and entry.lamport <= lamport:
+            return "back_dated"
+        return None

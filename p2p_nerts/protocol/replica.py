@@ -123,6 +123,10 @@ ROUND_TYPES = frozenset({
 _DECISIONS = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_NERTS})
 #: Round entries that only make sense once every deck is dealt.
 _NEEDS_DEAL = frozenset({MsgType.PLAY, MsgType.STUCK, MsgType.NERTS})
+_LAMPORT_PROBLEMS = {
+    "lamport_not_increasing": "Lamport time went backwards",
+    "back_dated": "dated an entry before its own acknowledgement",
+}
 
 
 class Phase(Enum):
@@ -804,9 +808,10 @@ class Replica:
             if not self._deliverable(entry):
                 break
             del log.held[entry.seq]
-            if not log.lamport_ok(entry):
-                self._reject("lamport_not_increasing")
-                self._flag_key(entry.author, "Lamport time went backwards")
+            problem = log.lamport_problem(entry)
+            if problem is not None:
+                self._reject(problem)
+                self._flag_key(entry.author, _LAMPORT_PROBLEMS[problem])
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
@@ -898,13 +903,16 @@ class Replica:
         log = self._author(entry.author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        self._observe(entry)
         self.last_heard[entry.author] = self.now
         log.note_claim(entry.seq)
         rs = self.rs
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
             case Ack(upto=upto):
+                # Only what the journal holds moves my clock: a restart replays
+                # it, and must come back at least as late as every ACK I sent.
+                self._observe(entry)
+                log.vouch(entry.seq, entry.lamport)
                 seated = self.seated
                 for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
