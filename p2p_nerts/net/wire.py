@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 5
+NET_VERSION = 6
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -58,7 +58,10 @@ entries behind it. v2 added the link key to the handshake and unsigned link
 entries; v3 added the table's clocks to SETTINGS; v4 lets a ROSTER's seats
 come in the host's order (who partners whom) rather than by key; v5 breaks
 ties of Lamport time by a draw rather than by seat (``foundations.order``):
-two peers that order ties differently would score the same plays apart.
+two peers that order ties differently would score the same plays apart; v6
+refuses an entry dated at or before its author's own earlier ACK, which a v5
+peer restarted from its journal could sign (its clock moved on VIEWs, which
+the journal does not keep).
 Either way the other peer is told the versions differ before anything else.
 """
 
