@@ -35,8 +35,8 @@ class AuthorLog:
     entries: dict[int, bytes] = field(default_factory=dict)
     held: dict[int, Entry] = field(default_factory=dict)  # arrived early
     claimed: int = 0  # highest seq this author is known to have sent
-    #: The author's own latest ACK: (its seq then, its Lamport time then).
-    #: Everything it signs later must be later than that time.
+    #: The highest seq and the latest Lamport time the author's own ACKs gave:
+    #: everything it signs after all of them must be later than that time.
     vouched: tuple[int, int] = (0, 0)
 
     def offer(self, entry: Entry) -> str:
@@ -83,9 +83,13 @@ class AuthorLog:
         self.claimed = max(self.claimed, seq)
 
     def vouch(self, seq: int, lamport: int) -> None:
-        """The author acknowledged at ``lamport``, having signed up to ``seq``."""
-        if seq >= self.vouched[0]:
-            self.vouched = (seq, lamport)
+        """The author acknowledged at ``lamport``, having signed up to ``seq``.
+
+        Each is kept at its highest: an entry signed after every ACK so far
+        (seq above them all) is later than each, so than the latest time. An
+        ACK that came late, or a lying one, can only raise the bar.
+        """
+        self.vouched = (max(self.vouched[0], seq), max(self.vouched[1], lamport))
 
     def lamport_problem(self, entry: Entry) -> str | None:
         """Why ``entry``'s Lamport time cannot be honest (the next one delivered), or None.
