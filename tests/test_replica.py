@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game import foundations
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
+from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import SOURCES, Target
+from p2p_nerts.game.tableau import NERTS, SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
-from p2p_nerts.protocol.envelope import MAGIC, open_entry
+from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
@@ -26,6 +27,7 @@ from p2p_nerts.protocol.messages import (
     AckMark,
     Hello,
     MsgType,
+    Play,
     Resend,
     Stuck,
     link_message,
@@ -331,6 +333,53 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     assert host.waiting == {}
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
     assert len(host.seats) == 3
+
+
+def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
+    """A heartbeat says how far I hold every seat; the ACK straight after a play only
+    how far I hold its author's (all its finality needs), so the author parses one
+    mark, not one per seat, on the way there."""
+    net = bot_table(3, seed=5)
+    host, a, b = net.replicas
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    net.drivers.clear()
+    quiet = net.now + 1
+    assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
+    keys = [r.me.public_key for r in net.replicas]
+    sent = {k: host.authors[k].delivered for k in keys[1:]}
+    rs = host.rs
+    assert rs is not None
+
+    def acks(out: Outbound, to: bytes | None) -> list[dict[bytes, int]]:
+        found = []
+        for send in out.sends:
+            if send.to == to and send.data[:2] == LINK_MAGIC:
+                entry = open_link_entry(send.data, host.me.public_key)
+                payload = parse_payload(entry.type, entry.payload)
+                if isinstance(payload, Ack):
+                    found.append({m.author: m.seq for m in payload.upto})
+        return found
+
+    def played(r: Replica) -> bytes:
+        """A new PLAY signed by ``r`` (an ace of its deck: taken whatever its fate)."""
+        key = r.me.public_key
+        sent[key] += 1
+        seat = rs.seat_of(key)
+        assert seat is not None
+        ace = make_card(seat, sent[key] % 4, 1)
+        return seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
+                            round=rs.number, seq=sent[key],
+                            lamport=host.clock.time + 10 * sent[key]).raw
+
+    now = net.now + 1
+    assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [{keys[2]: sent[keys[2]]}]
+    assert acks(host.receive(played(a), now, via=keys[1]), keys[1]) == [{keys[1]: sent[keys[1]]}]
+    # Two at once from a: one ACK for both.
+    both = [(played(a), keys[1]), (played(a), keys[1])]
+    assert acks(host.receive_batch(both, now), keys[1]) == [{keys[1]: sent[keys[1]]}]
+    assert acks(host.tick(now + 1), None) == [
+        {keys[0]: host.seq, keys[1]: sent[keys[1]], keys[2]: sent[keys[2]]}]
 
 
 def test_a_strangers_ack_cannot_make_us_chase_entries_that_never_were() -> None:

