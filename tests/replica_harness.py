@@ -19,6 +19,18 @@ def replica_with(**options: Any) -> Callable[..., Replica]:
     return lambda *args, **given: Replica(*args, **(given | options))
 
 
+def quiet_deal(n: int, seed: int) -> MemNet:
+    """``n`` bots dealt a round, then stopped: nobody plays on, and what was in
+    flight has landed (a second later), so a test's own frames come next."""
+    net = bot_table(n, seed=seed)
+    net.output(0, net.replicas[0].start_round(net.now))
+    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    net.drivers.clear()
+    quiet = net.now + 1
+    assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
+    return net
+
+
 def play_round(net: MemNet, *, limit: float = 1800.0) -> int:
     """Start the next round and run it to its agreed end; return the round number."""
     host = net.replicas[0]

@@ -43,7 +43,7 @@ from p2p_nerts.protocol.replica import (
     _Ordered,
 )
 
-from .replica_harness import check_round, play_round, replica_with, round_overs
+from .replica_harness import check_round, play_round, quiet_deal, replica_with, round_overs
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -339,13 +339,8 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
     """A heartbeat says how far I hold every seat; the ACK straight after a play only
     how far I hold its author's (all its finality needs), so the author parses one
     mark, not one per seat, on the way there."""
-    net = bot_table(3, seed=5)
+    net = quiet_deal(3, seed=5)
     host, a, b = net.replicas
-    net.output(0, host.start_round(net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
-    net.drivers.clear()
-    quiet = net.now + 1
-    assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
     keys = [r.me.public_key for r in net.replicas]
     sent = {k: host.authors[k].delivered for k in keys[1:]}
     rs = host.rs
