@@ -20,6 +20,11 @@ One run measures:
   waking every 50 ms, as a peer's loop does for its tick). With 8
   processes on a 2-core machine the last receiver waits for the others' CPU
   turns, so this, not the round trip, is the floor a peer's work adds to;
+* signed floor - the same, but every frame is a real signed entry (an Ed25519
+  signature over a msgpack body, as the foundation log's): its author signs
+  it, each receiver checks it (``open_entry``) before its ack. It is the
+  least any peer of a signed log does for a play, and where it sits against
+  the targets says how much room the rest of the protocol has;
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
@@ -56,7 +61,9 @@ from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import TICK, Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import free_port
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import TABLE_ID_LEN, open_entry, seal
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Outbound
 from p2p_nerts.store import Store
 
@@ -113,21 +120,30 @@ def baselines() -> tuple[float, float]:
 
 # ------------------------------------------------------------------ the floor
 FLOOR_FRAME = 200  # about a PLAY and the VIEW riding with it
+FLOOR_ACK = 16
 FLOOR_SECONDS = 12.0
 
 
-async def floor_peer(index: int, ports: list[int], pace: float, out: Path) -> None:
-    """Send a bare frame to every other process now and then; note arrivals."""
+async def floor_peer(index: int, ports: list[int], pace: float, out: Path,
+                     signed: bool) -> None:
+    """Send a bare (or a signed) frame to every other process now and then; note
+    arrivals, and when each receiver's ack of my frames came back."""
     trace: list[tuple[int, int, float]] = []  # (author, seq, when): sent if author is me
+    acked: list[tuple[int, float]] = []  # (seq, when) of each ack of mine
     acks: dict[int, asyncio.StreamWriter] = {}
+    me = Identity.generate(f"floor{index}")
 
     async def receive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         decoder = FrameDecoder()
         while data := await reader.read(65536):
             for frame in decoder.feed(data):
-                if len(frame) == FLOOR_FRAME:  # a play: note it, ack its author
+                if len(frame) > FLOOR_ACK:  # a play: check it if signed, note it, ack it
+                    if signed:
+                        open_entry(frame[9:])
                     trace.append((frame[0], int.from_bytes(frame[1:9], "big"), time.monotonic()))
-                    acks[frame[0]].write(encode_frame(bytes(16)))
+                    acks[frame[0]].write(encode_frame(frame[1:9] + bytes(FLOOR_ACK - 8)))
+                else:
+                    acked.append((int.from_bytes(frame[:8], "big"), time.monotonic()))
 
     server = await asyncio.start_server(receive, LOCAL, ports[index])
     for other, port in enumerate(ports):
@@ -145,14 +161,17 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path) -> No
     while time.monotonic() < stop:
         await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
         seq += 1
-        frame = encode_frame(bytes([index]) + seq.to_bytes(8, "big") + bytes(FLOOR_FRAME - 9))
         trace.append((index, seq, time.monotonic()))
+        body = (seal(me, table_id=bytes(TABLE_ID_LEN), round=1, seq=seq, lamport=seq,
+                     type=int(MsgType.PLAY), payload={"c": 1, "p": 1, "s": 1, "d": 0, "m": seq}).raw
+                if signed else bytes(FLOOR_FRAME - 9))
+        frame = encode_frame(bytes([index]) + seq.to_bytes(8, "big") + body)
         for writer in acks.values():
             writer.write(frame)
     await asyncio.sleep(1.0)
     ticker.cancel()
     server.close()
-    out.write_text(json.dumps(trace))
+    out.write_text(json.dumps({"trace": trace, "acked": acked}))
 
 
 async def idle_ticks() -> None:
@@ -160,26 +179,33 @@ async def idle_ticks() -> None:
         await asyncio.sleep(TICK)
 
 
-def floor(players: int, pace: float) -> list[float]:
-    """The last receiver's latency for each bare frame (seconds)."""
+def floor(players: int, pace: float, *, signed: bool = False) -> tuple[list[float], list[float]]:
+    """For each bare (or signed) frame, its last receiver's latency and its last
+    ack's back at its author (seconds): the floors of "applied" and "final"."""
     ports = [free_port() for _ in range(players)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"floor{i}.json" for i in range(players)]
         procs = [subprocess.Popen([sys.executable, __file__, "--floor", str(i), str(pace),
-                                   str(outs[i]), *map(str, ports)], stderr=subprocess.DEVNULL)
+                                   str(outs[i]), str(int(signed)), *map(str, ports)],
+                                  stderr=subprocess.DEVNULL)
                  for i in range(players)]
         for proc in procs:
             if proc.wait(timeout=120) != 0:
                 raise RuntimeError(f"a floor process failed with status {proc.returncode}")
-        traces = [json.loads(out.read_text()) for out in outs]
-    sent = {(a, s): at for i, trace in enumerate(traces) for a, s, at in trace if a == i}
+        written = [json.loads(out.read_text()) for out in outs]
+    sent = {(a, s): at for i, w in enumerate(written) for a, s, at in w["trace"] if a == i}
     heard: dict[tuple[int, int], list[float]] = {}
-    for i, trace in enumerate(traces):
-        for a, s, at in trace:
+    for i, w in enumerate(written):
+        for a, s, at in w["trace"]:
             if a != i:
                 heard.setdefault((a, s), []).append(at)
-    return [max(ats) - sent[key] for key, ats in heard.items()
-            if key in sent and len(ats) == players - 1]
+        for s, at in w["acked"]:
+            heard.setdefault((i, -s), []).append(at)
+    everywhere = [max(ats) - sent[key] for key, ats in heard.items()
+                  if key in sent and len(ats) == players - 1]
+    acked = [max(ats) - sent[(a, -s)] for (a, s), ats in heard.items()
+             if s < 0 and (a, -s) in sent and len(ats) == players - 1]
+    return everywhere, acked
 
 
 # ------------------------------------------------------------------ one peer
@@ -287,8 +313,9 @@ def main() -> int:
         asyncio.run(echo_server(args.echo))
         return 0
     if args.floor:
-        index, pace, out, *ports = args.floor
-        asyncio.run(floor_peer(int(index), [int(p) for p in ports], float(pace), Path(out)))
+        index, pace, out, signed, *ports = args.floor
+        asyncio.run(floor_peer(int(index), [int(p) for p in ports], float(pace), Path(out),
+                               signed == "1"))
         return 0
     if args.peer:
         role, port, host_port, players, pace, target, out = args.peer
@@ -301,11 +328,17 @@ def main() -> int:
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios are to the latter, each game's to its own, measured "
           "around it")
-    floors = {n: floor(n, args.pace) for n in (2, 4, 8)}
-    for n, lat in floors.items():
-        fm, f99 = statistics.median(lat), pct(lat, 0.99)
-        print(f"floor, {n} bare processes: last receiver median {fm * 1e6:.0f} µs = "
-              f"{fm / rtt:.1f}x, p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x baseline")
+    floors: dict[int, list[float]] = {}
+    for signed in (False, True):
+        for n in (2, 4, 8):
+            lat, acked = floor(n, args.pace, signed=signed)
+            if not signed:
+                floors[n] = lat
+            fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
+            print(f"{'signed floor' if signed else 'floor'}, {n} {'signed' if signed else 'bare'}"
+                  f" processes: last receiver median {fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
+                  f"p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x; every ack back median "
+                  f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
           f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
     rows = [(n, args.pace) for n in (2, 4, 8)] + [(8, args.fast_pace)]
