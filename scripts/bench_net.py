@@ -328,12 +328,10 @@ def main() -> int:
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios are to the latter, each game's to its own, measured "
           "around it")
-    floors: dict[int, list[float]] = {}
+    floors: dict[tuple[int, bool], tuple[list[float], list[float]]] = {}
     for signed in (False, True):
         for n in (2, 4, 8):
-            lat, acked = floor(n, args.pace, signed=signed)
-            if not signed:
-                floors[n] = lat
+            lat, acked = floors[n, signed] = floor(n, args.pace, signed=signed)
             fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
             print(f"{'signed floor' if signed else 'floor'}, {n} {'signed' if signed else 'bare'}"
                   f" processes: last receiver median {fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
@@ -357,8 +355,11 @@ def main() -> int:
               f"{a99 * 1e3:>6.2f}ms {fm * 1e3:>8.2f}ms {f99 * 1e3:>6.2f}ms "
               f"{cpu:>8.0%} {rss:>6.1f}MB")
         print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x"
-              + (f"; applied {am / statistics.median(floors[players]):.1f}x the floor, "
-                 f"{am / hot:.1f}x the back-to-back round trip" if pace == args.pace else ""))
+              + (f"; applied {am / statistics.median(floors[players, False][0]):.1f}x the "
+                 f"floor, {am / statistics.median(floors[players, True][0]):.1f}x the signed "
+                 f"floor (final {fm / statistics.median(floors[players, True][1]):.1f}x its "
+                 f"acks), {am / hot:.1f}x the back-to-back round trip"
+                 if pace == args.pace else ""))
         print(f"{'':>19}(baseline around this game: {before[1] * 1e6:.0f} µs before, "
               f"{after[1] * 1e6:.0f} µs after; back to back {hot * 1e6:.0f} µs)")
         if pace == args.pace:
