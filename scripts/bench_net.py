@@ -197,17 +197,17 @@ def floor(players: int, pace: float, *, signed: bool = False) -> tuple[list[floa
         written = [json.loads(out.read_text()) for out in outs]
     sent = {(a, s): at for i, w in enumerate(written) for a, s, at in w["trace"] if a == i}
     heard: dict[tuple[int, int], list[float]] = {}
+    backs: dict[tuple[int, int], list[float]] = {}
     for i, w in enumerate(written):
         for a, s, at in w["trace"]:
             if a != i:
                 heard.setdefault((a, s), []).append(at)
         for s, at in w["acked"]:
-            heard.setdefault((i, -s), []).append(at)
-    everywhere = [max(ats) - sent[key] for key, ats in heard.items()
-                  if key in sent and len(ats) == players - 1]
-    acked = [max(ats) - sent[(a, -s)] for (a, s), ats in heard.items()
-             if s < 0 and (a, -s) in sent and len(ats) == players - 1]
-    return everywhere, acked
+            backs.setdefault((i, s), []).append(at)
+    return ([max(ats) - sent[key] for key, ats in heard.items()
+             if key in sent and len(ats) == players - 1],
+            [max(ats) - sent[key] for key, ats in backs.items()
+             if key in sent and len(ats) == players - 1])
 
 
 # ------------------------------------------------------------------ one peer
