@@ -204,10 +204,14 @@ def floor(players: int, pace: float, *, signed: bool = False) -> tuple[list[floa
                 heard.setdefault((a, s), []).append(at)
         for s, at in w["acked"]:
             backs.setdefault((i, s), []).append(at)
-    return ([max(ats) - sent[key] for key, ats in heard.items()
-             if key in sent and len(ats) == players - 1],
-            [max(ats) - sent[key] for key, ats in backs.items()
-             if key in sent and len(ats) == players - 1])
+    return last_of_all(sent, heard, players - 1), last_of_all(sent, backs, players - 1)
+
+
+def last_of_all(sent: dict[tuple[int, int], float], heard: dict[tuple[int, int], list[float]],
+                others: int) -> list[float]:
+    """For each frame heard by all ``others``, how long after it was sent the last one had it."""
+    return [max(ats) - sent[key] for key, ats in heard.items()
+            if key in sent and len(ats) == others]
 
 
 # ------------------------------------------------------------------ one peer
@@ -292,9 +296,7 @@ def latencies(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
     for r in results:
         final += [at - made[(lam, au)] for kind, lam, au, at in r["trace"]
                   if kind == "final" and (lam, au) in made]
-    everywhere = [max(ats) - made[key] for key, ats in applied.items()
-                  if key in made and len(ats) == len(results) - 1]
-    return everywhere, final
+    return last_of_all(made, applied, len(results) - 1), final
 
 
 def pct(values: list[float], q: float) -> float:
