@@ -1,12 +1,34 @@
-"""Shared test hygiene."""
+"""Shared test hygiene, and the tiers.
+
+Tests live by layer: ``game``, ``protocol`` and ``ui`` run in memory (no
+sockets, no processes) and, but for the long randomised sweeps (marked
+``sweep``), carry the ``fast`` marker, so ``pytest -m fast`` checks the pure
+core alone in well under a minute; ``net`` opens real sockets on 127.0.0.1 and
+``system`` runs whole programs (peer processes, the terminal, the namespace
+lab). Each test is marked with its layer's name too.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from p2p_nerts.net.testing import PeerProcess
+
+IN_MEMORY = {"game", "protocol", "ui"}
+LAYERS = IN_MEMORY | {"net", "system"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        layer = item.path.relative_to(here).parts[0]
+        if layer in LAYERS:
+            item.add_marker(layer)
+            if layer in IN_MEMORY and item.get_closest_marker("sweep") is None:
+                item.add_marker("fast")
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ from p2p_nerts.game.foundations import Fate, Play
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.ui.config import Config
 
-from .gamekit import c
-from .uikit import ESC, F1, Harness
+from ..gamekit import c
+from ..uikit import ESC, F1, Harness
 
 
 def test_help_overlay_opens_and_closes() -> None:

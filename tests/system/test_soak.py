@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-SOAK = Path(__file__).resolve().parent.parent / "scripts" / "soak.py"
+SOAK = Path(__file__).resolve().parents[2] / "scripts" / "soak.py"
 
 pytestmark = pytest.mark.timeout(150)
 

@@ -13,7 +13,7 @@ from p2p_nerts.game.cards import make_face
 from p2p_nerts.game.foundations import Fate, FoundationLog, Play, before, fold, order
 from p2p_nerts.game.tableau import NERTS, WASTE
 
-from .gamekit import c
+from ..gamekit import c
 
 AS0 = c("AS", 0)  # pile ids: the ace (or joker) that started the pile
 AS1 = c("AS", 1)

@@ -30,7 +30,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import DROP_AFTER, Outbound, Replica, RoundState
 
-from .replica_harness import play_round, quiet_deal, round_overs
+from ..replica_harness import play_round, quiet_deal, round_overs
 
 
 class CardThief(Replica):

@@ -8,7 +8,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
 
-from .uikit import DOWN, ENTER, ESC, LEFT, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
+from ..uikit import DOWN, ENTER, ESC, LEFT, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
 
 BACKSPACE = "\x7f"
 

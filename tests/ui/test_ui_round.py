@@ -10,7 +10,7 @@ from p2p_nerts.game.tableau import NERTS, WASTE, WORK0
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.replica import Phase
 
-from .uikit import ENTER, ESC, SPACE, Harness
+from ..uikit import ENTER, ESC, SPACE, Harness
 
 PILE_KEYS = (("n", NERTS), ("w", WASTE), ("1", WORK0), ("2", WORK0 + 1), ("3", WORK0 + 2),
              ("4", WORK0 + 3))

@@ -29,7 +29,7 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 
-DOC = Path(__file__).parents[1] / "docs" / "PROTOCOL.md"
+DOC = Path(__file__).parents[2] / "docs" / "PROTOCOL.md"
 
 
 def _blocks() -> list[dict[str, str]]:

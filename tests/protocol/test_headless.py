@@ -12,7 +12,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
 
-from .replica_harness import play_round
+from ..replica_harness import play_round
 
 
 def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.net.handshake import SIGNATURE_DOMAIN, Handshake, HandshakeError
 
-from .strategies import junk
+from ..strategies import junk
 
 pytestmark = pytest.mark.timeout(10)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from p2p_nerts.game.variants import Variants
 
-from .uikit import DOWN, ENTER, ESC, RIGHT, UP, Harness
+from ..uikit import DOWN, ENTER, ESC, RIGHT, UP, Harness
 
 # Nerts pile bottom to top (Q♥ is the face-up card), work piles, stock in turn order.
 POSITION: dict[str, Any] = {"nerts": "9S AS QH", "work": ("KS", "8D", "7C", "3H"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "tui_smoke"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tui_smoke"
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

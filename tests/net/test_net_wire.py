@@ -22,7 +22,7 @@ from p2p_nerts.net.wire import (
     refusal,
 )
 
-from .strategies import junk
+from ..strategies import junk
 
 TID = bytes(range(16))
 KEY_A, KEY_B = b"A" * 32, b"B" * 32

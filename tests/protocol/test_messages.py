@@ -101,7 +101,7 @@ def test_every_type_has_a_sample_and_a_parser() -> None:
 
 
 def test_every_type_is_documented_in_the_protocol_table() -> None:
-    doc = (Path(__file__).parents[1] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
     rows = {(int(m[1]), m[2]) for m in re.finditer(r"^\|\s*(\d+)\s*\|\s*([A-Z]+)\s*\|", doc, re.M)}
     assert rows == {(int(t), t.name) for t in MsgType}
 
@@ -317,6 +317,7 @@ def signed_frame(msg_type: int, payload: object) -> bytes:
     return MAGIC + ANA.public_key + ANA.sign(DOMAIN + body) + body
 
 
+@pytest.mark.sweep
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([*MsgType, 0, 99]), payload_maps)
 def test_fuzz_signed_payloads(msg_type: int, payload: dict[str, object]) -> None:

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import cache
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,7 @@ from p2p_nerts.game.tableau import (
 )
 from p2p_nerts.game.variants import Variants
 
-from .gamekit import snap
+from ..gamekit import snap
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -187,6 +188,7 @@ variants = st.builds(Variants, stock_turn=st.sampled_from([1, 3]), strict_ties=s
                      jokers=st.booleans())
 
 
+@pytest.mark.sweep
 @SETTINGS
 @given(seed=st.integers(0, 2**32), seats=st.integers(1, 3), v=variants,
        steps=st.sampled_from([10, 100, 400, 800]))

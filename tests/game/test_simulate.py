@@ -30,7 +30,7 @@ from p2p_nerts.game.tableau import (
 )
 from p2p_nerts.game.variants import Variants
 
-from .gamekit import snap
+from ..gamekit import snap
 
 VARIANTS = {
     "classic": Variants(),

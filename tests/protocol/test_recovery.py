@@ -12,7 +12,7 @@ from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
 
-from .replica_harness import (
+from ..replica_harness import (
     AskBack,
     assert_one_agreed_game,
     check_round,
@@ -64,7 +64,7 @@ def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None
     check_round(net, 1, honest={0, 1, 2, 3})
     assert not any(isinstance(e, ev.PeerDropped) for events in net.events for e in events)
     # ... and the next round is played by everyone, the restarted peer included.
-    from .replica_harness import play_round
+    from ..replica_harness import play_round
 
     number = play_round(net)
     check_round(net, number, honest={0, 1, 2, 3})
@@ -183,6 +183,7 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
     *((seed, False) for seed in (3, 8, 19, 35, 51, 69, 102, 118, 336)),
     *((seed, True) for seed in (3, 7, 8, 20, 110)),
 ])
+@pytest.mark.sweep
 def test_random_crash_schedules_end_in_one_agreed_game(seed: int, host_too: bool) -> None:
     """Peers killed at random moments (the host too, in some), some back in time,
     some dropped and seated again, on a lossy network: one game, the same on

@@ -25,7 +25,7 @@ from p2p_nerts.ui.form import (
     variant_fields,
 )
 
-from .uikit import ENTER, ESC, Harness
+from ..uikit import ENTER, ESC, Harness
 
 RIGHT, DOWN = "\x1b[C", "\x1b[B"
 

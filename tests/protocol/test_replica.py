@@ -43,7 +43,7 @@ from p2p_nerts.protocol.replica import (
     _Ordered,
 )
 
-from .replica_harness import check_round, play_round, quiet_deal, replica_with, round_overs
+from ..replica_harness import check_round, play_round, quiet_deal, replica_with, round_overs
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -574,6 +574,7 @@ def test_the_host_chooses_partners_and_every_peer_plays_and_scores_by_them() -> 
         assert all(r.totals == host.totals for r in net.replicas)
 
 
+@pytest.mark.sweep
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(orders=st.lists(st.permutations(range(4)), min_size=2, max_size=2),
        seed=st.integers(0, 2**16))

@@ -23,7 +23,7 @@ from p2p_nerts.game.moves import (
 )
 from p2p_nerts.game.tableau import NERTS, SOURCES, WASTE, WORK0, Tableau, Target
 
-from .gamekit import c, cs, snap, tableau
+from ..gamekit import c, cs, snap, tableau
 
 W0, W1, W2, W3 = WORK0, WORK0 + 1, WORK0 + 2, WORK0 + 3
 NONE = FoundationLog()

@@ -27,7 +27,7 @@ from p2p_nerts.game.tableau import (
     source_name,
 )
 
-from .gamekit import c, cs, deck_for, snap, tableau, where
+from ..gamekit import c, cs, deck_for, snap, tableau, where
 
 W0, W1, W2, W3 = WORK0, WORK0 + 1, WORK0 + 2, WORK0 + 3
 KEY = (1, 0)

@@ -25,7 +25,7 @@ from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity
 
-from .uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
+from ..uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
 pytestmark = pytest.mark.timeout(30)
 

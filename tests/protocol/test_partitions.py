@@ -10,7 +10,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase
 
-from .replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
+from ..replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
 
 
 def _split(net: MemNet, groups: list[set[int]], seconds: float) -> None:
@@ -108,6 +108,7 @@ def test_the_last_two_seats_split_after_a_drop_still_agree() -> None:
     assert not any(isinstance(e, ev.Divergence) for events in net.events for e in events)
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", [2, 5, 9, 13, 75, 830, 1003, 1103])
 def test_random_split_schedules_end_in_one_agreed_game(seed: int) -> None:
     """Splits of every shape, short and long, on a lossy network, whole games:

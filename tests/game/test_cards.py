@@ -31,7 +31,7 @@ from p2p_nerts.game.cards import (
 )
 from p2p_nerts.game.variants import VariantError, Variants
 
-from .gamekit import c
+from ..gamekit import c
 
 
 def test_encoding_round_trips_every_card_of_every_seat() -> None:

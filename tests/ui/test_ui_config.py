@@ -12,7 +12,7 @@ from p2p_nerts.ui.config import Config, dump_config, load_config, prepare_player
 from p2p_nerts.ui.keys import DEFAULT_KEYS, Action, resolve_keys
 from p2p_nerts.ui.theme import build_style
 
-from .uikit import Harness
+from ..uikit import Harness
 
 
 def test_settings_round_trip_through_toml(tmp_path: Path) -> None:
