@@ -5,23 +5,36 @@
     their decks (every move validated and applied, as the audit does);
 (b) bot actions: one medium bot playing solitaire, deciding and acting (its
     foundation plays settle at once; all-stuck rotations as in a round);
-(c) simulated four-player rounds (``RoundSim(SimConfig(players=4, ...)).run()``);
+(c) simulated four-player rounds (``RoundSim(SimConfig(players=4, ...)).run()``),
+    with the bot actions per round and the cost of one action, beside a stated
+    reference: pounce's TypeScript simulator on this machine kind (its
+    ``scripts/benchmarkSimulation.ts`` under ts-node, alternating runs), which
+    is not run here;
 (d) whether a bot action costs more late in a long round than early: the mean
     cost of the last quarter of the actions against the first (target ≤ 1.2×).
 
+The engine measured is the one this Python imports: pure, or compiled by
+``scripts/compile_engine.py``. ``--compiled DIR`` also times (c) in child
+processes, the pure engine and the one compiled in DIR in turn, and prints the
+ratio of each pair (so a drift of the machine's speed cancels out).
+
 Each rate is the median of several runs, with the slowest and fastest run.
-Usage: ``scripts/bench_engine.py [--runs N] [--quick]``.
+Usage: ``scripts/bench_engine.py [--runs N] [--quick] [--compiled DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import p2p_nerts.game.simulate as simulate_module
 from p2p_nerts.game.bot import SKILLS, Act, Bot
 from p2p_nerts.game.cards import shuffle_deck
 from p2p_nerts.game.foundations import Fate, FoundationLog, Play
@@ -30,6 +43,10 @@ from p2p_nerts.game.simulate import RoundSim, SimConfig, deck_seed
 from p2p_nerts.game.tableau import Tableau, replay
 
 GROWTH_LIMIT = 1.2
+#: pounce's simulator, 4 players, measured on this machine kind (see the docstring).
+POUNCE_ROUNDS_PER_S = 484
+POUNCE_US_PER_STEP = 3.8
+ENGINE_GOAL = 1.5  # × pounce's rounds/s
 
 
 def rate(work: Callable[[], int], runs: int) -> tuple[float, float, float]:
@@ -109,16 +126,59 @@ def action_workload(games: int) -> Callable[[], int]:
 
 
 # ----------------------------------------------------------------- (c) rounds
-def round_workload(rounds: int) -> Callable[[], int]:
+def simulated_rounds(rounds: int) -> tuple[float, int]:
+    """Seconds for ``rounds`` four-player rounds, and the bot actions they took."""
     cfg = SimConfig(players=4, seed=7)
+    rng = random.Random(cfg.seed)
+    actions = 0
+    t0 = time.perf_counter()
+    for n in range(1, rounds + 1):
+        sim = RoundSim(cfg, n, rng)
+        sim.run()
+        actions += sim.actions
+    return time.perf_counter() - t0, actions
 
-    def work() -> int:
-        rng = random.Random(cfg.seed)
-        for n in range(1, rounds + 1):
-            RoundSim(cfg, n, rng).run()
-        return rounds
 
-    return work
+def round_figures(rounds: int, runs: int) -> tuple[tuple[float, float, float], float]:
+    """(median, min, max) rounds/s over ``runs`` runs, and actions per round."""
+    rates = []
+    actions = 0
+    for _ in range(runs):
+        seconds, actions = simulated_rounds(rounds)
+        rates.append(rounds / seconds)
+    return (statistics.median(rates), min(rates), max(rates)), actions / rounds
+
+
+def compiled() -> bool:
+    return not simulate_module.__file__.endswith(".py")
+
+
+def child_rate(rounds: int, path: Path | None) -> float:
+    """Rounds/s of (c) in a fresh process, importing the engine from ``path``
+    (or, with None, the pure sources beside this script)."""
+    env = dict(os.environ, PYTHONPATH=str(path or Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, __file__, "--child", str(rounds)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    if path is not None and out[1] != "compiled":
+        raise SystemExit(f"bench_engine: {path} holds no compiled engine "
+                         "(run scripts/compile_engine.py --out DIR)")
+    if path is None and out[1] != "pure":
+        raise SystemExit("bench_engine: the sources hold compiled modules "
+                         "(scripts/compile_engine.py --clean)")
+    return float(out[0])
+
+
+def compare(directory: Path, rounds: int, runs: int) -> None:
+    pure, fast = [], []
+    for _ in range(runs):  # in turn, so the ratio of each pair sees one machine speed
+        pure.append(child_rate(rounds, None))
+        fast.append(child_rate(rounds, directory))
+    ratios = [f / p for f, p in zip(fast, pure, strict=True)]
+    print(f"\n(c) pure against compiled ({directory}), {runs} pairs in turn:")
+    print(f"    pure {statistics.median(pure):8,.0f} rounds/s   compiled "
+          f"{statistics.median(fast):8,.0f} rounds/s   compiled/pure median "
+          f"{statistics.median(ratios):4.2f} [{min(ratios):4.2f}–{max(ratios):4.2f}]   "
+          f"compiled = {statistics.median(fast) / POUNCE_ROUNDS_PER_S:4.2f}× pounce")
 
 
 # ----------------------------------------------------------------- (d) growth
@@ -167,20 +227,40 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="runs per figure (median of them)")
     parser.add_argument("--quick", action="store_true", help="smaller workloads")
+    parser.add_argument("--compiled", type=Path, metavar="DIR",
+                        help="also compare (c) against the engine compiled in DIR")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        seconds, _ = simulated_rounds(args.child)
+        print(args.child / seconds, "compiled" if compiled() else "pure")
+        return 0
     runs = max(5, args.runs)
     scale = 1 if args.quick else 3
 
+    rounds, per_round = round_figures(50 * scale, runs)
     rows = [
         ("(a) tableau moves replayed", "moves/s", rate(move_workload(10 * scale), runs)),
         ("(b) bot actions (solitaire)", "actions/s", rate(action_workload(20 * scale), runs)),
-        ("(c) 4-player rounds simulated", "rounds/s", rate(round_workload(50 * scale), runs)),
+        ("(c) 4-player rounds simulated", "rounds/s", rounds),
     ]
-    print(f"rules engine, median of {runs} runs (python {sys.version.split()[0]})")
+    engine = "compiled by mypyc" if compiled() else "pure Python"
+    print(f"rules engine ({engine}), median of {runs} runs (python {sys.version.split()[0]})")
     print(f"{'workload':32} {'unit':10} {'median':>10} {'min':>10} {'max':>10}")
     for name, unit, (med, lo, hi) in rows:
         print(f"{name:32} {unit:10} {med:10,.0f} {lo:10,.0f} {hi:10,.0f}")
+    us_per_action = 1e6 / (rounds[0] * per_round)
+    print(f"    {per_round:.0f} bot actions a round, {us_per_action:.1f} µs an action "
+          "(deciding, acting, and the round's four foundation views, delays and finality)")
+    print(f"    reference, pounce's simulator: {POUNCE_ROUNDS_PER_S} rounds/s, "
+          f"{POUNCE_US_PER_STEP} µs a step → here {rounds[0] / POUNCE_ROUNDS_PER_S:4.2f}× "
+          f"pounce's rounds/s (goal {ENGINE_GOAL}×)")
+    if args.compiled is not None:
+        compare(args.compiled, 50 * scale, runs)
 
+    if compiled():  # (d) subclasses the round, which a compiled class does not allow
+        print("\n(d) measured on the pure engine only")
+        return 0
     early, late, n_rounds, shortest = growth(40 * scale)
     ratio = late / early
     verdict = "ok" if ratio <= GROWTH_LIMIT else "TOO SLOW LATE"

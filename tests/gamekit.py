@@ -68,9 +68,15 @@ def tableau(owner: int = 0, *, nerts: Sequence[int] = (), work: Sequence[Sequenc
     return tab
 
 
+#: Everything a tableau holds: its slots (pure Python), or the attributes
+#: mypyc lists for its compiled class (``scripts/compile_engine.py``).
+STATE: tuple[str, ...] = (getattr(Tableau, "__slots__", None)
+                          or Tableau.__mypyc_attrs__)  # type: ignore[attr-defined]
+
+
 def snap(tab: Tableau) -> dict[str, Any]:
     """A deep snapshot of everything a move may change."""
-    return copy.deepcopy({name: getattr(tab, name) for name in Tableau.__slots__})
+    return copy.deepcopy({name: getattr(tab, name) for name in STATE})
 
 
 def where(tab: Tableau) -> list[int]:

@@ -133,6 +133,7 @@ class RoundSim:
         self.calls: list[PlayKey] = []
         self.unsettled = 0
         self.moves = 0
+        self.actions = 0  # bot decisions carried out (benchmarks)
         self.bounces = 0
         self.collisions = 0
         self.rotations = 0
@@ -173,6 +174,7 @@ class RoundSim:
         b = int(b_obj)  # type: ignore[call-overload]
         bot = seat.bots[b]
         action = bot.decide(seat.tab, seat.view)
+        self.actions += 1
         act = action.act
         if act is Act.MOVE and action.target is not None:
             target = action.target

@@ -47,6 +47,11 @@ class Variants:
         if self.teams not in TEAMS:
             raise VariantError(f"teams must be one of {', '.join(TEAMS)}, not {self.teams!r}")
 
+    def __deepcopy__(self, memo: dict[int, object]) -> Variants:
+        """A value never changes, so a deep copy is the value itself (the copy a
+        frozen class compiled by mypyc cannot rebuild field by field)."""
+        return self
+
     def summary(self) -> str:
         """Short human text, e.g. for a table's mDNS record: ``"turn3 ties:both pen tgt100"``."""
         parts = [

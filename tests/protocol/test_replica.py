@@ -102,14 +102,15 @@ def test_share_a_deck_two_bots_play_each_tableau() -> None:
                     faults=Faults(duplicate=0.1, drop=0.05))
     moved = dict.fromkeys(range(3), 0)
     for i, partner in net.partners.items():
-        applied = partner.bot.applied
+        do = partner._do
 
-        def counting(action: Action, i: int = i, applied: Callable[[Action], None] = applied
-                     ) -> None:
+        def counting(action: Action, now: float, i: int = i,
+                     do: Callable[[Action, float], Outbound] = do) -> Outbound:
+            out = do(action, now)  # a move the replica refused raises: not counted
             moved[i] += action.act is Act.MOVE
-            applied(action)
+            return out
 
-        partner.bot.applied = counting  # type: ignore[method-assign]
+        partner._do = counting  # type: ignore[method-assign]
     number = play_round(net)
     check_round(net, number, honest={0, 1, 2})
     assert all(moved.values()), f"every partner played cards too: {moved}"
