@@ -27,6 +27,9 @@ One run measures:
   the targets says how much room the rest of the protocol has (on the 2-core
   VM this was written on, 8 such processes took 1.1-1.4 ms to reach the last
   receiver, 4.2x-9.3x the idle round trip: above the 4x target by itself);
+* traffic   - the frames each game put on the wire per play made at the table,
+  by entry type (a frame to every peer counts once per peer), and each peer's
+  CPU time per play;
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
@@ -63,7 +66,15 @@ from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import TICK, Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import free_port
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import TABLE_ID_LEN, open_entry, seal
+from p2p_nerts.protocol.envelope import (
+    LINK_MAGIC,
+    MAGIC,
+    TABLE_ID_LEN,
+    EnvelopeError,
+    open_entry,
+    open_link_entry,
+    seal,
+)
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Outbound
@@ -248,6 +259,17 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         elif isinstance(event, ev.PlayFinal) and event.mine:
             trace.append(("final", event.play.lamport, event.play.author, now))
 
+    mesh = session._mesh
+    send_all = mesh.send_all
+    sent: list[tuple[bytes, int]] = []  # each frame and how many peers it went to
+
+    def counted(sends: Any) -> None:
+        sends = list(sends)
+        links = len(mesh.links)
+        sent.extend((data, links if to is None else int(to in mesh.links)) for data, to in sends)
+        send_all(sends)
+
+    mesh.send_all = counted  # type: ignore[method-assign]
     session.replica.move = timed_move  # type: ignore[method-assign]
     session.subscribe(record)
     wall, cpu = time.monotonic(), os.times()
@@ -255,11 +277,41 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
                        summary=None, linger=0.5)
     spent = os.times()
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    frames: dict[str, int] = {}
+    for data, copies in sent:  # classified after the game, off the measured CPU
+        kind = frame_type(data, me.public_key)
+        frames[kind] = frames.get(kind, 0) + copies
     out.write_text(json.dumps({
         "trace": trace, "me": session.replica.my_seat, "wall": time.monotonic() - wall,
         "cpu": spent.user + spent.system - cpu.user - cpu.system,
-        "maxrss_mb": usage.ru_maxrss / 1024,
+        "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
     }))
+
+
+def frame_type(data: bytes, me: bytes) -> str:
+    """The entry type of a frame we sent (its name), or "other" for transport frames."""
+    try:
+        if data[:len(MAGIC)] == MAGIC:
+            return MsgType(open_entry(data).type).name
+        if data[:len(LINK_MAGIC)] == LINK_MAGIC:
+            return MsgType(open_link_entry(data, me).type).name
+    except (EnvelopeError, ValueError):
+        pass
+    return "other"
+
+
+def traffic(results: list[dict[str, Any]], plays: int) -> str:
+    """Frames per play by type, most first, and each peer's CPU per play."""
+    frames: dict[str, int] = {}
+    for r in results:
+        for kind, n in r["frames"].items():
+            frames[kind] = frames.get(kind, 0) + n
+    total = sum(frames.values())
+    parts = " ".join(f"{kind} {n / plays:.1f}" for kind, n in
+                     sorted(frames.items(), key=lambda item: -item[1]))
+    cpu = statistics.median(r["cpu"] for r in results) / plays
+    return (f"frames per play {total / plays:.1f} ({parts}); CPU per peer per play "
+            f"{cpu * 1e6:.0f} µs")
 
 
 # ------------------------------------------------------------------ one game
@@ -364,6 +416,7 @@ def main() -> int:
                  f"floor (final {fm / statistics.median(floors[players, True][1]):.1f}x its "
                  f"acks), {am / hot:.1f}x the back-to-back round trip"
                  if pace == args.pace else ""))
+        print(f"{'':>19}{traffic(results, len(applied))}")
         print(f"{'':>19}(baseline around this game: {before[1] * 1e6:.0f} µs before, "
               f"{after[1] * 1e6:.0f} µs after; back to back {hot * 1e6:.0f} µs)")
         if pace == args.pace:
