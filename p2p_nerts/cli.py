@@ -22,6 +22,7 @@ from .game.variants import TEAMS, VariantError, Variants
 from .net.commands import (
     LOG_FILE,
     NET_COMMANDS,
+    CannotPlay,
     Screen,
     add_net_commands,
     run_net,
@@ -145,6 +146,8 @@ def run_solo(args: argparse.Namespace) -> int:
     if args.loopback and args.seed is not None:
         raise ValueError("--seed fixes the deals of a table in this process; over "
                          "--loopback every seat draws its own deck secret")
+    if (missing := terminal_missing()) is not None:
+        return _fail(missing)
     player = _player()
     if player is None:
         return 1
@@ -179,6 +182,8 @@ def run_lobby(args: argparse.Namespace) -> int:
     from .ui.browser import Browser
 
     interfaces = interfaces_setting(args.interfaces)
+    if (missing := terminal_missing()) is not None:
+        return _fail(missing)
     player = _player()
     if player is None:
         return 1
@@ -196,6 +201,20 @@ def run_lobby(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return 0
+
+
+def terminal_missing() -> str | None:
+    """Why the game cannot be drawn here (stdin or stdout is not a terminal), or None."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return None
+    which = "stdin" if not sys.stdin.isatty() else "stdout"
+    return (f"the game needs a terminal, and {which} is not one; without a screen, "
+            "play a seat with nerts host --headless, nerts join --headless or nerts bot")
+
+
+def _fail(message: str) -> int:
+    print(f"nerts: {message}", file=sys.stderr)
+    return 1
 
 
 def _player() -> Player | None:
@@ -218,6 +237,8 @@ def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]
     from .ui.app import NertsApp
     from .ui.config import prepare_player
 
+    if (missing := terminal_missing()) is not None:
+        raise CannotPlay(missing)
     player = prepare_player(data_dir, ask=input if sys.stdin.isatty() and not name else None)
     identity = (load_or_create(data_dir / IDENTITY_FILE, name) if name else player.identity)
 

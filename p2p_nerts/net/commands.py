@@ -238,7 +238,7 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
                                       kind="Bot" if args.command == "bot" else "Player")
         else:
             identity, screen = terminal(data_dir, args.name)
-    except IdentityError as exc:
+    except (IdentityError, CannotPlay) as exc:
         return _fail(str(exc))
     except (EOFError, KeyboardInterrupt):
         return 1

@@ -150,6 +150,8 @@ class NertsApp:
         self.app.timeoutlen = ESC_TIMEOUT
         self.frames = FrameCap(self.app)
         self._tidy = False  # see tidy_heap: only in a real run, not under a test's loop
+        if self._ctl is not None:
+            self._listen(self._ctl)
         if browser is not None:
             browser.on_session = self._sit_down
             browser.on_change = self.frames.request
@@ -204,11 +206,16 @@ class NertsApp:
             "table": table_screen(ctl, self.keys),
             "scores": scores_screen(ctl, self.keys),
         }
-        session.subscribe(partial(self._on_event, ctl))
+
+    def _listen(self, ctl: Controller) -> None:
+        """Hear the table's events; only once the frames are there to ask for, since a
+        networked session hands its first listener the backlog of events at once."""
+        ctl.session.subscribe(partial(self._on_event, ctl))
 
     def _sit_down(self, session: Session, code: str | None) -> None:
         """A seat won in the lobby: show its table and keep it running."""
         self._seat(session, code)
+        self._listen(self.ctl)
         self._start(session)
         self.frames.request()
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
+import p2p_nerts.cli
 import p2p_nerts.ui.app
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
@@ -191,6 +192,7 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
             await self.session.run()
 
     monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
     argv = ["host", "--name", "Tess", "--bind", "127.0.0.1"]
     if from_env:
         monkeypatch.setenv("NERTS_CODE", "pink otter")
@@ -243,6 +245,7 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
                 await runner
 
     monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
     assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--partner", "hard",
                  "--pace", "0.05", "--teams", "share", "--auto-start", "3", "--auto-next", "0.3",
                  "--countdown", "0"]) == 0
