@@ -301,7 +301,7 @@ class RoundSim:
 
     def _report(self) -> RoundReport:
         v = self.cfg.variants
-        caller = min(self.calls)[1] if self.ended == "nerts" else None
+        caller = min(self.calls, key=order)[1] if self.ended == "nerts" else None
         results = tuple(
             SeatRound(
                 seat=s,

@@ -222,3 +222,20 @@ def test_lone_rotation_variant_is_used_by_hard_bots() -> None:
         audit(sim)
         alone += sum(m == (OP_ROTATE, ROTATE_ALONE) for seat in sim.seats for m in seat.tab.log)
     assert alone > 0
+
+
+def test_two_calls_at_one_time_name_the_caller_the_cut_off_chose() -> None:
+    """Two Nerts calls with the same Lamport time: the draw of ``order`` picks the one
+    that cuts the round off, and the report names that seat, not the lower one."""
+    cfg = SimConfig(players=3, skills=("hard",), seed=4, max_delay=1.5)
+    rng = random.Random(cfg.seed)
+    for round_no in (1, 2, 3):  # as simulate() plays them: one rng through the rounds
+        sim = RoundSim(cfg, round_no, rng)
+        report = sim.run()
+    times = {lamport for lamport, _seat in sim.calls}
+    assert len(sim.calls) == 2 and len(times) == 1  # the case this test is about
+    first = min(sim.calls, key=order)
+    assert first != min(sim.calls)  # the draw and the seat order disagree here
+    assert report.caller == first[1]
+    assert [r.seat for r in report.results if r.called] == [first[1]]
+    assert sim.truth.cutoff == first
