@@ -198,18 +198,25 @@ class Tableau:
         self.log.append((OP_SLIDE, src, dst))
 
     def rotate(self, *, alone: bool) -> None:
-        """Waste back under the stock, then the top stock card to the bottom.
+        """A stuck player's stock rotation.
 
-        This is the all-stuck rotation; with ``alone`` it is the lone-stuck
-        variant's move (the table checks the variant and the stuck state).
-        The cards keep the order in which they would have been turned.
+        Everyone stuck (``alone`` False): the waste goes back under the stock,
+        then the top stock card goes to the bottom; the cards keep the order in
+        which they would have been turned. Stuck alone (the lone-rotate
+        variant): only the top stock card goes to the bottom, the waste stays
+        as it is. The table checks the variant and that the player is stuck.
         """
-        sequence = [*reversed(self.stock), *self.waste]
-        if len(sequence) < 2:
-            raise IllegalMove("not enough stock and waste cards to rotate")
-        sequence.append(sequence.pop(0))
-        self.stock = sequence[::-1]
-        self.waste = []
+        if alone:
+            if len(self.stock) < 2:
+                raise IllegalMove("not enough stock cards to rotate: turn the waste over first")
+            self.stock.insert(0, self.stock.pop())
+        else:
+            sequence = [*reversed(self.stock), *self.waste]
+            if len(sequence) < 2:
+                raise IllegalMove("not enough stock and waste cards to rotate")
+            sequence.append(sequence.pop(0))
+            self.stock = sequence[::-1]
+            self.waste = []
         self.log.append((OP_ROTATE, ROTATE_ALONE if alone else ROTATE_ALL))
 
     def settle(self, key: tuple[int, int], stayed: bool) -> int | None:

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
-from ..game.moves import perform
+from ..game.moves import is_stuck, perform
 from ..game.scoring import Match, SeatRound, round_score, team_names
 from ..game.tableau import (
     NERTS,
@@ -576,11 +576,15 @@ class Replica:
         return self._flush()
 
     def rotate_alone(self, now: float) -> Outbound:
-        """The lone-stuck variant: top stock card to the bottom."""
+        """The lone-stuck variant: a player with no move left puts the top stock card
+        at the bottom of the stock."""
         self.now = now
         rs, tab = self._playing()
         if not rs.variants.lone_rotate:
             raise CommandError("this table plays without the lone rotation")
+        if not is_stuck(tab, rs.log):
+            raise CommandError("the lone rotation is for a player with no move left: "
+                               "you can still play or turn up a card that fits")
         tab.rotate(alone=True)
         self._journal_moves(rs, tab)
         return self._flush()

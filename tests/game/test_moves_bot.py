@@ -311,14 +311,14 @@ def test_bot_keeps_turning_while_the_cycle_holds_a_playable_card() -> None:
 def test_lone_rotation_only_in_the_variant_and_for_bots_that_use_it() -> None:
     for skill, lone, expected in [("hard", True, Act.ROTATE), ("hard", False, Act.STUCK),
                                   ("medium", True, Act.STUCK)]:
-        tab = stuck_tableau(stock=[], waste=cs("9S 9C 9H"))
+        tab = stuck_tableau()
         b = bot(skill, lone_rotate=lone)
         b.idle_turns = 99
         assert b.decide(tab, NONE).act is expected
 
 
 def test_lone_rotation_stops_after_a_full_round_of_rotations() -> None:
-    tab = stuck_tableau(stock=[], waste=cs("9S 9C 9H"))
+    tab = stuck_tableau()
     b = bot(lone_rotate=True)
     b.idle_turns = 99
     for _ in range(3):
@@ -331,8 +331,8 @@ def test_lone_rotation_stops_after_a_full_round_of_rotations() -> None:
 
 
 @pytest.mark.parametrize("left", [0, 1])
-def test_no_lone_rotation_with_fewer_than_two_cards(left: int) -> None:
-    tab = stuck_tableau(stock=cs("9S")[:left])
+def test_no_lone_rotation_with_fewer_than_two_stock_cards(left: int) -> None:
+    tab = stuck_tableau(stock=cs("9S")[:left], waste=cs("9C 9H"))
     b = bot(lone_rotate=True)
     b.idle_turns = 99
     assert b.decide(tab, NONE).act is Act.STUCK

@@ -305,15 +305,27 @@ def test_all_stuck_rotation_moves_the_top_card_to_the_bottom() -> None:
     assert tab.log[0] == (OP_ROTATE, ROTATE_ALL)
 
 
-def test_rotation_with_cards_still_in_the_stock_keeps_the_turn_order() -> None:
+def test_all_stuck_rotation_with_cards_still_in_the_stock_keeps_the_turn_order() -> None:
     # Turn order before: stock 6S 7S, then (after turning over) waste 2S..5S.
     tab = tableau(stock=cs("6S 7S"), waste=cs("2S 3S 4S 5S"), stock_turn=1)
-    tab.rotate(alone=True)
+    tab.rotate(alone=False)
     order = []
     for _ in range(6):
         tab.turn()
         order.append(tab.top(WASTE))
     assert order == cs("7S 2S 3S 4S 5S 6S")
+    assert tab.log[0] == (OP_ROTATE, ROTATE_ALL)
+
+
+def test_lone_rotation_moves_only_the_top_stock_card_to_the_bottom() -> None:
+    tab = tableau(stock=cs("6S 7S 8S"), waste=cs("2S 3S 4S 5S"), stock_turn=1)
+    tab.rotate(alone=True)
+    assert tab.waste == cs("2S 3S 4S 5S")  # the waste stays where it is
+    order = []
+    for _ in range(3):
+        tab.turn()
+        order.append(tab.top(WASTE))
+    assert order == cs("7S 8S 6S")
     assert tab.log[0] == (OP_ROTATE, ROTATE_ALONE)
 
 
@@ -322,6 +334,8 @@ def test_rotation_needs_two_cards() -> None:
     illegal(tab, lambda: tab.rotate(alone=False), "not enough")
     tab.waste = []
     illegal(tab, lambda: tab.rotate(alone=True), "not enough")
+    tab = tableau(stock=cs("6S"), waste=cs("2S 3S 4S"))  # alone: the waste does not count
+    illegal(tab, lambda: tab.rotate(alone=True), "turn the waste over first")
 
 
 # ----------------------------------------------------------------------- jokers

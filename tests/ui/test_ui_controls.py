@@ -154,9 +154,12 @@ def test_lone_rotation_only_where_the_table_allows_it() -> None:
             await h.deal()
             assert " r rotate" in h.lines()[-1]
             h.set_tableau(nerts="AS", work=("KS", "8D", "7C", "3H"), stock="2C 5D 6S 4C")
-            await h.press(" ")
-            assert stock_count(h) == 1 and "6♠" in h.row("n Nerts")
-            assert "Stock 1 card " in h.row("n Nerts")  # not "1 cards"
-            await h.press("r")  # the waste back under the stock, its top card to the bottom
+            await h.press("r")  # the ace can go up: not stuck
+            assert "The lone rotation is for a player with no move left" in h.screen()
+            assert stock_count(h) == 4
+            h.set_tableau(nerts="5S", work=("KS", "KC", "KH", "KD"), stock="9S 9C 9H 9D")
+            await h.press("r")  # nothing fits: the top stock card goes to the bottom
             assert stock_count(h) == 4 and h.row("n Nerts").endswith("Waste   ·")
+            await h.press(" ")
+            assert "9♦" in h.row("n Nerts") and "Stock 1 card " in h.row("n Nerts")
     asyncio.run(main())
