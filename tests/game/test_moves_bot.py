@@ -84,12 +84,12 @@ def test_a_fixed_joker_is_declared_only_as_what_it_stands_for() -> None:
     fnd = started("AS 2S 3S 4S", "AH 2H", "AD")
     joker = c("J0")
     tab = tableau(work=[[c("6C"), joker]], jokers=True)
-    tab.bound[joker] = (5, 1)  # as if a card had lain on it
+    tab.bound[joker] = make_face(1, 5)  # as if a card had lain on it
     assert foundation_target(tab, W0, fnd) is None  # nobody wants a red 5
-    tab.bound[joker] = (3, 1)
+    tab.bound[joker] = make_face(1, 3)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AH", 6),
                                                       declared=make_face(1, 3))
-    tab.bound[joker] = (5, 0)
+    tab.bound[joker] = make_face(0, 5)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AS", 7),
                                                       declared=make_face(0, 5))
 
