@@ -52,9 +52,9 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
                    help="no -2 per card left in the Nerts pile (children's rules)")
     g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
     g.add_argument("--teams", choices=TEAMS, default="none",
-                   help="pairs: partners add their scores; share: two players at each "
-                        "tableau, 3 tableaux or more (solo: a bot plays yours with you); "
-                        "default none")
+                   help="pairs: partners add their scores (4, 6 or 8 players); share: two "
+                        "players at each tableau, 3 or 4 tableaux (solo: a bot plays yours "
+                        "with you); default none")
     g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
 
 
@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
-    sim.add_argument("--players", type=int, default=4, metavar="N", help="1..8 (default 4)")
+    sim.add_argument("--players", type=int, default=4, metavar="N",
+                     help="2..8 (default 4; share-a-deck: 6 or 8)")
     sim.add_argument("--rounds", type=int, default=None,
                      help="rounds to play (default: play until someone reaches the target)")
     sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
@@ -99,7 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     solo = sub.add_parser("solo", help="play against computer players in this terminal")
     solo.add_argument("--bots", type=int, choices=range(1, 8), default=2, metavar="N",
-                      help="computer players, 1..7 (default 2): each plays a tableau")
+                      help="computer players, 1..7 (default 2): each plays a tableau; "
+                           "the table is 2 to 8 players (pairs: 4, 6 or 8; share-a-deck: "
+                           "2 or 3 bot tableaux)")
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
                       help=f"how well they play (default {DEFAULT_SKILL})")
     solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")

@@ -64,11 +64,17 @@ class Variants:
         return " ".join(parts)
 
     def check_players(self, seats: int) -> None:
-        """Raise VariantError if ``seats`` tableaux cannot play under these variants."""
-        if not 1 <= seats <= 8:
-            raise VariantError(f"a table seats 1 to 8 tableaux, not {seats}")
-        if self.teams == "pairs" and seats % 2:
-            raise VariantError("pairs need an even number of players")
-        if self.teams == "share" and seats < 3:
-            raise VariantError("share-a-deck needs 6 or more players: 3 or more tableaux, "
-                               "two players at each")
+        """Raise VariantError unless ``seats`` tableaux make a table these rules allow.
+
+        Nerts is for 2 to 8 players. Pairs need two teams or more, so 4, 6 or 8
+        players. Share-a-deck puts two players at each tableau and needs 6 or 8
+        players: 3 or 4 tableaux.
+        """
+        if self.teams == "share":
+            if not 3 <= seats <= 4:
+                raise VariantError("share-a-deck needs 6 or 8 players (3 or 4 tableaux)")
+            return
+        if not 2 <= seats <= 8:
+            raise VariantError(f"a table seats 2 to 8 players, not {seats}")
+        if self.teams == "pairs" and (seats % 2 or seats < 4):
+            raise VariantError("pairs need 4, 6 or 8 players (two teams or more)")

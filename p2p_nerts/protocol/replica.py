@@ -1024,6 +1024,10 @@ class Replica:
             raise EnvelopeError("not_host")
         number = self.rs.number if self.rs else 0
         if entry.round == number + 1:
+            try:
+                self.variants.check_players(len(seats))  # what the host checks to deal
+            except VariantError:
+                raise EnvelopeError("bad_field:roster") from None
             self.seats = seats
             self._begin_round(entry.round)
         elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):

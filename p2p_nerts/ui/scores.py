@@ -14,6 +14,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
 from ..game.scoring import partners, team_names
+from ..game.variants import VariantError
 from ..protocol.identity import fingerprint_of
 from ..protocol.replica import Phase, Replica
 from .control import Controller
@@ -58,10 +59,7 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
     if r.variants.teams == "pairs":
         teams = team_names([s.name for s in r.seats], r.variants)
-        out.append(("", f"  Teams:   {' · '.join(teams)}"))
-        if len(r.seats) % 2:
-            out.append(("class:warn", "  (pairs need an even number of players)"))
-        out.append(("", "\n"))
+        out.append(("", f"  Teams:   {' · '.join(teams)}\n"))
     elif r.variants.teams == "share":
         out.append(("", "  Teams:   share-a-deck: two players play each tableau together\n"))
     out.append(("", f"  Clocks:  {r.countdown:g} s to get ready" + (
@@ -69,7 +67,10 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     if code is not None and r.is_host:
         out += [("", "  Code:    "), ("class:label", code),
                 ("class:dim", "  (players joining need it: read it out)\n")]
-    out.append(("", f"  Players: {len(r.seats)} seated, {ready_count} ready\n\n  "))
+    out.append(("", f"  Players: {len(r.seats)} seated, {ready_count} ready"))
+    if r.seats and (problem := _count_problem(r)) is not None:
+        out.append(("class:warn", f" · cannot deal yet: {problem}"))
+    out.append(("", "\n\n  "))
     if r.phase is Phase.SHUFFLE:
         out.append(("class:label", "Shuffling: every deck is being fixed by commit and reveal…"))
     elif r.is_host:
@@ -78,6 +79,15 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     else:
         out.append(("class:label", "Waiting for the host to deal…"))
     return out
+
+
+def _count_problem(r: Replica) -> str | None:
+    """Why the seated players cannot be dealt a round under the table's rules, if so."""
+    try:
+        r.variants.check_players(len(r.seats))
+    except VariantError as exc:
+        return str(exc)
+    return None
 
 
 def _who(r: Replica, index: int, me: int | None) -> str:

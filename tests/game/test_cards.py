@@ -171,15 +171,19 @@ def test_bad_variants_are_refused(kwargs: dict[str, object]) -> None:
 
 
 def test_player_counts() -> None:
-    Variants().check_players(1)
-    Variants().check_players(8)
-    for bad in (0, 9):
-        with pytest.raises(VariantError):
+    """2 to 8 players; pairs two teams or more; share-a-deck 6 or 8 players."""
+    for seats in (2, 8):
+        Variants().check_players(seats)
+    for bad in (0, 1, 9):
+        with pytest.raises(VariantError, match="2 to 8 players"):
             Variants().check_players(bad)
-    Variants(teams="pairs").check_players(4)
-    with pytest.raises(VariantError):
-        Variants(teams="pairs").check_players(3)
-    Variants(teams="share").check_players(3)  # tableaux: six players, two at each
-    with pytest.raises(VariantError, match="6 or more players"):
-        Variants(teams="share").check_players(2)
-
+    for seats in (4, 6, 8):
+        Variants(teams="pairs").check_players(seats)
+    for bad in (2, 3, 5):
+        with pytest.raises(VariantError, match="pairs need 4, 6 or 8 players"):
+            Variants(teams="pairs").check_players(bad)
+    for tableaux in (3, 4):  # six or eight players, two at each
+        Variants(teams="share").check_players(tableaux)
+    for bad in (1, 2, 5, 8):
+        with pytest.raises(VariantError, match="share-a-deck needs 6 or 8 players"):
+            Variants(teams="share").check_players(bad)

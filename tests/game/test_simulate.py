@@ -79,6 +79,8 @@ def audit(sim: RoundSim) -> None:
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 @pytest.mark.parametrize("players", [2, 4])
 def test_rounds_under_every_variant_audit_clean(name: str, players: int) -> None:
+    if players == 2 and VARIANTS[name].teams == "pairs":
+        pytest.skip("pairs need two teams or more")
     for seed in range(3):
         cfg = SimConfig(players=players, variants=VARIANTS[name], seed=seed,
                         skills=("easy", "medium", "hard"))
@@ -175,14 +177,10 @@ def test_a_fixed_number_of_rounds() -> None:
     assert len(out) == 3 and isinstance(out[-1], Match) and out[-1].rounds == 2
 
 
-def test_one_player_alone() -> None:
-    sim, rep = run_round(SimConfig(players=1, seed=6))
-    audit(sim)
-    assert len(rep.results) == 1
-
-
 @pytest.mark.parametrize("kwargs", [
-    {"players": 0}, {"players": 9}, {"skills": ("genius",)},
+    {"players": 0}, {"players": 1}, {"players": 9}, {"skills": ("genius",)},
+    {"players": 10, "variants": Variants(teams="share")},
+    {"players": 2, "variants": Variants(teams="pairs")},
     {"players": 4, "variants": Variants(teams="share")},
     {"players": 7, "variants": Variants(teams="share")},
     {"players": 3, "variants": Variants(teams="pairs")},

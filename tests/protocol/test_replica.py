@@ -117,7 +117,7 @@ def test_share_a_deck_two_bots_play_each_tableau() -> None:
 
 def test_share_a_deck_needs_three_tableaux() -> None:
     net = bot_table(2, seed=4, variants=Variants(teams="share"))
-    with pytest.raises(CommandError, match="6 or more players"):
+    with pytest.raises(CommandError, match="share-a-deck needs 6 or 8 players"):
         net.replicas[0].start_round(net.now)
 
 
@@ -268,7 +268,7 @@ def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
                    auto_start=1)
     host.open(0.0)
     out = host.tick(1.0)  # one seat cannot play pairs
-    assert any(isinstance(e, ev.Notice) and "even number" in e.text for e in out.events)
+    assert any(isinstance(e, ev.Notice) and "2 to 8 players, not 1" in e.text for e in out.events)
     assert host.phase is Phase.LOBBY and host.auto_start is None
 
 

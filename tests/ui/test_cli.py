@@ -28,7 +28,13 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["simulate", "--players", "9"], "nerts simulate: error: players must be"),
+        (["simulate", "--players", "9"], "nerts simulate: error: a table seats 2 to 8 players"),
+        (["simulate", "--players", "1"], "nerts simulate: error: a table seats 2 to 8 players"),
+        (["simulate", "--players", "10", "--teams", "share"],
+         "nerts simulate: error: share-a-deck needs 6 or 8 players"),
+        (["solo", "--bots", "4", "--teams", "share"],
+         "nerts solo: error: share-a-deck needs 6 or 8 players"),
+        (["solo", "--bots", "1", "--teams", "pairs"], "nerts solo: error: pairs need 4, 6 or 8"),
         (["simulate", "--skill", "godlike"], "nerts simulate: error: argument --skill"),
         (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
         (["simulate", "--target", "0"], "nerts simulate: error: target"),
@@ -64,7 +70,7 @@ def test_help_says_what_each_command_takes(command: list[str],
     if not command:
         assert "With no COMMAND: the network lobby" in out
     if command in (["host"], ["solo"]):
-        assert "share: two players at each tableau, 3 tableaux or more" in out
+        assert "share: two players at each tableau, 3 or 4 tableaux" in out
     if command == ["simulate"]:
-        assert "--players N 1..8 (default 4)" in out
-        assert main(["simulate", "--players", "1", "--rounds", "1"]) == 0  # as the help says
+        assert "--players N 2..8 (default 4; share-a-deck: 6 or 8)" in out
+        assert main(["simulate", "--players", "2", "--rounds", "1"]) == 0  # as the help says

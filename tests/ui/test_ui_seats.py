@@ -266,7 +266,7 @@ def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
             assert f"{partner} (partner)" in h.row(partner)
             assert all("partner" not in h.row(n) for n in names if n not in (partner, "Tess"))
         async with Harness(bots=2, variants=Variants(teams="pairs")) as h:
-            assert "(pairs need an even number of players)" in h.row("Teams:")
+            assert "cannot deal yet: pairs need 4, 6 or 8 players (two teams" in h.row("Players:")
         async with Harness(bots=3) as h:  # no teams: none of it
             assert "Teams:" not in h.screen() and "partner" not in h.screen()
     asyncio.run(main())
