@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
     """The variant flags shared by every command that starts a table."""
-    g = parser.add_argument_group("variants (RULES.md)")
+    g = parser.add_argument_group("variants (each one explained in docs/RULES.md)")
     g.add_argument("--stock-turn", type=int, choices=(1, 3), default=3,
                    help="cards turned from the stock at once (default 3)")
     g.add_argument("--strict-ties", action="store_true",
@@ -78,7 +78,9 @@ def _skills(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nerts", description="Nerts on your local network, no server needed. "
-        "With no COMMAND: the network lobby, to open a table, join one or play solo.")
+        "With no COMMAND: the network lobby, to open a table, join one or play solo.",
+        epilog="The rules, every variant and the scoring: docs/RULES.md in the source; "
+               "in the game, ? shows the keys and a page of rules.")
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")

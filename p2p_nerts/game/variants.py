@@ -1,4 +1,4 @@
-"""The optional rules of ``RULES.md`` as one frozen value agreed by the table."""
+"""The optional rules of ``docs/RULES.md`` as one frozen value agreed by the table."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class VariantError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Variants:
-    """Every variant, defaults first as in RULES.md.
+    """Every variant, defaults first as in docs/RULES.md.
 
     ``stock_turn``: cards turned from stock to waste at once (3 or 1).
     ``strict_ties``: two plays with the same Lamport time onto the same place —
@@ -48,7 +48,8 @@ class Variants:
             raise VariantError(f"teams must be one of {', '.join(TEAMS)}, not {self.teams!r}")
 
     def summary(self) -> str:
-        """Short human text, e.g. for a table's mDNS record: ``"turn3 ties:both pen tgt100"``."""
+        """The rules in short, for a table's mDNS record (48 characters at most there):
+        ``"turn3 ties:both pen tgt100"``; :meth:`words` says the same in words."""
         parts = [
             f"turn{self.stock_turn}",
             "ties:strict" if self.strict_ties else "ties:both",
@@ -62,6 +63,25 @@ class Variants:
         if self.teams != "none":
             parts.append(self.teams)
         return " ".join(parts)
+
+    def words(self) -> str:
+        """The rules in plain words, as the table shows them:
+        ``"turn 3 · both stay on ties · −2 per Nerts card · to 100"``."""
+        parts = [
+            f"turn {self.stock_turn}",
+            "one stays on ties" if self.strict_ties else "both stay on ties",
+            "−2 per Nerts card" if self.penalty else "no penalty",
+            f"to {self.target}",
+        ]
+        if self.lone_rotate:
+            parts.append("stuck alone may rotate")
+        if self.jokers:
+            parts.append("jokers")
+        if self.teams == "pairs":
+            parts.append("pairs")
+        elif self.teams == "share":
+            parts.append("two at each tableau")
+        return " · ".join(parts)
 
     def check_players(self, seats: int) -> None:
         """Raise VariantError unless ``seats`` tableaux make a table these rules allow.

@@ -1058,7 +1058,7 @@ class Replica:
         self.countdown = payload.countdown_ms / 1000
         self.drop_after = payload.drop_after_ms / 1000
         self._event(ev.SettingsChanged(
-            f"{self.variants.summary()}; {self.countdown:g} s countdown, "
+            f"{self.variants.words()}; {self.countdown:g} s countdown, "
             f"silent seats dropped after {self.drop_after:g} s"))
 
     def _goodbye(self, key: bytes, reason: str) -> None:

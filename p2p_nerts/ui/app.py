@@ -68,6 +68,7 @@ from .overlays import (
     counting_down,
     form_text,
     help_text,
+    rules_text,
     too_small,
 )
 from .scores import lobby_screen, scores_screen
@@ -264,6 +265,8 @@ class NertsApp:
         return self._screens["table" if phase is Phase.PLAYING else "scores"]
 
     def _help(self) -> StyleAndTextTuples:
+        if self.hands.state.rules_page:
+            return rules_text(self.keys, None if self._ctl is None else self._ctl.replica.variants)
         if self._ctl is None:
             return browser_help_text(self.keys, self._config_file)
         return help_text(self.keys, self._config_file)
@@ -421,6 +424,8 @@ class NertsApp:
         confirming = self._in("confirm")
         for key in {"escape", "enter", "q", *self.keys[Action.HELP]}:
             kb.add(key, filter=helping, eager=True)(on_key(lambda: self.hands.toggle_help()))
+        for key in ("r", "tab", "left", "right"):
+            kb.add(key, filter=helping, eager=True)(on_key(lambda: self.hands.flip_help_page()))
         for key in ("y", "Y"):
             kb.add(key, filter=confirming, eager=True)(
                 on_key(lambda: self.ctl.answer_quit(True)))

@@ -56,7 +56,7 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     if not r.seats:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
     ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
-    out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
+    out.append(("", f"\n  Rules:   {r.variants.words()}\n"))
     if r.variants.teams == "pairs":
         teams = team_names([s.name for s in r.seats], r.variants)
         out.append(("", f"  Teams:   {' · '.join(teams)}\n"))

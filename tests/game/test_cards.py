@@ -158,9 +158,14 @@ def test_variant_defaults_are_the_classic_game() -> None:
     assert (v.stock_turn, v.strict_ties, v.lone_rotate, v.penalty, v.target, v.teams,
             v.jokers) == (3, False, False, True, 100, "none", False)
     assert v.summary() == "turn3 ties:both pen tgt100"
+    assert v.words() == "turn 3 · both stay on ties · −2 per Nerts card · to 100"
     assert Variants(stock_turn=1, strict_ties=True, penalty=False, target=50, lone_rotate=True,
                     jokers=True, teams="pairs").summary() == (
         "turn1 ties:strict nopen tgt50 lone jokers pairs")
+    assert Variants(stock_turn=1, strict_ties=True, penalty=False, target=50, lone_rotate=True,
+                    jokers=True, teams="share").words() == (
+        "turn 1 · one stays on ties · no penalty · to 50 · stuck alone may rotate · jokers"
+        " · two at each tableau")
 
 
 @pytest.mark.parametrize("kwargs", [{"stock_turn": 2}, {"target": 0}, {"target": 10_001},

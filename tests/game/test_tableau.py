@@ -1,4 +1,4 @@
-"""One player's tableau: the deal and every move of RULES.md, legal and illegal."""
+"""One player's tableau: the deal and every move of docs/RULES.md, legal and illegal."""
 
 from __future__ import annotations
 

@@ -85,7 +85,8 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
             await h.press(RIGHT, DOWN, DOWN, DOWN, DOWN, RIGHT, ENTER)
             assert "Table settings" not in h.screen()
             assert h.replica.variants == Variants(stock_turn=1, jokers=True)
-            assert "turn1 ties:both pen tgt100 jokers" in h.row("Rules:")
+            assert "turn 1 · both stay on ties · −2 per Nerts card · to 100 · jokers" in h.row(
+                "Rules:")
             assert h.table._replicas[1].variants == h.replica.variants  # the bot heard it
             await h.press("o", ESC)
             assert h.replica.variants.stock_turn == 1  # Esc changes nothing
