@@ -26,6 +26,7 @@ from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
+from ..game.moves import is_stuck
 from ..game.scoring import partners, team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
@@ -282,12 +283,25 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
         who = "Your tableau is" if rs.variants.teams == "share" else "You"
         out.append(("class:warn",
                     f"{who} voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
+    elif (waiting := _waiting_on_me(rs, tab)) and ctl.replica.can_move():
+        out.append(("class:warn", f"No move left: {label(keys, Action.STUCK)} votes stuck "
+                                  f"({counted(waiting, 'player')} waiting on you)   "))
     if tab.in_flight:
         out.append(("class:dim", "In the air: "))
         for card, _src in tab.in_flight.values():
             out += [(suit_class(card) + " class:pending", card_name(card)),
                     ("class:pending", "… ")]
     return out
+
+
+def _waiting_on_me(rs: RoundState, tab: Tableau) -> int:
+    """How many others voted stuck while the game sees no move for me either (0: none,
+    or I have a move, or a card of mine is still in the air and may come back)."""
+    waiting = sum(1 for seat in rs.live if seat != rs.me and seat < len(rs.stuck)
+                  and rs.stuck[seat])
+    if not waiting or tab.in_flight or not is_stuck(tab, rs.log):
+        return 0
+    return waiting
 
 
 def messages(state: UiState) -> StyleAndTextTuples:
