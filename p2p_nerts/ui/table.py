@@ -22,6 +22,7 @@ from __future__ import annotations
 from functools import partial
 
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
+from prompt_toolkit.formatted_text.utils import fragment_list_width
 from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
@@ -61,31 +62,56 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
 # --------------------------------------------------------------------- header
 def header(ctl: Controller) -> Window:
     """The round on the left, the running totals on the right."""
-    return text(lambda: spread(title(ctl.replica), scores_line(ctl.replica)))
+    return text(lambda: header_line(ctl.replica, screen_width()))
 
 
-def title(r: Replica) -> StyleAndTextTuples:
+#: The header's ways of saying the same thing, roomiest first: separator between
+#: scores, how the target reads, whether the title is short, the shortest name.
+_HEADER_STYLES = ((" · ", "  → ", False, 3), ("  ", " →", False, 3), (" ", " →", True, 3),
+                  (" ", " →", True, 1))
+
+
+def header_line(r: Replica, width: int) -> StyleAndTextTuples:
+    """The header in the roomiest style that fits ``width``: every total and the
+    target stay on screen, even with eight players at 80 columns."""
+    for sep, arrow, short, least in _HEADER_STYLES:
+        left = title(r, short=short)
+        room = width - fragment_list_width(left) - 1
+        right = scores_line(r, room, sep=sep, arrow=arrow, least=least)
+        if fragment_list_width(right) <= room:
+            break
+    return spread(left, right)
+
+
+def title(r: Replica, *, short: bool = False) -> StyleAndTextTuples:
+    if short:
+        return [("class:title", f" NERTS r{r.rs.number} " if r.rs else " NERTS ")]
     round_no = f" · round {r.rs.number}" if r.rs else ""
     return [("class:title", f" NERTS{round_no} ")]
 
 
-def scores_line(r: Replica) -> StyleAndTextTuples:
+def scores_line(r: Replica, room: int, *, sep: str = " · ", arrow: str = "  → ",
+                least: int = 3) -> StyleAndTextTuples:
     """Running totals (each team's under "pairs", which is what wins), mine in bold,
-    then the target; names shortened to fit the width."""
+    then the target; names shortened (to ``least`` characters at most) to fit ``room``."""
     rs, match = r.rs, r.match
     if rs is None or match is None:
         return []
-    room = screen_width() - len(title(r)[0][1]) - 1
-    target = f"  → {r.variants.target} "
+    target = f"{arrow}{r.variants.target} "
     teams = match.named_totals(rs.names)
     mine = team_of(rs.me, rs.variants) if rs.me is not None else None
     cut = max(len(n) for n, _ in teams)
-    while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in teams) + len(target) > room:
+
+    def width(cut: int) -> int:
+        return (sum(len(f"{n[:cut]} {t}") for n, t in teams) + len(sep) * (len(teams) - 1)
+                + len(target))
+
+    while cut > least and width(cut) > room:
         cut -= 1
     out: StyleAndTextTuples = []
     for team, (name, total) in enumerate(teams):
         if out:
-            out.append(("", " · "))
+            out.append(("", sep))
         out.append(("class:you" if team == mine else "", f"{name[:cut]} {total}"))
     out.append(("class:dim", target))
     return out

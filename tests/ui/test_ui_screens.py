@@ -222,3 +222,22 @@ def test_every_glyph_on_screen_is_one_cell_wide() -> None:
 async def _closed_help(h: Harness) -> str:
     await h.press(ESC)
     return h.screen()
+
+
+def test_the_header_keeps_every_total_and_the_target_with_eight_players_at_80_columns() -> None:
+    async def main() -> None:
+        async with Harness(bots=7, columns=80, rows=24) as h:
+            await h.deal()
+            match = h.replica.match
+            rs = h.replica.rs
+            assert match is not None and rs is not None and len(rs.names) == 8
+            for totals in ([0] * 8, [104, -26, 99, 100, 7, 88, 123, 5]):
+                match.totals = totals
+                await h.redrawn()
+                header = h.lines()[0]
+                assert len(header) <= 80 and header.rstrip().endswith("→100"), header
+                shown = header.split()
+                for name, total in zip(rs.names, totals, strict=True):
+                    at = next(i for i, word in enumerate(shown) if name.startswith(word))
+                    assert shown[at + 1] == str(total), header
+    asyncio.run(main())
