@@ -91,7 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="2..8 (default 4; share-a-deck: 6 or 8)")
     sim.add_argument("--rounds", type=int, default=None,
                      help="rounds to play (default: play until someone reaches the target)")
-    sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
+    sim.add_argument("--seed", type=int, default=0,
+                     help="seeds the whole game: the deals, the bots' choices and the "
+                          "simulated delays (same seed and flags, same game)")
     sim.add_argument("--skill", type=_skills, default=(DEFAULT_SKILL,),
                      help=f"{'|'.join(SKILLS)}, or a comma list cycled over the seats")
     sim.add_argument("--max-delay", type=float, default=120.0, metavar="MS",
@@ -107,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "2 or 3 bot tableaux)")
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
                       help=f"how well they play (default {DEFAULT_SKILL})")
-    solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
+    solo.add_argument("--seed", type=int, default=None,
+                      help="seeds the deals and the computer players' choices: same seed "
+                           "and flags, same game (not with --loopback)")
     solo.add_argument("--loopback", action="store_true",
                       help="play over real sockets on 127.0.0.1, each computer player a peer "
                            "of its own, advertised nowhere (default: in this process, no "
@@ -133,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         assert args.command in NET_COMMANDS
+        if args.command != "bot":
+            _headless_name(args)
         return run_net(args, variants_from(args) if args.command == "host" else None,
                        terminal_screen)
     except (VariantError, ValueError) as exc:
@@ -153,14 +159,20 @@ def run_solo(args: argparse.Namespace) -> int:
                          "--loopback every seat draws its own deck secret")
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    player = _player()
-    if player is None:
+    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
+    if store is None:
         return 1
-    if args.loopback:
-        return run_loopback_solo(args, player, variants)
-    table = solo_table(player.identity, bots=args.bots, skill=args.skill, variants=variants,
-                       seed=args.seed)
-    run_app(table, player.config, player.notes)
+    try:
+        player = _player()
+        if player is None:
+            return 1
+        if args.loopback:
+            return run_loopback_solo(args, player, variants)
+        table = solo_table(player.identity, bots=args.bots, skill=args.skill,
+                           variants=variants, seed=args.seed)
+        run_app(table, player.config, player.notes)
+    finally:
+        store.close()
     return 0
 
 
@@ -189,23 +201,35 @@ def run_lobby(args: argparse.Namespace) -> int:
     interfaces = interfaces_setting(args.interfaces)
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    player = _player()
-    if player is None:
+    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
+    if store is None:
         return 1
-    data_dir = default_data_dir()
-    setup_logging(player.identity.name, False, data_dir / LOG_FILE)  # logs would tear the screen
     try:
-        store = Store(data_dir / DB_FILE)
-    except StoreError as exc:
-        print(f"nerts: {exc}", file=sys.stderr)
-        return 1
-    lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
-                                               partner=player.config.partner))
-    try:
+        player = _player()
+        if player is None:
+            return 1
+        # Logs would tear the screen: they go to the data dir's log file.
+        setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
+        lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
+                                                   partner=player.config.partner))
         asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
     finally:
         store.close()
     return 0
+
+
+def _open_store() -> Store | None:
+    """The data dir's store, which this process then holds (one ``nerts`` per data dir);
+    None, with one line on stderr, if the dir cannot be used or another holds it."""
+    from .protocol.identity import IdentityError, check_data_dir
+
+    data_dir = default_data_dir()
+    try:
+        check_data_dir(data_dir)
+        return Store(data_dir / DB_FILE)
+    except (IdentityError, StoreError) as exc:
+        _fail(str(exc))
+    return None
 
 
 def terminal_missing() -> str | None:
@@ -234,6 +258,19 @@ def _player() -> Player | None:
     except (EOFError, KeyboardInterrupt):
         pass
     return None
+
+
+def _headless_name(args: argparse.Namespace) -> None:
+    """A headless seat of ``host`` or ``join`` is the player's own: without ``--name``
+    it takes the name in the player's settings, as their screen would."""
+    if args.name is not None or not (args.headless or args.bot):
+        return
+    from .ui.config import config_path, load_config
+
+    config, notes = load_config(config_path(args.data_dir))
+    for note in notes:
+        print(f"nerts: {note}", file=sys.stderr)
+    args.name = config.name
 
 
 def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]:

@@ -79,10 +79,11 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
         parser.add_argument("table", nargs="?", metavar="TABLE | HOST:PORT",
                             help="a table's name (found by mDNS; default: the only table) "
                                  "or its host's address")
-        _seat_args(parser)
+        _seat_args(parser, bot=name == "bot")
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
-                                help="the same as --bot SKILL")
+                                help=f"how well it plays: {'|'.join(SKILLS)} "
+                                     f"(default {DEFAULT_SKILL})")
         else:
             _partner_arg(parser)
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
@@ -116,8 +117,11 @@ class _HostsOnly(argparse.Action):
                      f"(nerts host {option_string}): every seat plays by the host's")
 
 
-def _seat_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", help="your display name (default: the one saved with your key)")
+def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
+    """The options of a seat; ``nerts bot`` is headless and a bot already, so it has
+    neither ``--headless`` nor ``--bot`` (its ``--skill`` says how well it plays)."""
+    p.add_argument("--name", help="your display name (default: the one in your settings, "
+                                  "else the one saved with your key)")
     p.add_argument("--data-dir", type=Path, metavar="DIR",
                    help="where your key and your tables' records live (default: $NERTS_HOME "
                         "or the XDG data dir; for nerts bot, a free bots/N dir in it: each bot "
@@ -129,16 +133,21 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
                    help="port other peers should dial (behind a relay or port forward)")
     p.add_argument("--interfaces", metavar="LIST",
                    help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
-    p.add_argument("--headless", action="store_true",
-                   help=f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
-                        "in the data dir)")
-    p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
-                   help=f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
+    if not bot:
+        p.add_argument("--headless", action="store_true",
+                       help=f"no screen: log lines on stderr (with a screen they go to "
+                            f"{LOG_FILE} in the data dir)")
+        p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
+                       help=f"a computer player ({'|'.join(SKILLS)}) plays this seat "
+                            "(headless)")
     p.add_argument("--pace", type=float, default=1.0, metavar="F",
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write one JSON object per round, then the result")
-    p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
+    who = "the bot's choices" if bot else "the computer player's choices (--bot, --partner)"
+    p.add_argument("--seed", type=int,
+                   help=f"seeds {who}, not the deal: at a network table every seat draws "
+                        "its own deck secret")
     p.add_argument("--code", metavar="CODE",
                    help="the table code: a host lets in only those who know it and encrypts "
                         "the table's traffic; a guest gives the table's code (env NERTS_CODE, "

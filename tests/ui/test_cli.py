@@ -69,6 +69,23 @@ def test_help_says_what_each_command_takes(command: list[str],
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
     if not command:
         assert "With no COMMAND: the network lobby" in out
+        assert "The rules, every variant and the scoring: docs/RULES.md" in out
+    if command in (["host"], ["solo"], ["simulate"]):
+        assert "variants (each one explained in docs/RULES.md)" in out
+    seeds = {"solo": "--seed SEED seeds the deals and the computer players' choices",
+             "simulate": "--seed SEED seeds the whole game: the deals, the bots' choices and "
+                         "the simulated delays",
+             "host": "--seed SEED seeds the computer player's choices (--bot, --partner), "
+                     "not the deal"}
+    seeds["join"] = seeds["host"]
+    seeds["bot"] = "--seed SEED seeds the bot's choices, not the deal"
+    if command:
+        assert seeds[command[0]] in out
+    if command == ["bot"]:  # a bot is headless and a bot already
+        assert "--headless" not in out and "--bot" not in out
+        assert "--skill {easy,medium,hard} how well it plays" in out
+    if command in (["host"], ["join"]):
+        assert "--headless" in out and "--bot SKILL" in out
     if command in (["host"], ["solo"]):
         assert "share: two players at each tableau, 3 or 4 tableaux" in out
     if command == ["simulate"]:
