@@ -1089,6 +1089,7 @@ class Replica:
         if self.phase is Phase.OVER:
             self.totals = {}  # a new game
         rounds = self.match.rounds if self.match is not None and self.totals else 0
+        self.ready = {}  # ready for the next deal: said afresh after each round
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds

@@ -50,12 +50,11 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
         ("class:label", f"\n  {'Player':<{width}}  {'Fingerprint':<{_PRINT_WIDTH}}  Ready\n")]
     for seat, name in zip(r.seats, names, strict=True):
         out += [("class:you" if seat.key == r.me.public_key else "", f"  {name:<{width}}  "),
-                ("class:dim", f"{fingerprint_of(seat.key)}  "),
-                ("class:good", "✓ ready") if r.ready.get(seat.key) else ("class:dim", "· not yet"),
+                ("class:dim", f"{fingerprint_of(seat.key)}  "), _ready_mark(r, seat.key),
                 ("", "\n")]
     if not r.seats:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
-    ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
+    ready_count = sum(_is_ready(r, s.key) for s in r.seats)
     out.append(("", f"\n  Rules:   {r.variants.words()}\n"))
     if r.variants.teams == "pairs":
         teams = team_names([s.name for s in r.seats], r.variants)
@@ -79,6 +78,17 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     else:
         out.append(("class:label", "Waiting for the host to deal…"))
     return out
+
+
+def _is_ready(r: Replica, key: bytes) -> bool:
+    """Whether a seat is ready for the next deal: the host is, since the host deals."""
+    return key == r.host_key or r.ready.get(key, False)
+
+
+def _ready_mark(r: Replica, key: bytes) -> tuple[str, str]:
+    if r.ready.get(key):
+        return ("class:good", "✓ ready")
+    return ("class:good", "✓ deals") if key == r.host_key else ("class:dim", "· not yet")
 
 
 def _count_problem(r: Replica) -> str | None:
@@ -153,6 +163,11 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
     out.append(("class:dim", f"\n  Target {rs.variants.target}. "
                              + ("Every table agrees on these scores." if ctl.state.agreed
                                 else "")))
+    if r.phase is Phase.BETWEEN:
+        ready = [s.name for s in r.seats if s.key != r.host_key and r.ready.get(s.key)]
+        others = sum(1 for s in r.seats if s.key != r.host_key)
+        out.append(("", f"\n  Ready for the next round: {', '.join(ready) or 'nobody yet'}"
+                        f" ({len(ready)} of {others})"))
     if ctl.state.winner is not None:
         out.append(("class:title", f"\n\n  Game over: {ctl.state.winner} wins! "))
     return out
@@ -165,7 +180,7 @@ def between_hints(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
                   (Action.SETTINGS, "settings")]
         if r.variants.teams == "pairs":
             parts.append((Action.PARTNERS, "partners"))
-    if r.phase is Phase.LOBBY:
+    if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host:  # the host deals
         parts.append((Action.READY, "not ready" if r.ready.get(r.me.public_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]
     if r.phase is Phase.BETWEEN and not r.is_host:
