@@ -365,8 +365,8 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--countdown/--drop-after: {problem}")
         if not 2 <= args.seats <= 8:
             raise ValueError("--seats must be 2..8")
-        if args.auto_start is not None and not 1 <= args.auto_start <= args.seats:
-            raise ValueError("--auto-start must be 1..--seats")
+        if args.auto_start is not None and not 2 <= args.auto_start <= args.seats:
+            raise ValueError("--auto-start must be 2..--seats: a table is 2 to 8 players")
         if args.auto_next is not None and not 0 <= args.auto_next <= 3600:
             raise ValueError("--auto-next must be 0..3600 seconds")
         if args.table_name is not None:

@@ -43,6 +43,7 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         (["solo", "--teams", "pairs", "--bots", "2"], "nerts solo: error: pairs need"),
         (["solo", "--loopback", "--seed", "1"], "nerts solo: error: --seed fixes the deals"),
         (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
+        (["host", "--auto-start", "1"], "nerts host: error: --auto-start must be 2..--seats"),
         (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
         (["bot", "tess:99999"], "nerts bot: error: 'tess:99999': a port must be 1..65535"),
         (["join", "[::1]:0"], "nerts join: error: '[::1]:0': a port must be 1..65535"),
