@@ -64,6 +64,11 @@ class Variants:
             parts.append(self.teams)
         return " ".join(parts)
 
+    @property
+    def most_seats(self) -> int:
+        """The most tableaux these rules play: 8, or 4 at share-a-deck (8 players)."""
+        return 4 if self.teams == "share" else 8
+
     def words(self) -> str:
         """The rules in plain words, as the table shows them:
         ``"turn 3 · both stay on ties · −2 per Nerts card · to 100"``."""
@@ -91,10 +96,10 @@ class Variants:
         players: 3 or 4 tableaux.
         """
         if self.teams == "share":
-            if not 3 <= seats <= 4:
+            if not 3 <= seats <= self.most_seats:
                 raise VariantError("share-a-deck needs 6 or 8 players (3 or 4 tableaux)")
             return
-        if not 2 <= seats <= 8:
+        if not 2 <= seats <= self.most_seats:
             raise VariantError(f"a table seats 2 to 8 players, not {seats}")
         if self.teams == "pairs" and (seats % 2 or seats < 4):
             raise VariantError("pairs need 4, 6 or 8 players (two teams or more)")

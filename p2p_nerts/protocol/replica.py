@@ -974,7 +974,7 @@ class Replica:
                 return  # a returning seat catches up through resends
             if key in self.waiting:
                 return
-            if not seated and len(self.seats) + len(self.waiting) >= self.max_seats:
+            if not seated and len(self.seats) + len(self.waiting) >= self._room():
                 self._send(Refuse(key, "the table is full"))
                 return
             # Dropped from this round, or given up after an earlier one: the
@@ -986,10 +986,14 @@ class Replica:
             self._send(Roster(self.seats))  # a rejoin: tell them again
         elif self.phase is Phase.OVER:
             self._send(Refuse(key, "the game is over"))
-        elif len(self.seats) >= self.max_seats:
+        elif len(self.seats) >= self._room():
             self._send(Refuse(key, "the table is full"))
         else:
             self._seat(key, name)
+
+    def _room(self) -> int:
+        """Seats the host offers: its own limit, and no more tableaux than the rules play."""
+        return min(self.max_seats, self.variants.most_seats)
 
     def _seat(self, key: bytes, name: str) -> None:
         """Host: a newcomer sits after everyone else, so the partners chosen stay together."""

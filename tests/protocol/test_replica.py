@@ -244,6 +244,21 @@ def test_full_table_refuses_a_ninth_player() -> None:
     assert extra.my_seat is None
 
 
+def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
+    from p2p_nerts.protocol.identity import Identity
+    from p2p_nerts.protocol.memnet import TABLE_ID
+    from p2p_nerts.protocol.replica import Replica
+
+    net = bot_table(4, seed=2, variants=Variants(teams="share"))
+    host = net.replicas[0]
+    extra = Replica(Identity.from_seed(b"\x98" * 32, "fifth"), TABLE_ID, host.me.public_key)
+    host.receive(extra.open(net.now).sends[0].data, net.now)
+    log = host.authors[host.me.public_key].entries
+    events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
+    assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
+    assert len(host.seats) == 4 and extra.my_seat is None
+
+
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
     from p2p_nerts.protocol.envelope import open_entry
     from p2p_nerts.protocol.identity import Identity
