@@ -118,8 +118,10 @@ class _HostsOnly(argparse.Action):
 
 
 def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
-    """The options of a seat; ``nerts bot`` is headless and a bot already, so it has
-    neither ``--headless`` nor ``--bot`` (its ``--skill`` says how well it plays)."""
+    """The options of a seat. ``nerts bot`` is headless and a bot already: its help
+    lists neither ``--headless`` nor ``--bot`` (``--skill`` says how well it plays),
+    though it still takes both, as ``join`` does, so scripts written for ``join``
+    run unchanged."""
     p.add_argument("--name", help="your display name (default: the one in your settings, "
                                   "else the one saved with your key)")
     p.add_argument("--data-dir", type=Path, metavar="DIR",
@@ -133,13 +135,13 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
                    help="port other peers should dial (behind a relay or port forward)")
     p.add_argument("--interfaces", metavar="LIST",
                    help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
-    if not bot:
-        p.add_argument("--headless", action="store_true",
-                       help=f"no screen: log lines on stderr (with a screen they go to "
-                            f"{LOG_FILE} in the data dir)")
-        p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
-                       help=f"a computer player ({'|'.join(SKILLS)}) plays this seat "
-                            "(headless)")
+    p.add_argument("--headless", action="store_true",
+                   help=argparse.SUPPRESS if bot else
+                   f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
+                   "in the data dir)")
+    p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
+                   help=argparse.SUPPRESS if bot else
+                   f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
     p.add_argument("--pace", type=float, default=1.0, metavar="F",
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
