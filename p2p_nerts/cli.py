@@ -22,6 +22,7 @@ from .game.variants import TEAMS, VariantError, Variants
 from .net.commands import (
     LOG_FILE,
     NET_COMMANDS,
+    CannotPlay,
     Screen,
     add_net_commands,
     run_net,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 def add_variant_args(parser: argparse.ArgumentParser) -> None:
     """The variant flags shared by every command that starts a table."""
-    g = parser.add_argument_group("variants (RULES.md)")
+    g = parser.add_argument_group("variants (each one explained in docs/RULES.md)")
     g.add_argument("--stock-turn", type=int, choices=(1, 3), default=3,
                    help="cards turned from the stock at once (default 3)")
     g.add_argument("--strict-ties", action="store_true",
@@ -51,9 +52,9 @@ def add_variant_args(parser: argparse.ArgumentParser) -> None:
                    help="no -2 per card left in the Nerts pile (children's rules)")
     g.add_argument("--target", type=int, default=100, help="score that ends the game (100)")
     g.add_argument("--teams", choices=TEAMS, default="none",
-                   help="pairs: partners add their scores; share: two players at each "
-                        "tableau, 3 tableaux or more (solo: a bot plays yours with you); "
-                        "default none")
+                   help="pairs: partners add their scores (4, 6 or 8 players); share: two "
+                        "players at each tableau, 3 or 4 tableaux (solo: a bot plays yours "
+                        "with you); default none")
     g.add_argument("--jokers", action="store_true", help="each deck adds its two jokers")
 
 
@@ -77,17 +78,22 @@ def _skills(text: str) -> tuple[str, ...]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nerts", description="Nerts on your local network, no server needed. "
-        "With no COMMAND: the network lobby, to open a table, join one or play solo.")
+        "With no COMMAND: the network lobby, to open a table, join one or play solo.",
+        epilog="The rules, every variant and the scoring: docs/RULES.md in the source; "
+               "in the game, ? shows the keys and a page of rules.")
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
-    sim.add_argument("--players", type=int, default=4, metavar="N", help="1..8 (default 4)")
+    sim.add_argument("--players", type=int, default=4, metavar="N",
+                     help="2..8 (default 4; share-a-deck: 6 or 8)")
     sim.add_argument("--rounds", type=int, default=None,
                      help="rounds to play (default: play until someone reaches the target)")
-    sim.add_argument("--seed", type=int, default=0, help="same seed and flags, same game")
+    sim.add_argument("--seed", type=int, default=0,
+                     help="seeds the whole game: the deals, the bots' choices and the "
+                          "simulated delays (same seed and flags, same game)")
     sim.add_argument("--skill", type=_skills, default=(DEFAULT_SKILL,),
                      help=f"{'|'.join(SKILLS)}, or a comma list cycled over the seats")
     sim.add_argument("--max-delay", type=float, default=120.0, metavar="MS",
@@ -98,10 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     solo = sub.add_parser("solo", help="play against computer players in this terminal")
     solo.add_argument("--bots", type=int, choices=range(1, 8), default=2, metavar="N",
-                      help="computer players, 1..7 (default 2): each plays a tableau")
+                      help="computer players, 1..7 (default 2): each plays a tableau; "
+                           "the table is 2 to 8 players (pairs: 4, 6 or 8; share-a-deck: "
+                           "2 or 3 bot tableaux)")
     solo.add_argument("--skill", choices=SKILLS, default=DEFAULT_SKILL,
                       help=f"how well they play (default {DEFAULT_SKILL})")
-    solo.add_argument("--seed", type=int, default=None, help="same seed and flags, same deals")
+    solo.add_argument("--seed", type=int, default=None,
+                      help="seeds the deals and the computer players' choices: same seed "
+                           "and flags, same game (not with --loopback)")
     solo.add_argument("--loopback", action="store_true",
                       help="play over real sockets on 127.0.0.1, each computer player a peer "
                            "of its own, advertised nowhere (default: in this process, no "
@@ -127,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         assert args.command in NET_COMMANDS
+        if args.command != "bot":
+            _headless_name(args)
         return run_net(args, variants_from(args) if args.command == "host" else None,
                        terminal_screen)
     except (VariantError, ValueError) as exc:
@@ -145,14 +157,22 @@ def run_solo(args: argparse.Namespace) -> int:
     if args.loopback and args.seed is not None:
         raise ValueError("--seed fixes the deals of a table in this process; over "
                          "--loopback every seat draws its own deck secret")
-    player = _player()
-    if player is None:
+    if (missing := terminal_missing()) is not None:
+        return _fail(missing)
+    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
+    if store is None:
         return 1
-    if args.loopback:
-        return run_loopback_solo(args, player, variants)
-    table = solo_table(player.identity, bots=args.bots, skill=args.skill, variants=variants,
-                       seed=args.seed)
-    run_app(table, player.config, player.notes)
+    try:
+        player = _player()
+        if player is None:
+            return 1
+        if args.loopback:
+            return run_loopback_solo(args, player, variants)
+        table = solo_table(player.identity, bots=args.bots, skill=args.skill,
+                           variants=variants, seed=args.seed)
+        run_app(table, player.config, player.notes)
+    finally:
+        store.close()
     return 0
 
 
@@ -179,23 +199,51 @@ def run_lobby(args: argparse.Namespace) -> int:
     from .ui.browser import Browser
 
     interfaces = interfaces_setting(args.interfaces)
-    player = _player()
-    if player is None:
+    if (missing := terminal_missing()) is not None:
+        return _fail(missing)
+    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
+    if store is None:
         return 1
-    data_dir = default_data_dir()
-    setup_logging(player.identity.name, False, data_dir / LOG_FILE)  # logs would tear the screen
     try:
-        store = Store(data_dir / DB_FILE)
-    except StoreError as exc:
-        print(f"nerts: {exc}", file=sys.stderr)
-        return 1
-    lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
-                                               partner=player.config.partner))
-    try:
+        player = _player()
+        if player is None:
+            return 1
+        # Logs would tear the screen: they go to the data dir's log file.
+        setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
+        lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
+                                                   partner=player.config.partner))
         asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
     finally:
         store.close()
     return 0
+
+
+def _open_store() -> Store | None:
+    """The data dir's store, which this process then holds (one ``nerts`` per data dir);
+    None, with one line on stderr, if the dir cannot be used or another holds it."""
+    from .protocol.identity import IdentityError, check_data_dir
+
+    data_dir = default_data_dir()
+    try:
+        check_data_dir(data_dir)
+        return Store(data_dir / DB_FILE)
+    except (IdentityError, StoreError) as exc:
+        _fail(str(exc))
+    return None
+
+
+def terminal_missing() -> str | None:
+    """Why the game cannot be drawn here (stdin or stdout is not a terminal), or None."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return None
+    which = "stdin" if not sys.stdin.isatty() else "stdout"
+    return (f"the game needs a terminal, and {which} is not one; without a screen, "
+            "play a seat with nerts host --headless, nerts join --headless or nerts bot")
+
+
+def _fail(message: str) -> int:
+    print(f"nerts: {message}", file=sys.stderr)
+    return 1
 
 
 def _player() -> Player | None:
@@ -212,12 +260,27 @@ def _player() -> Player | None:
     return None
 
 
+def _headless_name(args: argparse.Namespace) -> None:
+    """A headless seat of ``host`` or ``join`` is the player's own: without ``--name``
+    it takes the name in the player's settings, as their screen would."""
+    if args.name is not None or not (args.headless or args.bot):
+        return
+    from .ui.config import config_path, load_config
+
+    config, notes = load_config(config_path(args.data_dir))
+    for note in notes:
+        print(f"nerts: {note}", file=sys.stderr)
+    args.name = config.name
+
+
 def terminal_screen(data_dir: Path, name: str | None) -> tuple[Identity, Screen]:
     """The player and their full-screen table, for ``nerts host`` and ``nerts join``."""
     from .protocol.identity import IDENTITY_FILE, load_or_create
     from .ui.app import NertsApp
     from .ui.config import prepare_player
 
+    if (missing := terminal_missing()) is not None:
+        raise CannotPlay(missing)
     player = prepare_player(data_dir, ask=input if sys.stdin.isatty() and not name else None)
     identity = (load_or_create(data_dir / IDENTITY_FILE, name) if name else player.identity)
 

@@ -95,9 +95,9 @@ class Bot:
             return _TURN
         if tab.in_flight:
             return _WAIT
-        cards = len(tab.stock) + len(tab.waste)
+        cards = len(tab.stock)
         if self.lone_rotate and cards >= 2 and self.lone_rotations < cards:
-            return _ROTATE  # (one card or none: rotating would change nothing)
+            return _ROTATE  # (one stock card or none: rotating would change nothing)
         return _STUCK
 
     def applied(self, action: Action) -> None:

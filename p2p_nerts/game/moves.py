@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .cards import ACE, JOKER_RANK, SUIT_COLOR, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, make_face, stacks_on
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
 
 
@@ -39,12 +39,10 @@ def _up(src: int, pile: int) -> Target:
 
 
 def _joker_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
-    """Declare a joker as the lowest face a pile wants (respecting a fixed joker)."""
-    fixed = tab.bound.get(card) if src >= WORK0 else None
-    options = sorted(
-        (face & 15, face) for face in fnd.wanted_faces()
-        if fixed is None or (face & 15, SUIT_COLOR[face >> 4]) == fixed
-    )
+    """Declare a joker as the lowest face a pile wants (a fixed joker: only its own face)."""
+    fixed = tab.bound.get(card)
+    options = sorted((face & 15, face) for face in fnd.wanted_faces()
+                     if fixed is None or face == fixed)
     for _rank, face in options:
         pile = fnd.pile_for(face)
         if pile is not None:

@@ -48,13 +48,11 @@ class SimConfig:
     max_delay: float = 0.120
 
     def __post_init__(self) -> None:
-        if not 2 <= self.players <= 8 and not (self.players == 1):
-            raise ValueError("players must be 1..8")
         for s in self.skills:
             if s not in SKILLS:
                 raise ValueError(f"unknown skill {s!r}: choose from {', '.join(SKILLS)}")
-        if self.variants.teams == "share" and (self.players < 6 or self.players % 2):
-            raise ValueError("share-a-deck needs an even number of players, 6 or more")
+        if self.variants.teams == "share" and self.players % 2:
+            raise ValueError("share-a-deck needs an even number of players: two at each tableau")
         if not 0 <= self.min_delay <= self.max_delay:
             raise ValueError("delays must satisfy 0 <= min <= max")
         self.variants.check_players(self.seats)
@@ -303,7 +301,7 @@ class RoundSim:
 
     def _report(self) -> RoundReport:
         v = self.cfg.variants
-        caller = min(self.calls)[1] if self.ended == "nerts" else None
+        caller = min(self.calls, key=order)[1] if self.ended == "nerts" else None
         results = tuple(
             SeatRound(
                 seat=s,

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name
+from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name, make_face
 
 #: Sources of a card, also used on the wire (``src`` of a foundation play).
 NERTS, WASTE = 0, 1
@@ -93,8 +93,10 @@ class Tableau:
         self.work: list[list[int]] = [[c] for c in deck[NERTS_SIZE:NERTS_SIZE + WORK_PILES]]
         self.stock: list[int] = list(reversed(deck[NERTS_SIZE + WORK_PILES:]))
         self.waste: list[int] = []
-        #: Jokers fixed on the work piles: joker → (rank, colour) it stands for.
-        self.bound: dict[int, tuple[int, int]] = {}
+        #: Fixed jokers: joker → the face it stands for. A joker is fixed once a
+        #: card lies on it on a work pile, and stays so, wherever it goes, until
+        #: it stays on a foundation (a bounced one comes back fixed).
+        self.bound: dict[int, int] = {}
         #: Cards sent to a foundation whose fate is not final: play key → (card, source).
         self.in_flight: dict[tuple[int, int], tuple[int, int]] = {}
         self.log: list[tuple[int, ...]] = []
@@ -122,7 +124,8 @@ class Tableau:
     def effective(self, card: int) -> tuple[int, int] | None:
         """(rank, colour) a card stands for on a work pile; None for a free joker."""
         if card & 15 == JOKER_RANK:
-            return self.bound.get(card)
+            face = self.bound.get(card)
+            return None if face is None else (face & 15, SUIT_COLOR[face >> 4])
         return card & 15, SUIT_COLOR[(card >> 4) & 3]
 
     # ----------------------------------------------------------------- moves
@@ -154,7 +157,6 @@ class Tableau:
         if (face & 15 == ACE) != (pile == card):
             raise IllegalMove("an ace starts a new foundation; other cards go on one")
         self._pile(src).pop()
-        self._forget_binding(card)
         self.in_flight[key] = (card, src)
         self.log.append((OP_FOUND, src, card, key[0], pile, declared))
         return card
@@ -198,18 +200,25 @@ class Tableau:
         self.log.append((OP_SLIDE, src, dst))
 
     def rotate(self, *, alone: bool) -> None:
-        """Waste back under the stock, then the top stock card to the bottom.
+        """A stuck player's stock rotation.
 
-        This is the all-stuck rotation; with ``alone`` it is the lone-stuck
-        variant's move (the table checks the variant and the stuck state).
-        The cards keep the order in which they would have been turned.
+        Everyone stuck (``alone`` False): the waste goes back under the stock,
+        then the top stock card goes to the bottom; the cards keep the order in
+        which they would have been turned. Stuck alone (the lone-rotate
+        variant): only the top stock card goes to the bottom, the waste stays
+        as it is. The table checks the variant and that the player is stuck.
         """
-        sequence = [*reversed(self.stock), *self.waste]
-        if len(sequence) < 2:
-            raise IllegalMove("not enough stock and waste cards to rotate")
-        sequence.append(sequence.pop(0))
-        self.stock = sequence[::-1]
-        self.waste = []
+        if alone:
+            if len(self.stock) < 2:
+                raise IllegalMove("not enough stock cards to rotate: turn the waste over first")
+            self.stock.insert(0, self.stock.pop())
+        else:
+            sequence = [*reversed(self.stock), *self.waste]
+            if len(sequence) < 2:
+                raise IllegalMove("not enough stock and waste cards to rotate")
+            sequence.append(sequence.pop(0))
+            self.stock = sequence[::-1]
+            self.waste = []
         self.log.append((OP_ROTATE, ROTATE_ALONE if alone else ROTATE_ALL))
 
     def settle(self, key: tuple[int, int], stayed: bool) -> int | None:
@@ -221,6 +230,7 @@ class Tableau:
         """
         card, src = self.in_flight.pop(key)
         if stayed:
+            self.bound.pop(card, None)  # a joker on a foundation is free of its work pile
             self.log.append((OP_SETTLE, card, key[0], STAYED))
             return None
         landed = src
@@ -293,7 +303,9 @@ class Tableau:
 
         A valid pile descends by one rank with alternating colours, so one
         known card fixes what every position stands for. A joker is fixed once
-        a card lies on it (RULES.md); a joker on top stays free.
+        a card lies on it: the run gives its rank and colour, and it takes the
+        first suit of that colour (♠ black, ♥ red), so that its face is whole;
+        a joker on top stays free.
         """
         known = next(
             ((i, eff) for i, c in enumerate(pile) if (eff := self.effective(c)) is not None),
@@ -304,7 +316,7 @@ class Tableau:
                 raise IllegalMove("a run has at most thirteen cards")
             return
         k, (rank_k, color_k) = known
-        fixes: list[tuple[int, tuple[int, int]]] = []
+        fixes: list[tuple[int, int]] = []
         for i, card in enumerate(pile):
             want = (rank_k + k - i, color_k ^ ((k - i) & 1))
             if not ACE <= want[0] <= KING:
@@ -312,14 +324,11 @@ class Tableau:
             eff = self.effective(card)
             if eff is None:
                 if i < len(pile) - 1:
-                    fixes.append((card, want))
+                    fixes.append((card, make_face(SUIT_COLOR.index(want[1]), want[0])))
             elif eff != want:
                 raise IllegalMove(f"{card_name(card)} does not fit in that run")
         if not dry:
             self.bound.update(fixes)
-
-    def _forget_binding(self, card: int) -> None:
-        self.bound.pop(card, None)
 
     def _foundation_face(self, card: int, src: int, declared: int) -> int:
         """The face a card shows on a foundation; jokers need a fitting declaration."""
@@ -330,9 +339,10 @@ class Tableau:
         rank = declared & 15
         if not ACE <= rank <= KING or declared >> 6:
             raise IllegalMove("declare the joker's rank and suit before it goes up")
-        fixed = self.bound.get(card) if src >= WORK0 else None
-        if fixed is not None and (rank, SUIT_COLOR[(declared >> 4) & 3]) != fixed:
-            raise IllegalMove(f"this joker is fixed; it cannot be {face_name(declared)}")
+        fixed = self.bound.get(card)
+        if fixed is not None and declared != fixed:
+            raise IllegalMove(f"this joker is fixed as {face_name(fixed)}; "
+                              f"it cannot be {face_name(declared)}")
         return declared
 
 

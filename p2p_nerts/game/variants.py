@@ -1,4 +1,4 @@
-"""The optional rules of ``RULES.md`` as one frozen value agreed by the table."""
+"""The optional rules of ``docs/RULES.md`` as one frozen value agreed by the table."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class VariantError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Variants:
-    """Every variant, defaults first as in RULES.md.
+    """Every variant, defaults first as in docs/RULES.md.
 
     ``stock_turn``: cards turned from stock to waste at once (3 or 1).
     ``strict_ties``: two plays with the same Lamport time onto the same place —
@@ -53,7 +53,8 @@ class Variants:
         return self
 
     def summary(self) -> str:
-        """Short human text, e.g. for a table's mDNS record: ``"turn3 ties:both pen tgt100"``."""
+        """The rules in short, for a table's mDNS record (48 characters at most there):
+        ``"turn3 ties:both pen tgt100"``; :meth:`words` says the same in words."""
         parts = [
             f"turn{self.stock_turn}",
             "ties:strict" if self.strict_ties else "ties:both",
@@ -68,12 +69,42 @@ class Variants:
             parts.append(self.teams)
         return " ".join(parts)
 
+    @property
+    def most_seats(self) -> int:
+        """The most tableaux these rules play: 8, or 4 at share-a-deck (8 players)."""
+        return 4 if self.teams == "share" else 8
+
+    def words(self) -> str:
+        """The rules in plain words, as the table shows them:
+        ``"turn 3 · both stay on ties · −2 per Nerts card · to 100"``."""
+        parts = [
+            f"turn {self.stock_turn}",
+            "one stays on ties" if self.strict_ties else "both stay on ties",
+            "−2 per Nerts card" if self.penalty else "no penalty",
+            f"to {self.target}",
+        ]
+        if self.lone_rotate:
+            parts.append("stuck alone may rotate")
+        if self.jokers:
+            parts.append("jokers")
+        if self.teams == "pairs":
+            parts.append("pairs")
+        elif self.teams == "share":
+            parts.append("two at each tableau")
+        return " · ".join(parts)
+
     def check_players(self, seats: int) -> None:
-        """Raise VariantError if ``seats`` tableaux cannot play under these variants."""
-        if not 1 <= seats <= 8:
-            raise VariantError(f"a table seats 1 to 8 tableaux, not {seats}")
-        if self.teams == "pairs" and seats % 2:
-            raise VariantError("pairs need an even number of players")
-        if self.teams == "share" and seats < 3:
-            raise VariantError("share-a-deck needs 6 or more players: 3 or more tableaux, "
-                               "two players at each")
+        """Raise VariantError unless ``seats`` tableaux make a table these rules allow.
+
+        Nerts is for 2 to 8 players. Pairs need two teams or more, so 4, 6 or 8
+        players. Share-a-deck puts two players at each tableau and needs 6 or 8
+        players: 3 or 4 tableaux.
+        """
+        if self.teams == "share":
+            if not 3 <= seats <= self.most_seats:
+                raise VariantError("share-a-deck needs 6 or 8 players (3 or 4 tableaux)")
+            return
+        if not 2 <= seats <= self.most_seats:
+            raise VariantError(f"a table seats 2 to 8 players, not {seats}")
+        if self.teams == "pairs" and (seats % 2 or seats < 4):
+            raise VariantError("pairs need 4, 6 or 8 players (two teams or more)")

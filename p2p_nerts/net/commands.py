@@ -79,10 +79,11 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
         parser.add_argument("table", nargs="?", metavar="TABLE | HOST:PORT",
                             help="a table's name (found by mDNS; default: the only table) "
                                  "or its host's address")
-        _seat_args(parser)
+        _seat_args(parser, bot=name == "bot")
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
-                                help="the same as --bot SKILL")
+                                help=f"how well it plays: {'|'.join(SKILLS)} "
+                                     f"(default {DEFAULT_SKILL})")
         else:
             _partner_arg(parser)
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
@@ -116,8 +117,13 @@ class _HostsOnly(argparse.Action):
                      f"(nerts host {option_string}): every seat plays by the host's")
 
 
-def _seat_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", help="your display name (default: the one saved with your key)")
+def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
+    """The options of a seat. ``nerts bot`` is headless and a bot already: its help
+    lists neither ``--headless`` nor ``--bot`` (``--skill`` says how well it plays),
+    though it still takes both, as ``join`` does, so scripts written for ``join``
+    run unchanged."""
+    p.add_argument("--name", help="your display name (default: the one in your settings, "
+                                  "else the one saved with your key)")
     p.add_argument("--data-dir", type=Path, metavar="DIR",
                    help="where your key and your tables' records live (default: $NERTS_HOME "
                         "or the XDG data dir; for nerts bot, a free bots/N dir in it: each bot "
@@ -130,15 +136,20 @@ def _seat_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interfaces", metavar="LIST",
                    help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
     p.add_argument("--headless", action="store_true",
-                   help=f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
-                        "in the data dir)")
+                   help=argparse.SUPPRESS if bot else
+                   f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
+                   "in the data dir)")
     p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
-                   help=f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
+                   help=argparse.SUPPRESS if bot else
+                   f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
     p.add_argument("--pace", type=float, default=1.0, metavar="F",
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write one JSON object per round, then the result")
-    p.add_argument("--seed", type=int, help="seed the bot's choices (not the deal)")
+    who = "the bot's choices" if bot else "the computer player's choices (--bot, --partner)"
+    p.add_argument("--seed", type=int,
+                   help=f"seeds {who}, not the deal: at a network table every seat draws "
+                        "its own deck secret")
     p.add_argument("--code", metavar="CODE",
                    help="the table code: a host lets in only those who know it and encrypts "
                         "the table's traffic; a guest gives the table's code (env NERTS_CODE, "
@@ -238,7 +249,7 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
                                       kind="Bot" if args.command == "bot" else "Player")
         else:
             identity, screen = terminal(data_dir, args.name)
-    except IdentityError as exc:
+    except (IdentityError, CannotPlay) as exc:
         return _fail(str(exc))
     except (EOFError, KeyboardInterrupt):
         return 1
@@ -356,8 +367,8 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--countdown/--drop-after: {problem}")
         if not 2 <= args.seats <= 8:
             raise ValueError("--seats must be 2..8")
-        if args.auto_start is not None and not 1 <= args.auto_start <= args.seats:
-            raise ValueError("--auto-start must be 1..--seats")
+        if args.auto_start is not None and not 2 <= args.auto_start <= args.seats:
+            raise ValueError("--auto-start must be 2..--seats: a table is 2 to 8 players")
         if args.auto_next is not None and not 0 <= args.auto_next <= 3600:
             raise ValueError("--auto-next must be 0..3600 seconds")
         if args.table_name is not None:

@@ -177,6 +177,22 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
     return Path.home() / ".local" / "share" / "p2p-nerts"
 
 
+def check_data_dir(directory: Path) -> None:
+    """Make sure ``directory`` is a directory, making it if need be; else IdentityError.
+
+    Checked first, before anyone is asked a name that could not be kept.
+    """
+    if directory.exists() and not directory.is_dir():
+        raise IdentityError(f"the data dir {directory} is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except NotADirectoryError:
+        raise IdentityError(f"the data dir {directory} cannot be made: part of its path "
+                            "is a file, not a directory") from None
+    except OSError as exc:
+        raise IdentityError(f"cannot make the data dir {directory}: {exc.strerror}") from None
+
+
 def load_or_create(path: Path, name: str | None = None, *, kind: str = "Player") -> Identity:
     """Load the identity stored at `path`, creating it if there is none.
 
@@ -191,6 +207,8 @@ def load_or_create(path: Path, name: str | None = None, *, kind: str = "Player")
         data = path.read_bytes()
     except FileNotFoundError:
         return _create(path, name, kind)
+    except NotADirectoryError:
+        raise IdentityError(f"the data dir {path.parent} is not a directory") from None
     except OSError as exc:
         raise IdentityError(f"cannot read identity file {path}: {exc.strerror}") from None
     identity = _decode(path, data)

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
-from ..game.moves import perform
+from ..game.moves import is_stuck, perform
 from ..game.scoring import Match, SeatRound, round_score, team_names
 from ..game.tableau import (
     NERTS,
@@ -576,11 +576,15 @@ class Replica:
         return self._flush()
 
     def rotate_alone(self, now: float) -> Outbound:
-        """The lone-stuck variant: top stock card to the bottom."""
+        """The lone-stuck variant: a player with no move left puts the top stock card
+        at the bottom of the stock."""
         self.now = now
         rs, tab = self._playing()
         if not rs.variants.lone_rotate:
             raise CommandError("this table plays without the lone rotation")
+        if not is_stuck(tab, rs.log):
+            raise CommandError("the lone rotation is for a player with no move left: "
+                               "you can still play or turn up a card that fits")
         tab.rotate(alone=True)
         self._journal_moves(rs, tab)
         return self._flush()
@@ -970,7 +974,7 @@ class Replica:
                 return  # a returning seat catches up through resends
             if key in self.waiting:
                 return
-            if not seated and len(self.seats) + len(self.waiting) >= self.max_seats:
+            if not seated and len(self.seats) + len(self.waiting) >= self._room():
                 self._send(Refuse(key, "the table is full"))
                 return
             # Dropped from this round, or given up after an earlier one: the
@@ -982,10 +986,14 @@ class Replica:
             self._send(Roster(self.seats))  # a rejoin: tell them again
         elif self.phase is Phase.OVER:
             self._send(Refuse(key, "the game is over"))
-        elif len(self.seats) >= self.max_seats:
+        elif len(self.seats) >= self._room():
             self._send(Refuse(key, "the table is full"))
         else:
             self._seat(key, name)
+
+    def _room(self) -> int:
+        """Seats the host offers: its own limit, and no more tableaux than the rules play."""
+        return min(self.max_seats, self.variants.most_seats)
 
     def _seat(self, key: bytes, name: str) -> None:
         """Host: a newcomer sits after everyone else, so the partners chosen stay together."""
@@ -1020,6 +1028,10 @@ class Replica:
             raise EnvelopeError("not_host")
         number = self.rs.number if self.rs else 0
         if entry.round == number + 1:
+            try:
+                self.variants.check_players(len(seats))  # what the host checks to deal
+            except VariantError:
+                raise EnvelopeError("bad_field:roster") from None
             self.seats = seats
             self._begin_round(entry.round)
         elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
@@ -1050,7 +1062,7 @@ class Replica:
         self.countdown = payload.countdown_ms / 1000
         self.drop_after = payload.drop_after_ms / 1000
         self._event(ev.SettingsChanged(
-            f"{self.variants.summary()}; {self.countdown:g} s countdown, "
+            f"{self.variants.words()}; {self.countdown:g} s countdown, "
             f"silent seats dropped after {self.drop_after:g} s"))
 
     def _goodbye(self, key: bytes, reason: str) -> None:
@@ -1081,6 +1093,7 @@ class Replica:
         if self.phase is Phase.OVER:
             self.totals = {}  # a new game
         rounds = self.match.rounds if self.match is not None and self.totals else 0
+        self.ready = {}  # ready for the next deal: said afresh after each round
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds

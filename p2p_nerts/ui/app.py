@@ -68,6 +68,7 @@ from .overlays import (
     counting_down,
     form_text,
     help_text,
+    rules_text,
     too_small,
 )
 from .scores import lobby_screen, scores_screen
@@ -150,6 +151,8 @@ class NertsApp:
         self.app.timeoutlen = ESC_TIMEOUT
         self.frames = FrameCap(self.app)
         self._tidy = False  # see tidy_heap: only in a real run, not under a test's loop
+        if self._ctl is not None:
+            self._listen(self._ctl)
         if browser is not None:
             browser.on_session = self._sit_down
             browser.on_change = self.frames.request
@@ -204,11 +207,16 @@ class NertsApp:
             "table": table_screen(ctl, self.keys),
             "scores": scores_screen(ctl, self.keys),
         }
-        session.subscribe(partial(self._on_event, ctl))
+
+    def _listen(self, ctl: Controller) -> None:
+        """Hear the table's events; only once the frames are there to ask for, since a
+        networked session hands its first listener the backlog of events at once."""
+        ctl.session.subscribe(partial(self._on_event, ctl))
 
     def _sit_down(self, session: Session, code: str | None) -> None:
         """A seat won in the lobby: show its table and keep it running."""
         self._seat(session, code)
+        self._listen(self.ctl)
         self._start(session)
         self.frames.request()
 
@@ -257,6 +265,8 @@ class NertsApp:
         return self._screens["table" if phase is Phase.PLAYING else "scores"]
 
     def _help(self) -> StyleAndTextTuples:
+        if self.hands.state.rules_page:
+            return rules_text(self.keys, None if self._ctl is None else self._ctl.replica.variants)
         if self._ctl is None:
             return browser_help_text(self.keys, self._config_file)
         return help_text(self.keys, self._config_file)
@@ -414,6 +424,8 @@ class NertsApp:
         confirming = self._in("confirm")
         for key in {"escape", "enter", "q", *self.keys[Action.HELP]}:
             kb.add(key, filter=helping, eager=True)(on_key(lambda: self.hands.toggle_help()))
+        for key in ("r", "tab", "left", "right"):
+            kb.add(key, filter=helping, eager=True)(on_key(lambda: self.hands.flip_help_page()))
         for key in ("y", "Y"):
             kb.add(key, filter=confirming, eager=True)(
                 on_key(lambda: self.ctl.answer_quit(True)))

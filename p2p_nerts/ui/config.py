@@ -30,6 +30,7 @@ from ..game.bot import SKILLS
 from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
+    check_data_dir,
     clean_name,
     default_data_dir,
     load_or_create,
@@ -60,7 +61,10 @@ def load_config(path: Path) -> tuple[Config, list[str]]:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Config(), []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
+        return Config(), [f"{path} is not valid TOML ({exc}): using the default settings "
+                          "until it is fixed"]
+    except (OSError, UnicodeDecodeError) as exc:
         return Config(), [f"{path}: {exc}; using the default settings"]
     problems: list[str] = []
     name = _name(raw.pop("name", None), problems)
@@ -162,15 +166,22 @@ def prepare_player(data_dir: Path | None = None, *, ask: Ask | None = None) -> P
     """Load settings and identity; on the first run ask for a name and keep it.
 
     ``ask`` is None when nobody can answer (stdin is not a terminal): the
-    identity then keeps its stored name, or gets a "Player-xxxx" one.
-    May raise IdentityError (with a message fit for the player).
+    identity then keeps its stored name, or gets a "Player-xxxx" one. The
+    data dir is checked before anything is asked. A settings file that cannot
+    be read is never overwritten: the name asked is kept with the key, which
+    is why it is asked only once. May raise IdentityError (with a message fit
+    for the player).
     """
     directory = data_dir or default_data_dir()
+    check_data_dir(directory)
     path = config_path(directory)
     config, notes = load_config(path)
     key_file = directory / IDENTITY_FILE
     name = config.name
     if name is None and not key_file.exists() and ask is not None:
+        for note in notes:  # said once, before the question rather than on the screen
+            print(f"nerts: {note}", file=sys.stderr)
+        notes = []
         name = ask_name(ask)
         if not path.exists():
             config = Config(name, config.four_colour, config.keys)
@@ -178,5 +189,7 @@ def prepare_player(data_dir: Path | None = None, *, ask: Ask | None = None) -> P
                 save_config(path, config)
             except OSError as exc:
                 notes.append(f"could not save {path}: {exc.strerror}")
+        else:  # the file is there but could not be read: the key file keeps the name
+            notes.append(f"your name {name!r} is kept with your key in {key_file}")
     identity = load_or_create(key_file, name)
     return Player(identity, config, tuple(notes))

@@ -153,7 +153,7 @@ _VARIANT_KEYS = frozenset(f.name for f in dataclasses.fields(Variants))
 
 
 def variant_fields(v: Variants) -> list[Field]:
-    """The rules' variants as fields, set to ``v`` (RULES.md has what each one means)."""
+    """The rules' variants as fields, set to ``v`` (docs/RULES.md says what each one means)."""
     return [
         choice("stock_turn", "Stock turn", v.stock_turn,
                ((3, "3 cards at a time"), (1, "1 card at a time"))),

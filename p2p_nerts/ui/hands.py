@@ -44,6 +44,12 @@ class Hands:
     @player_input
     def toggle_help(self) -> None:
         self.state.show_help = not self.state.show_help
+        self.state.rules_page = False  # help opens on its keys
+
+    @player_input
+    def flip_help_page(self) -> None:
+        """Between the help's two pages: the keys, and the rules in short."""
+        self.state.rules_page = not self.state.rules_page
 
     @player_input
     def edit_form(self, change: Callable[[Form], None]) -> None:

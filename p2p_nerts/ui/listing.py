@@ -25,6 +25,7 @@ from prompt_toolkit.layout import Container, HSplit
 from .browser import Browser, is_full
 from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
 from .network import TableListing
+from .overlays import PAGES
 from .table import MESSAGE_ROWS, messages
 from .widgets import counted, on_click, rule, screen_width, spread, text
 
@@ -134,6 +135,6 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  table asks for a code, full: no free seat.\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
-        ("class:dim", f"Remap keys in {config_file}\n(any of Esc, Enter, ? closes this)"),
+        ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),
     ]
     return out

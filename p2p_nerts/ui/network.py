@@ -1,6 +1,7 @@
 """What the network lobby needs from the LAN, as a protocol the UI owns.
 
-The UI never imports ``net`` (DESIGN.md: arrows point inward), so the lobby
+The UI never imports ``net`` (the layers depend inward, on ``protocol`` and
+``game``, never on each other), so the lobby
 is written against these two protocols and ``cli`` hands in an object built
 on ``net`` that fits them (``net.discovery.TableAd`` already fits
 :class:`TableListing`). Tests hand in a fake and drive the lobby without

@@ -8,9 +8,10 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
+from ..game.variants import Variants
 from ..protocol.replica import Phase, Replica
 from .form import Form, TextField
-from .keys import DESCRIPTIONS, PILES, Action, KeyMap, key_name
+from .keys import DESCRIPTIONS, PILES, Action, KeyMap, key_name, label
 
 MIN_COLUMNS, MIN_ROWS = 80, 24
 
@@ -69,9 +70,62 @@ def help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
         ("class:label", "Play\n"),
         ("", "  Foundations go up by suit from the ace; work piles go down in alternating\n"
              "  colours. Empty your Nerts pile, then call Nerts! A card marked … may bounce.\n"),
-        ("class:dim", f"Remap keys in {config_file}\n(any of Esc, Enter, ? closes this)"),
+        ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),
     ]
     return out
+
+
+PAGES = "(r or Tab: the rules · Esc, Enter or ? closes this)"
+"""The help's last line: how to turn its page, how to close it."""
+
+
+def rules_text(keys: KeyMap, variants: Variants | None) -> StyleAndTextTuples:
+    """The help's rules page (``variants``: the table's, when there is one); it fits
+    an 80×24 terminal. The whole rules are in docs/RULES.md."""
+    stuck, call = label(keys, Action.STUCK), label(keys, Action.CALL)
+    out: StyleAndTextTuples = [
+        ("class:label", "The rules in short"), ("class:dim", " (all of them: docs/RULES.md)\n"),
+        ("", "  Everyone plays at once, no turns. Empty your Nerts pile before the others:\n"
+             "  every card of yours on a foundation scores.\n"
+             "  Work piles go down in alternating colours (a red 6 on a black 7); a card\n"
+             "  moves with the cards on it. An empty work pile takes any card of yours.\n"
+             "  Foundations go up by suit from the ace; anyone plays on any of them.\n"
+             "  Turn the stock onto the waste; only the waste's top card plays.\n"),
+        ("", "  The table's clock orders every play: a card that comes too late bounces\n"
+             "  back to you. Two at the very same moment both stay (strict ties: one,\n"
+             "  by a fair draw).\n"),
+        ("class:label", "Stuck\n"),
+        ("", "  No move left? "), ("class:key", stuck), ("", " votes stuck. All stuck: every "
+                                                          "stock rotates. All stuck again\n"
+                                                          "  with nothing up since: the "
+                                                          "round ends.\n"),
+    ]
+    if variants is not None and variants.lone_rotate:
+        out += [("", "  Stuck alone: "), ("class:key", label(keys, Action.ROTATE)),
+                ("", " puts your top stock card at the bottom.\n")]
+    out += [
+        ("class:label", "Nerts!\n"),
+        ("", "  Nerts pile empty: "), ("class:key", call),
+        ("", " calls it. Plays made before the call count, later ones\n"
+             "  come back. +1 per own card up, −2 per card left in your Nerts pile.\n"
+             "  Rounds go on until someone reaches the target: the highest total wins.\n"),
+    ]
+    if variants is not None:
+        out += [("class:label", "This table: "), *_wrapped(variants.words(), 64)]
+    out.append(("class:dim", "(r or Tab: the keys · Esc, Enter or ? closes this)"))
+    return out
+
+
+def _wrapped(words: str, width: int) -> StyleAndTextTuples:
+    """A rules line of " · "-separated parts, broken between parts to ``width``."""
+    lines = [""]
+    for part in words.split(" · "):
+        joined = f"{lines[-1]} · {part}" if lines[-1] else part
+        if len(joined) > width and lines[-1]:
+            lines.append(part)
+        else:
+            lines[-1] = joined
+    return [("", "\n  · ".join(lines) + "\n")]
 
 
 def countdown_text(r: Replica) -> StyleAndTextTuples:

@@ -14,6 +14,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
 from ..game.scoring import partners, team_names
+from ..game.variants import VariantError
 from ..protocol.identity import fingerprint_of
 from ..protocol.replica import Phase, Replica
 from .control import Controller
@@ -49,19 +50,15 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
         ("class:label", f"\n  {'Player':<{width}}  {'Fingerprint':<{_PRINT_WIDTH}}  Ready\n")]
     for seat, name in zip(r.seats, names, strict=True):
         out += [("class:you" if seat.key == r.me.public_key else "", f"  {name:<{width}}  "),
-                ("class:dim", f"{fingerprint_of(seat.key)}  "),
-                ("class:good", "✓ ready") if r.ready.get(seat.key) else ("class:dim", "· not yet"),
+                ("class:dim", f"{fingerprint_of(seat.key)}  "), _ready_mark(r, seat.key),
                 ("", "\n")]
     if not r.seats:
         out.append(("class:dim", "  Asking the host for a seat…\n"))
-    ready_count = sum(r.ready.get(s.key, False) for s in r.seats)
-    out.append(("", f"\n  Rules:   {r.variants.summary()}\n"))
+    ready_count = sum(_is_ready(r, s.key) for s in r.seats)
+    out.append(("", f"\n  Rules:   {r.variants.words()}\n"))
     if r.variants.teams == "pairs":
         teams = team_names([s.name for s in r.seats], r.variants)
-        out.append(("", f"  Teams:   {' · '.join(teams)}"))
-        if len(r.seats) % 2:
-            out.append(("class:warn", "  (pairs need an even number of players)"))
-        out.append(("", "\n"))
+        out.append(("", f"  Teams:   {' · '.join(teams)}\n"))
     elif r.variants.teams == "share":
         out.append(("", "  Teams:   share-a-deck: two players play each tableau together\n"))
     out.append(("", f"  Clocks:  {r.countdown:g} s to get ready" + (
@@ -69,7 +66,10 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     if code is not None and r.is_host:
         out += [("", "  Code:    "), ("class:label", code),
                 ("class:dim", "  (players joining need it: read it out)\n")]
-    out.append(("", f"  Players: {len(r.seats)} seated, {ready_count} ready\n\n  "))
+    out.append(("", f"  Players: {len(r.seats)} seated, {ready_count} ready"))
+    if r.seats and (problem := _count_problem(r)) is not None:
+        out.append(("class:warn", f" · cannot deal yet: {problem}"))
+    out.append(("", "\n\n  "))
     if r.phase is Phase.SHUFFLE:
         out.append(("class:label", "Shuffling: every deck is being fixed by commit and reveal…"))
     elif r.is_host:
@@ -78,6 +78,26 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     else:
         out.append(("class:label", "Waiting for the host to deal…"))
     return out
+
+
+def _is_ready(r: Replica, key: bytes) -> bool:
+    """Whether a seat is ready for the next deal: the host is, since the host deals."""
+    return key == r.host_key or r.ready.get(key, False)
+
+
+def _ready_mark(r: Replica, key: bytes) -> tuple[str, str]:
+    if r.ready.get(key):
+        return ("class:good", "✓ ready")
+    return ("class:good", "✓ deals") if key == r.host_key else ("class:dim", "· not yet")
+
+
+def _count_problem(r: Replica) -> str | None:
+    """Why the seated players cannot be dealt a round under the table's rules, if so."""
+    try:
+        r.variants.check_players(len(r.seats))
+    except VariantError as exc:
+        return str(exc)
+    return None
 
 
 def _who(r: Replica, index: int, me: int | None) -> str:
@@ -143,6 +163,11 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
     out.append(("class:dim", f"\n  Target {rs.variants.target}. "
                              + ("Every table agrees on these scores." if ctl.state.agreed
                                 else "")))
+    if r.phase is Phase.BETWEEN:
+        ready = [s.name for s in r.seats if s.key != r.host_key and r.ready.get(s.key)]
+        others = sum(1 for s in r.seats if s.key != r.host_key)
+        out.append(("", f"\n  Ready for the next round: {', '.join(ready) or 'nobody yet'}"
+                        f" ({len(ready)} of {others})"))
     if ctl.state.winner is not None:
         out.append(("class:title", f"\n\n  Game over: {ctl.state.winner} wins! "))
     return out
@@ -155,7 +180,7 @@ def between_hints(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
                   (Action.SETTINGS, "settings")]
         if r.variants.teams == "pairs":
             parts.append((Action.PARTNERS, "partners"))
-    if r.phase is Phase.LOBBY:
+    if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host:  # the host deals
         parts.append((Action.READY, "not ready" if r.ready.get(r.me.public_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]
     if r.phase is Phase.BETWEEN and not r.is_host:

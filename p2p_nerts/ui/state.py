@@ -51,6 +51,7 @@ class UiState:
     lines: deque[Line] = field(default_factory=lambda: deque(maxlen=HISTORY))
     pending: set[PlayKey] = field(default_factory=set)  # plays added, not yet final
     show_help: bool = False
+    rules_page: bool = False  # the help's second page: the rules in short
     confirm_quit: bool = False
     form: Form | None = None
     winner: str | None = None

@@ -22,10 +22,12 @@ from __future__ import annotations
 from functools import partial
 
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
+from prompt_toolkit.formatted_text.utils import fragment_list_width
 from prompt_toolkit.layout import Container, HSplit, Window
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
+from ..game.moves import is_stuck
 from ..game.scoring import partners, team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import Replica, RoundState
@@ -60,31 +62,56 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
 # --------------------------------------------------------------------- header
 def header(ctl: Controller) -> Window:
     """The round on the left, the running totals on the right."""
-    return text(lambda: spread(title(ctl.replica), scores_line(ctl.replica)))
+    return text(lambda: header_line(ctl.replica, screen_width()))
 
 
-def title(r: Replica) -> StyleAndTextTuples:
+#: The header's ways of saying the same thing, roomiest first: separator between
+#: scores, how the target reads, whether the title is short, the shortest name.
+_HEADER_STYLES = ((" · ", "  → ", False, 3), ("  ", " →", False, 3), (" ", " →", True, 3),
+                  (" ", " →", True, 1))
+
+
+def header_line(r: Replica, width: int) -> StyleAndTextTuples:
+    """The header in the roomiest style that fits ``width``: every total and the
+    target stay on screen, even with eight players at 80 columns."""
+    for sep, arrow, short, least in _HEADER_STYLES:
+        left = title(r, short=short)
+        room = width - fragment_list_width(left) - 1
+        right = scores_line(r, room, sep=sep, arrow=arrow, least=least)
+        if fragment_list_width(right) <= room:
+            break
+    return spread(left, right)
+
+
+def title(r: Replica, *, short: bool = False) -> StyleAndTextTuples:
+    if short:
+        return [("class:title", f" NERTS r{r.rs.number} " if r.rs else " NERTS ")]
     round_no = f" · round {r.rs.number}" if r.rs else ""
     return [("class:title", f" NERTS{round_no} ")]
 
 
-def scores_line(r: Replica) -> StyleAndTextTuples:
+def scores_line(r: Replica, room: int, *, sep: str = " · ", arrow: str = "  → ",
+                least: int = 3) -> StyleAndTextTuples:
     """Running totals (each team's under "pairs", which is what wins), mine in bold,
-    then the target; names shortened to fit the width."""
+    then the target; names shortened (to ``least`` characters at most) to fit ``room``."""
     rs, match = r.rs, r.match
     if rs is None or match is None:
         return []
-    room = screen_width() - len(title(r)[0][1]) - 1
-    target = f"  → {r.variants.target} "
+    target = f"{arrow}{r.variants.target} "
     teams = match.named_totals(rs.names)
     mine = team_of(rs.me, rs.variants) if rs.me is not None else None
     cut = max(len(n) for n, _ in teams)
-    while cut > 3 and sum(len(n[:cut]) + len(f" {t} · ") for n, t in teams) + len(target) > room:
+
+    def width(cut: int) -> int:
+        return (sum(len(f"{n[:cut]} {t}") for n, t in teams) + len(sep) * (len(teams) - 1)
+                + len(target))
+
+    while cut > least and width(cut) > room:
         cut -= 1
     out: StyleAndTextTuples = []
     for team, (name, total) in enumerate(teams):
         if out:
-            out.append(("", " · "))
+            out.append(("", sep))
         out.append(("class:you" if team == mine else "", f"{name[:cut]} {total}"))
     out.append(("class:dim", target))
     return out
@@ -282,12 +309,25 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
         who = "Your tableau is" if rs.variants.teams == "share" else "You"
         out.append(("class:warn",
                     f"{who} voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
+    elif (waiting := _waiting_on_me(rs, tab)) and ctl.replica.can_move():
+        out.append(("class:warn", f"No move left: {label(keys, Action.STUCK)} votes stuck "
+                                  f"({counted(waiting, 'player')} waiting on you)   "))
     if tab.in_flight:
         out.append(("class:dim", "In the air: "))
         for card, _src in tab.in_flight.values():
             out += [(suit_class(card) + " class:pending", card_name(card)),
                     ("class:pending", "… ")]
     return out
+
+
+def _waiting_on_me(rs: RoundState, tab: Tableau) -> int:
+    """How many others voted stuck while the game sees no move for me either (0: none,
+    or I have a move, or a card of mine is still in the air and may come back)."""
+    waiting = sum(1 for seat in rs.live if seat != rs.me and seat < len(rs.stuck)
+                  and rs.stuck[seat])
+    if not waiting or tab.in_flight or not is_stuck(tab, rs.log):
+        return 0
+    return waiting
 
 
 def messages(state: UiState) -> StyleAndTextTuples:

@@ -158,9 +158,14 @@ def test_variant_defaults_are_the_classic_game() -> None:
     assert (v.stock_turn, v.strict_ties, v.lone_rotate, v.penalty, v.target, v.teams,
             v.jokers) == (3, False, False, True, 100, "none", False)
     assert v.summary() == "turn3 ties:both pen tgt100"
+    assert v.words() == "turn 3 · both stay on ties · −2 per Nerts card · to 100"
     assert Variants(stock_turn=1, strict_ties=True, penalty=False, target=50, lone_rotate=True,
                     jokers=True, teams="pairs").summary() == (
         "turn1 ties:strict nopen tgt50 lone jokers pairs")
+    assert Variants(stock_turn=1, strict_ties=True, penalty=False, target=50, lone_rotate=True,
+                    jokers=True, teams="share").words() == (
+        "turn 1 · one stays on ties · no penalty · to 50 · stuck alone may rotate · jokers"
+        " · two at each tableau")
 
 
 @pytest.mark.parametrize("kwargs", [{"stock_turn": 2}, {"target": 0}, {"target": 10_001},
@@ -171,15 +176,19 @@ def test_bad_variants_are_refused(kwargs: dict[str, object]) -> None:
 
 
 def test_player_counts() -> None:
-    Variants().check_players(1)
-    Variants().check_players(8)
-    for bad in (0, 9):
-        with pytest.raises(VariantError):
+    """2 to 8 players; pairs two teams or more; share-a-deck 6 or 8 players."""
+    for seats in (2, 8):
+        Variants().check_players(seats)
+    for bad in (0, 1, 9):
+        with pytest.raises(VariantError, match="2 to 8 players"):
             Variants().check_players(bad)
-    Variants(teams="pairs").check_players(4)
-    with pytest.raises(VariantError):
-        Variants(teams="pairs").check_players(3)
-    Variants(teams="share").check_players(3)  # tableaux: six players, two at each
-    with pytest.raises(VariantError, match="6 or more players"):
-        Variants(teams="share").check_players(2)
-
+    for seats in (4, 6, 8):
+        Variants(teams="pairs").check_players(seats)
+    for bad in (2, 3, 5):
+        with pytest.raises(VariantError, match="pairs need 4, 6 or 8 players"):
+            Variants(teams="pairs").check_players(bad)
+    for tableaux in (3, 4):  # six or eight players, two at each
+        Variants(teams="share").check_players(tableaux)
+    for bad in (1, 2, 5, 8):
+        with pytest.raises(VariantError, match="share-a-deck needs 6 or 8 players"):
+            Variants(teams="share").check_players(bad)

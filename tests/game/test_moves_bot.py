@@ -84,12 +84,12 @@ def test_a_fixed_joker_is_declared_only_as_what_it_stands_for() -> None:
     fnd = started("AS 2S 3S 4S", "AH 2H", "AD")
     joker = c("J0")
     tab = tableau(work=[[c("6C"), joker]], jokers=True)
-    tab.bound[joker] = (5, 1)  # as if a card had lain on it
+    tab.bound[joker] = make_face(1, 5)  # as if a card had lain on it
     assert foundation_target(tab, W0, fnd) is None  # nobody wants a red 5
-    tab.bound[joker] = (3, 1)
+    tab.bound[joker] = make_face(1, 3)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AH", 6),
                                                       declared=make_face(1, 3))
-    tab.bound[joker] = (5, 0)
+    tab.bound[joker] = make_face(0, 5)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AS", 7),
                                                       declared=make_face(0, 5))
 
@@ -311,14 +311,14 @@ def test_bot_keeps_turning_while_the_cycle_holds_a_playable_card() -> None:
 def test_lone_rotation_only_in_the_variant_and_for_bots_that_use_it() -> None:
     for skill, lone, expected in [("hard", True, Act.ROTATE), ("hard", False, Act.STUCK),
                                   ("medium", True, Act.STUCK)]:
-        tab = stuck_tableau(stock=[], waste=cs("9S 9C 9H"))
+        tab = stuck_tableau()
         b = bot(skill, lone_rotate=lone)
         b.idle_turns = 99
         assert b.decide(tab, NONE).act is expected
 
 
 def test_lone_rotation_stops_after_a_full_round_of_rotations() -> None:
-    tab = stuck_tableau(stock=[], waste=cs("9S 9C 9H"))
+    tab = stuck_tableau()
     b = bot(lone_rotate=True)
     b.idle_turns = 99
     for _ in range(3):
@@ -331,8 +331,8 @@ def test_lone_rotation_stops_after_a_full_round_of_rotations() -> None:
 
 
 @pytest.mark.parametrize("left", [0, 1])
-def test_no_lone_rotation_with_fewer_than_two_cards(left: int) -> None:
-    tab = stuck_tableau(stock=cs("9S")[:left])
+def test_no_lone_rotation_with_fewer_than_two_stock_cards(left: int) -> None:
+    tab = stuck_tableau(stock=cs("9S")[:left], waste=cs("9C 9H"))
     b = bot(lone_rotate=True)
     b.idle_turns = 99
     assert b.decide(tab, NONE).act is Act.STUCK

@@ -1,4 +1,4 @@
-"""One player's tableau: the deal and every move of RULES.md, legal and illegal."""
+"""One player's tableau: the deal and every move of docs/RULES.md, legal and illegal."""
 
 from __future__ import annotations
 
@@ -305,15 +305,27 @@ def test_all_stuck_rotation_moves_the_top_card_to_the_bottom() -> None:
     assert tab.log[0] == (OP_ROTATE, ROTATE_ALL)
 
 
-def test_rotation_with_cards_still_in_the_stock_keeps_the_turn_order() -> None:
+def test_all_stuck_rotation_with_cards_still_in_the_stock_keeps_the_turn_order() -> None:
     # Turn order before: stock 6S 7S, then (after turning over) waste 2S..5S.
     tab = tableau(stock=cs("6S 7S"), waste=cs("2S 3S 4S 5S"), stock_turn=1)
-    tab.rotate(alone=True)
+    tab.rotate(alone=False)
     order = []
     for _ in range(6):
         tab.turn()
         order.append(tab.top(WASTE))
     assert order == cs("7S 2S 3S 4S 5S 6S")
+    assert tab.log[0] == (OP_ROTATE, ROTATE_ALL)
+
+
+def test_lone_rotation_moves_only_the_top_stock_card_to_the_bottom() -> None:
+    tab = tableau(stock=cs("6S 7S 8S"), waste=cs("2S 3S 4S 5S"), stock_turn=1)
+    tab.rotate(alone=True)
+    assert tab.waste == cs("2S 3S 4S 5S")  # the waste stays where it is
+    order = []
+    for _ in range(3):
+        tab.turn()
+        order.append(tab.top(WASTE))
+    assert order == cs("7S 8S 6S")
     assert tab.log[0] == (OP_ROTATE, ROTATE_ALONE)
 
 
@@ -322,10 +334,13 @@ def test_rotation_needs_two_cards() -> None:
     illegal(tab, lambda: tab.rotate(alone=False), "not enough")
     tab.waste = []
     illegal(tab, lambda: tab.rotate(alone=True), "not enough")
+    tab = tableau(stock=cs("6S"), waste=cs("2S 3S 4S"))  # alone: the waste does not count
+    illegal(tab, lambda: tab.rotate(alone=True), "turn the waste over first")
 
 
 # ----------------------------------------------------------------------- jokers
 J0, J1 = c("J0"), c("J1")
+H6, H10, S5, S9 = make_face(1, 6), make_face(1, 10), make_face(0, 5), make_face(0, 9)
 
 
 def test_a_joker_must_be_declared_before_it_goes_up() -> None:
@@ -342,17 +357,38 @@ def test_a_joker_is_fixed_once_a_card_lies_on_it() -> None:
     tab.move_to_work(WASTE, 0)  # J0 on 7S: free while nothing lies on it
     assert tab.bound == {}
     tab.move_to_work(NERTS, 0)  # 5C on it: J0 is now a red 6
-    assert tab.bound == {J0: (6, 1)}
+    assert tab.bound == {J0: H6}
     tab.move_to_work(W0, 3, index=1)  # J0 with 5C onto 7C
     tab.move_to_work(W3, 1)  # 5C onto 6H: J0 exposed again, and still a red 6
-    assert tab.work[3] == [c("7C"), J0] and tab.bound == {J0: (6, 1)}
+    assert tab.work[3] == [c("7C"), J0] and tab.bound == {J0: H6}
     illegal(tab, lambda: tab.move_to_work(W3, 1), "does not go on")
     illegal(tab, lambda: tab.launch(W3, KEY, c("AS", 1), make_face(0, 6)), "fixed")
     illegal(tab, lambda: tab.launch(W3, KEY, c("AH", 1), make_face(1, 7)), "fixed")
     tab.move_to_work(W3, 2)  # an empty pile takes it, still fixed
-    assert tab.bound == {J0: (6, 1)}
-    tab.launch(W2, KEY, c("AD", 1), make_face(2, 6))  # a red 6: the 6♦ is fine
+    assert tab.bound == {J0: H6}
+    # Fixed in suit too: the first red suit, as the run said red and nothing said which.
+    illegal(tab, lambda: tab.launch(W2, KEY, c("AD", 1), make_face(2, 6)), "fixed as 6♥")
+    tab.launch(W2, KEY, c("AH", 1), H6)
+    tab.settle(KEY, stayed=True)  # it reached a foundation: no longer the work pile's
     assert tab.bound == {}
+
+
+def test_a_fixed_joker_that_bounces_comes_back_fixed() -> None:
+    tab = tableau(nerts=cs("5C"), waste=[J0], work=[cs("7S"), cs("6D"), cs("KC"), cs("KH")],
+                  jokers=True)
+    tab.move_to_work(WASTE, 0)
+    tab.move_to_work(NERTS, 0)  # 5C on J0: a 6♥
+    tab.move_to_work(W0, 1)  # 5C onto 6D: J0 exposed, still a 6♥
+    tab.launch(W0, KEY, c("AH", 1), H6)
+    assert tab.settle(KEY, stayed=False) == W0  # it bounced: back on the 7S, still a 6♥
+    assert tab.work[0] == [c("7S"), J0] and tab.bound == {J0: H6}
+    illegal(tab, lambda: tab.launch(W0, (2, 0), c("AD", 1), make_face(2, 6)), "fixed as 6♥")
+    tab.launch(W0, (2, 0), c("AH", 1), H6)
+    tab.move_to_work(W1, 0, index=0)  # 6D 5C onto the 7S: the joker's place is taken
+    assert tab.settle((2, 0), stayed=False) == WASTE
+    assert tab.waste == [J0] and tab.bound == {J0: H6}  # fixed on the waste too
+    illegal(tab, lambda: tab.launch(WASTE, (3, 0), c("AD", 1), make_face(2, 6)), "fixed")
+    illegal(tab, lambda: tab.move_to_work(WASTE, 2), "does not")  # a red 6 is no queen
 
 
 def test_free_joker_goes_anywhere_on_the_work_piles() -> None:
@@ -362,10 +398,10 @@ def test_free_joker_goes_anywhere_on_the_work_piles() -> None:
     assert tab.work[0] == [c("7S"), J1] and tab.bound == {}
     illegal(tab, lambda: tab.move_to_work(WASTE, 1), "king down to ace")  # nothing under an ace
     tab.move_to_work(WASTE, 0)  # a joker on a joker: J1 is fixed, J0 on top is not
-    assert tab.bound == {J1: (6, 1)}
+    assert tab.bound == {J1: H6}
     illegal(tab, lambda: tab.move_to_work(W3, 0), "does not fit")  # 2C is not a black 5
     tab.move_to_work(NERTS, 0)
-    assert tab.bound == {J1: (6, 1), J0: (5, 0)}
+    assert tab.bound == {J1: H6, J0: S5}
 
 
 def test_two_jokers_then_a_card_fix_both() -> None:
@@ -373,13 +409,13 @@ def test_two_jokers_then_a_card_fix_both() -> None:
     tab.move_to_work(WASTE, 0)
     tab.move_to_work(WASTE, 0)
     tab.move_to_work(NERTS, 0)
-    assert tab.bound == {J0: (6, 1), J1: (5, 0)}
+    assert tab.bound == {J0: H6, J1: S5}
 
 
 def test_slide_a_joker_under_a_pile() -> None:
     tab = tableau(waste=[J0], work=[cs("9S 8D"), []], jokers=True)
     tab.slide_under(WASTE, 0)
-    assert tab.work[0] == [J0, *cs("9S 8D")] and tab.bound == {J0: (10, 1)}
+    assert tab.work[0] == [J0, *cs("9S 8D")] and tab.bound == {J0: H10}
 
 
 def test_a_joker_cannot_stand_above_a_king() -> None:
@@ -392,7 +428,7 @@ def test_a_bounced_card_landing_on_a_free_joker_fixes_it() -> None:
     tab.launch(W0, KEY, pile=c("AH", 1))
     tab.move_to_work(WASTE, 0)  # the free joker fills the emptied pile
     assert tab.settle(KEY, stayed=False) == W0
-    assert tab.work[0] == [J0, c("8H")] and tab.bound == {J0: (9, 0)}
+    assert tab.work[0] == [J0, c("8H")] and tab.bound == {J0: S9}
     tab.move_to_work(W0, 1)  # 8H onto 9C: J0 exposed, still a black 9
     illegal(tab, lambda: tab.launch(W0, (2, 0), c("AH", 1), make_face(1, 5)), "fixed")
     tab.move_to_work(W0, 2)  # a black 9 on the 10H

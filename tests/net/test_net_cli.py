@@ -18,6 +18,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
+import p2p_nerts.cli
 import p2p_nerts.ui.app
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
@@ -126,6 +127,37 @@ def test_a_data_dir_in_use_exits_1_and_changes_nothing(
             in capsys.readouterr().err)
 
 
+def test_solo_too_is_one_nerts_per_data_dir_and_asks_nothing_when_busy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)
+
+    def never() -> None:
+        raise AssertionError("the player was asked")
+
+    monkeypatch.setattr(p2p_nerts.cli, "_player", never)
+    with Store(tmp_path / DB_FILE):
+        assert main(["solo"]) == 1
+    assert f"nerts: another nerts is using {tmp_path}" in capsys.readouterr().err
+    assert not (tmp_path / "identity.key").exists()
+    a_file = tmp_path / "file"
+    a_file.write_text("", encoding="utf-8")
+    monkeypatch.setenv("NERTS_HOME", str(a_file))
+    assert main(["solo"]) == 1
+    assert capsys.readouterr().err == f"nerts: the data dir {a_file} is not a directory\n"
+
+
+def test_a_headless_seat_takes_the_name_in_the_settings(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.toml").write_text('name = "Ana"\n', encoding="utf-8")
+    assert main(["join", "127.0.0.1:9", "--headless", "--bind", "127.0.0.1"]) == 1
+    assert "cannot reach 127.0.0.1:9" in capsys.readouterr().err
+    assert load_or_create(tmp_path / "identity.key").name == "Ana"
+    assert main(["join", "127.0.0.1:9", "--headless", "--bind", "127.0.0.1",
+                 "--name", "Bo"]) == 1  # --name still wins
+    assert load_or_create(tmp_path / "identity.key").name == "Bo"
+
+
 def test_nothing_listening_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -191,6 +223,7 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
             await self.session.run()
 
     monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
     argv = ["host", "--name", "Tess", "--bind", "127.0.0.1"]
     if from_env:
         monkeypatch.setenv("NERTS_CODE", "pink otter")
@@ -243,6 +276,7 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
                 await runner
 
     monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
     assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--partner", "hard",
                  "--pace", "0.05", "--teams", "share", "--auto-start", "3", "--auto-next", "0.3",
                  "--countdown", "0"]) == 0

@@ -118,7 +118,7 @@ def test_share_a_deck_two_bots_play_each_tableau() -> None:
 
 def test_share_a_deck_needs_three_tableaux() -> None:
     net = bot_table(2, seed=4, variants=Variants(teams="share"))
-    with pytest.raises(CommandError, match="6 or more players"):
+    with pytest.raises(CommandError, match="share-a-deck needs 6 or 8 players"):
         net.replicas[0].start_round(net.now)
 
 
@@ -245,6 +245,21 @@ def test_full_table_refuses_a_ninth_player() -> None:
     assert extra.my_seat is None
 
 
+def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
+    from p2p_nerts.protocol.identity import Identity
+    from p2p_nerts.protocol.memnet import TABLE_ID
+    from p2p_nerts.protocol.replica import Replica
+
+    net = bot_table(4, seed=2, variants=Variants(teams="share"))
+    host = net.replicas[0]
+    extra = Replica(Identity.from_seed(b"\x98" * 32, "fifth"), TABLE_ID, host.me.public_key)
+    host.receive(extra.open(net.now).sends[0].data, net.now)
+    log = host.authors[host.me.public_key].entries
+    events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
+    assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
+    assert len(host.seats) == 4 and extra.my_seat is None
+
+
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
     from p2p_nerts.protocol.envelope import open_entry
     from p2p_nerts.protocol.identity import Identity
@@ -269,7 +284,7 @@ def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
                    auto_start=1)
     host.open(0.0)
     out = host.tick(1.0)  # one seat cannot play pairs
-    assert any(isinstance(e, ev.Notice) and "even number" in e.text for e in out.events)
+    assert any(isinstance(e, ev.Notice) and "2 to 8 players, not 1" in e.text for e in out.events)
     assert host.phase is Phase.LOBBY and host.auto_start is None
 
 

@@ -25,6 +25,8 @@ from p2p_nerts.protocol.messages import (
     MsgType,
     Nerts,
     Payload,
+    Roster,
+    Seat,
     Settings,
     Summary,
 )
@@ -266,6 +268,19 @@ def test_the_hosts_settings_with_clocks_out_of_range_change_nothing(
     assert (guest.countdown, guest.drop_after, guest.variants) == (0.0, DROP_AFTER, Variants())
     guest.receive(settings(cd=2500, da=700), 2.0)
     assert (guest.countdown, guest.drop_after) == (2.5, 0.7)
+
+
+def test_a_round_dealt_to_a_table_the_rules_do_not_allow_is_refused() -> None:
+    """The host checks the player count before it deals; a guest checks it again."""
+    ids = identities(2)
+    guest = Replica(ids[1], TABLE_ID, ids[0].public_key, countdown=0.0)
+    guest.open(0.0)
+    alone = Roster((Seat(ids[1].public_key, ids[1].name),))
+    deal = seal(ids[0], table_id=TABLE_ID, round=1, seq=1, lamport=1,
+                type=int(MsgType.ROSTER), payload=alone.to_wire()).raw
+    out = guest.receive(deal, 1.0)
+    assert out.events == [ev.Rejected("bad_field:roster")]
+    assert guest.rs is None and guest.seats == ()
 
 
 def test_equivocation_is_proof_of_misbehaviour() -> None:

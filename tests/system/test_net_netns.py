@@ -1,4 +1,4 @@
-"""Games across separate network stacks: the lab of shared/LAB.md, built per test.
+"""Games across separate network stacks: a lab of network namespaces, built per test.
 
 One namespace holds a bridge; each peer gets its own namespace with a veth into
 it (10.99.0.x/24, multicast route), so mDNS, TCP and the addresses a table

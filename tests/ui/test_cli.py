@@ -28,7 +28,13 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["simulate", "--players", "9"], "nerts simulate: error: players must be"),
+        (["simulate", "--players", "9"], "nerts simulate: error: a table seats 2 to 8 players"),
+        (["simulate", "--players", "1"], "nerts simulate: error: a table seats 2 to 8 players"),
+        (["simulate", "--players", "10", "--teams", "share"],
+         "nerts simulate: error: share-a-deck needs 6 or 8 players"),
+        (["solo", "--bots", "4", "--teams", "share"],
+         "nerts solo: error: share-a-deck needs 6 or 8 players"),
+        (["solo", "--bots", "1", "--teams", "pairs"], "nerts solo: error: pairs need 4, 6 or 8"),
         (["simulate", "--skill", "godlike"], "nerts simulate: error: argument --skill"),
         (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
         (["simulate", "--target", "0"], "nerts simulate: error: target"),
@@ -37,6 +43,7 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         (["solo", "--teams", "pairs", "--bots", "2"], "nerts solo: error: pairs need"),
         (["solo", "--loopback", "--seed", "1"], "nerts solo: error: --seed fixes the deals"),
         (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
+        (["host", "--auto-start", "1"], "nerts host: error: --auto-start must be 2..--seats"),
         (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
         (["bot", "tess:99999"], "nerts bot: error: 'tess:99999': a port must be 1..65535"),
         (["join", "[::1]:0"], "nerts join: error: '[::1]:0': a port must be 1..65535"),
@@ -63,8 +70,25 @@ def test_help_says_what_each_command_takes(command: list[str],
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
     if not command:
         assert "With no COMMAND: the network lobby" in out
+        assert "The rules, every variant and the scoring: docs/RULES.md" in out
+    if command in (["host"], ["solo"], ["simulate"]):
+        assert "variants (each one explained in docs/RULES.md)" in out
+    seeds = {"solo": "--seed SEED seeds the deals and the computer players' choices",
+             "simulate": "--seed SEED seeds the whole game: the deals, the bots' choices and "
+                         "the simulated delays",
+             "host": "--seed SEED seeds the computer player's choices (--bot, --partner), "
+                     "not the deal"}
+    seeds["join"] = seeds["host"]
+    seeds["bot"] = "--seed SEED seeds the bot's choices, not the deal"
+    if command:
+        assert seeds[command[0]] in out
+    if command == ["bot"]:  # a bot is headless and a bot already
+        assert "--headless" not in out and "--bot" not in out
+        assert "--skill {easy,medium,hard} how well it plays" in out
+    if command in (["host"], ["join"]):
+        assert "--headless" in out and "--bot SKILL" in out
     if command in (["host"], ["solo"]):
-        assert "share: two players at each tableau, 3 tableaux or more" in out
+        assert "share: two players at each tableau, 3 or 4 tableaux" in out
     if command == ["simulate"]:
-        assert "--players N 1..8 (default 4)" in out
-        assert main(["simulate", "--players", "1", "--rounds", "1"]) == 0  # as the help says
+        assert "--players N 2..8 (default 4; share-a-deck: 6 or 8)" in out
+        assert main(["simulate", "--players", "2", "--rounds", "1"]) == 0  # as the help says

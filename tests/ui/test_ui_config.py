@@ -6,8 +6,10 @@ import asyncio
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.identity import IDENTITY_FILE, load_or_create
+from p2p_nerts.protocol.identity import IDENTITY_FILE, IdentityError, load_or_create
 from p2p_nerts.ui.config import Config, dump_config, load_config, prepare_player
 from p2p_nerts.ui.keys import DEFAULT_KEYS, Action, resolve_keys
 from p2p_nerts.ui.theme import build_style
@@ -32,6 +34,7 @@ def test_a_broken_file_gives_one_clear_line_and_defaults(tmp_path: Path) -> None
     config, notes = load_config(path)
     assert config == Config()
     assert len(notes) == 1 and str(path) in notes[0] and "using the default settings" in notes[0]
+    assert "is not valid TOML" in notes[0] and "line 1" in notes[0]
 
 
 def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
@@ -101,3 +104,53 @@ def test_session_events_are_drawn_at_a_capped_frame_rate() -> None:
             assert 1 <= frames <= 8  # 200 events, 0.15 s at most 30 frames a second
             assert "news 199" in h.screen()
     asyncio.run(main())
+
+
+def test_a_broken_settings_file_is_said_once_before_the_name_is_asked_only_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A syntax error: one clear line before the question, the file left as the player
+    wrote it, and the name kept with the key, so the next start asks nothing."""
+    broken = 'name = "Ana\nfour_colour = true\n'
+    (tmp_path / "config.toml").write_text(broken, encoding="utf-8")
+    player = prepare_player(tmp_path, ask=lambda _prompt: "Ana")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "config.toml is not valid TOML" in err[0] and "line 1" in err[0]
+    assert player.identity.name == "Ana"
+    assert player.notes == (f"your name 'Ana' is kept with your key in {tmp_path / IDENTITY_FILE}",)
+    assert (tmp_path / "config.toml").read_text(encoding="utf-8") == broken
+
+    def never(_prompt: str) -> str:
+        raise AssertionError("asked for the name again")
+
+    again = prepare_player(tmp_path, ask=never)
+    assert again.identity.name == "Ana" and capsys.readouterr().err == ""
+    assert len(again.notes) == 1 and "is not valid TOML" in again.notes[0]  # on the screen
+
+
+def test_the_data_dir_is_checked_before_the_name_is_asked(tmp_path: Path) -> None:
+    def never(_prompt: str) -> str:
+        raise AssertionError("asked for a name that could not be kept")
+
+    a_file = tmp_path / "home"
+    a_file.write_text("not a dir", encoding="utf-8")
+    with pytest.raises(IdentityError, match=f"the data dir {a_file} is not a directory"):
+        prepare_player(a_file, ask=never)
+    with pytest.raises(IdentityError, match="part of its path is a file, not a directory"):
+        prepare_player(a_file / "nerts", ask=never)
+
+
+def test_an_identity_file_under_a_file_says_not_a_directory(tmp_path: Path) -> None:
+    a_file = tmp_path / "home"
+    a_file.write_text("not a dir", encoding="utf-8")
+    with pytest.raises(IdentityError) as err:
+        load_or_create(a_file / IDENTITY_FILE)
+    assert str(err.value) == f"the data dir {a_file} is not a directory"
+
+
+def test_the_readme_names_every_action_a_remap_can_take() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    keys = readme[readme.index("**Keys.**"):]
+    keys = " ".join(keys[:keys.index("\n\n")].split())
+    named = {a for a in Action if f"`{a.value}`" in keys}
+    named |= {Action.PILE2, Action.PILE3} if "`pile1`–`pile4`" in keys else set()
+    assert named == set(Action)

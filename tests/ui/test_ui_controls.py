@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.ui.config import Config
 
 from ..uikit import DOWN, ENTER, ESC, RIGHT, UP, Harness
 
@@ -154,9 +155,36 @@ def test_lone_rotation_only_where_the_table_allows_it() -> None:
             await h.deal()
             assert " r rotate" in h.lines()[-1]
             h.set_tableau(nerts="AS", work=("KS", "8D", "7C", "3H"), stock="2C 5D 6S 4C")
-            await h.press(" ")
-            assert stock_count(h) == 1 and "6♠" in h.row("n Nerts")
-            assert "Stock 1 card " in h.row("n Nerts")  # not "1 cards"
-            await h.press("r")  # the waste back under the stock, its top card to the bottom
+            await h.press("r")  # the ace can go up: not stuck
+            assert "The lone rotation is for a player with no move left" in h.screen()
+            assert stock_count(h) == 4
+            h.set_tableau(nerts="5S", work=("KS", "KC", "KH", "KD"), stock="9S 9C 9H 9D")
+            await h.press("r")  # nothing fits: the top stock card goes to the bottom
             assert stock_count(h) == 4 and h.row("n Nerts").endswith("Waste   ·")
+            await h.press(" ")
+            assert "9♦" in h.row("n Nerts") and "Stock 1 card " in h.row("n Nerts")
+    asyncio.run(main())
+
+
+def test_a_stuck_player_that_others_wait_on_is_told_the_key() -> None:
+    """The others voted stuck and the game sees no move for me: the status line says
+    so, with my own key for the vote; it goes once I vote, and never shows while I
+    still have a move."""
+    async def main() -> None:
+        async with Harness(bots=2, config=Config(keys={"stuck": ("x",)})) as h:
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None
+            h.set_tableau(nerts="AS", work=("KS", "KC", "KH", "KD"), stock="9S 9C 9H")
+            others = [seat for seat in rs.live if seat != h.me]
+            for seat in others:
+                rs.stuck[seat] = True
+            await h.redrawn()
+            assert "No move left" not in h.screen()  # the ace can go up
+            h.set_tableau(nerts="5S", work=("KS", "KC", "KH", "KD"), stock="9S 9C 9H")
+            await h.redrawn()
+            assert "No move left: x votes stuck (2 players waiting on you)" in h.screen()
+            await h.press("x")
+            assert "You voted stuck (x withdraws)" in h.screen()
+            assert "No move left" not in h.screen()
     asyncio.run(main())

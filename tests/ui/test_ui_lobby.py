@@ -261,7 +261,7 @@ def test_solo_share_a_deck_asks_for_three_tableaux() -> None:
             await h.press(*[DOWN] * 7, RIGHT, RIGHT)  # teams: share
             assert "◂ share: two players at each tableau ▸" in h.screen()
             await h.press(ENTER)
-            assert "Share-a-deck needs 6 or more players" in h.screen()
+            assert "Share-a-deck needs 6 or 8 players (3 or 4 tableaux)" in h.screen()
             assert "Play solo" in h.screen()        # the form stays, to fix
             await h.press(*[UP] * 7, RIGHT)          # bots: 2
             await h.press(ENTER)

@@ -9,6 +9,7 @@ from prompt_toolkit.data_structures import Size
 from wcwidth import wcwidth
 
 from p2p_nerts.game.foundations import Fate, Play
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.ui.config import Config
 
@@ -39,8 +40,35 @@ def test_help_fits_the_smallest_table() -> None:
             lines = h.lines()
             top = next(y for y, line in enumerate(lines) if "| Help |" in line)
             bottom = next(y for y, line in enumerate(lines) if "└" in line)
-            assert "any of Esc, Enter, ? closes this" in lines[bottom - 1]
+            assert "r or Tab: the rules · Esc, Enter or ? closes this" in lines[bottom - 1]
             assert 0 <= top < bottom < 24
+    asyncio.run(main())
+
+
+def test_help_turns_to_a_page_of_rules_that_fits_the_smallest_table() -> None:
+    """r (or Tab) in the help shows the rules in short, with this table's variants in
+    words and the player's own keys; again, back to the keys; closing forgets the page."""
+    config = Config(keys={"stuck": ("x",), "rotate": ("t",)})
+    variants = Variants(lone_rotate=True, target=50)
+
+    async def main() -> None:
+        async with Harness(columns=80, rows=24, config=config, variants=variants) as h:
+            await h.press("?", "r")
+            lines = h.lines()
+            top = next(y for y, line in enumerate(lines) if "| Help |" in line)
+            bottom = next(y for y, line in enumerate(lines) if "└" in line)
+            assert 0 <= top < bottom < 24 and all(len(line) <= 80 for line in lines)
+            assert "The rules in short (all of them: docs/RULES.md)" in h.screen()
+            assert "No move left? x votes stuck" in h.screen()
+            assert "Stuck alone: t puts your top stock card at the bottom" in h.screen()
+            table = "This table: turn 3 · both stay on ties · −2 per Nerts card · to 50"
+            assert table in h.screen()
+            assert "  · stuck alone may rotate" in h.screen()
+            assert "r or Tab: the keys" in lines[bottom - 1]
+            await h.press("\t")
+            assert "Remap keys in" in h.screen() and "The rules in short" not in h.screen()
+            await h.press("r", ESC, "?")
+            assert "Remap keys in" in h.screen()  # the help opens on its keys again
     asyncio.run(main())
 
 
@@ -194,3 +222,22 @@ def test_every_glyph_on_screen_is_one_cell_wide() -> None:
 async def _closed_help(h: Harness) -> str:
     await h.press(ESC)
     return h.screen()
+
+
+def test_the_header_keeps_every_total_and_the_target_with_eight_players_at_80_columns() -> None:
+    async def main() -> None:
+        async with Harness(bots=7, columns=80, rows=24) as h:
+            await h.deal()
+            match = h.replica.match
+            rs = h.replica.rs
+            assert match is not None and rs is not None and len(rs.names) == 8
+            for totals in ([0] * 8, [104, -26, 99, 100, 7, 88, 123, 5]):
+                match.totals = totals
+                await h.redrawn()
+                header = h.lines()[0]
+                assert len(header) <= 80 and header.rstrip().endswith("→100"), header
+                shown = header.split()
+                for name, total in zip(rs.names, totals, strict=True):
+                    at = next(i for i, word in enumerate(shown) if name.startswith(word))
+                    assert shown[at + 1] == str(total), header
+    asyncio.run(main())

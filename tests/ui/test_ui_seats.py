@@ -8,8 +8,9 @@ import random
 from p2p_nerts.game.tableau import OP_TURN
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
+from p2p_nerts.protocol.memnet import bot_table
 from p2p_nerts.protocol.messages import Seat
-from p2p_nerts.protocol.replica import Replica
+from p2p_nerts.protocol.replica import Phase, Replica
 from p2p_nerts.session import BOT_NAMES, Command, Listener, LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
 from p2p_nerts.ui.control import Controller
@@ -24,6 +25,8 @@ from p2p_nerts.ui.form import (
     seat_fields,
     variant_fields,
 )
+from p2p_nerts.ui.keys import resolve_keys
+from p2p_nerts.ui.scores import between_hints, lobby
 
 from ..uikit import ENTER, ESC, Harness
 
@@ -36,15 +39,34 @@ def test_every_seat_shows_its_fingerprint_and_whether_it_is_ready() -> None:
             for seat in h.replica.seats:
                 assert fingerprint_of(seat.key) in h.row(seat.name)
             assert "Tess (you, host)" in h.screen()
-            # The bots are always ready, and say so.
-            assert "· not yet" in h.row("Tess") and "✓ ready" in h.row("Ada")
-            assert "3 seated, 2 ready" in h.screen()
-            await h.press("r")
-            assert "✓ ready" in h.row("Tess") and "3 seated, 3 ready" in h.screen()
-            assert "r not ready" in h.screen()  # the hint says what the key does now
-            await h.press("r")
-            assert "· not yet" in h.row("Tess")
+            # The bots are always ready, and say so; the host deals, so is never "not yet".
+            assert "✓ deals" in h.row("Tess") and "✓ ready" in h.row("Ada")
+            assert "not yet" not in h.screen() and "3 seated, 3 ready" in h.screen()
+            assert " r ready" not in h.lines()[-1]  # the host is not asked
     asyncio.run(main())
+
+
+def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_rounds() -> None:
+    net = bot_table(3, seed=8)
+    host, guest = net.replicas[0], net.replicas[1]
+    keys = resolve_keys({})[0]
+
+    def hints() -> str:
+        return "".join(text for _style, text, *_ in between_hints(guest, keys))
+
+    def lobby_text() -> str:
+        return "".join(text for _style, text, *_ in lobby(guest, keys, None))
+
+    assert "Waiting for the host to deal" in lobby_text()
+    assert net.run(lambda: all(guest.ready.get(s.key) for s in guest.seats
+                               if s.key != host.me.public_key), limit=net.now + 30)
+    assert "r not ready" in hints() and "3 seated, 3 ready" in lobby_text()
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: guest.phase is Phase.PLAYING, limit=net.now + 60)
+    assert not any(guest.ready.values())  # said afresh for each deal
+    assert net.run(lambda: guest.phase is Phase.BETWEEN, limit=net.now + 1800)
+    assert net.run(lambda: guest.ready.get(guest.me.public_key, False), limit=net.now + 30)
+    assert "r not ready" in hints()
 
 
 def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
@@ -85,7 +107,8 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
             await h.press(RIGHT, DOWN, DOWN, DOWN, DOWN, RIGHT, ENTER)
             assert "Table settings" not in h.screen()
             assert h.replica.variants == Variants(stock_turn=1, jokers=True)
-            assert "turn1 ties:both pen tgt100 jokers" in h.row("Rules:")
+            assert "turn 1 · both stay on ties · −2 per Nerts card · to 100 · jokers" in h.row(
+                "Rules:")
             assert h.table._replicas[1].variants == h.replica.variants  # the bot heard it
             await h.press("o", ESC)
             assert h.replica.variants.stock_turn == 1  # Esc changes nothing
@@ -266,7 +289,7 @@ def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
             assert f"{partner} (partner)" in h.row(partner)
             assert all("partner" not in h.row(n) for n in names if n not in (partner, "Tess"))
         async with Harness(bots=2, variants=Variants(teams="pairs")) as h:
-            assert "(pairs need an even number of players)" in h.row("Teams:")
+            assert "cannot deal yet: pairs need 4, 6 or 8 players (two teams" in h.row("Players:")
         async with Harness(bots=3) as h:  # no teams: none of it
             assert "Teams:" not in h.screen() and "partner" not in h.screen()
     asyncio.run(main())

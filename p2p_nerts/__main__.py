@@ -1,0 +1,7 @@
+"""``python -m p2p_nerts``: the same as the ``nerts`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
