@@ -33,6 +33,7 @@ from enum import Enum
 from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
+from ..game.deadlock import AllStuck, StuckRule
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ..game.moves import perform
 from ..game.scoring import Match, SeatRound, round_score, team_names
@@ -216,8 +217,8 @@ class RoundState:
     #: it back on moving a card.
     my_vote: bool = False
     my_vote_at: int = 0
-    rotations: int = 0
-    stays_since_rotation: int = 0
+    #: Rotations and the cards that stayed up since the last: the deadlock rule.
+    stuck_rule: StuckRule = field(default_factory=StuckRule)
     call: PlayKey | None = None
     end: str | None = None
     audits: dict[int, Audit] = field(default_factory=dict)
@@ -242,6 +243,11 @@ class RoundState:
     journaled: int = 0  # how much of tab.log the journal has seen
     calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
     play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
+
+    @property
+    def rotations(self) -> int:
+        """All-stuck rotations so far this round."""
+        return self.stuck_rule.rotations
 
     def seat_of(self, key: bytes) -> int | None:
         try:
@@ -1311,7 +1317,7 @@ class Replica:
     def _play_final(self, rs: RoundState, item: _Ordered) -> None:
         key = (item.lamport, item.seat)
         if rs.log.fate(key) is Fate.STAY:
-            rs.stays_since_rotation += 1
+            rs.stuck_rule.card_played()
         if item.seat != rs.me:
             self._event(self._final_event(rs, key, mine=False))
         elif rs.tab is not None and key in rs.tab.in_flight:
@@ -1367,11 +1373,9 @@ class Replica:
         self._event(ev.StuckChanged(tuple(rs.stuck)))
         if not all(rs.stuck[s] for s in rs.live):
             return
-        if rs.rotations and not rs.stays_since_rotation:
+        if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
             self._end_round(rs, "deadlock", key)
             return
-        rs.rotations += 1
-        rs.stays_since_rotation = 0
         rs.stuck = [False] * len(rs.keys)
         if key is None or rs.my_vote_at <= key[0]:
             rs.my_vote = False  # a rotation ends every vote taken before it
