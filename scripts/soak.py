@@ -20,7 +20,7 @@ checked, round by round:
 * cards     - every peer's own deck is accounted for (``cards_ok``: each card
   in its tableau or on the agreed foundations), and the cards it holds plus
   its cards on the foundations (as every peer agreed) make a whole deck;
-* audits    - no verdict but "" (clean) or "dropped";
+* audits    - no verdict but "" (clean) or "unaudited" (the crashed peer, dropped);
 * comeback  - a crashed peer that was dropped from its round sits down again
   (checked when at least two rounds follow the crash).
 
@@ -192,7 +192,7 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
             check_cards(name, number, line, agreed, report)
         note_comeback(report, number, agreed)
         for seat, verdict in enumerate(agreed["verdicts"]):
-            if verdict not in ("", "dropped"):
+            if verdict not in ("", "unaudited"):
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
     crash = report.crash
     if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
@@ -219,7 +219,7 @@ def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
         return
     seat = next((p["seat"] for p in agreed["players"] if p["name"] == crash["peer"]), None)
     if number == crash["round"]:
-        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "dropped"
+        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "unaudited"
         crash["back_in_round"] = None if crash["dropped"] else number
     elif crash["back_in_round"] is None and seat is not None:
         crash["back_in_round"] = number

@@ -36,7 +36,7 @@ from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ..game.deadlock import AllStuck, StuckRule
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ..game.moves import perform
-from ..game.scoring import Match, SeatRound, round_score, team_names
+from ..game.scoring import Match, SeatRound, team_names
 from ..game.tableau import (
     NERTS,
     NERTS_SIZE,
@@ -55,7 +55,7 @@ from ..game.tableau import (
 )
 from ..game.variants import VariantError, Variants
 from . import events as ev
-from .audit import audit_seat
+from .audit import AuditResult, audit_seat, score_round
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
 from .envelope import LINK_MAGIC, MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
@@ -221,6 +221,7 @@ class RoundState:
     stuck_rule: StuckRule = field(default_factory=StuckRule)
     call: PlayKey | None = None
     end: str | None = None
+    ended_at: float | None = None  # when this peer saw the round end: audits are due
     audits: dict[int, Audit] = field(default_factory=dict)
     audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
     summaries: dict[int, Summary] = field(default_factory=dict)
@@ -1394,7 +1395,7 @@ class Replica:
             # one, rather than votes the moment it begins that are taken back
             # as soon as it is heard.
             heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-            silent = self.now - heard > self.drop_after
+            silent = self.now - heard > self.drop_after or self._withholding(rs, seat)
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1403,6 +1404,14 @@ class Replica:
                 # back, or it would help drop the seat in some later split.
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
+
+    def _withholding(self, rs: RoundState, seat: int) -> bool:
+        """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
+        a whole ``drop_after`` after the round ended here. It is voted out as if
+        silent, so a seat cannot keep its audit back and the round open forever."""
+        if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
+            return False
+        return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
 
     def _vote_drop(self, rs: RoundState, seat: int) -> None:
         if rs.me is None or seat in rs.my_drop_votes:
@@ -1566,6 +1575,7 @@ class Replica:
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
         rs.end = how
+        rs.ended_at = self.now
         if cutoff is not None:
             rs.log.set_cutoff(cutoff)
         tab = rs.tab
@@ -1582,38 +1592,17 @@ class Replica:
         if rs.end is None or rs.results or not rs.live <= rs.audits.keys():
             return
         assert rs.joint is not None
-        results: list[SeatRound] = []
-        verdicts: list[str] = []
         caller = rs.call[1] if rs.call else None
-        for seat in range(len(rs.keys)):
-            up = rs.log.cards_of(seat)
-            audit = rs.audits.get(seat)
-            if audit is None:
-                # Dropped (only a live seat's missing audit keeps the round open):
-                # score only what the agreed log shows, the cards it got up. Its
-                # Nerts count is known from no agreed entry, so it is not held
-                # against it; the count shown is what the log proves at most.
-                from_nerts = sum(1 for p in rs.plays_by_seat.get(seat, [])
-                                 if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
-                results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False))
-                verdicts.append("dropped")
-                continue
-            res = audit_seat(
-                seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
-                joint=rs.joint, variants=rs.variants, moves=audit.moves,
-                plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-                calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
-            )
-            verdicts.append(res.reason)
-            if not res.ok:
-                self._flag(rs, seat, res.reason)
-                if rs.me is not None:
-                    self._send(Verdict(seat, False, res.reason[:200]))
-            score = round_score(up, res.nerts_left, rs.variants)
-            results.append(SeatRound(seat, up, res.nerts_left, score, caller == seat,
-                                     void=not res.ok))
-        rs.results = tuple(results)
-        rs.verdicts = tuple(verdicts)
+        seats = range(len(rs.keys))
+        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())}
+        rs.results, rs.verdicts = score_round(
+            len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
+            nerts_bound=[self._nerts_bound(rs, s) for s in seats], caller=caller,
+            variants=rs.variants)
+        if caller is not None and rs.verdicts[caller]:
+            self._event(ev.Notice(
+                f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
+                f"does not hold up ({rs.verdicts[caller]})"))
         assert self.match is not None
         self.match.add_round(rs.results)
         self.totals.update(zip(rs.keys, self.match.totals, strict=True))
@@ -1623,6 +1612,27 @@ class Replica:
         if rs.me is not None:
             self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
         self._maybe_close(rs)
+
+    def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
+        """Audit one seat's round; a failure is flagged to everyone with its reason."""
+        assert rs.joint is not None
+        res = audit_seat(
+            seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
+            joint=rs.joint, variants=rs.variants, moves=audit.moves,
+            plays=rs.plays_by_seat.get(seat, []), log=rs.log,
+            calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+        )
+        if not res.ok:
+            self._flag(rs, seat, res.reason)
+            if rs.me is not None:
+                self._send(Verdict(seat, False, res.reason[:200]))
+        return res
+
+    @staticmethod
+    def _nerts_bound(rs: RoundState, seat: int) -> int:
+        """The most Nerts cards ``seat`` can have left by the agreed log alone."""
+        return NERTS_SIZE - sum(1 for p in rs.plays_by_seat.get(seat, [])
+                                if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
 
     def _maybe_close(self, rs: RoundState) -> None:
         if not rs.results or self.phase is not Phase.SCORING:

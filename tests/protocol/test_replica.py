@@ -18,6 +18,7 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
@@ -150,7 +151,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events[:3]]
     assert len({o.foundation_hash for o in overs}) == 1
     assert len({o.results for o in overs}) == 1
-    assert overs[0].verdicts[gone or 0] == "dropped"
+    assert overs[0].verdicts[gone or 0] == UNAUDITED
     # The dropped seat leaves the table; the others play on and keep their totals.
     gone_key = net.replicas[3].me.public_key
     assert net.run(lambda: all(gone_key not in {s.key for s in r.seats} for r in others),
