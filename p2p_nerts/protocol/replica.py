@@ -1497,6 +1497,9 @@ class Replica:
         queue = rs.drop_queue
         while queue:
             lamport, voter, victim, upto, seq = queue[0]
+            if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
+                heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
+                continue
             voting = rs.live - rs.dropping.keys()
             if not all(self._known(rs, q) >= lamport for q in voting if q not in (voter, victim)):
                 return
