@@ -1315,23 +1315,24 @@ class Replica:
         A seat whose drop is agreed is not asked: we hold its entries up to
         the cut (the tally waited for them) and nothing later of it counts.
         """
-        queue = rs.drop_queue
-        if queue and before((queue[0][0], queue[0][1]), (lamport, author)):
+        queue, dropping = rs.drop_queue, rs.dropping
+        if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
+                      or any(victim == author for _l, _v, victim, _u, _s in queue)):
             return False
-        cut = rs.dropping.get(author)
+        cut = dropping.get(author)
         if cut is not None:
             # Agreed: its entries up to the cut count whoever holds them (no
             # second drop can cut them again); those past it never will.
             return seq <= cut and all(self._known(rs, q) >= lamport for q in rs.live
-                                      if q != author and q not in rs.dropping)
-        votes = rs.drop_votes.get(author, {})
-        if (any(victim == author for _l, _v, victim, _u, _s in queue)
-                or any(0 < upto < seq for voter, upto in votes.items()
-                       if voter in rs.live and voter not in rs.dropping)):
+                                      if q != author and q not in dropping)
+        votes = rs.drop_votes.get(author)
+        if votes and any(0 < upto < seq for voter, upto in votes.items()
+                         if voter in rs.live and voter not in dropping):
             return False
-        return all(q in rs.dropping or (
+        marks = rs.marks
+        return all(q in dropping or (
             self._known(rs, q) >= lamport
-            and (q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq))
+            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
             for q in rs.live if q != author)
 
     def _advance(self) -> None:
