@@ -20,9 +20,21 @@ checked, round by round:
 * cards     - every peer's own deck is accounted for (``cards_ok``: each card
   in its tableau or on the agreed foundations), and the cards it holds plus
   its cards on the foundations (as every peer agreed) make a whole deck;
-* audits    - no verdict but "" (clean) or "dropped";
+* audits    - no verdict but "" (clean) or "unaudited" (the crashed peer, dropped);
 * comeback  - a crashed peer that was dropped from its round sits down again
   (checked when at least two rounds follow the crash).
+
+With ``--adversary NAME`` peer p1 runs a modified client (the adversary
+patched into its own process, see ADVERSARIES) and no peer is killed; the
+report then gives, per round, whether every honest peer agreed and who was
+flagged, and why. The adversary's verdicts are expected, an honest seat's
+verdict other than "" is a problem:
+
+* ``silent-cheater`` - plays cards it does not hold, calls Nerts at once, and
+  goes silent before its audit (every honest peer: it is "unaudited", the
+  round counts for nobody);
+* ``false-call``     - calls Nerts with cards left and publishes its audit
+  (flagged with the impossible move, the round counts for nobody).
 
 It prints the faults injected by kind, the messages the peers rejected (the
 sum of their counters, by reason), the peers flagged for misbehaving (all of
@@ -47,12 +59,100 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
 from p2p_nerts.game.variants import TEAMS
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
+from p2p_nerts.protocol.messages import Nerts
+from p2p_nerts.protocol.replica import Outbound, Replica
+
+
+# ------------------------------------------------------------------ adversaries
+# Each patches the replica class of the peer process it runs in (``--inside``).
+def _false_call(r: Replica, now: float) -> Outbound | None:
+    """Call Nerts with cards still in the Nerts pile (once a round); None if not now."""
+    rs = r.rs
+    if rs is None or rs.tab is None or r.blocked() is not None or not rs.tab.nerts:
+        return None
+    r.now = now
+    lamport = r.clock.time + 1
+    rs.tab.log.append((OP_NERTS, lamport))  # what its log would have to show
+    rs.i_called = True
+    r._send(Nerts(), expect_lamport=lamport)
+    return r._flush()
+
+
+def _steal(r: Replica, now: float) -> Outbound | None:
+    """Play a stock card to a foundation as if it were the Nerts top; None if none fits."""
+    rs = r.rs
+    if rs is None or rs.tab is None or r.blocked() is not None:
+        return None
+    tab = rs.tab
+    for card in list(tab.stock):
+        tab.stock.remove(card)
+        tab.nerts.append(card)
+        target = foundation_target(tab, NERTS, rs.log)
+        if target is not None:
+            return Replica.move(r, target, now)
+        tab.nerts.pop()
+        tab.stock.append(card)
+    return None
+
+
+def silent_cheater() -> None:
+    """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
+    that round (no audit, no acknowledgement): it counts on the others scoring it as a
+    seat that crashed."""
+    honest_move, honest_flush = Replica.move, Replica._flush
+    stolen: dict[int, int] = {}
+    silent: set[int] = set()
+
+    def move(self: Replica, target: Target, now: float) -> Outbound:
+        number = self.rs.number if self.rs else 0
+        if stolen.get(number, 0) < 3 and (out := _steal(self, now)) is not None:
+            stolen[number] = stolen.get(number, 0) + 1
+            return out
+        if stolen.get(number, 0) and (out := _false_call(self, now)) is not None:
+            silent.add(number)
+            return out
+        return honest_move(self, target, now)
+
+    def flush(self: Replica) -> Outbound:
+        out = honest_flush(self)
+        rs = self.rs
+        if rs is not None and rs.number in silent and rs.i_called and rs.end is not None:
+            out.sends.clear()  # the call is out; from the round's end on, nothing
+        return out
+
+    Replica.move = move  # type: ignore[method-assign]
+    Replica._flush = flush  # type: ignore[method-assign]
+
+
+def false_call() -> None:
+    """Calls Nerts with ten cards or fewer left in its Nerts pile, then audits as usual."""
+    honest_move = Replica.move
+
+    def move(self: Replica, target: Target, now: float) -> Outbound:
+        rs = self.rs
+        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10:
+            out = _false_call(self, now)
+            if out is not None:
+                return out
+        return honest_move(self, target, now)
+
+    Replica.move = move  # type: ignore[method-assign]
+
+
+ADVERSARIES: dict[str, Callable[[], None]] = {
+    "silent-cheater": silent_cheater,
+    "false-call": false_call,
+}
+ADVERSARY_PEER = 1  # a guest: the host's seat is the table itself
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
 DECK = 52  # no jokers at a soak table
@@ -80,12 +180,15 @@ class Report:
     crash: dict[str, Any] = field(default_factory=dict)
     rss_start_kb: dict[str, int] = field(default_factory=dict)
     rss_end_kb: dict[str, int] = field(default_factory=dict)
+    adversary: str = ""
+    #: Per round: whether every honest peer agreed, and who was flagged and why.
+    round_lines: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
                 and not self.card_problems and not self.audit_problems
-                and not self.comeback_problem)
+                and not self.comeback_problem and not (self.adversary and self.flags))
 
 
 def rss_kb(peer: PeerProcess) -> int:
@@ -170,6 +273,9 @@ async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Repor
 def check(table: PeerTable, rounds: int, report: Report) -> None:
     """Compare the peers' summaries round by round (see the module docstring)."""
     by_peer = {peer.name: summary_lines(peer) for peer in table.peers}
+    adversary = table.peers[ADVERSARY_PEER].name if report.adversary else None
+    if adversary is not None:
+        del by_peer[adversary]  # its own view is its own business: the honest ones agree
     for number in range(1, rounds + 1):
         lines = {name: next((x for x in ls if x.get("round") == number), None)
                  for name, ls in by_peer.items()}
@@ -191,9 +297,12 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         for name, line in present.items():
             check_cards(name, number, line, agreed, report)
         note_comeback(report, number, agreed)
+        names = {p["seat"]: p["name"] for p in agreed["players"]}
         for seat, verdict in enumerate(agreed["verdicts"]):
-            if verdict not in ("", "dropped"):
+            if verdict not in ("", "unaudited") and names.get(seat) != adversary:
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
+        if adversary is not None:
+            report.round_lines.append(round_line_of(number, present, agreed, adversary))
     crash = report.crash
     if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
         report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
@@ -208,8 +317,26 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
     for peer in table.peers:
         for logged in peer.log.read_text(errors="replace").splitlines():
             if " flagged: " in logged:
-                flags[logged.split(" flagged: ", 1)[1]] += 1
+                who, reason = logged.split(" flagged: ", 1)
+                if adversary is None or not who.endswith(f" {adversary}"):
+                    flags[reason] += 1  # an honest peer flagged: a bug
     report.flags = dict(sorted(flags.items()))
+
+
+def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[str, Any],
+                  adversary: str) -> str:
+    """One round, as the report shows it under an adversary."""
+    shared = {json.dumps([line[k] for k in _SHARED]) for line in present.values()}
+    agree = (f"{len(present)} honest peers agree" if len(shared) == 1
+             else f"DIVERGED among {len(present)} honest peers")
+    names = {p["seat"]: p["name"] for p in agreed["players"]}
+    flagged = [f"{names[seat]} ({verdict})" for seat, verdict in enumerate(agreed["verdicts"])
+               if verdict]
+    void = all(p["void"] for p in agreed["players"])
+    honest = [p for p in agreed["players"] if p["name"] != adversary]
+    scores = ", ".join(f"{p['name']} {p['score']}" for p in honest)
+    return (f"round {number}: {agree}; flagged: {', '.join(flagged) or 'nobody'}; "
+            f"{'void for everyone' if void else 'counts'} (honest scores: {scores})")
 
 
 def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
@@ -219,7 +346,7 @@ def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
         return
     seat = next((p["seat"] for p in agreed["players"] if p["name"] == crash["peer"]), None)
     if number == crash["round"]:
-        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "dropped"
+        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "unaudited"
         crash["back_in_round"] = None if crash["dropped"] else number
     elif crash["back_in_round"] is None and seat is not None:
         crash["back_in_round"] = number
@@ -241,13 +368,13 @@ def check_cards(name: str, number: int, line: dict[str, Any], agreed: dict[str, 
             f"on the foundations")
 
 
-def fault_counts(table: PeerTable) -> dict[str, int]:
+def fault_counts(table: PeerTable, killed: int) -> dict[str, int]:
     total = RelayStats()
     for relay in table.relays:
         for key, value in asdict(relay.stats).items():
             setattr(total, key, getattr(total, key) + value)
     counts = asdict(total)
-    counts["killed"] = 1
+    counts["killed"] = killed
     return counts
 
 
@@ -263,13 +390,18 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
                                             str(args.drop_after), "--teams", args.teams])
     for i in range(args.players):
         table.own[i] = ["--seed", str(args.seed * 100 + i)]
+    if args.adversary:
+        report.adversary = args.adversary
+        table.peers[ADVERSARY_PEER].prefix = (sys.executable, __file__, "--inside",
+                                              args.adversary, "--")
     began = time.monotonic()
     try:
         await table.start()
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
                          60, table, "round 1")
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
-        await chaos(table, rng, args.rounds, report, args.down)
+        if not args.adversary:  # one misbehaving peer at a time
+            await chaos(table, rng, args.rounds, report, args.down)
         await wait_until(lambda: all_wrote(table, args.rounds),
                          60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds")
         report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
@@ -280,7 +412,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
     finally:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
-    report.faults = fault_counts(table)
+    report.faults = fault_counts(table, killed=0 if args.adversary else 1)
     check(table, args.rounds, report)
     return report
 
@@ -301,12 +433,26 @@ def show(report: Report) -> None:
     print(f"card problems: {report.card_problems or 'none'}")
     print(f"audit problems: {report.audit_problems or 'none'}")
     print(f"comeback problem: {report.comeback_problem or 'none'}")
+    if report.adversary:
+        print(f"adversary {report.adversary} at p{ADVERSARY_PEER}:")
+        for line in report.round_lines:
+            print(f"  {line}")
     print("VmRSS MB, first round -> end: " + ", ".join(
         f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
         for name, kb in report.rss_end_kb.items()))
 
 
+def run_inside(argv: list[str]) -> int:
+    """``--inside NAME -- PYTHON -m p2p_nerts.cli ARGS``: be that peer, as adversary NAME."""
+    name, rest = argv[0], argv[argv.index("p2p_nerts.cli") + 1:]
+    ADVERSARIES[name]()
+    from p2p_nerts.cli import main as nerts_main
+    return nerts_main(rest)
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--inside"]:
+        return run_inside(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--short", action="store_true",
                         help="2 rounds: a quick check (the test suite runs this)")
@@ -323,6 +469,8 @@ def main() -> int:
                         help="the table's teams (share: two bots at each peer's tableau)")
     parser.add_argument("--keep", type=Path,
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
+    parser.add_argument("--adversary", choices=sorted(ADVERSARIES),
+                        help=f"peer p{ADVERSARY_PEER} runs this modified client (no crash then)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if args.short:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from .bot import SKILLS, Act, Action, Bot
 from .cards import full_deck, shuffle_deck
+from .deadlock import AllStuck, StuckRule
 from .foundations import Fate, FoundationLog, Play, PlayKey, before, order
 from .moves import perform
 from .scoring import Match, SeatRound, round_score
@@ -134,8 +135,8 @@ class RoundSim:
         self.actions = 0  # bot decisions carried out (benchmarks)
         self.bounces = 0
         self.collisions = 0
-        self.rotations = 0
-        self.progress_since_rotation = True
+        #: The replica's deadlock rule: stuck again with no card up since the rotation.
+        self.stuck_rule = StuckRule()
 
     # ------------------------------------------------------------------ loop
     def run(self) -> RoundReport:
@@ -184,7 +185,6 @@ class RoundSim:
             if key is not None and card is not None:
                 self._send(s, Play(key[0], s, card, target.pile or 0, target.src,
                                    target.declared))
-            self._progress()
         elif act is Act.TURN:
             seat.tab.turn()
         elif act is Act.CALL:
@@ -226,7 +226,9 @@ class RoundSim:
         fate = seat.view.fate(key)
         seat.tab.settle(key, stayed=fate is Fate.STAY)
         self.unsettled -= 1
-        if fate is Fate.BOUNCE:
+        if fate is Fate.STAY:
+            self.stuck_rule.card_played()
+        elif fate is Fate.BOUNCE:
             self.bounces += 1
             if seat.view.first_over(key) is not None:
                 self.collisions += 1
@@ -253,9 +255,6 @@ class RoundSim:
             self._finish("nerts", min(self.calls, key=order))
 
     # ----------------------------------------------------------------- stuck
-    def _progress(self) -> None:
-        self.progress_since_rotation = True
-
     def _wake(self, s: int) -> None:
         """Something changed for seat ``s``: idle bots look again (a stuck vote is withdrawn)."""
         seat = self.seats[s]
@@ -268,11 +267,9 @@ class RoundSim:
     def _check_all_stuck(self) -> None:
         if self.unsettled or not all(all(seat.stuck) for seat in self.seats):
             return
-        if not self.progress_since_rotation:
+        if self.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
             self._finish("deadlock", None)
             return
-        self.rotations += 1
-        self.progress_since_rotation = False
         for s, seat in enumerate(self.seats):
             if len(seat.tab.stock) + len(seat.tab.waste) >= 2:
                 seat.tab.rotate(alone=False)
@@ -314,7 +311,8 @@ class RoundSim:
         )
         return RoundReport(
             round=self.round_no, results=results, end=self.ended or "deadlock", caller=caller,
-            collisions=self.collisions, bounces=self.bounces, rotations=self.rotations,
+            collisions=self.collisions, bounces=self.bounces,
+            rotations=self.stuck_rule.rotations,
             moves=self.moves, foundation_hash=self.truth.state_hash().hex(),
             sim_seconds=round(self.now, 3), plays=len(self.truth),
         )

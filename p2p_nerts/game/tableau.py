@@ -355,6 +355,16 @@ def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
     checked by the auditor against the settles recorded here.
     """
     tab = Tableau(owner, deck, stock_turn=stock_turn, jokers=jokers)
+    redo(tab, moves)
+    return tab
+
+
+def redo(tab: Tableau, moves: Sequence[Sequence[int]]) -> None:
+    """Apply a move log to a freshly dealt tableau; raise IllegalMove at the first bad move.
+
+    On a bad move the tableau is left as it was just before it, so an auditor
+    can still say what that seat really held (its Nerts count at a false call).
+    """
     for n, move in enumerate(moves):
         try:
             apply_move(tab, move)
@@ -362,7 +372,6 @@ def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
             reason = exc.reason if isinstance(exc, IllegalMove) else "malformed move"
             raise IllegalMove(f"move {n + 1} {tuple(move)}: {reason}") from None
     tab.log = [tuple(m) for m in moves]
-    return tab
 
 
 def apply_move(tab: Tableau, move: Sequence[int]) -> None:

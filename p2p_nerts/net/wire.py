@@ -62,9 +62,13 @@ two peers that order ties differently would score the same plays apart; v6
 refuses an entry dated at or before its author's own earlier ACK, which a v5
 peer restarted from its journal could sign (its clock moved on VIEWs, which
 the journal does not keep); v7 replays a lone rotation as the top stock card
-going to the bottom (no longer the whole waste folded in), and fixes a
-covered joker in suit as well as rank and colour, through a bounce, so a v6
-auditor would flag an honest v7 seat.
+going to the bottom (no longer the whole waste folded in), fixes a covered
+joker in suit as well as rank and colour, through a bounce, scores a seat
+without an audit as "unaudited" (no points), voids a round ended by a Nerts
+call its audit does not bear out, counts only foundation plays that stayed as
+progress against a deadlock, and makes a drop take effect at a point of the
+total order: a v6 peer would score the same entries apart, or flag an honest
+v7 seat.
 Either way the other peer is told the versions differ before anything else.
 """
 

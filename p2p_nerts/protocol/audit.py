@@ -7,15 +7,21 @@ deck, that every play on the wire is a move in the log (and the other way
 round), that each play settled as the foundation log decided, and that a Nerts
 call came with an empty Nerts pile. Pure: same inputs, same verdict, on every
 peer.
+
+:func:`score_round` turns every seat's verdict into the round's results, by
+the rules of docs/PROTOCOL.md ("Audit verdicts"): a seat with no audit scores
+nothing, and a round ended by a call the audit does not bear out counts for
+nobody.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..game.cards import card_name
 from ..game.foundations import Fate, FoundationLog, Play
+from ..game.scoring import SeatRound, round_score
 from ..game.tableau import (
     OP_FOUND,
     OP_NERTS,
@@ -25,7 +31,7 @@ from ..game.tableau import (
     STAYED,
     IllegalMove,
     Tableau,
-    replay,
+    redo,
 )
 from ..game.variants import Variants
 from .fairness import commitment, deal_for
@@ -33,12 +39,22 @@ from .fairness import commitment, deal_for
 
 @dataclass(frozen=True, slots=True)
 class AuditResult:
-    """The verdict on one seat; ``nerts_left`` is what scoring uses when ``ok``."""
+    """The verdict on one seat.
+
+    ``nerts_left`` is its Nerts count as its own moves show it (at the bad move,
+    for a seat that fails), None when its deck could not be dealt again.
+    """
 
     seat: int
     ok: bool
     reason: str = ""
-    nerts_left: int = 0
+    nerts_left: int | None = None
+
+
+#: The verdict on a seat that published no AUDIT for the round (it crashed, went
+#: silent, left or was dropped before its audit counted): nothing it did can be
+#: checked, so nothing it did scores.
+UNAUDITED = "unaudited"
 
 
 def audit_seat(
@@ -61,15 +77,16 @@ def audit_seat(
     the round, is honest too: it just did not count).
     """
 
-    def fail(reason: str) -> AuditResult:
-        return AuditResult(seat, False, reason)
-
     if commitment(deck_secret) != deck_commitment:
-        return fail("deck secret does not match its commitment (stacked deck?)")
+        return AuditResult(seat, False, "deck secret does not match its commitment (stacked deck?)")
     deck = deal_for(seat, deck_secret, joint, jokers=variants.jokers)
+    tab = Tableau(seat, deck, stock_turn=variants.stock_turn, jokers=variants.jokers)
+
+    def fail(reason: str) -> AuditResult:
+        return AuditResult(seat, False, reason, len(tab.nerts))
+
     try:
-        tab: Tableau = replay(seat, deck, moves, stock_turn=variants.stock_turn,
-                              jokers=variants.jokers)
+        redo(tab, moves)
     except IllegalMove as exc:
         return fail(f"impossible move: {exc.reason}")
     launched = [m for m in moves if m[0] == OP_FOUND]
@@ -93,9 +110,49 @@ def audit_seat(
         return fail("plays left unsettled at the end of the round")
     logged = [m[1] for m in moves if m[0] == OP_NERTS]
     if list(calls) != logged:
-        return fail("called Nerts without an empty Nerts pile")
+        wrong = next((t for t in calls if t not in logged), None)
+        at = f" at Lamport time {wrong}" if wrong is not None else ""
+        return fail(f"called Nerts{at} without an empty Nerts pile "
+                    f"({len(tab.nerts)} cards left in it)")
     rotated = sum(1 for m in moves if m[0] == OP_ROTATE and m[1] != ROTATE_ALONE)
     alone = sum(1 for m in moves if m[0] == OP_ROTATE and m[1] == ROTATE_ALONE)
     if rotated > rotations or (alone and not variants.lone_rotate):
         return fail("rotated the stock without an agreed stuck vote")
     return AuditResult(seat, True, "", len(tab.nerts))
+
+
+def score_round(
+    seats: int,
+    *,
+    outcomes: Mapping[int, AuditResult],
+    cards_up: Sequence[int],
+    nerts_bound: Sequence[int],
+    caller: int | None,
+    variants: Variants,
+) -> tuple[tuple[SeatRound, ...], tuple[str, ...]]:
+    """Every seat's result and verdict ("" when clean) for the round.
+
+    ``outcomes`` holds the audits of the seats that published one;
+    ``cards_up`` is each seat's cards staying on the agreed foundations, and
+    ``nerts_bound`` the Nerts count the agreed log proves at most (shown for a
+    seat whose own moves cannot say). A failed or missing audit voids that
+    seat's round: it scores 0, whatever it got up. When the seat whose call
+    ended the round is not cleared by its audit, the call may have been a lie
+    that stopped everyone else: the whole round is void, for every seat.
+    """
+    results: list[SeatRound] = []
+    verdicts: list[str] = []
+    void_round = caller is not None and not (caller in outcomes and outcomes[caller].ok)
+    for seat in range(seats):
+        outcome = outcomes.get(seat)
+        up = cards_up[seat]
+        if outcome is None or outcome.nerts_left is None:
+            left = nerts_bound[seat]
+        else:
+            left = outcome.nerts_left
+        ok = outcome is not None and outcome.ok
+        void = void_round or not ok
+        verdicts.append(UNAUDITED if outcome is None else outcome.reason)
+        results.append(SeatRound(seat, up, left, 0 if void else round_score(up, left, variants),
+                                 caller == seat, void=void))
+    return tuple(results), tuple(verdicts)

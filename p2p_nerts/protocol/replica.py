@@ -33,9 +33,10 @@ from enum import Enum
 from typing import Any
 
 from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
+from ..game.deadlock import AllStuck, StuckRule
 from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ..game.moves import is_stuck, perform
-from ..game.scoring import Match, SeatRound, round_score, team_names
+from ..game.scoring import Match, SeatRound, team_names
 from ..game.tableau import (
     NERTS,
     NERTS_SIZE,
@@ -54,7 +55,7 @@ from ..game.tableau import (
 )
 from ..game.variants import VariantError, Variants
 from . import events as ev
-from .audit import audit_seat
+from .audit import AuditResult, audit_seat, score_round
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
 from .envelope import LINK_MAGIC, MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
@@ -210,28 +211,37 @@ class RoundState:
     acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
     #: What each seat says it holds: seat → {author seat → highest seq held}.
     marks: dict[int, dict[int, int]] = field(default_factory=dict)
+    #: Marks from an ACK whose sender's earlier entries have not all arrived:
+    #: seat → (the ACK's seq, its marks). They count once those entries are
+    #: here, so that a DROP vote sent before the ACK is never missed (see _final).
+    early_marks: dict[int, tuple[int, dict[int, int]]] = field(default_factory=dict)
     stuck: list[bool] = field(default_factory=list)
     #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
     #: seat (under share-a-deck, two players at one tableau) sees it, and takes
     #: it back on moving a card.
     my_vote: bool = False
     my_vote_at: int = 0
-    rotations: int = 0
-    stays_since_rotation: int = 0
+    #: Rotations and the cards that stayed up since the last: the deadlock rule.
+    stuck_rule: StuckRule = field(default_factory=StuckRule)
     call: PlayKey | None = None
     end: str | None = None
+    ended_at: float | None = None  # when this peer saw the round end: audits are due
     audits: dict[int, Audit] = field(default_factory=dict)
     audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
     summaries: dict[int, Summary] = field(default_factory=dict)
     results: tuple[SeatRound, ...] = ()
     verdicts: tuple[str, ...] = ()
     drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: DROP entries waiting for their turn: (Lamport, voter, victim, upto), tallied
-    #: in that order, so every peer sees the same votes agree (or not) at the same point.
-    drop_queue: list[tuple[int, int, int, int]] = field(default_factory=list)
-    dropping: dict[int, int] = field(default_factory=dict)  # seat → agreed last seq
+    #: DROP entries waiting for their turn: (Lamport, voter, victim, upto, seq),
+    #: tallied in that order, so every peer sees the same votes agree (or not)
+    #: at the same point.
+    drop_queue: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    #: Agreed drops, seat → its last seq that counts. The seat leaves ``live``
+    #: later, where the vote that agreed stands in the total order (_drop_effect).
+    dropping: dict[int, int] = field(default_factory=dict)
     begun: float = 0.0  # when this peer began the round: silence counts from here
-    left: set[int] = field(default_factory=set)  # seats that said GOODBYE in this round
+    #: Seats that said GOODBYE in this round: seat → that entry's seq.
+    left: dict[int, int] = field(default_factory=dict)
     my_drop_votes: set[int] = field(default_factory=set)
     views: dict[int, View] = field(default_factory=dict)
     view_lamport: dict[int, int] = field(default_factory=dict)
@@ -242,6 +252,11 @@ class RoundState:
     journaled: int = 0  # how much of tab.log the journal has seen
     calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
     play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
+
+    @property
+    def rotations(self) -> int:
+        """All-stuck rotations so far this round."""
+        return self.stuck_rule.rotations
 
     def seat_of(self, key: bytes) -> int | None:
         try:
@@ -675,7 +690,7 @@ class Replica:
             return "the round is over"
         if rs.i_called:
             return "you called Nerts: the round is ending"
-        if rs.me not in rs.live:
+        if rs.me not in rs.live or rs.me in rs.dropping:
             return "you were dropped from this round; you play again next round"
         if self._behind(rs):
             return "catching up with the table"
@@ -702,7 +717,7 @@ class Replica:
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
-                and rs.me not in rs.live):
+                and (rs.me not in rs.live or rs.me in rs.dropping)):
             return None  # dropped from this round: nothing of ours counts in it any more
         if self._restoring:
             # The journal holds what we signed here before the crash (if we got
@@ -831,13 +846,8 @@ class Replica:
                 if exc.reason not in ("dropped", "late"):
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
-        if rs is not None and rs.dropping and rs.seat_of(log.key) in rs.dropping:
-            # The votes may have agreed before we held the seat's entries up to
-            # the cut; now that more of them are here, the drop may complete.
-            self._finish_drops(rs)
-        elif rs is not None and log.key == self.host_key and (host := rs.seat_of(log.key)) in (
-                rs.drop_votes.keys() & rs.live):
-            self._maybe_drop(rs, host)  # whether its GO is within the cut may be known now
+        if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
+            self._take_early_marks(rs, seat, log)
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -894,7 +904,7 @@ class Replica:
                 if entry.author == self.host_key and who == self.me.public_key:
                     self._event(ev.Refused(reason))
             case Goodbye(reason=reason):
-                self._goodbye(entry.author, reason)
+                self._goodbye(entry.author, reason, entry.seq)
             case _:
                 raise EnvelopeError("unexpected_type")
 
@@ -928,11 +938,7 @@ class Replica:
                     if other is not None:
                         other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    held = rs.marks.setdefault(seat, {})
-                    for mark in upto:
-                        author = rs.seat_of(mark.author)
-                        if author is not None:
-                            held[author] = max(held.get(author, 0), mark.seq)
+                    self._note_marks(rs, seat, entry.seq, log, upto)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
             case View():
@@ -944,6 +950,25 @@ class Replica:
                 self._answer_resend(entry.author, author, lo, hi)
             case _:
                 pass  # HELLO: liveness only
+
+    def _note_marks(self, rs: RoundState, seat: int, seq: int, log: AuthorLog,
+                    upto: tuple[AckMark, ...]) -> None:
+        """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
+        marks = {author: mark.seq for mark in upto
+                 if (author := rs.seat_of(mark.author)) is not None}
+        if not _received(log, seq):
+            # Its DROP vote may be among what we miss: the marks wait for it.
+            old_seq, old = rs.early_marks.get(seat, (0, {}))
+            rs.early_marks[seat] = (max(seq, old_seq), {
+                a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
+            return
+        _hold(rs, seat, marks)
+
+    def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
+        seq, marks = rs.early_marks[seat]
+        if _received(log, seq):
+            del rs.early_marks[seat]
+            _hold(rs, seat, marks)
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         log = self.authors.get(author)
@@ -1065,7 +1090,7 @@ class Replica:
             f"{self.variants.words()}; {self.countdown:g} s countdown, "
             f"silent seats dropped after {self.drop_after:g} s"))
 
-    def _goodbye(self, key: bytes, reason: str) -> None:
+    def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
         self.waiting.pop(key, None)
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
@@ -1075,10 +1100,11 @@ class Replica:
             return
         self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
         if seat in rs.live and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            rs.left.add(seat)
+            rs.left.setdefault(seat, seq)
             if seat != rs.me:
-                self._vote_drop(rs, seat)
-            self._maybe_drop(rs, seat)
+                # Again if I voted already: this vote's cut holds the GOODBYE,
+                # which lets even the senior of the last two seats go.
+                self._vote_drop(rs, seat, again=True)
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
@@ -1163,7 +1189,7 @@ class Replica:
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
                     raise EnvelopeError("bad_field:who")
-                heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto))
+                heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
                 self._tally_drops(rs)
             case Audit():
                 rs.audits[seat] = payload
@@ -1186,6 +1212,8 @@ class Replica:
     def _maybe_deal(self, rs: RoundState) -> None:
         if rs.joint is not None or not rs.live <= rs.reveals.keys():
             return
+        if rs.live & rs.dropping.keys():
+            return  # an agreed drop takes effect first: the shares are the others'
         joint = self._live_joint(rs)
         self._deal(rs, joint)
         if self.is_host:
@@ -1290,26 +1318,49 @@ class Replica:
 
         Every other live seat has been heard at a Lamport time at or past it
         (its entries come in order, so nothing earlier from it is missing) *and*
-        holds the entry itself (its acks say so): then any vote to drop the
-        author names a cut at or past the entry, and the entry counts for good.
+        holds the entry itself (its acks say so, counted only once we hold the
+        entries it sent before them) *and* has no vote out to drop the author
+        whose cut falls short of it: then any drop of the author cuts at or
+        past the entry, and the entry counts for good. No DROP vote ordered
+        before the entry may still wait to be counted, nor any agreed drop to
+        take effect (those gate it in ``rs.ordered``).
+
+        A seat whose drop is agreed is not asked: we hold its entries up to
+        the cut (the tally waited for them) and nothing later of it counts.
         """
-        # A dropped seat's entries up to the agreed cut count whoever holds them:
-        # no second drop can cut them again.
-        cut = rs.dropping.get(author, 0) if author not in rs.live else 0
-        return all(self._known(rs, q) >= lamport
-                   and (seq <= cut or q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
-                   for q in rs.live if q != author)
+        queue, dropping = rs.drop_queue, rs.dropping
+        if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
+                      or any(victim == author for _l, _v, victim, _u, _s in queue)):
+            return False
+        cut = dropping.get(author)
+        if cut is not None:
+            # Agreed: its entries up to the cut count whoever holds them (no
+            # second drop can cut them again); those past it never will.
+            return seq <= cut and all(self._known(rs, q) >= lamport for q in rs.live
+                                      if q != author and q not in dropping)
+        votes = rs.drop_votes.get(author)
+        if votes and any(0 < upto < seq for voter, upto in votes.items()
+                         if voter in rs.live and voter not in dropping):
+            return False
+        marks = rs.marks
+        return all(q in dropping or (
+            self._known(rs, q) >= lamport
+            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
+            for q in rs.live if q != author)
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
         if rs is not None and rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._final(
-                rs, rs.ordered[0].lamport, rs.ordered[0].seat, rs.ordered[0].seq):
+        while rs is not None and rs.ordered and self._ready(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
+            if _void(rs, item):
+                continue  # past its author's agreed cut: taken out at the drop's effect
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
+            elif isinstance(item.payload, Drop):
+                self._drop_effect(rs, item)
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):
@@ -1321,10 +1372,26 @@ class Replica:
         if rs is not None:
             self._settle_own_early(rs)
 
+    def _ready(self, rs: RoundState, item: _Ordered) -> bool:
+        """Whether the next item in the total order may be acted on now.
+
+        An agreed drop takes effect at its vote's place once everything
+        ordered before it has been: every seat still asked has been heard
+        past it, and no vote ordered before it waits to be counted.
+        """
+        if _void(rs, item):
+            return True
+        if not isinstance(item.payload, Drop):
+            return self._final(rs, item.lamport, item.seat, item.seq)
+        queue = rs.drop_queue
+        if queue and before((queue[0][0], queue[0][1]), (item.lamport, item.seat)):
+            return False
+        return all(self._known(rs, q) >= item.lamport for q in rs.live if q not in rs.dropping)
+
     def _play_final(self, rs: RoundState, item: _Ordered) -> None:
         key = (item.lamport, item.seat)
         if rs.log.fate(key) is Fate.STAY:
-            rs.stays_since_rotation += 1
+            rs.stuck_rule.card_played()
         if item.seat != rs.me:
             self._event(self._final_event(rs, key, mine=False))
         elif rs.tab is not None and key in rs.tab.in_flight:
@@ -1372,19 +1439,17 @@ class Replica:
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
         """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
 
-        ``key`` is the deciding vote's place in the total order, where a
-        deadlock cuts the foundations off; None when a drop decides it (there
-        is no vote to cut at, and every peer holds the same plays).
+        ``key`` is the deciding entry's place in the total order (the vote, or
+        the DROP whose effect left every live seat stuck), where a deadlock
+        cuts the foundations off.
         """
         rs.stuck[seat] = on
         self._event(ev.StuckChanged(tuple(rs.stuck)))
         if not all(rs.stuck[s] for s in rs.live):
             return
-        if rs.rotations and not rs.stays_since_rotation:
+        if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
             self._end_round(rs, "deadlock", key)
             return
-        rs.rotations += 1
-        rs.stays_since_rotation = 0
         rs.stuck = [False] * len(rs.keys)
         if key is None or rs.my_vote_at <= key[0]:
             rs.my_vote = False  # a rotation ends every vote taken before it
@@ -1403,7 +1468,7 @@ class Replica:
             # one, rather than votes the moment it begins that are taken back
             # as soon as it is heard.
             heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-            silent = self.now - heard > self.drop_after
+            silent = self.now - heard > self.drop_after or self._withholding(rs, seat)
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1413,8 +1478,16 @@ class Replica:
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
 
-    def _vote_drop(self, rs: RoundState, seat: int) -> None:
-        if rs.me is None or seat in rs.my_drop_votes:
+    def _withholding(self, rs: RoundState, seat: int) -> bool:
+        """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
+        a whole ``drop_after`` after the round ended here. It is voted out as if
+        silent, so a seat cannot keep its audit back and the round open forever."""
+        if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
+            return False
+        return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
+
+    def _vote_drop(self, rs: RoundState, seat: int, *, again: bool = False) -> None:
+        if rs.me is None or (seat in rs.my_drop_votes and not again):
             return
         rs.my_drop_votes.add(seat)
         log = self.authors.get(rs.keys[seat])
@@ -1428,74 +1501,90 @@ class Replica:
         one voter, and the others' votes, could meet in a different order on
         each peer: some would see every vote in at once and drop the seat, some
         never. In this order every peer sees the same. A vote is due once every
-        live seat but its victim has been heard past it (nothing earlier can
-        still come); the victim's word is not needed, it is the silent one.
+        seat still voting but its voter and victim has been heard past it
+        (nothing earlier can still come); the victim's word is not needed, it
+        is the silent one. The vote that completes a drop waits until we hold
+        the victim's entries up to the cut, so that whether the drop stands is
+        judged from the same entries everywhere; then the drop is agreed, and
+        takes effect at this vote's place in the total order (_drop_effect).
         """
         queue = rs.drop_queue
-        while queue and all(self._known(rs, q) >= queue[0][0]
-                            for q in rs.live if q not in (queue[0][1], queue[0][2])):
-            _lamport, voter, victim, upto = heapq.heappop(queue)
+        while queue:
+            lamport, voter, victim, upto, seq = queue[0]
+            if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
+                heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
+                continue
+            voting = rs.live - rs.dropping.keys()
+            if not all(self._known(rs, q) >= lamport for q in voting if q not in (voter, victim)):
+                return
             votes = rs.drop_votes.setdefault(victim, {})
+            cut = None if upto == 0 else self._drop_cut(rs, victim, votes | {voter: upto})
+            if cut is not None:
+                log = self._author(rs.keys[victim])
+                if log is not None and log.delivered < cut:
+                    log.note_claim(cut)  # ask for the rest; look again as it comes
+                    return
+            heapq.heappop(queue)
             if upto == 0:
                 votes.pop(voter, None)  # withdrawn: the voter hears the seat again
-            else:
-                votes[voter] = upto
-                self._maybe_drop(rs, victim)
-
-    def _maybe_drop(self, rs: RoundState, victim: int) -> None:
-        votes = rs.drop_votes.get(victim, {})
-        voters = rs.live - {victim}
-        if victim not in rs.live or not voters or not voters <= votes.keys():
-            return  # (a seat alone has nobody to drop it)
-        if len(rs.live) == 2 and victim == _senior(rs, self.host_key) and victim not in rs.left:
-            # Two seats that lose each other cannot tell a crash from a split:
-            # were each to drop the other, the table would play on as two. The
-            # senior seat (the host's, else the lower) plays on; the other
-            # waits for it to come back (or to say it has left).
-            return
-        cut = max(votes[v] for v in voters)
-        if victim == rs.seat_of(self.host_key) and not self._host_dealt_by(rs, cut):
-            return
-        rs.dropping[victim] = cut
-        self._finish_drops(rs)
-
-    def _host_dealt_by(self, rs: RoundState, cut: int) -> bool:
-        """Whether the host's GO is among its entries up to ``cut`` (False until we know).
-
-        Only the host says GO, so a round whose host is dropped before it counts
-        could never start: the live seats would wait for a GO that can never
-        come (the host's is past the cut) or hold one that names the host's
-        share. Such a round waits for its host instead, as a table does. Every
-        peer judges from the same entries, the host's up to the cut, so all agree;
-        until it holds them, a peer asks for them and looks again as they come.
-        """
-        log = self.authors.get(self.host_key)
-        if log is None or log.delivered < cut:
-            if log is not None:
-                log.note_claim(cut)
-            return False
-        return rs.go_seq is not None and rs.go_seq <= cut
-
-    def _finish_drops(self, rs: RoundState) -> None:
-        """A seat leaves the live set once we hold all its entries up to the agreed cut."""
-        for victim, cut in list(rs.dropping.items()):
-            log = self.authors.get(rs.keys[victim])
-            if victim not in rs.live or (log is not None and log.delivered < cut):
-                if log is not None:
-                    log.note_claim(cut)
                 continue
-            rs.live.discard(victim)
-            if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
-                self._maybe_go(rs)
-            self._forget_after_cut(rs, victim, cut)
-            self._event(ev.PeerDropped(victim, rs.names[victim]))
-            self._maybe_reveal(rs)
-            self._maybe_deal(rs)
-            self._maybe_score(rs)
-            self._maybe_close(rs)
-            if rs.live and all(rs.stuck[s] for s in rs.live) and rs.end is None:
-                # Not our own clock as a cut-off: every peer's differs.
-                self._stuck_final(rs, min(rs.live), True, None)
+            votes[voter] = upto
+            if cut is not None and self._drop_stands(rs, victim, cut):
+                rs.dropping[victim] = cut
+                heapq.heappush(rs.ordered, _Ordered(lamport, voter, MsgType.DROP,
+                                                    Drop(rs.keys[victim], cut), seq))
+
+    @staticmethod
+    def _drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
+        """The cut if every other seat still voting has voted ``victim`` out, else None."""
+        voting = rs.live - rs.dropping.keys()
+        voters = voting - {victim}
+        if victim not in voting or not voters or not voters <= votes.keys():
+            return None  # (a seat alone has nobody to drop it)
+        return max(votes[v] for v in voters)
+
+    def _drop_stands(self, rs: RoundState, victim: int, cut: int) -> bool:
+        """Whether an agreed cut drops the seat, judged from its entries up to the cut.
+
+        Two seats that lose each other cannot tell a crash from a split: were
+        each to drop the other, the table would play on as two. The senior
+        seat (the host's, else the lower) plays on unless its GOODBYE is
+        within the cut; the other waits for it to come back.
+
+        Only the host says GO, so a round whose host is dropped before its GO
+        counts could never start: the live seats would wait for a GO that can
+        never come. Such a round waits for its host instead, as a table does.
+        """
+        voting = rs.live - rs.dropping.keys()
+        if (len(voting) == 2 and victim == _senior(rs, self.host_key, voting)
+                and not rs.left.get(victim, cut + 1) <= cut):
+            return False
+        if victim == rs.seat_of(self.host_key):
+            return rs.go_seq is not None and rs.go_seq <= cut
+        return True
+
+    def _drop_effect(self, rs: RoundState, item: _Ordered) -> None:
+        """An agreed drop takes effect, at its place in the total order.
+
+        Everything ordered before it was acted on with the seat live, everything
+        after without it, on every peer alike. The seat's entries past the cut
+        are taken back out (its plays return to it).
+        """
+        assert isinstance(item.payload, Drop)
+        victim = rs.seat_of(item.payload.who)
+        assert victim is not None
+        cut = item.payload.upto
+        rs.live.discard(victim)
+        if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
+            self._maybe_go(rs)
+        self._forget_after_cut(rs, victim, cut)
+        self._event(ev.PeerDropped(victim, rs.names[victim]))
+        self._maybe_reveal(rs)
+        self._maybe_deal(rs)
+        self._maybe_score(rs)
+        self._maybe_close(rs)
+        if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
+            self._stuck_final(rs, min(rs.live), True, (item.lamport, item.seat))
 
     def _joint_of_live(self, rs: RoundState) -> bool:
         """Deal again from the live seats' shares if that is what the host's GO says.
@@ -1547,7 +1636,8 @@ class Replica:
             gone = set(late)
             rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
                                         if p.key not in gone]
-        rs.ordered = [o for o in rs.ordered if o.seat != victim or o.seq <= cut]
+        rs.ordered = [o for o in rs.ordered
+                      if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
         heapq.heapify(rs.ordered)
         audit_late = rs.audit_seq.get(victim, 0) > cut
         if audit_late:
@@ -1575,6 +1665,7 @@ class Replica:
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
         rs.end = how
+        rs.ended_at = self.now
         if cutoff is not None:
             rs.log.set_cutoff(cutoff)
         tab = rs.tab
@@ -1591,38 +1682,17 @@ class Replica:
         if rs.end is None or rs.results or not rs.live <= rs.audits.keys():
             return
         assert rs.joint is not None
-        results: list[SeatRound] = []
-        verdicts: list[str] = []
         caller = rs.call[1] if rs.call else None
-        for seat in range(len(rs.keys)):
-            up = rs.log.cards_of(seat)
-            audit = rs.audits.get(seat)
-            if audit is None:
-                # Dropped (only a live seat's missing audit keeps the round open):
-                # score only what the agreed log shows, the cards it got up. Its
-                # Nerts count is known from no agreed entry, so it is not held
-                # against it; the count shown is what the log proves at most.
-                from_nerts = sum(1 for p in rs.plays_by_seat.get(seat, [])
-                                 if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
-                results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False))
-                verdicts.append("dropped")
-                continue
-            res = audit_seat(
-                seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
-                joint=rs.joint, variants=rs.variants, moves=audit.moves,
-                plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-                calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
-            )
-            verdicts.append(res.reason)
-            if not res.ok:
-                self._flag(rs, seat, res.reason)
-                if rs.me is not None:
-                    self._send(Verdict(seat, False, res.reason[:200]))
-            score = round_score(up, res.nerts_left, rs.variants)
-            results.append(SeatRound(seat, up, res.nerts_left, score, caller == seat,
-                                     void=not res.ok))
-        rs.results = tuple(results)
-        rs.verdicts = tuple(verdicts)
+        seats = range(len(rs.keys))
+        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())}
+        rs.results, rs.verdicts = score_round(
+            len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
+            nerts_bound=[self._nerts_bound(rs, s) for s in seats], caller=caller,
+            variants=rs.variants)
+        if caller is not None and rs.verdicts[caller]:
+            self._event(ev.Notice(
+                f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
+                f"does not hold up ({rs.verdicts[caller]})"))
         assert self.match is not None
         self.match.add_round(rs.results)
         self.totals.update(zip(rs.keys, self.match.totals, strict=True))
@@ -1632,6 +1702,27 @@ class Replica:
         if rs.me is not None:
             self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
         self._maybe_close(rs)
+
+    def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
+        """Audit one seat's round; a failure is flagged to everyone with its reason."""
+        assert rs.joint is not None
+        res = audit_seat(
+            seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
+            joint=rs.joint, variants=rs.variants, moves=audit.moves,
+            plays=rs.plays_by_seat.get(seat, []), log=rs.log,
+            calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+        )
+        if not res.ok:
+            self._flag(rs, seat, res.reason)
+            if rs.me is not None:
+                self._send(Verdict(seat, False, res.reason[:200]))
+        return res
+
+    @staticmethod
+    def _nerts_bound(rs: RoundState, seat: int) -> int:
+        """The most Nerts cards ``seat`` can have left by the agreed log alone."""
+        return NERTS_SIZE - sum(1 for p in rs.plays_by_seat.get(seat, [])
+                                if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
 
     def _maybe_close(self, rs: RoundState) -> None:
         if not rs.results or self.phase is not Phase.SCORING:
@@ -1733,10 +1824,28 @@ def _settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:
                     countdown_ms=round(countdown * 1000), drop_after_ms=round(drop_after * 1000))
 
 
-def _senior(rs: RoundState, host_key: bytes) -> int:
-    """The live seat that stays when the last two lose each other: the host's, else the lower."""
+def _senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
+    """The seat that stays when the last two lose each other: the host's, else the lower."""
     host = rs.seat_of(host_key)
-    return host if host is not None and host in rs.live else min(rs.live)
+    return host if host is not None and host in seats else min(seats)
+
+
+def _received(log: AuthorLog, seq: int) -> bool:
+    """Whether every entry of this author up to ``seq`` is here (delivered, or held
+    because it belongs to a later round or waits for the deal)."""
+    return all(s in log.held for s in range(log.delivered + 1, seq + 1))
+
+
+def _void(rs: RoundState, item: _Ordered) -> bool:
+    """An entry past its author's agreed drop cut: it never counts."""
+    return not isinstance(item.payload, Drop) and item.seq > rs.dropping.get(item.seat, item.seq)
+
+
+def _hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
+    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
+    held = rs.marks.setdefault(seat, {})
+    for author, seq in marks.items():
+        held[author] = max(held.get(author, 0), seq)
 
 
 def _author_of(raw: bytes) -> bytes:

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase
 
@@ -67,7 +68,7 @@ def test_lone_side_is_dropped_and_its_later_plays_come_back_to_it() -> None:
     alone = net.replicas[3].my_seat
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]
     assert len({(o.foundation_hash, o.results) for o in overs}) == 1
-    assert overs[0].verdicts[alone or 0] == "dropped"
+    assert overs[0].verdicts[alone or 0] == UNAUDITED
     lone = net.replicas[3].rs
     assert lone is not None and lone.tab is not None and not lone.tab.in_flight
     # Every card of the lone seat is in its tableau or on the agreed foundations.

@@ -8,6 +8,7 @@ import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
@@ -96,7 +97,7 @@ def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     overs = [next(e for e in net.events[i] if isinstance(e, ev.RoundOver)) for i in (0, 2)]
     assert overs[0].foundation_hash == overs[1].foundation_hash
     assert overs[0].results == overs[1].results
-    assert overs[0].verdicts[seat or 0] == "dropped"
+    assert overs[0].verdicts[seat or 0] == UNAUDITED
     assert overs[0].results[seat or 0].foundation_cards > 0
     # The restarted seat catches up, learns it was dropped, and agrees all the same.
     assert net.run(lambda: back.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 600)

@@ -18,6 +18,7 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
@@ -151,7 +152,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events[:3]]
     assert len({o.foundation_hash for o in overs}) == 1
     assert len({o.results for o in overs}) == 1
-    assert overs[0].verdicts[gone or 0] == "dropped"
+    assert overs[0].verdicts[gone or 0] == UNAUDITED
     # The dropped seat leaves the table; the others play on and keep their totals.
     gone_key = net.replicas[3].me.public_key
     assert net.run(lambda: all(gone_key not in {s.key for s in r.seats} for r in others),
@@ -425,9 +426,10 @@ def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
     assert all(p.me.public_key in host.authors for p in net.replicas)
 
 
-def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_do() -> None:
+def test_a_drop_voted_before_the_seats_last_entries_arrive_completes_when_they_do() -> None:
     """An observer can hold every vote before the dropped seat's entries up to the
-    cut (they come by resend): the drop completes when the last of them arrives."""
+    cut (they come by resend): the drop is agreed, and takes effect, only once
+    the last of them arrives (whether it stands is judged from them)."""
     net = bot_table(3, seed=25)
     host = net.replicas[0]
     net.output(0, host.start_round(net.now))
@@ -465,9 +467,16 @@ def test_a_drop_agreed_before_the_seats_last_entries_arrive_completes_when_they_
     for raw in first:
         observer.receive(raw, net.now)
     rs = observer.rs
-    assert rs is not None and rs.dropping.get(seat) == cut and seat in rs.live
+    assert rs is not None and seat not in rs.dropping and seat in rs.live
+    assert any(victim == seat for _l, _v, victim, _u, _s in rs.drop_queue)
     for raw in late:
         observer.receive(raw, net.now)
+    assert rs.dropping.get(seat) == cut and seat in rs.live
+    # It takes effect at its place in the total order, once what is ordered
+    # before it is final: the others' heartbeats say they hold all of that.
+    for r in net.replicas[:2]:
+        beat = next(s.data for s in r.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)
+        observer.receive(beat, net.now + 1, via=r.me.public_key)
     assert seat not in rs.live
 
 
@@ -665,7 +674,7 @@ def test_a_play_that_loses_a_strict_tie_says_so() -> None:
     """Under strict ties, a play bounced by one of the same rank made at the same
     Lamport time lost the draw, not a race: its event says so (the screen tells the
     player), and only then."""
-    net = bot_table(6, seed=3, faults=Faults(min_delay=0.15, max_delay=0.4),
+    net = bot_table(6, seed=4, faults=Faults(min_delay=0.15, max_delay=0.4),
                     variants=Variants(strict_ties=True))
     check_round(net, play_round(net))
     ties = 0

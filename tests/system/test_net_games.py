@@ -119,7 +119,7 @@ def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> No
         assert_same_game(summaries, 3)
         first_round = summaries[0][0]
         seat = next(p["seat"] for p in first_round["players"] if p["name"] == victim.name)
-        assert first_round["verdicts"][seat] == "dropped"
+        assert first_round["verdicts"][seat] == "unaudited"
 
     run(scenario)
 
@@ -210,7 +210,7 @@ def test_a_bot_dropped_from_a_round_sits_down_again_after_resume(tmp_path: Path)
         assert_same_game(summaries[:2], 3)
         rounds = summaries[0][:-1]
         seat = next(p["seat"] for p in rounds[0]["players"] if p["name"] == victim.name)
-        assert rounds[0]["verdicts"][seat] == "dropped"
+        assert rounds[0]["verdicts"][seat] == "unaudited"
         back = [line["round"] for line in rounds
                 if any(p["name"] == victim.name for p in line["players"])]
         assert back[0] == 1 and back[1:], "it played a later round"
@@ -259,7 +259,7 @@ def test_a_table_split_by_the_relays_merges_when_healed(
                     k: line[k] for k in ("collisions", "bounces")}
         first = summaries[0][0]
         names = {p["name"]: p["seat"] for p in first["players"]}
-        assert {i for i in range(4) if first["verdicts"][names[f"p{i}"]] == "dropped"} == dropped
+        assert {i for i in range(4) if first["verdicts"][names[f"p{i}"]] == "unaudited"} == dropped
 
     run(scenario)
 

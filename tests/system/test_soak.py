@@ -31,3 +31,21 @@ def test_short_soak_agrees_everywhere_and_loses_no_card() -> None:
     assert faults["killed"] == 1 and faults["delayed"] and faults["duplicated"]
     assert report["rejected"].get("duplicate", 0) > 0
     assert report["ok"] and done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("adversary", ["silent-cheater", "false-call"])
+def test_an_adversary_at_the_table_is_flagged_and_costs_the_honest_peers_nothing(
+        adversary: str) -> None:
+    """A modified client seated at p1: every honest peer agrees on every round, the
+    round it cheated in counts for nobody, and it is the only one flagged."""
+    done = subprocess.run([sys.executable, str(SOAK), "--rounds", "2", "--players", "4",
+                           "--adversary", adversary, "--json"],
+                          capture_output=True, text=True, timeout=140, check=False)
+    assert done.stdout, done.stderr[-3000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["divergences"] == 0 and not report["audit_problems"], report
+    assert not report["flags"], report  # no honest peer flagged
+    first = report["round_lines"][0]
+    assert first.startswith("round 1: 3 honest peers agree; flagged: p1 ("), first
+    assert "void for everyone" in first
+    assert report["ok"] and done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,152 @@
+"""Audit verdicts: a missing audit scores nothing, however its seat leaves, and a
+false Nerts call costs the honest seats nothing; the same on every honest peer."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.tableau import OP_NERTS, Target
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.audit import UNAUDITED
+from p2p_nerts.protocol.memnet import MemNet, bot_table
+from p2p_nerts.protocol.messages import Audit, Nerts, Payload
+from p2p_nerts.protocol.replica import Outbound, Phase, Replica
+
+from ..replica_harness import check_round, play_round
+
+OFFENDER = 2
+HONEST = (0, 1, 3)
+
+
+class FalseCaller(Replica):
+    """Calls Nerts in round 1 with ten cards still in its Nerts pile (early enough
+    to beat honest bots to the call), then plays honestly."""
+
+    def move(self, target: Target, now: float) -> Outbound:
+        rs = self.rs
+        if (rs is not None and rs.number == 1 and rs.tab is not None
+                and len(rs.tab.nerts) <= 10 and not rs.i_called):
+            self.now = now
+            lamport = self.clock.time + 1
+            rs.tab.log.append((OP_NERTS, lamport))
+            rs.i_called = True
+            self._send(Nerts(), expect_lamport=lamport)
+            return self._flush()
+        return super().move(target, now)
+
+
+class Withholder(Replica):
+    """Stays on the line but never publishes its AUDIT."""
+
+    def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+              expect_lamport: int | None = None) -> None:
+        if not isinstance(payload, Audit):
+            super()._send(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
+
+
+class SilentFalseCaller(FalseCaller, Withholder):
+    """Calls Nerts falsely and keeps its audit back: its call cannot be checked."""
+
+
+def _honest_overs(net: MemNet, number: int) -> list[ev.RoundOver]:
+    """Each honest peer's last word on the round, all the same."""
+    overs = []
+    for i in HONEST:
+        mine = [e for e in net.events[i] if isinstance(e, ev.RoundOver) and e.round == number]
+        assert mine, f"peer {i} did not score round {number}"
+        overs.append(mine[-1])
+        assert not any(isinstance(e, ev.Divergence) for e in net.events[i])
+    assert len({(o.foundation_hash, o.results, o.verdicts, o.totals) for o in overs}) == 1
+    return overs
+
+
+def _run_round_1(net: MemNet) -> None:
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
+                               for i in HONEST), limit=net.now + 1800)
+
+
+def _seat(net: MemNet, i: int) -> int:
+    seat = net.replicas[i].my_seat
+    assert seat is not None
+    return seat
+
+
+def _check_unaudited_offender(net: MemNet) -> ev.RoundOver:
+    over = _honest_overs(net, 1)[0]
+    bad = _seat(net, OFFENDER)
+    assert over.verdicts[bad] == UNAUDITED
+    assert over.results[bad].void and over.results[bad].score == 0
+    assert over.totals[bad] == 0
+    for i in HONEST:
+        seat = _seat(net, i)
+        assert over.verdicts[seat] == "" and not over.results[seat].void
+        assert over.totals[seat] == over.results[seat].score
+    return over
+
+
+def _leave_mid_round(net: MemNet, how: str) -> None:
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    del net.drivers[OFFENDER]
+    if how == "left":
+        net.output(OFFENDER, net.replicas[OFFENDER].leave(net.now))
+    net.cut.add(OFFENDER)
+    assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
+                               for i in HONEST), limit=net.now + 1800)
+
+
+@pytest.mark.parametrize("how", ["silent", "left"])
+def test_a_seat_gone_before_its_audit_scores_nothing_on_every_peer(how: str) -> None:
+    net = bot_table(4, seed=5)
+    _leave_mid_round(net, how)
+    over = _check_unaudited_offender(net)
+    assert over.results[_seat(net, OFFENDER)].foundation_cards > 0, "its cards still show"
+
+
+def test_a_seat_that_keeps_its_audit_back_is_voted_out_and_scores_nothing() -> None:
+    net = bot_table(4, seed=21, classes={OFFENDER: Withholder})
+    _run_round_1(net)
+    _check_unaudited_offender(net)
+    for i in HONEST:
+        assert any(isinstance(e, ev.PeerDropped) and e.seat == _seat(net, OFFENDER)
+                   for e in net.events[i])
+
+
+def test_a_false_nerts_call_voids_the_round_for_everyone_and_names_the_move() -> None:
+    net = bot_table(4, seed=21, classes={OFFENDER: FalseCaller})
+    number = play_round(net)
+    over = _honest_overs(net, number)[0]
+    bad = _seat(net, OFFENDER)
+    assert over.end == "nerts" and over.results[bad].called
+    reason = over.verdicts[bad]
+    assert reason.startswith("impossible move: move ") and "(7, " in reason, reason
+    assert "call Nerts only with an empty Nerts pile" in reason
+    # The count it really had, not a default 0.
+    cheater = net.replicas[OFFENDER].rs
+    assert cheater is not None and cheater.tab is not None
+    assert over.results[bad].nerts_left == len(cheater.tab.nerts) >= 3
+    assert all(r.void and r.score == 0 for r in over.results)
+    assert over.totals == (0, 0, 0, 0)
+    for i in HONEST:
+        assert over.verdicts[_seat(net, i)] == ""
+        flagged = [e for e in net.events[i] if isinstance(e, ev.Flagged)]
+        assert [(e.seat, e.reason) for e in flagged] == [(bad, reason)]
+        assert any(isinstance(e, ev.Notice) and "counts for nobody" in e.text
+                   for e in net.events[i])
+    # The next round counts as usual: the totals are exactly its scores.
+    second = play_round(net)
+    again = check_round(net, second, honest=set(range(4)))
+    assert again.totals == tuple(r.score for r in again.results)
+
+
+def test_a_false_call_whose_caller_goes_silent_voids_the_round_too() -> None:
+    net = bot_table(4, seed=21, classes={OFFENDER: SilentFalseCaller})
+    _run_round_1(net)
+    over = _honest_overs(net, 1)[0]
+    bad = _seat(net, OFFENDER)
+    assert over.results[bad].called and over.verdicts[bad] == UNAUDITED
+    assert all(r.void and r.score == 0 for r in over.results)
+    assert over.totals == (0, 0, 0, 0)

@@ -1,0 +1,111 @@
+"""Drops happen at a point of the total order: whatever order the votes, their
+withdrawals and the other entries arrive in, every peer ends the round alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
+from p2p_nerts.protocol.replica import Phase
+
+#: Reordering, duplicating and losing frames: votes, withdrawals and plays meet
+#: in a different order on every peer.
+ROUGH = Faults(min_delay=0.001, max_delay=0.25, duplicate=0.05, drop=0.03)
+DROP_AFTER = 5.0  # bot_table's
+
+
+def _run_for(net: MemNet, seconds: float) -> None:
+    until = net.now + seconds
+    assert net.run(lambda: net.now >= until, limit=until + 1)
+
+
+def _start(net: MemNet, plays: int) -> None:
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays,
+                   limit=net.now + 600)
+
+
+def _finish(net: MemNet) -> None:
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+
+
+def _agreed(net: MemNet, number: int = 1) -> ev.RoundOver:
+    """Every peer's last word on the round is the same, and nobody is accused."""
+    last = []
+    for events in net.events:
+        assert not any(isinstance(e, ev.Divergence | ev.Flagged) for e in events)
+        last.append([e for e in events if isinstance(e, ev.RoundOver) and e.round == number][-1])
+    assert len({(o.foundation_hash, o.results, o.verdicts, o.totals) for o in last}) == 1, last
+    return last[0]
+
+
+def _dropped(net: MemNet) -> set[int]:
+    """The seats dropped in the round, as every peer saw it (the same on each)."""
+    seen = [{e.seat for e in events if isinstance(e, ev.PeerDropped)} for events in net.events]
+    assert all(s == seen[0] for s in seen), seen
+    for r in net.replicas:
+        assert r.rs is not None and set(range(len(r.rs.keys))) - r.rs.live == seen[0]
+    return seen[0]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("heal", [DROP_AFTER - 0.3, DROP_AFTER + 0.2, DROP_AFTER + 0.6, 8.0])
+def test_a_drop_racing_its_withdrawals_ends_alike_everywhere(seed: int, heal: float) -> None:
+    """One seat is cut off for about the drop timeout: some votes are out when it is
+    heard again and their withdrawals race the last votes. Dropped or not, every
+    peer (the seat too) ends with the same round."""
+    net = bot_table(4, seed=seed, faults=ROUGH)
+    _start(net, plays=8)
+    net.groups = [{0, 1, 2}, {3}]
+    _run_for(net, heal)
+    net.groups = []
+    _finish(net)
+    _agreed(net)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.parametrize("first", [3, 4])
+def test_two_drops_one_after_the_other_in_either_order_end_alike(seed: int, first: int) -> None:
+    """Two seats drop out of five, one after the other, in either order: their votes
+    and the drops' effects interleave with play differently on every peer."""
+    net = bot_table(5, seed=seed, faults=ROUGH)
+    _start(net, plays=8)
+    second = 7 - first
+    net.groups = [{0, 1, 2, second}, {first}]
+    _run_for(net, DROP_AFTER + 3)
+    net.groups = [{0, 1, 2}, {first}, {second}]
+    _run_for(net, DROP_AFTER + 3)
+    net.groups = []
+    _finish(net)
+    over = _agreed(net)
+    seats = {net.replicas[k].my_seat for k in (first, second)}
+    assert _dropped(net) == seats
+    assert all(over.verdicts[s] == "unaudited" for s in seats if s is not None)
+
+
+@pytest.mark.parametrize("seed", [6, 7, 8])
+def test_a_seat_dropped_during_the_shuffle_ends_alike_everywhere(seed: int) -> None:
+    """Cut off after its COMMIT, before its REVEAL is out: the others deal from their
+    own shares; back, the seat learns it was dropped and agrees."""
+    net = bot_table(4, seed=seed, faults=ROUGH)
+    victim = net.replicas[3]
+    net.output(0, net.replicas[0].start_round(net.now))
+
+    def committed() -> bool:
+        rs = victim.rs
+        return rs is not None and rs.me is not None and rs.me in rs.commits
+
+    assert net.run(committed, limit=net.now + 60)
+    net.cut.add(3)
+    _run_for(net, DROP_AFTER + 3)
+    net.cut.discard(3)
+    _finish(net)
+    _agreed(net)
+    seat = victim.my_seat
+    assert seat is not None and _dropped(net) == {seat}
+    host = net.replicas[0].rs
+    assert host is not None and host.joint is not None
+    assert all(r.rs is not None and r.rs.joint == host.joint for r in net.replicas)
