@@ -31,6 +31,7 @@ from .net.commands import (
 from .net.interfaces import interfaces_setting
 from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
+from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
 from .session import Session
 from .store import DB_FILE, Store, StoreError
 
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "of its own, advertised nowhere (default: in this process, no "
                            "sockets at all)")
     add_variant_args(solo)
+    add_record_commands(sub)
     # A usage error the checks after parsing find is reported as argparse reports its
     # own: by the command's parser, with that command's usage line.
     parser.set_defaults(usage_error=parser.error)
@@ -126,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_solo(args)
         if args.command == "simulate":
             return run_simulate(args)
+        if args.command in RECORD_COMMANDS:
+            return run_record_command(args)
         assert args.command in NET_COMMANDS
         return run_net(args, variants_from(args) if args.command == "host" else None,
                        terminal_screen)

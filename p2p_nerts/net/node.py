@@ -439,6 +439,7 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
+            self._with_store(self._keep_game)
             self._with_store(lambda store: store.finish_table(table_id, result))
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
@@ -515,7 +516,21 @@ class NetSession:
             except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
                 _log.exception("updating the table's mDNS record failed")
 
+    def _keep_game(self, store: Store) -> None:
+        """The game in the player's history, with its record (see ``records``)."""
+        # Here, not at the top: records reads its summaries through net.headless.
+        from ..records.history import keep
+
+        if self._replica is not None and self._replica.match is not None:
+            try:
+                keep(store, self._replica, self.table_name, time.time())
+            except StoreError as exc:  # the history only: the journal goes on
+                _log.error("cannot keep the game in the history: %s", exc)
+
     async def _shutdown(self) -> None:
+        # Kept again on the way out: the game's last entries (its signed results)
+        # come after it ends; a game given up before the end is kept as abandoned.
+        self._with_store(self._keep_game)
         if self.replica.phase is not Phase.OVER:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
