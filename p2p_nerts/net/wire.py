@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 6
+NET_VERSION = 7
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -61,7 +61,8 @@ ties of Lamport time by a draw rather than by seat (``foundations.order``):
 two peers that order ties differently would score the same plays apart; v6
 refuses an entry dated at or before its author's own earlier ACK, which a v5
 peer restarted from its journal could sign (its clock moved on VIEWs, which
-the journal does not keep).
+the journal does not keep); v7 adds RESULT, each seat's signed final result
+(a v6 peer would refuse it and flag its author).
 Either way the other peer is told the versions differ before anything else.
 """
 

@@ -30,8 +30,8 @@ from ..net.headless import SummaryWriter
 from ..protocol import events as ev
 from ..protocol.envelope import EnvelopeError, open_entry
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.messages import Ack, AckMark, MsgType, link_message, parse_payload
-from ..protocol.replica import Phase, Replica
+from ..protocol.messages import Ack, AckMark, MsgType, Result, link_message, parse_payload
+from ..protocol.replica import Phase, Replica, RoundState
 from .record import GameRecord, RecordError
 
 #: Refusals an honest table produces too: an entry sent as its round closed, or
@@ -52,6 +52,8 @@ class Replayed:
     #: Each scored round's seats (keys) and rules, as they were in that round.
     round_keys: dict[int, tuple[bytes, ...]] = field(default_factory=dict)
     round_variants: dict[int, Variants] = field(default_factory=dict)
+    #: Each scored round's whole state, as it was scored (what replays read).
+    rounds: dict[int, RoundState] = field(default_factory=dict)
 
     @property
     def game_over(self) -> bool:
@@ -75,6 +77,7 @@ def replay(record: GameRecord) -> Replayed:
                 assert rs is not None  # the call that scored it began one round at most
                 done.round_keys[event.round] = rs.keys
                 done.round_variants[event.round] = rs.variants
+                done.rounds[event.round] = rs
             elif isinstance(event, ev.RoundAgreed | ev.Divergence):
                 # A seat-less replica closes a round on its own reckoning: the
                 # record must also hold every live seat's signed word on it.
@@ -127,7 +130,24 @@ def verify(record: GameRecord) -> Replayed:
         rs = done.replica.rs
         where = f"in round {rs.number}" if rs is not None else "before the first round"
         raise RecordError(f"the record stops {where}, before the game is over")
+    problem = _unsigned_result(done.replica)
+    if problem is not None:
+        raise RecordError(problem)
     return done
+
+
+def _unsigned_result(replica: Replica) -> str | None:
+    """Whether every seat that finished the game signed the result its entries give."""
+    rs, match = replica.rs, replica.match
+    assert rs is not None and match is not None
+    result = Result(tuple(match.totals), rs.log.state_hash())
+    for seat in sorted(rs.live):
+        signed = rs.signed_results.get(seat)
+        if signed is None:
+            return f"{rs.names[seat]} did not sign the game's result"
+        if signed != result:
+            return f"{rs.names[seat]} signed another result than the entries give"
+    return None
 
 
 def _entry_problem(index: int, raw: bytes, record: GameRecord) -> str | None:

@@ -35,7 +35,9 @@ def _game() -> MemNet:
     host = net.replicas[0]
     host.auto_next = 0.2
     net.output(0, host.start_round(net.now))
-    assert net.run(lambda: all(r.phase is Phase.OVER for r in net.replicas), limit=3600)
+    assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
+                               and len(r.rs.signed_results) == PLAYERS
+                               for r in net.replicas), limit=3600)
     return net
 
 
@@ -186,9 +188,9 @@ def test_a_dropped_entry_is_found() -> None:
 
     with pytest.raises(RecordError, match=f"round {last_round}: no signed summary from "
                                           "p0, p1, p2"):
-        verify(without(MsgType.SUMMARY))
+        verify(without(MsgType.SUMMARY, MsgType.RESULT))
     with pytest.raises(RecordError, match=f"the record stops in round {last_round}, before"):
-        verify(without(MsgType.SUMMARY, MsgType.AUDIT))
+        verify(without(MsgType.SUMMARY, MsgType.AUDIT, MsgType.RESULT))
 
 
 def test_a_changed_score_is_found() -> None:
@@ -247,3 +249,23 @@ def test_history_export_and_verify_on_the_command_line(
     assert cli.main(["verify", str(file)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a game record" in err
+
+
+def test_every_seat_signs_the_result_and_a_changed_one_is_found() -> None:
+    record = _record()
+    entries = list(record.entries)
+    i = _first(record, MsgType.RESULT, author=2)
+    entry = open_entry(entries[i])
+    assert entry.payload["t"] == list(_game().replicas[0].match.totals)  # type: ignore[union-attr]
+
+    def a_win_for_me(payload: dict[str, object]) -> None:
+        totals = payload["t"]
+        assert isinstance(totals, list)
+        totals[2] += 100
+
+    entries[i] = _resigned(entry, a_win_for_me)
+    with pytest.raises(RecordError, match="p2 signed another result than the entries give"):
+        verify(_with(record, entries))
+    del entries[i]
+    with pytest.raises(RecordError, match="p2 did not sign the game's result"):
+        verify(_with(record, entries))
