@@ -8,6 +8,7 @@ exit status 1 (2 for bad usage, argparse's convention).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -17,9 +18,10 @@ from ..protocol.identity import default_data_dir
 from ..store import DB_FILE, Store, StoreError
 from .history import history_text, statistics
 from .record import GameRecord, RecordError, decode
-from .verify import verify
+from .replay import RoundReplay, round_replay
+from .verify import replay, verify
 
-RECORD_COMMANDS = ("history", "export", "verify")
+RECORD_COMMANDS = ("history", "export", "verify", "replay")
 
 
 def add_record_commands(sub: Any) -> None:
@@ -33,6 +35,11 @@ def add_record_commands(sub: Any) -> None:
     export.add_argument("game", type=int, metavar="GAME", help="its number in nerts history")
     export.add_argument("file", type=Path, metavar="FILE")
     _data_dir(export)
+    again = sub.add_parser("replay", help="watch a round of a game again, move by move")
+    again.add_argument("game", type=int, metavar="GAME", help="its number in nerts history")
+    again.add_argument("--round", type=int, default=None, metavar="N",
+                       help="which round (default: the last)")
+    _data_dir(again)
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
                                           "every move; print its summary")
     check.add_argument("file", type=Path, metavar="FILE")
@@ -50,7 +57,11 @@ def run_record_command(args: argparse.Namespace) -> int:
         with Store((args.data_dir or default_data_dir()) / DB_FILE) as store:
             if args.command == "history":
                 return _history(store, args.json)
-            return _export(store, args.game, args.file)
+            if args.command == "replay":
+                game = load_game(store, args.game)
+            else:
+                return _export(store, args.game, args.file)
+        return _replay(round_to_replay(game, args.round))
     except (StoreError, RecordError) as exc:
         return _fail(str(exc))
 
@@ -60,6 +71,26 @@ def load_game(store: Store, number: int) -> GameRecord:
     if data is None:
         raise RecordError(f"there is no game #{number} (nerts history lists them)")
     return decode(data)
+
+
+def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
+    """Round ``number`` of the record's game (None: the last), ready to watch."""
+    rounds = replay(record).rounds
+    if not rounds:
+        raise RecordError("no round of this game was scored")
+    chosen = max(rounds) if number is None else number
+    if chosen not in rounds:
+        raise RecordError(f"there is no round {chosen}: this game has rounds "
+                          f"{min(rounds)} to {max(rounds)}")
+    return round_replay(rounds[chosen])
+
+
+def _replay(chosen: RoundReplay) -> int:
+    # Imported here so that the other commands never load the terminal UI.
+    from ..ui.replay import ReplayView
+
+    asyncio.run(ReplayView(chosen).run())
+    return 0
 
 
 def _history(store: Store, as_json: bool) -> int:
