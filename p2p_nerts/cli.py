@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
@@ -28,7 +29,8 @@ from .net.commands import (
     run_table,
     setup_logging,
 )
-from .net.interfaces import interfaces_setting
+from .net.interfaces import Interfaces, interfaces_setting
+from .net.results import ResultsServer
 from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
 from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
@@ -196,10 +198,26 @@ def run_lobby(args: argparse.Namespace) -> int:
     lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
                                                partner=player.config.partner))
     try:
-        asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
+        asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
+            None, player.config, player.notes, browser=lobby).run()))
     finally:
         store.close()
     return 0
+
+
+async def serving_results(store: Store, identity: Identity, interfaces: Interfaces,
+                          run: Coroutine[Any, Any, None]) -> None:
+    """Run the lobby while serving this player's recent game records to the LAN's
+    ``nerts event`` views (``net/results.py``); a lobby that cannot serve still runs."""
+    server = ResultsServer(store.records_since, identity.fingerprint)
+    try:
+        await server.start(interfaces)
+    except OSError as exc:
+        logging.getLogger("nerts").warning("cannot serve game records: %s", exc)
+    try:
+        await run
+    finally:
+        await server.close()
 
 
 def _player() -> Player | None:

@@ -268,6 +268,15 @@ class Store:
         except (sqlite3.Error, ValueError) as exc:
             raise StoreError(f"cannot read the games: {exc}") from None
 
+    def records_since(self, since: float) -> list[bytes]:
+        """The records of the games that ended at ``since`` or later, newest first."""
+        try:
+            rows = self._db.execute("SELECT record FROM games WHERE ended_at >= ?"
+                                    " ORDER BY ended_at DESC, id DESC", (since,)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the games: {exc}") from None
+        return [bytes(row[0]) for row in rows]
+
     def game_record(self, number: int) -> bytes | None:
         """Game ``number``'s record (``records.record``), or None if there is none."""
         try:

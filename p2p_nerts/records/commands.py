@@ -11,17 +11,23 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+from ..net.interfaces import Interfaces, interfaces_setting
+from ..net.results import collect
 from ..protocol.identity import default_data_dir
-from ..store import DB_FILE, Store, StoreError
+from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .history import history_text, statistics
 from .record import GameRecord, RecordError, decode
 from .replay import RoundReplay, round_replay
+from .standings import standings_csv, standings_json, standings_text, tally
 from .verify import replay, verify
 
-RECORD_COMMANDS = ("history", "export", "verify", "replay")
+RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
+EVENT_HOURS = 12.0
+"""How far back ``nerts event`` looks by default: one evening, whenever it began."""
 
 
 def add_record_commands(sub: Any) -> None:
@@ -40,6 +46,23 @@ def add_record_commands(sub: Any) -> None:
     again.add_argument("--round", type=int, default=None, metavar="N",
                        help="which round (default: the last)")
     _data_dir(again)
+    event = sub.add_parser("event", help="standings across the tables on the network: "
+                                         "every game's record verified, then counted")
+    event.add_argument("--hours", type=float, default=EVENT_HOURS,
+                       help=f"count games that ended this many hours ago or later "
+                            f"(default {EVENT_HOURS:g})")
+    shown = event.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="one JSON object")
+    shown.add_argument("--csv", action="store_true", help="CSV: place, name, fingerprint, "
+                                                          "games, wins, points")
+    event.add_argument("--watch", type=float, default=None, metavar="SECONDS",
+                       help="ask again every SECONDS and show the standings as they change")
+    event.add_argument("--listen", type=float, default=2.0, metavar="SECONDS",
+                       help="how long to look for players on the network (default 2)")
+    event.add_argument("--interfaces", metavar="LIST",
+                       help="mDNS interfaces: all, default or IP addresses "
+                            "(env NERTS_INTERFACES)")
+    _data_dir(event)
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
                                           "every move; print its summary")
     check.add_argument("file", type=Path, metavar="FILE")
@@ -54,6 +77,8 @@ def run_record_command(args: argparse.Namespace) -> int:
     try:
         if args.command == "verify":
             return _verify(args.file)
+        if args.command == "event":
+            return _event(args)
         with Store((args.data_dir or default_data_dir()) / DB_FILE) as store:
             if args.command == "history":
                 return _history(store, args.json)
@@ -91,6 +116,53 @@ def _replay(chosen: RoundReplay) -> int:
 
     asyncio.run(ReplayView(chosen).run())
     return 0
+
+
+def _event(args: argparse.Namespace) -> int:
+    if not 0 < args.hours <= 24 * 366:
+        raise ValueError("--hours must be above 0 and at most a year")
+    if args.watch is not None and not 1 <= args.watch <= 3600:
+        raise ValueError("--watch must be 1..3600 seconds")
+    if not 0 < args.listen <= 60:
+        raise ValueError("--listen must be above 0 and at most 60 seconds")
+    interfaces = interfaces_setting(args.interfaces)
+    data_dir = args.data_dir or default_data_dir()
+    try:
+        return asyncio.run(_standings(args, interfaces, data_dir))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir: Path) -> int:
+    shown = None
+    while True:
+        since = time.time() - args.hours * 3600
+        found = await collect(interfaces, since, args.listen)
+        found += [("this computer", data) for data in _own_records(data_dir, since)]
+        standings = tally(found, since)
+        if args.json:
+            text = json.dumps(standings_json(standings))
+        elif args.csv:
+            text = standings_csv(standings).rstrip("\n")
+        else:
+            text = "\n".join(standings_text(standings))
+        if text != shown:
+            print(text, flush=True)
+            shown = text
+        if args.watch is None:
+            return 0
+        await asyncio.sleep(args.watch)
+
+
+def _own_records(data_dir: Path, since: float) -> list[bytes]:
+    """This player's own games, unless a running nerts holds the store (and serves them)."""
+    if not (data_dir / DB_FILE).exists():
+        return []
+    try:
+        with Store(data_dir / DB_FILE) as store:
+            return store.records_since(since)
+    except StoreBusy:
+        return []
 
 
 def _history(store: Store, as_json: bool) -> int:

@@ -75,6 +75,7 @@ def summarize(record: GameRecord, done: Replayed, me: bytes) -> Game | None:
                    for e in rounds],
         "winner": winner,
         "winners": winners,
+        "foundation_hash": final.foundation_hash.hex(),  # the last round's: names the result
         "flags": flags,
     }
 
