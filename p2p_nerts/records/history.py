@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..game.scoring import Match, team_names, team_of
@@ -137,9 +138,29 @@ def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
 def keep(store: Store, replica: Replica, table: str, saved_at: float) -> int | None:
     """Keep the game at ``replica``'s table in ``store`` (its summary and its whole
     record); returns its number, or None when no round of it was scored."""
-    record = record_of(replica, table, saved_at)
-    done = replay(record)
-    game = summarize(record, done, replica.me.public_key)
-    if game is None:
-        return None
-    return store.keep_game(record.table_id, game["first_round"], saved_at, game, encode(record))
+    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key)
+    return None if kept is None else kept.into(store)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A game ready for the store: its summary and its record's bytes."""
+
+    record: GameRecord
+    game: Game
+    data: bytes
+
+    def into(self, store: Store) -> int:
+        return store.keep_game(self.record.table_id, self.game["first_round"],
+                               self.record.saved_at, self.game, self.data)
+
+
+def to_keep(record: GameRecord, me: bytes) -> Kept | None:
+    """The record's game as ``me`` keeps it (None: no round of it was scored).
+
+    Pure and self-contained (the record is a copy of the table's entries), so
+    a session can reckon it away from its event loop: a long game's replay
+    checks every signature and every audit again.
+    """
+    game = summarize(record, replay(record), me)
+    return None if game is None else Kept(record, game, encode(record))

@@ -28,7 +28,7 @@ from typing import Any
 from ..game.variants import Variants
 from ..net.headless import SummaryWriter
 from ..protocol import events as ev
-from ..protocol.envelope import EnvelopeError, open_entry
+from ..protocol.envelope import Entry, EnvelopeError, open_entry
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.messages import Ack, AckMark, MsgType, Result, link_message, parse_payload
 from ..protocol.replica import Phase, Replica, RoundState
@@ -94,11 +94,10 @@ def replay(record: GameRecord) -> Replayed:
                 problems.append(problem)
 
     for index, raw in enumerate(record.entries, start=1):
-        problem = _entry_problem(index, raw, record)
-        if problem is not None:
-            problems.append(problem)
+        entry = _checked(index, raw, record)
+        if isinstance(entry, str):
+            problems.append(entry)
             continue
-        entry = open_entry(raw)
         held.setdefault(entry.author, set()).add(entry.seq)
         before = Counter(replica.rejected)
         take(replica.receive(raw, 0.0).events)
@@ -150,7 +149,8 @@ def _unsigned_result(replica: Replica) -> str | None:
     return None
 
 
-def _entry_problem(index: int, raw: bytes, record: GameRecord) -> str | None:
+def _checked(index: int, raw: bytes, record: GameRecord) -> Entry | str:
+    """The entry, opened and well-formed, or what is wrong with it."""
     try:
         entry = open_entry(raw)
         parse_payload(entry.type, entry.payload)
@@ -160,7 +160,7 @@ def _entry_problem(index: int, raw: bytes, record: GameRecord) -> str | None:
         return f"entry {index} is malformed ({exc.reason})"
     if entry.table_id != record.table_id:
         return f"entry {index} belongs to another table"
-    return None
+    return entry
 
 
 def _problem(event: ev.Event) -> str | None:
