@@ -269,3 +269,19 @@ def test_every_seat_signs_the_result_and_a_changed_one_is_found() -> None:
     del entries[i]
     with pytest.raises(RecordError, match="p2 did not sign the game's result"):
         verify(_with(record, entries))
+
+
+def test_a_game_given_up_after_a_round_is_kept_as_abandoned(tmp_path: Path) -> None:
+    net = bot_table(2, seed=3, variants=Variants(target=1000))
+    net.output(0, net.replicas[0].start_round(net.now))
+    assert net.run(lambda: all(r.phase is Phase.BETWEEN for r in net.replicas), limit=3600)
+    with Store(tmp_path / DB_FILE) as store:
+        number = keep(store, net.replicas[1], "Long table", 1_700_000_000.0)
+        [(kept, game)] = store.games()
+        record = store.game_record(kept)
+    assert kept == number and game["flags"] == ["abandoned"]
+    assert game["winner"] is None and game["winners"] == [] and len(game["rounds"]) == 1
+    assert record is not None
+    with pytest.raises(RecordError, match="the record stops in round 1, before the game"):
+        verify(decode(record))
+    assert statistics([game], net.replicas[1].me.fingerprint)["finished"] == 0
