@@ -78,7 +78,8 @@ def decode(data: bytes) -> GameRecord:
     if not isinstance(obj, list) or len(obj) != 4 or obj[0] != FORMAT:
         raise RecordError("not a game record")
     if obj[1] != VERSION:
-        raise RecordError(f"a game record of version {obj[1]!r}: this nerts reads {VERSION}")
+        shown = obj[1] if type(obj[1]) is int else "?"
+        raise RecordError(f"a game record of version {shown}: this nerts reads {VERSION}")
     header, entries = obj[2], obj[3]
     if not isinstance(header, dict) or set(header) != {"table_id", "host", "table",
                                                         "saved_at"}:

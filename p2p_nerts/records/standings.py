@@ -70,6 +70,10 @@ def standings_text(s: Standings) -> list[str]:
         for place, r in enumerate(rows, start=1):
             lines.append(f"  {place:>2}. {r['name']:<{width}}  {r['games']:>5} {r['wins']:>4} "
                          f"{r['points']:>6}  {r['fingerprint']}")
+    for game in sorted(s.games.values(), key=lambda g: g["ended_at"]):
+        totals = ", ".join(f"{p['name']} {p['total']}"
+                           for p in sorted(game["players"], key=lambda p: -p["total"]))
+        lines.append(f"  game at {game['table']}: {game['winner']} won ({totals})")
     for source, reason in s.refused:
         lines.append(f"  NOT COUNTED (from {source}): {reason}")
     return lines

@@ -285,3 +285,15 @@ def test_a_game_given_up_after_a_round_is_kept_as_abandoned(tmp_path: Path) -> N
     with pytest.raises(RecordError, match="the record stops in round 1, before the game"):
         verify(decode(record))
     assert statistics([game], net.replicas[1].me.fingerprint)["finished"] == 0
+
+
+def test_a_hostile_sequence_number_is_reported_not_counted_out() -> None:
+    """An author claiming the largest sequence number costs nothing to check."""
+    record = _record()
+    author = identities(PLAYERS)[1]
+    held = sum(open_entry(raw).author == author.public_key for raw in record.entries)
+    late = seal(author, table_id=record.table_id, round=1, seq=2**53 - 1, lamport=10_000,
+                type=MsgType.LEAVE, payload={}).raw
+    with pytest.raises(RecordError, match=f"^{2**53 - 2 - held} entries of {author.fingerprint} "
+                                          rf"are missing \(number {held + 1} the first\)$"):
+        verify(_with(record, [*record.entries, late]))
