@@ -1,4 +1,4 @@
-"""``nerts history``, ``export``, ``verify`` and ``replay``: thin shells over records.
+"""``nerts history``, ``export``, ``verify``, ``replay`` and ``event``: thin shells.
 
 Each reads the player's store (or a record file), hands the bytes to the pure
 code beside this module, and prints; anything wrong is one line on stderr and
@@ -20,7 +20,7 @@ from ..net.results import collect
 from ..protocol.identity import default_data_dir
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .history import history_text, statistics
-from .record import GameRecord, RecordError, decode
+from .record import MAX_RECORD, GameRecord, RecordError, decode
 from .replay import RoundReplay, round_replay
 from .standings import standings_csv, standings_json, standings_text, tally
 from .verify import replay, verify
@@ -69,8 +69,9 @@ def add_record_commands(sub: Any) -> None:
 
 
 def _data_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="the player's data dir (default: NERTS_HOME or ~/.p2p-nerts)")
+    parser.add_argument("--data-dir", type=Path, default=None, metavar="DIR",
+                        help="the player's data dir (default: $NERTS_HOME, else "
+                             "~/.local/share/p2p-nerts)")
 
 
 def run_record_command(args: argparse.Namespace) -> int:
@@ -190,7 +191,8 @@ def _export(store: Store, number: int, file: Path) -> int:
 
 def _verify(file: Path) -> int:
     try:
-        data = file.read_bytes()
+        with file.open("rb") as f:
+            data = f.read(MAX_RECORD + 1)  # no further: whatever the file is, it ends
     except OSError as exc:
         return _fail(f"cannot read {file}: {exc.strerror or exc}")
     try:

@@ -297,3 +297,12 @@ def test_a_hostile_sequence_number_is_reported_not_counted_out() -> None:
     with pytest.raises(RecordError, match=f"^{2**53 - 2 - held} entries of {author.fingerprint} "
                                           rf"are missing \(number {held + 1} the first\)$"):
         verify(_with(record, [*record.entries, late]))
+
+
+def test_verify_reads_no_more_than_a_record_can_be(capsys: pytest.CaptureFixture[str]) -> None:
+    endless = Path("/dev/zero")
+    if not endless.exists():
+        pytest.skip("no /dev/zero here")
+    assert cli.main(["verify", str(endless)]) == 1
+    assert capsys.readouterr().err == ("nerts: /dev/zero: not a game record: "
+                                       "the file is too large\n")
