@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
 from pathlib import Path
 
@@ -11,17 +12,20 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.node import NetSession
 from p2p_nerts.net.results import ResultsServer, collect, fetch
 from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.records.history import keep
 from p2p_nerts.records.record import encode, record_of
-from p2p_nerts.records.standings import tally
+from p2p_nerts.records.standings import Standings, tally
 from p2p_nerts.store import DB_FILE, Store
 
 from ..protocol.test_records import _game, _record, _resigned, _with
+from .test_net_session import LOCAL, bot_games, config
 
 pytestmark = pytest.mark.timeout(60)
 LOOPBACK = ["127.0.0.1"]
@@ -148,3 +152,51 @@ def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> Non
         asyncio.run(cli.serving_results(store, _game().replicas[2].me, LOOPBACK, event_view()))
         assert [data for _where, data in found] == store.records_since(EVENING - 1)
     assert len(tally(found, EVENING - 1).games) == 1
+
+
+def test_two_tables_finish_and_an_open_event_view_counts_both(tmp_path: Path) -> None:
+    """Two tables over TCP on 127.0.0.1, each host's lobby-like server serving its store:
+    the standings, collected as the games end, are the games' own totals."""
+    stores = [Store(tmp_path / str(k) / DB_FILE) for k in range(4)]
+
+    async def table(name: str, host_store: Store, guest_store: Store) -> list[dict[str, object]]:
+        host = await NetSession.host(Identity.generate(f"{name} host"), config(auto_start=2),
+                                     LOCAL, table_name=name, interfaces=None, store=host_store)
+        guest = await NetSession.join(Identity.generate(f"{name} guest"),
+                                      ("127.0.0.1", host.port), config(), LOCAL,
+                                      store=guest_store)
+        outs = [io.StringIO(), io.StringIO()]
+        codes = await asyncio.gather(*bot_games([host, guest], outs, 0.3))
+        assert codes == [0, 0]
+        return [json.loads(x) for x in outs[0].getvalue().splitlines()]
+
+    async def scenario() -> tuple[list[list[dict[str, object]]], Standings]:
+        servers = [ResultsServer(s.records_since, f"{k:02x}" * 8, bind="127.0.0.1")
+                   for k, s in enumerate(stores[:2])]
+        for server in servers:
+            await server.start(LOOPBACK)
+        try:
+            summaries = await asyncio.wait_for(asyncio.gather(
+                table("Table A", stores[0], stores[2]), table("Table B", stores[1], stores[3])),
+                45)
+            standings = Standings()
+            while len(standings.games) < 2:  # the view asks again until both are in
+                standings = tally(await collect(LOOPBACK, 0.0, listen=30, enough=2), 0.0)
+            return list(summaries), standings
+        finally:
+            for server in servers:
+                await server.close()
+
+    summaries, standings = asyncio.run(scenario())
+    for store in stores:
+        store.close()
+    assert standings.refused == []
+    assert sorted(g["table"] for g in standings.games.values()) == ["Table A", "Table B"]
+    finals = [lines[-1] for lines in summaries]
+    points = {name: total for final in finals
+              for name, total in final["totals"].items()}  # type: ignore[attr-defined]
+    rows = {r["name"]: r for r in standings.rows()}
+    assert {name: r["points"] for name, r in rows.items()} == points
+    assert sorted(name for name, r in rows.items() if r["wins"]) == sorted(
+        str(final["winner"]) for final in finals)
+    assert all(r["games"] == 1 for r in rows.values())
