@@ -112,10 +112,15 @@ def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
 
 
 def _replay(chosen: RoundReplay) -> int:
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("nerts replay plays in a terminal: run it in one")
     # Imported here so that the other commands never load the terminal UI.
     from ..ui.replay import ReplayView
 
-    asyncio.run(ReplayView(chosen).run())
+    try:
+        asyncio.run(ReplayView(chosen).run())
+    except (EOFError, KeyboardInterrupt):  # the terminal went away
+        return 130
     return 0
 
 

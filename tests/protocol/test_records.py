@@ -306,3 +306,13 @@ def test_verify_reads_no_more_than_a_record_can_be(capsys: pytest.CaptureFixture
     assert cli.main(["verify", str(endless)]) == 1
     assert capsys.readouterr().err == ("nerts: /dev/zero: not a game record: "
                                        "the file is too large\n")
+
+
+def test_replay_away_from_a_terminal_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(tmp_path / DB_FILE) as store:
+        number = keep(store, _game().replicas[0], "Test table", 1_700_000_000.0)
+    assert cli.main(["replay", str(number), "--data-dir", str(tmp_path)]) == 1  # captured
+    assert capsys.readouterr().err == "nerts: nerts replay plays in a terminal: run it in one\n"
+    assert cli.main(["replay", str(number), "--round", "9", "--data-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith("nerts: there is no round 9")
