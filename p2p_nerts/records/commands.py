@@ -135,6 +135,8 @@ def _event(args: argparse.Namespace) -> int:
     data_dir = args.data_dir or default_data_dir()
     try:
         return asyncio.run(_standings(args, interfaces, data_dir))
+    except OSError as exc:  # mDNS could not start on these interfaces
+        return _fail(f"cannot look for results on the network: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 
