@@ -1,4 +1,4 @@
-"""Results that last: game records, their verification, history and replays.
+"""Results that last: game records, their verification, history, replays, standings.
 
 A game's signed entries already prove everything about it (who sat, the fair
 shuffle, every play and every audit); this package keeps them once the game
