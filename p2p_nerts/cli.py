@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
@@ -29,9 +30,11 @@ from .net.commands import (
     run_table,
     setup_logging,
 )
-from .net.interfaces import interfaces_setting
+from .net.interfaces import Interfaces, interfaces_setting
+from .net.results import ResultsServer
 from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
+from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
 from .session import Session
 from .store import DB_FILE, Store, StoreError
 
@@ -117,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "of its own, advertised nowhere (default: in this process, no "
                            "sockets at all)")
     add_variant_args(solo)
+    add_record_commands(sub)
     # A usage error the checks after parsing find is reported as argparse reports its
     # own: by the command's parser, with that command's usage line.
     parser.set_defaults(usage_error=parser.error)
@@ -136,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_solo(args)
         if args.command == "simulate":
             return run_simulate(args)
+        if args.command in RECORD_COMMANDS:
+            return run_record_command(args)
         assert args.command in NET_COMMANDS
         if args.command != "bot":
             _headless_name(args)
@@ -212,7 +218,8 @@ def run_lobby(args: argparse.Namespace) -> int:
         setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
         lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
                                                    partner=player.config.partner))
-        asyncio.run(NertsApp(None, player.config, player.notes, browser=lobby).run())
+        asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
+            None, player.config, player.notes, browser=lobby).run()))
     finally:
         store.close()
     return 0
@@ -244,6 +251,21 @@ def terminal_missing() -> str | None:
 def _fail(message: str) -> int:
     print(f"nerts: {message}", file=sys.stderr)
     return 1
+
+
+async def serving_results(store: Store, identity: Identity, interfaces: Interfaces,
+                          run: Coroutine[Any, Any, None]) -> None:
+    """Run the lobby while serving this player's recent game records to the LAN's
+    ``nerts event`` views (``net/results.py``); a lobby that cannot serve still runs."""
+    server = ResultsServer(store.records_since, identity.fingerprint)
+    try:
+        await server.start(interfaces)
+    except OSError as exc:
+        logging.getLogger("nerts").warning("cannot serve game records: %s", exc)
+    try:
+        await run
+    finally:
+        await server.close()
 
 
 def _player() -> Player | None:

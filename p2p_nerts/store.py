@@ -38,6 +38,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .protocol.journal import Kind, Record
 
@@ -62,6 +63,20 @@ CREATE TABLE IF NOT EXISTS results (
 );
 -- The journal's rows before it moved to files (they could hold deck secrets).
 DROP TABLE IF EXISTS journal;
+"""
+
+#: Games kept for history, replays and export (records/): a game is its table
+#: and its first round, so keeping it again as late entries arrive replaces it.
+_GAMES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS games (
+    id          INTEGER PRIMARY KEY,
+    table_id    BLOB NOT NULL,
+    first_round INTEGER NOT NULL,
+    ended_at    REAL NOT NULL,
+    summary     TEXT NOT NULL,
+    record      BLOB NOT NULL,
+    UNIQUE (table_id, first_round)
+);
 """
 
 
@@ -107,6 +122,7 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.executescript(_SCHEMA)
+            self._db.executescript(_GAMES_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             _unlock(self._lock)
             raise StoreError(f"cannot use {path}: {exc}") from None
@@ -220,6 +236,55 @@ class Store:
     def history(self) -> list[dict[str, object]]:
         rows = self._db.execute("SELECT summary FROM results ORDER BY ended_at")
         return [json.loads(summary) for (summary,) in rows]
+
+    def keep_game(self, table_id: bytes, first_round: int, ended_at: float,
+                  summary: dict[str, Any], record: bytes) -> int:
+        """Keep a finished (or abandoned) game and its record; returns its number.
+
+        The same game kept again (more of its entries have come) replaces the
+        first copy and keeps its number.
+        """
+        try:
+            with self._tx():
+                self._db.execute(
+                    "INSERT INTO games (table_id, first_round, ended_at, summary, record)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (table_id, first_round) DO UPDATE"
+                    " SET ended_at = excluded.ended_at, summary = excluded.summary,"
+                    " record = excluded.record",
+                    (table_id, first_round, ended_at, json.dumps(summary), record))
+                row = self._db.execute(
+                    "SELECT id FROM games WHERE table_id = ? AND first_round = ?",
+                    (table_id, first_round)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot keep the game: {exc}") from None
+        return int(row[0])
+
+    def games(self) -> list[tuple[int, dict[str, Any]]]:
+        """Every game kept, newest first: (number, summary)."""
+        try:
+            rows = self._db.execute(
+                "SELECT id, summary FROM games ORDER BY ended_at DESC, id DESC").fetchall()
+            return [(int(n), json.loads(summary)) for n, summary in rows]
+        except (sqlite3.Error, ValueError) as exc:
+            raise StoreError(f"cannot read the games: {exc}") from None
+
+    def records_since(self, since: float) -> list[bytes]:
+        """The records of the games that ended at ``since`` or later, newest first."""
+        try:
+            rows = self._db.execute("SELECT record FROM games WHERE ended_at >= ?"
+                                    " ORDER BY ended_at DESC, id DESC", (since,)).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the games: {exc}") from None
+        return [bytes(row[0]) for row in rows]
+
+    def game_record(self, number: int) -> bytes | None:
+        """Game ``number``'s record (``records.record``), or None if there is none."""
+        try:
+            row = self._db.execute("SELECT record FROM games WHERE id = ?",
+                                   (number,)).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read the game: {exc}") from None
+        return None if row is None else bytes(row[0])
 
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)

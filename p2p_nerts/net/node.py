@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..game.variants import Variants
@@ -87,6 +88,11 @@ class Endpoint:
     advertise_port: int | None = None
 
 
+async def _settled(future: asyncio.Future[Any]) -> None:
+    """Wait for ``future`` however it ends (its own callback reports a failure)."""
+    await asyncio.wait([future])
+
+
 def _give_way() -> None:
     """Let another process that is ready to run have this CPU first (at once if none is).
 
@@ -133,6 +139,7 @@ class NetSession:
         self._backlog: list[ev.Event] = []
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
+        self._keeping: asyncio.Future[None] | None = None  # the game going into the history
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.Handle | None = None
@@ -439,6 +446,7 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
+            self._keeping = self._keep_game()
             self._with_store(lambda store: store.finish_table(table_id, result))
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
@@ -515,7 +523,49 @@ class NetSession:
             except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
                 _log.exception("updating the table's mDNS record failed")
 
+    def _keep_game(self) -> asyncio.Future[None] | None:
+        """Put the game in the player's history, with its record (see ``records``).
+
+        The record is copied now; its replay (every signature and audit
+        checked again) runs in a worker thread, and the store is written
+        back here, on the event loop, like every other write.
+        """
+        # Here, not at the top: records reads its summaries through net.headless.
+        from ..records.history import Kept, to_keep
+        from ..records.record import record_of
+
+        r = self._replica
+        if self._store is None or r is None or r.match is None:
+            return None
+        record = record_of(r, self.table_name, time.time())
+        loop = asyncio.get_running_loop()
+        reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
+
+        def write(kept: Kept, store: Store) -> None:
+            try:
+                kept.into(store)
+            except StoreError as exc:  # the history only: the journal goes on
+                _log.error("cannot keep the game in the history: %s", exc)
+
+        def done(future: asyncio.Future[Kept | None]) -> None:
+            if future.cancelled():
+                return
+            if future.exception() is not None:
+                _log.error("cannot keep the game in the history: %r", future.exception())
+            elif (kept := future.result()) is not None:
+                self._with_store(partial(write, kept))
+
+        reckoned.add_done_callback(done)
+        return asyncio.ensure_future(_settled(reckoned))
+
     async def _shutdown(self) -> None:
+        # Kept again on the way out: the game's last entries (its signed results)
+        # come after it ends; a game given up before the end is kept as abandoned.
+        if self._keeping is not None:
+            await self._keeping  # the copy from the game's end must not land after this one
+        last = self._keep_game()
+        if last is not None:
+            await last
         if self.replica.phase is not Phase.OVER:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.

@@ -67,8 +67,8 @@ joker in suit as well as rank and colour, through a bounce, scores a seat
 without an audit as "unaudited" (no points), voids a round ended by a Nerts
 call its audit does not bear out, counts only foundation plays that stayed as
 progress against a deadlock, and makes a drop take effect at a point of the
-total order: a v6 peer would score the same entries apart, or flag an honest
-v7 seat.
+total order, and adds RESULT, each seat's signed final result: a v6 peer
+would score the same entries apart, refuse a RESULT, or flag an honest v7 seat.
 Either way the other peer is told the versions differ before anything else.
 """
 

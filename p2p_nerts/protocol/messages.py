@@ -56,6 +56,7 @@ __all__ = [
     "Ready",
     "Refuse",
     "Resend",
+    "Result",
     "Reveal",
     "Roster",
     "Seat",
@@ -121,6 +122,8 @@ class MsgType(enum.IntEnum):
     GOODBYE = 41
     DROP = 42
     REFUSE = 43
+    # game end
+    RESULT = 50
 
 
 class _Reader:
@@ -710,11 +713,38 @@ class Refuse(Payload):
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.text("reason"))
 
 
+# -- game end -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Result(Payload):
+    """The game's final result as the sender reckoned it, signed as the game ends.
+
+    Sent in the last round (the entry's round number), so it names that
+    round's seats: `totals` by seat, and `digest`, the last round's
+    foundation hash (what its SUMMARY carried). Every seat signs one, so a
+    game record carries every seat's agreement with the result, which
+    anyone can then check against the record's own entries.
+    """
+
+    TYPE = MsgType.RESULT
+    KEYS: ClassVar[Mapping[str, str]] = {"totals": "t", "digest": "h"}
+    totals: tuple[int, ...]
+    digest: bytes
+
+    @classmethod
+    def from_wire(cls, payload: Mapping[str, object]) -> Self:
+        r = _Reader(cls.KEYS, payload)
+        totals = _ints(r.raw("totals"), "totals", MAX_SEATS, -MAX_INT, MAX_INT, min_len=1)
+        return cls(totals, r.blob("digest"))
+
+
 _BY_TYPE: dict[int, type[Payload]] = {
     cls.TYPE: cls
     for cls in (
         Hello, Join, Leave, Roster, Settings, Ready, Commit, Reveal, Go, Play,
         Ack, View, Stuck, Nerts, Summary, Audit, Verdict, Resend, Goodbye, Drop, Refuse,
+        Result,
     )
 }  # fmt: skip
 

@@ -83,6 +83,7 @@ from .messages import (
     Ready,
     Refuse,
     Resend,
+    Result,
     Reveal,
     Roster,
     Seat,
@@ -117,7 +118,7 @@ LINK_TYPES = frozenset({MsgType.ACK, MsgType.VIEW})
 #: Types that belong to one round and must name it.
 ROUND_TYPES = frozenset({
     MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
-    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP,
+    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.RESULT,
 })
 
 #: Move-log operations that are the player's own decisions (journaled for recovery).
@@ -252,6 +253,8 @@ class RoundState:
     journaled: int = 0  # how much of tab.log the journal has seen
     calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
     play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
+    #: In a game's last round: each seat's signed final result (records keep them).
+    signed_results: dict[int, Result] = field(default_factory=dict)
 
     @property
     def rotations(self) -> int:
@@ -869,6 +872,9 @@ class Replica:
             return self.phase not in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
         if entry.type not in ROUND_TYPES:
             return True
+        if (entry.type == MsgType.RESULT and rs is not None and entry.round == rs.number
+                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
+            return False  # signed as its author closed the game, which we are still closing
         if rs is None or entry.round > rs.number:
             return False
         if entry.round == rs.number and entry.type in _NEEDS_DEAL:
@@ -1198,6 +1204,10 @@ class Replica:
             case Summary():
                 rs.summaries[seat] = payload
                 self._maybe_close(rs)
+            case Result():
+                if seat in rs.signed_results:
+                    raise EnvelopeError("second_result")
+                rs.signed_results[seat] = payload
             case Verdict(seat=accused, ok=ok, reason=reason):
                 if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
                     self._event(ev.Notice(
@@ -1746,6 +1756,8 @@ class Replica:
             self.phase = Phase.OVER
             label = team_names(rs.names, rs.variants)[winner]
             self._event(ev.GameOver(label, tuple(self.match.totals)))
+            if rs.me is not None and rs.me in rs.live:
+                self._send(Result(tuple(self.match.totals), digest))
         else:
             self.phase = Phase.BETWEEN
             if self.is_host and self.auto_next is not None:

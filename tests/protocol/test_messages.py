@@ -40,6 +40,7 @@ from p2p_nerts.protocol.messages import (
     Ready,
     Refuse,
     Resend,
+    Result,
     Reveal,
     Roster,
     Seat,
@@ -93,6 +94,7 @@ SAMPLES: list[Payload] = [
     Goodbye("quit"),
     Drop(K1, 17),
     Refuse(K1, "the table is full"),
+    Result((21, -4, 13), H),
 ]
 
 
@@ -128,7 +130,7 @@ def test_link_round_trip(payload: Payload) -> None:
 
 
 def test_unknown_type() -> None:
-    for msg_type in (0, 7, 50, 255):
+    for msg_type in (0, 7, 51, 255):
         with pytest.raises(EnvelopeError, match="unknown_type"):
             parse_payload(msg_type, {})
 
@@ -236,6 +238,10 @@ VIEW = View(1, 5, ((), (), (), ()), None, 0)
         (Audit(H, ()), {"m": [1]}, "moves"),
         (Audit(H, ()), {"s": None}, "deck_secret"),
         (Audit(H, ()), {"m": [[msgpack.Timestamp(1)]]}, "moves"),
+        (Result((1,), H), {"t": []}, "totals"),
+        (Result((1,), H), {"t": list(range(9))}, "totals"),
+        (Result((1,), H), {"t": [True]}, "totals"),
+        (Result((1,), H), {"h": H[:31]}, "digest"),
     ],
 )
 def test_rejects(payload: Payload, changes: dict[str, object], field: str) -> None:

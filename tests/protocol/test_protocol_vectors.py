@@ -23,6 +23,7 @@ from p2p_nerts.protocol.messages import (
     MsgType,
     Payload,
     Play,
+    Result,
     Settings,
     link_message,
     parse_payload,
@@ -59,6 +60,7 @@ PAYLOADS: dict[str, Payload] = {
     "commit": Commit(deck=bytes(range(32, 64)), share=bytes(range(64, 96))),
     "play": Play(card=0x11, pile=0x11, src=0, decl=0, mv=3),
     "ack": Ack(upto=(AckMark(ANA.public_key, 7),)),
+    "result": Result(totals=(21, -4, 13), digest=bytes(range(32))),
 }
 
 

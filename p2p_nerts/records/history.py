@@ -1,0 +1,166 @@
+"""A player's history: each game as its record decides it, and statistics over them.
+
+A game's line in the history is read from its record by the verifier's
+replay, never from what this peer's screen happened to show: every player
+of a game keeps the same entries, so every player's history gives the same
+scores. Players are told apart by key fingerprint (names are not unique).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..game.scoring import Match, team_names, team_of
+from ..protocol import events as ev
+from ..protocol.identity import fingerprint_of
+from ..protocol.replica import Replica
+from ..store import Store
+from .record import GameRecord, encode, record_of
+from .verify import Replayed, replay
+
+Game = dict[str, Any]
+"""One game's summary, as kept in the store and printed by ``nerts history --json``."""
+
+
+def summarize(record: GameRecord, done: Replayed, me: bytes) -> Game | None:
+    """The last game of ``record`` (its rounds since any earlier game ended), or None
+    when no round of it was scored."""
+    ends = [i for i, e in enumerate(done.events) if isinstance(e, ev.GameOver)]
+    finished = done.game_over
+    # A table may play several games: this one began after the one before ended.
+    before = ends[:-1] if finished else ends
+    earlier = before[-1] if before else -1
+    last: dict[int, ev.RoundOver] = {}  # a round scored again after a late drop: the last word
+    for index, e in enumerate(done.events):
+        if isinstance(e, ev.RoundOver) and index > earlier:
+            last[e.round] = e
+    if not last:
+        return None
+    rounds = [last[n] for n in sorted(last)]
+    keys = {n: done.round_keys[n] for n in last}
+    players: dict[str, dict[str, Any]] = {}
+    for e in rounds:
+        for r in e.results:
+            fp = fingerprint_of(keys[e.round][r.seat])
+            players[fp] = {"name": e.names[r.seat], "fingerprint": fp,
+                           "total": e.totals[r.seat]}
+    final = rounds[-1]
+    variants = done.round_variants[final.round]
+    match = Match.new(variants, len(final.totals))
+    match.totals = list(final.totals)
+    winner_team = match.winner() if finished else None
+    winners: list[str] = []
+    winner = None
+    if winner_team is not None:
+        winner = team_names(final.names, variants)[winner_team]
+        winners = [fingerprint_of(keys[final.round][r.seat]) for r in final.results
+                   if team_of(r.seat, variants) == winner_team]
+    flags = [] if finished else ["abandoned"]
+    flags += done.problems
+    return {
+        "table": record.table,
+        "table_id": record.table_id.hex(),
+        "first_round": rounds[0].round,
+        "ended_at": record.saved_at,
+        "me": fingerprint_of(me),
+        "rules": variants.summary(),
+        "players": list(players.values()),
+        "rounds": [{"round": e.round, "end": e.end,
+                    "scores": {fingerprint_of(keys[e.round][r.seat]): r.score
+                               for r in e.results if not r.void},
+                    "called": next((fingerprint_of(keys[e.round][r.seat])
+                                    for r in e.results if r.called), None)}
+                   for e in rounds],
+        "winner": winner,
+        "winners": winners,
+        "foundation_hash": final.foundation_hash.hex(),  # the last round's: names the result
+        "flags": flags,
+    }
+
+
+def statistics(games: Sequence[Game], me: str) -> dict[str, Any]:
+    """The player ``me`` (a fingerprint) over ``games``: overall and per opponent."""
+    played = [g for g in games if any(p["fingerprint"] == me for p in g["players"])]
+    scores = [r["scores"][me] for g in played for r in g["rounds"] if me in r["scores"]]
+    opponents: dict[str, dict[str, Any]] = {}
+    for g in played:
+        won = me in g["winners"]
+        for p in g["players"]:
+            fp = p["fingerprint"]
+            if fp == me:
+                continue
+            o = opponents.setdefault(fp, {"name": p["name"], "fingerprint": fp, "games": 0,
+                                          "my_wins": 0, "their_wins": 0})
+            o["name"] = p["name"]  # the latest name a key went by
+            o["games"] += 1
+            o["my_wins"] += won
+            o["their_wins"] += fp in g["winners"]
+    return {
+        "games": len(played),
+        "finished": sum(1 for g in played if "abandoned" not in g["flags"]),
+        "wins": sum(1 for g in played if me in g["winners"]),
+        "rounds": len(scores),
+        "average_per_round": round(sum(scores) / len(scores), 2) if scores else None,
+        "nerts_calls": sum(1 for g in played for r in g["rounds"] if r["called"] == me),
+        "best_round": max(scores, default=None),
+        "opponents": sorted(opponents.values(), key=lambda o: (-o["games"], o["name"])),
+    }
+
+
+def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
+    """Lines for ``nerts history``: one per game, newest first, then the statistics."""
+    if not games:
+        return ["No games yet: play one, and it is kept here."]
+    lines = []
+    for number, g in games:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["ended_at"]))
+        totals = ", ".join(f"{p['name']}{'*' if p['fingerprint'] == me else ''} {p['total']}"
+                           for p in sorted(g["players"], key=lambda p: -p["total"]))
+        result = f"{g['winner']} won" if g["winner"] else "no winner"
+        flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
+        lines.append(f"#{number} {when}  {g['table']}  {len(g['rounds'])} rounds  "
+                     f"{result}: {totals}{flags}")
+    s = statistics([g for _n, g in games], me)
+    lines.append("")
+    lines.append(f"You: {s['games']} games, {s['wins']} wins, "
+                 f"{s['average_per_round'] if s['rounds'] else '-'} points a round, "
+                 f"{s['nerts_calls']} Nerts calls, best round "
+                 f"{s['best_round'] if s['best_round'] is not None else '-'}")
+    for o in s["opponents"]:
+        lines.append(f"  vs {o['name']} ({o['fingerprint']}): {o['games']} games, "
+                     f"you won {o['my_wins']}, they won {o['their_wins']}")
+    return lines
+
+
+def keep(store: Store, replica: Replica, table: str, saved_at: float) -> int | None:
+    """Keep the game at ``replica``'s table in ``store`` (its summary and its whole
+    record); returns its number, or None when no round of it was scored."""
+    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key)
+    return None if kept is None else kept.into(store)
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A game ready for the store: its summary and its record's bytes."""
+
+    record: GameRecord
+    game: Game
+    data: bytes
+
+    def into(self, store: Store) -> int:
+        return store.keep_game(self.record.table_id, self.game["first_round"],
+                               self.record.saved_at, self.game, self.data)
+
+
+def to_keep(record: GameRecord, me: bytes) -> Kept | None:
+    """The record's game as ``me`` keeps it (None: no round of it was scored).
+
+    Pure and self-contained (the record is a copy of the table's entries), so
+    a session can reckon it away from its event loop: a long game's replay
+    checks every signature and every audit again.
+    """
+    game = summarize(record, replay(record), me)
+    return None if game is None else Kept(record, game, encode(record))

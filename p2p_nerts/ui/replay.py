@@ -1,0 +1,130 @@
+"""The terminal replay of a finished round: frames from ``records.replay``, drawn.
+
+All the state is an index into the replay's frames, whether it plays, and
+how fast; the keys change those, and a ticker steps the index while it
+plays. Nothing is computed here that the replay model did not decide.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.output import Output
+
+from ..records.replay import RoundReplay
+from .theme import build_style, card_fragment, card_or_gap
+
+#: Moves a second, slowest to fastest.
+SPEEDS = (1, 2, 4, 8, 16, 32, 64)
+_HISTORY = 6  # lines of what happened last
+HELP = "Space pause/play · ← → step · + - speed · Home End · q quit"
+
+
+class ReplayView:
+    """A replay on the screen; ``index`` is the frame shown."""
+
+    def __init__(self, replay: RoundReplay, *, input: Input | None = None,
+                 output: Output | None = None) -> None:
+        self.replay = replay
+        self.index = 0
+        self.playing = True
+        self.speed = 3  # into SPEEDS
+        keys = KeyBindings()
+        keys.add(" ")(self._toggle)
+        keys.add("right")(lambda e: self.step(1))
+        keys.add("left")(lambda e: self.step(-1))
+        keys.add("+")(lambda e: self.faster(1))
+        keys.add("=")(lambda e: self.faster(1))
+        keys.add("-")(lambda e: self.faster(-1))
+        keys.add("home")(lambda e: self.jump(0))
+        keys.add("end")(lambda e: self.jump(len(replay.frames) - 1))
+        keys.add("q")(lambda e: e.app.exit())
+        keys.add("c-c")(lambda e: e.app.exit())
+        self.app: Application[None] = Application(
+            layout=Layout(HSplit([Window(FormattedTextControl(self.render), wrap_lines=False)])),
+            key_bindings=keys, style=build_style(four_colour=False), full_screen=True,
+            input=input, output=output)
+
+    def _toggle(self, _event: KeyPressEvent) -> None:
+        self.playing = not self.playing
+
+    def step(self, by: int) -> None:
+        """One frame on (or back); stepping pauses, so the frame stays to be read."""
+        self.playing = False
+        self.jump(self.index + by)
+
+    def jump(self, index: int) -> None:
+        self.index = max(0, min(index, len(self.replay.frames) - 1))
+        self.app.invalidate()
+
+    def faster(self, by: int) -> None:
+        self.speed = max(0, min(self.speed + by, len(SPEEDS) - 1))
+        self.app.invalidate()
+
+    async def run(self) -> None:
+        ticker = asyncio.ensure_future(self._tick())
+        try:
+            await self.app.run_async()
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(1 / SPEEDS[self.speed])
+            if self.playing and self.index < len(self.replay.frames) - 1:
+                self.jump(self.index + 1)
+            elif self.playing:
+                self.playing = False  # the end: stay on the result
+                self.app.invalidate()
+
+    def render(self) -> StyleAndTextTuples:
+        return frame_text(self.replay, self.index, SPEEDS[self.speed], self.playing)
+
+
+def frame_text(replay: RoundReplay, index: int, speed: int, playing: bool) -> StyleAndTextTuples:
+    """The screen for frame ``index``: state line, foundations, tableaux, what happened."""
+    frame = replay.frames[index]
+    last = len(replay.frames) - 1
+    state = "playing" if playing else ("the end" if index == last else "paused")
+    out: StyleAndTextTuples = [
+        ("class:title", f" Round {replay.round} replay "),
+        ("", f" move {index}/{last} · {speed} a second · {state}\n\n"),
+        ("class:label", " Foundations "),
+    ]
+    for pile in frame.foundations:
+        out.append(card_fragment(pile[-1]))
+    out.append(("class:dim", f"   {sum(map(len, frame.foundations))} cards\n\n"
+                if frame.foundations else "(none yet)\n\n"))
+    width = max(map(len, replay.names))
+    for seat, name in enumerate(replay.names):
+        view = frame.tableaux[seat]
+        mark = "class:you" if seat == frame.seat else ""
+        out.append((mark, f" {'▶' if seat == frame.seat else ' '} {name:<{width}}  "))
+        if view is None:
+            out.append(("class:dim", "dropped: no move log to replay\n"))
+            continue
+        out += [("class:label", "Nerts"), ("", f" {view.nerts:>2}"), card_or_gap(view.top),
+                ("class:label", "   work")]
+        out += [card_or_gap(p[-1] if p else None) for p in view.work]
+        out += [("class:label", "   waste"), card_or_gap(view.waste),
+                ("class:label", "   stock"), ("", f" {view.stock}\n")]
+    out.append(("", "\n"))
+    for earlier in replay.frames[max(1, index - _HISTORY + 1):index + 1]:
+        style_class = "class:warn" if earlier.bounce else ("" if earlier is frame else "class:dim")
+        out.append((style_class, f"   {earlier.text}\n"))
+    if index == last:
+        out.append(("class:label", "\n Scores  "))
+        out.append(("", "  ".join(f"{replay.names[r.seat]} {r.score:+d}"
+                                  + (" (Nerts!)" if r.called else "") for r in replay.scores)))
+        out.append(("class:dim", f"   {replay.collisions} collisions, "
+                                 f"{replay.bounces} bounces\n"))
+    out.append(("class:dim", f"\n {HELP}\n"))
+    return out

@@ -1,0 +1,202 @@
+"""Event standings over 127.0.0.1: records served on mDNS, verified, counted once."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from p2p_nerts import cli
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.node import NetSession
+from p2p_nerts.net.results import ResultsServer, collect, fetch
+from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import MemNet, bot_table
+from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.records.history import keep
+from p2p_nerts.records.record import encode, record_of
+from p2p_nerts.records.standings import Standings, tally
+from p2p_nerts.store import DB_FILE, Store
+
+from ..protocol.test_records import _game, _record, _resigned, _with
+from .test_net_session import LOCAL, bot_games, config
+
+pytestmark = pytest.mark.timeout(60)
+LOOPBACK = ["127.0.0.1"]
+EVENING = 1_700_000_000.0
+
+
+@functools.cache
+def _second_game() -> MemNet:
+    """Another table's game (four players), played to its end."""
+    net = bot_table(4, seed=9, variants=Variants(target=15))
+    net.replicas[0].auto_next = 0.2
+    net.output(0, net.replicas[0].start_round(net.now))
+    assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
+                               and len(r.rs.signed_results) == 4
+                               for r in net.replicas), limit=3600)
+    return net
+
+
+def _serve(records: list[bytes], since: float) -> list[bytes]:
+    return records
+
+
+def _forged() -> bytes:
+    """The first game with one seat's final totals changed and signed again by it."""
+    record = _record()
+    entries = list(record.entries)
+    i = next(k for k, raw in enumerate(entries) if open_entry(raw).type == MsgType.RESULT)
+
+    def more(payload: dict[str, object]) -> None:
+        totals = payload["t"]
+        assert isinstance(totals, list)
+        totals[0] += 50
+
+    entries[i] = _resigned(open_entry(entries[i]), more)
+    return encode(_with(record, entries))
+
+
+def test_standings_count_each_verified_game_once_and_never_a_forged_one() -> None:
+    first = encode(record_of(_game().replicas[0], "Table A", EVENING))
+    same = encode(record_of(_game().replicas[2], "Table A", EVENING))  # the same game
+    second = encode(record_of(_second_game().replicas[1], "Table B", EVENING + 60))
+    served = {"ana": [first], "cy": [same, second], "mallory": [_forged()]}
+
+    async def scenario() -> list[tuple[str, bytes]]:
+        servers = [ResultsServer(functools.partial(_serve, mine), name * 4, bind="127.0.0.1")
+                   for name, mine in (("a1", served["ana"]), ("c3", served["cy"]),
+                                      ("e5", served["mallory"]))]
+        try:
+            for server in servers:
+                await server.start(LOOPBACK)
+            return await collect(LOOPBACK, 0.0, listen=30, enough=len(servers))
+        finally:
+            for server in servers:
+                await server.close()
+
+    found = asyncio.run(scenario())
+    assert sorted(data for _where, data in found) == sorted([first, same, second, _forged()])
+    standings = tally(found, EVENING - 3600)
+    assert len(standings.games) == 2  # the first game, kept by two of its players, once
+    [(where, reason)] = standings.refused
+    assert where.startswith("127.0.0.1:") and "signed another result" in reason
+    rows = {r["name"]: r for r in standings.rows()}
+    a = {p["name"]: p["total"] for g in standings.games.values()
+         if g["table"] == "Table A" for p in g["players"]}
+    b = {p["name"]: p["total"] for g in standings.games.values()
+         if g["table"] == "Table B" for p in g["players"]}
+    for name in ("p0", "p1", "p2", "p3"):
+        assert rows[name]["games"] == (name in a) + (name in b)
+        assert rows[name]["points"] == a.get(name, 0) + b.get(name, 0)
+    winners = [g["winner"] for g in standings.games.values()]
+    assert sum(r["wins"] for r in rows.values()) == len(winners)
+    assert tally(found, EVENING + 30).games.keys() != standings.games.keys()  # the window
+
+
+def test_a_server_answers_only_what_it_should() -> None:
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [b"x" * 10] if since < 5 else [], "ab" * 8,
+                               bind="127.0.0.1")
+        await server.start(None)
+        try:
+            assert await fetch("127.0.0.1", server.port, 0.0) == [b"x" * 10]
+            assert await fetch("127.0.0.1", server.port, 9.0) == []
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"\x00\x00\x00\x05hello")  # not a request: closed, nothing sent
+            await writer.drain()
+            assert await reader.read() == b""
+            writer.close()
+        finally:
+            await server.close()
+
+    asyncio.run(scenario())
+
+
+def test_nerts_event_counts_this_players_own_games(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store(tmp_path / DB_FILE) as store:
+        keep(store, _game().replicas[1], "Table A", 4_000_000_000.0)  # not yet ended: in window
+
+    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
+        return []
+
+    monkeypatch.setattr("p2p_nerts.records.commands.collect", nobody)
+    assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
+                     "--interfaces", "127.0.0.1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["games"]) == 1 and out["refused"] == []
+    assert {r["name"] for r in out["standings"]} == {"p0", "p1", "p2"}
+    assert cli.main(["event", "--csv", "--data-dir", str(tmp_path),
+                     "--interfaces", "127.0.0.1"]) == 0
+    csv_lines = capsys.readouterr().out.splitlines()
+    assert csv_lines[0] == "place,name,fingerprint,games,wins,points" and len(csv_lines) == 4
+
+
+def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:
+    """What ``nerts`` alone does beside its screen: an event view elsewhere finds the game."""
+    with Store(tmp_path / DB_FILE) as store:
+        keep(store, _game().replicas[2], "Table A", EVENING)
+        found: list[tuple[str, bytes]] = []
+
+        async def event_view() -> None:
+            found.extend(await collect(LOOPBACK, EVENING - 1, listen=30, enough=1))
+
+        asyncio.run(cli.serving_results(store, _game().replicas[2].me, LOOPBACK, event_view()))
+        assert [data for _where, data in found] == store.records_since(EVENING - 1)
+    assert len(tally(found, EVENING - 1).games) == 1
+
+
+def test_two_tables_finish_and_an_open_event_view_counts_both(tmp_path: Path) -> None:
+    """Two tables over TCP on 127.0.0.1, each host's lobby-like server serving its store:
+    the standings, collected as the games end, are the games' own totals."""
+    stores = [Store(tmp_path / str(k) / DB_FILE) for k in range(4)]
+
+    async def table(name: str, host_store: Store, guest_store: Store) -> list[dict[str, object]]:
+        host = await NetSession.host(Identity.generate(f"{name} host"), config(auto_start=2),
+                                     LOCAL, table_name=name, interfaces=None, store=host_store)
+        guest = await NetSession.join(Identity.generate(f"{name} guest"),
+                                      ("127.0.0.1", host.port), config(), LOCAL,
+                                      store=guest_store)
+        outs = [io.StringIO(), io.StringIO()]
+        codes = await asyncio.gather(*bot_games([host, guest], outs, 0.3))
+        assert codes == [0, 0]
+        return [json.loads(x) for x in outs[0].getvalue().splitlines()]
+
+    async def scenario() -> tuple[list[list[dict[str, object]]], Standings]:
+        servers = [ResultsServer(s.records_since, f"{k:02x}" * 8, bind="127.0.0.1")
+                   for k, s in enumerate(stores[:2])]
+        for server in servers:
+            await server.start(LOOPBACK)
+        try:
+            summaries = await asyncio.wait_for(asyncio.gather(
+                table("Table A", stores[0], stores[2]), table("Table B", stores[1], stores[3])),
+                45)
+            standings = Standings()
+            while len(standings.games) < 2:  # the view asks again until both are in
+                standings = tally(await collect(LOOPBACK, 0.0, listen=30, enough=2), 0.0)
+            return list(summaries), standings
+        finally:
+            for server in servers:
+                await server.close()
+
+    summaries, standings = asyncio.run(scenario())
+    for store in stores:
+        store.close()
+    assert standings.refused == []
+    assert sorted(g["table"] for g in standings.games.values()) == ["Table A", "Table B"]
+    finals = [lines[-1] for lines in summaries]
+    points = {name: total for final in finals
+              for name, total in final["totals"].items()}  # type: ignore[attr-defined]
+    rows = {r["name"]: r for r in standings.rows()}
+    assert {name: r["points"] for name, r in rows.items()} == points
+    assert sorted(name for name, r in rows.items() if r["wins"]) == sorted(
+        str(final["winner"]) for final in finals)
+    assert all(r["games"] == 1 for r in rows.values())

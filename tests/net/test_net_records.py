@@ -1,0 +1,64 @@
+"""A game over real TCP on 127.0.0.1 lands in every player's history, alike."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from p2p_nerts import cli
+from p2p_nerts.net.node import NetSession
+from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.records.record import decode
+from p2p_nerts.records.verify import verify
+from p2p_nerts.store import DB_FILE, Store
+
+from .test_net_session import LOCAL, bot_games, config, host_table
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_a_loopback_game_is_in_every_players_history_with_the_same_scores(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dirs = [tmp_path / name for name in ("host", "bo", "cy")]
+    stores = [Store(d / DB_FILE) for d in dirs]
+
+    async def scenario() -> list[list[dict[str, object]]]:
+        host = await host_table(3, store=stores[0])
+        guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                        config(), LOCAL, store=store)
+                  for name, store in zip(("Bo", "Cy"), stores[1:], strict=True)]
+        sessions = [host, *guests]
+        outs = [io.StringIO() for _ in sessions]
+        codes = await asyncio.wait_for(asyncio.gather(*bot_games(sessions, outs, 0.5)), 45)
+        assert codes == [0, 0, 0]
+        return [[json.loads(x) for x in out.getvalue().splitlines()] for out in outs]
+
+    summaries = asyncio.run(scenario())
+    for store in stores:
+        store.close()
+    listings = []
+    for d in dirs:
+        assert cli.main(["history", "--json", "--data-dir", str(d)]) == 0
+        listings.append(json.loads(capsys.readouterr().out))
+    games = [listing["games"] for listing in listings]
+    assert all(len(g) == 1 for g in games)
+    shared = [{k: v for k, v in g[0].items() if k not in ("me", "number", "ended_at")}
+              for g in games]
+    assert shared[0] == shared[1] == shared[2]
+    game = shared[0]
+    final = summaries[0][-1]
+    assert {p["name"]: p["total"] for p in game["players"]} == final["totals"]
+    assert game["winner"] == final["winner"] and game["flags"] == []
+    assert len(game["rounds"]) == final["rounds"]
+    for d, listing in zip(dirs, listings, strict=True):
+        assert listing["statistics"]["games"] == 1
+        with Store(d / DB_FILE) as store:
+            record = store.game_record(listing["games"][0]["number"])
+        assert record is not None
+        # Every seat's record proves the game: it prints what the players' summaries did.
+        assert shared_lines(verify(decode(record)).lines) == shared_lines(summaries[0])

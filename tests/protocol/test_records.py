@@ -1,0 +1,318 @@
+"""Game records: kept by every player alike, verified by a fresh replica, tamper-evident."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from p2p_nerts import cli
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.headless import SummaryWriter
+from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import HEADER_LEN, MAGIC, Entry, open_entry, seal
+from p2p_nerts.protocol.memnet import MemNet, bot_table, identities
+from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.records.history import Game, keep, statistics, summarize
+from p2p_nerts.records.record import GameRecord, RecordError, decode, encode, record_of
+from p2p_nerts.records.verify import replay, verify
+from p2p_nerts.store import DB_FILE, Store
+
+PLAYERS = 3
+
+
+@functools.cache
+def _game() -> MemNet:
+    """One whole game of three bots, played to its end (shared: tests only read it)."""
+    net = bot_table(PLAYERS, seed=5, variants=Variants(target=20))
+    host = net.replicas[0]
+    host.auto_next = 0.2
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
+                               and len(r.rs.signed_results) == PLAYERS
+                               for r in net.replicas), limit=3600)
+    return net
+
+
+def _record(k: int = 1) -> GameRecord:
+    return record_of(_game().replicas[k], "Test table", 1_700_000_000.0)
+
+
+def _summary_lines(k: int) -> list[dict[str, object]]:
+    """What player ``k``'s ``--summary`` said, from the events it heard."""
+    net = _game()
+    out = io.StringIO()
+    writer = SummaryWriter(net.replicas[k], out)
+    for event in net.events[k]:
+        writer.on_event(event)
+    writer.finish({})
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def _with(record: GameRecord, entries: list[bytes]) -> GameRecord:
+    return GameRecord(record.table_id, record.host, record.table, record.saved_at,
+                      tuple(entries))
+
+
+def _resigned(entry: Entry, change: Callable[[dict[str, object]], None]) -> bytes:
+    """``entry`` with its payload changed and signed again by its own author: a player
+    who lies in what it signs."""
+    author = next(i for i in identities(PLAYERS) if i.public_key == entry.author)
+    payload = dict(entry.payload)
+    change(payload)
+    return seal(author, table_id=entry.table_id, round=entry.round, seq=entry.seq,
+                lamport=entry.lamport, type=entry.type, payload=payload).raw
+
+
+def _first(record: GameRecord, kind: MsgType, author: int = 1) -> int:
+    key = identities(PLAYERS)[author].public_key
+    return next(i for i, raw in enumerate(record.entries)
+                if (e := open_entry(raw)).type == kind and e.author == key)
+
+
+def test_every_player_keeps_the_same_record_and_it_prints_their_summary() -> None:
+    records = [encode(_record(k)) for k in range(PLAYERS)]
+    assert records[0] == records[1] == records[2]
+    done = verify(decode(records[0]))
+    assert done.game_over
+    for k in range(PLAYERS):
+        assert shared_lines(done.lines) == shared_lines(_summary_lines(k))
+    assert done.lines[-1]["winner"] == _summary_lines(0)[-1]["winner"] is not None
+
+
+def test_every_player_history_has_the_same_scores(tmp_path: Path) -> None:
+    net = _game()
+    games = []
+    for k, replica in enumerate(net.replicas):
+        with Store(tmp_path / str(k) / DB_FILE) as store:
+            number = keep(store, replica, "Test table", 1_700_000_000.0)
+            assert keep(store, replica, "Test table", 1_700_000_001.0) == number  # replaced
+            [(kept, game)] = store.games()
+            assert kept == number
+            games.append(game)
+    assert all(g["me"] == r.me.fingerprint for g, r in zip(games, net.replicas, strict=True))
+    shared = [{k: v for k, v in g.items() if k != "me"} for g in games]
+    assert shared[0] == shared[1] == shared[2]
+    overs = {e.round: e for e in net.events[0] if isinstance(e, ev.RoundOver)}
+    game = games[0]
+    assert [r["round"] for r in game["rounds"]] == sorted(overs)
+    for r in game["rounds"]:
+        over = overs[r["round"]]
+        assert sorted(r["scores"].values()) == sorted(x.score for x in over.results)
+    totals = {p["name"]: p["total"] for p in game["players"]}
+    assert totals == dict(zip(over.names, over.totals, strict=True))
+    assert game["flags"] == [] and game["winner"] == max(totals, key=lambda n: totals[n])
+
+
+def test_statistics_per_player_and_per_opponent() -> None:
+    net = _game()
+    record = _record(0)
+    with_me = [keep_summary(record, r) for r in net.replicas]
+    me = net.replicas[0].me.fingerprint
+    stats = statistics(with_me[:1], me)
+    overs = [e for e in net.events[0] if isinstance(e, ev.RoundOver)]
+    mine = [e.results[0].score for e in overs]
+    assert stats["games"] == 1 and stats["rounds"] == len(overs)
+    assert stats["best_round"] == max(mine)
+    assert stats["average_per_round"] == round(sum(mine) / len(mine), 2)
+    assert stats["nerts_calls"] == sum(e.results[0].called for e in overs)
+    assert stats["wins"] == (with_me[0]["winner"] == "p0")
+    assert [o["name"] for o in stats["opponents"]] == ["p1", "p2"]
+    assert all(o["games"] == 1 for o in stats["opponents"])
+
+
+def keep_summary(record: GameRecord, replica: Replica) -> Game:
+    game = summarize(record, replay(record), replica.me.public_key)
+    assert game is not None
+    return game
+
+
+def test_a_forged_signature_is_found() -> None:
+    record = _record()
+    entries = list(record.entries)
+    i = _first(record, MsgType.PLAY)
+    raw = entries[i]
+    entries[i] = raw[:HEADER_LEN - 1] + bytes([raw[HEADER_LEN - 1] ^ 1]) + raw[HEADER_LEN:]
+    with pytest.raises(RecordError, match=f"entry {i + 1}: the signature does not match"):
+        verify(_with(record, entries))
+
+
+def test_a_changed_card_is_found_signed_or_not() -> None:
+    record = _record()
+    i = _first(record, MsgType.AUDIT)
+    entry = open_entry(record.entries[i])
+    moves = entry.payload["m"]
+    assert isinstance(moves, list)
+    # Not signed again: the signature no longer matches.
+    body = bytearray(entry.body)
+    at = body.rfind(bytes([0x93]))  # some small move array near the end
+    body[at + 1] ^= 1
+    entries = list(record.entries)
+    entries[i] = MAGIC + entry.author + entry.signature + bytes(body)
+    with pytest.raises(RecordError, match="signature does not match"):
+        verify(_with(record, entries))
+
+    # Signed again by its own player: a card its deck never dealt shows in the audit.
+    def other_card(payload: dict[str, object]) -> None:
+        log = payload["m"]
+        assert isinstance(log, list)
+        found = next(k for k, m in enumerate(log) if len(m) >= 3)
+        log[found] = [*log[found][:2], log[found][2] ^ 1, *log[found][3:]]
+
+    entries[i] = _resigned(entry, other_card)
+    with pytest.raises(RecordError, match="p1 is flagged"):
+        verify(_with(record, entries))
+
+
+def test_a_dropped_entry_is_found() -> None:
+    record = _record()
+    entries = list(record.entries)
+    i = _first(record, MsgType.PLAY, author=2)
+    del entries[i]
+    with pytest.raises(RecordError, match=r"entries of .* are missing"):
+        verify(_with(record, entries))
+    # Each seat's last entries missing (no gap to see): their word on the round is.
+    last_round = max(open_entry(raw).round for raw in record.entries)
+
+    def without(*kinds: MsgType) -> GameRecord:
+        return _with(record, [raw for raw in record.entries
+                              if (e := open_entry(raw)).round != last_round
+                              or e.type not in kinds])
+
+    with pytest.raises(RecordError, match=f"round {last_round}: no signed summary from "
+                                          "p0, p1, p2"):
+        verify(without(MsgType.SUMMARY, MsgType.RESULT))
+    with pytest.raises(RecordError, match=f"the record stops in round {last_round}, before"):
+        verify(without(MsgType.SUMMARY, MsgType.AUDIT, MsgType.RESULT))
+
+
+def test_a_changed_score_is_found() -> None:
+    record = _record()
+    entries = list(record.entries)
+    i = _first(record, MsgType.SUMMARY, author=2)
+    entry = open_entry(entries[i])
+
+    def more_for_me(payload: dict[str, object]) -> None:
+        scores = payload["s"]
+        assert isinstance(scores, list)
+        scores[2] += 10
+
+    entries[i] = _resigned(entry, more_for_me)
+    with pytest.raises(RecordError, match=f"round {entry.round}: the result signed by seat"):
+        verify(_with(record, entries))
+
+
+def test_a_damaged_file_is_one_line() -> None:
+    data = encode(_record())
+    for bad, reason in ((b"", "not msgpack"), (b"hello", "not a game record"),
+                        (msgpack.packb(["p2p-nerts record", 9, {}, []]), "version 9"),
+                        (data[:-10], "not msgpack")):
+        with pytest.raises(RecordError, match=reason):
+            decode(bad)
+
+
+def test_history_export_and_verify_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    net = _game()
+    data_dir = tmp_path / "p1"
+    with Store(data_dir / DB_FILE) as store:
+        number = keep(store, net.replicas[1], "Test table", 1_700_000_000.0)
+    assert cli.main(["history", "--json", "--data-dir", str(data_dir)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["me"] == net.replicas[1].me.fingerprint
+    [game] = listed["games"]
+    assert game["number"] == number and game["table"] == "Test table"
+    assert listed["statistics"]["games"] == 1
+    assert cli.main(["history", "--data-dir", str(data_dir)]) == 0
+    text = capsys.readouterr().out
+    assert f"#{number} " in text and "Test table" in text and "You: 1 games" in text
+
+    file = tmp_path / "game.nerts"
+    assert cli.main(["export", str(number), str(file), "--data-dir", str(data_dir)]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(file)]) == 0
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert shared_lines(lines) == shared_lines(_summary_lines(1))
+    assert "verified" in err
+
+    assert cli.main(["export", "99", str(file), "--data-dir", str(data_dir)]) == 1
+    assert capsys.readouterr().err == "nerts: there is no game #99 (nerts history lists them)\n"
+    file.write_bytes(b"garbage")
+    assert cli.main(["verify", str(file)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a game record" in err
+
+
+def test_every_seat_signs_the_result_and_a_changed_one_is_found() -> None:
+    record = _record()
+    entries = list(record.entries)
+    i = _first(record, MsgType.RESULT, author=2)
+    entry = open_entry(entries[i])
+    assert entry.payload["t"] == list(_game().replicas[0].match.totals)  # type: ignore[union-attr]
+
+    def a_win_for_me(payload: dict[str, object]) -> None:
+        totals = payload["t"]
+        assert isinstance(totals, list)
+        totals[2] += 100
+
+    entries[i] = _resigned(entry, a_win_for_me)
+    with pytest.raises(RecordError, match="p2 signed another result than the entries give"):
+        verify(_with(record, entries))
+    del entries[i]
+    with pytest.raises(RecordError, match="p2 did not sign the game's result"):
+        verify(_with(record, entries))
+
+
+def test_a_game_given_up_after_a_round_is_kept_as_abandoned(tmp_path: Path) -> None:
+    net = bot_table(2, seed=3, variants=Variants(target=1000))
+    net.output(0, net.replicas[0].start_round(net.now))
+    assert net.run(lambda: all(r.phase is Phase.BETWEEN for r in net.replicas), limit=3600)
+    with Store(tmp_path / DB_FILE) as store:
+        number = keep(store, net.replicas[1], "Long table", 1_700_000_000.0)
+        [(kept, game)] = store.games()
+        record = store.game_record(kept)
+    assert kept == number and game["flags"] == ["abandoned"]
+    assert game["winner"] is None and game["winners"] == [] and len(game["rounds"]) == 1
+    assert record is not None
+    with pytest.raises(RecordError, match="the record stops in round 1, before the game"):
+        verify(decode(record))
+    assert statistics([game], net.replicas[1].me.fingerprint)["finished"] == 0
+
+
+def test_a_hostile_sequence_number_is_reported_not_counted_out() -> None:
+    """An author claiming the largest sequence number costs nothing to check."""
+    record = _record()
+    author = identities(PLAYERS)[1]
+    held = sum(open_entry(raw).author == author.public_key for raw in record.entries)
+    late = seal(author, table_id=record.table_id, round=1, seq=2**53 - 1, lamport=10_000,
+                type=MsgType.LEAVE, payload={}).raw
+    with pytest.raises(RecordError, match=f"^{2**53 - 2 - held} entries of {author.fingerprint} "
+                                          rf"are missing \(number {held + 1} the first\)$"):
+        verify(_with(record, [*record.entries, late]))
+
+
+def test_verify_reads_no_more_than_a_record_can_be(capsys: pytest.CaptureFixture[str]) -> None:
+    endless = Path("/dev/zero")
+    if not endless.exists():
+        pytest.skip("no /dev/zero here")
+    assert cli.main(["verify", str(endless)]) == 1
+    assert capsys.readouterr().err == ("nerts: /dev/zero: not a game record: "
+                                       "the file is too large\n")
+
+
+def test_replay_away_from_a_terminal_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with Store(tmp_path / DB_FILE) as store:
+        number = keep(store, _game().replicas[0], "Test table", 1_700_000_000.0)
+    assert cli.main(["replay", str(number), "--data-dir", str(tmp_path)]) == 1  # captured
+    assert capsys.readouterr().err == "nerts: nerts replay plays in a terminal: run it in one\n"
+    assert cli.main(["replay", str(number), "--round", "9", "--data-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith("nerts: there is no round 9")
