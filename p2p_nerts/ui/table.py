@@ -22,7 +22,7 @@ from __future__ import annotations
 from functools import partial
 
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
-from prompt_toolkit.layout import Container, HSplit, Window
+from prompt_toolkit.layout import Container, HSplit
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
@@ -58,7 +58,7 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
 
 
 # --------------------------------------------------------------------- header
-def header(ctl: Controller) -> Window:
+def header(ctl: Controller) -> Container:
     """The round on the left, the running totals on the right."""
     return text(lambda: spread(title(ctl.replica), scores_line(ctl.replica)))
 

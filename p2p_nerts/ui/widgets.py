@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Dimension, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.layout import Container, Dimension
+from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+from prompt_toolkit.layout.screen import Char, Screen, WritePosition
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
 
 Fragments = Callable[[], StyleAndTextTuples]
@@ -20,25 +24,212 @@ def counted(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Window:
-    """A window drawing ``fragments()`` afresh every frame.
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Text:
+    """A block of rows drawing ``fragments()`` as they are on every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
-    window takes spare rows) or None (as tall as its content).
+    block takes spare rows) or None (as tall as its content).
     """
-    if height is None:
-        dim = Dimension(min=1)
-    else:
-        dim = Dimension(min=height) if stretch else Dimension.exact(height)
-    return Window(FormattedTextControl(fragments), height=dim,
-                  dont_extend_height=height is None)
+    return Text(fragments, height=height, stretch=stretch)
+
+
+#: Where a clickable fragment landed: (fragment index, row, first column, column after).
+_Click = tuple[int, int, int, int]
+#: A run of narrow characters drawn as one cell: (row, column, its cell, characters, style).
+_Run = tuple[int, int, Char, tuple[str, ...], str]
+_FILLER = Char("", "")  # a cell covered by the wide cell before it
+_MENDING = 1 << 30  # after every float
+
+
+class Text(Container):
+    """Rows of fragments written straight into the screen, laid out again only when
+    what they show changed.
+
+    A prompt_toolkit Window would turn the fragments into a UIContent, copy it
+    line by line and restyle every cell of its last row, on every frame, for
+    every line of the table. Here the fragments are still asked for afresh on
+    every frame (so nothing shown can be stale), but their styles and texts
+    are compared with the last frame's: when they are the same at the same
+    place, the cells laid out then are written again as they are, one dict
+    update per row, and the screen diff finds the very same characters.
+    Click handlers are always taken from this frame's fragments, since a
+    handler may hold objects that changed while the text did not.
+    """
+
+    def __init__(self, fragments: Fragments, *, height: int | None = 1,
+                 stretch: bool = False) -> None:
+        self._fragments = fragments
+        self._height = height
+        self._stretch = stretch
+        self._frame = -1  # the render this frame's fragments were asked for
+        self._now: StyleAndTextTuples = []
+        self._lines = 1
+        self._shown: list[tuple[str, str]] = []  # styles and texts laid out into _rows
+        self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
+        self._rows: list[dict[int, Char]] = []
+        self._runs: list[_Run] = []
+        self._clicks: list[_Click] = []
+
+    def _current(self) -> StyleAndTextTuples:
+        """This frame's fragments, asked for once however often the layout needs them."""
+        frame = get_app().render_counter
+        if frame != self._frame:
+            self._frame = frame
+            self._now = self._fragments()
+            self._lines = 1 + sum(f[1].count("\n") for f in self._now)
+        return self._now
+
+    def reset(self) -> None:
+        self._place = (-1, -1, -1, "")
+
+    def preferred_width(self, max_available_width: int) -> Dimension:
+        return Dimension()
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        if self._height is not None and not self._stretch:
+            return Dimension.exact(self._height)
+        self._current()
+        if self._height is None:
+            return Dimension(min=1, preferred=self._lines, max=self._lines)
+        return Dimension(min=self._height, preferred=max(self._height, self._lines))
+
+    def write_to_screen(self, screen: Screen, mouse_handlers: MouseHandlers,
+                        write_position: WritePosition, parent_style: str, erase_bg: bool,
+                        z_index: int | None) -> None:
+        if z_index is not None:
+            screen.draw_with_z_index(z_index, lambda: self._write(
+                screen, mouse_handlers, write_position, parent_style, erase_bg))
+        else:
+            self._write(screen, mouse_handlers, write_position, parent_style, erase_bg)
+
+    def _write(self, screen: Screen, mouse_handlers: MouseHandlers, wp: WritePosition,
+               parent_style: str, erase_bg: bool) -> None:
+        now = self._current()
+        place = (wp.xpos, wp.width, wp.height, parent_style)
+        shown = self._shown
+        if place != self._place or len(now) != len(shown) or any(
+                f[0] != s[0] or f[1] != s[1] for f, s in zip(now, shown, strict=True)):
+            self._layout(now, place)
+        buffer = screen.data_buffer
+        if erase_bg:
+            blank = Char(" ", "")
+            for y in range(wp.ypos, wp.ypos + wp.height):
+                buffer[y].update(dict.fromkeys(range(wp.xpos, wp.xpos + wp.width), blank))
+        for y, cells in enumerate(self._rows, wp.ypos):
+            buffer[y].update(cells)
+        if self._runs:
+            screen.draw_with_z_index(_MENDING, partial(self._mend, screen, wp.ypos))
+        screen.height = max(screen.height, wp.ypos + wp.height)
+        for index, row, start, end in self._clicks:
+            handler = cast(ScreenMouseHandler, now[index][2])  # type: ignore[misc]
+            mouse_handlers.set_mouse_handler_for_range(
+                start, end, wp.ypos + row, wp.ypos + row + 1, handler)
+
+    def _layout(self, fragments: StyleAndTextTuples, place: tuple[int, int, int, str]) -> None:
+        """Turn ``fragments`` into cells as a Window without wrapping would: lines cut
+        at the right edge, rows past the height dropped.
+
+        Each stretch of narrow characters in one style becomes one wide cell
+        (the characters as its text, covering the cells after it), as
+        prompt_toolkit draws a double-width character: the screen diff then
+        writes a whole word at once instead of moving cell by cell.
+        """
+        xpos, width, height, parent_style = place
+        self._place = place
+        self._shown = [(f[0], f[1]) for f in fragments]
+        prefix = f"{parent_style} " if parent_style.strip() else ""
+        end = xpos + width
+        rows: list[dict[int, Char]] = [{}]
+        runs: list[_Run] = []
+        clicks: list[_Click] = []
+        x = xpos
+        run: list[str] = []  # the narrow characters (with any combining marks) not yet placed
+        run_at, run_style = x, ""
+
+        def flush() -> None:
+            if not run:
+                return
+            head = Char("".join(run), run_style)
+            row = rows[-1]
+            row[run_at] = head
+            if len(run) > 1:
+                row.update(dict.fromkeys(range(run_at + 1, run_at + len(run)), _FILLER))
+                runs.append((len(rows) - 1, run_at, head, tuple(run), run_style))
+            run.clear()
+
+        for index, fragment in enumerate(fragments):
+            style = prefix + fragment[0]
+            start = x
+            for ch in fragment[1]:
+                if ch == "\n":
+                    flush()
+                    if len(fragment) > 2 and x > start:
+                        clicks.append((index, len(rows) - 1, start, x))
+                    if len(rows) == height:
+                        break
+                    rows.append({})
+                    x = start = xpos
+                    continue
+                cell = Char(ch, style)
+                if cell.width == 0:
+                    if run:  # a combining mark: part of the character before it
+                        run[-1] += ch
+                    continue
+                if x + cell.width > end:
+                    continue
+                if cell.width == 1 and cell.char == ch:
+                    if run and run_style != style:
+                        flush()
+                    if not run:
+                        run_at, run_style = x, style
+                    run.append(ch)
+                else:  # wide, or shown otherwise (a control character): a cell of its own
+                    flush()
+                    rows[-1][x] = cell
+                    rows[-1].update(dict.fromkeys(range(x + 1, x + cell.width), _FILLER))
+                x += cell.width
+            else:
+                flush()
+                if len(fragment) > 2 and x > start:
+                    clicks.append((index, len(rows) - 1, start, x))
+                continue
+            break  # the last row is full
+        self._rows = rows
+        self._runs = runs
+        self._clicks = clicks
+
+    def _mend(self, screen: Screen, ypos: int) -> None:
+        """After the floats: split the runs a float drew over back into single cells.
+
+        A float's windows write their own cells over part of a run, but the
+        run's first cell would still tell the diff to write the whole run,
+        over the float. Every prompt_toolkit window records where it drew, so
+        only the runs under one are split; the float's own cells stay.
+        """
+        over = [wp for wp in screen.visible_windows_to_write_positions.values()
+                if wp.width and wp.height]
+        if not over:
+            return
+        buffer = screen.data_buffer
+        for y, x, head, cells, style in self._runs:
+            y += ypos
+            if not any(wp.ypos <= y < wp.ypos + wp.height and wp.xpos < x + len(cells)
+                       and x < wp.xpos + wp.width for wp in over):
+                continue
+            row = buffer[y]
+            for at, text in enumerate(cells, x):
+                if row[at] is head or row[at] is _FILLER:
+                    row[at] = Char(text, style)
+
+    def get_children(self) -> list[Container]:
+        return []
 
 
 def screen_width() -> int:
     return get_app().output.get_size().columns
 
 
-def rule(title: Fragments) -> Window:
+def rule(title: Fragments) -> Text:
     """``── Title ─────────`` across the whole width.
 
     One window that pads itself: a split with a filler window would cost the
