@@ -42,16 +42,22 @@ MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
 
 
 def table_screen(ctl: Controller, keys: KeyMap) -> Container:
+    # The rows of fixed height are grouped: a split hands its spare rows out
+    # one at a time round all its children, so the fewer the cheaper.
     return HSplit([
-        header(ctl),
-        rule(lambda: foundations_title(ctl)),
-        *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
-        rule(lambda: [("class:rule.title", "Players")]),
+        HSplit([
+            header(ctl),
+            rule(lambda: foundations_title(ctl)),
+            *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
+            rule(lambda: [("class:rule.title", "Players")]),
+        ]),
         text(lambda: players(ctl), height=None),
-        rule(lambda: you_title(ctl)),
-        text(lambda: top_row(ctl, keys)),
-        *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
-        text(lambda: status_line(ctl, keys)),
+        HSplit([
+            rule(lambda: you_title(ctl)),
+            text(lambda: top_row(ctl, keys)),
+            *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
+            text(lambda: status_line(ctl, keys)),
+        ]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: hints(ctl, keys)),
     ])
