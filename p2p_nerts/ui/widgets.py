@@ -58,9 +58,9 @@ class Text(Container):
 
     def __init__(self, fragments: Fragments, *, height: int | None = 1,
                  stretch: bool = False) -> None:
-        self._fragments = fragments
-        self._height = height
-        self._stretch = stretch
+        self.fragments = fragments
+        self.height = height
+        self.stretch = stretch
         self._frame = -1  # the render this frame's fragments were asked for
         self._now: StyleAndTextTuples = []
         self._lines = 1
@@ -75,7 +75,7 @@ class Text(Container):
         frame = get_app().render_counter
         if frame != self._frame:
             self._frame = frame
-            self._now = self._fragments()
+            self._now = self.fragments()
             self._lines = 1 + sum(f[1].count("\n") for f in self._now)
         return self._now
 
@@ -86,12 +86,12 @@ class Text(Container):
         return Dimension()
 
     def preferred_height(self, width: int, max_available_height: int) -> Dimension:
-        if self._height is not None and not self._stretch:
-            return Dimension.exact(self._height)
+        if self.height is not None and not self.stretch:
+            return Dimension.exact(self.height)
         self._current()
-        if self._height is None:
+        if self.height is None:
             return Dimension(min=1, preferred=self._lines, max=self._lines)
-        return Dimension(min=self._height, preferred=max(self._height, self._lines))
+        return Dimension(min=self.height, preferred=max(self.height, self._lines))
 
     def write_to_screen(self, screen: Screen, mouse_handlers: MouseHandlers,
                         write_position: WritePosition, parent_style: str, erase_bg: bool,
