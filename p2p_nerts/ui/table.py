@@ -33,7 +33,7 @@ from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
 from .theme import card_fragment, card_or_gap, face_text, suit_class
-from .widgets import MouseHandler, counted, on_click, rule, screen_width, spread, text
+from .widgets import MouseHandler, Rows, counted, on_click, rule, screen_width, spread, text
 
 SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
@@ -44,7 +44,7 @@ MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
 def table_screen(ctl: Controller, keys: KeyMap) -> Container:
     # The rows of fixed height are grouped: a split hands its spare rows out
     # one at a time round all its children, so the fewer the cheaper.
-    return HSplit([
+    return Rows([
         HSplit([
             header(ctl),
             rule(lambda: foundations_title(ctl)),

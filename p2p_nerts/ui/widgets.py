@@ -8,7 +8,8 @@ from typing import cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Container, Dimension
+from prompt_toolkit.layout import Container, Dimension, HSplit
+from prompt_toolkit.layout.dimension import sum_layout_dimensions
 from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
@@ -223,6 +224,47 @@ class Text(Container):
 
     def get_children(self) -> list[Container]:
         return []
+
+
+class Rows(HSplit):
+    """An HSplit that shares out its rows exactly as prompt_toolkit's does, faster.
+
+    prompt_toolkit grows its children one row at a time in turn, drawing
+    each turn from a generator and summing all the sizes again, so a tall
+    terminal costs hundreds of steps a frame. The same turns are taken here
+    with two integers; children of unequal weights are left to HSplit.
+    """
+
+    def _divide_heights(self, write_position: WritePosition) -> list[int] | None:
+        children = self._all_children
+        if not self.children:
+            return []
+        dims = [c.preferred_height(write_position.width, write_position.height)
+                for c in children]
+        if any(d.weight != 1 for d in dims):
+            return super()._divide_heights(write_position)
+        total = sum_layout_dimensions(dims)
+        height = write_position.height
+        if total.min > height:
+            return None
+        sizes = [d.min for d in dims]
+        turn = _grow(sizes, [d.preferred for d in dims], min(height, total.preferred), 0)
+        if not get_app().is_done:
+            _grow(sizes, [d.max for d in dims], min(height, total.max), turn)
+        return sizes
+
+
+def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
+    """Give one row in turn to each child still under its cap until ``stop`` rows are
+    given; return whose turn is next."""
+    given = sum(sizes)
+    count = len(sizes)
+    while given < stop:
+        if sizes[turn] < caps[turn]:
+            sizes[turn] += 1
+            given += 1
+        turn = turn + 1 if turn + 1 < count else 0
+    return turn
 
 
 def screen_width() -> int:

@@ -11,6 +11,7 @@ from scratch (every cache dropped).
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 from collections.abc import Callable
 
@@ -19,7 +20,7 @@ from prompt_toolkit.application.current import set_app
 from prompt_toolkit.data_structures import Point, Size
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import DummyInput, PipeInput
-from prompt_toolkit.layout import Dimension, Window, walk
+from prompt_toolkit.layout import Dimension, HSplit, Window, walk
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Screen, WritePosition
@@ -34,7 +35,7 @@ from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.headless import screen_lines
 from p2p_nerts.ui.theme import build_style
-from p2p_nerts.ui.widgets import Text, on_click
+from p2p_nerts.ui.widgets import Rows, Text, on_click
 
 from ..gamekit import c
 from ..uikit import ESC, RIGHT, Harness
@@ -313,3 +314,30 @@ def test_a_text_block_sends_each_click_to_its_fragment() -> None:
     assert clicked == {**{(x, 5): "seven" for x in range(5, 8)},
                        **{(x, 5): "king" for x in range(11, 16)},
                        **{(x, 6): "king" for x in range(3, 7)}}
+
+
+class _Sized(Window):
+    """A window that asks for a given height, whatever it shows."""
+
+    def __init__(self, dim: Dimension) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        return self.dim
+
+
+def test_rows_share_out_the_height_as_a_split_does() -> None:
+    rng = random.Random(23)
+    for _ in range(400):
+        dims = []
+        for _ in range(rng.randint(1, 8)):
+            low = rng.randint(0, 6)
+            pref = low + rng.randint(0, 12)
+            top = pref + rng.choice((0, 1, 5, 10**9))
+            dims.append(Dimension(min=low, preferred=pref, max=top,
+                                  weight=rng.choice((1, 1, 1, 2))))
+        children = [_Sized(d) for d in dims]
+        at = WritePosition(0, 0, 80, rng.randint(0, 90))
+        with set_app(_bare()):
+            assert Rows(children)._divide_heights(at) == HSplit(children)._divide_heights(at)
