@@ -14,6 +14,7 @@ from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHand
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Char, Screen, WritePosition
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
+from prompt_toolkit.utils import get_cwidth
 
 Fragments = Callable[[], StyleAndTextTuples]
 #: prompt_toolkit types a mouse handler's result (None or NotImplemented) as object.
@@ -40,6 +41,7 @@ _Click = tuple[int, int, int, int]
 _Run = tuple[int, int, Char, tuple[str, ...], str]
 _FILLER = Char("", "")  # a cell covered by the wide cell before it
 _MENDING = 1 << 30  # after every float
+_SHOWN_OTHERWISE = frozenset(Char.display_mappings)
 
 
 class Text(Container):
@@ -171,24 +173,28 @@ class Text(Container):
                     rows.append({})
                     x = start = xpos
                     continue
-                cell = Char(ch, style)
-                if cell.width == 0:
-                    if run:  # a combining mark: part of the character before it
-                        run[-1] += ch
+                if ch in _SHOWN_OTHERWISE:  # a control character, shown as ^[ and the like
+                    cell = Char(ch, style)
+                    width = cell.width
+                else:
+                    width = get_cwidth(ch)
+                    if width == 0:
+                        if run:  # a combining mark: part of the character before it
+                            run[-1] += ch
+                        continue
+                if x + width > end:
                     continue
-                if x + cell.width > end:
-                    continue
-                if cell.width == 1 and cell.char == ch:
+                if width == 1 and ch not in _SHOWN_OTHERWISE:
                     if run and run_style != style:
                         flush()
                     if not run:
                         run_at, run_style = x, style
                     run.append(ch)
-                else:  # wide, or shown otherwise (a control character): a cell of its own
+                else:  # wide, or shown otherwise: a cell of its own
                     flush()
-                    rows[-1][x] = cell
-                    rows[-1].update(dict.fromkeys(range(x + 1, x + cell.width), _FILLER))
-                x += cell.width
+                    rows[-1][x] = Char(ch, style)
+                    rows[-1].update(dict.fromkeys(range(x + 1, x + width), _FILLER))
+                x += width
             else:
                 flush()
                 if len(fragment) > 2 and x > start:
