@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -126,23 +127,23 @@ class Rig:
             self.now += STEP
             self.table.step()
 
-    def frame(self, *, full: bool) -> tuple[float, int]:
-        """One frame to the terminal: (ms, characters written)."""
+    def frame(self, *, full: bool) -> tuple[float, float, int]:
+        """One frame to the terminal: (wall ms, CPU ms, characters written)."""
         before = self.sink.chars
         with set_app(self.app):
             if full:
                 self.app.renderer.reset(leave_alternate_screen=False)
             self.app.render_counter += 1
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             self.app.renderer.render(self.app, self.app.layout)
-            took = time.perf_counter() - start
-        return took * 1000, self.sink.chars - before
+            wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        return wall * 1000, cpu * 1000, self.sink.chars - before
 
-    def layout(self) -> float:
-        """The layout alone, drawn into a screen buffer: ms."""
-        start = time.perf_counter()
+    def layout(self) -> tuple[float, float]:
+        """The layout alone, drawn into a screen buffer: (wall ms, CPU ms)."""
+        start, cpu = time.perf_counter(), time.thread_time()
         render_screen(self.app)
-        return (time.perf_counter() - start) * 1000
+        return (time.perf_counter() - start) * 1000, (time.thread_time() - cpu) * 1000
 
 
 def empty_repaint(size: Size, count: int) -> list[float]:
@@ -160,30 +161,37 @@ def empty_repaint(size: Size, count: int) -> list[float]:
     return times
 
 
-def line(what: str, times: list[float], extra: str = "") -> str:
+def line(what: str, times: list[float], extra: str = "", cpu: list[float] | None = None) -> str:
+    cpu_part = "" if cpu is None else (f"   CPU median {statistics.median(cpu):5.2f}"
+                                       f"  p99 {pct(cpu, 0.99):5.2f}")
     return (f"  {what:<34} median {statistics.median(times):6.2f} ms  "
-            f"p99 {pct(times, 0.99):6.2f} ms{extra}")
+            f"p99 {pct(times, 0.99):6.2f} ms{cpu_part}{extra}")
 
 
 def frames_at(columns: int, rows: int, target: float, count: int) -> bool:
     size = Size(rows=rows, columns=columns)
     rigs = {"stock": Rig(size, stock_windows=True), "cached": Rig(size, stock_windows=False)}
     tidy_heap()  # as NertsApp.run does when a round is dealt
-    whole: dict[str, list[float]] = {k: [] for k in rigs}
-    layout: dict[str, list[float]] = {k: [] for k in rigs}
-    after: dict[str, list[float]] = {k: [] for k in rigs}
+    # name -> figure -> (wall ms, CPU ms) of each frame
+    times: dict[str, dict[str, tuple[list[float], list[float]]]] = {
+        k: {f: ([], []) for f in ("whole", "layout", "after")} for k in rigs}
     written: dict[str, list[int]] = {k: [] for k in rigs}
+
+    def keep(name: str, figure: str, wall: float, cpu: float) -> None:
+        times[name][figure][0].append(wall)
+        times[name][figure][1].append(cpu)
+
     for i in range(count):
         order = list(rigs.items()) if i % 2 else list(reversed(rigs.items()))
         for name, rig in order:
-            layout[name].append(rig.layout())
-            whole[name].append(rig.frame(full=True)[0])
+            keep(name, "layout", *rig.layout())
+            keep(name, "whole", *rig.frame(full=True)[:2])
         # The frames after plays: both tables play the same 50 ms (they are
         # identical), then draw; a few rounds' worth of steps, then back to the start.
         for name, rig in order:
             rig.play(STEP)
-            took, chars = rig.frame(full=False)
-            after[name].append(took)
+            wall, cpu, chars = rig.frame(full=False)
+            keep(name, "after", wall, cpu)
             written[name].append(chars)
         if i % 100 == 99:
             for name in rigs:
@@ -191,15 +199,18 @@ def frames_at(columns: int, rows: int, target: float, count: int) -> bool:
     floor = empty_repaint(size, count)
     print(f"{columns}x{rows}, {count} frames each, eight players mid-round:")
     for name in rigs:
-        print(line(f"whole frame, {name}", whole[name]))
-        print(line(f"  of which layout, {name}", layout[name]))
-        print(line(f"  the rest (screen diff), {name}",
-                   [w - lay for w, lay in zip(whole[name], layout[name], strict=True)]))
-        print(line(f"frame after plays, {name}", after[name],
-                   f"  ({statistics.median(written[name]):.0f} chars written, median)"))
+        whole, layout, after = (times[name][f] for f in ("whole", "layout", "after"))
+        print(line(f"whole frame, {name}", whole[0], cpu=whole[1]))
+        print(line(f"  of which layout, {name}", layout[0], cpu=layout[1]))
+        rest_wall, rest_cpu = ([w - lay for w, lay in zip(a, b, strict=True)]
+                               for a, b in zip(whole, layout, strict=True))
+        print(line(f"  the rest (screen diff), {name}", rest_wall, cpu=rest_cpu))
+        print(line(f"frame after plays, {name}", after[0],
+                   f"   {statistics.median(written[name]):.0f} chars written", after[1]))
     print(line("empty screen, full repaint (floor)", floor))
-    ratio = statistics.median(whole["stock"]) / statistics.median(whole["cached"])
-    p99 = pct(whole["cached"], 0.99)
+    ratio = statistics.median(times["stock"]["whole"][0]) / statistics.median(
+        times["cached"]["whole"][0])
+    p99 = pct(times["cached"]["whole"][0], 0.99)
     print(f"  whole frame: {ratio:.2f}x faster than stock (medians); "
           f"p99 {p99:.2f} ms against the target {target:.0f} ms: "
           f"{'met' if p99 < target else 'MISSED'}")
@@ -248,6 +259,9 @@ def main() -> int:
     parser.add_argument("--frames", type=int, default=300)
     args = parser.parse_args()
 
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average {load} on {os.cpu_count()} cores "
+          "(wall times include waiting for a core; CPU times do not)")
     ok = all([frames_at(columns, rows, target, args.frames) for columns, rows, target in SIZES])
     print(f"key to frame ({args.keys} keys each, bots playing, "
           f"{KEY_SIZE.columns}x{KEY_SIZE.rows}):")
