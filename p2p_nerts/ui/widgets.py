@@ -66,7 +66,9 @@ class Text(Container):
         self.stretch = stretch
         self._frame = -1  # the render this frame's fragments were asked for
         self._now: StyleAndTextTuples = []
-        self._lines = 1
+        self._fixed = Dimension.exact(height) if height is not None and not stretch else None
+        self._sized = -1  # the render self._dim was worked out for
+        self._dim = Dimension()
         self._shown: list[tuple[str, str]] = []  # styles and texts laid out into _rows
         self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
         self._rows: list[dict[int, Char]] = []
@@ -79,7 +81,6 @@ class Text(Container):
         if frame != self._frame:
             self._frame = frame
             self._now = self.fragments()
-            self._lines = 1 + sum(f[1].count("\n") for f in self._now)
         return self._now
 
     def reset(self) -> None:
@@ -89,12 +90,16 @@ class Text(Container):
         return Dimension()
 
     def preferred_height(self, width: int, max_available_height: int) -> Dimension:
-        if self.height is not None and not self.stretch:
-            return Dimension.exact(self.height)
-        self._current()
-        if self.height is None:
-            return Dimension(min=1, preferred=self._lines, max=self._lines)
-        return Dimension(min=self.height, preferred=max(self.height, self._lines))
+        if self._fixed is not None:
+            return self._fixed
+        if self._sized != self._frame or self._frame != get_app().render_counter:
+            lines = 1 + sum(f[1].count("\n") for f in self._current())
+            self._sized = self._frame
+            if self.height is None:
+                self._dim = Dimension(min=1, preferred=lines, max=lines)
+            else:
+                self._dim = Dimension(min=self.height, preferred=max(self.height, lines))
+        return self._dim
 
     def write_to_screen(self, screen: Screen, mouse_handlers: MouseHandlers,
                         write_position: WritePosition, parent_style: str, erase_bg: bool,
