@@ -115,8 +115,10 @@ class Text(Container):
         now = self._current()
         place = (wp.xpos, wp.width, wp.height, parent_style)
         shown = self._shown
-        if place != self._place or len(now) != len(shown) or any(
-                f[0] != s[0] or f[1] != s[1] for f, s in zip(now, shown, strict=True)):
+        # Lists of plain (style, text) pairs compare whole at once; a clickable
+        # fragment carries this frame's handler, so those compare pair by pair.
+        if place != self._place or (now != shown and (len(now) != len(shown) or any(
+                f[0] != s[0] or f[1] != s[1] for f, s in zip(now, shown, strict=True)))):
             self._layout(now, place)
         buffer = screen.data_buffer
         if erase_bg:
