@@ -69,7 +69,8 @@ class Text(Container):
         self._fixed = Dimension.exact(height) if height is not None and not stretch else None
         self._sized = -1  # the render self._dim was worked out for
         self._dim = Dimension()
-        self._shown: list[tuple[str, str]] = []  # styles and texts laid out into _rows
+        #: The styles and texts laid out into _rows; a clickable one marked by a third item.
+        self._shown: list[tuple[str, str] | tuple[str, str, None]] = []
         self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
         self._rows: list[dict[int, Char]] = []
         self._runs: list[_Run] = []
@@ -116,9 +117,10 @@ class Text(Container):
         place = (wp.xpos, wp.width, wp.height, parent_style)
         shown = self._shown
         # Lists of plain (style, text) pairs compare whole at once; a clickable
-        # fragment carries this frame's handler, so those compare pair by pair.
+        # fragment carries this frame's handler, so those compare item by item.
         if place != self._place or (now != shown and (len(now) != len(shown) or any(
-                f[0] != s[0] or f[1] != s[1] for f, s in zip(now, shown, strict=True)))):
+                len(f) != len(s) or f[0] != s[0] or f[1] != s[1]
+                for f, s in zip(now, shown, strict=True)))):
             self._layout(now, place)
         buffer = screen.data_buffer
         if erase_bg:
@@ -146,7 +148,7 @@ class Text(Container):
         """
         xpos, width, height, parent_style = place
         self._place = place
-        self._shown = [(f[0], f[1]) for f in fragments]
+        self._shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in fragments]
         prefix = f"{parent_style} " if parent_style.strip() else ""
         end = xpos + width
         rows: list[dict[int, Char]] = [{}]

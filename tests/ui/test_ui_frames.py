@@ -341,3 +341,27 @@ def test_rows_share_out_the_height_as_a_split_does() -> None:
         at = WritePosition(0, 0, 80, rng.randint(0, 90))
         with set_app(_bare()):
             assert Rows(children)._divide_heights(at) == HSplit(children)._divide_heights(at)
+
+
+def test_a_fragment_that_gains_or_loses_its_click_is_drawn_anew() -> None:
+    hits: list[str] = []
+    clickable = [False]
+
+    def fragments() -> StyleAndTextTuples:
+        if clickable[0]:
+            return [("", " 7♥", on_click(lambda: hits.append("seven")))]
+        return [("", " 7♥")]
+
+    block, app = Text(fragments), _bare()
+    down = MouseEvent(position=Point(1, 0), event_type=MouseEventType.MOUSE_DOWN,
+                      button=MouseButton.LEFT, modifiers=frozenset())
+    for state in (False, True, False, True):
+        clickable[0] = state
+        handlers = MouseHandlers()
+        app.render_counter += 1
+        with set_app(app):
+            block.write_to_screen(Screen(), handlers, WritePosition(0, 0, 10, 1),
+                                  parent_style="", erase_bg=False, z_index=None)
+        hits.clear()
+        handlers.mouse_handlers[0][1](down)
+        assert hits == (["seven"] if state else [])
