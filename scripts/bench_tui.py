@@ -203,7 +203,7 @@ def frames_at(columns: int, rows: int, target: float, count: int) -> bool:
             wall, cpu, chars = rig.frame(full=False)
             keep(name, "after", wall, cpu)
             written[name].append(chars)
-        if i % 100 == 99:
+        if i % 150 == 149:  # before the round ends
             for name in rigs:
                 rigs[name] = Rig(size, stock_windows=name == "stock")
     floor = empty_repaint(size, count)
@@ -277,8 +277,8 @@ async def until(done: Callable[[], bool], seconds: float = 5.0) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--keys", type=int, default=300)
-    parser.add_argument("--frames", type=int, default=300)
+    parser.add_argument("--keys", type=int, default=150)
+    parser.add_argument("--frames", type=int, default=120)
     args = parser.parse_args()
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
