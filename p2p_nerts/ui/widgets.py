@@ -245,9 +245,10 @@ class Rows(HSplit):
     """An HSplit that shares out its rows exactly as prompt_toolkit's does, faster.
 
     prompt_toolkit grows its children one row at a time in turn, drawing
-    each turn from a generator and summing all the sizes again, so a tall
-    terminal costs hundreds of steps a frame. The same turns are taken here
-    with two integers; children of unequal weights are left to HSplit.
+    each turn from a generator and summing all the sizes again, so every
+    spare row of a tall terminal costs a pass over the children. The same
+    turns are taken here with two integers; children of unequal weights are
+    left to HSplit.
     """
 
     def _divide_heights(self, write_position: WritePosition) -> list[int] | None:
