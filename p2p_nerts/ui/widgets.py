@@ -172,6 +172,18 @@ class Text(Container):
         for index, fragment in enumerate(fragments):
             style = prefix + fragment[0]
             start = x
+            if _narrow(fragment[1]):  # the usual case: the whole text joins the run at once
+                piece = fragment[1][:max(0, end - x)]
+                if piece:
+                    if run and run_style != style:
+                        flush()
+                    if not run:
+                        run_at, run_style = x, style
+                    run.extend(piece)
+                    x += len(piece)
+                if len(fragment) > 2 and x > start:
+                    clicks.append((index, len(rows) - 1, start, x))
+                continue
             for ch in fragment[1]:
                 if ch == "\n":
                     flush()
@@ -205,11 +217,11 @@ class Text(Container):
                     rows[-1].update(dict.fromkeys(range(x + 1, x + width), _FILLER))
                 x += width
             else:
-                flush()
                 if len(fragment) > 2 and x > start:
                     clicks.append((index, len(rows) - 1, start, x))
                 continue
             break  # the last row is full
+        flush()
         self._rows = rows
         self._runs = runs
         self._clicks = clicks
@@ -239,6 +251,21 @@ class Text(Container):
 
     def get_children(self) -> list[Container]:
         return []
+
+
+_NARROW: dict[str, bool] = {}
+_NARROW_KEPT = 4096  # texts remembered (most repeat: card faces, labels, rules)
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character of ``text`` takes one cell and is shown as itself."""
+    known = _NARROW.get(text)
+    if known is None:
+        known = all(get_cwidth(ch) == 1 and ch not in _SHOWN_OTHERWISE for ch in text)
+        if len(_NARROW) >= _NARROW_KEPT:
+            _NARROW.clear()
+        _NARROW[text] = known
+    return known
 
 
 class Rows(HSplit):

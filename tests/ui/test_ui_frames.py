@@ -279,6 +279,7 @@ def test_a_text_block_draws_the_cells_a_window_would() -> None:
         [("", "名前 Ada"), ("class:x", "e\u0301t\u00e9")],  # wide, combining, precomposed
         [("", "one\ntwo"), ("class:y", " and\nthree\nfour\nfive")],  # more lines than rows
         [("class:rule", "─" * 150)],  # cut at the right edge
+        [("", "abc"), ("", "def"), ("class:x", "名"), ("", "ghijklmnopqrstuvwxyz0123456789")],
         [("", "a\x1bb"), ("class:z", "tab\there")],  # control characters are shown
         [],
     ]
