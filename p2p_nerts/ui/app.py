@@ -40,7 +40,6 @@ from prompt_toolkit.layout import (
     DynamicContainer,
     Float,
     FloatContainer,
-    HSplit,
     Layout,
     Window,
     WindowAlign,
@@ -74,6 +73,7 @@ from .overlays import (
 from .scores import lobby_screen, scores_screen
 from .table import table_screen
 from .theme import build_style
+from .widgets import Rows
 
 FRAME_INTERVAL = 1 / 30  # least time between frames caused by session events
 REFRESH_INTERVAL = 0.25  # clock-driven redraws: countdown, peers going silent
@@ -135,7 +135,7 @@ class NertsApp:
         # below come and go.
         anchor = Window(height=0)
         self.app: Application[None] = Application(
-            layout=Layout(HSplit([anchor, self._root()]), focused_element=anchor),
+            layout=Layout(Rows([anchor, self._root()]), focused_element=anchor),
             key_bindings=self._bindings(),
             style=build_style(four_colour=config.four_colour),
             full_screen=True,

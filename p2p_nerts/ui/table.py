@@ -23,7 +23,7 @@ from functools import partial
 
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
-from prompt_toolkit.layout import Container, HSplit, Window
+from prompt_toolkit.layout import Container, HSplit
 
 from ..game.cards import SUITS, card_name
 from ..game.foundations import Pile
@@ -35,7 +35,7 @@ from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
 from .theme import card_fragment, card_or_gap, face_text, suit_class
-from .widgets import MouseHandler, counted, on_click, rule, screen_width, spread, text
+from .widgets import MouseHandler, Rows, counted, on_click, rule, screen_width, spread, text
 
 SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
@@ -44,23 +44,29 @@ MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
 
 
 def table_screen(ctl: Controller, keys: KeyMap) -> Container:
-    return HSplit([
-        header(ctl),
-        rule(lambda: foundations_title(ctl)),
-        *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
-        rule(lambda: [("class:rule.title", "Players")]),
+    # The rows of fixed height are grouped: a split hands its spare rows out
+    # one at a time round all its children, so the fewer the cheaper.
+    return Rows([
+        HSplit([
+            header(ctl),
+            rule(lambda: foundations_title(ctl)),
+            *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
+            rule(lambda: [("class:rule.title", "Players")]),
+        ]),
         text(lambda: players(ctl), height=None),
-        rule(lambda: you_title(ctl)),
-        text(lambda: top_row(ctl, keys)),
-        *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
-        text(lambda: status_line(ctl, keys)),
+        HSplit([
+            rule(lambda: you_title(ctl)),
+            text(lambda: top_row(ctl, keys)),
+            *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
+            text(lambda: status_line(ctl, keys)),
+        ]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: hints(ctl, keys)),
     ])
 
 
 # --------------------------------------------------------------------- header
-def header(ctl: Controller) -> Window:
+def header(ctl: Controller) -> Container:
     """The round on the left, the running totals on the right."""
     return text(lambda: header_line(ctl.replica, screen_width()))
 

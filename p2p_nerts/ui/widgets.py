@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Dimension, Window
-from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.layout import Container, Dimension, HSplit
+from prompt_toolkit.layout.dimension import sum_layout_dimensions
+from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+from prompt_toolkit.layout.screen import Char, Screen, WritePosition
 from prompt_toolkit.mouse_events import MouseEvent, MouseEventType
+from prompt_toolkit.utils import get_cwidth
 
 Fragments = Callable[[], StyleAndTextTuples]
 #: prompt_toolkit types a mouse handler's result (None or NotImplemented) as object.
@@ -20,25 +26,295 @@ def counted(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Window:
-    """A window drawing ``fragments()`` afresh every frame.
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Text:
+    """A block of rows drawing ``fragments()`` as they are on every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
-    window takes spare rows) or None (as tall as its content).
+    block takes spare rows) or None (as tall as its content).
     """
-    if height is None:
-        dim = Dimension(min=1)
-    else:
-        dim = Dimension(min=height) if stretch else Dimension.exact(height)
-    return Window(FormattedTextControl(fragments), height=dim,
-                  dont_extend_height=height is None)
+    return Text(fragments, height=height, stretch=stretch)
+
+
+#: Where a clickable fragment landed: (fragment index, row, first column, column after).
+_Click = tuple[int, int, int, int]
+#: A run of narrow characters drawn as one cell: (row, column, its cell, characters, style).
+_Run = tuple[int, int, Char, tuple[str, ...], str]
+_FILLER = Char("", "")  # a cell covered by the wide cell before it
+_MENDING = 1 << 30  # after every float
+_SHOWN_OTHERWISE = frozenset(Char.display_mappings)
+
+
+class Text(Container):
+    """Rows of fragments written straight into the screen, laid out again only when
+    what they show changed.
+
+    A prompt_toolkit Window would turn the fragments into a UIContent, copy it
+    line by line and restyle every cell of its last row, on every frame, for
+    every line of the table. Here the fragments are still asked for afresh on
+    every frame (so nothing shown can be stale), but their styles and texts
+    are compared with the last frame's: when they are the same at the same
+    place, the cells laid out then are written again as they are, one dict
+    update per row, and the screen diff finds the very same characters.
+    Click handlers are always taken from this frame's fragments, since a
+    handler may hold objects that changed while the text did not.
+    """
+
+    def __init__(self, fragments: Fragments, *, height: int | None = 1,
+                 stretch: bool = False) -> None:
+        self.fragments = fragments
+        self.height = height
+        self.stretch = stretch
+        self._frame = -1  # the render this frame's fragments were asked for
+        self._now: StyleAndTextTuples = []
+        self._fixed = Dimension.exact(height) if height is not None and not stretch else None
+        self._sized = -1  # the render self._dim was worked out for
+        self._dim = Dimension()
+        #: The styles and texts laid out into _rows; a clickable one marked by a third item.
+        self._shown: list[tuple[str, str] | tuple[str, str, None]] = []
+        self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
+        self._rows: list[dict[int, Char]] = []
+        self._runs: list[_Run] = []
+        self._clicks: list[_Click] = []
+
+    def _current(self) -> StyleAndTextTuples:
+        """This frame's fragments, asked for once however often the layout needs them."""
+        frame = get_app().render_counter
+        if frame != self._frame:
+            self._frame = frame
+            self._now = self.fragments()
+        return self._now
+
+    def reset(self) -> None:
+        self._place = (-1, -1, -1, "")
+
+    def preferred_width(self, max_available_width: int) -> Dimension:
+        return Dimension()
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        if self._fixed is not None:
+            return self._fixed
+        if self._sized != self._frame or self._frame != get_app().render_counter:
+            lines = 1 + sum(f[1].count("\n") for f in self._current())
+            self._sized = self._frame
+            if self.height is None:
+                self._dim = Dimension(min=1, preferred=lines, max=lines)
+            else:
+                self._dim = Dimension(min=self.height, preferred=max(self.height, lines))
+        return self._dim
+
+    def write_to_screen(self, screen: Screen, mouse_handlers: MouseHandlers,
+                        write_position: WritePosition, parent_style: str, erase_bg: bool,
+                        z_index: int | None) -> None:
+        if z_index is not None:
+            screen.draw_with_z_index(z_index, lambda: self._write(
+                screen, mouse_handlers, write_position, parent_style, erase_bg))
+        else:
+            self._write(screen, mouse_handlers, write_position, parent_style, erase_bg)
+
+    def _write(self, screen: Screen, mouse_handlers: MouseHandlers, wp: WritePosition,
+               parent_style: str, erase_bg: bool) -> None:
+        now = self._current()
+        place = (wp.xpos, wp.width, wp.height, parent_style)
+        shown = self._shown
+        # Lists of plain (style, text) pairs compare whole at once; a clickable
+        # fragment carries this frame's handler, so those compare item by item.
+        if place != self._place or (now != shown and (len(now) != len(shown) or any(
+                len(f) != len(s) or f[0] != s[0] or f[1] != s[1]
+                for f, s in zip(now, shown, strict=True)))):
+            self._layout(now, place)
+        buffer = screen.data_buffer
+        if erase_bg:
+            blank = Char(" ", "")
+            for y in range(wp.ypos, wp.ypos + wp.height):
+                buffer[y].update(dict.fromkeys(range(wp.xpos, wp.xpos + wp.width), blank))
+        for y, cells in enumerate(self._rows, wp.ypos):
+            buffer[y].update(cells)
+        if self._runs:
+            screen.draw_with_z_index(_MENDING, partial(self._mend, screen, wp.ypos))
+        screen.height = max(screen.height, wp.ypos + wp.height)
+        for index, row, start, end in self._clicks:
+            handler = cast(ScreenMouseHandler, now[index][2])  # type: ignore[misc]
+            mouse_handlers.set_mouse_handler_for_range(
+                start, end, wp.ypos + row, wp.ypos + row + 1, handler)
+
+    def _layout(self, fragments: StyleAndTextTuples, place: tuple[int, int, int, str]) -> None:
+        """Turn ``fragments`` into cells as a Window without wrapping would: lines cut
+        at the right edge, rows past the height dropped.
+
+        Each stretch of narrow characters in one style becomes one wide cell
+        (the characters as its text, covering the cells after it), as
+        prompt_toolkit draws a double-width character: the screen diff then
+        writes a whole word at once instead of moving cell by cell.
+        """
+        xpos, width, height, parent_style = place
+        self._place = place
+        self._shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in fragments]
+        prefix = f"{parent_style} " if parent_style.strip() else ""
+        end = xpos + width
+        rows: list[dict[int, Char]] = [{}]
+        runs: list[_Run] = []
+        clicks: list[_Click] = []
+        x = xpos
+        run: list[str] = []  # the narrow characters (with any combining marks) not yet placed
+        run_at, run_style = x, ""
+
+        def flush() -> None:
+            if not run:
+                return
+            head = Char("".join(run), run_style)
+            row = rows[-1]
+            row[run_at] = head
+            if len(run) > 1:
+                row.update(dict.fromkeys(range(run_at + 1, run_at + len(run)), _FILLER))
+                runs.append((len(rows) - 1, run_at, head, tuple(run), run_style))
+            run.clear()
+
+        for index, fragment in enumerate(fragments):
+            style = prefix + fragment[0]
+            start = x
+            if _narrow(fragment[1]):  # the usual case: the whole text joins the run at once
+                piece = fragment[1][:max(0, end - x)]
+                if piece:
+                    if run and run_style != style:
+                        flush()
+                    if not run:
+                        run_at, run_style = x, style
+                    run.extend(piece)
+                    x += len(piece)
+                if len(fragment) > 2 and x > start:
+                    clicks.append((index, len(rows) - 1, start, x))
+                continue
+            for ch in fragment[1]:
+                if ch == "\n":
+                    flush()
+                    if len(fragment) > 2 and x > start:
+                        clicks.append((index, len(rows) - 1, start, x))
+                    if len(rows) == height:
+                        break
+                    rows.append({})
+                    x = start = xpos
+                    continue
+                if ch in _SHOWN_OTHERWISE:  # a control character, shown as ^[ and the like
+                    cell = Char(ch, style)
+                    width = cell.width
+                else:
+                    width = get_cwidth(ch)
+                    if width == 0:
+                        if run:  # a combining mark: part of the character before it
+                            run[-1] += ch
+                        continue
+                if x + width > end:
+                    continue
+                if width == 1 and ch not in _SHOWN_OTHERWISE:
+                    if run and run_style != style:
+                        flush()
+                    if not run:
+                        run_at, run_style = x, style
+                    run.append(ch)
+                else:  # wide, or shown otherwise: a cell of its own
+                    flush()
+                    rows[-1][x] = Char(ch, style)
+                    rows[-1].update(dict.fromkeys(range(x + 1, x + width), _FILLER))
+                x += width
+            else:
+                if len(fragment) > 2 and x > start:
+                    clicks.append((index, len(rows) - 1, start, x))
+                continue
+            break  # the last row is full
+        flush()
+        self._rows = rows
+        self._runs = runs
+        self._clicks = clicks
+
+    def _mend(self, screen: Screen, ypos: int) -> None:
+        """After the floats: split the runs a float drew over back into single cells.
+
+        A float's windows write their own cells over part of a run, but the
+        run's first cell would still tell the diff to write the whole run,
+        over the float. Every prompt_toolkit window records where it drew, so
+        only the runs under one are split; the float's own cells stay.
+        """
+        over = [wp for wp in screen.visible_windows_to_write_positions.values()
+                if wp.width and wp.height]
+        if not over:
+            return
+        buffer = screen.data_buffer
+        for y, x, head, cells, style in self._runs:
+            y += ypos
+            if not any(wp.ypos <= y < wp.ypos + wp.height and wp.xpos < x + len(cells)
+                       and x < wp.xpos + wp.width for wp in over):
+                continue
+            row = buffer[y]
+            for at, text in enumerate(cells, x):
+                if row[at] is head or row[at] is _FILLER:
+                    row[at] = Char(text, style)
+
+    def get_children(self) -> list[Container]:
+        return []
+
+
+_NARROW: dict[str, bool] = {}
+_NARROW_KEPT = 4096  # texts remembered (most repeat: card faces, labels, rules)
+
+
+def _narrow(text: str) -> bool:
+    """Whether every character of ``text`` takes one cell and is shown as itself."""
+    known = _NARROW.get(text)
+    if known is None:
+        known = all(get_cwidth(ch) == 1 and ch not in _SHOWN_OTHERWISE for ch in text)
+        if len(_NARROW) >= _NARROW_KEPT:
+            _NARROW.clear()
+        _NARROW[text] = known
+    return known
+
+
+class Rows(HSplit):
+    """An HSplit that shares out its rows exactly as prompt_toolkit's does, faster.
+
+    prompt_toolkit grows its children one row at a time in turn, drawing
+    each turn from a generator and summing all the sizes again, so every
+    spare row of a tall terminal costs a pass over the children. The same
+    turns are taken here with two integers; children of unequal weights are
+    left to HSplit.
+    """
+
+    def _divide_heights(self, write_position: WritePosition) -> list[int] | None:
+        children = self._all_children
+        if not self.children:
+            return []
+        dims = [c.preferred_height(write_position.width, write_position.height)
+                for c in children]
+        if any(d.weight != 1 for d in dims):
+            return super()._divide_heights(write_position)
+        total = sum_layout_dimensions(dims)
+        height = write_position.height
+        if total.min > height:
+            return None
+        sizes = [d.min for d in dims]
+        turn = _grow(sizes, [d.preferred for d in dims], min(height, total.preferred), 0)
+        if not get_app().is_done:
+            _grow(sizes, [d.max for d in dims], min(height, total.max), turn)
+        return sizes
+
+
+def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
+    """Give one row in turn to each child still under its cap until ``stop`` rows are
+    given; return whose turn is next."""
+    given = sum(sizes)
+    count = len(sizes)
+    while given < stop:
+        if sizes[turn] < caps[turn]:
+            sizes[turn] += 1
+            given += 1
+        turn = turn + 1 if turn + 1 < count else 0
+    return turn
 
 
 def screen_width() -> int:
     return get_app().output.get_size().columns
 
 
-def rule(title: Fragments) -> Window:
+def rule(title: Fragments) -> Text:
     """``── Title ─────────`` across the whole width.
 
     One window that pads itself: a split with a filler window would cost the
