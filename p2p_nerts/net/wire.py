@@ -47,12 +47,12 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 6
+NET_VERSION = 7
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
 the payload schemas and the total order: signed entries keep their own body
-version (``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is
+version (``PROTOCOL_VERSION``, 2), and a payload a peer cannot parse is
 refused, so a peer of another version would ask again forever for the
 entries behind it. v2 added the link key to the handshake and unsigned link
 entries; v3 added the table's clocks to SETTINGS; v4 lets a ROSTER's seats
@@ -61,7 +61,9 @@ ties of Lamport time by a draw rather than by seat (``foundations.order``):
 two peers that order ties differently would score the same plays apart; v6
 refuses an entry dated at or before its author's own earlier ACK, which a v5
 peer restarted from its journal could sign (its clock moved on VIEWs, which
-the journal does not keep).
+the journal does not keep); v7 chains each author's entries (body version 2:
+every entry names its predecessor's id), names chain heads in ACK marks and
+adds FORK, the proof that a seat signed two entries under one number.
 Either way the other peer is told the versions differ before anything else.
 """
 

@@ -57,7 +57,15 @@ from . import events as ev
 from .audit import audit_seat
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
-from .envelope import LINK_MAGIC, MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
+from .envelope import (
+    GENESIS,
+    LINK_MAGIC,
+    MAGIC,
+    Entry,
+    EnvelopeError,
+    open_entry,
+    open_link_entry,
+)
 from .fairness import SECRET_LEN, commitment, deal_for, joint_value
 from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from .journal import Kind, Record, move_record, secrets_record, unpack
@@ -72,6 +80,7 @@ from .messages import (
     Audit,
     Commit,
     Drop,
+    Fork,
     Go,
     Goodbye,
     Join,
@@ -95,6 +104,7 @@ from .messages import (
     seal_message,
 )
 from .messages import Play as PlayMsg
+from .proof import ForkProof, check_fork, strict_pair
 
 COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
@@ -116,7 +126,7 @@ LINK_TYPES = frozenset({MsgType.ACK, MsgType.VIEW})
 #: Types that belong to one round and must name it.
 ROUND_TYPES = frozenset({
     MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
-    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP,
+    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.FORK,
 })
 
 #: Move-log operations that are the player's own decisions (journaled for recovery).
@@ -208,8 +218,13 @@ class RoundState:
     plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
     ordered: list[_Ordered] = field(default_factory=list)
     acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
-    #: What each seat says it holds: seat → {author seat → highest seq held}.
+    #: What each seat says it holds: seat → {author seat → highest seq held}, counted
+    #: only where its mark names the very entry we hold (same chain head).
     marks: dict[int, dict[int, int]] = field(default_factory=dict)
+    #: Marks naming entries we do not hold yet: author seat → {seat → its mark}.
+    pending_marks: dict[int, dict[int, AckMark]] = field(default_factory=dict)
+    #: Seats proven to have forked their chain: seat → the lowest proof held.
+    forks: dict[int, ForkProof] = field(default_factory=dict)
     stuck: list[bool] = field(default_factory=list)
     #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
     #: seat (under share-a-deck, two players at one tableau) sees it, and takes
@@ -319,6 +334,10 @@ class Replica:
         self._heard: set[bytes] = set()
         self._secrets: dict[int, tuple[bytes, bytes]] = {}
         self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
+        #: Keys proven to have signed two entries under one number, for the whole
+        #: game: the host seats them no more.
+        self.equivocators: dict[bytes, ForkProof] = {}
+        self._suspected: dict[tuple[bytes, int], float] = {}  # fork leads asked about
         self.now = 0.0
 
     @property
@@ -462,7 +481,7 @@ class Replica:
             self._reject(exc.reason)
         except Equivocation as exc:
             self._reject("equivocation")
-            self._flag_key(entry.author, str(exc))
+            self._conflict(exc.known, exc.entry, via)
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -711,13 +730,15 @@ class Replica:
         if payload.TYPE in EPHEMERAL:
             # An ephemeral entry carries my latest sequence number: peers learn from
             # it what I have sent, and ask again for anything lost.
+            # It names my chain head too, so a peer holding another entry of
+            # mine under that number notices.
             seq, lamport = max(self.seq, 1), max(self.clock.time, 1)
             if payload.TYPE in LINK_TYPES:
                 raw = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                   round=number, seq=seq, lamport=lamport)
+                                   round=number, seq=seq, lamport=lamport, prev=self._my_head())
             else:
                 raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                   seq=seq, lamport=lamport).raw
+                                   seq=seq, lamport=lamport, prev=self._my_head()).raw
             self._out.sends.append(Send(raw, to))
             return None
         self.seq += 1
@@ -725,10 +746,15 @@ class Replica:
         if expect_lamport is not None and lamport != expect_lamport:
             raise AssertionError("Lamport time moved under a local play")
         entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                             seq=self.seq, lamport=lamport)
+                             seq=self.seq, lamport=lamport, prev=self._my_head())
         self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
         return entry, payload
+
+    def _my_head(self) -> bytes:
+        """The id of my last entry: what my next one names as its predecessor."""
+        log = self.authors.get(self.me.public_key)
+        return GENESIS if log is None else log.head
 
     def _deliver_own(self, entry: Entry, payload: Payload) -> None:
         log = self._author(self.me.public_key)
@@ -808,6 +834,13 @@ class Replica:
             if not self._deliverable(entry):
                 break
             del log.held[entry.seq]
+            if not log.follows(entry):
+                # Another branch of its author's chain than ours: ask everyone for
+                # the entry before; whoever holds the other branch answers with a
+                # second entry under that number (see _conflict).
+                self._reject("broken_chain")
+                self._suspect(log.key, entry.seq - 1, None)
+                break
             problem = log.lamport_problem(entry)
             if problem is not None:
                 self._reject(problem)
@@ -824,9 +857,11 @@ class Replica:
                 # dropped seat's entries, and any for a round we have closed,
                 # are honest: only too late.
                 self._reject(exc.reason)
-                if exc.reason not in ("dropped", "late"):
+                if exc.reason not in ("dropped", "late", "void"):
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
+        if rs is not None and rs.pending_marks:
+            self._recheck_marks(rs, log)
         if rs is not None and rs.dropping and rs.seat_of(log.key) in rs.dropping:
             # The votes may have agreed before we held the seat's entries up to
             # the cut; now that more of them are here, the drop may complete.
@@ -905,6 +940,10 @@ class Replica:
             raise EnvelopeError("too_many_authors")
         self.last_heard[entry.author] = self.now
         log.note_claim(entry.seq)
+        if entry.prev != GENESIS and entry.seq <= log.delivered and entry.author in self.seated:
+            ours = log.id_at(entry.seq)
+            if ours is not None and ours != entry.prev:
+                self._suspect(entry.author, entry.seq, entry.author)  # its head is not ours
         rs = self.rs
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
@@ -924,11 +963,7 @@ class Replica:
                     if other is not None:
                         other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    held = rs.marks.setdefault(seat, {})
-                    for mark in upto:
-                        author = rs.seat_of(mark.author)
-                        if author is not None:
-                            held[author] = max(held.get(author, 0), mark.seq)
+                    self._take_marks(rs, seat, upto)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
             case View():
@@ -955,13 +990,140 @@ class Replica:
             gap = log.missing()
             if gap is None or key == self.me.public_key:
                 continue
+            proof = self.equivocators.get(key)
+            if proof is not None and log.delivered >= proof.cut:
+                continue  # all it signed after that is void: nothing more to fetch
             if self.now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
                 continue
             self._asked[key] = self.now
             self._send(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
 
+    # ------------------------------------------------------- chains and forks
+    def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
+        """Count what ``seat`` says it holds, where it holds the very entries we hold.
+
+        A mark counts towards finality only once it names the id of our own
+        entry under that number: peers holding different entries of one
+        author (it equivocated) then never count each other's, and the entry
+        is never final anywhere. A mark for an entry we do not hold yet waits
+        for it; one naming another entry than ours is a lead to a fork.
+        """
+        held = rs.marks.setdefault(seat, {})
+        for mark in upto:
+            author = rs.seat_of(mark.author)
+            if author is None or mark.seq <= held.get(author, 0):
+                continue
+            log = self.authors.get(mark.author)
+            if log is not None and not self._check_mark(rs, seat, author, log, mark):
+                rs.pending_marks.setdefault(author, {})[seat] = mark
+
+    def _check_mark(self, rs: RoundState, seat: int, author: int, log: AuthorLog,
+                    mark: AckMark) -> bool:
+        """Count a mark if it names our own entry; False while we do not hold that one."""
+        ours = log.chain_id(mark.seq)
+        if ours is None:
+            return False
+        if ours == mark.head:
+            held = rs.marks.setdefault(seat, {})
+            held[author] = max(held.get(author, 0), mark.seq)
+        else:
+            self._suspect(mark.author, mark.seq, rs.keys[seat])
+        return True
+
+    def _recheck_marks(self, rs: RoundState, log: AuthorLog) -> None:
+        """Marks that waited for this author's entries: check those now held."""
+        author = rs.seat_of(log.key)
+        waiting = rs.pending_marks.get(author) if author is not None else None
+        if not waiting or author is None:
+            return
+        for seat, mark in list(waiting.items()):
+            if self._check_mark(rs, seat, author, log, mark):
+                del waiting[seat]
+        if not waiting:
+            del rs.pending_marks[author]
+
+    def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it.
+
+        Its answer is a second signed entry under that number, which proves
+        the fork (see _conflict). Asked at most every RESEND_INTERVAL, and no
+        more once the author is proven.
+        """
+        rs = self.rs
+        seat = rs.seat_of(author) if rs is not None else None
+        if rs is not None and seat is not None and seat in rs.forks:
+            return
+        if self.now - self._suspected.get((author, seq), -1e9) < RESEND_INTERVAL:
+            return
+        self._suspected[(author, seq)] = self.now
+        self._send(Resend(author, seq, seq), to=via)
+
+    def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
+        """Two entries of one author under one number: a proof, or a lead to one."""
+        first = open_entry(known)
+        if strict_pair(first, entry):
+            self._proven(ForkProof(entry.author, entry.seq, first.raw, entry.raw))
+        elif entry.seq > 1:
+            # They name different predecessors: the chains parted earlier. Ask
+            # whoever sent this branch for the entry before, until a strict pair.
+            self._suspect(entry.author, entry.seq - 1, via)
+
+    def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
+        """Hold a checked proof: void the author's disputed entries, and tell everyone.
+
+        Its entries from the fork on differ between peers, so none of them is
+        final anywhere (finality needs matching marks); taking them out now,
+        on each peer as it learns the proof, changes no decision already
+        taken. It leaves the live seats only where its FORK entry comes in
+        the total order (_fork_final), the same point on every peer.
+        """
+        known = self.equivocators.get(proof.author)
+        if known is None or proof.seq < known.seq:
+            self.equivocators[proof.author] = proof
+        rs = self.rs
+        seat = rs.seat_of(proof.author) if rs is not None else None
+        if rs is None or seat is None:
+            return
+        held = rs.forks.get(seat)
+        if held is not None and held.seq <= proof.seq:
+            return
+        rs.forks[seat] = proof
+        self._forget_after_cut(rs, seat, proof.cut)
+        if (publish and held is None and seat != rs.me and rs.me in rs.live
+                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
+            self._send(Fork(proof.first, proof.second))
+
+    def _fork_final(self, rs: RoundState, item: _Ordered) -> None:
+        """A FORK's turn in the total order: its accused leaves the round, flagged."""
+        assert isinstance(item.payload, Fork)
+        accused = rs.seat_of(_author_of(item.payload.first))
+        if accused is None or accused not in rs.live:
+            return
+        proof = rs.forks[accused]
+        rs.flagged[accused] = "equivocation"
+        self._event(ev.Flagged(accused, rs.names[accused],
+                               f"equivocation: signed two entries numbered {proof.seq}",
+                               (item.payload.first, item.payload.second)))
+        # Like an agreed drop whose cut is the fork: what it signed before counts
+        # (every peer holds the same), nothing after.
+        rs.dropping[accused] = min(rs.dropping.get(accused, proof.cut), proof.cut)
+        self._finish_drops(rs)
+
+    def _unsure_before(self, rs: RoundState, key: PlayKey) -> bool:
+        """Whether another seat's play on my play's pile, ordered before it, may not
+        be held alike by every live seat (so my play's fate is not settled yet)."""
+        pile = rs.log.play(key).pile
+        return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
+                   and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
+                   and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
+                               for q in rs.live if q != o.seat)
+                   for o in rs.ordered)
+
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
+        if key in self.equivocators:
+            self._send(Refuse(key, "this seat signed two different entries under one number"))
+            return
         seated = key in self.seated
         rs = self.rs
         if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
@@ -1085,6 +1247,7 @@ class Replica:
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds
         rs.begun = self.now
+        self._suspected.clear()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
@@ -1118,6 +1281,8 @@ class Replica:
             self._tally_drops(rs)
         if seat in rs.dropping and entry.seq > rs.dropping[seat]:
             raise EnvelopeError("dropped")
+        if seat in rs.forks and entry.seq > rs.forks[seat].cut:
+            raise EnvelopeError("void")  # past its proven fork: counts for nobody
         match payload:
             case Commit():
                 if seat in rs.commits:
@@ -1152,6 +1317,14 @@ class Replica:
                     raise EnvelopeError("bad_field:who")
                 heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto))
                 self._tally_drops(rs)
+            case Fork(first=first, second=second):
+                proof = check_fork(first, second, self.table_id)
+                accused = rs.seat_of(proof.author)
+                if accused is None or accused == seat:
+                    raise EnvelopeError("bad_proof")
+                self._proven(proof, publish=False)
+                heapq.heappush(rs.ordered,
+                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1256,8 +1429,8 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
-                             if k in self.authors and self.authors[k].delivered))
+        marks = tuple(sorted(AckMark(k, log.delivered, log.head) for k in keys
+                             if (log := self.authors.get(k)) is not None and log.delivered))
         self._send(Ack(marks), to=to)
 
     # ------------------------------------------------------------ total order
@@ -1272,7 +1445,8 @@ class Replica:
             known = max(known, ack[0])
         return known
 
-    def _final(self, rs: RoundState, lamport: int, author: int, seq: int) -> bool:
+    def _final(self, rs: RoundState, lamport: int, author: int, seq: int,
+               skip: int | None = None) -> bool:
         """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
 
         Every other live seat has been heard at a Lamport time at or past it
@@ -1285,18 +1459,19 @@ class Replica:
         cut = rs.dropping.get(author, 0) if author not in rs.live else 0
         return all(self._known(rs, q) >= lamport
                    and (seq <= cut or q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
-                   for q in rs.live if q != author)
+                   for q in rs.live if q != author and q != skip)
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
         if rs is not None and rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._final(
-                rs, rs.ordered[0].lamport, rs.ordered[0].seat, rs.ordered[0].seq):
+        while rs is not None and rs.ordered and self._due(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
+            elif item.kind == MsgType.FORK:
+                self._fork_final(rs, item)
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):
@@ -1307,6 +1482,18 @@ class Replica:
                 self._end_round(rs, "nerts", rs.call)
         if rs is not None:
             self._settle_own_early(rs)
+
+    def _due(self, rs: RoundState, item: _Ordered) -> bool:
+        """Whether the first entry in total order may be acted on now.
+
+        A FORK needs no word from the seat it accuses: that seat could
+        otherwise keep its own conviction from ever becoming final.
+        """
+        skip = None
+        if item.kind == MsgType.FORK:
+            assert isinstance(item.payload, Fork)
+            skip = rs.seat_of(_author_of(item.payload.first))
+        return self._final(rs, item.lamport, item.seat, item.seq, skip)
 
     def _play_final(self, rs: RoundState, item: _Ordered) -> None:
         key = (item.lamport, item.seat)
@@ -1354,6 +1541,8 @@ class Replica:
                 break
             seq = rs.play_seq.get(key)
             if seq is not None and self._final(rs, key[0], key[1], seq):
+                if self._unsure_before(rs, key):
+                    break
                 self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
@@ -1584,15 +1773,17 @@ class Replica:
         for seat in range(len(rs.keys)):
             up = rs.log.cards_of(seat)
             audit = rs.audits.get(seat)
-            if audit is None:
+            forked = seat in rs.forks and seat not in rs.live
+            if audit is None or forked:
                 # Dropped (only a live seat's missing audit keeps the round open):
                 # score only what the agreed log shows, the cards it got up. Its
                 # Nerts count is known from no agreed entry, so it is not held
                 # against it; the count shown is what the log proves at most.
                 from_nerts = sum(1 for p in rs.plays_by_seat.get(seat, [])
                                  if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
-                results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False))
-                verdicts.append("dropped")
+                results.append(SeatRound(seat, up, NERTS_SIZE - from_nerts, up, False,
+                                         void=forked))
+                verdicts.append("equivocation" if forked else "dropped")
                 continue
             res = audit_seat(
                 seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
@@ -1661,9 +1852,10 @@ class Replica:
         """
         gone = {rs.keys[s] for s in range(len(rs.keys)) if s not in rs.live} - {self.host_key}
         gone -= self.waiting.keys()
+        gone |= self.equivocators.keys() - {self.host_key}
         seats = {s.key: s for s in self.seats if s.key not in gone}
         for key, name in self.waiting.items():
-            if key not in seats and len(seats) < self.max_seats:
+            if key not in seats and key not in gone and len(seats) < self.max_seats:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
         if seats.keys() != self.seated:

@@ -343,6 +343,7 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
     host, a, b = net.replicas
     keys = [r.me.public_key for r in net.replicas]
     sent = {k: host.authors[k].delivered for k in keys[1:]}
+    heads = {k: host.authors[k].head for k in keys[1:]}  # each entry names the one before
     rs = host.rs
     assert rs is not None
 
@@ -363,9 +364,11 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
         seat = rs.seat_of(key)
         assert seat is not None
         ace = make_card(seat, sent[key] % 4, 1)
-        return seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
-                            round=rs.number, seq=sent[key],
-                            lamport=host.clock.time + 10 * sent[key]).raw
+        entry = seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
+                             round=rs.number, seq=sent[key],
+                             lamport=host.clock.time + 10 * sent[key], prev=heads[key])
+        heads[key] = entry.id
+        return entry.raw
 
     now = net.now + 1
     assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [{keys[2]: sent[keys[2]]}]
