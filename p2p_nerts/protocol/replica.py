@@ -692,6 +692,8 @@ class Replica:
             return "you called Nerts: the round is ending"
         if rs.me not in rs.live:
             return "you were dropped from this round; you play again next round"
+        if rs.me in rs.forks:
+            return "this seat signed two different entries under one number: it sits out"
         if self._behind(rs):
             return "catching up with the table"
         return None
@@ -717,7 +719,7 @@ class Replica:
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
-                and rs.me not in rs.live):
+                and (rs.me not in rs.live or rs.me in rs.forks)):
             return None  # dropped from this round: nothing of ours counts in it any more
         if self._restoring:
             # The journal holds what we signed here before the crash (if we got
@@ -1429,9 +1431,18 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        marks = tuple(sorted(AckMark(k, log.delivered, log.head) for k in keys
-                             if (log := self.authors.get(k)) is not None and log.delivered))
+        marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
+                             and (mark := self._mark(k, log)).seq))
         self._send(Ack(marks), to=to)
+
+    def _mark(self, key: bytes, log: AuthorLog) -> AckMark:
+        """How far I hold ``key``'s chain. For a proven equivocator, only up to its
+        fork: past that, peers hold different entries, and their marks would
+        never count for one another (nor its entries before the fork be final)."""
+        proof = self.equivocators.get(key)
+        if proof is not None and log.delivered > proof.cut:
+            return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
+        return AckMark(key, log.delivered, log.head)
 
     # ------------------------------------------------------------ total order
     def _known(self, rs: RoundState, seat: int) -> int:
