@@ -83,6 +83,7 @@ from .messages import (
     Fork,
     Go,
     Goodbye,
+    Hello,
     Join,
     Leave,
     MsgType,
@@ -105,6 +106,7 @@ from .messages import (
 )
 from .messages import Play as PlayMsg
 from .proof import ForkProof, check_fork, strict_pair
+from .resume import Deferred, Resume
 
 COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
@@ -338,6 +340,9 @@ class Replica:
         #: game: the host seats them no more.
         self.equivocators: dict[bytes, ForkProof] = {}
         self._suspected: dict[tuple[bytes, int], float] = {}  # fork leads asked about
+        #: Back at a table (restored, or a fresh start with a key that may have sat
+        #: here): what it must hear before it signs again (see resume.py).
+        self._resume: Resume | None = None
         self.now = 0.0
 
     @property
@@ -385,6 +390,10 @@ class Replica:
         r._restoring = False
         r._signed = {}
         r._catching_up = True
+        peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
+        peers.discard(identity.public_key)
+        if peers:
+            r._resume = Resume(peers, now, r.seq)
         rs = r.rs
         if rs is not None:
             if rs.tab is not None:
@@ -430,8 +439,13 @@ class Replica:
         if self.is_host:
             self._send(_settings_of(self.variants, self.countdown, self.drop_after))
             self._seat(self.me.public_key, self.me.name)
-        else:
-            self._send(Join(self.me.name, None))
+            return self._flush()
+        if self.seq == 0 and self._resume is None:
+            # Nothing signed here yet, as far as we know: the host may hold
+            # entries of this key from before (a lost journal). Ask first.
+            self._resume = Resume({self.host_key}, now, 0)
+            self._send(Hello(self.me.name, 1))
+        self._send(Join(self.me.name, None))
         return self._flush()
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
@@ -455,6 +469,7 @@ class Replica:
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
+        self._resumed()
         for author in sorted(self._ack_to):
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
@@ -500,6 +515,7 @@ class Replica:
             self._send_view(rs)
             self._check_silent(rs)
         self._ask_missing()
+        self._resumed()
         self._advance()
         return self._flush()
 
@@ -694,7 +710,7 @@ class Replica:
             return "you were dropped from this round; you play again next round"
         if rs.me in rs.forks:
             return "this seat signed two different entries under one number: it sits out"
-        if self._behind(rs):
+        if self._behind(rs) or self._resume is not None:
             return "catching up with the table"
         return None
 
@@ -721,6 +737,10 @@ class Replica:
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
                 and (rs.me not in rs.live or rs.me in rs.forks)):
             return None  # dropped from this round: nothing of ours counts in it any more
+        if self._resume is not None and payload.TYPE not in EPHEMERAL and not self._restoring:
+            # Not before we know where our chain ends at this table.
+            self._resume.deferred.append(Deferred(payload, round_no, to))
+            return None
         if self._restoring:
             # The journal holds what we signed here before the crash (if we got
             # this far): deliver it now, where live play delivered it.
@@ -805,8 +825,11 @@ class Replica:
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
-        if entry.author == self.me.public_key:
-            raise EnvelopeError("own_entry")  # a reflection: we never need our own back
+        if entry.author == self.me.public_key and (
+                entry.seq <= self.seq or entry.type in EPHEMERAL):
+            # A reflection: we never need our own back. Only a seat whose journal
+            # was behind takes entries of its own from the table (resume.py).
+            raise EnvelopeError("own_entry")
         if entry.type in EPHEMERAL:
             if entry.type == MsgType.ACK:  # finality depends on acks
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
@@ -901,7 +924,11 @@ class Replica:
     def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
         log.mark_delivered(entry)
-        if not mine:
+        if mine:
+            # Signed here, or (back from a journal that was behind) fetched from the table.
+            self.seq = max(self.seq, entry.seq)
+            self.clock.time = max(self.clock.time, entry.lamport)
+        else:
             self._observe(entry)
             self.last_heard[entry.author] = self.now
         if entry.type in ROUND_TYPES:
@@ -954,6 +981,8 @@ class Replica:
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
+                if self._resume is not None and not self._restoring:
+                    self._heard_while_resuming(entry.author, upto)
                 seated = self.seated
                 for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
@@ -975,6 +1004,11 @@ class Replica:
                     rs.view_lamport[seat] = entry.lamport
             case Resend(author=author, from_seq=lo, to_seq=hi):
                 self._answer_resend(entry.author, author, lo, hi)
+            case Hello():
+                # A peer starting at this table: it may be back without its journal
+                # (resume.py). Its own mark, if we hold entries of it, tells it
+                # where its chain ends here; no mark, that it has none.
+                self._ack(to=entry.author)
             case _:
                 pass  # HELLO: liveness only
 
@@ -990,7 +1024,7 @@ class Replica:
     def _ask_missing(self) -> None:
         for key, log in self.authors.items():
             gap = log.missing()
-            if gap is None or key == self.me.public_key:
+            if gap is None or (key == self.me.public_key and self._resume is None):
                 continue
             proof = self.equivocators.get(key)
             if proof is not None and log.delivered >= proof.cut:
@@ -1120,6 +1154,70 @@ class Replica:
                    and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
                                for q in rs.live if q != o.seat)
                    for o in rs.ordered)
+
+    # -------------------------------------------------------------- resuming
+    def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
+        assert self._resume is not None
+        me = self.me.public_key
+        mine = next((m.seq for m in upto if m.author == me), None)
+        if mine is not None and (peer in self.seated or peer == self.host_key):
+            log = self._author(me)
+            if log is not None:
+                log.note_claim(mine)  # we fetch those of ours we lack (_ask_missing)
+            self._resume.heard(peer, mine)
+        else:
+            self._resume.heard(peer, None)
+
+    def _resumed(self) -> None:
+        """Sign again once the table has told us where our chain ends.
+
+        If it held entries of ours the journal did not (it was truncated,
+        stale or lost), say so in one line; a seat of a round under way then
+        sits the round out (it cannot replay moves it no longer has), with a
+        GOODBYE signed after the table's head, and plays again from the next.
+        """
+        res = self._resume
+        log = self.authors.get(self.me.public_key)
+        delivered = log.delivered if log is not None else 0
+        if res is None or self._restoring or not res.complete(self.now, delivered):
+            return
+        self._resume = None
+        deferred = res.deferred
+        behind = res.behind(delivered)
+        rs = self.rs
+        if behind:
+            out = (rs is not None and rs.me in rs.live
+                   and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+            self._event(ev.Notice(
+                f"the table held {behind} entries of ours that our journal did not; "
+                f"going on after entry {delivered}"
+                + ("; sitting this round out" if out else "")))
+            if out:
+                deferred = [d for d in deferred if d.payload.TYPE not in ROUND_TYPES]
+                self._send(Goodbye("back from a restart behind the table: next round"))
+        done: set[tuple[int, Payload]] = set()
+        for d in deferred:
+            key = (d.payload.TYPE, d.payload)
+            if key in done or self._already_sent(d.payload):
+                continue
+            done.add(key)
+            self._send(d.payload, round_no=d.round_no, to=d.to)
+
+    def _already_sent(self, payload: Payload) -> bool:
+        """A deferred round entry that something signed meanwhile made redundant."""
+        rs = self.rs
+        if rs is None or rs.me is None:
+            return False
+        match payload:
+            case Commit():
+                return rs.me in rs.commits
+            case Reveal():
+                return rs.me in rs.reveals
+            case Audit():
+                return rs.me in rs.audits
+            case Summary():
+                return rs.me in rs.summaries
+        return False
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:

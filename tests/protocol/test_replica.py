@@ -43,7 +43,14 @@ from p2p_nerts.protocol.replica import (
     _Ordered,
 )
 
-from ..replica_harness import check_round, play_round, quiet_deal, replica_with, round_overs
+from ..replica_harness import (
+    ask_for_seat,
+    check_round,
+    play_round,
+    quiet_deal,
+    replica_with,
+    round_overs,
+)
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -233,9 +240,8 @@ def test_full_table_refuses_a_ninth_player() -> None:
     net = bot_table(8, seed=2)
     extra = Replica(Identity.from_seed(b"\x99" * 32, "late"), TABLE_ID,
                     net.replicas[0].me.public_key)
-    out = extra.open(net.now)
     host = net.replicas[0]
-    host.receive(out.sends[0].data, net.now)
+    ask_for_seat(extra, host, net.now)
     # The newcomer gets the host's whole log, as its resend requests would bring it.
     log = host.authors[host.me.public_key].entries
     events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
@@ -282,8 +288,7 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     late = Replica(_stranger(1), TABLE_ID, host.me.public_key)
-    join = late.open(net.now).sends[0].data
-    out = host.receive(join, net.now)
+    out = ask_for_seat(late, host, net.now)
     assert any(isinstance(e, ev.Notice) and "sits down when this round ends" in e.text
                for e in out.events)
     assert not any(open_entry(s.data).type == MsgType.REFUSE for s in out.sends)
@@ -323,8 +328,8 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     first, second = (Replica(_stranger(n), TABLE_ID, host.me.public_key) for n in (2, 3))
-    host.receive(first.open(net.now).sends[0].data, net.now)
-    out = host.receive(second.open(net.now).sends[0].data, net.now)
+    ask_for_seat(first, host, net.now)
+    out = ask_for_seat(second, host, net.now)
     refusals = [open_entry(s.data) for s in out.sends if open_entry(s.data).type == MsgType.REFUSE]
     assert len(refusals) == 1  # four seats: three playing, one promised
     assert list(host.waiting) == [first.me.public_key]
@@ -407,7 +412,7 @@ def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
     assert len(host.authors) <= MAX_AUTHORS
     assert host.rejected["too_many_authors"] == 0
     late = Replica(_stranger(5), TABLE_ID, host.me.public_key)
-    host.receive(late.open(net.now).sends[0].data, net.now)
+    ask_for_seat(late, host, net.now)
     assert late.me.public_key in {s.key for s in host.seats}
     assert all(p.me.public_key in host.authors for p in net.replicas)
 
