@@ -21,6 +21,7 @@ from p2p_nerts.protocol.replica import Phase, Replica
 
 from ..replica_harness import AskBack
 
+
 def _own_entries(records: list[Record], key: bytes) -> list[int]:
     return [i for i, r in enumerate(records) if r.kind is Kind.ENTRY and r.data[2:34] == key]
 
