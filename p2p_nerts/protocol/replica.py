@@ -968,7 +968,8 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[entry.author] = self.now
-        log.note_claim(entry.seq)
+        if entry.prev != GENESIS:  # (GENESIS: it has signed nothing yet; seq is 1 all the same)
+            log.note_claim(entry.seq)
         if entry.prev != GENESIS and entry.seq <= log.delivered and entry.author in self.seated:
             ours = log.id_at(entry.seq)
             if ours is not None and ours != entry.prev:
