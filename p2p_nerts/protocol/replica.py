@@ -1567,9 +1567,20 @@ class Replica:
         # A dropped seat's entries up to the agreed cut count whoever holds them:
         # no second drop can cut them again.
         cut = rs.dropping.get(author, 0) if author not in rs.live else 0
+        voters = rs.live if not rs.forks else rs.live - self._silenced(rs)
         return all(self._known(rs, q) >= lamport
                    and (seq <= cut or q == rs.me or rs.marks.get(q, {}).get(author, 0) >= seq)
-                   for q in rs.live if q != author and q != skip)
+                   for q in voters if q != author and q != skip)
+
+    def _silenced(self, rs: RoundState) -> set[int]:
+        """Proven equivocators whose entries up to their fork we hold: nothing they
+        can still send counts (it is past the fork), so finality waits on them no
+        more, though they are live until their FORK's turn. (They keep signing,
+        asking for their seat back, on a branch of their chain some peers cannot
+        follow: waiting for their clock there would stall the round.)"""
+        return {seat for seat, proof in rs.forks.items()
+                if (log := self.authors.get(rs.keys[seat])) is not None
+                and log.delivered >= proof.cut}
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""

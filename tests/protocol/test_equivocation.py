@@ -160,3 +160,28 @@ def test_any_arrival_order_gives_the_same_verdict(seed: int) -> None:
     net = bot_table(n, seed=seed, faults=faults, classes={liar: Equivocator})
     number = play_round(net)
     _check_equivocation_round(net, number, liar)
+
+
+def test_an_equivocator_that_keeps_signing_cannot_stall_the_round() -> None:
+    """Once caught it asks for its seat again and again (a real client's node does):
+    entries on a branch of its chain that half the table cannot follow. Finality
+    waits on it no more, and the round ends alike for the honest peers."""
+    net = bot_table(4, seed=34, faults=Faults(max_delay=0.2), classes={3: Equivocator})
+    liar = net.replicas[3]
+    host = net.replicas[0]
+    asked = [0.0]
+
+    def nagging() -> bool:
+        rs = liar.rs
+        if (isinstance(liar, Equivocator) and liar.forked_seq and rs is not None
+                and net.now - asked[0] >= 0.2):
+            asked[0] = net.now
+            net.output(3, liar.open(net.now))
+        return all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas[:3])
+
+    net.output(0, host.start_round(net.now))
+    assert net.run(nagging, limit=net.now + 1800)
+    overs = [next(e for e in net.events[i] if isinstance(e, ev.RoundOver)) for i in range(3)]
+    assert len({(o.foundation_hash, o.results, o.totals) for o in overs}) == 1
+    assert overs[0].verdicts[liar.my_seat or 0] == "equivocation"
+    assert sum(r.rejected["broken_chain"] for r in net.replicas[:3]) > 0  # it did nag
