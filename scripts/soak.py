@@ -112,14 +112,16 @@ def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> Await
 def cut_journal(peer: PeerProcess, lost: int) -> int:
     """Drop a dead peer's journal from its ``lost``-th last own entry on; return how
     many records went (the table still holds those entries: they were sent)."""
-    me = load_or_create(peer.home / "identity.key").public_key
-    with Store(peer.home / DB_FILE) as store:
+    # The peer's own data dir: its home for the host, bots/1 for a ``nerts bot``.
+    data = peer.home if (peer.home / DB_FILE).exists() else peer.home / "bots" / "1"
+    me = load_or_create(data / "identity.key").public_key
+    with Store(data / DB_FILE) as store:
         table = store.unfinished()
         assert table is not None, f"{peer.name} has no journal to cut"
         records = store.records(table.table_id)
         own = [i for i, r in enumerate(records) if r.kind is Kind.ENTRY and r.data[2:34] == me]
         keep = records[:own[-min(lost, len(own))]]
-        journal = peer.home / f"{DB_FILE}.journal" / f"{table.table_id.hex()}.log"
+        journal = data / f"{DB_FILE}.journal" / f"{table.table_id.hex()}.log"
         journal.unlink()
         store.append(table.table_id, keep)
     return len(records) - len(keep)

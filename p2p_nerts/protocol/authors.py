@@ -109,11 +109,19 @@ class AuthorLog:
         return self.entries.get(seq)
 
     def missing(self) -> tuple[int, int] | None:
-        """The first gap to ask for again, as an inclusive range, or None."""
-        if self.claimed <= self.delivered or self.delivered + 1 in self.held:
+        """The first gap to ask for again, as an inclusive range, or None.
+
+        Past entries held early too: a peer catching up holds the next round
+        ahead of what it may deliver, and can check the others' marks (which
+        name their latest entries) only along an unbroken run of them.
+        """
+        start = self.delivered + 1
+        while start in self.held:
+            start += 1
+        if start > self.claimed:
             return None
-        end = min(self.held) - 1 if self.held else self.claimed
-        return (self.delivered + 1, end)
+        end = min((s for s in self.held if s > start), default=self.claimed + 1) - 1
+        return (start, end)
 
     def note_claim(self, seq: int) -> None:
         """Someone says this author has sent up to ``seq`` (an ack, a heartbeat)."""
