@@ -38,6 +38,7 @@ def main() -> None:
     seat = net.replicas[1].my_seat
     assert seat is not None and receiver.rs is not None
     seq = receiver.authors[author.public_key].delivered
+    prev = receiver.authors[author.public_key].head  # each entry names the one before
     lamport = receiver.clock.time + 10
     frames = []
     for i in range(BATCH * ROUNDS):
@@ -47,7 +48,8 @@ def main() -> None:
         lamport += 1
         frames.append(seal(author, table_id=TABLE_ID, round=receiver.rs.number, seq=seq,
                            lamport=lamport, type=int(MsgType.PLAY),
-                           payload={"c": card, "p": pile, "s": 1, "d": 0, "m": i}))
+                           payload={"c": card, "p": pile, "s": 1, "d": 0, "m": i}, prev=prev))
+        prev = frames[-1].id
     openssl_key = Ed25519PublicKey.from_public_bytes(author.public_key)
     openssl: list[float] = []
     bare: list[float] = []
@@ -74,6 +76,7 @@ def main() -> None:
             handled_single.append((time.perf_counter_ns() - t0) / BATCH / 1000)
     assert receiver.rs is not None and len(receiver.rs.log) >= BATCH * ROUNDS
     assert not receiver.rejected.get("internal_error", 0)
+    assert not receiver.rejected.get("broken_chain", 0)
 
     def row(name: str, xs: list[float]) -> str:
         xs = sorted(xs)

@@ -11,6 +11,13 @@ At a random moment one peer (the host, maybe) is killed with SIGKILL and
 started again with ``--resume`` a little later; if the others dropped it from
 the round, it asks for its seat back and plays again from a later round.
 
+With ``--adversary NAME`` one seated peer misbehaves instead of the random
+crash (see ADVERSARIES): ``equivocate`` runs a modified client that sends one
+PLAY to half the table and another under the same number to the rest;
+``stale-journal`` kills a guest mid-round, cuts the tail off its journal and
+resumes it. The checks then hold for the honest peers, and a line per round
+says how many of them agree and who was flagged, and why.
+
 After ``--rounds`` rounds every peer is stopped and its ``--summary`` file is
 checked, round by round:
 
@@ -20,21 +27,9 @@ checked, round by round:
 * cards     - every peer's own deck is accounted for (``cards_ok``: each card
   in its tableau or on the agreed foundations), and the cards it holds plus
   its cards on the foundations (as every peer agreed) make a whole deck;
-* audits    - no verdict but "" (clean) or "unaudited" (the crashed peer, dropped);
+* audits    - no verdict but "" (clean) or "dropped";
 * comeback  - a crashed peer that was dropped from its round sits down again
   (checked when at least two rounds follow the crash).
-
-With ``--adversary NAME`` peer p1 runs a modified client (the adversary
-patched into its own process, see ADVERSARIES) and no peer is killed; the
-report then gives, per round, whether every honest peer agreed and who was
-flagged, and why. The adversary's verdicts are expected, an honest seat's
-verdict other than "" is a problem:
-
-* ``silent-cheater`` - plays cards it does not hold, calls Nerts at once, and
-  goes silent before its audit (every honest peer: it is "unaudited", the
-  round counts for nobody);
-* ``false-call``     - calls Nerts with cards left and publishes its audit
-  (flagged with the impossible move, the round counts for nobody).
 
 It prints the faults injected by kind, the messages the peers rejected (the
 sum of their counters, by reason), the peers flagged for misbehaving (all of
@@ -46,6 +41,7 @@ completed with no divergence and no card, audit or comeback problem.
 
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
     scripts/soak.py --rounds 30 --players 8   # the long run
+    scripts/soak.py --rounds 5 --adversary equivocate
 """
 
 from __future__ import annotations
@@ -59,106 +55,125 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
 from p2p_nerts.game.variants import TEAMS
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
-from p2p_nerts.protocol.messages import Nerts
-from p2p_nerts.protocol.replica import Outbound, Replica
-
-
-# ------------------------------------------------------------------ adversaries
-# Each patches the replica class of the peer process it runs in (``--inside``).
-def _false_call(r: Replica, now: float) -> Outbound | None:
-    """Call Nerts with cards still in the Nerts pile (once a round); None if not now."""
-    rs = r.rs
-    if rs is None or rs.tab is None or r.blocked() is not None or not rs.tab.nerts:
-        return None
-    r.now = now
-    lamport = r.clock.time + 1
-    rs.tab.log.append((OP_NERTS, lamport))  # what its log would have to show
-    rs.i_called = True
-    r._send(Nerts(), expect_lamport=lamport)
-    return r._flush()
-
-
-def _steal(r: Replica, now: float) -> Outbound | None:
-    """Play a stock card to a foundation as if it were the Nerts top; None if none fits."""
-    rs = r.rs
-    if rs is None or rs.tab is None or r.blocked() is not None:
-        return None
-    tab = rs.tab
-    for card in list(tab.stock):
-        tab.stock.remove(card)
-        tab.nerts.append(card)
-        target = foundation_target(tab, NERTS, rs.log)
-        if target is not None:
-            return Replica.move(r, target, now)
-        tab.nerts.pop()
-        tab.stock.append(card)
-    return None
-
-
-def silent_cheater() -> None:
-    """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
-    that round (no audit, no acknowledgement): it counts on the others scoring it as a
-    seat that crashed."""
-    honest_move, honest_flush = Replica.move, Replica._flush
-    stolen: dict[int, int] = {}
-    silent: set[int] = set()
-
-    def move(self: Replica, target: Target, now: float) -> Outbound:
-        number = self.rs.number if self.rs else 0
-        if stolen.get(number, 0) < 3 and (out := _steal(self, now)) is not None:
-            stolen[number] = stolen.get(number, 0) + 1
-            return out
-        if stolen.get(number, 0) and (out := _false_call(self, now)) is not None:
-            silent.add(number)
-            return out
-        return honest_move(self, target, now)
-
-    def flush(self: Replica) -> Outbound:
-        out = honest_flush(self)
-        rs = self.rs
-        if rs is not None and rs.number in silent and rs.i_called and rs.end is not None:
-            out.sends.clear()  # the call is out; from the round's end on, nothing
-        return out
-
-    Replica.move = move  # type: ignore[method-assign]
-    Replica._flush = flush  # type: ignore[method-assign]
-
-
-def false_call() -> None:
-    """Calls Nerts with ten cards or fewer left in its Nerts pile, then audits as usual."""
-    honest_move = Replica.move
-
-    def move(self: Replica, target: Target, now: float) -> Outbound:
-        rs = self.rs
-        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10:
-            out = _false_call(self, now)
-            if out is not None:
-                return out
-        return honest_move(self, target, now)
-
-    Replica.move = move  # type: ignore[method-assign]
-
-
-ADVERSARIES: dict[str, Callable[[], None]] = {
-    "silent-cheater": silent_cheater,
-    "false-call": false_call,
-}
-ADVERSARY_PEER = 1  # a guest: the host's seat is the table itself
+from p2p_nerts.protocol.identity import load_or_create
+from p2p_nerts.protocol.journal import Kind
+from p2p_nerts.store import DB_FILE, Store
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
 DECK = 52  # no jokers at a soak table
 _SHARED = ("end", "players", "foundation_hash", "verdicts")
 """What every peer must agree on for a round (a resumed peer counts the
 collisions and bounces of the round it crashed in only from its return on)."""
+
+
+# -- adversaries: one seated peer misbehaves ------------------------------------
+def equivocate(table: PeerTable, rng: random.Random, report: Report) -> Awaitable[None]:
+    """The last guest runs a client that equivocates on its third play of the game."""
+    peer = table.peers[-1]
+    peer.prefix = (sys.executable, str(Path(__file__).resolve()), "--be", "equivocate")
+    report.adversary = {"kind": "equivocate", "peer": peer.name}
+
+    async def nothing_more() -> None:
+        """The lie is the modified client's own doing (run_adversary_peer)."""
+
+    return nothing_more()
+
+
+def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> Awaitable[None]:
+    """A guest killed mid-round comes back from a journal that lost its last entries."""
+    k = rng.randrange(1, table.players)
+    lost = rng.randint(1, 4)
+    report.adversary = {"kind": "stale-journal", "peer": table.peers[k].name, "lost": lost}
+
+    async def act() -> None:
+        host = table.peers[0]
+        round_no = 2 if report.rounds_asked > 2 else 1
+        await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
+                         60.0 * round_no, table, f"round {round_no}")
+        await asyncio.sleep(rng.uniform(0.5, 2.0))
+        await table.crash(k)
+        report.adversary["round"] = round_under_way(host)
+        report.adversary["cut"] = cut_journal(table.peers[k], lost)
+        await table.resume(k)
+        report.crash = {"peer": table.peers[k].name, "round": report.adversary["round"],
+                        "down_s": 0.0, "dropped": False,
+                        "back_in_round": report.adversary["round"]}
+
+    return act()
+
+
+def cut_journal(peer: PeerProcess, lost: int) -> int:
+    """Drop a dead peer's journal from its ``lost``-th last own entry on; return how
+    many records went (the table still holds those entries: they were sent)."""
+    # The peer's own data dir: its home for the host, bots/1 for a ``nerts bot``.
+    data = peer.home if (peer.home / DB_FILE).exists() else peer.home / "bots" / "1"
+    me = load_or_create(data / "identity.key").public_key
+    with Store(data / DB_FILE) as store:
+        table = store.unfinished()
+        assert table is not None, f"{peer.name} has no journal to cut"
+        records = store.records(table.table_id)
+        own = [i for i, r in enumerate(records) if r.kind is Kind.ENTRY and r.data[2:34] == me]
+        keep = records[:own[-min(lost, len(own))]]
+        journal = data / f"{DB_FILE}.journal" / f"{table.table_id.hex()}.log"
+        journal.unlink()
+        store.append(table.table_id, keep)
+    return len(records) - len(keep)
+
+
+def run_adversary_peer(kind: str, command: list[str]) -> int:
+    """The modified client: ``nerts`` itself, with a replica that lies as ``kind`` says."""
+    from p2p_nerts import cli
+    from p2p_nerts.net import node
+    from p2p_nerts.protocol.envelope import Entry, seal
+    from p2p_nerts.protocol.messages import Payload
+    from p2p_nerts.protocol.messages import Play as PlayMsg
+    from p2p_nerts.protocol.replica import Replica, Send
+
+    assert kind == "equivocate"
+
+    class Equivocating(Replica):
+        """Its third PLAY goes to half the other seats; a twin (same number, same
+        predecessor, one tick later) to the rest."""
+
+        plays = 0
+
+        def _sign(self, payload: Payload, **options: Any) -> tuple[Entry, Payload] | None:
+            signed = super()._sign(payload, **options)
+            rs = self.rs
+            if signed is None or not isinstance(payload, PlayMsg) or rs is None:
+                return signed
+            self.plays += 1
+            if self.plays != 3:
+                return signed
+            play = signed[0]
+            twin = seal(self.me, table_id=play.table_id, round=play.round, seq=play.seq,
+                        lamport=play.lamport + 1, type=play.type, payload=play.payload,
+                        prev=play.prev)
+            others = [k for k in rs.keys if k != self.me.public_key]
+            half = len(others) // 2
+            self._out.sends.pop()  # the PLAY to everyone, just queued
+            self._out.sends += [Send(play.raw, k) for k in others[:half]]
+            self._out.sends += [Send(twin.raw, k) for k in others[half:]]
+            return signed
+
+    vars(node)["Replica"] = Equivocating  # the class NetSession builds its replica from
+    args = command[command.index("p2p_nerts.cli") + 1:]
+    return cli.main(args)
+
+
+#: name -> set-up of the adversary (before the table starts); it returns the part
+#: that runs during the game.
+ADVERSARIES: dict[str, Callable[[PeerTable, random.Random, Report], Awaitable[None]]] = {
+    "equivocate": equivocate,
+    "stale-journal": stale_journal,
+}
 
 
 @dataclass
@@ -180,15 +195,20 @@ class Report:
     crash: dict[str, Any] = field(default_factory=dict)
     rss_start_kb: dict[str, int] = field(default_factory=dict)
     rss_end_kb: dict[str, int] = field(default_factory=dict)
-    adversary: str = ""
-    #: Per round: whether every honest peer agreed, and who was flagged and why.
-    round_lines: list[str] = field(default_factory=list)
+    adversary: dict[str, Any] = field(default_factory=dict)
+    honest_flagged: dict[str, int] = field(default_factory=dict)
+    per_round: list[str] = field(default_factory=list)
+
+    @property
+    def liar(self) -> str | None:
+        """The peer whose lies are expected (not the stale journal's: it is honest)."""
+        return self.adversary.get("peer") if self.adversary.get("kind") == "equivocate" else None
 
     @property
     def ok(self) -> bool:
         return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
                 and not self.card_problems and not self.audit_problems
-                and not self.comeback_problem and not (self.adversary and self.flags))
+                and not self.comeback_problem and not self.honest_flagged)
 
 
 def rss_kb(peer: PeerProcess) -> int:
@@ -222,22 +242,23 @@ def round_line(peer: PeerProcess, number: int) -> dict[str, Any] | None:
     return next((x for x in summary_lines(peer) if x.get("round") == number), None)
 
 
-def all_wrote(table: PeerTable, number: int) -> bool:
-    """The host wrote round ``number``, and so did every player seated in it."""
+def all_wrote(table: PeerTable, number: int, liar: str | None = None) -> bool:
+    """The host wrote round ``number``, and so did every honest player seated in it."""
     line = round_line(table.peers[0], number)
     if line is None:
         return False
-    players = {p["name"] for p in line["players"]}
+    players = {p["name"] for p in line["players"]} - {liar}
     return all(round_line(peer, number) is not None
                for peer in table.peers if peer.name in players)
 
 
-async def wait_until(test: Any, timeout: float, table: PeerTable, what: str) -> None:
-    """Poll ``test()``; fail early if a peer exits, late if time runs out."""
+async def wait_until(test: Any, timeout: float, table: PeerTable, what: str,
+                     liar: str | None = None) -> None:
+    """Poll ``test()``; fail early if an honest peer exits, late if time runs out."""
     deadline = time.monotonic() + timeout
     while not test():
         for peer in table.peers:
-            if peer.proc is not None and peer.proc.returncode is not None:
+            if peer.name != liar and peer.proc is not None and peer.proc.returncode is not None:
                 raise RuntimeError(f"{peer.name} exited {peer.proc.returncode} while waiting "
                                    f"for {what}:\n{peer.tail()}")
         if time.monotonic() > deadline:
@@ -271,11 +292,9 @@ async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Repor
 
 
 def check(table: PeerTable, rounds: int, report: Report) -> None:
-    """Compare the peers' summaries round by round (see the module docstring)."""
-    by_peer = {peer.name: summary_lines(peer) for peer in table.peers}
-    adversary = table.peers[ADVERSARY_PEER].name if report.adversary else None
-    if adversary is not None:
-        del by_peer[adversary]  # its own view is its own business: the honest ones agree
+    """Compare the honest peers' summaries round by round (see the module docstring)."""
+    by_peer = {peer.name: summary_lines(peer) for peer in table.peers
+               if peer.name != report.liar}
     for number in range(1, rounds + 1):
         lines = {name: next((x for x in ls if x.get("round") == number), None)
                  for name, ls in by_peer.items()}
@@ -299,10 +318,9 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         note_comeback(report, number, agreed)
         names = {p["seat"]: p["name"] for p in agreed["players"]}
         for seat, verdict in enumerate(agreed["verdicts"]):
-            if verdict not in ("", "unaudited") and names.get(seat) != adversary:
+            if verdict not in ("", "dropped") and names.get(seat) != report.liar:
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
-        if adversary is not None:
-            report.round_lines.append(round_line_of(number, present, agreed, adversary))
+        report.per_round.append(round_report(number, present, agreed))
     crash = report.crash
     if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
         report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
@@ -314,29 +332,33 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
             rejected.update(final["local"].get("rejected", {}))
     report.rejected = dict(sorted(rejected.items()))
     flags: Counter[str] = Counter()
+    honest: Counter[str] = Counter()
     for peer in table.peers:
         for logged in peer.log.read_text(errors="replace").splitlines():
             if " flagged: " in logged:
-                who, reason = logged.split(" flagged: ", 1)
-                if adversary is None or not who.endswith(f" {adversary}"):
-                    flags[reason] += 1  # an honest peer flagged: a bug
+                before, reason = logged.split(" flagged: ", 1)
+                who = before.split()[-1] if before.split() else "?"
+                flags[f"{who}: {reason}"] += 1
+                if who != report.liar:
+                    honest[f"{who}: {reason}"] += 1
     report.flags = dict(sorted(flags.items()))
+    report.honest_flagged = dict(sorted(honest.items()))
 
 
-def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[str, Any],
-                  adversary: str) -> str:
-    """One round, as the report shows it under an adversary."""
-    shared = {json.dumps([line[k] for k in _SHARED]) for line in present.values()}
-    agree = (f"{len(present)} honest peers agree" if len(shared) == 1
-             else f"DIVERGED among {len(present)} honest peers")
+def round_report(number: int, present: dict[str, dict[str, Any]],
+                 agreed: dict[str, Any]) -> str:
+    """One line: how many honest peers agree on the round, and who was flagged, and why."""
+    shared = Counter(json.dumps([line[k] for k in _SHARED]) for line in present.values())
+    most = shared.most_common(1)[0][0]
+    agree = sum(1 for line in present.values()
+                if json.dumps([line[k] for k in _SHARED]) == most and line["agreed"])
     names = {p["seat"]: p["name"] for p in agreed["players"]}
-    flagged = [f"{names[seat]} ({verdict})" for seat, verdict in enumerate(agreed["verdicts"])
-               if verdict]
-    void = all(p["void"] for p in agreed["players"])
-    honest = [p for p in agreed["players"] if p["name"] != adversary]
-    scores = ", ".join(f"{p['name']} {p['score']}" for p in honest)
-    return (f"round {number}: {agree}; flagged: {', '.join(flagged) or 'nobody'}; "
-            f"{'void for everyone' if void else 'counts'} (honest scores: {scores})")
+    flagged = [f"{names.get(seat, seat)} ({verdict})"
+               for seat, verdict in enumerate(agreed["verdicts"]) if verdict not in ("", "dropped")]
+    dropped = [str(names.get(seat, seat)) for seat, verdict in enumerate(agreed["verdicts"])
+               if verdict == "dropped"]
+    return (f"round {number}: {agree}/{len(present)} honest peers agree; flagged: "
+            f"{', '.join(flagged) or 'nobody'}; dropped: {', '.join(dropped) or 'nobody'}")
 
 
 def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
@@ -346,7 +368,7 @@ def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
         return
     seat = next((p["seat"] for p in agreed["players"] if p["name"] == crash["peer"]), None)
     if number == crash["round"]:
-        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "unaudited"
+        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "dropped"
         crash["back_in_round"] = None if crash["dropped"] else number
     elif crash["back_in_round"] is None and seat is not None:
         crash["back_in_round"] = number
@@ -368,13 +390,13 @@ def check_cards(name: str, number: int, line: dict[str, Any], agreed: dict[str, 
             f"on the foundations")
 
 
-def fault_counts(table: PeerTable, killed: int) -> dict[str, int]:
+def fault_counts(table: PeerTable) -> dict[str, int]:
     total = RelayStats()
     for relay in table.relays:
         for key, value in asdict(relay.stats).items():
             setattr(total, key, getattr(total, key) + value)
     counts = asdict(total)
-    counts["killed"] = killed
+    counts["killed"] = 1
     return counts
 
 
@@ -390,20 +412,21 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
                                             str(args.drop_after), "--teams", args.teams])
     for i in range(args.players):
         table.own[i] = ["--seed", str(args.seed * 100 + i)]
-    if args.adversary:
-        report.adversary = args.adversary
-        table.peers[ADVERSARY_PEER].prefix = (sys.executable, __file__, "--inside",
-                                              args.adversary, "--")
+    adversary = (ADVERSARIES[args.adversary](table, rng, report) if args.adversary
+                 else None)
+    liar = report.liar
     began = time.monotonic()
     try:
         await table.start()
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
                          60, table, "round 1")
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
-        if not args.adversary:  # one misbehaving peer at a time
+        if adversary is not None:
+            await adversary
+        else:
             await chaos(table, rng, args.rounds, report, args.down)
-        await wait_until(lambda: all_wrote(table, args.rounds),
-                         60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds")
+        await wait_until(lambda: all_wrote(table, args.rounds, liar),
+                         60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds", liar)
         report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
         for peer in table.peers:
             peer.terminate()
@@ -412,7 +435,9 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
     finally:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
-    report.faults = fault_counts(table, killed=0 if args.adversary else 1)
+    report.faults = fault_counts(table)
+    if not report.crash:
+        report.faults["killed"] = 0  # an equivocating peer is not killed
     check(table, args.rounds, report)
     return report
 
@@ -423,7 +448,14 @@ def show(report: Report) -> None:
     print(f"divergences {report.divergences}"
           + (f" (rounds {report.divergent_rounds})" if report.divergent_rounds else ""))
     print(f"rounds a peer left before seeing them agreed: {report.unconfirmed_rounds or 'none'}")
-    print("honest peers flagged: " + (", ".join(f"{k} {v}" for k, v in report.flags.items())
+    if report.adversary:
+        print(f"adversary: {report.adversary}")
+        for line in report.per_round:
+            print("  " + line)
+        print("flags (by every peer that logged one): "
+              + (", ".join(f"{k} x{v}" for k, v in report.flags.items()) or "none"))
+    print("honest peers flagged: " + (", ".join(f"{k} {v}"
+                                                for k, v in report.honest_flagged.items())
                                       or "none"))
     print("faults injected: " + ", ".join(f"{k} {v}" for k, v in report.faults.items()))
     print(f"crash: {report.crash}")
@@ -433,26 +465,14 @@ def show(report: Report) -> None:
     print(f"card problems: {report.card_problems or 'none'}")
     print(f"audit problems: {report.audit_problems or 'none'}")
     print(f"comeback problem: {report.comeback_problem or 'none'}")
-    if report.adversary:
-        print(f"adversary {report.adversary} at p{ADVERSARY_PEER}:")
-        for line in report.round_lines:
-            print(f"  {line}")
     print("VmRSS MB, first round -> end: " + ", ".join(
         f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
         for name, kb in report.rss_end_kb.items()))
 
 
-def run_inside(argv: list[str]) -> int:
-    """``--inside NAME -- PYTHON -m p2p_nerts.cli ARGS``: be that peer, as adversary NAME."""
-    name, rest = argv[0], argv[argv.index("p2p_nerts.cli") + 1:]
-    ADVERSARIES[name]()
-    from p2p_nerts.cli import main as nerts_main
-    return nerts_main(rest)
-
-
 def main() -> int:
-    if sys.argv[1:2] == ["--inside"]:
-        return run_inside(sys.argv[2:])
+    if sys.argv[1:2] == ["--be"]:  # a peer process of the soak, running a modified client
+        return run_adversary_peer(sys.argv[2], sys.argv[3:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--short", action="store_true",
                         help="2 rounds: a quick check (the test suite runs this)")
@@ -469,9 +489,9 @@ def main() -> int:
                         help="the table's teams (share: two bots at each peer's tableau)")
     parser.add_argument("--keep", type=Path,
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
-    parser.add_argument("--adversary", choices=sorted(ADVERSARIES),
-                        help=f"peer p{ADVERSARY_PEER} runs this modified client (no crash then)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--adversary", choices=sorted(ADVERSARIES),
+                        help="one seated peer misbehaves (instead of the random crash)")
     args = parser.parse_args()
     if args.short:
         args.rounds = 2

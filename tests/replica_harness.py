@@ -10,7 +10,18 @@ from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Outbound, Phase, Replica
+
+
+def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
+    """A newcomer's opening, straight to the host: its HELLO, the host's answer (it
+    holds nothing of this key), then its JOIN. Returns what the JOIN made the host do."""
+    answer = host.receive(newcomer.open(now).sends[0].data, now)
+    ack = next(s.data for s in answer.sends if s.to == newcomer.me.public_key)
+    out = Outbound()
+    for join in newcomer.receive(ack, now, via=host.me.public_key).sends:
+        out.extend(host.receive(join.data, now))
+    return out
 
 
 def replica_with(**options: Any) -> Callable[..., Replica]:

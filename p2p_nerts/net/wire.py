@@ -52,7 +52,7 @@ NET_VERSION = 7
 
 It covers the transport (info, handshake and peers frames, link entries),
 the payload schemas and the total order: signed entries keep their own body
-version (``PROTOCOL_VERSION``, 1), and a payload a peer cannot parse is
+version (``PROTOCOL_VERSION``, 2), and a payload a peer cannot parse is
 refused, so a peer of another version would ask again forever for the
 entries behind it. v2 added the link key to the handshake and unsigned link
 entries; v3 added the table's clocks to SETTINGS; v4 lets a ROSTER's seats
@@ -61,14 +61,17 @@ ties of Lamport time by a draw rather than by seat (``foundations.order``):
 two peers that order ties differently would score the same plays apart; v6
 refuses an entry dated at or before its author's own earlier ACK, which a v5
 peer restarted from its journal could sign (its clock moved on VIEWs, which
-the journal does not keep); v7 replays a lone rotation as the top stock card
-going to the bottom (no longer the whole waste folded in), fixes a covered
-joker in suit as well as rank and colour, through a bounce, scores a seat
-without an audit as "unaudited" (no points), voids a round ended by a Nerts
-call its audit does not bear out, counts only foundation plays that stayed as
-progress against a deadlock, and makes a drop take effect at a point of the
-total order, and adds RESULT, each seat's signed final result: a v6 peer
-would score the same entries apart, refuse a RESULT, or flag an honest v7 seat.
+the journal does not keep); v7 chains each author's entries (body version 2:
+every entry names its predecessor's id), names chain heads in ACK marks, adds
+FORK, the proof that a seat signed two entries under one number, and RESULT,
+each seat's signed final result; it replays a lone rotation as the top stock
+card going to the bottom (no longer the whole waste folded in), fixes a
+covered joker in suit as well as rank and colour, through a bounce, scores a
+seat without an audit as "unaudited" (no points), voids a round ended by a
+Nerts call its audit does not bear out, counts only foundation plays that
+stayed as progress against a deadlock, and makes a drop take effect at a point
+of the total order: a v6 peer would read the same entries apart, or flag an
+honest v7 seat.
 Either way the other peer is told the versions differ before anything else.
 """
 

@@ -4,21 +4,32 @@ Every sequenced entry carries its author's next sequence number. A replica
 delivers each author's entries in sequence order (so Lamport times from one
 author only grow, which finality relies on), holds early arrivals until the
 gap is filled, ignores exact replays, and treats two *different* signed
-entries with the same author and number as proof of misbehaviour.
+entries with the same author and number as proof of misbehaviour. Each
+delivered entry must name the one before it (`prev`): the log keeps the id of
+its head, and an entry that names another predecessor is on another branch.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
-from .envelope import HEADER_LEN, Entry
+from .envelope import GENESIS, HEADER_LEN, Entry
 
 #: Entries held per author while waiting for a gap to fill.
 MAX_HELD = 1024
 
 
 class Equivocation(Exception):
-    """Two different entries signed by one author under one sequence number."""
+    """Two different entries signed by one author under one sequence number.
+
+    ``known`` is the frame held before, ``entry`` the one that just came.
+    """
+
+    def __init__(self, known: bytes, entry: Entry) -> None:
+        super().__init__(f"two entries with sequence number {entry.seq}")
+        self.known = known
+        self.entry = entry
 
 
 @dataclass(slots=True)
@@ -28,6 +39,7 @@ class AuthorLog:
     key: bytes
     delivered: int = 0  # highest seq delivered, all below it delivered too
     lamport: int = 0  # Lamport time of the last delivered entry
+    head: bytes = GENESIS  # id of the last delivered entry: what the next one names
     #: Delivered entries, kept to resend, all of them: a newcomer, or a peer
     #: back from a long outage, catches up by replaying every author from its
     #: first entry. Kept as frames only: the decoded entry (payload maps, an
@@ -43,10 +55,10 @@ class AuthorLog:
         """Classify an arriving entry: "next", "held", "duplicate" (raises on equivocation)."""
         seq = entry.seq
         self.claimed = max(self.claimed, seq)
-        known = self._known_body(seq)
+        known = self._known_frame(seq)
         if known is not None:
-            if known != entry.body:
-                raise Equivocation(f"two entries with sequence number {seq}")
+            if known[HEADER_LEN:] != entry.body:
+                raise Equivocation(known, entry)
             return "duplicate"
         if seq <= self.delivered:
             return "duplicate"  # delivered and since pruned: an old replay
@@ -61,22 +73,55 @@ class AuthorLog:
         self.delivered = entry.seq
         self.lamport = max(self.lamport, entry.lamport)
         self.entries[entry.seq] = entry.raw
+        self.head = entry.id
 
-    def _known_body(self, seq: int) -> bytes | None:
-        """The body this author signed under ``seq``, if we hold it (same body, same id)."""
+    def follows(self, entry: Entry) -> bool:
+        """Whether the next entry to deliver names our head as its predecessor."""
+        return entry.prev == self.head
+
+    def id_at(self, seq: int) -> bytes | None:
+        """The id of the delivered entry ``seq``, if we hold it."""
+        if seq == self.delivered:
+            return self.head
+        frame = self.entries.get(seq)
+        return None if frame is None else hashlib.sha256(frame[HEADER_LEN:]).digest()
+
+    def chain_id(self, seq: int) -> bytes | None:
+        """The id of our entry ``seq``: delivered, or held early on an unbroken chain
+        from our head (a peer catching up holds a whole round ahead of what it
+        can deliver, and learns from the others' marks that they hold the same)."""
+        if seq <= self.delivered:
+            return self.id_at(seq)
+        head = self.head
+        for k in range(self.delivered + 1, seq + 1):
+            entry = self.held.get(k)
+            if entry is None or entry.prev != head:
+                return None
+            head = entry.id
+        return head
+
+    def _known_frame(self, seq: int) -> bytes | None:
+        """The frame this author signed under ``seq``, if we hold it (same body, same id)."""
         held = self.held.get(seq)
         if held is not None:
-            return held.body
-        frame = self.entries.get(seq)
+            return held.raw
         # Sequenced entries are always signed: only ACK and VIEW travel as link entries.
-        return None if frame is None else frame[HEADER_LEN:]
+        return self.entries.get(seq)
 
     def missing(self) -> tuple[int, int] | None:
-        """The first gap to ask for again, as an inclusive range, or None."""
-        if self.claimed <= self.delivered or self.delivered + 1 in self.held:
+        """The first gap to ask for again, as an inclusive range, or None.
+
+        Past entries held early too: a peer catching up holds the next round
+        ahead of what it may deliver, and can check the others' marks (which
+        name their latest entries) only along an unbroken run of them.
+        """
+        start = self.delivered + 1
+        while start in self.held:
+            start += 1
+        if start > self.claimed:
             return None
-        end = min(self.held) - 1 if self.held else self.claimed
-        return (self.delivered + 1, end)
+        end = min((s for s in self.held if s > start), default=self.claimed + 1) - 1
+        return (start, end)
 
     def note_claim(self, seq: int) -> None:
         """Someone says this author has sent up to ``seq`` (an ack, a heartbeat)."""

@@ -8,6 +8,9 @@ msgpack has no canonical form, so we sign the exact body bytes (behind a
 domain-separation prefix) rather than a decoded object, verify the signature
 *before* decoding anything, and keep the received frame to forward verbatim.
 The entry id is SHA-256 of the body, so every peer names an entry the same way.
+Each body also names its author's previous entry by id (`prev`), so an
+author's entries form a hash chain: two peers holding one entry hold the same
+history of that author before it, and a fork is evident (see proof.py).
 
 `open_entry` is the trust boundary: whatever bytes it is given, it returns a
 fully validated `Entry` or raises `EnvelopeError` with a short reason code.
@@ -36,6 +39,7 @@ from .identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, verify
 __all__ = [
     "BODY_FIELDS",
     "DOMAIN",
+    "GENESIS",
     "HEADER_LEN",
     "LINK_MAGIC",
     "MAGIC",
@@ -55,7 +59,10 @@ __all__ = [
 MAGIC = b"NZ"
 LINK_MAGIC = b"NL"
 DOMAIN = b"p2p-nerts/v1/entry\x00"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+#: The `prev` of an author's first entry (and the head of one that signed nothing).
+GENESIS = bytes(32)
+ID_LEN = 32
 HEADER_LEN = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
 MIN_ENTRY = HEADER_LEN + 1
 LINK_MIN_ENTRY = len(LINK_MAGIC) + 1
@@ -65,15 +72,17 @@ TABLE_ID_LEN = 16
 # implementation can hold it, and far beyond any honest counter.
 MAX_INT = 2**53 - 1
 MAX_MSG_TYPE = 255
-BODY_FIELDS = ("version", "table_id", "round", "author", "seq", "lamport", "type", "payload")
+BODY_FIELDS = ("version", "table_id", "round", "author", "seq", "lamport", "type", "prev",
+               "payload")
 
 # Per-container caps for the decoder, so a tiny frame cannot claim a huge
 # allocation.  The biggest legitimate containers are an AUDIT move list
-# (5000 items) and a reason string (200 characters, up to 800 bytes).
+# (5000 items), a reason string (200 characters, up to 800 bytes) and the two
+# frames a FORK carries as its proof (bin, each at most a whole entry).
 _MAX_ARRAY = 5000
 _MAX_MAP = 32
 _MAX_STR = 1024
-_MAX_BIN = 256
+_MAX_BIN = MAX_ENTRY
 
 _SIG_START = len(MAGIC) + PUBLIC_KEY_LEN
 
@@ -107,6 +116,9 @@ class Entry:
     seq: int
     lamport: int
     type: int
+    #: Sequenced: the id of the author's entry seq - 1 (GENESIS for seq 1).
+    #: Ephemeral: the id of the author's entry ``seq``, its chain head then.
+    prev: bytes
     payload: Mapping[str, object] = field(compare=False)
     raw: bytes = field(repr=False)
 
@@ -145,13 +157,14 @@ def seal(
     lamport: int,
     type: int,
     payload: Mapping[str, object],
+    prev: bytes = GENESIS,
 ) -> Entry:
     """Build, sign and frame an entry authored by `identity`.
 
     The result goes through the same validation as a received frame, so we
     never send what a peer would reject: bad arguments raise EnvelopeError.
     """
-    body = _pack(identity.public_key, table_id, round, seq, lamport, type, payload)
+    body = _pack(identity.public_key, table_id, round, seq, lamport, type, prev, payload)
     raw = MAGIC + identity.public_key + identity.sign(DOMAIN + body) + body
     _check_size(raw)
     return _decode(raw, identity.public_key, body)
@@ -166,6 +179,7 @@ def seal_link(
     lamport: int,
     type: int,
     payload: Mapping[str, object],
+    prev: bytes = GENESIS,
 ) -> bytes:
     """An unsigned link entry by ``author``, for the peers it is directly linked to.
 
@@ -174,16 +188,17 @@ def seal_link(
     repairs that) and sent many times a second, so the check is left to
     the tests.
     """
-    raw = LINK_MAGIC + _pack(author, table_id, round, seq, lamport, type, payload)
+    raw = LINK_MAGIC + _pack(author, table_id, round, seq, lamport, type, prev, payload)
     _check_size(raw, LINK_MIN_ENTRY)
     return raw
 
 
 def _pack(author: bytes, table_id: bytes, round: int, seq: int, lamport: int, type: int,
-          payload: Mapping[str, object]) -> bytes:
+          prev: bytes, payload: Mapping[str, object]) -> bytes:
     try:
         body: bytes = msgpack.packb(
-            [PROTOCOL_VERSION, table_id, round, author, seq, lamport, type, dict(payload)],
+            [PROTOCOL_VERSION, table_id, round, author, seq, lamport, type, prev,
+             dict(payload)],
             use_bin_type=True)
     except (TypeError, ValueError, OverflowError):
         raise EnvelopeError("malformed_body") from None
@@ -267,13 +282,15 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         raise EnvelopeError("unsupported_version")
     if len(obj) != len(BODY_FIELDS):
         raise EnvelopeError("malformed_body")
-    _, table_id, round_, body_author, seq, lamport, msg_type, payload = obj
+    _, table_id, round_, body_author, seq, lamport, msg_type, prev, payload = obj
     if type(table_id) is not bytes or len(table_id) != TABLE_ID_LEN:
         raise EnvelopeError("bad_field:table_id")
     if type(body_author) is not bytes or len(body_author) != PUBLIC_KEY_LEN:
         raise EnvelopeError("bad_field:author")
     if body_author != author:
         raise EnvelopeError("author_mismatch")
+    if type(prev) is not bytes or len(prev) != ID_LEN:
+        raise EnvelopeError("bad_field:prev")
     if not isinstance(payload, dict):
         raise EnvelopeError("bad_field:payload")
     return Entry(
@@ -284,6 +301,7 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         seq=_int(seq, "seq", 1),
         lamport=_int(lamport, "lamport", 1),
         type=_int(msg_type, "type", 0, MAX_MSG_TYPE),
+        prev=prev,
         payload=payload,
         raw=raw,
     )

@@ -131,11 +131,16 @@ class PeerDropped(Event):
 
 @dataclass(frozen=True, slots=True)
 class Flagged(Event):
-    """A peer misbehaved: failed its audit, or signed two different entries."""
+    """A peer misbehaved: failed its audit, or signed two different entries.
+
+    For the latter, ``proof`` holds the two frames (see protocol/proof.py), so
+    whoever shows the flag can let anyone check it.
+    """
 
     seat: int
     name: str
     reason: str
+    proof: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

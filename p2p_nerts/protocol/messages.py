@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self
 
-from .envelope import MAX_INT, Entry, EnvelopeError, seal, seal_link
+from .envelope import GENESIS, MAX_ENTRY, MAX_INT, Entry, EnvelopeError, seal, seal_link
 from .identity import PUBLIC_KEY_LEN, Identity, clean_name
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "Audit",
     "Commit",
     "Drop",
+    "Fork",
     "Go",
     "Goodbye",
     "Hello",
@@ -122,6 +123,7 @@ class MsgType(enum.IntEnum):
     GOODBYE = 41
     DROP = 42
     REFUSE = 43
+    FORK = 44
     # game end
     RESULT = 50
 
@@ -482,10 +484,12 @@ class Play(Payload):
 
 
 class AckMark(NamedTuple):
-    """Sender has every entry of `author` up to and including `seq`."""
+    """Sender has every entry of `author` up to and including `seq`, and the one
+    at `seq` has id `head`: two peers holding different entries notice."""
 
     author: bytes
     seq: int
+    head: bytes = GENESIS
 
 
 @dataclass(frozen=True, slots=True)
@@ -506,10 +510,11 @@ class Ack(Payload):
         r = _Reader(cls.KEYS, payload)
         marks = []
         for item in r.array("upto", MAX_ACK_AUTHORS):
-            author, seq = _pair(item, "upto")
-            marks.append(
-                AckMark(_bytes(author, "upto", PUBLIC_KEY_LEN), _int(seq, "upto", 0, MAX_INT))
-            )
+            if type(item) is not list or len(item) != 3:
+                raise EnvelopeError("bad_field:upto")
+            author, seq, head = item
+            marks.append(AckMark(_bytes(author, "upto", PUBLIC_KEY_LEN),
+                                 _int(seq, "upto", 0, MAX_INT), _bytes(head, "upto", HASH_LEN)))
         _strictly_ascending([m.author for m in marks], "upto")
         return cls(tuple(marks))
 
@@ -713,6 +718,32 @@ class Refuse(Payload):
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.text("reason"))
 
 
+@dataclass(frozen=True, slots=True)
+class Fork(Payload):
+    """Proof that one seat signed two different entries under one sequence number.
+
+    `first` and `second` are the two frames, byte for byte as their author
+    signed them; both name the same predecessor, so the author's history is
+    agreed up to just before them (see proof.py, which checks them).
+    """
+
+    TYPE = MsgType.FORK
+    KEYS: ClassVar[Mapping[str, str]] = {"first": "a", "second": "b"}
+    first: bytes
+    second: bytes
+
+    @classmethod
+    def from_wire(cls, payload: Mapping[str, object]) -> Self:
+        r = _Reader(cls.KEYS, payload)
+        return cls(_frame(r.raw("first"), "first"), _frame(r.raw("second"), "second"))
+
+
+def _frame(value: object, attr: str) -> bytes:
+    if type(value) is not bytes or not 0 < len(value) <= MAX_ENTRY:
+        raise EnvelopeError(f"bad_field:{attr}")
+    return value
+
+
 # -- game end -------------------------------------------------------------------
 
 
@@ -744,7 +775,7 @@ _BY_TYPE: dict[int, type[Payload]] = {
     for cls in (
         Hello, Join, Leave, Roster, Settings, Ready, Commit, Reveal, Go, Play,
         Ack, View, Stuck, Nerts, Summary, Audit, Verdict, Resend, Goodbye, Drop, Refuse,
-        Result,
+        Fork, Result,
     )
 }  # fmt: skip
 
@@ -768,6 +799,7 @@ def seal_message(
     round: int,
     seq: int,
     lamport: int,
+    prev: bytes = GENESIS,
 ) -> Entry:
     """Sign `payload` as a new entry; refuses (EnvelopeError) anything a peer would refuse."""
     wire = payload.to_wire()
@@ -781,6 +813,7 @@ def seal_message(
         lamport=lamport,
         type=payload.TYPE,
         payload=wire,
+        prev=prev,
     )
 
 
@@ -792,6 +825,7 @@ def link_message(
     round: int,
     seq: int,
     lamport: int,
+    prev: bytes = GENESIS,
 ) -> bytes:
     """`payload` as an unsigned link entry by `author` (see envelope.open_link_entry)."""
     return seal_link(
@@ -802,4 +836,5 @@ def link_message(
         lamport=lamport,
         type=payload.TYPE,
         payload=payload.to_wire(),
+        prev=prev,
     )

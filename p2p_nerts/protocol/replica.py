@@ -58,7 +58,15 @@ from . import events as ev
 from .audit import AuditResult, audit_seat, score_round
 from .authors import AuthorLog, Equivocation
 from .clock import LamportClock
-from .envelope import LINK_MAGIC, MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
+from .envelope import (
+    GENESIS,
+    LINK_MAGIC,
+    MAGIC,
+    Entry,
+    EnvelopeError,
+    open_entry,
+    open_link_entry,
+)
 from .fairness import SECRET_LEN, commitment, deal_for, joint_value
 from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from .journal import Kind, Record, move_record, secrets_record, unpack
@@ -73,8 +81,10 @@ from .messages import (
     Audit,
     Commit,
     Drop,
+    Fork,
     Go,
     Goodbye,
+    Hello,
     Join,
     Leave,
     MsgType,
@@ -97,6 +107,8 @@ from .messages import (
     seal_message,
 )
 from .messages import Play as PlayMsg
+from .proof import ForkProof, check_fork, strict_pair
+from .resume import Deferred, Resume
 
 COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
@@ -119,6 +131,7 @@ LINK_TYPES = frozenset({MsgType.ACK, MsgType.VIEW})
 ROUND_TYPES = frozenset({
     MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
     MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.RESULT,
+    MsgType.FORK,
 })
 
 #: Move-log operations that are the player's own decisions (journaled for recovery).
@@ -210,12 +223,17 @@ class RoundState:
     plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
     ordered: list[_Ordered] = field(default_factory=list)
     acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
-    #: What each seat says it holds: seat → {author seat → highest seq held}.
+    #: What each seat says it holds: seat → {author seat → highest seq held}, counted
+    #: only where its mark names the very entry we hold (same chain head).
     marks: dict[int, dict[int, int]] = field(default_factory=dict)
     #: Marks from an ACK whose sender's earlier entries have not all arrived:
     #: seat → (the ACK's seq, its marks). They count once those entries are
     #: here, so that a DROP vote sent before the ACK is never missed (see _final).
     early_marks: dict[int, tuple[int, dict[int, int]]] = field(default_factory=dict)
+    #: Marks naming entries we do not hold yet: author seat → {seat → its mark}.
+    pending_marks: dict[int, dict[int, AckMark]] = field(default_factory=dict)
+    #: Seats proven to have forked their chain: seat → the lowest proof held.
+    forks: dict[int, ForkProof] = field(default_factory=dict)
     stuck: list[bool] = field(default_factory=list)
     #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
     #: seat (under share-a-deck, two players at one tableau) sees it, and takes
@@ -337,6 +355,13 @@ class Replica:
         self._heard: set[bytes] = set()
         self._secrets: dict[int, tuple[bytes, bytes]] = {}
         self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
+        #: Keys proven to have signed two entries under one number, for the whole
+        #: game: the host seats them no more.
+        self.equivocators: dict[bytes, ForkProof] = {}
+        self._suspected: dict[tuple[bytes, int], float] = {}  # fork leads asked about
+        #: Back at a table (restored, or a fresh start with a key that may have sat
+        #: here): what it must hear before it signs again (see resume.py).
+        self._resume: Resume | None = None
         self.now = 0.0
 
     @property
@@ -384,6 +409,10 @@ class Replica:
         r._restoring = False
         r._signed = {}
         r._catching_up = True
+        peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
+        peers.discard(identity.public_key)
+        if peers:
+            r._resume = Resume(peers, now, r.seq)
         rs = r.rs
         if rs is not None:
             if rs.tab is not None:
@@ -429,8 +458,13 @@ class Replica:
         if self.is_host:
             self._send(_settings_of(self.variants, self.countdown, self.drop_after))
             self._seat(self.me.public_key, self.me.name)
-        else:
-            self._send(Join(self.me.name, None))
+            return self._flush()
+        if self.seq == 0 and self._resume is None:
+            # Nothing signed here yet, as far as we know: the host may hold
+            # entries of this key from before (a lost journal). Ask first.
+            self._resume = Resume({self.host_key}, now, 0)
+            self._send(Hello(self.me.name, 1))
+        self._send(Join(self.me.name, None))
         return self._flush()
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
@@ -454,6 +488,7 @@ class Replica:
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
+        self._resumed()
         for author in sorted(self._ack_to):
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
@@ -480,7 +515,7 @@ class Replica:
             self._reject(exc.reason)
         except Equivocation as exc:
             self._reject("equivocation")
-            self._flag_key(entry.author, str(exc))
+            self._conflict(exc.known, exc.entry, via)
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -499,6 +534,7 @@ class Replica:
             self._send_view(rs)
             self._check_silent(rs)
         self._ask_missing()
+        self._resumed()
         self._advance()
         return self._flush()
 
@@ -695,7 +731,9 @@ class Replica:
             return "you called Nerts: the round is ending"
         if rs.me not in rs.live or rs.me in rs.dropping:
             return "you were dropped from this round; you play again next round"
-        if self._behind(rs):
+        if rs.me in rs.forks:
+            return "this seat signed two different entries under one number: it sits out"
+        if self._behind(rs) or self._resume is not None:
             return "catching up with the table"
         return None
 
@@ -720,8 +758,12 @@ class Replica:
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
         if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
-                and (rs.me not in rs.live or rs.me in rs.dropping)):
+                and (rs.me not in rs.live or rs.me in rs.dropping or rs.me in rs.forks)):
             return None  # dropped from this round: nothing of ours counts in it any more
+        if self._resume is not None and payload.TYPE not in EPHEMERAL and not self._restoring:
+            # Not before we know where our chain ends at this table.
+            self._resume.deferred.append(Deferred(payload, round_no, to))
+            return None
         if self._restoring:
             # The journal holds what we signed here before the crash (if we got
             # this far): deliver it now, where live play delivered it.
@@ -733,13 +775,15 @@ class Replica:
         if payload.TYPE in EPHEMERAL:
             # An ephemeral entry carries my latest sequence number: peers learn from
             # it what I have sent, and ask again for anything lost.
+            # It names my chain head too, so a peer holding another entry of
+            # mine under that number notices.
             seq, lamport = max(self.seq, 1), max(self.clock.time, 1)
             if payload.TYPE in LINK_TYPES:
                 raw = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                   round=number, seq=seq, lamport=lamport)
+                                   round=number, seq=seq, lamport=lamport, prev=self._my_head())
             else:
                 raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                   seq=seq, lamport=lamport).raw
+                                   seq=seq, lamport=lamport, prev=self._my_head()).raw
             self._out.sends.append(Send(raw, to))
             return None
         self.seq += 1
@@ -747,10 +791,15 @@ class Replica:
         if expect_lamport is not None and lamport != expect_lamport:
             raise AssertionError("Lamport time moved under a local play")
         entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                             seq=self.seq, lamport=lamport)
+                             seq=self.seq, lamport=lamport, prev=self._my_head())
         self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
         return entry, payload
+
+    def _my_head(self) -> bytes:
+        """The id of my last entry: what my next one names as its predecessor."""
+        log = self.authors.get(self.me.public_key)
+        return GENESIS if log is None else log.head
 
     def _deliver_own(self, entry: Entry, payload: Payload) -> None:
         log = self._author(self.me.public_key)
@@ -799,8 +848,11 @@ class Replica:
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
-        if entry.author == self.me.public_key:
-            raise EnvelopeError("own_entry")  # a reflection: we never need our own back
+        if entry.author == self.me.public_key and (
+                entry.seq <= self.seq or entry.type in EPHEMERAL):
+            # A reflection: we never need our own back. Only a seat whose journal
+            # was behind takes entries of its own from the table (resume.py).
+            raise EnvelopeError("own_entry")
         if entry.type in EPHEMERAL:
             if entry.type == MsgType.ACK:  # finality depends on acks
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
@@ -830,6 +882,13 @@ class Replica:
             if not self._deliverable(entry):
                 break
             del log.held[entry.seq]
+            if not log.follows(entry):
+                # Another branch of its author's chain than ours: ask everyone for
+                # the entry before; whoever holds the other branch answers with a
+                # second entry under that number (see _conflict).
+                self._reject("broken_chain")
+                self._suspect(log.key, entry.seq - 1, None)
+                break
             problem = log.lamport_problem(entry)
             if problem is not None:
                 self._reject(problem)
@@ -846,11 +905,13 @@ class Replica:
                 # dropped seat's entries, and any for a round we have closed,
                 # are honest: only too late.
                 self._reject(exc.reason)
-                if exc.reason not in ("dropped", "late"):
+                if exc.reason not in ("dropped", "late", "void"):
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
             self._take_early_marks(rs, seat, log)
+        if rs is not None and rs.pending_marks:
+            self._recheck_marks(rs, log)
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -884,7 +945,11 @@ class Replica:
     def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
         log.mark_delivered(entry)
-        if not mine:
+        if mine:
+            # Signed here, or (back from a journal that was behind) fetched from the table.
+            self.seq = max(self.seq, entry.seq)
+            self.clock.time = max(self.clock.time, entry.lamport)
+        else:
             self._observe(entry)
             self.last_heard[entry.author] = self.now
         if entry.type in ROUND_TYPES:
@@ -924,7 +989,12 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[entry.author] = self.now
-        log.note_claim(entry.seq)
+        if entry.prev != GENESIS:  # (GENESIS: it has signed nothing yet; seq is 1 all the same)
+            log.note_claim(entry.seq)
+        if entry.prev != GENESIS and entry.seq <= log.delivered and entry.author in self.seated:
+            ours = log.id_at(entry.seq)
+            if ours is not None and ours != entry.prev:
+                self._suspect(entry.author, entry.seq, entry.author)  # its head is not ours
         rs = self.rs
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
@@ -933,6 +1003,8 @@ class Replica:
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
+                if self._resume is not None and not self._restoring:
+                    self._heard_while_resuming(entry.author, upto)
                 seated = self.seated
                 for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
@@ -954,6 +1026,11 @@ class Replica:
                     rs.view_lamport[seat] = entry.lamport
             case Resend(author=author, from_seq=lo, to_seq=hi):
                 self._answer_resend(entry.author, author, lo, hi)
+            case Hello():
+                # A peer starting at this table: it may be back without its journal
+                # (resume.py). Its own mark, if we hold entries of it, tells it
+                # where its chain ends here; no mark, that it has none.
+                self._ack(to=entry.author)
             case _:
                 pass  # HELLO: liveness only
 
@@ -988,15 +1065,207 @@ class Replica:
     def _ask_missing(self) -> None:
         for key, log in self.authors.items():
             gap = log.missing()
-            if gap is None or key == self.me.public_key:
+            if gap is None or (key == self.me.public_key and self._resume is None):
                 continue
+            proof = self.equivocators.get(key)
+            if proof is not None and log.delivered >= proof.cut:
+                continue  # all it signed after that is void: nothing more to fetch
             if self.now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
                 continue
             self._asked[key] = self.now
             self._send(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
 
+    # ------------------------------------------------------- chains and forks
+    def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
+        """Count what ``seat`` says it holds, where it holds the very entries we hold.
+
+        A mark counts towards finality only once it names the id of our own
+        entry under that number: peers holding different entries of one
+        author (it equivocated) then never count each other's, and the entry
+        is never final anywhere. A mark for an entry we do not hold yet waits
+        for it; one naming another entry than ours is a lead to a fork.
+        """
+        held = rs.marks.setdefault(seat, {})
+        for mark in upto:
+            author = rs.seat_of(mark.author)
+            if author is None or mark.seq <= held.get(author, 0):
+                continue
+            log = self.authors.get(mark.author)
+            if log is not None and not self._check_mark(rs, seat, author, log, mark):
+                rs.pending_marks.setdefault(author, {})[seat] = mark
+
+    def _check_mark(self, rs: RoundState, seat: int, author: int, log: AuthorLog,
+                    mark: AckMark) -> bool:
+        """Count a mark if it names our own entry; False while we do not hold that one."""
+        ours = log.chain_id(mark.seq)
+        if ours is None:
+            return False
+        if ours == mark.head:
+            held = rs.marks.setdefault(seat, {})
+            held[author] = max(held.get(author, 0), mark.seq)
+        else:
+            self._suspect(mark.author, mark.seq, rs.keys[seat])
+        return True
+
+    def _recheck_marks(self, rs: RoundState, log: AuthorLog) -> None:
+        """Marks that waited for this author's entries: check those now held."""
+        author = rs.seat_of(log.key)
+        waiting = rs.pending_marks.get(author) if author is not None else None
+        if not waiting or author is None:
+            return
+        for seat, mark in list(waiting.items()):
+            if self._check_mark(rs, seat, author, log, mark):
+                del waiting[seat]
+        if not waiting:
+            del rs.pending_marks[author]
+
+    def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it.
+
+        Its answer is a second signed entry under that number, which proves
+        the fork (see _conflict). Asked at most every RESEND_INTERVAL, and no
+        more once the author is proven.
+        """
+        rs = self.rs
+        seat = rs.seat_of(author) if rs is not None else None
+        if rs is not None and seat is not None and seat in rs.forks:
+            return
+        if self.now - self._suspected.get((author, seq), -1e9) < RESEND_INTERVAL:
+            return
+        self._suspected[(author, seq)] = self.now
+        self._send(Resend(author, seq, seq), to=via)
+
+    def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
+        """Two entries of one author under one number: a proof, or a lead to one."""
+        first = open_entry(known)
+        if strict_pair(first, entry):
+            self._proven(ForkProof(entry.author, entry.seq, first.raw, entry.raw))
+        elif entry.seq > 1:
+            # They name different predecessors: the chains parted earlier. Ask
+            # whoever sent this branch for the entry before, until a strict pair.
+            self._suspect(entry.author, entry.seq - 1, via)
+
+    def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
+        """Hold a checked proof: void the author's disputed entries, and tell everyone.
+
+        Its entries from the fork on differ between peers, so none of them is
+        final anywhere (finality needs matching marks); taking them out now,
+        on each peer as it learns the proof, changes no decision already
+        taken. It leaves the live seats only where its FORK entry comes in
+        the total order (_fork_final), the same point on every peer.
+        """
+        known = self.equivocators.get(proof.author)
+        if known is None or proof.seq < known.seq:
+            self.equivocators[proof.author] = proof
+        rs = self.rs
+        seat = rs.seat_of(proof.author) if rs is not None else None
+        if rs is None or seat is None:
+            return
+        held = rs.forks.get(seat)
+        if held is not None and held.seq <= proof.seq:
+            return
+        rs.forks[seat] = proof
+        self._forget_after_cut(rs, seat, proof.cut)
+        if (publish and held is None and seat != rs.me and rs.me in rs.live
+                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
+            self._send(Fork(proof.first, proof.second))
+
+    def _fork_final(self, rs: RoundState, item: _Ordered) -> None:
+        """A FORK's turn in the total order: its accused leaves the round, flagged."""
+        assert isinstance(item.payload, Fork)
+        accused = rs.seat_of(_author_of(item.payload.first))
+        if accused is None or accused not in rs.live:
+            return
+        proof = rs.forks[accused]
+        rs.flagged[accused] = "equivocation"
+        self._event(ev.Flagged(accused, rs.names[accused],
+                               f"equivocation: signed two entries numbered {proof.seq}",
+                               (item.payload.first, item.payload.second)))
+        # Like an agreed drop whose cut is the fork, taking effect here: what it
+        # signed before counts (every peer holds the same), nothing after.
+        cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
+        rs.dropping[accused] = cut
+        self._leave_round(rs, accused, cut, (item.lamport, item.seat))
+
+    def _unsure_before(self, rs: RoundState, key: PlayKey) -> bool:
+        """Whether another seat's play on my play's pile, ordered before it, may not
+        be held alike by every live seat (so my play's fate is not settled yet)."""
+        pile = rs.log.play(key).pile
+        return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
+                   and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
+                   and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
+                               for q in rs.live if q != o.seat)
+                   for o in rs.ordered)
+
+    # -------------------------------------------------------------- resuming
+    def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
+        assert self._resume is not None
+        me = self.me.public_key
+        mine = next((m.seq for m in upto if m.author == me), None)
+        if mine is not None and (peer in self.seated or peer == self.host_key):
+            log = self._author(me)
+            if log is not None:
+                log.note_claim(mine)  # we fetch those of ours we lack (_ask_missing)
+            self._resume.heard(peer, mine)
+        else:
+            self._resume.heard(peer, None)
+
+    def _resumed(self) -> None:
+        """Sign again once the table has told us where our chain ends.
+
+        If it held entries of ours the journal did not (it was truncated,
+        stale or lost), say so in one line; a seat of a round under way then
+        sits the round out (it cannot replay moves it no longer has), with a
+        GOODBYE signed after the table's head, and plays again from the next.
+        """
+        res = self._resume
+        log = self.authors.get(self.me.public_key)
+        delivered = log.delivered if log is not None else 0
+        if res is None or self._restoring or not res.complete(self.now, delivered):
+            return
+        self._resume = None
+        deferred = res.deferred
+        behind = res.behind(delivered)
+        rs = self.rs
+        if behind:
+            out = (rs is not None and rs.me in rs.live
+                   and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+            self._event(ev.Notice(
+                f"the table held {behind} entries of ours that our journal did not; "
+                f"going on after entry {delivered}"
+                + ("; sitting this round out" if out else "")))
+            if out:
+                deferred = [d for d in deferred if d.payload.TYPE not in ROUND_TYPES]
+                self._send(Goodbye("back from a restart behind the table: next round"))
+        done: set[tuple[int, Payload]] = set()
+        for d in deferred:
+            key = (d.payload.TYPE, d.payload)
+            if key in done or self._already_sent(d.payload):
+                continue
+            done.add(key)
+            self._send(d.payload, round_no=d.round_no, to=d.to)
+
+    def _already_sent(self, payload: Payload) -> bool:
+        """A deferred round entry that something signed meanwhile made redundant."""
+        rs = self.rs
+        if rs is None or rs.me is None:
+            return False
+        match payload:
+            case Commit():
+                return rs.me in rs.commits
+            case Reveal():
+                return rs.me in rs.reveals
+            case Audit():
+                return rs.me in rs.audits
+            case Summary():
+                return rs.me in rs.summaries
+        return False
+
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
+        if key in self.equivocators:
+            self._send(Refuse(key, "this seat signed two different entries under one number"))
+            return
         seated = key in self.seated
         rs = self.rs
         if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
@@ -1130,6 +1399,7 @@ class Replica:
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds
         rs.begun = self.now
+        self._suspected.clear()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
@@ -1163,6 +1433,8 @@ class Replica:
             self._tally_drops(rs)
         if seat in rs.dropping and entry.seq > rs.dropping[seat]:
             raise EnvelopeError("dropped")
+        if seat in rs.forks and entry.seq > rs.forks[seat].cut:
+            raise EnvelopeError("void")  # past its proven fork: counts for nobody
         match payload:
             case Commit():
                 if seat in rs.commits:
@@ -1197,6 +1469,14 @@ class Replica:
                     raise EnvelopeError("bad_field:who")
                 heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
                 self._tally_drops(rs)
+            case Fork(first=first, second=second):
+                proof = check_fork(first, second, self.table_id)
+                accused = rs.seat_of(proof.author)
+                if accused is None or accused == seat:
+                    raise EnvelopeError("bad_proof")
+                self._proven(proof, publish=False)
+                heapq.heappush(rs.ordered,
+                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1244,7 +1524,7 @@ class Replica:
                 # dropped in this shuffle and the host dealt from the others'
                 # shares, while we have not heard every vote yet (the host's
                 # came before its GO, the others' may come after);
-                # _finish_drops looks again.
+                # _drop_effect looks again.
                 return
             self._event(ev.Notice("the host dealt from another joint value; round void"))
             raise EnvelopeError("go_mismatch")
@@ -1307,9 +1587,18 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        marks = tuple(sorted(AckMark(k, self.authors[k].delivered) for k in keys
-                             if k in self.authors and self.authors[k].delivered))
+        marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
+                             and (mark := self._mark(k, log)).seq))
         self._send(Ack(marks), to=to)
+
+    def _mark(self, key: bytes, log: AuthorLog) -> AckMark:
+        """How far I hold ``key``'s chain. For a proven equivocator, only up to its
+        fork: past that, peers hold different entries, and their marks would
+        never count for one another (nor its entries before the fork be final)."""
+        proof = self.equivocators.get(key)
+        if proof is not None and log.delivered > proof.cut:
+            return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
+        return AckMark(key, log.delivered, log.head)
 
     # ------------------------------------------------------------ total order
     def _known(self, rs: RoundState, seat: int) -> int:
@@ -1323,7 +1612,8 @@ class Replica:
             known = max(known, ack[0])
         return known
 
-    def _final(self, rs: RoundState, lamport: int, author: int, seq: int) -> bool:
+    def _final(self, rs: RoundState, lamport: int, author: int, seq: int,
+               skip: int | None = None) -> bool:
         """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
 
         Every other live seat has been heard at a Lamport time at or past it
@@ -1342,12 +1632,17 @@ class Replica:
         if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
                       or any(victim == author for _l, _v, victim, _u, _s in queue)):
             return False
+        # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
+        # whose entries up to the fork we hold (_silenced).
+        asked = rs.live - {author} - ({skip} if skip is not None else set())
+        if rs.forks:
+            asked -= self._silenced(rs)
         cut = dropping.get(author)
         if cut is not None:
             # Agreed: its entries up to the cut count whoever holds them (no
             # second drop can cut them again); those past it never will.
-            return seq <= cut and all(self._known(rs, q) >= lamport for q in rs.live
-                                      if q != author and q not in dropping)
+            return seq <= cut and all(self._known(rs, q) >= lamport for q in asked
+                                      if q not in dropping)
         votes = rs.drop_votes.get(author)
         if votes and any(0 < upto < seq for voter, upto in votes.items()
                          if voter in rs.live and voter not in dropping):
@@ -1356,7 +1651,17 @@ class Replica:
         return all(q in dropping or (
             self._known(rs, q) >= lamport
             and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
-            for q in rs.live if q != author)
+            for q in asked)
+
+    def _silenced(self, rs: RoundState) -> set[int]:
+        """Proven equivocators whose entries up to their fork we hold: nothing they
+        can still send counts (it is past the fork), so finality waits on them no
+        more, though they are live until their FORK's turn. (They keep signing,
+        asking for their seat back, on a branch of their chain some peers cannot
+        follow: waiting for their clock there would stall the round.)"""
+        return {seat for seat, proof in rs.forks.items()
+                if (log := self.authors.get(rs.keys[seat])) is not None
+                and log.delivered >= proof.cut}
 
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
@@ -1371,6 +1676,8 @@ class Replica:
                 self._play_final(rs, item)
             elif isinstance(item.payload, Drop):
                 self._drop_effect(rs, item)
+            elif item.kind == MsgType.FORK:
+                self._fork_final(rs, item)
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):
@@ -1387,16 +1694,23 @@ class Replica:
 
         An agreed drop takes effect at its vote's place once everything
         ordered before it has been: every seat still asked has been heard
-        past it, and no vote ordered before it waits to be counted.
+        past it, and no vote ordered before it waits to be counted. A FORK
+        needs no word from the seat it accuses: that seat could otherwise keep
+        its own conviction from ever becoming final.
         """
         if _void(rs, item):
             return True
+        if isinstance(item.payload, Fork):
+            return self._final(rs, item.lamport, item.seat, item.seq,
+                               rs.seat_of(_author_of(item.payload.first)))
         if not isinstance(item.payload, Drop):
             return self._final(rs, item.lamport, item.seat, item.seq)
         queue = rs.drop_queue
         if queue and before((queue[0][0], queue[0][1]), (item.lamport, item.seat)):
             return False
-        return all(self._known(rs, q) >= item.lamport for q in rs.live if q not in rs.dropping)
+        silenced = self._silenced(rs) if rs.forks else set()
+        return all(self._known(rs, q) >= item.lamport for q in rs.live
+                   if q not in rs.dropping and q not in silenced)
 
     def _play_final(self, rs: RoundState, item: _Ordered) -> None:
         key = (item.lamport, item.seat)
@@ -1444,6 +1758,8 @@ class Replica:
                 break
             seq = rs.play_seq.get(key)
             if seq is not None and self._final(rs, key[0], key[1], seq):
+                if self._unsure_before(rs, key):
+                    break
                 self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
@@ -1583,7 +1899,11 @@ class Replica:
         assert isinstance(item.payload, Drop)
         victim = rs.seat_of(item.payload.who)
         assert victim is not None
-        cut = item.payload.upto
+        self._leave_round(rs, victim, item.payload.upto, (item.lamport, item.seat))
+
+    def _leave_round(self, rs: RoundState, victim: int, cut: int, at: PlayKey) -> None:
+        """``victim`` leaves the live seats at ``at`` in the total order (a drop or a
+        proven fork), and what it sent past ``cut`` is taken back out."""
         rs.live.discard(victim)
         if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
             self._maybe_go(rs)
@@ -1594,7 +1914,7 @@ class Replica:
         self._maybe_score(rs)
         self._maybe_close(rs)
         if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
-            self._stuck_final(rs, min(rs.live), True, (item.lamport, item.seat))
+            self._stuck_final(rs, min(rs.live), True, at)
 
     def _joint_of_live(self, rs: RoundState) -> bool:
         """Deal again from the live seats' shares if that is what the host's GO says.
@@ -1694,11 +2014,14 @@ class Replica:
         assert rs.joint is not None
         caller = rs.call[1] if rs.call else None
         seats = range(len(rs.keys))
-        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())}
-        rs.results, rs.verdicts = score_round(
+        forked = {seat for seat in rs.forks if seat not in rs.live}
+        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
+                    if seat not in forked}
+        rs.results, verdicts = score_round(
             len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
             nerts_bound=[self._nerts_bound(rs, s) for s in seats], caller=caller,
             variants=rs.variants)
+        rs.verdicts = tuple("equivocation" if s in forked else v for s, v in enumerate(verdicts))
         if caller is not None and rs.verdicts[caller]:
             self._event(ev.Notice(
                 f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
@@ -1777,9 +2100,10 @@ class Replica:
         """
         gone = {rs.keys[s] for s in range(len(rs.keys)) if s not in rs.live} - {self.host_key}
         gone -= self.waiting.keys()
+        gone |= self.equivocators.keys() - {self.host_key}
         seats = {s.key: s for s in self.seats if s.key not in gone}
         for key, name in self.waiting.items():
-            if key not in seats and len(seats) < self.max_seats:
+            if key not in seats and key not in gone and len(seats) < self.max_seats:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
         if seats.keys() != self.seated:

@@ -41,6 +41,7 @@ from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, is_entry
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Payload, Play, Roster, Seat, seal_message
 from p2p_nerts.protocol.replica import Phase
@@ -92,6 +93,7 @@ class Mallory:
         self.honest = [s.replica.me.public_key for s in sessions]
         self.captured: list[bytes] = []
         self.sent: Counter[str] = Counter()
+        self.heads: dict[bytes, bytes] = {}  # the last entry signed by each key
 
     async def attack(self) -> None:
         links = [await self._open(s.port) for s in self.sessions]
@@ -175,8 +177,13 @@ class Mallory:
 
     def _sign(self, who: Identity, payload: Payload, round_no: int, *, seq: int,
               lamport: int) -> bytes:
-        return seal_message(who, payload, table_id=self.table_id, round=round_no, seq=seq,
-                            lamport=lamport).raw
+        """Signed and chained like an honest client's entries (each names the one
+        before), so that they go all the way into the replicas before refusal."""
+        key = who.public_key
+        entry = seal_message(who, payload, table_id=self.table_id, round=round_no, seq=seq,
+                             lamport=lamport, prev=self.heads.get(key, GENESIS))
+        self.heads[key] = entry.id
+        return entry.raw
 
 
 def test_a_hostile_client_neither_crashes_nor_stalls_the_honest_peers() -> None:

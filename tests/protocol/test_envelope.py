@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import (
     DOMAIN,
+    GENESIS,
     HEADER_LEN,
     MAGIC,
     MAX_ENTRY,
@@ -52,7 +53,7 @@ def body_of(*fields: object) -> bytes:
 
 
 def good_fields() -> list[object]:
-    return [1, TABLE, 1, ANA.public_key, 7, 300, 20, PLAY]
+    return [2, TABLE, 1, ANA.public_key, 7, 300, 20, GENESIS, PLAY]
 
 
 def reason(raw: bytes) -> str:
@@ -65,7 +66,7 @@ def test_round_trip() -> None:
     e = sealed()
     got = open_entry(e.raw)
     assert got == e
-    assert (got.version, got.table_id, got.round, got.author) == (1, TABLE, 1, ANA.public_key)
+    assert (got.version, got.table_id, got.round, got.author) == (2, TABLE, 1, ANA.public_key)
     assert (got.seq, got.lamport, got.type, dict(got.payload)) == (7, 300, 20, PLAY)
     assert got.raw[:2] == b"NZ" and got.raw[2:34] == ANA.public_key
     assert got.body == got.raw[HEADER_LEN:] and got.signature == got.raw[34:98]
@@ -76,9 +77,9 @@ def test_round_trip() -> None:
 
 def test_raw_is_kept_verbatim() -> None:
     # A non-minimal but valid encoding (int 1 as uint32) is accepted and kept as is.
-    body = b"\x98\xce\x00\x00\x00\x01" + body_of(*good_fields())[2:]
+    body = b"\x99\xce\x00\x00\x00\x02" + body_of(*good_fields())[2:]
     e = open_entry(signed(body))
-    assert e.version == 1 and e.body == body and e.id == hashlib.sha256(body).digest()
+    assert e.version == 2 and e.body == body and e.id == hashlib.sha256(body).digest()
 
 
 def test_reasons_are_machine_readable() -> None:
@@ -133,31 +134,30 @@ def test_author_mismatch() -> None:
     [
         b"\xc1",  # never-used msgpack byte
         body_of(*good_fields()) + b"\x00",  # trailing data
-        b"\x98\x01",  # truncated array
+        b"\x99\x02",  # truncated array
         msgpack.packb({"v": 1}),
         msgpack.packb(b"x" * 10),
         msgpack.packb([]),
-        body_of(*good_fields()[:7]),
+        body_of(*good_fields()[:8]),
         body_of(*good_fields(), 0),
         b"\x91" * 5000 + b"\x01",  # nesting deeper than the decoder allows
         b"\xdd\xff\xff\xff\xff",  # array claiming 4 billion items
-        body_of(*good_fields()[:7], {"a": list(range(5001))}),
-        body_of(*good_fields()[:7], {"a": "x" * 1025}),
-        body_of(*good_fields()[:7], {"a": b"x" * 257}),
-        body_of(*good_fields()[:7], {str(i): i for i in range(33)}),
-        body_of(*good_fields()[:7], {1: 1}),
-        body_of(*good_fields()[:7], {b"k": 1}),
-        body_of(*good_fields()[:7], {"a": msgpack.ExtType(5, b"xyz")}),
-        body_of(*good_fields()[:7], {"a": msgpack.ExtType(5, b"")}),
-        body_of(*good_fields()[:7])[:-1] + b"\x82\xa1a\x01\xa1a\x02",  # duplicate key
-        body_of(*good_fields()[:7])[:-1] + b"\x81\xa1a\xa2\xff\xfe",  # invalid UTF-8
+        body_of(*good_fields()[:8], {"a": list(range(5001))}),
+        body_of(*good_fields()[:8], {"a": "x" * 1025}),
+        body_of(*good_fields()[:8], {str(i): i for i in range(33)}),
+        body_of(*good_fields()[:8], {1: 1}),
+        body_of(*good_fields()[:8], {b"k": 1}),
+        body_of(*good_fields()[:8], {"a": msgpack.ExtType(5, b"xyz")}),
+        body_of(*good_fields()[:8], {"a": msgpack.ExtType(5, b"")}),
+        body_of(*good_fields()[:8])[:-1] + b"\x82\xa1a\x01\xa1a\x02",  # duplicate key
+        body_of(*good_fields()[:8])[:-1] + b"\x81\xa1a\xa2\xff\xfe",  # invalid UTF-8
     ],
 )
 def test_malformed_body(body: bytes) -> None:
     assert reason(signed(body)) == "malformed_body"
 
 
-@pytest.mark.parametrize("version", [0, 2, 99])
+@pytest.mark.parametrize("version", [0, 1, 99])
 def test_unsupported_version(version: int) -> None:
     assert reason(signed(body_of(version, "future", "layout"))) == "unsupported_version"
 
@@ -183,8 +183,10 @@ def test_unsupported_version(version: int) -> None:
         (5, -(2**63), "lamport"),
         (6, 256, "type"),
         (6, -1, "type"),
-        (7, [], "payload"),
-        (7, None, "payload"),
+        (7, None, "prev"),
+        (7, GENESIS[:31], "prev"),
+        (8, [], "payload"),
+        (8, None, "payload"),
     ],
 )
 def test_bad_body_field(index: int, value: object, name: str) -> None:

@@ -12,7 +12,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
 
-from ..replica_harness import play_round
+from ..replica_harness import ask_for_seat, play_round
 
 
 def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() -> None:
@@ -27,7 +27,7 @@ def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() ->
     # A fourth player sits down and the host deals round 2 before anyone listens.
     newcomer = Replica(Identity.from_seed(b"\x77" * 32, "newcomer"), TABLE_ID,
                        host.me.public_key)
-    net.output(0, host.receive(newcomer.open(net.now).sends[0].data, net.now))
+    net.output(0, ask_for_seat(newcomer, host, net.now))
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: guest.rs is not None and guest.rs.number == number + 1,
                    limit=net.now + 60)

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from p2p_nerts.protocol.envelope import (
     DOMAIN,
+    GENESIS,
     MAGIC,
     MAX_INT,
+    PROTOCOL_VERSION,
     EnvelopeError,
     open_entry,
     open_link_entry,
@@ -28,6 +30,7 @@ from p2p_nerts.protocol.messages import (
     Audit,
     Commit,
     Drop,
+    Fork,
     Go,
     Goodbye,
     Hello,
@@ -78,7 +81,7 @@ SAMPLES: list[Payload] = [
     Play(card=0x11, pile=0x11, src=0, decl=0, mv=0),
     Play(card=1023, pile=1023, src=5, decl=63, mv=MAX_INT),
     Ack(),
-    Ack((AckMark(K1, 0), AckMark(K2, 99))),
+    Ack((AckMark(K1, 0), AckMark(K2, 99, H))),
     View(0, None, ((), (), (), ()), None, 0),
     View(13, 42, ((1, 2, 3), (4,), (), tuple(range(64))), 7, 35),
     Stuck(True, 12),
@@ -95,6 +98,7 @@ SAMPLES: list[Payload] = [
     Drop(K1, 17),
     Refuse(K1, "the table is full"),
     Result((21, -4, 13), H),
+    Fork(b"N" * 99, b"Z" * 200),
 ]
 
 
@@ -216,9 +220,13 @@ VIEW = View(1, 5, ((), (), (), ()), None, 0)
         (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "A", 0]]}, "seats"),
         (Roster((Seat(K1, "Ana"),)), {"s": [[K1, "\n"]]}, "seats"),
         (Roster((Seat(K1, "Ana"),)), {"s": [(K1, "A")]}, "seats"),
-        (Ack(), {"u": [[K2, 1], [K1, 1]]}, "upto"),
-        (Ack(), {"u": [[K1, -1]]}, "upto"),
-        (Ack(), {"u": [[bytes([i]) * 32, 1] for i in range(33)]}, "upto"),
+        (Ack(), {"u": [[K2, 1, H], [K1, 1, H]]}, "upto"),
+        (Ack(), {"u": [[K1, -1, H]]}, "upto"),
+        (Ack(), {"u": [[K1, 1]]}, "upto"),
+        (Ack(), {"u": [[K1, 1, H[:31]]]}, "upto"),
+        (Ack(), {"u": [[bytes([i]) * 32, 1, H] for i in range(33)]}, "upto"),
+        (Fork(b"a", b"b"), {"a": b"", "b": b"x"}, "first"),
+        (Fork(b"a", b"b"), {"a": b"x", "b": "x"}, "second"),
         (VIEW, {"t": None}, "top"),
         (VIEW, {"n": 0}, "top"),
         (VIEW, {"n": 65}, "nerts"),
@@ -319,7 +327,8 @@ payload_maps = st.dictionaries(keys, values, max_size=8)
 
 
 def signed_frame(msg_type: int, payload: object) -> bytes:
-    body = msgpack.packb([1, TABLE, 0, ANA.public_key, 1, 1, msg_type, payload], use_bin_type=True)
+    body = msgpack.packb([PROTOCOL_VERSION, TABLE, 0, ANA.public_key, 1, 1, msg_type, GENESIS,
+                          payload], use_bin_type=True)
     return MAGIC + ANA.public_key + ANA.sign(DOMAIN + body) + body
 
 

@@ -13,12 +13,21 @@ from pathlib import Path
 import pytest
 
 from p2p_nerts.net.linkmac import FrameMac
-from p2p_nerts.protocol.envelope import DOMAIN, LINK_MAGIC, MAGIC, open_entry, open_link_entry
+from p2p_nerts.protocol.envelope import (
+    DOMAIN,
+    GENESIS,
+    LINK_MAGIC,
+    MAGIC,
+    EnvelopeError,
+    open_entry,
+    open_link_entry,
+)
 from p2p_nerts.protocol.identity import Identity, fingerprint_of, verify
 from p2p_nerts.protocol.messages import (
     Ack,
     AckMark,
     Commit,
+    Fork,
     Hello,
     MsgType,
     Payload,
@@ -29,6 +38,7 @@ from p2p_nerts.protocol.messages import (
     parse_payload,
     seal_message,
 )
+from p2p_nerts.protocol.proof import check_fork
 
 DOC = Path(__file__).parents[2] / "docs" / "PROTOCOL.md"
 
@@ -54,12 +64,24 @@ KEY = next(b for b in BLOCKS if "seed" in b)
 VECTORS = {b["vector"]: b for b in BLOCKS if "vector" in b}
 ANA = Identity.from_seed(bytes.fromhex(KEY["seed"]), "Ana")
 
+
+
+def _frame(name: str) -> bytes:
+    return bytes.fromhex(VECTORS[name]["frame"])
+
+
+def _id(name: str) -> bytes:
+    return bytes.fromhex(VECTORS[name]["id"])
+
+
 PAYLOADS: dict[str, Payload] = {
     "hello": Hello(name="Ana", version=1),
     "settings": Settings(),
     "commit": Commit(deck=bytes(range(32, 64)), share=bytes(range(64, 96))),
     "play": Play(card=0x11, pile=0x11, src=0, decl=0, mv=3),
-    "ack": Ack(upto=(AckMark(ANA.public_key, 7),)),
+    "play_twin": Play(card=0x21, pile=0x21, src=0, decl=0, mv=3),
+    "ack": Ack(upto=(AckMark(ANA.public_key, 7, _id("play")),)),
+    "fork": Fork(first=_frame("play"), second=_frame("play_twin")),
     "result": Result(totals=(21, -4, 13), digest=bytes(range(32))),
 }
 
@@ -94,6 +116,7 @@ def test_vector(name: str) -> None:
         round=int(v["round"]),
         seq=int(v["seq"]),
         lamport=int(v["lamport"]),
+        prev=bytes.fromhex(v["prev"]),
     )
     assert sealed.body.hex() == v["body"]
     assert sealed.signature.hex() == v["signature"]
@@ -121,7 +144,8 @@ def test_link_ack_vector() -> None:
     assert frame == LINK_MAGIC + bytes.fromhex(ack["body"])
     built = link_message(ANA.public_key, PAYLOADS["ack"],
                          table_id=bytes.fromhex(KEY["table_id"]), round=int(ack["round"]),
-                         seq=int(ack["seq"]), lamport=int(ack["lamport"]))
+                         seq=int(ack["seq"]), lamport=int(ack["lamport"]),
+                         prev=bytes.fromhex(ack["prev"]))
     assert built == frame
     entry = open_link_entry(frame, ANA.public_key)
     assert entry.author == ANA.public_key and entry.body == bytes.fromhex(ack["body"])
@@ -129,3 +153,17 @@ def test_link_ack_vector() -> None:
     assert link["counter"] == "0"
     sender = FrameMac(bytes.fromhex(link["link_key"]), bytes(32))
     assert sender.tag(frame) == frame + bytes.fromhex(link["tag"])
+
+
+def test_chain_vectors_link_up() -> None:
+    """COMMIT names SETTINGS (Ana's entries 1 and 2); the ACK names the PLAY as Ana's
+    head; the FORK's two PLAYs are one author's, one number, one predecessor."""
+    assert VECTORS["settings"]["prev"] == GENESIS.hex()
+    assert VECTORS["commit"]["prev"] == VECTORS["settings"]["id"]
+    assert VECTORS["ack"]["prev"] == VECTORS["play"]["id"]
+    proof = check_fork(_frame("play"), _frame("play_twin"), bytes.fromhex(KEY["table_id"]))
+    assert (proof.author, proof.seq, proof.cut) == (ANA.public_key, 7, 6)
+    with pytest.raises(EnvelopeError, match="bad_proof"):
+        check_fork(_frame("play"), _frame("play"), bytes.fromhex(KEY["table_id"]))
+    with pytest.raises(EnvelopeError, match="bad_proof"):
+        check_fork(_frame("play"), _frame("commit"), bytes.fromhex(KEY["table_id"]))

@@ -17,6 +17,7 @@ from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import HEADER_LEN, MAGIC, Entry, open_entry, seal
+from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, Replica
@@ -61,14 +62,30 @@ def _with(record: GameRecord, entries: list[bytes]) -> GameRecord:
                       tuple(entries))
 
 
-def _resigned(entry: Entry, change: Callable[[dict[str, object]], None]) -> bytes:
-    """``entry`` with its payload changed and signed again by its own author: a player
-    who lies in what it signs."""
-    author = next(i for i in identities(PLAYERS) if i.public_key == entry.author)
+def _resigned(entries: list[bytes], i: int,
+              change: Callable[[dict[str, object]], None]) -> list[bytes]:
+    """The record's entries with entry ``i``'s payload changed and signed again by
+    its own author, and that author's later entries chained on to it: a player who
+    lies in what it signs and covers its tracks with its own key."""
+    entry = open_entry(entries[i])
+    author = next(k for k in identities(PLAYERS) if k.public_key == entry.author)
     payload = dict(entry.payload)
     change(payload)
+    renamed = {entry.id: _sealed(author, entry, payload, entry.prev)}
+    out = list(entries)
+    out[i] = renamed[entry.id].raw
+    for j in range(i + 1, len(out)):
+        later = open_entry(out[j])
+        if later.author == entry.author and later.prev in renamed:
+            renamed[later.id] = _sealed(author, later, dict(later.payload),
+                                        renamed[later.prev].id)
+            out[j] = renamed[later.id].raw
+    return out
+
+
+def _sealed(author: Identity, entry: Entry, payload: dict[str, object], prev: bytes) -> Entry:
     return seal(author, table_id=entry.table_id, round=entry.round, seq=entry.seq,
-                lamport=entry.lamport, type=entry.type, payload=payload).raw
+                lamport=entry.lamport, type=entry.type, payload=payload, prev=prev)
 
 
 def _first(record: GameRecord, kind: MsgType, author: int = 1) -> int:
@@ -166,7 +183,7 @@ def test_a_changed_card_is_found_signed_or_not() -> None:
         found = next(k for k, m in enumerate(log) if len(m) >= 3)
         log[found] = [*log[found][:2], log[found][2] ^ 1, *log[found][3:]]
 
-    entries[i] = _resigned(entry, other_card)
+    entries = _resigned(list(record.entries), i, other_card)
     with pytest.raises(RecordError, match="p1 is flagged"):
         verify(_with(record, entries))
 
@@ -204,7 +221,7 @@ def test_a_changed_score_is_found() -> None:
         assert isinstance(scores, list)
         scores[2] += 10
 
-    entries[i] = _resigned(entry, more_for_me)
+    entries = _resigned(entries, i, more_for_me)
     with pytest.raises(RecordError, match=f"round {entry.round}: the result signed by seat"):
         verify(_with(record, entries))
 
@@ -263,7 +280,7 @@ def test_every_seat_signs_the_result_and_a_changed_one_is_found() -> None:
         assert isinstance(totals, list)
         totals[2] += 100
 
-    entries[i] = _resigned(entry, a_win_for_me)
+    entries = _resigned(entries, i, a_win_for_me)
     with pytest.raises(RecordError, match="p2 signed another result than the entries give"):
         verify(_with(record, entries))
     del entries[i]

@@ -44,7 +44,14 @@ from p2p_nerts.protocol.replica import (
     _Ordered,
 )
 
-from ..replica_harness import check_round, play_round, quiet_deal, replica_with, round_overs
+from ..replica_harness import (
+    ask_for_seat,
+    check_round,
+    play_round,
+    quiet_deal,
+    replica_with,
+    round_overs,
+)
 
 
 @pytest.mark.parametrize("players", [2, 4, 8])
@@ -235,9 +242,8 @@ def test_full_table_refuses_a_ninth_player() -> None:
     net = bot_table(8, seed=2)
     extra = Replica(Identity.from_seed(b"\x99" * 32, "late"), TABLE_ID,
                     net.replicas[0].me.public_key)
-    out = extra.open(net.now)
     host = net.replicas[0]
-    host.receive(out.sends[0].data, net.now)
+    ask_for_seat(extra, host, net.now)
     # The newcomer gets the host's whole log, as its resend requests would bring it.
     log = host.authors[host.me.public_key].entries
     events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
@@ -254,9 +260,18 @@ def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
     net = bot_table(4, seed=2, variants=Variants(teams="share"))
     host = net.replicas[0]
     extra = Replica(Identity.from_seed(b"\x98" * 32, "fifth"), TABLE_ID, host.me.public_key)
-    host.receive(extra.open(net.now).sends[0].data, net.now)
-    log = host.authors[host.me.public_key].entries
-    events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
+    # The newcomer asks the host where its chain ends, then for a seat.
+    events: list[ev.Event] = []
+    to_host = extra.open(net.now).sends
+    for _ in range(4):
+        back = [send for frame in to_host
+                for send in host.receive(frame.data, net.now, via=extra.me.public_key).sends
+                if send.to in (None, extra.me.public_key)]
+        log = host.authors[host.me.public_key].entries
+        outs = [extra.receive(frame, net.now, via=host.me.public_key)
+                for frame in [*(log[seq] for seq in sorted(log)), *(b.data for b in back)]]
+        events += [e for out in outs for e in out.events]
+        to_host = [send for out in outs for send in out.sends]
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
     assert len(host.seats) == 4 and extra.my_seat is None
 
@@ -299,8 +314,7 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     late = Replica(_stranger(1), TABLE_ID, host.me.public_key)
-    join = late.open(net.now).sends[0].data
-    out = host.receive(join, net.now)
+    out = ask_for_seat(late, host, net.now)
     assert any(isinstance(e, ev.Notice) and "sits down when this round ends" in e.text
                for e in out.events)
     assert not any(open_entry(s.data).type == MsgType.REFUSE for s in out.sends)
@@ -340,8 +354,8 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     net.output(0, host.start_round(net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     first, second = (Replica(_stranger(n), TABLE_ID, host.me.public_key) for n in (2, 3))
-    host.receive(first.open(net.now).sends[0].data, net.now)
-    out = host.receive(second.open(net.now).sends[0].data, net.now)
+    ask_for_seat(first, host, net.now)
+    out = ask_for_seat(second, host, net.now)
     refusals = [open_entry(s.data) for s in out.sends if open_entry(s.data).type == MsgType.REFUSE]
     assert len(refusals) == 1  # four seats: three playing, one promised
     assert list(host.waiting) == [first.me.public_key]
@@ -360,6 +374,7 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
     host, a, b = net.replicas
     keys = [r.me.public_key for r in net.replicas]
     sent = {k: host.authors[k].delivered for k in keys[1:]}
+    heads = {k: host.authors[k].head for k in keys[1:]}  # each entry names the one before
     rs = host.rs
     assert rs is not None
 
@@ -380,9 +395,11 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
         seat = rs.seat_of(key)
         assert seat is not None
         ace = make_card(seat, sent[key] % 4, 1)
-        return seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
-                            round=rs.number, seq=sent[key],
-                            lamport=host.clock.time + 10 * sent[key]).raw
+        entry = seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
+                             round=rs.number, seq=sent[key],
+                             lamport=host.clock.time + 10 * sent[key], prev=heads[key])
+        heads[key] = entry.id
+        return entry.raw
 
     now = net.now + 1
     assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [{keys[2]: sent[keys[2]]}]
@@ -421,7 +438,7 @@ def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
     assert len(host.authors) <= MAX_AUTHORS
     assert host.rejected["too_many_authors"] == 0
     late = Replica(_stranger(5), TABLE_ID, host.me.public_key)
-    host.receive(late.open(net.now).sends[0].data, net.now)
+    ask_for_seat(late, host, net.now)
     assert late.me.public_key in {s.key for s in host.seats}
     assert all(p.me.public_key in host.authors for p in net.replicas)
 

@@ -15,13 +15,14 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import LINK_MAGIC, seal, seal_link
+from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, seal, seal_link
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import (
     MAX_COUNTDOWN_MS,
     MIN_DROP_AFTER_MS,
+    Fork,
     MsgType,
     Nerts,
     Payload,
@@ -29,6 +30,7 @@ from p2p_nerts.protocol.messages import (
     Seat,
     Settings,
     Summary,
+    parse_payload,
 )
 from p2p_nerts.protocol.replica import DROP_AFTER, Outbound, Replica, RoundState
 
@@ -291,11 +293,19 @@ def test_equivocation_is_proof_of_misbehaviour() -> None:
     liar = identities(3)[2]
     mine = net.replicas[2]
     seq = mine.seq
+    log = mine.authors[liar.public_key]
+    prev = log.id_at(seq - 1)
+    assert prev is not None
     twin = seal(liar, table_id=TABLE_ID, round=1, seq=seq, lamport=mine.clock.time + 5,
-                type=int(MsgType.STUCK), payload={"o": True, "m": 0})
+                type=int(MsgType.STUCK), payload={"o": True, "m": 0}, prev=prev)
     out = host.receive(twin.raw, net.now)
     assert ev.Rejected("equivocation") in out.events
-    assert any(isinstance(e, ev.Flagged) and e.seat == mine.my_seat for e in out.events)
+    # The proof goes to every peer as the host's own entry, both frames in it;
+    # the seat is flagged where that entry comes in the total order.
+    forks = [parse_payload(e.type, e.payload) for e in
+             (open_entry(s.data) for s in out.sends if s.data[:2] == MAGIC)
+             if e.type == MsgType.FORK]
+    assert forks == [Fork(log.entries[seq], twin.raw)]
 
 
 def test_random_payload_packing_roundtrip_guard() -> None:
@@ -325,7 +335,7 @@ def test_an_entry_dated_before_its_authors_own_ack_is_refused_and_named() -> Non
     back_dated = seal(a_id, table_id=TABLE_ID, round=rs.number, seq=a.seq + 1,
                       lamport=a.clock.time, type=int(MsgType.PLAY),
                       payload={"c": make_card(seat, 0, 13), "p": make_card(seat, 0, 1),
-                               "s": NERTS, "d": 0, "m": 0})
+                               "s": NERTS, "d": 0, "m": 0}, prev=a_log.head)
     unaware = copy.deepcopy(host)
     out = host.receive(ack, now, via=a_key)
     assert not any(isinstance(e, ev.Rejected) for e in out.events)

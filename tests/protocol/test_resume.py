@@ -1,0 +1,139 @@
+"""A seat back at a table with a journal that is behind never signs a number twice.
+
+It learns from the others where its own chain ends, fetches what it lacks,
+says in one line that its journal was behind, sits the round out (a GOODBYE
+signed after the table's head) and plays again from the next round. Nobody is
+flagged, no proof is raised, and every replica agrees.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
+from p2p_nerts.protocol.replica import Phase, Replica
+
+from ..replica_harness import AskBack
+
+
+def _own_entries(records: list[Record], key: bytes) -> list[int]:
+    return [i for i, r in enumerate(records) if r.kind is Kind.ENTRY and r.data[2:34] == key]
+
+
+def _come_back(net: MemNet, k: int, records: list[Record] | None) -> Replica:
+    """Replica ``k`` stops dead and starts again at once, from ``records`` (None: no
+    journal at all, a fresh replica with the same key)."""
+    dead = net.replicas[k]
+    host_key = net.replicas[0].me.public_key
+    rng = random.Random(k).randbytes
+    if records is None:
+        back = Replica(dead.me, TABLE_ID, host_key, rng=rng, countdown=0.0, drop_after=5.0)
+        net.output(k, back.open(net.now))
+    else:
+        back = Replica.restore(dead.me, TABLE_ID, host_key, records, net.now, rng=rng,
+                               countdown=0.0, drop_after=5.0)
+    net.replicas[k] = back
+    net.journals[k] = list(records or [])
+    net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
+    return back
+
+
+def _no_harm(net: MemNet, k: int) -> None:
+    for i, events in enumerate(net.events):
+        assert not any(isinstance(e, ev.Flagged | ev.Divergence) for e in events), i
+    for i, r in enumerate(net.replicas):
+        assert not r.rejected.get("equivocation") and not r.rejected.get("broken_chain"), i
+        assert not r.equivocators, i
+
+
+def _run_to_next_round(net: MemNet, k: int) -> int:
+    """Run until the seat back at the table has played a whole round again."""
+    host, back = net.replicas[0], net.replicas[k]
+    ask_back = AskBack(net)
+    assert host.rs is not None
+    start = host.rs.number
+
+    def played_again() -> bool:
+        ask_back()
+        rs = host.rs
+        return (rs is not None and rs.number > start and back.me.public_key in rs.keys
+                and all(r.rs is not None and r.rs.number == rs.number
+                        and r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas))
+
+    assert net.run(played_again, limit=net.now + 1800)
+    assert host.rs is not None
+    return host.rs.number
+
+
+def _agreed(net: MemNet, number: int) -> None:
+    overs = [next(e for e in reversed(events) if isinstance(e, ev.RoundOver)
+                  and e.round == number) for events in net.events]
+    assert len({(o.foundation_hash, o.results, o.totals) for o in overs}) == 1
+    assert all(v == "" for v in overs[0].verdicts)
+    assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1
+
+
+@pytest.mark.parametrize(("seed", "lost"), [(51, 1), (52, 3), (53, 6)])
+def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: int) -> None:
+    net = bot_table(4, seed=seed)
+    host = net.replicas[0]
+    host.auto_next = 1.0
+    net.output(0, host.start_round(net.now))
+    k = 2
+    key = net.replicas[k].me.public_key
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12
+                   and len(_own_entries(net.journals[k], key)) > lost + 3, limit=600)
+    records = net.journals[k]
+    # The journal loses its tail from the ``lost``-th last entry the seat signed
+    # (the others hold those entries, and what the seat did after them).
+    cut = _own_entries(records, key)[-lost]
+    seq_before = net.replicas[k].seq
+    back = _come_back(net, k, records[:cut])
+    assert back.seq < seq_before
+    number = _run_to_next_round(net, k)
+    _no_harm(net, k)
+    notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)
+             and "journal did not" in e.text]
+    assert len(notes) == 1 and "sitting this round out" in notes[0], notes
+    assert back.seq > seq_before  # it went on after the table's head
+    _agreed(net, number)
+
+
+def test_a_seat_back_with_no_journal_at_all_sits_out_cleanly() -> None:
+    net = bot_table(3, seed=54)
+    host = net.replicas[0]
+    host.auto_next = 1.0
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    seq_before = net.replicas[1].seq
+    back = _come_back(net, 1, None)
+    number = _run_to_next_round(net, 1)
+    _no_harm(net, 1)
+    notes = [e.text for e in net.events[1] if isinstance(e, ev.Notice)
+             and "journal did not" in e.text]
+    assert len(notes) == 1, notes
+    assert back.seq > seq_before
+    _agreed(net, number)
+
+
+def test_a_seat_back_from_a_whole_journal_plays_on_without_a_word() -> None:
+    """Nothing lost: it hears the others, holds all they hold of it, and plays on."""
+    net = bot_table(3, seed=55)
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    back = _come_back(net, 2, list(net.journals[2]))
+    assert not back.can_move()  # not before it has heard the table
+    assert net.run(back.can_move, limit=net.now + 10)
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+    _no_harm(net, 2)
+    assert not any(isinstance(e, ev.Notice) and "journal" in e.text for e in net.events[2])
+    assert not any(isinstance(e, ev.PeerDropped) for events in net.events for e in events)
+    _agreed(net, 1)
