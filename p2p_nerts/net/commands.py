@@ -220,8 +220,12 @@ def _open_data(args: argparse.Namespace) -> tuple[Path, Store]:
             store = Store(data_dir / DB_FILE)
         except StoreBusy:
             continue
-        if not args.resume or store.unfinished() is not None:
-            return data_dir, store
+        try:
+            if not args.resume or store.unfinished() is not None:
+                return data_dir, store
+        except StoreError:
+            store.close()
+            raise
         store.close()
     if args.resume:
         raise CannotPlay(f"no bot in {bots} has an unfinished table to go back to")

@@ -33,9 +33,10 @@ from ..game.variants import Variants
 from ..protocol import events as ev
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
+from ..protocol.journal import made_by
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
 from ..session import Command, Listener
-from ..store import Store, StoreError, TableRecord
+from ..store import JournalError, Store, StoreError, TableRecord
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
@@ -133,6 +134,7 @@ class NetSession:
         self._backlog: list[ev.Event] = []
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
+        self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.Handle | None = None
@@ -215,9 +217,15 @@ class NetSession:
         """
         is_host = table.host_key == identity.public_key
         self = cls(identity, config, is_host=is_host, store=store, clock=clock)
-        replica = Replica.restore(identity, table.table_id, table.host_key,
-                                  store.records(table.table_id), self._clock(),
-                                  **self._replica_options())
+        records = store.records(table.table_id)
+        try:
+            replica = Replica.restore(identity, table.table_id, table.host_key, records,
+                                      self._clock(), **self._replica_options())
+        except Exception as exc:  # noqa: BLE001 - whatever a bad record breaks, one line
+            raise JournalError(
+                f"the journal {store.journal_path(table.table_id)} holds a record that "
+                f"cannot be replayed ({type(exc).__name__}: {exc}): this table cannot be "
+                "resumed; move the file aside to play on without it") from None
         try:
             address = parse_address(table.address)
         except WireError:
@@ -337,6 +345,9 @@ class NetSession:
         """Do the held writes in order; if one fails, say so once and play on without
         recovery."""
         writes, self._writes = self._writes, []
+        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
+            self._sync_due = False
+            writes.append(lambda store: store.sync())
         for write in writes:
             if self._store is None:
                 return
@@ -373,7 +384,10 @@ class NetSession:
         (within the noise of a game's latency), but a slow or busy disk may
         block far longer.
         Nothing leaves the process before the journal holds what it follows
-        from (write-ahead: what we acknowledged or signed survives a crash).
+        from (write-ahead: what we acknowledged or signed survives a crash),
+        and what this seat made itself is on the disk before it leaves: one
+        ``fsync`` for the batch (group commit), so a power cut cannot make us
+        sign a second entry under a number the others already hold.
         The frames and records of a listener that acts meanwhile follow ours,
         in order, in the same writes. Our ``own`` action's frames are the
         exception: nobody else has them yet, so they are journaled and go out
@@ -384,6 +398,8 @@ class NetSession:
         if journal and self._store is not None:
             table_id = self.replica.table_id
             self._writes.append(lambda store: store.append(table_id, journal))
+            me = self._identity.public_key
+            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
         sends = ((send.data, send.to) for send in out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()
