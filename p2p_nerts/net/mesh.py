@@ -81,24 +81,34 @@ class Mesh:
         self._announced: dict[bytes, str] | None = None
         self._dialers: dict[bytes, tuple[tuple[str, int], asyncio.Task[None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self._closing = False
 
     # ------------------------------------------------------------ setting up
     async def listen(self, bind: str, port: int) -> int:
         """Start accepting connections; returns the port (useful with port 0).
 
-        An empty ``bind`` means every IPv4 interface: tables advertise IPv4
+        ``bind`` is one address or several, comma-separated (the addresses of
+        the interfaces a user restricted the table to), all on one port. An
+        empty ``bind`` means every IPv4 interface: tables advertise IPv4
         addresses, and binding IPv4 and IPv6 apart with port 0 would give the
         two sockets different ports.
         """
-        try:
-            self._server = await listen(bind or "0.0.0.0", port, self._on_connection)
-        except OSError as exc:
-            where = format_address(bind, port) if bind else f"every interface, port {port}"
-            raise LinkError(f"cannot listen on {where} (--bind, --port): "
-                            f"{exc.strerror or exc}") from None
-        return int(self._server.sockets[0].getsockname()[1])
+        addresses = [a.strip() for a in bind.split(",") if a.strip()] or ["0.0.0.0"]
+        for address in addresses:
+            try:
+                server = await listen(address, port, self._on_connection)
+            except OSError as exc:
+                for other in self._servers:
+                    other.close()
+                self._servers.clear()
+                where = (format_address(address, port) if bind
+                         else f"every interface, port {port}")
+                raise LinkError(f"cannot listen on {where} (--bind, --port): "
+                                f"{exc.strerror or exc}") from None
+            self._servers.append(server)
+            port = int(server.sockets[0].getsockname()[1])  # the others take the same
+        return port
 
     async def connect(self, host: str, port: int, *, joining: bool,
                       expect_key: bytes | None = None) -> Link:
@@ -179,8 +189,8 @@ class Mesh:
     async def close(self, flush: float = 1.0) -> None:
         """Stop dialing and accepting; give queued frames up to ``flush`` s to go out."""
         self._closing = True
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for _address, task in self._dialers.values():
             task.cancel()
         deadline = time.monotonic() + flush

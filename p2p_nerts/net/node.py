@@ -83,7 +83,7 @@ class Endpoint:
     port forward (the fault-injecting relay of the tests is one).
     """
 
-    bind: str = ""  # every interface
+    bind: str = ""  # one address or several, comma-separated; "": every interface
     port: int = 0  # any free port
     advertise_port: int | None = None
 
@@ -166,7 +166,8 @@ class NetSession:
         self.table_name = table_name
         self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
-        self._remember(format_address(endpoint.bind or "0.0.0.0", self.port))
+        self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
+                                      self.port))
         self._route(self.replica.open(self._clock()))
         if interfaces is not None:
             await self._advertise(interfaces)
