@@ -37,6 +37,7 @@ from ..protocol.journal import made_by
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
 from ..session import Command, Listener
 from ..store import JournalError, Store, StoreError, TableRecord
+from .bounds import Limits
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
@@ -69,6 +70,8 @@ class TableConfig:
     code: str | None = None
     """The table code: a host that has one lets in only peers who know it, and
     all traffic is encrypted; a guest needs the table's code to join."""
+    limits: Limits = field(default_factory=Limits)
+    """What the other peers may make this one do (``bounds``)."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
@@ -127,7 +130,8 @@ class NetSession:
         self._clock = clock
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
-                          on_frames=self._on_frames, on_link=self._on_link)
+                          on_frames=self._on_frames, on_link=self._on_link,
+                          admitted=self._admitted, limits=config.limits)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
@@ -457,6 +461,22 @@ class NetSession:
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._with_store(lambda store: store.finish_table(table_id, result))
+
+    def _admitted(self, key: bytes) -> bool:
+        """Whether ``key``'s link may stay and hear the table (``bounds``): it has a place
+        at the table (``Replica.holds_place``) or is a spectator (:meth:`_spectator`).
+
+        Before its replica exists a guest has one link, to the host it dials.
+        """
+        r = self._replica
+        return r is None or r.holds_place(key) or self._spectator(key)
+
+    def _spectator(self, key: bytes) -> bool:
+        """Whether ``key`` watches the table without a seat: admitted like a seat.
+
+        No spectators yet: the hook where watching a table will admit them.
+        """
+        return False
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.

@@ -56,6 +56,7 @@ from ..game.variants import VariantError, Variants
 from . import events as ev
 from .audit import audit_seat
 from .authors import AuthorLog, Equivocation
+from .budget import TokenBucket
 from .clock import LamportClock
 from .envelope import LINK_MAGIC, MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
 from .fairness import SECRET_LEN, commitment, deal_for, joint_value
@@ -101,6 +102,11 @@ HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+#: Bytes of RESEND answers one peer gets a second, and at once: a newcomer
+#: catching up on a long game takes a few seconds; a peer asking in a loop
+#: gets no more.
+RESEND_BYTES = 1 << 20
+RESEND_BURST = 4 << 20
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 #: An honest peer is never this far ahead of us (a whole night of play is a few
 #: hundred thousand entries); a larger jump is an attack on everyone's clock.
@@ -291,6 +297,8 @@ class Replica:
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
+        self._resend_budget: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
+        self._placed: set[bytes] = set()  # keys heard from while they had a place
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -755,6 +763,27 @@ class Replica:
             log = self.authors[key] = AuthorLog(key)
         return log
 
+    def holds_place(self, key: bytes) -> bool:
+        """Whether ``key`` has a place at this table: a seat, a place in the round, a
+        place on the waiting list, or the host's or our own key.
+
+        A key that never had one is a stranger: its entries are checked and
+        dropped (its first JOIN to the host excepted: it asks for a place),
+        never journaled or kept, and it is answered nothing. Nothing is held
+        early for a key without a place.
+        """
+        rs = self.rs
+        return (key in self.seated or key == self.host_key or key == self.me.public_key
+                or key in self.waiting or (rs is not None and key in rs.keys))
+
+    def _heard_of(self, entry: Entry) -> bool:
+        """Whether a key without a place may still be heard: it had one (a seat given
+        up, a player catching up to ask back in), or it asks the host for one
+        (its JOIN, and the ACKs that tell the host a JOIN was lost on the way).
+        Anything else from a key that never had a place is a stranger's."""
+        return entry.author in self._placed or (
+            self.is_host and entry.type in (MsgType.JOIN, MsgType.ACK))
+
     def _evict_stranger(self) -> bool:
         """Make room by forgetting the longest-silent key that holds no seat.
 
@@ -762,11 +791,7 @@ class Replica:
         says HELLO); only the seated matter to the game. A forgotten key
         that comes back starts again from its first entry, which it resends.
         """
-        keep = {*self.seated, self.host_key, self.me.public_key}
-        if self.rs is not None:
-            keep.update(self.rs.keys)
-        keep.update(self.waiting)
-        strangers = [k for k in self.authors if k not in keep]
+        strangers = [k for k in self.authors if not self.holds_place(k)]
         if not strangers:
             return False
         oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
@@ -779,6 +804,16 @@ class Replica:
     def _accept(self, entry: Entry, payload: Payload) -> None:
         if entry.author == self.me.public_key:
             raise EnvelopeError("own_entry")  # a reflection: we never need our own back
+        placed = self.holds_place(entry.author)
+        if placed:
+            self._placed.add(entry.author)
+        elif not self._heard_of(entry):
+            raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
+        if not placed and entry.type == MsgType.ACK and entry.author not in self._placed:
+            log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask again
+            if log is not None:
+                log.note_claim(entry.seq)
+            return
         if entry.type in EPHEMERAL:
             if entry.type == MsgType.ACK:  # finality depends on acks
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
@@ -788,6 +823,8 @@ class Replica:
         log = self._author(entry.author)
         if log is None:
             raise EnvelopeError("too_many_authors")
+        if not placed and entry.seq > log.delivered + 1:
+            raise EnvelopeError("stranger")  # held for a key without a place: kept for nothing
         verdict = log.offer(entry)
         if verdict == "duplicate":
             self.rejected["duplicate"] += 1
@@ -942,12 +979,21 @@ class Replica:
                 pass  # HELLO: liveness only
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
+        """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
+        asking again and again cannot make us send without limit (it asks again
+        for what the budget held back)."""
         log = self.authors.get(author)
         if log is None:
             return
+        budget = self._resend_budget.get(asker)
+        if budget is None:
+            budget = self._resend_budget[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
             if frame is not None:
+                if not budget.take(self.now, len(frame)):
+                    self.rejected["resend_budget"] += 1
+                    return
                 self._out.sends.append(Send(frame, asker))
 
     def _ask_missing(self) -> None:
