@@ -424,8 +424,8 @@ class NetSession:
         finally:
             self._routing -= 1
             if not self._routing:
-                if out.events and not own:
-                    _give_way()
+                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
+                    _give_way()  # not for a flood's rejects: it would give the CPU away
                 self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
