@@ -275,8 +275,6 @@ async def measure(attack: str, seconds: float, count: int, mib: int, home: Path,
         if any(line != lines[0] for line in lines[1:]):
             print(f"   round line {n + 1} differs: {lines}")
             break
-    if os.environ.get("HOSTILE_TAIL"):
-        print(table.peers[0].tail(40), table.peers[1].tail(20))
     return alive and agree
 
 

@@ -463,13 +463,13 @@ class NetSession:
             self._with_store(lambda store: store.finish_table(table_id, result))
 
     def _admitted(self, key: bytes) -> bool:
-        """Whether ``key``'s link may stay and hear the table (``bounds``): it has a place
-        at the table (``Replica.holds_place``) or is a spectator (:meth:`_spectator`).
+        """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
+        a place at the table (``Replica.player``) or is a spectator (:meth:`_spectator`).
 
         Before its replica exists a guest has one link, to the host it dials.
         """
         r = self._replica
-        return r is None or r.holds_place(key) or self._spectator(key)
+        return r is None or r.player(key) or self._spectator(key)
 
     def _spectator(self, key: bytes) -> bool:
         """Whether ``key`` watches the table without a seat: admitted like a seat.

@@ -776,6 +776,11 @@ class Replica:
         return (key in self.seated or key == self.host_key or key == self.me.public_key
                 or key in self.waiting or (rs is not None and key in rs.keys))
 
+    def player(self, key: bytes) -> bool:
+        """Whether ``key`` holds a place at this table or held one: a player the table
+        keeps talking to (a seat given up catches up, and asks back in, through it)."""
+        return self.holds_place(key) or key in self._placed
+
     def _heard_of(self, entry: Entry) -> bool:
         """Whether a key without a place may still be heard: it had one (a seat given
         up, a player catching up to ask back in), or it asks the host for one
