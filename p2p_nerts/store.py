@@ -4,9 +4,14 @@ The journal is one append-only file per table, beside the SQLite database
 that keeps the tables sat at and the results. Each :meth:`Store.append` is a
 single ``write`` of its records (each framed with its length, kind and a
 CRC-32): when it returns the bytes are the operating system's, so a
-``kill -9`` loses nothing (a power cut may lose the last moments, which the
-other peers still hold and resend; a record torn by it is recognised and left
-out). Journal records are written *before* the frames they describe are sent.
+``kill -9`` loses nothing. Journal records are written *before* the frames
+they describe are sent. :meth:`Store.sync` makes them durable (``fsync``):
+the session calls it once per batch it routes that holds something this seat
+made (an entry it signed, its round secrets, its decisions), before that
+batch's frames leave the machine, so a power cut cannot lose what other peers
+already hold from us (what we only received, they still hold and resend). A
+record torn by a crash is cut off the file before anything more is appended:
+records after a fragment would make the journal damaged for good.
 
 Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
@@ -28,6 +33,7 @@ also share one key, which no table seats twice, and append to one journal.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -35,7 +41,7 @@ import struct
 import sys
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +90,15 @@ class StoreError(Exception):
     """The data file cannot be used (corrupt, locked, not a database)."""
 
 
+class JournalError(StoreError):
+    """A table's journal cannot be replayed (damaged, or a record that makes no sense).
+
+    The message names the file and what to do: recovery of that table is
+    impossible, but the player can still play (at another table, or this one
+    afresh) once the file is moved aside.
+    """
+
+
 class StoreBusy(StoreError):
     """Another process has this store open."""
 
@@ -106,7 +121,9 @@ class Store:
         #: The journals: one file per table, named by its id (private: they hold
         #: this player's deck secrets until the round's audit opens them).
         self._journals = path.with_name(path.name + ".journal")
+        self._path = path
         self._open: dict[bytes, int] = {}  # file descriptors, by table id
+        self._unsynced: set[bytes] = set()  # tables appended to since the last sync
         #: Tables over or given up here: the last frames of a game (goodbyes,
         #: acknowledgements) must not make their journal again.
         self._closed: set[bytes] = set()
@@ -137,6 +154,7 @@ class Store:
         for fd in self._open.values():
             os.close(fd)
         self._open.clear()
+        self._unsynced.clear()
         self._db.close()
         _unlock(self._lock)
         self._lock = None
@@ -149,7 +167,7 @@ class Store:
         one once the last is over), so their journals, which hold deck
         secrets, go too.
         """
-        with self._tx():
+        with self._damage(), self._tx():
             given_up = [bytes(row[0]) for row in self._db.execute(
                 "SELECT table_id FROM tables WHERE finished = 0 AND table_id != ?",
                 (table_id,))]
@@ -174,67 +192,83 @@ class Store:
             return
         fd = self._open.get(table_id)
         if fd is None:
+            self._cut_torn_tail(table_id)  # first append of this process: no fragment before it
             fd = self._open[table_id] = os.open(
                 self._journal(table_id), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         view = memoryview(data)
         while view:  # a regular file takes it all at once, but write may say otherwise
             view = view[os.write(fd, view):]
+        self._unsynced.add(table_id)
+
+    def sync(self) -> None:
+        """Make every record appended so far durable: one ``fsync`` per journal written to.
+
+        Raises OSError when the disk will not take them.
+        """
+        for table_id in sorted(self._unsynced):
+            fd = self._open.get(table_id)
+            if fd is not None:
+                os.fsync(fd)
+        self._unsynced.clear()
 
     def checkpoint(self) -> None:
         """Move SQLite's WAL into the database (between rounds: see the module's docstring)."""
-        try:
+        with self._damage():
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot checkpoint the database: {exc}") from None
 
     def records(self, table_id: bytes) -> list[Record]:
         """The table's journal, in the order it was written (empty if there is none).
 
-        A last record cut short or garbled is one a power cut tore as it was
-        written: it is left out. Damage anywhere else is a StoreError.
+        A last record cut short or garbled is one a crash tore as it was
+        written: it is left out, and cut off the file. Damage anywhere else is
+        a JournalError.
         """
+        return self._cut_torn_tail(table_id)
+
+    def journal_path(self, table_id: bytes) -> Path:
+        """Where the table's journal lives (named in messages about it)."""
+        return self._journal(table_id)
+
+    def _cut_torn_tail(self, table_id: bytes) -> list[Record]:
+        """Read the journal; truncate it after its last whole record; its records."""
+        path = self._journal(table_id)
         try:
-            data = self._journal(table_id).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             return []
         except OSError as exc:
-            raise StoreError(f"cannot read the journal: {exc}") from None
-        records: list[Record] = []
-        at = 0
-        while at + _RECORD_HEADER.size <= len(data):
-            length, kind, crc = _RECORD_HEADER.unpack_from(data, at)
-            end = at + _RECORD_HEADER.size + length
-            body = data[at + _RECORD_HEADER.size:end]
-            if end > len(data) or _crc(kind, body) != crc:
-                if end >= len(data):
-                    break  # torn as it was written: the last moments before a power cut
-                raise StoreError(f"the journal is damaged at byte {at}")
+            raise JournalError(f"cannot read the journal {path}: {exc.strerror or exc}"
+                               ) from None
+        records, good = _parse(data, path)
+        if good < len(data):
             try:
-                records.append(Record(Kind(kind), body))
-            except ValueError:
-                raise StoreError(f"the journal is damaged at byte {at}") from None
-            at = end
+                os.truncate(path, good)
+            except OSError as exc:
+                raise JournalError(f"cannot repair the journal {path} (its last record is "
+                                   f"torn): {exc.strerror or exc}") from None
         return records
 
     def unfinished(self) -> TableRecord | None:
         """The most recent table whose game did not end: what ``--resume`` goes back to."""
-        row = self._db.execute(
-            "SELECT table_id, host_key, address, joined_at, finished FROM tables"
-            " WHERE finished = 0 ORDER BY joined_at DESC LIMIT 1").fetchone()
+        with self._damage():
+            row = self._db.execute(
+                "SELECT table_id, host_key, address, joined_at, finished FROM tables"
+                " WHERE finished = 0 ORDER BY joined_at DESC LIMIT 1").fetchone()
         if row is None:
             return None
         return TableRecord(bytes(row[0]), bytes(row[1]), row[2], row[3], bool(row[4]))
 
     def finish_table(self, table_id: bytes, summary: dict[str, object]) -> None:
         """The game is over: keep its result, drop its journal."""
-        with self._tx():
+        with self._damage(), self._tx():
             self._db.execute("UPDATE tables SET finished = 1 WHERE table_id = ?", (table_id,))
             self._db.execute("INSERT INTO results VALUES (?, ?, ?)",
                              (table_id, time.time(), json.dumps(summary)))
         self._drop_journal(table_id)
 
     def history(self) -> list[dict[str, object]]:
-        rows = self._db.execute("SELECT summary FROM results ORDER BY ended_at")
+        with self._damage():
+            rows = self._db.execute("SELECT summary FROM results ORDER BY ended_at").fetchall()
         return [json.loads(summary) for (summary,) in rows]
 
     def keep_game(self, table_id: bytes, first_round: int, ended_at: float,
@@ -286,11 +320,21 @@ class Store:
             raise StoreError(f"cannot read the game: {exc}") from None
         return None if row is None else bytes(row[0])
 
+    @contextlib.contextmanager
+    def _damage(self) -> Iterator[None]:
+        """Turn a database that fails under a query into one line naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"the database {self._path} cannot be read ({exc}): move it "
+                             "aside to start a fresh one (your key is kept apart)") from None
+
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
 
     def _drop_journal(self, table_id: bytes) -> None:
         self._closed.add(table_id)
+        self._unsynced.discard(table_id)
         fd = self._open.pop(table_id, None)
         if fd is not None:
             os.close(fd)
@@ -317,6 +361,31 @@ def _lock(path: Path) -> int | None:
 def _unlock(fd: int | None) -> None:
     if fd is not None:
         os.close(fd)  # closing the last descriptor lets go of the lock
+
+
+def _parse(data: bytes, path: Path) -> tuple[list[Record], int]:
+    """A journal's records, and where the last whole one ends (before a torn tail)."""
+    records: list[Record] = []
+    at = 0
+    while at + _RECORD_HEADER.size <= len(data):
+        length, kind, crc = _RECORD_HEADER.unpack_from(data, at)
+        end = at + _RECORD_HEADER.size + length
+        body = data[at + _RECORD_HEADER.size:end]
+        if end > len(data) or _crc(kind, body) != crc:
+            if end >= len(data):
+                break  # torn as it was written: the last moments before a crash
+            raise JournalError(_damaged(path, at))
+        try:
+            records.append(Record(Kind(kind), body))
+        except ValueError:
+            raise JournalError(_damaged(path, at)) from None
+        at = end
+    return records, at
+
+
+def _damaged(path: Path, at: int) -> str:
+    return (f"the journal {path} is damaged at byte {at}: this table cannot be resumed; "
+            "move the file aside to play on without it")
 
 
 def _framed(record: Record) -> bytes:

@@ -36,7 +36,7 @@ from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from .headless import drive_partner, run_headless, table_bot
-from .interfaces import Interfaces, interfaces_setting
+from .interfaces import Interfaces, interfaces_setting, listen_addresses
 from .link import LinkError
 from .logs import setup_logging
 from .node import Endpoint, NetSession, TableConfig
@@ -129,12 +129,14 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
                         "or the XDG data dir; for nerts bot, a free bots/N dir in it: each bot "
                         "running is a player of its own)")
     p.add_argument("--bind", default="", metavar="ADDR",
-                   help="address to accept peers on (default: every interface)")
+                   help="address(es) to accept peers on, comma-separated (default: the "
+                        "--interfaces addresses when given, else every interface)")
     p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
     p.add_argument("--advertise-port", type=int, metavar="PORT",
                    help="port other peers should dial (behind a relay or port forward)")
     p.add_argument("--interfaces", metavar="LIST",
-                   help="mDNS interfaces: all, default or IP addresses (env NERTS_INTERFACES)")
+                   help="interfaces for mDNS, and for the TCP listener unless --bind is "
+                        "given: all, default or IP addresses (env NERTS_INTERFACES)")
     p.add_argument("--headless", action="store_true",
                    help=argparse.SUPPRESS if bot else
                    f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
@@ -231,8 +233,12 @@ def _open_data(args: argparse.Namespace) -> tuple[Path, Store]:
             store = Store(data_dir / DB_FILE)
         except StoreBusy:
             continue
-        if not args.resume or store.unfinished() is not None:
-            return data_dir, store
+        try:
+            if not args.resume or store.unfinished() is not None:
+                return data_dir, store
+        except StoreError:
+            store.close()
+            raise
         store.close()
     if args.resume:
         raise CannotPlay(f"no bot in {bots} has an unfinished table to go back to")
@@ -259,7 +265,8 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         drop_after=getattr(args, "drop_after", DROP_AFTER),
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
         max_seats=getattr(args, "seats", 8), code=args.code)
-    endpoint = Endpoint(args.bind, args.port, args.advertise_port)
+    endpoint = Endpoint(listen_addresses(args.bind, interfaces), args.port,
+                        args.advertise_port)
     return run_table(_play(args, identity, config, endpoint, interfaces, store, summary,
                            screen))
 

@@ -8,6 +8,11 @@ refusing an address for a while after a few failures slows it to a crawl (at
 address, two words from a short list far longer), while a player who mistyped
 the code waits half a minute at worst.
 
+The listener runs one exchange at a time per address (``mesh``), the others
+from it waiting their turn: a failure is only known once an exchange ends, so
+parallel connections would otherwise all be judged before the first failure
+counts.
+
 Sans I/O: the caller passes the time in.
 """
 

@@ -22,6 +22,7 @@ __all__ = [
     "advertised_addresses",
     "interfaces_from",
     "interfaces_setting",
+    "listen_addresses",
 ]
 
 ENV_VAR = "NERTS_INTERFACES"
@@ -94,3 +95,15 @@ def advertised_addresses(interfaces: Interfaces) -> list[str]:
     unique = list(dict.fromkeys(found))
     routable = [a for a in unique if not ipaddress.ip_address(a).is_loopback]
     return routable or unique or ["127.0.0.1"]
+
+
+def listen_addresses(bind: str, interfaces: Interfaces) -> str:
+    """Where a seat's TCP listener binds: ``--bind`` if given, else the addresses the
+    user restricted ``--interfaces`` to (comma-separated), else "" (every interface).
+
+    A user who says "127.0.0.1 only" means the table, not just its mDNS: a
+    listener on every interface would let anyone on the network dial it.
+    """
+    if bind or not isinstance(interfaces, list):
+        return bind
+    return ",".join(interfaces)

@@ -38,6 +38,7 @@ from ..protocol.envelope import LINK_MAGIC
 from ..protocol.identity import Identity, fingerprint_of
 from .channel import ChannelError, SecureChannel
 from .framing import FrameDecoder, FrameError, encode_frame
+from .guard import CODE_PAUSE, CODE_TRIES
 from .handshake import NONCE_SIZE, Handshake, HandshakeError
 from .linkmac import FrameMac, MacError
 from .wire import NET_VERSION, Info, WireError, decode_info, encode_info, refusal
@@ -388,13 +389,16 @@ async def open_link(
             binding = b""
             if code is not None:
                 if refuse_code:
-                    raise Refused("too many wrong table codes from this address")
+                    raise Refused("a code exchange from this address is under way, or it "
+                                  "got the code wrong too often")
                 stream.channel = SecureChannel(code, tid, dialer=dialer)
                 stream.write(stream.channel.start())
                 theirs = await stream.read()
                 if theirs is None:
-                    raise Refused(f"table {table} refused the code exchange: too many wrong "
-                                  "codes from this address; try again in a minute")
+                    raise Refused(f"table {table} refused the code exchange: it judges one "
+                                  "code at a time from an address, and after "
+                                  f"{CODE_TRIES} wrong ones waits {CODE_PAUSE:g} s; try "
+                                  f"again in {CODE_PAUSE:g} s")
                 stream.channel.finish(theirs)
                 guessing = True
                 binding = stream.channel.binding

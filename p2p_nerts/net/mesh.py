@@ -13,6 +13,11 @@ At a table with a code every connection runs the table-code exchange
 (``link``), and a listener refuses an address that failed it too often
 (``guard.CodeGuard``), so the code cannot be guessed quickly online.
 
+Admission (``bounds``): only links whose key has a place at the table
+(``admitted``) hear its traffic and are listed in peers frames; one that gets
+no place within a grace period is closed; links without a place are capped
+per address and in all; every link has a budget of frames and bytes a second.
+
 The mesh moves bytes and knows keys; it never looks inside a replica entry.
 Whatever a peer sends, the worst outcome is that its connection is closed
 with a logged reason.
@@ -25,11 +30,23 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.identity import Identity, fingerprint_of
+from .bounds import Limits, LinkBudget, QuietLog, Unseated
 from .guard import CodeGuard
-from .link import Connection, Link, LinkError, Refused, WrongCode, connect, listen, open_link
+from .link import (
+    HANDSHAKE_TIMEOUT,
+    Connection,
+    Link,
+    LinkError,
+    Refused,
+    WrongCode,
+    connect,
+    listen,
+    open_link,
+)
 from .wire import (
     Info,
     WireError,
@@ -51,6 +68,15 @@ _REFUSE_LINGER = 2.0  # let a refused newcomer read our info frame before we han
 
 FramesHandler = Callable[[bytes, list[bytes]], None]
 LinkHandler = Callable[[bytes, bool], None]
+Admitted = Callable[[bytes], bool]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """One address's turn at the table-code exchange: one at a time."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0  # running the exchange or waiting for it
 
 
 class Mesh:
@@ -60,12 +86,14 @@ class Mesh:
     ``key``'s link, in the order they came; ``on_link(key, up)`` is
     told when a link to ``key`` comes up or goes down. ``info()`` is what we
     say in our info frame, asked afresh for each connection; ``code`` is the
-    table code, which every connection then needs.
+    table code, which every connection then needs. ``admitted(key)`` says
+    whether a key has a place at the table (None: every key has).
     """
 
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
                  on_frames: FramesHandler, on_link: LinkHandler | None = None,
-                 code: str | None = None) -> None:
+                 code: str | None = None, admitted: Admitted | None = None,
+                 limits: Limits | None = None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
         self._identity = identity
@@ -74,6 +102,12 @@ class Mesh:
         self._guard = CodeGuard()
         self._on_frames = on_frames
         self._on_link = on_link
+        self._admitted: Admitted = admitted or (lambda _key: True)
+        self.limits = limits or Limits()
+        self._unseated = Unseated(self.limits)
+        self._pending: dict[Link, str] = {}  # accepted links without a place, by address
+        self._quiet = QuietLog(_log)
+        self._code_turns: dict[str, _Turn] = {}  # by address, while any is using it
         self.links: dict[bytes, Link] = {}
         self.host_key: bytes | None = None  # a guest takes peers frames from it only
         self.addresses: dict[bytes, str] = {}  # host: where each guest listens
@@ -81,24 +115,34 @@ class Mesh:
         self._announced: dict[bytes, str] | None = None
         self._dialers: dict[bytes, tuple[tuple[str, int], asyncio.Task[None]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self._closing = False
 
     # ------------------------------------------------------------ setting up
     async def listen(self, bind: str, port: int) -> int:
         """Start accepting connections; returns the port (useful with port 0).
 
-        An empty ``bind`` means every IPv4 interface: tables advertise IPv4
+        ``bind`` is one address or several, comma-separated (the addresses of
+        the interfaces a user restricted the table to), all on one port. An
+        empty ``bind`` means every IPv4 interface: tables advertise IPv4
         addresses, and binding IPv4 and IPv6 apart with port 0 would give the
         two sockets different ports.
         """
-        try:
-            self._server = await listen(bind or "0.0.0.0", port, self._on_connection)
-        except OSError as exc:
-            where = format_address(bind, port) if bind else f"every interface, port {port}"
-            raise LinkError(f"cannot listen on {where} (--bind, --port): "
-                            f"{exc.strerror or exc}") from None
-        return int(self._server.sockets[0].getsockname()[1])
+        addresses = [a.strip() for a in bind.split(",") if a.strip()] or ["0.0.0.0"]
+        for address in addresses:
+            try:
+                server = await listen(address, port, self._on_connection)
+            except OSError as exc:
+                for other in self._servers:
+                    other.close()
+                self._servers.clear()
+                where = (format_address(address, port) if bind
+                         else f"every interface, port {port}")
+                raise LinkError(f"cannot listen on {where} (--bind, --port): "
+                                f"{exc.strerror or exc}") from None
+            self._servers.append(server)
+            port = int(server.sockets[0].getsockname()[1])  # the others take the same
+        return port
 
     async def connect(self, host: str, port: int, *, joining: bool,
                       expect_key: bytes | None = None) -> Link:
@@ -138,8 +182,9 @@ class Mesh:
         to the woken reader, so a play and the view after it cost one, not two.
         """
         queues: dict[bytes, list[bytes]] = {}
+        admitted = {key for key in self.links if self._admitted(key)}  # no place: no traffic
         for data, to in sends:
-            for key in (self.links if to is None else (to,) if to in self.links else ()):
+            for key in (admitted if to is None else (to,) if to in admitted else ()):
                 queues.setdefault(key, []).append(data)
         for key, frames in queues.items():
             link = self.links.get(key)
@@ -153,14 +198,20 @@ class Mesh:
         self._announce()
 
     def _announce(self, to: Link | None = None) -> None:
-        """Send the peers list to everyone if it changed, else (if given) to ``to`` alone."""
-        peers = {k: a for k, a in self.addresses.items() if k in self._seated or k in self.links}
+        """Send the peers list to everyone if it changed, else (if given) to ``to`` alone.
+
+        It lists, and goes to, the keys with a place at the table only: a
+        stranger neither learns where the players listen nor fills the list.
+        """
+        peers = {k: a for k, a in self.addresses.items()
+                 if k in self._seated or (k in self.links and self._admitted(k))}
         if peers != self._announced:
             self._announced = peers
             payload = encode_peers(peers)
             for link in list(self.links.values()):
-                link.send(payload)
-        elif to is not None:
+                if self._admitted(link.key):
+                    link.send(payload)
+        elif to is not None and self._admitted(to.key):
             to.send(encode_peers(peers))
 
     def dial(self, peers: dict[bytes, tuple[str, int]]) -> None:
@@ -179,8 +230,8 @@ class Mesh:
     async def close(self, flush: float = 1.0) -> None:
         """Stop dialing and accepting; give queued frames up to ``flush`` s to go out."""
         self._closing = True
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
         for _address, task in self._dialers.values():
             task.cancel()
         deadline = time.monotonic() + flush
@@ -215,8 +266,80 @@ class Mesh:
             return
         peername = connection.transport_or_raise().get_extra_info("peername")
         ip = str(peername[0]) if peername else "?"
+        now = time.monotonic()
+        self._recount()
+        if not self._unseated.room(ip):
+            self._quiet.log(now, "unseated cap", logging.INFO, "closed a connection from %s: "
+                            "too many without a seat (from there, or in all)", ip)
+            connection.abort("too many connections without a seat")
+            return
+        self._unseated.add(ip)
         try:
-            link = await open_link(
+            link = await self._open_accepted(connection, ip)
+        except BaseException:
+            self._unseated.remove(ip)
+            raise
+        if link is None:
+            self._unseated.remove(ip)
+            return
+        if self._admitted(link.key):
+            self._unseated.remove(ip)
+        else:
+            self._pending[link] = ip  # counted until it has a place or goes
+        if link.peer.port:
+            self.addresses[link.key] = format_address(link.remote_ip, link.peer.port)
+        await self._serve(link)
+
+    async def _open_accepted(self, connection: Connection, ip: str) -> Link | None:
+        """Run the opening exchange of an incoming connection; None if it failed (logged)."""
+        try:
+            link = await self._exchange(connection, ip)
+        except WrongCode:
+            connection.close()
+            return None
+        except Refused as exc:
+            self._quiet.log(time.monotonic(), "refused", logging.INFO,
+                            "refused a connection from %s: %s", ip, exc)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_REFUSE_LINGER):
+                    await connection.wait_closed()
+            connection.close()
+            return None
+        except LinkError as exc:
+            self._quiet.log(time.monotonic(), "failed", logging.INFO,
+                            "incoming connection from %s failed: %s", ip, exc)
+            connection.close()
+            return None
+        if link.sealed:
+            self._guard.succeeded(ip)
+        return link
+
+    async def _exchange(self, connection: Connection, ip: str) -> Link:
+        """``open_link`` for an incoming connection, one code exchange at a time from
+        an address (see ``guard``): the others from it wait their turn, and a
+        failure counts before the next one is judged."""
+        if self._code is None or self._guard.refused_for(ip, time.monotonic()) > 0:
+            return await self._open(connection, ip)
+        turn = self._code_turns.setdefault(ip, _Turn())
+        turn.users += 1
+        try:
+            try:
+                async with asyncio.timeout(HANDSHAKE_TIMEOUT):
+                    await turn.lock.acquire()
+            except TimeoutError:
+                raise LinkError("waited too long for its turn at the table code") from None
+            try:
+                return await self._open(connection, ip)
+            finally:
+                turn.lock.release()
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._code_turns[ip]
+
+    async def _open(self, connection: Connection, ip: str) -> Link:
+        try:
+            return await open_link(
                 connection, self._identity, self._info(), dialer=False, code=self._code,
                 refuse_code=self._guard.refused_for(ip, time.monotonic()) > 0)
         except WrongCode as exc:
@@ -224,25 +347,21 @@ class Mesh:
                 _log.warning("%s from %s: refusing that address for %g s", exc, ip,
                              self._guard.pause)
             else:
-                _log.info("%s from %s", exc, ip)
-            connection.close()
-            return
-        except Refused as exc:
-            _log.info("refused a connection: %s", exc)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(_REFUSE_LINGER):
-                    await connection.wait_closed()
-            connection.close()
-            return
-        except LinkError as exc:
-            _log.info("incoming connection failed: %s", exc)
-            connection.close()
-            return
-        if link.sealed:
-            self._guard.succeeded(ip)
-        if link.peer.port:
-            self.addresses[link.key] = format_address(link.remote_ip, link.peer.port)
-        await self._serve(link)
+                self._quiet.log(time.monotonic(), "wrong code", logging.INFO, "%s from %s",
+                                exc, ip)
+            raise
+
+    def _recount(self) -> None:
+        """Stop counting the accepted links that have a place at the table by now."""
+        for link, ip in list(self._pending.items()):
+            if self._admitted(link.key):
+                del self._pending[link]
+                self._unseated.remove(ip)
+
+    def _check_place(self, link: Link) -> None:
+        """Grace is over: a link whose key has no place at the table goes."""
+        if not link.closed and not self._admitted(link.key):
+            link.close(f"no seat taken within {self.limits.grace:g} s")
 
     async def _dial_loop(self, key: bytes, address: tuple[str, int], first: Link | None) -> None:
         delay = BACKOFF_MIN
@@ -270,7 +389,13 @@ class Mesh:
         if old is not None and old is not link:
             old.close("replaced by a newer connection")
         self.links[link.key] = link
-        _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
+        if self._admitted(link.key):
+            _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
+        else:
+            self._quiet.log(time.monotonic(), "newcomer", logging.INFO,
+                            "connected to %s (%s), who has no seat yet", link.peer.name,
+                            fingerprint_of(link.key))
+            asyncio.get_running_loop().call_later(self.limits.grace, self._check_place, link)
         self._notify(link.key, True)
         if self.is_host:
             self._announce(to=link)
@@ -279,9 +404,13 @@ class Mesh:
         """Read a link until it ends; it is the link for its key while it lasts."""
         if self.links.get(link.key) is not link:
             self._register(link)
+        budget = LinkBudget(self.limits)
         try:
-            await link.serve(lambda payloads: self._dispatch(link, payloads))
+            await link.serve(lambda payloads: self._dispatch(link, budget, payloads))
         finally:
+            ip = self._pending.pop(link, None)
+            if ip is not None:
+                self._unseated.remove(ip)
             link.close("connection ended")
             if self.links.get(link.key) is link:
                 del self.links[link.key]
@@ -290,10 +419,19 @@ class Mesh:
                     if link.key not in self._seated:  # keeps the book as small as the table
                         self.addresses.pop(link.key, None)
                     self._announce()
-            _log.info("disconnected from %s (%s): %s", link.peer.name,
-                      fingerprint_of(link.key), link.reason)
+            if ip is None or self._admitted(link.key):
+                _log.info("disconnected from %s (%s): %s", link.peer.name,
+                          fingerprint_of(link.key), link.reason)
+            else:
+                self._quiet.log(time.monotonic(), "newcomer gone", logging.INFO,
+                                "disconnected from %s (%s), who had no seat: %s",
+                                link.peer.name, fingerprint_of(link.key), link.reason)
 
-    def _dispatch(self, link: Link, payloads: list[bytes]) -> None:
+    def _dispatch(self, link: Link, budget: LinkBudget, payloads: list[bytes]) -> None:
+        now = time.monotonic()
+        payloads = [p for p in payloads if budget.admit(now, len(p))]
+        if budget.flooding(now):
+            raise LinkError(f"far over its budget ({budget.dropped} frames dropped)")
         entries: list[bytes] = []
         for payload in payloads:
             if is_entry(payload):

@@ -34,9 +34,11 @@ from ..game.variants import Variants
 from ..protocol import events as ev
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
+from ..protocol.journal import made_by
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
 from ..session import Command, Listener
-from ..store import Store, StoreError, TableRecord
+from ..store import JournalError, Store, StoreError, TableRecord
+from .bounds import Limits
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
@@ -69,6 +71,8 @@ class TableConfig:
     code: str | None = None
     """The table code: a host that has one lets in only peers who know it, and
     all traffic is encrypted; a guest needs the table's code to join."""
+    limits: Limits = field(default_factory=Limits)
+    """What the other peers may make this one do (``bounds``)."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
@@ -83,7 +87,7 @@ class Endpoint:
     port forward (the fault-injecting relay of the tests is one).
     """
 
-    bind: str = ""  # every interface
+    bind: str = ""  # one address or several, comma-separated; "": every interface
     port: int = 0  # any free port
     advertise_port: int | None = None
 
@@ -132,7 +136,8 @@ class NetSession:
         self._clock = clock
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
-                          on_frames=self._on_frames, on_link=self._on_link)
+                          on_frames=self._on_frames, on_link=self._on_link,
+                          admitted=self._admitted, limits=config.limits)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
@@ -140,6 +145,7 @@ class NetSession:
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
+        self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.Handle | None = None
@@ -171,7 +177,8 @@ class NetSession:
         self.table_name = table_name
         self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
-        self._remember(format_address(endpoint.bind or "0.0.0.0", self.port))
+        self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
+                                      self.port))
         self._route(self.replica.open(self._clock()))
         if interfaces is not None:
             await self._advertise(interfaces)
@@ -222,9 +229,15 @@ class NetSession:
         """
         is_host = table.host_key == identity.public_key
         self = cls(identity, config, is_host=is_host, store=store, clock=clock)
-        replica = Replica.restore(identity, table.table_id, table.host_key,
-                                  store.records(table.table_id), self._clock(),
-                                  **self._replica_options())
+        records = store.records(table.table_id)
+        try:
+            replica = Replica.restore(identity, table.table_id, table.host_key, records,
+                                      self._clock(), **self._replica_options())
+        except Exception as exc:  # noqa: BLE001 - whatever a bad record breaks, one line
+            raise JournalError(
+                f"the journal {store.journal_path(table.table_id)} holds a record that "
+                f"cannot be replayed ({type(exc).__name__}: {exc}): this table cannot be "
+                "resumed; move the file aside to play on without it") from None
         try:
             address = parse_address(table.address)
         except WireError:
@@ -344,6 +357,9 @@ class NetSession:
         """Do the held writes in order; if one fails, say so once and play on without
         recovery."""
         writes, self._writes = self._writes, []
+        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
+            self._sync_due = False
+            writes.append(lambda store: store.sync())
         for write in writes:
             if self._store is None:
                 return
@@ -380,7 +396,10 @@ class NetSession:
         (within the noise of a game's latency), but a slow or busy disk may
         block far longer.
         Nothing leaves the process before the journal holds what it follows
-        from (write-ahead: what we acknowledged or signed survives a crash).
+        from (write-ahead: what we acknowledged or signed survives a crash),
+        and what this seat made itself is on the disk before it leaves: one
+        ``fsync`` for the batch (group commit), so a power cut cannot make us
+        sign a second entry under a number the others already hold.
         The frames and records of a listener that acts meanwhile follow ours,
         in order, in the same writes. Our ``own`` action's frames are the
         exception: nobody else has them yet, so they are journaled and go out
@@ -391,6 +410,8 @@ class NetSession:
         if journal and self._store is not None:
             table_id = self.replica.table_id
             self._writes.append(lambda store: store.append(table_id, journal))
+            me = self._identity.public_key
+            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
         sends = ((send.data, send.to) for send in out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()
@@ -410,8 +431,8 @@ class NetSession:
         finally:
             self._routing -= 1
             if not self._routing:
-                if out.events and not own:
-                    _give_way()
+                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
+                    _give_way()  # not for a flood's rejects: it would give the CPU away
                 self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
@@ -448,6 +469,22 @@ class NetSession:
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._keeping = self._keep_game()
             self._with_store(lambda store: store.finish_table(table_id, result))
+
+    def _admitted(self, key: bytes) -> bool:
+        """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
+        a place at the table (``Replica.player``) or is a spectator (:meth:`_spectator`).
+
+        Before its replica exists a guest has one link, to the host it dials.
+        """
+        r = self._replica
+        return r is None or r.player(key) or self._spectator(key)
+
+    def _spectator(self, key: bytes) -> bool:
+        """Whether ``key`` watches the table without a seat: admitted like a seat.
+
+        No spectators yet: the hook where watching a table will admit them.
+        """
+        return False
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.

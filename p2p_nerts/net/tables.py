@@ -21,7 +21,7 @@ from ..store import Store
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
 from .headless import drive_partner, table_bot
-from .interfaces import Interfaces
+from .interfaces import Interfaces, listen_addresses
 from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
 from .wire import NET_VERSION, WireError, parse_address
@@ -92,7 +92,7 @@ class LanTables:
         tableau with them at share-a-deck tables (the settings' ``partner``)."""
         self._identity = identity
         self._interfaces = interfaces
-        self._endpoint = endpoint or Endpoint()
+        self._endpoint = endpoint or Endpoint(listen_addresses("", interfaces))
         self._store = store
         self._partner = partner
         self._partners: set[asyncio.Task[None]] = set()  # held: the loop keeps weak references

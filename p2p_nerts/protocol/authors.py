@@ -18,6 +18,10 @@ from .envelope import GENESIS, HEADER_LEN, Entry
 
 #: Entries held per author while waiting for a gap to fill.
 MAX_HELD = 1024
+#: Bytes of them (as received) per author: early AUDITs are large. Only keys
+#: with a place at the table get entries held (a stranger's are dropped), so
+#: this bounds the held entries of the whole table too.
+MAX_HELD_BYTES = 1 << 20
 
 
 class Equivocation(Exception):
@@ -64,7 +68,8 @@ class AuthorLog:
             return "duplicate"  # delivered and since pruned: an old replay
         if seq == self.delivered + 1:
             return "next"
-        if len(self.held) >= MAX_HELD:
+        if len(self.held) >= MAX_HELD or (
+                sum(len(e.raw) for e in self.held.values()) + len(entry.raw) > MAX_HELD_BYTES):
             return "duplicate"  # too far ahead to keep; a resend will bring it back
         self.held[seq] = entry
         return "held"

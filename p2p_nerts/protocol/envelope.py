@@ -205,6 +205,12 @@ def _pack(author: bytes, table_id: bytes, round: int, seq: int, lamport: int, ty
     return body
 
 
+def author_of(raw: bytes) -> bytes:
+    """The author key a signed frame names, read without checking it: for frames
+    checked before (journaled, or kept in a game record)."""
+    return raw[len(MAGIC):len(MAGIC) + PUBLIC_KEY_LEN]
+
+
 def open_entry(raw: bytes | bytearray | memoryview) -> Entry:
     """Check and decode one received frame; the trust boundary of the protocol.
 

@@ -16,6 +16,9 @@ from enum import IntEnum
 
 import msgpack
 
+from .envelope import MAGIC
+from .identity import PUBLIC_KEY_LEN
+
 
 class Kind(IntEnum):
     ENTRY = 1  # a signed frame, exactly as received or sent
@@ -28,6 +31,20 @@ class Kind(IntEnum):
 class Record:
     kind: Kind
     data: bytes
+
+
+def made_by(record: Record, key: bytes) -> bool:
+    """Whether the record holds what ``key``'s seat made itself, not what it received.
+
+    Those must survive a power cut once anything that follows from them has
+    left the machine: nobody else could give them back (a peer holds an entry
+    we signed, but we could sign another under its number, which is
+    equivocation; a revealed deck needs its secret). Received frames are the
+    other peers' too, who resend them.
+    """
+    if record.kind is Kind.ENTRY:
+        return record.data[len(MAGIC):len(MAGIC) + PUBLIC_KEY_LEN] == key
+    return record.kind is not Kind.LINK
 
 
 def secrets_record(round_no: int, deck_secret: bytes, share: bytes) -> Record:

@@ -57,13 +57,14 @@ from ..game.variants import VariantError, Variants
 from . import events as ev
 from .audit import AuditResult, audit_seat, score_round
 from .authors import AuthorLog, Equivocation
+from .budget import TokenBucket
 from .clock import LamportClock
 from .envelope import (
     GENESIS,
     LINK_MAGIC,
-    MAGIC,
     Entry,
     EnvelopeError,
+    author_of,
     open_entry,
     open_link_entry,
 )
@@ -115,6 +116,11 @@ HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+#: Bytes of RESEND answers one peer gets a second, and at once: a newcomer
+#: catching up on a long game takes a few seconds; a peer asking in a loop
+#: gets no more.
+RESEND_BYTES = 1 << 20
+RESEND_BURST = 4 << 20
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 #: An honest peer is never this far ahead of us (a whole night of play is a few
 #: hundred thousand entries); a larger jump is an attack on everyone's clock.
@@ -327,6 +333,8 @@ class Replica:
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
+        self._resend_budget: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
+        self._placed: set[bytes] = set()  # keys heard from while they had a place
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -395,7 +403,7 @@ class Replica:
                 assert isinstance(round_no, int)
                 assert isinstance(deck, bytes) and isinstance(share, bytes)
                 r._secrets[round_no] = (deck, share)
-            elif rec.kind is Kind.ENTRY and _author_of(rec.data) == identity.public_key:
+            elif rec.kind is Kind.ENTRY and author_of(rec.data) == identity.public_key:
                 entry = open_entry(rec.data)
                 r._signed[entry.seq] = entry
         for rec in records:
@@ -423,7 +431,7 @@ class Replica:
         return r
 
     def _replay_entry(self, raw: bytes) -> None:
-        if _author_of(raw) != self.me.public_key:
+        if author_of(raw) != self.me.public_key:
             self._receive_one(raw, None)
             return
         # My entries are journaled in sequence: this one is either the next,
@@ -826,6 +834,48 @@ class Replica:
             log = self.authors[key] = AuthorLog(key)
         return log
 
+    def holds_place(self, key: bytes) -> bool:
+        """Whether ``key`` has a place at this table: a seat, a place in the round, a
+        place on the waiting list, or the host's or our own key.
+
+        A key that never had one is a stranger: its entries are checked and
+        dropped (its first JOIN to the host excepted: it asks for a place),
+        never journaled or kept, and it is answered nothing. Nothing is held
+        early for a key without a place.
+        """
+        rs = self.rs
+        return (key in self.seated or key == self.host_key or key == self.me.public_key
+                or key in self.waiting or (rs is not None and key in rs.keys))
+
+    def admit(self, keys: Iterable[bytes]) -> None:
+        """Hear these keys as players though no place of theirs is known yet: the
+        authors of a game record that a seat-less replica reads from its start
+        (their JOINs come before the ROSTER that seats them)."""
+        self._placed.update(keys)
+
+    def player(self, key: bytes) -> bool:
+        """Whether ``key`` holds a place at this table or held one: a player the table
+        keeps talking to (a seat given up catches up, and asks back in, through it)."""
+        return self.holds_place(key) or key in self._placed
+
+    def _heard_of(self, entry: Entry) -> bool:
+        """Whether a key without a place may still be heard: it had one (a seat given
+        up, a player catching up to ask back in), or it asks the host for one
+        (its HELLO, asking where its own chain ends before it signs more; its
+        JOIN; the ACKs that tell the host a JOIN was lost on the way; and a
+        RESEND of the host's own entries, the lobby it needs to sit down).
+        Anything else from a key that never had a place is a stranger's."""
+        if entry.author in self._placed:
+            return True
+        if not self.is_host:
+            # A guest that knows no seats yet (just sat down, or back without its
+            # journal) cannot tell players from strangers before the host's
+            # ROSTER; its links come from the host's list of the seated.
+            return not self.seated
+        if entry.type == MsgType.RESEND:  # the host's own entries, which it needs to sit
+            return entry.payload.get("a") == self.me.public_key
+        return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
+
     def _evict_stranger(self) -> bool:
         """Make room by forgetting the longest-silent key that holds no seat.
 
@@ -833,11 +883,7 @@ class Replica:
         says HELLO); only the seated matter to the game. A forgotten key
         that comes back starts again from its first entry, which it resends.
         """
-        keep = {*self.seated, self.host_key, self.me.public_key}
-        if self.rs is not None:
-            keep.update(self.rs.keys)
-        keep.update(self.waiting)
-        strangers = [k for k in self.authors if k not in keep]
+        strangers = [k for k in self.authors if not self.holds_place(k)]
         if not strangers:
             return False
         oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
@@ -848,11 +894,24 @@ class Replica:
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
-        if entry.author == self.me.public_key and (
-                entry.seq <= self.seq or entry.type in EPHEMERAL):
-            # A reflection: we never need our own back. Only a seat whose journal
-            # was behind takes entries of its own from the table (resume.py).
-            raise EnvelopeError("own_entry")
+        placed = self.holds_place(entry.author)  # (our own key always is)
+        if entry.author == self.me.public_key:
+            if entry.seq <= self.seq or entry.type in EPHEMERAL:
+                # A reflection: we never need our own back. Only a seat whose
+                # journal was behind takes entries of its own from the table
+                # (resume.py).
+                raise EnvelopeError("own_entry")
+        else:
+            if placed:
+                self._placed.add(entry.author)
+            elif not self._heard_of(entry):
+                raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
+            if (self.is_host and not placed and entry.type == MsgType.ACK
+                    and entry.author not in self._placed):
+                log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask
+                if log is not None:                # again
+                    log.note_claim(entry.seq)
+                return
         if entry.type in EPHEMERAL:
             if entry.type == MsgType.ACK:  # finality depends on acks
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
@@ -862,6 +921,8 @@ class Replica:
         log = self._author(entry.author)
         if log is None:
             raise EnvelopeError("too_many_authors")
+        if not placed and entry.seq > log.delivered + 1:
+            raise EnvelopeError("stranger")  # held for a key without a place: kept for nothing
         verdict = log.offer(entry)
         if verdict == "duplicate":
             self.rejected["duplicate"] += 1
@@ -1054,12 +1115,21 @@ class Replica:
             _hold(rs, seat, marks)
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
+        """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
+        asking again and again cannot make us send without limit (it asks again
+        for what the budget held back)."""
         log = self.authors.get(author)
         if log is None:
             return
+        budget = self._resend_budget.get(asker)
+        if budget is None:
+            budget = self._resend_budget[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
             if frame is not None:
+                if not budget.take(self.now, len(frame)):
+                    self.rejected["resend_budget"] += 1
+                    return
                 self._out.sends.append(Send(frame, asker))
 
     def _ask_missing(self) -> None:
@@ -1173,7 +1243,7 @@ class Replica:
     def _fork_final(self, rs: RoundState, item: _Ordered) -> None:
         """A FORK's turn in the total order: its accused leaves the round, flagged."""
         assert isinstance(item.payload, Fork)
-        accused = rs.seat_of(_author_of(item.payload.first))
+        accused = rs.seat_of(author_of(item.payload.first))
         if accused is None or accused not in rs.live:
             return
         proof = rs.forks[accused]
@@ -1702,7 +1772,7 @@ class Replica:
             return True
         if isinstance(item.payload, Fork):
             return self._final(rs, item.lamport, item.seat, item.seq,
-                               rs.seat_of(_author_of(item.payload.first)))
+                               rs.seat_of(author_of(item.payload.first)))
         if not isinstance(item.payload, Drop):
             return self._final(rs, item.lamport, item.seat, item.seq)
         queue = rs.drop_queue
@@ -2182,11 +2252,6 @@ def _hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
     held = rs.marks.setdefault(seat, {})
     for author, seq in marks.items():
         held[author] = max(held.get(author, 0), seq)
-
-
-def _author_of(raw: bytes) -> bytes:
-    """The author key of a journaled entry, read without checking it again."""
-    return raw[len(MAGIC):len(MAGIC) + PUBLIC_KEY_LEN]
 
 
 def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:

@@ -28,7 +28,7 @@ from typing import Any
 from ..game.variants import Variants
 from ..net.headless import SummaryWriter
 from ..protocol import events as ev
-from ..protocol.envelope import Entry, EnvelopeError, open_entry
+from ..protocol.envelope import Entry, EnvelopeError, author_of, open_entry
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.messages import Ack, AckMark, MsgType, Result, link_message, parse_payload
 from ..protocol.replica import Phase, Replica, RoundState
@@ -93,6 +93,7 @@ def replay(record: GameRecord) -> Replayed:
             if problem is not None:
                 problems.append(problem)
 
+    replica.admit(author_of(raw) for raw in record.entries)
     for index, raw in enumerate(record.entries, start=1):
         entry = _checked(index, raw, record)
         if isinstance(entry, str):

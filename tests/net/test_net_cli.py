@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgpack
 import pytest
+from zeroconf import InterfaceChoice
 
 import p2p_nerts.cli
 import p2p_nerts.ui.app
@@ -25,9 +26,11 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.interfaces import listen_addresses
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity, load_or_create
+from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
@@ -281,3 +284,69 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
                  "--pace", "0.05", "--teams", "share", "--auto-start", "3", "--auto-next", "0.3",
                  "--countdown", "0"]) == 0
     assert found
+
+
+def test_a_journal_record_that_cannot_be_replayed_is_a_journal_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record whose CRC checks but whose content makes no sense (a bug, or a
+    file edited by hand) is not bad usage: one line naming the journal, exit 1."""
+    me = load_or_create(tmp_path / "identity.key", "Ann")
+    table_id = b"t" * 16
+    with Store(tmp_path / DB_FILE) as store:
+        store.join_table(table_id, me.public_key, "127.0.0.1:4000")
+        store.append(table_id, [Record(Kind.MOVE, msgpack.packb([1, 2, 3]))])
+        journal = store.journal_path(table_id)
+    assert main(["host", "--resume", "--headless", "--bind", "127.0.0.1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"nerts: the journal {journal} holds a record that cannot be replayed" in err
+    assert "move the file aside" in err
+
+
+def test_a_damaged_database_is_one_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / DB_FILE
+    with Store(path) as store:
+        for n in range(300):
+            store.join_table(n.to_bytes(16, "big"), b"h" * 32, "127.0.0.1:4000")
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = b"\xa5" * 4096  # the tables' root page
+    path.write_bytes(bytes(data))
+    assert main(["join", "--resume", "--headless", "--bind", "127.0.0.1"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"nerts: the database {path} cannot be read" in err
+
+
+def test_the_listener_binds_the_interfaces_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--interfaces 127.0.0.1`` means the table's port too, not only its mDNS."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["host", "--headless", "--port", str(port),
+                     "--interfaces", "127.0.0.1"]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port} (--bind, --port)" in err
+    assert "every interface" not in err
+
+
+def test_listen_addresses_follow_interfaces_unless_bind_says_otherwise() -> None:
+    assert listen_addresses("", ["127.0.0.1"]) == "127.0.0.1"
+    assert listen_addresses("", ["127.0.0.1", "::1"]) == "127.0.0.1,::1"
+    assert listen_addresses("10.0.0.2", ["127.0.0.1"]) == "10.0.0.2"
+    assert listen_addresses("", InterfaceChoice.All) == ""
+
+
+def test_a_mesh_on_given_addresses_listens_there_only() -> None:
+    async def scenario() -> None:
+        session = await NetSession.host(Identity.generate("Ann"), TableConfig(),
+                                        Endpoint(listen_addresses("", ["127.0.0.1"])),
+                                        table_name="t", interfaces=None)
+        try:
+            names = [s.getsockname() for server in session._mesh._servers
+                     for s in server.sockets]
+            assert names and all(name[0] == "127.0.0.1" for name in names)
+            assert {name[1] for name in names} == {session.port}
+        finally:
+            await session._mesh.close(flush=0)
+
+    asyncio.run(scenario())

@@ -59,7 +59,7 @@ def _forged() -> bytes:
         assert isinstance(totals, list)
         totals[0] += 50
 
-    entries[i] = _resigned(open_entry(entries[i]), more)
+    entries = _resigned(entries, i, more)
     return encode(_with(record, entries))
 
 

@@ -478,9 +478,12 @@ def test_a_drop_voted_before_the_seats_last_entries_arrive_completes_when_they_d
     observer = Replica(_stranger(6), TABLE_ID, host.me.public_key)
     theirs = logs[victim.me.public_key]
     late = [theirs[s] for s in sorted(theirs) if s > cut - 2]
-    first = [theirs[s] for s in sorted(theirs) if s <= cut - 2]
+    # The others' first: an entry from a key the observer does not know to be
+    # seated yet is a stranger's, dropped (its author resends it).
+    first = []
     for r in net.replicas[:2]:
         first += [logs[r.me.public_key][s] for s in sorted(logs[r.me.public_key])]
+    first += [theirs[s] for s in sorted(theirs) if s <= cut - 2]
     for raw in first:
         observer.receive(raw, net.now)
     rs = observer.rs
@@ -690,20 +693,25 @@ def test_round_entries_are_acted_on_in_the_foundations_order(
 def test_a_play_that_loses_a_strict_tie_says_so() -> None:
     """Under strict ties, a play bounced by one of the same rank made at the same
     Lamport time lost the draw, not a race: its event says so (the screen tells the
-    player), and only then."""
-    net = bot_table(6, seed=4, faults=Faults(min_delay=0.15, max_delay=0.4),
-                    variants=Variants(strict_ties=True))
-    check_round(net, play_round(net))
-    ties = 0
-    for replica, events in zip(net.replicas, net.events, strict=True):
-        assert replica.rs is not None
-        log = replica.rs.log
-        for e in events:
-            if isinstance(e, ev.PlayFinal) and e.fate is Fate.BOUNCE:
-                play = e.play
-                stays = log.piles[play.pile].stays if play.pile in log.piles else []
-                rival = any(p.lamport == play.lamport and p.face & 15 == play.face & 15
-                            for p in stays)
-                assert e.tie == rival, e
-                ties += e.tie
-    assert ties >= len(net.replicas), "every peer saw the tie this seed makes"
+    player), and only then. (The first of a few seeded rounds on slow links in
+    which every peer sees a tie: whether a seed makes one depends on every rule of
+    the game's timing.)"""
+    for seed in range(12):
+        net = bot_table(6, seed=seed, faults=Faults(min_delay=0.15, max_delay=0.4),
+                        variants=Variants(strict_ties=True))
+        check_round(net, play_round(net))
+        ties = 0
+        for replica, events in zip(net.replicas, net.events, strict=True):
+            assert replica.rs is not None
+            log = replica.rs.log
+            for e in events:
+                if isinstance(e, ev.PlayFinal) and e.fate is Fate.BOUNCE:
+                    play = e.play
+                    stays = log.piles[play.pile].stays if play.pile in log.piles else []
+                    rival = any(p.lamport == play.lamport and p.face & 15 == play.face & 15
+                                for p in stays)
+                    assert e.tie == rival, e
+                    ties += e.tie
+        if ties >= len(net.replicas):
+            return
+    raise AssertionError("no seed made a tie that every peer saw")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sqlite3
 import subprocess
@@ -11,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.envelope import MAGIC
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import Kind, Record, made_by
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Replica
-from p2p_nerts.store import DB_FILE, Store, StoreBusy, StoreError
+from p2p_nerts.store import DB_FILE, JournalError, Store, StoreBusy, StoreError
 
 
 def reread(path: Path, table_id: bytes = TABLE_ID) -> list[Record]:
@@ -190,3 +193,85 @@ def test_one_process_at_a_time_uses_a_store(tmp_path: Path) -> None:
                              "os.kill(os.getpid(), signal.SIGKILL)\n", str(path)], check=False)
     assert killed.returncode == -9
     assert reread(path) == [Record(Kind.ENTRY, b"mine")]  # a crashed process holds nothing
+
+
+def test_a_torn_tail_is_cut_off_before_anything_is_appended(tmp_path: Path) -> None:
+    """A crash tears the last record; the next run appends after the last whole one,
+    so the journal reads back whole however often the seat resumes."""
+    path = tmp_path / DB_FILE
+    recs = [Record(Kind.ENTRY, b"first"), Record(Kind.MOVE, b"second")]
+    with Store(path) as store:
+        store.append(TABLE_ID, recs)
+    journal = tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log"
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[:-3])  # the second record, torn
+    with Store(path) as store:  # a run that appends without reading first
+        store.append(TABLE_ID, [Record(Kind.LINK, b"third")])
+    assert reread(path) == [recs[0], Record(Kind.LINK, b"third")]
+    journal.write_bytes(journal.read_bytes() + b"\x00\x00")  # torn again, in a header
+    with Store(path) as store:  # a resume: read, then play on
+        assert store.records(TABLE_ID) == [recs[0], Record(Kind.LINK, b"third")]
+        store.append(TABLE_ID, [Record(Kind.MOVE, b"fourth")])
+    for _ in range(2):
+        assert reread(path) == [recs[0], Record(Kind.LINK, b"third"),
+                                Record(Kind.MOVE, b"fourth")]
+
+
+def test_damage_in_the_middle_names_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILE
+    with Store(path) as store:
+        store.append(TABLE_ID, [Record(Kind.ENTRY, b"first"), Record(Kind.MOVE, b"second")])
+    journal = tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log"
+    damaged = bytearray(journal.read_bytes())
+    damaged[10] ^= 0xFF
+    journal.write_bytes(bytes(damaged))
+    with pytest.raises(JournalError, match=f"journal {journal} is damaged at byte 0.*move"):
+        reread(path)
+    with Store(path) as store, pytest.raises(JournalError):
+        store.append(TABLE_ID, [Record(Kind.MOVE, b"never after damage")])
+    assert journal.read_bytes() == bytes(damaged)  # nothing changed
+
+
+def test_a_corrupt_database_page_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / DB_FILE
+    with Store(path) as store:
+        for n in range(300):  # a few pages of tables
+            store.join_table(n.to_bytes(16, "big"), b"h" * 32, "127.0.0.1:4000")
+        store.checkpoint()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 3 * page
+    data[page:2 * page] = b"\xa5" * page  # the root page of the tables, garbage
+    path.write_bytes(bytes(data))
+    with Store(path) as store:
+        with pytest.raises(StoreError, match=f"the database {path} cannot be read.*aside"):
+            store.unfinished()
+        with pytest.raises(StoreError, match="cannot be read"):
+            store.join_table(b"x" * 16, b"h" * 32, "127.0.0.1:4000")
+
+
+def test_sync_makes_each_written_journal_durable_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    with Store(tmp_path / DB_FILE) as store:
+        store.sync()
+        assert synced == []  # nothing written: nothing to wait for
+        for _ in range(3):
+            store.append(TABLE_ID, [Record(Kind.ENTRY, b"x")])
+        store.sync()
+        store.sync()
+        assert len(synced) == 1
+
+
+def test_made_by_tells_this_seats_records_from_received_ones() -> None:
+    me, other = Identity.generate("Me"), Identity.generate("Other")
+
+    def entry(identity: Identity) -> Record:
+        return Record(Kind.ENTRY, MAGIC + identity.public_key + b"rest")
+
+    assert made_by(entry(me), me.public_key)
+    assert not made_by(entry(other), me.public_key)
+    assert made_by(Record(Kind.SECRETS, b""), me.public_key)
+    assert made_by(Record(Kind.MOVE, b""), me.public_key)
+    assert not made_by(Record(Kind.LINK, me.public_key + b"ack"), me.public_key)

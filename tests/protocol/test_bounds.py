@@ -1,0 +1,113 @@
+"""What a peer keeps for others: strangers get nothing kept, RESEND answers and held
+entries are bounded (sans I/O, in memory)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.protocol import replica as replica_module
+from p2p_nerts.protocol.authors import MAX_HELD_BYTES, AuthorLog
+from p2p_nerts.protocol.budget import TokenBucket
+from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
+from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
+
+pytestmark = pytest.mark.fast
+
+
+def stranger(n: int) -> Identity:
+    return Identity.from_seed(n.to_bytes(4, "big") * 8, f"stranger{n}")
+
+
+def test_a_token_bucket_gives_its_burst_then_its_rate() -> None:
+    bucket = TokenBucket(rate=4, burst=5)
+    assert [bucket.take(0.0) for _ in range(6)] == [True] * 5 + [False]
+    assert bucket.room(2.0) == 5  # refilled, never above the burst
+    assert bucket.take(2.0, 5) and not bucket.take(2.0)
+    assert bucket.take(2.25) and not bucket.take(2.25)  # a quarter second: one token
+
+
+def test_a_strangers_entries_are_checked_dropped_and_never_journaled() -> None:
+    net = bot_table(2, seed=3)
+    for i, r in enumerate(net.replicas):
+        before = dict(r.authors), len(net.journals[i])
+        who = stranger(40 + i)
+        for seq in range(1, 201):
+            raw = seal_message(who, Ready(True), table_id=TABLE_ID, round=0, seq=seq,
+                               lamport=seq).raw
+            net.output(i, r.receive(raw, net.now))
+        assert r.rejected["stranger"] == 200
+        assert who.public_key not in r.authors and dict(r.authors) == before[0]
+        assert len(net.journals[i]) == before[1]  # nothing written for them
+
+
+def test_a_stranger_asking_for_a_seat_is_heard_by_the_host_only() -> None:
+    net = bot_table(2, seed=4)
+    host, guest = net.replicas
+    newcomer = stranger(50)
+    join = seal_message(newcomer, Join("Nu", None), table_id=TABLE_ID,
+                        round=0, seq=1, lamport=1).raw
+    guest.receive(join, net.now)
+    assert guest.rejected["stranger"] == 1
+    host.receive(join, net.now)
+    assert newcomer.public_key in host.seated
+
+
+def test_nothing_is_held_early_for_a_key_without_a_place() -> None:
+    net = bot_table(2, seed=5)
+    host = net.replicas[0]
+    who = stranger(60)
+    join = seal_message(who, Join("Nu", None), table_id=TABLE_ID, round=0,
+                        seq=5, lamport=5).raw  # its first four never came
+    host.receive(join, net.now)
+    assert host.rejected["stranger"] == 1
+    log = host.authors.get(who.public_key)
+    assert log is None or not log.held
+
+
+def test_held_entries_are_bounded_in_bytes_per_author() -> None:
+    who = stranger(70)
+    log = AuthorLog(who.public_key)
+    audit = Audit(bytes(32), tuple((1, i) for i in range(1500)))
+    big = [seal_message(who, audit, table_id=TABLE_ID, round=1, seq=s, lamport=s)
+           for s in range(2, 200)]
+    kept = [log.offer(e) for e in big]
+    held = sum(len(e.raw) for e in log.held.values())
+    assert "duplicate" in kept and held <= MAX_HELD_BYTES
+    assert held > MAX_HELD_BYTES - 2 * len(big[0].raw)  # filled up to the bound
+
+
+def test_resend_answers_keep_to_a_budget_per_asker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replica_module, "RESEND_BYTES", 500)
+    monkeypatch.setattr(replica_module, "RESEND_BURST", 1000)
+    net = bot_table(2, seed=6)
+    host, guest = net.replicas
+    net.output(0, host.start_round(net.now))
+    log = host.authors[host.me.public_key]
+    assert net.run(lambda: sum(map(len, log.entries.values())) > 3000, limit=600)
+    net.now += 10  # the budget full again
+    ask = [seal_message(guest.me, Resend(host.me.public_key, 1, 1000), table_id=TABLE_ID,
+                        round=0, seq=guest.seq, lamport=guest.clock.time + 1 + n).raw
+           for n in range(20)]
+    sent = 0
+    for raw in ask:  # asked over and over at one moment: the burst, no more
+        out = host.receive(raw, net.now)
+        sent += sum(len(s.data) for s in out.sends if s.to == guest.me.public_key
+                    and open_entry(s.data).author == host.me.public_key)
+    assert 0 < sent <= 1000
+    assert host.rejected["resend_budget"] >= 1
+    later = host.receive(ask[0], net.now + 1.0)  # a second later: about a second's worth
+    again = sum(len(s.data) for s in later.sends if s.to == guest.me.public_key)
+    assert 0 < again <= 1000
+
+
+def test_a_strangers_ack_is_never_journaled() -> None:
+    net = bot_table(2, seed=7)
+    host = net.replicas[0]
+    before = len(net.journals[0])
+    who = stranger(80)
+    ack = seal_message(who, Ack((AckMark(host.me.public_key, 1),)), table_id=TABLE_ID,
+                       round=0, seq=1, lamport=1).raw
+    net.output(0, host.receive(ack, net.now))
+    assert len(net.journals[0]) == before
