@@ -298,8 +298,9 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
             check_cards(name, number, line, agreed, report)
         note_comeback(report, number, agreed)
         names = {p["seat"]: p["name"] for p in agreed["players"]}
+        allowed = ("",) if adversary else ("", "unaudited")  # (no crash under an adversary)
         for seat, verdict in enumerate(agreed["verdicts"]):
-            if verdict not in ("", "unaudited") and names.get(seat) != adversary:
+            if verdict not in allowed and names.get(seat) != adversary:
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
         if adversary is not None:
             report.round_lines.append(round_line_of(number, present, agreed, adversary))
