@@ -225,7 +225,9 @@ class RoundState:
     stuck_rule: StuckRule = field(default_factory=StuckRule)
     call: PlayKey | None = None
     end: str | None = None
-    ended_at: float | None = None  # when this peer saw the round end: audits are due
+    #: When this peer saw the round end, or a drop take effect since: audits
+    #: (and summaries) are due from then on.
+    ended_at: float | None = None
     audits: dict[int, Audit] = field(default_factory=dict)
     audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
     summaries: dict[int, Summary] = field(default_factory=dict)
@@ -1450,12 +1452,7 @@ class Replica:
         for seat in sorted(rs.live):
             if seat == rs.me:
                 continue
-            # Silence counts from the round's start: a seat out of touch during
-            # the last round (a split, a crash) gets the whole timeout in this
-            # one, rather than votes the moment it begins that are taken back
-            # as soon as it is heard.
-            heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-            silent = self.now - heard > self.drop_after or self._withholding(rs, seat)
+            silent = self._silent(rs, seat) or self._withholding(rs, seat)
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1465,11 +1462,30 @@ class Replica:
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
 
+    def _silent(self, rs: RoundState, seat: int) -> bool:
+        """Not heard from for ``drop_after``.
+
+        Silence counts from the round's start: a seat out of touch during the
+        last round (a split, a crash) gets the whole timeout in this one,
+        rather than votes the moment it begins that are taken back as soon as
+        it is heard.
+        """
+        heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
+        return self.now - heard > self.drop_after
+
     def _withholding(self, rs: RoundState, seat: int) -> bool:
         """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
         a whole ``drop_after`` after the round ended here. It is voted out as if
-        silent, so a seat cannot keep its audit back and the round open forever."""
+        silent, so a seat cannot keep its audit back and the round open forever.
+
+        Not while another live seat is silent to me: the seat may be waiting
+        for that one's word to see the round end (its drop comes first, and
+        the wait starts again when it takes effect); voted out together, each
+        would need the other's vote and neither could go.
+        """
         if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
+            return False
+        if any(self._silent(rs, s) for s in rs.live if s not in (seat, rs.me)):
             return False
         return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
 
@@ -1562,6 +1578,8 @@ class Replica:
         assert victim is not None
         cut = item.payload.upto
         rs.live.discard(victim)
+        if rs.ended_at is not None:
+            rs.ended_at = self.now  # the others may only now see the round end
         if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
             self._maybe_go(rs)
         self._forget_after_cut(rs, victim, cut)
