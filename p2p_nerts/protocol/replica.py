@@ -647,6 +647,14 @@ class Replica:
         return self.rs.log if self.rs else None
 
     @property
+    def dropped(self) -> bool:
+        """Whether my seat is out of the current round: agreed dropped (it takes
+        effect later, at its place in the total order) or already gone."""
+        rs = self.rs
+        return (rs is not None and rs.me is not None
+                and (rs.me not in rs.live or rs.me in rs.dropping))
+
+    @property
     def voted(self) -> bool:
         """Whether my seat's stuck vote is on (cast by me, or by my partner at a
         shared tableau)."""
@@ -954,7 +962,7 @@ class Replica:
         """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
         marks = {author: mark.seq for mark in upto
                  if (author := rs.seat_of(mark.author)) is not None}
-        if not _received(log, seq):
+        if not _received(rs, log, seq):
             # Its DROP vote may be among what we miss: the marks wait for it.
             old_seq, old = rs.early_marks.get(seat, (0, {}))
             rs.early_marks[seat] = (max(seq, old_seq), {
@@ -964,7 +972,7 @@ class Replica:
 
     def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
         seq, marks = rs.early_marks[seat]
-        if _received(log, seq):
+        if _received(rs, log, seq):
             del rs.early_marks[seat]
             _hold(rs, seat, marks)
 
@@ -1835,10 +1843,20 @@ def _senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
     return host if host is not None and host in seats else min(seats)
 
 
-def _received(log: AuthorLog, seq: int) -> bool:
-    """Whether every entry of this author up to ``seq`` is here (delivered, or held
-    because it belongs to a later round or waits for the deal)."""
-    return all(s in log.held for s in range(log.delivered + 1, seq + 1))
+def _received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
+    """Whether every entry this author sent in this round before its ``seq`` is here.
+
+    Delivered, or held (waiting for the deal); an entry held for a later round
+    means everything before it is here, however far ``seq`` goes on (a peer
+    catching up hears ACKs from rounds it has not reached).
+    """
+    for s in range(log.delivered + 1, seq + 1):
+        entry = log.held.get(s)
+        if entry is None:
+            return False
+        if entry.round > rs.number:
+            return True
+    return True
 
 
 def _void(rs: RoundState, item: _Ordered) -> bool:
