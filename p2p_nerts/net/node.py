@@ -515,7 +515,7 @@ class NetSession:
         if (r.is_host or not self._had_seat or self._closed.is_set()
                 or self._clock() < self._ask_again_at):
             return
-        dropped = rs is not None and rs.me is not None and rs.me not in rs.live
+        dropped = r.dropped
         if any(s.key == r.me.public_key for s in r.seats) and not dropped:
             return
         after = rs.number if rs is not None else 0

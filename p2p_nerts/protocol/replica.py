@@ -250,7 +250,9 @@ class RoundState:
     stuck_rule: StuckRule = field(default_factory=StuckRule)
     call: PlayKey | None = None
     end: str | None = None
-    ended_at: float | None = None  # when this peer saw the round end: audits are due
+    #: When this peer saw the round end, or a drop take effect since: audits
+    #: (and summaries) are due from then on.
+    ended_at: float | None = None
     audits: dict[int, Audit] = field(default_factory=dict)
     audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
     summaries: dict[int, Summary] = field(default_factory=dict)
@@ -696,6 +698,14 @@ class Replica:
         return self.rs.log if self.rs else None
 
     @property
+    def dropped(self) -> bool:
+        """Whether my seat is out of the current round: agreed dropped (it takes
+        effect later, at its place in the total order) or already gone."""
+        rs = self.rs
+        return (rs is not None and rs.me is not None
+                and (rs.me not in rs.live or rs.me in rs.dropping))
+
+    @property
     def voted(self) -> bool:
         """Whether my seat's stuck vote is on (cast by me, or by my partner at a
         shared tableau)."""
@@ -1100,7 +1110,7 @@ class Replica:
         """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
         marks = {author: mark.seq for mark in upto
                  if (author := rs.seat_of(mark.author)) is not None}
-        if not _received(log, seq):
+        if not _received(rs, log, seq):
             # Its DROP vote may be among what we miss: the marks wait for it.
             old_seq, old = rs.early_marks.get(seat, (0, {}))
             rs.early_marks[seat] = (max(seq, old_seq), {
@@ -1110,7 +1120,7 @@ class Replica:
 
     def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
         seq, marks = rs.early_marks[seat]
-        if _received(log, seq):
+        if _received(rs, log, seq):
             del rs.early_marks[seat]
             _hold(rs, seat, marks)
 
@@ -1859,12 +1869,7 @@ class Replica:
         for seat in sorted(rs.live):
             if seat == rs.me:
                 continue
-            # Silence counts from the round's start: a seat out of touch during
-            # the last round (a split, a crash) gets the whole timeout in this
-            # one, rather than votes the moment it begins that are taken back
-            # as soon as it is heard.
-            heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-            silent = self.now - heard > self.drop_after or self._withholding(rs, seat)
+            silent = self._silent(rs, seat) or self._withholding(rs, seat)
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1874,11 +1879,30 @@ class Replica:
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
 
+    def _silent(self, rs: RoundState, seat: int) -> bool:
+        """Not heard from for ``drop_after``.
+
+        Silence counts from the round's start: a seat out of touch during the
+        last round (a split, a crash) gets the whole timeout in this one,
+        rather than votes the moment it begins that are taken back as soon as
+        it is heard.
+        """
+        heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
+        return self.now - heard > self.drop_after
+
     def _withholding(self, rs: RoundState, seat: int) -> bool:
         """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
         a whole ``drop_after`` after the round ended here. It is voted out as if
-        silent, so a seat cannot keep its audit back and the round open forever."""
+        silent, so a seat cannot keep its audit back and the round open forever.
+
+        Not while another live seat is silent to me: the seat may be waiting
+        for that one's word to see the round end (its drop comes first, and
+        the wait starts again when it takes effect); voted out together, each
+        would need the other's vote and neither could go.
+        """
         if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
+            return False
+        if any(self._silent(rs, s) for s in rs.live if s not in (seat, rs.me)):
             return False
         return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
 
@@ -1975,6 +1999,8 @@ class Replica:
         """``victim`` leaves the live seats at ``at`` in the total order (a drop or a
         proven fork), and what it sent past ``cut`` is taken back out."""
         rs.live.discard(victim)
+        if rs.ended_at is not None:
+            rs.ended_at = self.now  # the others may only now see the round end
         if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
             self._maybe_go(rs)
         self._forget_after_cut(rs, victim, cut)
@@ -2236,10 +2262,20 @@ def _senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
     return host if host is not None and host in seats else min(seats)
 
 
-def _received(log: AuthorLog, seq: int) -> bool:
-    """Whether every entry of this author up to ``seq`` is here (delivered, or held
-    because it belongs to a later round or waits for the deal)."""
-    return all(s in log.held for s in range(log.delivered + 1, seq + 1))
+def _received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
+    """Whether every entry this author sent in this round before its ``seq`` is here.
+
+    Delivered, or held (waiting for the deal); an entry held for a later round
+    means everything before it is here, however far ``seq`` goes on (a peer
+    catching up hears ACKs from rounds it has not reached).
+    """
+    for s in range(log.delivered + 1, seq + 1):
+        entry = log.held.get(s)
+        if entry is None:
+            return False
+        if entry.round > rs.number:
+            return True
+    return True
 
 
 def _void(rs: RoundState, item: _Ordered) -> bool:

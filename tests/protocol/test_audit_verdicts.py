@@ -8,7 +8,7 @@ import pytest
 from p2p_nerts.game.tableau import OP_NERTS, Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
-from p2p_nerts.protocol.memnet import MemNet, bot_table
+from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Audit, Nerts, Payload
 from p2p_nerts.protocol.replica import Outbound, Phase, Replica
 
@@ -150,3 +150,36 @@ def test_a_false_call_whose_caller_goes_silent_voids_the_round_too() -> None:
     assert over.results[bad].called and over.verdicts[bad] == UNAUDITED
     assert all(r.void and r.score == 0 for r in over.results)
     assert over.totals == (0, 0, 0, 0)
+
+
+class DarkFalseCaller(FalseCaller):
+    """Calls Nerts falsely, then says nothing more in that round: no audit, no ack."""
+
+    def _flush(self) -> Outbound:
+        out = super()._flush()
+        rs = self.rs
+        if rs is not None and rs.number == 1 and rs.i_called and rs.end is not None:
+            out.sends.clear()
+        return out
+
+
+@pytest.mark.parametrize("seed", [5, 27])
+def test_a_false_caller_gone_dark_is_dropped_alone_and_the_round_voided(seed: int) -> None:
+    """Honest seats still waiting for the dark seat's word to see the call final are
+    not voted out for their missing audits meanwhile (two seats voted out at once
+    could never be dropped): the dark one goes, the others audit, all agree."""
+    net = bot_table(5, seed=seed, classes={1: DarkFalseCaller},
+                    faults=Faults(max_delay=0.03, duplicate=0.03, drop=0.01))
+    host = net.replicas[0]
+    net.output(0, host.start_round(net.now))
+    honest = (0, 2, 3, 4)
+    assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
+                               for i in honest), limit=net.now + 600)
+    overs = [[e for e in net.events[i] if isinstance(e, ev.RoundOver)][-1] for i in honest]
+    assert len({(o.foundation_hash, o.results, o.verdicts) for o in overs}) == 1
+    bad = _seat(net, 1)
+    assert overs[0].verdicts[bad] == UNAUDITED
+    assert all(overs[0].verdicts[_seat(net, i)] == "" for i in honest)
+    assert all(r.void and r.score == 0 for r in overs[0].results)
+    for i in honest:
+        assert [e.seat for e in net.events[i] if isinstance(e, ev.PeerDropped)] == [bad]
