@@ -49,7 +49,7 @@ def main() -> None:
         frames.append(seal(author, table_id=TABLE_ID, round=receiver.rs.number, seq=seq,
                            lamport=lamport, type=int(MsgType.PLAY),
                            payload={"c": card, "p": pile, "s": 1, "d": 0, "m": i}, prev=prev))
-        prev = frames[-1].id
+        prev = frames[-1].signature
     openssl_key = Ed25519PublicKey.from_public_bytes(author.public_key)
     openssl: list[float] = []
     bare: list[float] = []

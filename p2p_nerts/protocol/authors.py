@@ -5,16 +5,19 @@ delivers each author's entries in sequence order (so Lamport times from one
 author only grow, which finality relies on), holds early arrivals until the
 gap is filled, ignores exact replays, and treats two *different* signed
 entries with the same author and number as proof of misbehaviour. Each
-delivered entry must name the one before it (`prev`): the log keeps the id of
-its head, and an entry that names another predecessor is on another branch.
+delivered entry must name the one before it (`prev`, its signature): the log
+keeps its head's, and an entry that names another predecessor is on another
+branch.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from .envelope import GENESIS, HEADER_LEN, Entry
+from .identity import SIGNATURE_LEN
+
+_SIG_START = HEADER_LEN - SIGNATURE_LEN
 
 #: Entries held per author while waiting for a gap to fill.
 MAX_HELD = 1024
@@ -43,7 +46,7 @@ class AuthorLog:
     key: bytes
     delivered: int = 0  # highest seq delivered, all below it delivered too
     lamport: int = 0  # Lamport time of the last delivered entry
-    head: bytes = GENESIS  # id of the last delivered entry: what the next one names
+    head: bytes = GENESIS  # signature of the last delivered entry: what the next one names
     #: Delivered entries, kept to resend, all of them: a newcomer, or a peer
     #: back from a long outage, catches up by replaying every author from its
     #: first entry. Kept as frames only: the decoded entry (payload maps, an
@@ -78,21 +81,21 @@ class AuthorLog:
         self.delivered = entry.seq
         self.lamport = max(self.lamport, entry.lamport)
         self.entries[entry.seq] = entry.raw
-        self.head = entry.id
+        self.head = entry.signature
 
     def follows(self, entry: Entry) -> bool:
         """Whether the next entry to deliver names our head as its predecessor."""
         return entry.prev == self.head
 
     def id_at(self, seq: int) -> bytes | None:
-        """The id of the delivered entry ``seq``, if we hold it."""
+        """The signature naming the delivered entry ``seq``, if we hold it."""
         if seq == self.delivered:
             return self.head
         frame = self.entries.get(seq)
-        return None if frame is None else hashlib.sha256(frame[HEADER_LEN:]).digest()
+        return None if frame is None else frame[_SIG_START:HEADER_LEN]
 
     def chain_id(self, seq: int) -> bytes | None:
-        """The id of our entry ``seq``: delivered, or held early on an unbroken chain
+        """The signature of our entry ``seq``: delivered, or held early on an unbroken chain
         from our head (a peer catching up holds a whole round ahead of what it
         can deliver, and learns from the others' marks that they hold the same)."""
         if seq <= self.delivered:
@@ -102,7 +105,7 @@ class AuthorLog:
             entry = self.held.get(k)
             if entry is None or entry.prev != head:
                 return None
-            head = entry.id
+            head = entry.signature
         return head
 
     def _known_frame(self, seq: int) -> bytes | None:

@@ -8,9 +8,12 @@ msgpack has no canonical form, so we sign the exact body bytes (behind a
 domain-separation prefix) rather than a decoded object, verify the signature
 *before* decoding anything, and keep the received frame to forward verbatim.
 The entry id is SHA-256 of the body, so every peer names an entry the same way.
-Each body also names its author's previous entry by id (`prev`), so an
-author's entries form a hash chain: two peers holding one entry hold the same
-history of that author before it, and a fork is evident (see proof.py).
+Each body also names its author's previous entry (`prev`: that entry's
+signature), so an author's entries form a chain: two peers holding one entry
+hold the same history of that author before it, and a fork is evident (see
+proof.py). A signature names its entry as surely as the id (under one key, two
+bodies with one valid signature would take a SHA-512 collision), and it is
+already in every frame: checking a link costs no hash on the receive path.
 
 `open_entry` is the trust boundary: whatever bytes it is given, it returns a
 fully validated `Entry` or raises `EnvelopeError` with a short reason code.
@@ -61,8 +64,7 @@ LINK_MAGIC = b"NL"
 DOMAIN = b"p2p-nerts/v1/entry\x00"
 PROTOCOL_VERSION = 2
 #: The `prev` of an author's first entry (and the head of one that signed nothing).
-GENESIS = bytes(32)
-ID_LEN = 32
+GENESIS = bytes(SIGNATURE_LEN)
 HEADER_LEN = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
 MIN_ENTRY = HEADER_LEN + 1
 LINK_MIN_ENTRY = len(LINK_MAGIC) + 1
@@ -116,8 +118,8 @@ class Entry:
     seq: int
     lamport: int
     type: int
-    #: Sequenced: the id of the author's entry seq - 1 (GENESIS for seq 1).
-    #: Ephemeral: the id of the author's entry ``seq``, its chain head then.
+    #: Sequenced: the signature of the author's entry seq - 1 (GENESIS for seq 1).
+    #: Ephemeral: the signature of the author's entry ``seq``, its chain head then.
     prev: bytes
     payload: Mapping[str, object] = field(compare=False)
     raw: bytes = field(repr=False)
@@ -295,7 +297,7 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         raise EnvelopeError("bad_field:author")
     if body_author != author:
         raise EnvelopeError("author_mismatch")
-    if type(prev) is not bytes or len(prev) != ID_LEN:
+    if type(prev) is not bytes or len(prev) != SIGNATURE_LEN:
         raise EnvelopeError("bad_field:prev")
     if not isinstance(payload, dict):
         raise EnvelopeError("bad_field:payload")

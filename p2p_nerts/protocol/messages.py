@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, Self
 
 from .envelope import GENESIS, MAX_ENTRY, MAX_INT, Entry, EnvelopeError, seal, seal_link
-from .identity import PUBLIC_KEY_LEN, Identity, clean_name
+from .identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, clean_name
 
 __all__ = [
     "COUNTDOWN_MS",
@@ -485,7 +485,7 @@ class Play(Payload):
 
 class AckMark(NamedTuple):
     """Sender has every entry of `author` up to and including `seq`, and the one
-    at `seq` has id `head`: two peers holding different entries notice."""
+    at `seq` is signed `head`: two peers holding different entries notice."""
 
     author: bytes
     seq: int
@@ -514,7 +514,8 @@ class Ack(Payload):
                 raise EnvelopeError("bad_field:upto")
             author, seq, head = item
             marks.append(AckMark(_bytes(author, "upto", PUBLIC_KEY_LEN),
-                                 _int(seq, "upto", 0, MAX_INT), _bytes(head, "upto", HASH_LEN)))
+                                 _int(seq, "upto", 0, MAX_INT),
+                                 _bytes(head, "upto", SIGNATURE_LEN)))
         _strictly_ascending([m.author for m in marks], "upto")
         return cls(tuple(marks))
 

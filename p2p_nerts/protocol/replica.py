@@ -794,14 +794,18 @@ class Replica:
             # An ephemeral entry carries my latest sequence number: peers learn from
             # it what I have sent, and ask again for anything lost.
             # It names my chain head too, so a peer holding another entry of
-            # mine under that number notices.
-            seq, lamport = max(self.seq, 1), max(self.clock.time, 1)
+            # mine under that number notices: the last one delivered to myself
+            # (a VIEW riding with a play is signed before the play is).
+            mine = self.authors.get(self.me.public_key)
+            head = GENESIS if mine is None else mine.head
+            seq = max(mine.delivered if mine is not None else 0, 1)
+            lamport = max(self.clock.time, 1)
             if payload.TYPE in LINK_TYPES:
                 raw = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                   round=number, seq=seq, lamport=lamport, prev=self._my_head())
+                                   round=number, seq=seq, lamport=lamport, prev=head)
             else:
                 raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                   seq=seq, lamport=lamport, prev=self._my_head()).raw
+                                   seq=seq, lamport=lamport, prev=head).raw
             self._out.sends.append(Send(raw, to))
             return None
         self.seq += 1

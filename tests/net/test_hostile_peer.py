@@ -183,7 +183,7 @@ class Mallory:
         key = who.public_key
         entry = seal_message(who, payload, table_id=self.table_id, round=round_no, seq=seq,
                              lamport=lamport, prev=self.heads.get(key, GENESIS))
-        self.heads[key] = entry.id
+        self.heads[key] = entry.signature
         return entry.raw
 
 

@@ -70,8 +70,8 @@ def _frame(name: str) -> bytes:
     return bytes.fromhex(VECTORS[name]["frame"])
 
 
-def _id(name: str) -> bytes:
-    return bytes.fromhex(VECTORS[name]["id"])
+def _signature(name: str) -> bytes:
+    return bytes.fromhex(VECTORS[name]["signature"])
 
 
 PAYLOADS: dict[str, Payload] = {
@@ -80,7 +80,7 @@ PAYLOADS: dict[str, Payload] = {
     "commit": Commit(deck=bytes(range(32, 64)), share=bytes(range(64, 96))),
     "play": Play(card=0x11, pile=0x11, src=0, decl=0, mv=3),
     "play_twin": Play(card=0x21, pile=0x21, src=0, decl=0, mv=3),
-    "ack": Ack(upto=(AckMark(ANA.public_key, 7, _id("play")),)),
+    "ack": Ack(upto=(AckMark(ANA.public_key, 7, _signature("play")),)),
     "fork": Fork(first=_frame("play"), second=_frame("play_twin")),
     "result": Result(totals=(21, -4, 13), digest=bytes(range(32))),
 }
@@ -159,8 +159,8 @@ def test_chain_vectors_link_up() -> None:
     """COMMIT names SETTINGS (Ana's entries 1 and 2); the ACK names the PLAY as Ana's
     head; the FORK's two PLAYs are one author's, one number, one predecessor."""
     assert VECTORS["settings"]["prev"] == GENESIS.hex()
-    assert VECTORS["commit"]["prev"] == VECTORS["settings"]["id"]
-    assert VECTORS["ack"]["prev"] == VECTORS["play"]["id"]
+    assert VECTORS["commit"]["prev"] == VECTORS["settings"]["signature"]
+    assert VECTORS["ack"]["prev"] == VECTORS["play"]["signature"]
     proof = check_fork(_frame("play"), _frame("play_twin"), bytes.fromhex(KEY["table_id"]))
     assert (proof.author, proof.seq, proof.cut) == (ANA.public_key, 7, 6)
     with pytest.raises(EnvelopeError, match="bad_proof"):

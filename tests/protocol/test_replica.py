@@ -398,7 +398,7 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
         entry = seal_message(r.me, Play(ace, ace, NERTS, 0, 0), table_id=TABLE_ID,
                              round=rs.number, seq=sent[key],
                              lamport=host.clock.time + 10 * sent[key], prev=heads[key])
-        heads[key] = entry.id
+        heads[key] = entry.signature
         return entry.raw
 
     now = net.now + 1
