@@ -71,15 +71,16 @@ def _resigned(entries: list[bytes], i: int,
     author = next(k for k in identities(PLAYERS) if k.public_key == entry.author)
     payload = dict(entry.payload)
     change(payload)
-    renamed = {entry.id: _sealed(author, entry, payload, entry.prev)}
+    # An entry names its predecessor by its signature (envelope.py).
+    renamed = {entry.signature: _sealed(author, entry, payload, entry.prev)}
     out = list(entries)
-    out[i] = renamed[entry.id].raw
+    out[i] = renamed[entry.signature].raw
     for j in range(i + 1, len(out)):
         later = open_entry(out[j])
         if later.author == entry.author and later.prev in renamed:
-            renamed[later.id] = _sealed(author, later, dict(later.payload),
-                                        renamed[later.prev].id)
-            out[j] = renamed[later.id].raw
+            renamed[later.signature] = _sealed(author, later, dict(later.payload),
+                                               renamed[later.prev].signature)
+            out[j] = renamed[later.signature].raw
     return out
 
 
