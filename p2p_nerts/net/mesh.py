@@ -182,9 +182,12 @@ class Mesh:
         to the woken reader, so a play and the view after it cost one, not two.
         """
         queues: dict[bytes, list[bytes]] = {}
-        admitted = {key for key in self.links if self._admitted(key)}  # no place: no traffic
+        # A link without a place hears none of the table's traffic, only what is
+        # addressed to it: the answers to what it sent (the ACK that tells a
+        # newcomer where its chain ends, a refusal).
+        admitted = {key for key in self.links if self._admitted(key)}
         for data, to in sends:
-            for key in (admitted if to is None else (to,) if to in admitted else ()):
+            for key in (admitted if to is None else (to,) if to in self.links else ()):
                 queues.setdefault(key, []).append(data)
         for key, frames in queues.items():
             link = self.links.get(key)
