@@ -268,6 +268,10 @@ class Listing:
     variant: str = "turn3 ties:both pen tgt100"
     protocol_version: int = 1
     needs_code: bool = False
+    host: str = "Ana"
+    fingerprint: str = "0123456789abcdef"
+    state: str = "lobby"
+    next_deal: int | None = None
 
     def __post_init__(self) -> None:
         if not self.instance:

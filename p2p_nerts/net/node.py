@@ -50,6 +50,9 @@ _log = logging.getLogger(__name__)
 TICK = 0.05  # seconds between replica ticks
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+_AD_STATES = {Phase.LOBBY: "lobby", Phase.SHUFFLE: "playing", Phase.PLAYING: "playing",
+              Phase.SCORING: "playing", Phase.BETWEEN: "break", Phase.OVER: "over"}
+"""What the lobby shows of a table's phase (``discovery.TABLE_STATES``)."""
 _NEWCOMER = "a newcomer"
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 
@@ -72,6 +75,17 @@ class TableConfig:
     def __post_init__(self) -> None:
         if self.code is not None:
             normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
+
+
+@dataclass(frozen=True, slots=True)
+class _AdFacts:
+    """What a host's mDNS ad says of its table; a tick that finds them changed
+    re-announces it (seats, rules, and state all change in several places)."""
+
+    seats: int
+    variant: str
+    state: str
+    next_at: float | None  # the replica's clock time of the next deal, between rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +154,7 @@ class NetSession:
         self._advertiser: TableAdvertiser | None = None
         self._ad_dirty = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
+        self._ad_shown: _AdFacts | None = None  # what the ad says now
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
@@ -291,6 +306,8 @@ class NetSession:
         try:
             self._route(self.replica.tick(self._clock()))
             self._ask_back()
+            if self._advertiser is not None and self._ad_facts() != self._ad_shown:
+                self._ad_dirty.set()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
             self._failure = exc
             self._closed.set()
@@ -432,8 +449,6 @@ class NetSession:
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(s.key for s in self.replica.seats)
             self._ad_dirty.set()
-        elif isinstance(event, ev.SettingsChanged):
-            self._ad_dirty.set()
         elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
             self._with_store(lambda store: store.checkpoint())
         elif isinstance(event, ev.GameOver):
@@ -481,19 +496,36 @@ class NetSession:
 
     def _on_link(self, key: bytes, up: bool) -> None:
         r = self._replica
-        if (up and r is not None and key == r.host_key and not r.is_host
-                and r.my_seat is None and r.phase is Phase.LOBBY):
-            # Back to the host unseated: our JOIN may have been lost with the old link.
+        if r is None:
+            return
+        if (up and key == r.host_key and not r.is_host
+                and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
+            # Back to the host between deals: it gave our seat up when the link
+            # went (Replica.seat_lost), or our JOIN was lost with it. Ask again
+            # (a seated player is only told the roster again).
             self._route(r.open(self._clock()))
+        elif not up and r.is_host and key in r.seated:
+            self._route(r.seat_lost(key, self._clock()))
+
+    def _ad_facts(self) -> _AdFacts:
+        r = self.replica
+        return _AdFacts(min(len(r.seats), r.max_seats), r.variants.summary()[:MAX_VARIANT_CHARS],
+                        _AD_STATES[r.phase],
+                        r.next_round_at if r.phase is Phase.BETWEEN else None)
+
+    def _next_deal(self, at: float | None) -> int | None:
+        """The replica's clock time of the next deal, as Unix time for the lobbies."""
+        return None if at is None else max(0, round(time.time() + at - self._clock()))
 
     async def _advertise(self, interfaces: Interfaces) -> None:
         r = self.replica
+        facts = self._ad_shown = self._ad_facts()
         ad = TableAd(
             name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
-            protocol_version=NET_VERSION, seats_taken=len(r.seats), seats_total=r.max_seats,
-            variant=r.variants.summary()[:MAX_VARIANT_CHARS],
-            needs_code=self._config.code is not None,
-            port=self._advertised_port,
+            protocol_version=NET_VERSION, seats_taken=facts.seats, seats_total=r.max_seats,
+            variant=facts.variant, needs_code=self._config.code is not None,
+            port=self._advertised_port, host=self._identity.name, state=facts.state,
+            next_deal=self._next_deal(facts.next_at),
         )
         self._advertiser = TableAdvertiser(ad, interfaces)
         published = await self._advertiser.start()
@@ -508,10 +540,11 @@ class NetSession:
         while True:
             await self._ad_dirty.wait()
             self._ad_dirty.clear()
-            r = self.replica
+            facts = self._ad_shown = self._ad_facts()
             try:
-                await advertiser.update(seats_taken=min(len(r.seats), r.max_seats),
-                                        variant=r.variants.summary()[:MAX_VARIANT_CHARS])
+                await advertiser.update(seats_taken=facts.seats, variant=facts.variant,
+                                        state=facts.state,
+                                        next_deal=self._next_deal(facts.next_at))
             except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
                 _log.exception("updating the table's mDNS record failed")
 

@@ -609,6 +609,16 @@ class Replica:
         self._send(Goodbye(reason[:200]))
         return self._flush()
 
+    def seat_lost(self, key: bytes, now: float) -> Outbound:
+        """Host: ``key``'s connection went while no round is under way. Its seat is
+        given up, so that the table counts only those still there; a player who
+        comes back (a crash, a cut cable) asks again and sits down at once."""
+        self.now = now
+        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+            self.waiting.pop(key, None)
+            self._unseat(key)
+        return self._flush()
+
     # -------------------------------------------------------------- reading
     @property
     def my_seat(self) -> int | None:

@@ -44,6 +44,22 @@ class TableListing(Protocol):
     def protocol_version(self) -> int: ...
     @property
     def needs_code(self) -> bool: ...
+    @property
+    def host(self) -> str:
+        """The host player's name ("" from a host that does not say)."""
+        ...
+    @property
+    def fingerprint(self) -> str:
+        """The host's key fingerprint, lowercase hex: tells apart two tables of one name."""
+        ...
+    @property
+    def state(self) -> str:
+        """``lobby`` (seating players), ``playing``, ``break`` (between rounds) or ``over``."""
+        ...
+    @property
+    def next_deal(self) -> int | None:
+        """Between rounds, when the host deals again (Unix time, s); None: a person deals."""
+        ...
 
 
 class Network(Protocol):
