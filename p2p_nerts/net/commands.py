@@ -77,8 +77,9 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                        ("bot", "seat a computer player at a table (join --headless --bot)")):
         parser = sub.add_parser(name, help=what)
         parser.add_argument("table", nargs="?", metavar="TABLE | HOST:PORT",
-                            help="a table's name (found by mDNS; default: the only table) "
-                                 "or its host's address")
+                            help="a table's name, its start or any part of it, any case "
+                                 "(found by mDNS; default: the only table), or its host's "
+                                 "address")
         _seat_args(parser)
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
