@@ -60,12 +60,16 @@ class Mesh:
     ``key``'s link, in the order they came; ``on_link(key, up)`` is
     told when a link to ``key`` comes up or goes down. ``info()`` is what we
     say in our info frame, asked afresh for each connection; ``code`` is the
-    table code, which every connection then needs.
+    table code, which every connection then needs. ``name_of(key)`` is the
+    player's name for a peer's key, where the table knows it: a log line
+    names the player, not what the peer's info frame says (a host's is its
+    table's name, a newcomer's at a coded table a placeholder).
     """
 
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
                  on_frames: FramesHandler, on_link: LinkHandler | None = None,
-                 code: str | None = None) -> None:
+                 code: str | None = None,
+                 name_of: Callable[[bytes], str | None] = lambda _key: None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
         self._identity = identity
@@ -74,6 +78,7 @@ class Mesh:
         self._guard = CodeGuard()
         self._on_frames = on_frames
         self._on_link = on_link
+        self._name_of = name_of
         self.links: dict[bytes, Link] = {}
         self.host_key: bytes | None = None  # a guest takes peers frames from it only
         self.addresses: dict[bytes, str] = {}  # host: where each guest listens
@@ -270,7 +275,7 @@ class Mesh:
         if old is not None and old is not link:
             old.close("replaced by a newer connection")
         self.links[link.key] = link
-        _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
+        _log.info("connected to %s", self._who(link))
         self._notify(link.key, True)
         if self.is_host:
             self._announce(to=link)
@@ -290,8 +295,11 @@ class Mesh:
                     if link.key not in self._seated:  # keeps the book as small as the table
                         self.addresses.pop(link.key, None)
                     self._announce()
-            _log.info("disconnected from %s (%s): %s", link.peer.name,
-                      fingerprint_of(link.key), link.reason)
+            _log.info("disconnected from %s: %s", self._who(link), link.reason)
+
+    def _who(self, link: Link) -> str:
+        """``Ana (ab12-…)``: the peer's player name (else its info frame's) and key."""
+        return f"{self._name_of(link.key) or link.peer.name} ({fingerprint_of(link.key)})"
 
     def _dispatch(self, link: Link, payloads: list[bytes]) -> None:
         entries: list[bytes] = []

@@ -43,7 +43,7 @@ from .link import LinkError
 from .mesh import Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
-__all__ = ["TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
+__all__ = ["LATECOMER", "TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ _AD_STATES = {Phase.LOBBY: "lobby", Phase.SHUFFLE: "playing", Phase.PLAYING: "pl
               Phase.SCORING: "playing", Phase.BETWEEN: "break", Phase.OVER: "over"}
 """What the lobby shows of a table's phase (``discovery.TABLE_STATES``)."""
 _NEWCOMER = "a newcomer"
+LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
+             "ends)")
+_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 
 
@@ -140,7 +143,8 @@ class NetSession:
         self._clock = clock
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
-                          on_frames=self._on_frames, on_link=self._on_link)
+                          on_frames=self._on_frames, on_link=self._on_link,
+                          name_of=self._player_name)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
@@ -155,6 +159,7 @@ class NetSession:
         self._ad_dirty = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
         self._ad_shown: _AdFacts | None = None  # what the ad says now
+        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
@@ -194,7 +199,7 @@ class NetSession:
 
         ``fingerprint`` (from the table's mDNS record) must match the key the
         host proves in the handshake. Raises ``Refused`` (full table, wrong
-        version, round under way; ``CodeNeeded`` for a missing or wrong table
+        version; ``CodeNeeded`` for a missing or wrong table
         code) or ``LinkError``, each with a line for the user.
         """
         self = cls(identity, config, is_host=False, store=store, clock=clock)
@@ -214,7 +219,10 @@ class NetSession:
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
         self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
-        self._route(self.replica.open(self._clock()))
+        opened = self.replica.open(self._clock())
+        if link.peer.playing:
+            opened.events.append(ev.Notice(LATECOMER))
+        self._route(opened)
         return self
 
     @classmethod
@@ -434,6 +442,8 @@ class NetSession:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> None:
+        if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
+            self._names.update((s.key, s.name) for s in self.replica.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
         elif isinstance(event, ev.RosterChanged) and self._had_seat:
@@ -455,6 +465,12 @@ class NetSession:
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._with_store(lambda store: store.finish_table(table_id, result))
+
+    def _player_name(self, key: bytes) -> str | None:
+        """The name a peer sits (or sat) under at this table; None: never seated."""
+        if self._replica is None:
+            return f"the host of {self.table_name}" if self.table_name else None
+        return self._names.get(key)
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.

@@ -101,6 +101,9 @@ HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+SIT_DOWN_WAIT = 30.0
+"""Seconds past its break a host with ``auto_next`` waits at most for a
+newcomer seated as the round closed to catch up (it replays the table first)."""
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 #: An honest peer is never this far ahead of us (a whole night of play is a few
 #: hundred thousand entries); a larger jump is an attack on everyone's clock.
@@ -301,6 +304,10 @@ class Replica:
         self.totals: dict[bytes, int] = {}
         self.rejected: Counter[str] = Counter()
         self.next_round_at: float | None = None
+        #: Host: seats given to newcomers between rounds, each with the seq of
+        #: the ROSTER that seated them, until their ACKs show they have it (they
+        #: replay the table's entries first): the break waits for them.
+        self.sitting_down: dict[bytes, int] = {}
         #: Set by a transport that can send at once: my play's frames (with the
         #: journal records before them) go here the moment the play is signed,
         #: and the rest of the call's output is returned as usual. The other
@@ -941,6 +948,10 @@ class Replica:
                             held[author] = max(held.get(author, 0), mark.seq)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
+                if entry.author in self.sitting_down and any(
+                        m.author == self.me.public_key
+                        and m.seq >= self.sitting_down[entry.author] for m in upto):
+                    del self.sitting_down[entry.author]  # it holds its seat: deal it in
             case View():
                 if (rs is not None and seat is not None and entry.round == rs.number
                         and entry.lamport >= rs.view_lamport.get(seat, 0)):
@@ -1010,7 +1021,9 @@ class Replica:
         if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
             self._auto_start()
         elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
-              and self.now >= self.next_round_at):
+              and self.now >= self.next_round_at
+              and (not self.sitting_down.keys() & self.seated
+                   or self.now >= self.next_round_at + SIT_DOWN_WAIT)):
             self.next_round_at = None
             self._auto_start()
 
@@ -1080,6 +1093,7 @@ class Replica:
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
+        self.sitting_down.clear()
         keys = tuple(s.key for s in self.seats)
         me = _index(self.seats, self.me.public_key)
         rs = RoundState(
@@ -1677,7 +1691,9 @@ class Replica:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
         if seats.keys() != self.seated:
+            newcomers = seats.keys() - set(rs.keys)
             self._send(Roster(tuple(seats.values())))
+            self.sitting_down = dict.fromkeys(newcomers, self.seq)
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
