@@ -86,6 +86,8 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                                 help="the same as --bot SKILL")
         else:
             _partner_arg(parser)
+        parser.add_argument("--wait", action="store_true",
+                            help="at a full table, wait for a free seat instead of leaving")
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
                             help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
         for option in _HOSTS_CLOCKS:
@@ -248,7 +250,8 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         variants=variants or Variants(), countdown=getattr(args, "countdown", COUNTDOWN),
         drop_after=getattr(args, "drop_after", DROP_AFTER),
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
-        max_seats=getattr(args, "seats", 8), code=args.code)
+        max_seats=getattr(args, "seats", 8), code=args.code,
+        wait_for_seat=getattr(args, "wait", False))
     endpoint = Endpoint(args.bind, args.port, args.advertise_port)
     return run_table(_play(args, identity, config, endpoint, interfaces, store, summary,
                            screen))

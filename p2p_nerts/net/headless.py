@@ -309,7 +309,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
             seated = seated or event.me is not None
         elif isinstance(event, ev.GameOver):
             settle(0)
-        elif isinstance(event, ev.Refused) and not seated:
+        elif isinstance(event, ev.Refused) and not seated and not session.waiting_for_seat:
             settle(1)
         if isinstance(event, ev.RoundAgreed | ev.Divergence):
             loop.call_soon(writer.closed)

@@ -74,6 +74,9 @@ class TableConfig:
     code: str | None = None
     """The table code: a host that has one lets in only peers who know it, and
     all traffic is encrypted; a guest needs the table's code to join."""
+    wait_for_seat: bool = False
+    """A guest at a full table waits for a free seat (asking again as the
+    table's roster changes) instead of being turned away."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
@@ -161,6 +164,7 @@ class NetSession:
         self._ad_shown: _AdFacts | None = None  # what the ad says now
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
+        self._waiting_for_seat = False  # refused at a full table, asking again as seats change
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
         self.table_name = ""
@@ -205,7 +209,7 @@ class NetSession:
         self = cls(identity, config, is_host=False, store=store, clock=clock)
         await self._listen(endpoint)
         try:
-            link = await self._mesh.connect(*address, joining=True)
+            link = await self._mesh.connect(*address, joining=not config.wait_for_seat)
         except BaseException:
             await self._mesh.close(flush=0)
             raise
@@ -446,11 +450,21 @@ class NetSession:
             self._names.update((s.key, s.name) for s in self.replica.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
+            self._waiting_for_seat = False
         elif isinstance(event, ev.RosterChanged) and self._had_seat:
             # The host gave our seat up as it closed the round (our request may
             # have been lost with a link) and deals the next one soon: ask at once.
             self._asked_back = None
             asyncio.get_running_loop().call_soon(self._ask_back)
+        elif isinstance(event, ev.RosterChanged) and self._waiting_for_seat:
+            # A seat may have come free: ask again (only as the roster changes,
+            # so a long wait adds no entries to the table's log).
+            asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
+        elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
+                and not self._had_seat:
+            if not self._waiting_for_seat:
+                _log.info("%s: waiting for a free seat", event.reason)
+            self._waiting_for_seat = True
         elif isinstance(event, ev.Refused) and self._had_seat:
             # The table is full for now (a seat may free up as the break
             # lasts): try again shortly.
@@ -509,6 +523,15 @@ class NetSession:
             self._asked_back = after
             _log.info("asking for our seat back")
             self._route(r.open(self._clock()))
+
+    @property
+    def waiting_for_seat(self) -> bool:
+        """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
+        return self._config.wait_for_seat and not self._had_seat
+
+    def _ask_for_a_free_seat(self) -> None:
+        if self._waiting_for_seat and not self._had_seat and not self._closed.is_set():
+            self._route(self.replica.open(self._clock()))
 
     def _on_link(self, key: bytes, up: bool) -> None:
         r = self._replica

@@ -159,7 +159,8 @@ class LanTables:
 #: ``net``'s lines about a missing or unneeded code name the command line's
 #: flag; in the lobby the code is a field of the join form.
 _FLAG_WORDS = (("use --code", "type it in the code field"),
-               ("join without --code", "leave the code field empty"))
+               ("join without --code", "leave the code field empty"),
+               (" (--wait waits for a free seat)", ""))
 
 
 async def _player_error(opening: Awaitable[T]) -> T:

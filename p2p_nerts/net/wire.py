@@ -139,7 +139,7 @@ def refusal(peer: Info, *, joining: bool) -> str | None:
     if peer.v != NET_VERSION:
         return f"table {peer.name} runs protocol v{peer.v}; this nerts speaks v{NET_VERSION}"
     if joining and peer.full:
-        return f"table {peer.name} is full"
+        return f"table {peer.name} is full (--wait waits for a free seat)"
     return None
 
 

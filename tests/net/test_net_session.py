@@ -209,6 +209,33 @@ def test_a_full_table_refuses_a_newcomer_clearly() -> None:
     run(scenario)
 
 
+def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=2)
+        runner = asyncio.create_task(host.run())
+        bo = await join(host, "Bo")
+        bo_runs = asyncio.create_task(bo.run())
+        await until(lambda: len(host.replica.seats) == 2)
+        cy = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
+                                   config(wait_for_seat=True), LOCAL)
+        refused: list[ev.Refused] = []
+        cy.subscribe(lambda e: refused.append(e) if isinstance(e, ev.Refused) else None)
+        cy_plays = asyncio.create_task(run_headless(cy, bot=None, summary=None))
+        await until(lambda: bool(refused))
+        assert cy.waiting_for_seat and cy.replica.my_seat is None
+        assert not cy_plays.done()  # refused, but waiting: no exit status 1
+        bo.close()
+        await bo_runs
+        await until(lambda: cy.replica.my_seat is not None)
+        assert [s.name for s in host.replica.seats] == ["Host", "Cy"]
+        assert not cy.waiting_for_seat
+        cy.close()
+        host.close()
+        await asyncio.gather(runner, cy_plays)
+
+    run(scenario)
+
+
 def test_a_latecomer_waits_for_the_next_deal_and_plays_to_the_end() -> None:
     """Joining during a round seats you as it ends: told so at once, then dealt in,
     and the game ends for you as for everyone (exit status 0), with the same
