@@ -39,11 +39,12 @@ from ..store import Store, StoreError, TableRecord
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
-from .link import LinkError
+from .link import Link, LinkError
 from .mesh import Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
-__all__ = ["LATECOMER", "TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
+__all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
+           "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,6 +57,10 @@ _AD_STATES = {Phase.LOBBY: "lobby", Phase.SHUFFLE: "playing", Phase.PLAYING: "pl
 _NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
+MAX_SPECTATORS = 16
+"""Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
+_ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
+_TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 
@@ -172,6 +177,8 @@ class NetSession:
         #: Whether other seats may fall silent on their own: not where every seat
         #: runs in this process (``nerts solo --loopback``), as at an in-process table.
         self.networked = True
+        #: A spectator's session (:meth:`watch`): it never sits down.
+        self.watching = False
         self._advertised_port = 0
 
     # ------------------------------------------------------------ factories
@@ -207,9 +214,40 @@ class NetSession:
         code) or ``LinkError``, each with a line for the user.
         """
         self = cls(identity, config, is_host=False, store=store, clock=clock)
+        link = await self._reach(address, fingerprint, joining=not config.wait_for_seat,
+                                 endpoint=endpoint)
+        self._remember(format_address(*address))
+        opened = self.replica.open(self._clock())
+        if link.peer.playing:
+            opened.events.append(ev.Notice(LATECOMER))
+        self._route(opened)
+        return self
+
+    @classmethod
+    async def watch(cls, identity: Identity, address: tuple[str, int], config: TableConfig,
+                    endpoint: Endpoint, *, fingerprint: str | None = None,
+                    clock: Callable[[], float] = time.monotonic) -> NetSession:
+        """Watch the table whose host listens at ``address``, without a seat.
+
+        A spectator links to every seat as a player does and checks every
+        entry as a player does (its replica is a player's that never asks for
+        a seat), but it signs nothing the table waits for: no JOIN, no ACK, no
+        vote, so it is never part of finality, drops or the shuffle. It asks
+        for entries it misses like anyone. It keeps no journal. Full tables
+        can be watched; a coded one needs its code. Raises like :meth:`join`.
+        """
+        self = cls(identity, config, is_host=False, clock=clock)
+        self.watching = True
+        await self._reach(address, fingerprint, joining=False, endpoint=endpoint)
+        self.replica.watching = True
+        return self
+
+    async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
+                     joining: bool, endpoint: Endpoint) -> Link:
+        """Listen, link to the host at ``address`` and make our replica of its table."""
         await self._listen(endpoint)
         try:
-            link = await self._mesh.connect(*address, joining=not config.wait_for_seat)
+            link = await self._mesh.connect(*address, joining=joining)
         except BaseException:
             await self._mesh.close(flush=0)
             raise
@@ -222,12 +260,7 @@ class NetSession:
         self._mesh.host_key = link.key
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
         self._use(self._new_replica(link.peer.tid, link.key))
-        self._remember(format_address(*address))
-        opened = self.replica.open(self._clock())
-        if link.peer.playing:
-            opened.events.append(ev.Notice(LATECOMER))
-        self._route(opened)
-        return self
+        return link
 
     @classmethod
     async def resume(cls, identity: Identity, config: TableConfig, endpoint: Endpoint,
@@ -465,6 +498,8 @@ class NetSession:
             if not self._waiting_for_seat:
                 _log.info("%s: waiting for a free seat", event.reason)
             self._waiting_for_seat = True
+        elif isinstance(event, ev.Refused) and self.watching:
+            self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
             # The table is full for now (a seat may free up as the break
             # lasts): try again shortly.
@@ -537,7 +572,7 @@ class NetSession:
         r = self._replica
         if r is None:
             return
-        if (up and key == r.host_key and not r.is_host
+        if (up and key == r.host_key and not r.is_host and not self.watching
                 and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
             # Back to the host between deals: it gave our seat up when the link
             # went (Replica.seat_lost), or our JOIN was lost with it. Ask again
@@ -545,6 +580,34 @@ class NetSession:
             self._route(r.open(self._clock()))
         elif not up and r.is_host and key in r.seated:
             self._route(r.seat_lost(key, self._clock()))
+        elif up and r.is_host and key not in r.seated:
+            # A newcomer asks for its seat right after its link is up: judge the
+            # link once it has had the time to.
+            asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
+
+    def _admit(self, key: bytes) -> None:
+        link = self._mesh.links.get(key)
+        if link is not None and not self._closed.is_set() and not self.admits_spectator(key):
+            _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
+            why = f"this table has {MAX_SPECTATORS} spectators already"
+            self._route(self.replica.turn_away(key, why, self._clock()))
+            asyncio.get_running_loop().call_later(_TURNED_AWAY, link.close, why)
+
+    def admits_spectator(self, key: bytes) -> bool:
+        """Host: whether a link that holds no seat may stay (the one rule for spectators).
+
+        Seated players and those waiting for a seat always may. Anyone else is
+        watching (or about to ask for a seat, which it may do from here): at
+        most ``MAX_SPECTATORS`` of them, so that watchers cost the players
+        little (they sign nothing the table waits for, but they are sent every
+        entry).
+        """
+        r = self.replica
+        if key in r.seated or key in r.waiting:
+            return True
+        others = [k for k in self._mesh.links if k != key and k not in r.seated
+                  and k not in r.waiting]
+        return len(others) < MAX_SPECTATORS
 
     def _ad_facts(self) -> _AdFacts:
         r = self.replica
@@ -588,7 +651,7 @@ class NetSession:
                 _log.exception("updating the table's mDNS record failed")
 
     async def _shutdown(self) -> None:
-        if self.replica.phase is not Phase.OVER:
+        if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
             self._route(self.replica.leave(self._clock()))

@@ -58,8 +58,8 @@ def parse_target(target: str | None) -> tuple[str, int] | None:
 
 
 async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpoint: Endpoint,
-                     store: Store | None = None) -> NetSession:
-    """Join a table found by mDNS, trying its addresses in turn.
+                     store: Store | None = None, *, watch: bool = False) -> NetSession:
+    """Join (or, with ``watch``, watch) a table found by mDNS, trying its addresses in turn.
 
     A host may advertise addresses this peer cannot reach (another subnet, a
     VPN), so an unreachable address moves on to the next. A ``Refused`` (a
@@ -69,6 +69,9 @@ async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpo
     failure: LinkError | OSError | None = None
     for ip in ad.addresses:
         try:
+            if watch:
+                return await NetSession.watch(identity, (ip, ad.port), config, endpoint,
+                                              fingerprint=ad.fingerprint)
             return await NetSession.join(identity, (ip, ad.port), config, endpoint,
                                          fingerprint=ad.fingerprint, store=store)
         except Refused:

@@ -308,6 +308,9 @@ class Replica:
         #: the ROSTER that seated them, until their ACKs show they have it (they
         #: replay the table's entries first): the break waits for them.
         self.sitting_down: dict[bytes, int] = {}
+        #: A spectator's replica: it checks and follows every entry but signs
+        #: nothing the table waits for (it never asks for a seat, never acks).
+        self.watching = False
         #: Set by a transport that can send at once: my play's frames (with the
         #: journal records before them) go here the moment the play is signed,
         #: and the rest of the call's output is returned as usual. The other
@@ -443,7 +446,7 @@ class Replica:
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
-        for author in sorted(self._ack_to):
+        for author in sorted(self._ack_to) if not self.watching else ():
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
 
@@ -624,6 +627,13 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self.waiting.pop(key, None)
             self._unseat(key)
+        return self._flush()
+
+    def turn_away(self, key: bytes, reason: str, now: float) -> Outbound:
+        """Host: tell ``key``, which holds no seat, that the table will not keep it."""
+        self.now = now
+        if self.is_host and key not in self.seated:
+            self._send(Refuse(key, reason[:200]))
         return self._flush()
 
     # -------------------------------------------------------------- reading
