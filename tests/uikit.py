@@ -293,6 +293,7 @@ class FakeNetwork:
         self.changed: Callable[[], None] = lambda: None
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
+        self.watched: list[str] = []
         self.codes: list[str | None] = []  # the code given with each join, in order
         self.hosted: list[tuple[str, Variants, str | None, float, float]] = []
         self.code = "pink otter"
@@ -329,6 +330,13 @@ class FakeNetwork:
         self.codes.append(code)
         if self.gate is not None:
             await self.gate.wait()
+        if table.needs_code and code != self.code:
+            raise ConnectionError(f"wrong table code for table {table.name}")
+        return self.outcome()
+
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        self.watched.append(table.instance)
+        self.codes.append(code)
         if table.needs_code and code != self.code:
             raise ConnectionError(f"wrong table code for table {table.name}")
         return self.outcome()

@@ -133,6 +133,13 @@ class LanTables:
         return self._seated(await _player_error(join_found(
             self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store)))
 
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        ad = next((t for t in self.tables if t.instance == table.instance), None)
+        if ad is None:
+            raise ConnectionError(f"{table.name} is gone from the network")
+        return await _player_error(join_found(self._identity, ad, TableConfig(code=code),
+                                              self._endpoint, watch=True))
+
     async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
         return self._seated(await _player_error(NetSession.join(
             self._identity, address, TableConfig(code=code), self._endpoint, store=self._store)))

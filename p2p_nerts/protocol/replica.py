@@ -551,6 +551,8 @@ class Replica:
 
     def set_ready(self, on: bool, now: float) -> Outbound:
         self.now = now
+        if self.watching:
+            raise CommandError("you are watching this table: a spectator has no seat")
         self._send(Ready(on))
         return self._flush()
 
@@ -690,6 +692,8 @@ class Replica:
     def blocked(self) -> str | None:
         """Why my moves are refused right now (for a UI to say), or None if I may move."""
         rs = self.rs
+        if self.watching:
+            return "you are watching this table: a spectator does not play"
         if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
             return "no round is being played"
         if not rs.started:

@@ -96,6 +96,10 @@ class Network(Protocol):
         """Whether typed text can be a table code; ValueError says what is wrong."""
         ...
 
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        """A read-only view of a listed table: no seat, every entry checked."""
+        ...
+
     async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
         """A seat at the table whose host listens at ``address``."""
         ...

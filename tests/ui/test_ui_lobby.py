@@ -305,3 +305,32 @@ def test_rows_say_who_hosts_and_what_the_table_is_doing() -> None:
             assert "between rounds" in h.row("▸ Blue")
             assert "seating players" in h.row("Gold")
     asyncio.run(main())
+
+
+def test_w_watches_the_chosen_table_full_or_coded() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Full", seats_taken=4, seats_total=4), Listing("Locked", needs_code=True))
+        async with LobbyHarness(net) as h:
+            await h.shows("Locked")
+            assert "w watch" in h.screen()
+            await h.press(ENTER)
+            assert "Full is full: you can watch it instead" in h.screen()
+            await h.press("w")
+            await h.until(lambda: net.watched == ["Full #0001"], "Full watched")
+    asyncio.run(main())
+
+
+def test_watching_a_coded_table_asks_for_its_code() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Locked", needs_code=True))
+        async with LobbyHarness(net) as h:
+            await h.shows("Locked")
+            await h.press("w")
+            assert "Watch Locked" in h.screen() and "Table code" in h.screen()
+            await h.type("pink otter")
+            await h.press(ENTER)
+            await h.until(lambda: net.watched == ["Locked #0001"], "Locked watched")
+            assert net.codes == ["pink otter"]
+    asyncio.run(main())
