@@ -216,6 +216,14 @@ class NetSession:
         self = cls(identity, config, is_host=False, store=store, clock=clock)
         link = await self._reach(address, fingerprint, joining=not config.wait_for_seat,
                                  endpoint=endpoint)
+        assert link.peer.tid is not None  # _reach checked it
+        back = self._back_at(link.peer.tid, link.key)
+        if back is not None:
+            _log.info("back at a table we sat at: picking up where we left")
+            self._use(back)
+            self._had_seat = back.my_seat is not None
+        else:
+            self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
         opened = self.replica.open(self._clock())
         if link.peer.playing:
@@ -238,13 +246,15 @@ class NetSession:
         """
         self = cls(identity, config, is_host=False, clock=clock)
         self.watching = True
-        await self._reach(address, fingerprint, joining=False, endpoint=endpoint)
+        link = await self._reach(address, fingerprint, joining=False, endpoint=endpoint)
+        assert link.peer.tid is not None  # _reach checked it
+        self._use(self._new_replica(link.peer.tid, link.key))
         self.replica.watching = True
         return self
 
     async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
                      joining: bool, endpoint: Endpoint) -> Link:
-        """Listen, link to the host at ``address`` and make our replica of its table."""
+        """Listen and link to the host at ``address`` (the one we found, if ``fingerprint``)."""
         await self._listen(endpoint)
         try:
             link = await self._mesh.connect(*address, joining=joining)
@@ -259,8 +269,21 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.host_key = link.key
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
-        self._use(self._new_replica(link.peer.tid, link.key))
         return link
+
+    def _back_at(self, table_id: bytes, host_key: bytes) -> Replica | None:
+        """Our replica as we left this very table, rebuilt from the journal, if we sat
+        at it and its game goes on (a crash, a closed terminal, and ``join`` again
+        without ``--resume``): what we sign next then follows what we signed before.
+        A fresh replica would sign a second JOIN under a number its first one
+        had, which every peer rejects as equivocation."""
+        table = self._store.unfinished() if self._store is not None else None
+        if table is None or (table.table_id, table.host_key) != (table_id, host_key):
+            return None
+        assert self._store is not None
+        return Replica.restore(self._identity, table_id, host_key,
+                               self._store.records(table_id), self._clock(),
+                               **self._replica_options())
 
     @classmethod
     async def resume(cls, identity: Identity, config: TableConfig, endpoint: Endpoint,
