@@ -935,7 +935,11 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[entry.author] = self.now
-        log.note_claim(entry.seq)
+        if entry.type != MsgType.RESEND or log.delivered or log.held:
+            # An ephemeral entry carries its author's latest seq, at least 1. A
+            # spectator, who signs nothing, sends RESENDs only: its seq 1 would have
+            # every peer ask, forever, for an entry that never was.
+            log.note_claim(entry.seq)
         rs = self.rs
         seat = rs.seat_of(entry.author) if rs else None
         match payload:
