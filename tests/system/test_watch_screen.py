@@ -1,4 +1,5 @@
-"""``nerts watch`` on a screen: a read-only live view of a table on 127.0.0.1."""
+"""Screens that follow a table without playing it, on 127.0.0.1: a spectator's
+(``nerts watch``), and a latecomer's until the next deal."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.config import Config
 
@@ -61,5 +63,33 @@ def test_a_spectators_screen_follows_the_round() -> None:
         for s in (host, guest, watcher):
             s.close()
         await asyncio.gather(*players, watching)
+
+    asyncio.run(scenario())
+
+
+def test_a_latecomer_is_told_it_plays_from_the_next_round() -> None:
+    async def scenario() -> None:
+        config = TableConfig(variants=Variants(target=1000), countdown=0.0, auto_start=2,
+                             auto_next=30.0)
+        host = await NetSession.host(Identity.generate("Tess"), config, LOCAL,
+                                     table_name="Lab", interfaces=None)
+        guest = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                      TableConfig(), LOCAL)
+        players = [asyncio.create_task(run_headless(
+            s, bot=Bot(paced(SKILLS["hard"], 0.3), random.Random(i)), summary=None))
+            for i, s in enumerate((host, guest))]
+        async with asyncio.timeout(20):
+            while host.replica.phase is not Phase.PLAYING:
+                await asyncio.sleep(0.02)
+        late = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
+                                     TableConfig(), LOCAL)
+        running = asyncio.create_task(late.run())
+        async with Watching(late) as h:
+            await h.shows("A round is under way: you play from the next round")
+            await h.until(lambda: "Tess " in h.screen() and "Gil " in h.screen(),
+                          "the round in view")
+        for s in (host, guest, late):
+            s.close()
+        await asyncio.gather(*players, running)
 
     asyncio.run(scenario())
