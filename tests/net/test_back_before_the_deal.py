@@ -15,12 +15,12 @@ from p2p_nerts.net.testing import PeerProcess
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(150)
 
 LOCAL = Endpoint("127.0.0.1")
 
 
-async def until(holds: Callable[[], bool], what: str, timeout: float = 20) -> None:
+async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
     try:
         async with asyncio.timeout(timeout):
             while not holds():
@@ -45,7 +45,7 @@ def test_back_before_the_first_deal_sits_down_at_once(tmp_path: Path) -> None:
             await until(lambda: len(host.replica.seats) == 1, "Ana's seat given up")
             await ana.start()  # the same home: the same key, and no --resume
             await until(lambda: len(host.replica.seats) == 2, "Ana seated again")
-            await ana.wait_for_line("back at a table we sat at", 10)
+            await ana.wait_for_line("back at a table we sat at", 30)
             bo = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
                                        TableConfig(), LOCAL)
             boing = asyncio.create_task(bo.run())
