@@ -168,6 +168,7 @@ class NetSession:
         self._ad_task: asyncio.Task[None] | None = None
         self._ad_shown: _AdFacts | None = None  # what the ad says now
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
+        self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._waiting_for_seat = False  # refused at a full table, asking again as seats change
         self._asked_back: int | None = None  # the round after which we last asked
@@ -592,6 +593,10 @@ class NetSession:
             self._route(self.replica.open(self._clock()))
 
     def _on_link(self, key: bytes, up: bool) -> None:
+        if up:
+            self._up_since.setdefault(key, self._clock())
+        else:
+            self._up_since.pop(key, None)
         r = self._replica
         if r is None:
             return
@@ -620,17 +625,18 @@ class NetSession:
         """Host: whether a link that holds no seat may stay (the one rule for spectators).
 
         Seated players and those waiting for a seat always may. Anyone else is
-        watching (or about to ask for a seat, which it may do from here): at
-        most ``MAX_SPECTATORS`` of them, so that watchers cost the players
-        little (they sign nothing the table waits for, but they are sent every
-        entry).
+        watching (or about to ask for a seat, which it may do from here): the
+        first ``MAX_SPECTATORS`` of them to link, so that watchers cost the
+        players little (they sign nothing the table waits for, but they are
+        sent every entry) and one who came first keeps its place.
         """
         r = self.replica
         if key in r.seated or key in r.waiting:
             return True
-        others = [k for k in self._mesh.links if k != key and k not in r.seated
-                  and k not in r.waiting]
-        return len(others) < MAX_SPECTATORS
+        since = self._up_since.get(key, float("inf"))
+        earlier = [k for k in self._mesh.links if k != key and k not in r.seated
+                   and k not in r.waiting and self._up_since.get(k, since) <= since]
+        return len(earlier) < MAX_SPECTATORS
 
     def _ad_facts(self) -> _AdFacts:
         r = self.replica

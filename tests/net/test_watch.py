@@ -110,6 +110,7 @@ def test_a_host_keeps_at_most_its_spectators(monkeypatch: pytest.MonkeyPatch) ->
         watchers = [await NetSession.watch(Identity.generate(f"W{i}"),
                                            ("127.0.0.1", host.port), TableConfig(), LOCAL)
                     for i in range(3)]
+        watching = [asyncio.create_task(w.run()) for w in watchers]
         keys = [w.replica.me.public_key for w in watchers]
         refused: list[ev.Refused] = []
         watchers[2].subscribe(lambda e: refused.append(e) if isinstance(e, ev.Refused) else None)
@@ -122,12 +123,11 @@ def test_a_host_keeps_at_most_its_spectators(monkeypatch: pytest.MonkeyPatch) ->
         bo_runs = asyncio.create_task(bo.run())
         await until(lambda: bo.replica.my_seat is not None, "Bo seated")
         assert host.replica.phase is Phase.LOBBY
+        await until(lambda: watching[2].done(), "the one turned away to close")
         for session in (bo, *watchers):
             session.close()
         host.close()
-        await asyncio.gather(runner, bo_runs)
-        for w in watchers:
-            await w._mesh.close(flush=0)
+        await asyncio.gather(runner, bo_runs, *watching)
 
     asyncio.run(scenario())
 
