@@ -33,6 +33,11 @@ One run measures:
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
+``--spectators N`` measures instead what spectators (``NetSession.watch``) cost
+the players: 4-player games with none and with N watching, alternating, each
+pair with its own baseline; the players' applied and final latencies and
+their CPU share, with the ratios of the watched games to the unwatched.
+
 Every peer is a process with a NetSession (manual join, no mDNS), a journal
 (a Store in a temporary directory, as the commands keep one) and a bot;
 times are ``time.monotonic()``, one clock for every process of the host. The
@@ -239,6 +244,8 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     if role == "host":
         session = await NetSession.host(me, config, endpoint, table_name="bench",
                                         interfaces=None, store=store)
+    elif role == "spectator":
+        session = await NetSession.watch(me, (LOCAL, host_port), config, endpoint)
     else:
         session = await NetSession.join(me, (LOCAL, host_port), config, endpoint,
                                         store=store)
@@ -273,7 +280,8 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     session.replica.move = timed_move  # type: ignore[method-assign]
     session.subscribe(record)
     wall, cpu = time.monotonic(), os.times()
-    await run_headless(session, bot=Bot(paced(SKILLS["hard"], pace), random.Random(port)),
+    await run_headless(session, bot=None if role == "spectator" else
+                       Bot(paced(SKILLS["hard"], pace), random.Random(port)),
                        summary=None, linger=0.5)
     spent = os.times()
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -315,23 +323,53 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
 
 
 # ------------------------------------------------------------------ one game
-def game(players: int, pace: float, target: int) -> list[dict[str, Any]]:
-    ports = [free_port() for _ in range(players)]
+def game(players: int, pace: float, target: int, spectators: int = 0) -> list[dict[str, Any]]:
+    """One game's players' results (the spectators', if any, are left out)."""
+    ports = [free_port() for _ in range(players + spectators)]
     with tempfile.TemporaryDirectory() as tmp:
-        outs = [Path(tmp) / f"peer{i}.json" for i in range(players)]
+        outs = [Path(tmp) / f"peer{i}.json" for i in range(players + spectators)]
         procs = []
-        for i in range(players):
-            role = "host" if i == 0 else "guest"
+        # The spectators link up before the guests, to watch the game from its start.
+        for i in [0, *range(players, players + spectators), *range(1, players)]:
+            role = "host" if i == 0 else "spectator" if i >= players else "guest"
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "--peer", role, str(ports[i]), str(ports[0]),
                  str(players), str(pace), str(target), str(outs[i])],
                 stderr=subprocess.DEVNULL))
-            if i == 0:
-                time.sleep(0.5)
+            if i == 0 or (spectators and i == players + spectators - 1):
+                time.sleep(0.5)  # the host listening; the spectators linked
         for proc in procs:
             if proc.wait(timeout=600) != 0:
                 raise RuntimeError(f"a peer failed with status {proc.returncode}")
-        return [json.loads(out.read_text()) for out in outs]
+        return [json.loads(out.read_text()) for out in outs[:players]]
+
+
+def watched(players: int, spectators: int, pace: float, target: int, pairs: int) -> None:
+    """Games of ``players`` with 0 and with ``spectators`` watching, alternating."""
+    print(f"{players} players, {spectators} spectators against none, {pairs} pair(s) of games "
+          f"(pace {pace:g}, target {target})")
+    print(f"{'watched by':>10} {'plays':>6} {'applied med':>12} {'p99':>8} {'final med':>10} "
+          f"{'p99':>8} {'cpu/player':>11} {'baseline':>9}")
+    rows: dict[int, list[tuple[float, float, float, float, float]]] = {0: [], spectators: []}
+    for _ in range(pairs):
+        for n in (0, spectators):
+            before = baselines()
+            results = game(players, pace, target, n)
+            after = baselines()
+            rtt = (before[1] + after[1]) / 2
+            applied, final = latencies(results)
+            cpu = max(r["cpu"] / r["wall"] for r in results)
+            row = (statistics.median(applied), pct(applied, 0.99), statistics.median(final),
+                   pct(final, 0.99), cpu)
+            rows[n].append(row)
+            print(f"{n:>10} {len(applied):>6} {row[0] * 1e3:>10.2f}ms {row[1] * 1e3:>6.2f}ms "
+                  f"{row[2] * 1e3:>8.2f}ms {row[3] * 1e3:>6.2f}ms {cpu:>10.0%} "
+                  f"{rtt * 1e6:>7.0f}µs")
+    mean = {n: [statistics.mean(column) for column in zip(*runs, strict=True)]
+            for n, runs in rows.items()}
+    names = ("applied median", "applied p99", "final median", "final p99", "cpu/player")
+    print(f"with {spectators} spectators, against none: " + "; ".join(
+        f"{name} {mean[spectators][i] / mean[0][i]:.2f}x" for i, name in enumerate(names)))
 
 
 def latencies(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
@@ -361,6 +399,10 @@ def main() -> int:
     parser.add_argument("--pace", type=float, default=0.3, help="bot pace for latency games")
     parser.add_argument("--fast-pace", type=float, default=0.05, help="bot pace, footprint game")
     parser.add_argument("--target", type=int, default=40, help="score that ends each game")
+    parser.add_argument("--spectators", type=int, metavar="N",
+                        help="measure only what N spectators cost a 4-player table")
+    parser.add_argument("--pairs", type=int, default=1,
+                        help="with --spectators: pairs of games (0 and N watching)")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--peer", nargs=7, help=argparse.SUPPRESS)
     parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
@@ -379,6 +421,11 @@ def main() -> int:
                          int(target), Path(out)))
         return 0
 
+    if args.spectators is not None:
+        if not 0 < args.spectators <= 16:
+            parser.error("--spectators must be 1..16 (a host keeps at most 16)")
+        watched(4, args.spectators, args.pace, args.target, args.pairs)
+        return 0
     hot, rtt = baselines()
     print(f"baseline: asyncio TCP round trip between two processes, median {hot * 1e6:.0f} µs "
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "

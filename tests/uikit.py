@@ -268,6 +268,10 @@ class Listing:
     variant: str = "turn3 ties:both pen tgt100"
     protocol_version: int = 1
     needs_code: bool = False
+    host: str = "Ana"
+    fingerprint: str = "0123456789abcdef"
+    state: str = "lobby"
+    next_deal: int | None = None
 
     def __post_init__(self) -> None:
         if not self.instance:
@@ -289,6 +293,7 @@ class FakeNetwork:
         self.changed: Callable[[], None] = lambda: None
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
+        self.watched: list[str] = []
         self.codes: list[str | None] = []  # the code given with each join, in order
         self.hosted: list[tuple[str, Variants, str | None, float, float]] = []
         self.code = "pink otter"
@@ -325,6 +330,13 @@ class FakeNetwork:
         self.codes.append(code)
         if self.gate is not None:
             await self.gate.wait()
+        if table.needs_code and code != self.code:
+            raise ConnectionError(f"wrong table code for table {table.name}")
+        return self.outcome()
+
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        self.watched.append(table.instance)
+        self.codes.append(code)
         if table.needs_code and code != self.code:
             raise ConnectionError(f"wrong table code for table {table.name}")
         return self.outcome()

@@ -1,4 +1,4 @@
-"""``nerts host``, ``nerts join`` and ``nerts bot``: parsing and running a networked seat.
+"""``nerts host/join/bot/watch``: parsing and running a networked seat (or a spectator).
 
 ``cli.py`` only adds these parsers and dispatches here, handing in the
 terminal screen (``net`` never imports ``ui``). A usage error is a
@@ -45,7 +45,7 @@ from .tables import join_found, parse_target
 __all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
            "run_net", "run_table", "setup_logging"]
 
-NET_COMMANDS = ("host", "join", "bot")
+NET_COMMANDS = ("host", "join", "bot", "watch")
 FIND_TIMEOUT = 5.0
 LOG_FILE = "nerts.log"
 MAX_BOT_DIRS = 64
@@ -74,18 +74,24 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                            f"({DROP_AFTER:g})")
     add_variant_args(host)
     for name, what in (("join", "take a seat at a table on the LAN"),
-                       ("bot", "seat a computer player at a table (join --headless --bot)")):
+                       ("bot", "seat a computer player at a table (join --headless --bot)"),
+                       ("watch", "watch a table without a seat (read-only; a table with a "
+                                 "code needs it)")):
         parser = sub.add_parser(name, help=what)
         parser.add_argument("table", nargs="?", metavar="TABLE | HOST:PORT",
-                            help="a table's name (found by mDNS; default: the only table) "
-                                 "or its host's address")
+                            help="a table's name, its start or any part of it, any case "
+                                 "(found by mDNS; default: the only table), or its host's "
+                                 "address")
         _seat_args(parser, bot=name == "bot")
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
                                 help=f"how well it plays: {'|'.join(SKILLS)} "
                                      f"(default {DEFAULT_SKILL})")
-        else:
+        elif name == "join":
             _partner_arg(parser)
+        if name != "watch":
+            parser.add_argument("--wait", action="store_true",
+                                help="at a full table, wait for a free seat instead of leaving")
         parser.add_argument("--find-timeout", type=float, default=FIND_TIMEOUT, metavar="S",
                             help=f"how long to look for the table ({FIND_TIMEOUT:g} s)")
         for option in _HOSTS_CLOCKS:
@@ -172,6 +178,8 @@ provides it, so that ``net`` never imports the UI)."""
 
 def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Terminal) -> int:
     """Run ``host``/``join``/``bot``; ValueError for bad usage, else the exit status."""
+    if args.command == "watch" and (args.bot or args.resume):
+        raise ValueError("a spectator has no seat: --bot and --resume are for join and bot")
     if args.command == "bot" or args.bot:
         args.headless = True
         args.bot = args.bot or DEFAULT_SKILL
@@ -264,7 +272,8 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         variants=variants or Variants(), countdown=getattr(args, "countdown", COUNTDOWN),
         drop_after=getattr(args, "drop_after", DROP_AFTER),
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
-        max_seats=getattr(args, "seats", 8), code=args.code)
+        max_seats=getattr(args, "seats", 8), code=args.code,
+        wait_for_seat=getattr(args, "wait", False))
     endpoint = Endpoint(listen_addresses(args.bind, interfaces), args.port,
                         args.advertise_port)
     return run_table(_play(args, identity, config, endpoint, interfaces, store, summary,
@@ -302,12 +311,13 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
                                         "; joining needs the table code" if args.code else "")
     else:
         session = await _join(args, identity, config, endpoint, interfaces, store)
-        logging.getLogger("nerts").info("joined table %r", session.table_name)
+        logging.getLogger("nerts").info("%s table %r", "watching" if session.watching
+                                        else "joined", session.table_name)
     if screen is not None:
         partner = (asyncio.ensure_future(
             drive_partner(session, table_bot(args.partner, pace=args.pace, seed=args.seed),
                           time.monotonic))
-            if args.partner else None)
+            if getattr(args, "partner", None) else None)
         await screen(session, args.code)
         if partner is not None:
             session.close()  # done already when the player left the table
@@ -335,10 +345,14 @@ async def _join(args: argparse.Namespace, identity: Identity, config: TableConfi
                 endpoint: Endpoint, interfaces: Interfaces, store: Store) -> NetSession:
     """Join by address, or find the table by mDNS and try its addresses in turn."""
     address = parse_target(args.table)
+    watch = args.command == "watch"
     if address is not None:
+        if watch:
+            return await NetSession.watch(identity, address, config, endpoint)
         return await NetSession.join(identity, address, config, endpoint, store=store)
     ad = await find_table(args.table, interfaces, args.find_timeout)
-    return await join_found(identity, ad, config, endpoint, store)
+    return await join_found(identity, ad, config, endpoint, None if watch else store,
+                            watch=watch)
 
 
 def _default_table_name(name: str) -> str:

@@ -17,6 +17,16 @@ querying on a common trigger (a lobby opened by a person is not one), sends
 one QM and one QU query itself right away. Whichever answer lands first wins:
 the unicast one when the kernel picks our socket (~1 ms), the multicast one
 otherwise.
+
+A lobby that stays open. python-zeroconf tells a browser a TXT record changed
+only when the record heard is not in its cache already, and keeps a replaced
+unique record that was younger than a second for its whole TTL (RFC 6762
+§10.2 flushes only older ones). A seat count going back to a value heard
+before (a player joins and leaves, a bot crashes at a full table) was
+therefore never reported, and the resolver could read either record from the
+cache. So every TXT record carries a revision (``r``) the host counts up:
+each update is a record never heard before, and the browser reads the
+highest revision among the cached ones, whatever else the cache still holds.
 """
 
 from __future__ import annotations
@@ -40,23 +50,27 @@ from zeroconf import (
     ServiceNameAlreadyRegistered,
     ServiceStateChange,
     Zeroconf,
+    current_time_millis,
 )
-from zeroconf._dns import DNSQuestion
+from zeroconf._dns import DNSQuestion, DNSText
 from zeroconf._protocol.outgoing import DNSOutgoing
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from p2p_nerts.net.interfaces import Interfaces, advertised_addresses
 
 __all__ = [
+    "MAX_HOST_CHARS",
     "MAX_NAME_CHARS",
     "MAX_SEATS",
     "MAX_TABLES",
     "MAX_VARIANT_CHARS",
     "SERVICE_TYPE",
+    "TABLE_STATES",
     "AdError",
     "AdvertiseError",
     "AmbiguousTableError",
     "DiscoveryError",
+    "QuietMdnsErrors",
     "TableAd",
     "TableAdvertiser",
     "TableBrowser",
@@ -64,8 +78,10 @@ __all__ = [
     "TableEvent",
     "TableNotFoundError",
     "decode_txt",
+    "describe_table",
     "encode_txt",
     "find_table",
+    "matching",
     "random_suffix",
 ]
 
@@ -74,6 +90,11 @@ _log = logging.getLogger(__name__)
 SERVICE_TYPE = "_nerts._tcp.local."
 MAX_NAME_CHARS = 32
 MAX_VARIANT_CHARS = 48
+MAX_HOST_CHARS = 24
+"""A player's name (``identity.MAX_NAME_LEN``): the host's, shown beside its table."""
+TABLE_STATES = ("lobby", "playing", "break", "over")
+"""What a table is doing: seating players before its first deal, playing a round,
+between two rounds, or done (its game is over)."""
 MAX_SEATS = 16
 MAX_TABLES = 128
 """More tables than any LAN party has; beyond it a flood of fake ads is ignored."""
@@ -88,12 +109,14 @@ _FIND_SETTLE = 0.6  # s: how long to listen for a second match (resolution is sl
 tables with the same name are reported as ambiguous instead of picked at random."""
 
 _DIGITS = re.compile(r"[0-9]{1,5}")
+_LONG_DIGITS = re.compile(r"[0-9]{1,12}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16,64}")
 _SUFFIX = re.compile(r"[0-9a-z]{1,8}")
 
 # RFC 1035 wire constants for the hand-built start-up queries.
 _FLAGS_QUERY = 0x0000
 _TYPE_PTR = 12
+_TYPE_TXT = 16
 _CLASS_IN = 1
 
 
@@ -129,6 +152,11 @@ class TableAd:
     a joiner can check the key it meets in the handshake. ``addresses`` may be
     empty only on an ad given to ``TableAdvertiser``, which fills it in;
     ``instance`` is the unique DNS-SD instance label, empty until published.
+    ``host`` is the host player's name and ``fingerprint`` its key: together
+    they tell apart two tables of one name. ``state`` is one of
+    ``TABLE_STATES``; between rounds ``next_deal`` is when the host deals again
+    (Unix time, s; None when a person deals). ``revision`` counts the host's
+    updates (see the module docstring).
     """
 
     name: str
@@ -141,9 +169,19 @@ class TableAd:
     port: int
     addresses: tuple[str, ...] = ()
     instance: str = ""
+    host: str = ""
+    state: str = "lobby"
+    next_deal: int | None = None
+    revision: int = 0
 
     def __post_init__(self) -> None:
         _check_text("name", self.name, MAX_NAME_CHARS, allow_empty=False)
+        _check_text("host", self.host, MAX_HOST_CHARS, allow_empty=True)
+        if self.state not in TABLE_STATES:
+            raise AdError(f"state must be one of {', '.join(TABLE_STATES)}")
+        if self.next_deal is not None:
+            _check_int("next_deal", self.next_deal, 0, 10**12 - 1)
+        _check_int("revision", self.revision, 0, 10**12 - 1)
         _check_text("variant", self.variant, MAX_VARIANT_CHARS, allow_empty=True)
         if not isinstance(self.fingerprint, str) or not _FINGERPRINT.fullmatch(self.fingerprint):
             raise AdError("fingerprint must be 16-64 lowercase hex digits")
@@ -193,6 +231,10 @@ def encode_txt(ad: TableAd) -> dict[str, str]:
         "sn": str(ad.seats_total),
         "var": ad.variant,
         "code": "1" if ad.needs_code else "0",
+        "h": ad.host,
+        "ph": ad.state,
+        "r": str(ad.revision),
+        **({} if ad.next_deal is None else {"nt": str(ad.next_deal)}),
     }
 
 
@@ -205,7 +247,8 @@ def decode_txt(
 ) -> TableAd:
     """Build a ``TableAd`` from untrusted TXT properties, or raise ``AdError`` saying why.
 
-    Unknown keys are ignored so later versions can add fields.
+    Unknown keys are ignored so later versions can add fields; the host's
+    name, state, next deal and revision are optional (an older host sends none).
     """
 
     def text(key: str) -> str:
@@ -217,11 +260,14 @@ def decode_txt(
         except UnicodeDecodeError:
             raise AdError(f"TXT key {key!r} is not UTF-8") from None
 
-    def number(key: str) -> int:
+    def number(key: str, digits: re.Pattern[str] = _DIGITS) -> int:
         value = text(key)
-        if not _DIGITS.fullmatch(value):
+        if not digits.fullmatch(value):
             raise AdError(f"TXT key {key!r} is not a small decimal number: {value!r}")
         return int(value)
+
+    def optional(key: str) -> bool:
+        return properties.get(key.encode()) is not None
 
     code = text("code")
     if code not in ("0", "1"):
@@ -241,7 +287,31 @@ def decode_txt(
         port=port,
         addresses=tuple(addresses[:_MAX_ADDRESSES]),
         instance=instance,
+        host=text("h") if optional("h") else "",
+        state=text("ph") if optional("ph") else "lobby",
+        next_deal=number("nt", _LONG_DIGITS) if optional("nt") else None,
+        revision=number("r", _LONG_DIGITS) if optional("r") else 0,
     )
+
+
+def _txt_properties(rdata: bytes) -> dict[bytes, bytes | None]:
+    """A TXT record's strings (RFC 6763 §6: length-prefixed ``key=value``) as properties;
+    the first of a repeated key counts, as the RFC says."""
+    properties: dict[bytes, bytes | None] = {}
+    at = 0
+    while at < len(rdata):
+        length = rdata[at]
+        item = rdata[at + 1:at + 1 + length]
+        at += 1 + length
+        key, eq, value = item.partition(b"=")
+        if key and key not in properties:
+            properties[key] = value if eq else None
+    return properties
+
+
+def _revision(properties: Mapping[bytes, bytes | None]) -> int:
+    raw = properties.get(b"r")
+    return int(raw) if raw is not None and raw.isdigit() and len(raw) <= 12 else -1
 
 
 def random_suffix() -> str:
@@ -274,6 +344,10 @@ def _service_info(ad: TableAd, server: str) -> ServiceInfo:
         other_ttl=_RECORD_TTL,
         parsed_addresses=list(ad.addresses),
     )
+
+
+class _Keep:
+    """``TableAdvertiser.update``'s default for ``next_deal``: leave it as it is."""
 
 
 class TableAdvertiser:
@@ -361,8 +435,11 @@ class TableAdvertiser:
         seats_total: int | None = None,
         variant: str | None = None,
         needs_code: bool | None = None,
+        state: str | None = None,
+        next_deal: int | type[_Keep] | None = _Keep,
     ) -> TableAd:
-        """Change what the lobby shows (typically seats) and re-announce the TXT record."""
+        """Change what the lobby shows (seats, state) and re-announce the TXT record
+        under the next revision. ``next_deal`` is kept unless given (None clears it)."""
         if self._info is None or self._aiozc is None:
             raise RuntimeError("TableAdvertiser.update() before start()")
         old = self._ad
@@ -372,9 +449,12 @@ class TableAdvertiser:
             seats_total=old.seats_total if seats_total is None else seats_total,
             variant=old.variant if variant is None else variant,
             needs_code=old.needs_code if needs_code is None else needs_code,
+            state=old.state if state is None else state,
+            next_deal=old.next_deal if not isinstance(next_deal, int | None) else next_deal,
         )
         if new == old:
             return old
+        new = replace(new, revision=old.revision + 1)
         assert self._info.server is not None  # always set by _service_info
         info = _service_info(new, self._info.server)
         # A pending announcement would re-send the old TXT after the new one.
@@ -542,7 +622,7 @@ class TableBrowser:
             return
         try:
             ad = decode_txt(
-                info.properties,
+                self._freshest_txt(zeroconf, name, info.properties),
                 instance=_instance_from_service_name(name),
                 addresses=info.parsed_scoped_addresses(),
                 port=info.port,
@@ -553,10 +633,24 @@ class TableBrowser:
             return
         self._rejected.pop(key, None)
         old = self._tables.get(key)
-        if old == ad:
+        if old == ad or (old is not None and ad.revision < old.revision):
             return
         self._tables[key] = ad
         self._emit(TableEvent(TableChange.ADDED if old is None else TableChange.UPDATED, ad))
+
+    @staticmethod
+    def _freshest_txt(
+        zeroconf: Zeroconf, name: str, resolved: Mapping[bytes, bytes | None]
+    ) -> Mapping[bytes, bytes | None]:
+        """The TXT properties of the highest revision in the cache (see the module
+        docstring); ``resolved`` (the resolver's pick) when none carries one."""
+        best, best_revision = resolved, _revision(resolved)
+        for record in zeroconf.cache.async_all_by_details(name, _TYPE_TXT, _CLASS_IN):
+            if isinstance(record, DNSText) and not record.is_expired(current_time_millis()):
+                properties = _txt_properties(record.text)
+                if (revision := _revision(properties)) > best_revision:
+                    best, best_revision = properties, revision
+        return best
 
     def _resolved(self, key: str, task: asyncio.Task[None]) -> None:
         if self._resolving.get(key) is task:
@@ -586,38 +680,104 @@ class TableBrowser:
                 _log.exception("table event callback failed on %s", event)
 
 
-def _matches(table: TableAd, name: str | None) -> bool:
+def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
+    """The tables ``name`` means, as a player types it: all of them for None; else its
+    exact instance name, else the tables of exactly that name, else those whose
+    name starts with it, else those whose name has it anywhere (case does not
+    matter). The first of these that finds any decides."""
     if name is None:
-        return True
+        return list(tables)
     wanted = name.casefold()
-    return wanted in (table.name.casefold(), table.instance.casefold())
+    names = [(t, t.name.casefold()) for t in tables]
+    for tier in (
+        [t for t in tables if t.instance.casefold() == wanted],
+        [t for t, n in names if n == wanted],
+        [t for t, n in names if n.startswith(wanted)],
+        [t for t, n in names if wanted in n],
+    ):
+        if tier:
+            return tier
+    return []
+
+
+def describe_table(table: TableAd) -> str:
+    """``'Red' (Ana 0123-4567)``: a table as a line of text tells it from a namesake."""
+    fingerprint = f"{table.fingerprint[:4]}-{table.fingerprint[4:8]}"
+    host = f"{table.host} {fingerprint}" if table.host else fingerprint
+    return f"{table.name!r} ({host})"
 
 
 async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 3.0) -> TableAd:
-    """Find the table for ``nerts join [TABLE]``: by name, instance name, or the only one.
+    """Find the table for ``nerts join [TABLE]``: see :func:`matching` for what matches.
 
     Raises ``TableNotFoundError`` when nothing matches within ``timeout``
-    seconds and ``AmbiguousTableError`` when several tables match. Unless the
-    exact instance name was given, it listens a further 0.6 s after the first
-    match to notice a second one.
+    seconds (saying which tables were seen, or, when no mDNS answer came at
+    all, to join by address) and ``AmbiguousTableError`` when several tables
+    match. Unless the exact instance name was given, it listens a further
+    0.6 s after the first match to notice a second one. A socket that mDNS
+    cannot use (multicast blocked) is a ``DiscoveryError``.
     """
     what = "table" if name is None else f"table named {name!r}"
-    async with TableBrowser(interfaces) as browser:
-        try:
-            found = await browser.wait_for(
-                lambda tables: any(_matches(t, name) for t in tables), timeout
-            )
-        except TimeoutError:
-            raise TableNotFoundError(f"found no {what} on the network in {timeout:g} s") from None
-        exact = [t for t in found if name is not None and t.instance.casefold() == name.casefold()]
-        if exact:
-            return exact[0]
-        await asyncio.sleep(_FIND_SETTLE)
-        await browser.settle(timeout)  # a second table seen but not resolved yet counts
-        candidates = [t for t in browser.tables if _matches(t, name)]
+    try:
+        async with TableBrowser(interfaces) as browser:
+            try:
+                found = await browser.wait_for(lambda ts: bool(matching(ts, name)), timeout)
+            except TimeoutError:
+                raise _not_found(f"found no {what} on the network in {timeout:g} s",
+                                 browser.tables) from None
+            exact = [t for t in matching(found, name) if name is not None
+                     and t.instance.casefold() == name.casefold()]
+            if exact:
+                return exact[0]
+            await asyncio.sleep(_FIND_SETTLE)
+            await browser.settle(timeout)  # a second table seen but not resolved yet counts
+            seen = browser.tables
+    except OSError as exc:
+        raise DiscoveryError(f"cannot use mDNS here ({exc.strerror or exc}): {_BY_ADDRESS}"
+                             ) from None
+    candidates = matching(seen, name)
     if not candidates:
-        raise TableNotFoundError(f"the {what} went away while looking")
+        raise _not_found(f"the {what} went away while looking", seen)
     if len(candidates) > 1:
-        listing = ", ".join(repr(t.instance) for t in candidates)
-        raise AmbiguousTableError(f"several tables match: {listing}; name one of them", candidates)
+        listing = ", ".join(describe_table(t) for t in candidates)
+        raise AmbiguousTableError(
+            f"several tables match {name!r}: {listing}; name one of them (or its host's "
+            "HOST:PORT)" if name is not None else
+            f"several tables are open: {listing}; name one of them", candidates)
     return candidates[0]
+
+
+_BY_ADDRESS = "join by the host's address instead: nerts join HOST:PORT"
+
+
+def _not_found(line: str, seen: Sequence[TableAd]) -> TableNotFoundError:
+    """No match: the tables there are, or (nothing answered at all) the way round mDNS."""
+    if not seen:
+        return TableNotFoundError(
+            f"{line}; no table answered at all (is multicast blocked on this network?): "
+            f"{_BY_ADDRESS}")
+    return TableNotFoundError(
+        f"{line}; tables seen: {', '.join(describe_table(t) for t in seen)}")
+
+
+class QuietMdnsErrors(logging.Filter):
+    """python-zeroconf logs a socket error (multicast blocked: ``PermissionError``) as a
+    warning with its traceback. This filter, on the ``zeroconf`` logger, turns the
+    first into one line saying what to do, and keeps the rest out of the log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, OSError):
+            return True
+        if self._said or record.levelno < logging.WARNING:
+            return False
+        self._said = True
+        record.msg = (f"mDNS cannot use the network ({error.strerror or error}): tables may "
+                      f"not be found or seen; {_BY_ADDRESS}")
+        record.args = ()
+        record.exc_info = record.exc_text = None
+        return True

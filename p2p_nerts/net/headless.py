@@ -30,11 +30,12 @@ from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import Outbound, Replica
+from ..protocol.replica import CommandError, Outbound, Phase, Replica
 from ..session import Session
 from .node import NetSession
 
-__all__ = ["HOST_GONE", "LINGER", "SummaryWriter", "describe", "drive_bot", "drive_partner",
+__all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "SummaryWriter", "deal_when_ready",
+           "describe", "drive_bot", "drive_partner",
            "paced", "run_headless", "watch_host"]
 
 _log = logging.getLogger("nerts")
@@ -45,6 +46,13 @@ entries (its last summary...) that slower peers may still be missing."""
 HOST_GONE = 20.0
 """Seconds without a link to the host after which a headless guest gives up:
 without the host no round can start, and a bot must not wait forever."""
+BREAK = 5.0
+"""Seconds a headless host without ``--auto-next`` rests between two rounds
+before it deals again (when every seat is ready)."""
+EXPECTED_REJECTS = frozenset({"duplicate", "own_entry", "late", "dropped"})
+"""Rejections every game has: copies of entries (resends cross, a peer hears
+an entry from several others), our own reflected back, and the honest late
+entries of a closed round or a dropped seat. Worth a debug line only."""
 
 
 def paced(skill: Skill, pace: float) -> Skill:
@@ -62,9 +70,11 @@ def table_bot(skill: str, *, pace: float = 1.0, seed: int | None = None) -> Bot:
 class SummaryWriter:
     """Writes one JSON line per round, then the game's result, to ``out``.
 
-    A round's line is written when the next round starts (or at the end),
-    because the last PlayFinal events of a round (counted for collisions and
-    bounces) can come after its RoundOver.
+    A round's line is written once the round is closed (every peer's
+    summary in: :meth:`closed`, called after the replica call that closed it,
+    so that the last PlayFinal events of the round, counted for collisions
+    and bounces, which can come after its RoundOver, are in), else when the
+    next round starts or at the end.
     """
 
     def __init__(self, replica: Replica, out: TextIO | None) -> None:
@@ -110,6 +120,11 @@ class SummaryWriter:
             self._pending["agreed"] = isinstance(event, ev.RoundAgreed)
         elif isinstance(event, ev.GameOver):
             self._winner = event.winner
+
+    def closed(self) -> None:
+        """The replica call that closed a round is over: write the round's line."""
+        if self._replica.phase in (Phase.BETWEEN, Phase.OVER):
+            self._flush()
 
     def _accounting(self, round_no: int) -> dict[str, object]:
         """Our own deck at the end of the round: every card in exactly one place?"""
@@ -231,6 +246,44 @@ async def watch_host(session: NetSession, give_up: float, clock: Callable[[], fl
         await asyncio.sleep(0.25)
 
 
+async def deal_when_ready(session: NetSession, clock: Callable[[], float],
+                          pause: float = BREAK) -> None:
+    """A headless host without ``--auto-start`` (nobody at its keys) deals once at
+    least two players sit and every guest says it is ready (a bot always does),
+    ``pause`` seconds after a round closes unless ``--auto-next`` decides; it
+    logs what it waits for whenever that changes."""
+    said: str | None = None
+    closed_at: float | None = None
+    while True:
+        r = session.replica
+        waiting: str | None = None
+        if r.phase is Phase.BETWEEN:
+            closed_at = clock() if closed_at is None else closed_at
+        else:
+            closed_at = None
+        if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not (
+                r.phase is Phase.BETWEEN and r.auto_next is not None):
+            guests = [s for s in r.seats if s.key != r.host_key]
+            unready = [s.name for s in guests if not r.ready.get(s.key, False)]
+            if not guests:
+                waiting = "waiting for players: this table deals once a player has joined " \
+                          "and is ready (or use --auto-start N)"
+            elif unready:
+                waiting = (f"waiting for {', '.join(unready)} to be ready before dealing "
+                           "(or use --auto-start N)")
+            elif closed_at is not None and clock() - closed_at < pause:
+                pass
+            else:
+                try:
+                    session.act(lambda replica, now: replica.start_round(now))
+                except CommandError as exc:
+                    waiting = f"cannot deal yet: {exc}"
+        if waiting is not None and waiting != said:
+            _log.info("%s", waiting)
+        said = waiting
+        await asyncio.sleep(0.25)
+
+
 async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO | None,
                        linger: float = LINGER, host_gone: float = HOST_GONE,
                        clock: Callable[[], float] = time.monotonic) -> int:
@@ -256,8 +309,10 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
             seated = seated or event.me is not None
         elif isinstance(event, ev.GameOver):
             settle(0)
-        elif isinstance(event, ev.Refused) and not seated:
+        elif isinstance(event, ev.Refused) and not seated and not session.waiting_for_seat:
             settle(1)
+        if isinstance(event, ev.RoundAgreed | ev.Divergence):
+            loop.call_soon(writer.closed)
 
     session.subscribe(on_event)
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -266,6 +321,8 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     runner = loop.create_task(session.run())
     watcher = loop.create_task(watch_host(session, host_gone, clock))
     player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
+    dealer = (loop.create_task(deal_when_ready(session, clock))
+              if session.replica.is_host and session.replica.auto_start is None else None)
     waiters: list[asyncio.Future[Any]] = [outcome, runner, watcher]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     if watcher.done() and not outcome.done():
@@ -275,14 +332,18 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     code = outcome.result() if outcome.done() else 1
     if code == 0:
         await asyncio.sleep(linger)
-    helpers = [watcher, *([player] if player else [])]
+    helpers = [watcher, *(task for task in (player, dealer) if task is not None)]
     for task in helpers:
         task.cancel()
     session.close()
     await asyncio.gather(runner, *helpers, return_exceptions=True)
     rejected = session.replica.rejected
-    if rejected:
-        _log.info("rejected from the network: %s",
-                  ", ".join(f"{k}={v}" for k, v in sorted(rejected.items())))
+    for expected in (True, False):
+        counts = sorted((k, v) for k, v in rejected.items() if (k in EXPECTED_REJECTS) is expected)
+        if counts:
+            _log.log(logging.DEBUG if expected else logging.WARNING, "%s: %s",
+                     "expected copies and late entries set aside" if expected
+                     else "entries rejected from the network",
+                     ", ".join(f"{k}={v}" for k, v in counts))
     writer.finish({"me": session.replica.me.name, "rejected": dict(rejected)})
     return code

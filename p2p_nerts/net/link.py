@@ -4,7 +4,7 @@ Opening runs in this order, both sides at once:
 
 1. each side sends its info frame (``wire.Info``) and reads the other's; a
    newcomer learns the table id here, and a wrong version, a missing or
-   unexpected table code, a full table or a round under way stops it with a
+   unexpected table code or a full table stops it with a
    line the user can act on (``Refused``);
 2. at a table with a code, the table-code exchange (``channel.SecureChannel``):
    each side sends its SPAKE2 message, and from then on every frame either

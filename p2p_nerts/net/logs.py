@@ -17,6 +17,8 @@ import logging
 import sys
 from pathlib import Path
 
+from .discovery import QuietMdnsErrors
+
 __all__ = ["setup_logging", "speaking_as"]
 
 _SPEAKER: contextvars.ContextVar[str | None] = contextvars.ContextVar("speaker", default=None)
@@ -41,8 +43,11 @@ def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
                         **({"filename": str(file)} if file else {"stream": sys.stderr}))
     for handler in logging.getLogger().handlers:
         handler.addFilter(_Speaker(name))
+    mdns = logging.getLogger("zeroconf")
     if not verbose:
-        logging.getLogger("zeroconf").setLevel(logging.WARNING)
+        mdns.setLevel(logging.WARNING)
+    if not any(isinstance(f, QuietMdnsErrors) for f in mdns.filters):
+        mdns.addFilter(QuietMdnsErrors())
 
 
 def speaking_as(name: str) -> contextvars.Context:

@@ -87,13 +87,17 @@ class Mesh:
     told when a link to ``key`` comes up or goes down. ``info()`` is what we
     say in our info frame, asked afresh for each connection; ``code`` is the
     table code, which every connection then needs. ``admitted(key)`` says
-    whether a key has a place at the table (None: every key has).
+    whether a key has a place at the table (None: every key has);
+    ``name_of(key)`` is the player's name for a peer's key, where the table
+    knows it: a log line names the player, not what the peer's info frame says
+    (a host's is its table's name, a newcomer's at a coded table a placeholder).
     """
 
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
                  on_frames: FramesHandler, on_link: LinkHandler | None = None,
                  code: str | None = None, admitted: Admitted | None = None,
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None,
+                 name_of: Callable[[bytes], str | None] = lambda _key: None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
         self._identity = identity
@@ -108,6 +112,7 @@ class Mesh:
         self._pending: dict[Link, str] = {}  # accepted links without a place, by address
         self._quiet = QuietLog(_log)
         self._code_turns: dict[str, _Turn] = {}  # by address, while any is using it
+        self._name_of = name_of
         self.links: dict[bytes, Link] = {}
         self.host_key: bytes | None = None  # a guest takes peers frames from it only
         self.addresses: dict[bytes, str] = {}  # host: where each guest listens
@@ -393,11 +398,10 @@ class Mesh:
             old.close("replaced by a newer connection")
         self.links[link.key] = link
         if self._admitted(link.key):
-            _log.info("connected to %s (%s)", link.peer.name, fingerprint_of(link.key))
+            _log.info("connected to %s", self._who(link))
         else:
             self._quiet.log(time.monotonic(), "newcomer", logging.INFO,
-                            "connected to %s (%s), who has no seat yet", link.peer.name,
-                            fingerprint_of(link.key))
+                            "connected to %s, who has no seat yet", self._who(link))
             asyncio.get_running_loop().call_later(self.limits.grace, self._check_place, link)
         self._notify(link.key, True)
         if self.is_host:
@@ -423,12 +427,15 @@ class Mesh:
                         self.addresses.pop(link.key, None)
                     self._announce()
             if ip is None or self._admitted(link.key):
-                _log.info("disconnected from %s (%s): %s", link.peer.name,
-                          fingerprint_of(link.key), link.reason)
+                _log.info("disconnected from %s: %s", self._who(link), link.reason)
             else:
                 self._quiet.log(time.monotonic(), "newcomer gone", logging.INFO,
-                                "disconnected from %s (%s), who had no seat: %s",
-                                link.peer.name, fingerprint_of(link.key), link.reason)
+                                "disconnected from %s, who had no seat: %s",
+                                self._who(link), link.reason)
+
+    def _who(self, link: Link) -> str:
+        """``Ana (ab12-…)``: the peer's player name (else its info frame's) and key."""
+        return f"{self._name_of(link.key) or link.peer.name} ({fingerprint_of(link.key)})"
 
     def _dispatch(self, link: Link, budget: LinkBudget, payloads: list[bytes]) -> None:
         now = time.monotonic()

@@ -42,18 +42,29 @@ from .bounds import Limits
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
-from .link import LinkError
+from .link import Link, LinkError
 from .mesh import Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
-__all__ = ["TICK", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
+__all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
+           "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
 TICK = 0.05  # seconds between replica ticks
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+_AD_STATES = {Phase.LOBBY: "lobby", Phase.SHUFFLE: "playing", Phase.PLAYING: "playing",
+              Phase.SCORING: "playing", Phase.BETWEEN: "break", Phase.OVER: "over"}
+"""What the lobby shows of a table's phase (``discovery.TABLE_STATES``)."""
 _NEWCOMER = "a newcomer"
+LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
+             "ends)")
+MAX_SPECTATORS = 16
+"""Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
+_ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
+_TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
+_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 
 
@@ -73,10 +84,24 @@ class TableConfig:
     all traffic is encrypted; a guest needs the table's code to join."""
     limits: Limits = field(default_factory=Limits)
     """What the other peers may make this one do (``bounds``)."""
+    wait_for_seat: bool = False
+    """A guest at a full table waits for a free seat (asking again as the
+    table's roster changes) instead of being turned away."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
             normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
+
+
+@dataclass(frozen=True, slots=True)
+class _AdFacts:
+    """What a host's mDNS ad says of its table; a tick that finds them changed
+    re-announces it (seats, rules, and state all change in several places)."""
+
+    seats: int
+    variant: str
+    state: str
+    next_at: float | None  # the replica's clock time of the next deal, between rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +162,8 @@ class NetSession:
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
-                          admitted=self._admitted, limits=config.limits)
+                          admitted=self._admitted, limits=config.limits,
+                          name_of=self._player_name)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
@@ -153,7 +179,11 @@ class NetSession:
         self._advertiser: TableAdvertiser | None = None
         self._ad_dirty = asyncio.Event()
         self._ad_task: asyncio.Task[None] | None = None
+        self._ad_shown: _AdFacts | None = None  # what the ad says now
+        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
+        self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
+        self._waiting_for_seat = False  # refused at a full table, asking again as seats change
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
         self.table_name = ""
@@ -161,6 +191,8 @@ class NetSession:
         #: Whether other seats may fall silent on their own: not where every seat
         #: runs in this process (``nerts solo --loopback``), as at an in-process table.
         self.networked = True
+        #: A spectator's session (:meth:`watch`): it never sits down.
+        self.watching = False
         self._advertised_port = 0
 
     # ------------------------------------------------------------ factories
@@ -193,13 +225,54 @@ class NetSession:
 
         ``fingerprint`` (from the table's mDNS record) must match the key the
         host proves in the handshake. Raises ``Refused`` (full table, wrong
-        version, round under way; ``CodeNeeded`` for a missing or wrong table
+        version; ``CodeNeeded`` for a missing or wrong table
         code) or ``LinkError``, each with a line for the user.
         """
         self = cls(identity, config, is_host=False, store=store, clock=clock)
+        link = await self._reach(address, fingerprint, joining=not config.wait_for_seat,
+                                 endpoint=endpoint)
+        assert link.peer.tid is not None  # _reach checked it
+        back = self._back_at(link.peer.tid, link.key)
+        if back is not None:
+            _log.info("back at a table we sat at: picking up where we left")
+            self._use(back)
+            self._had_seat = back.my_seat is not None
+        else:
+            self._use(self._new_replica(link.peer.tid, link.key))
+        self._remember(format_address(*address))
+        opened = self.replica.open(self._clock())
+        if link.peer.playing:
+            opened.events.append(ev.Notice(LATECOMER))
+        self._route(opened)
+        return self
+
+    @classmethod
+    async def watch(cls, identity: Identity, address: tuple[str, int], config: TableConfig,
+                    endpoint: Endpoint, *, fingerprint: str | None = None,
+                    clock: Callable[[], float] = time.monotonic) -> NetSession:
+        """Watch the table whose host listens at ``address``, without a seat.
+
+        A spectator links to every seat as a player does and checks every
+        entry as a player does (its replica is a player's that never asks for
+        a seat), but it signs nothing the table waits for: no JOIN, no ACK, no
+        vote, so it is never part of finality, drops or the shuffle. It asks
+        for entries it misses like anyone. It keeps no journal. Full tables
+        can be watched; a coded one needs its code. Raises like :meth:`join`.
+        """
+        self = cls(identity, config, is_host=False, clock=clock)
+        self.watching = True
+        link = await self._reach(address, fingerprint, joining=False, endpoint=endpoint)
+        assert link.peer.tid is not None  # _reach checked it
+        self._use(self._new_replica(link.peer.tid, link.key))
+        self.replica.watching = True
+        return self
+
+    async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
+                     joining: bool, endpoint: Endpoint) -> Link:
+        """Listen and link to the host at ``address`` (the one we found, if ``fingerprint``)."""
         await self._listen(endpoint)
         try:
-            link = await self._mesh.connect(*address, joining=True)
+            link = await self._mesh.connect(*address, joining=joining)
         except BaseException:
             await self._mesh.close(flush=0)
             raise
@@ -211,10 +284,21 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.host_key = link.key
         self._mesh.adopt(link, address)  # before the replica: this first link-up is no rejoin
-        self._use(self._new_replica(link.peer.tid, link.key))
-        self._remember(format_address(*address))
-        self._route(self.replica.open(self._clock()))
-        return self
+        return link
+
+    def _back_at(self, table_id: bytes, host_key: bytes) -> Replica | None:
+        """Our replica as we left this very table, rebuilt from the journal, if we sat
+        at it and its game goes on (a crash, a closed terminal, and ``join`` again
+        without ``--resume``): what we sign next then follows what we signed before.
+        A fresh replica would sign a second JOIN under a number its first one
+        had, which every peer rejects as equivocation."""
+        table = self._store.unfinished() if self._store is not None else None
+        if table is None or (table.table_id, table.host_key) != (table_id, host_key):
+            return None
+        assert self._store is not None
+        return Replica.restore(self._identity, table_id, host_key,
+                               self._store.records(table_id), self._clock(),
+                               **self._replica_options())
 
     @classmethod
     async def resume(cls, identity: Identity, config: TableConfig, endpoint: Endpoint,
@@ -311,6 +395,8 @@ class NetSession:
         try:
             self._route(self.replica.tick(self._clock()))
             self._ask_back()
+            if self._advertiser is not None and self._ad_facts() != self._ad_shown:
+                self._ad_dirty.set()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
             self._failure = exc
             self._closed.set()
@@ -445,13 +531,27 @@ class NetSession:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> None:
+        if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
+            self._names.update((s.key, s.name) for s in self.replica.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
+            self._waiting_for_seat = False
         elif isinstance(event, ev.RosterChanged) and self._had_seat:
             # The host gave our seat up as it closed the round (our request may
             # have been lost with a link) and deals the next one soon: ask at once.
             self._asked_back = None
             asyncio.get_running_loop().call_soon(self._ask_back)
+        elif isinstance(event, ev.RosterChanged) and self._waiting_for_seat:
+            # A seat may have come free: ask again (only as the roster changes,
+            # so a long wait adds no entries to the table's log).
+            asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
+        elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
+                and not self._had_seat:
+            if not self._waiting_for_seat:
+                _log.info("%s: waiting for a free seat", event.reason)
+            self._waiting_for_seat = True
+        elif isinstance(event, ev.Refused) and self.watching:
+            self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
             # The table is full for now (a seat may free up as the break
             # lasts): try again shortly.
@@ -459,8 +559,6 @@ class NetSession:
             self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(s.key for s in self.replica.seats)
-            self._ad_dirty.set()
-        elif isinstance(event, ev.SettingsChanged):
             self._ad_dirty.set()
         elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
             self._with_store(lambda store: store.checkpoint())
@@ -480,11 +578,15 @@ class NetSession:
         return r is None or r.player(key) or self._spectator(key)
 
     def _spectator(self, key: bytes) -> bool:
-        """Whether ``key`` watches the table without a seat: admitted like a seat.
+        """Whether ``key`` watches the table without a seat: admitted like a seat, by
+        the one rule for spectators (:meth:`admits_spectator`)."""
+        return self._replica is not None and self.admits_spectator(key)
 
-        No spectators yet: the hook where watching a table will admit them.
-        """
-        return False
+    def _player_name(self, key: bytes) -> str | None:
+        """The name a peer sits (or sat) under at this table; None: never seated."""
+        if self._replica is None:
+            return f"the host of {self.table_name}" if self.table_name else None
+        return self._names.get(key)
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.
@@ -524,21 +626,80 @@ class NetSession:
             _log.info("asking for our seat back")
             self._route(r.open(self._clock()))
 
+    @property
+    def waiting_for_seat(self) -> bool:
+        """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
+        return self._config.wait_for_seat and not self._had_seat
+
+    def _ask_for_a_free_seat(self) -> None:
+        if self._waiting_for_seat and not self._had_seat and not self._closed.is_set():
+            self._route(self.replica.open(self._clock()))
+
     def _on_link(self, key: bytes, up: bool) -> None:
+        if up:
+            self._up_since.setdefault(key, self._clock())
+        else:
+            self._up_since.pop(key, None)
         r = self._replica
-        if (up and r is not None and key == r.host_key and not r.is_host
-                and r.my_seat is None and r.phase is Phase.LOBBY):
-            # Back to the host unseated: our JOIN may have been lost with the old link.
+        if r is None:
+            return
+        if (up and key == r.host_key and not r.is_host and not self.watching
+                and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
+            # Back to the host between deals: it gave our seat up when the link
+            # went (Replica.seat_lost), or our JOIN was lost with it. Ask again
+            # (a seated player is only told the roster again).
             self._route(r.open(self._clock()))
+        elif not up and r.is_host and key in r.seated:
+            self._route(r.seat_lost(key, self._clock()))
+        elif up and r.is_host and key not in r.seated:
+            # A newcomer asks for its seat right after its link is up: judge the
+            # link once it has had the time to.
+            asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
+
+    def _admit(self, key: bytes) -> None:
+        link = self._mesh.links.get(key)
+        if link is not None and not self._closed.is_set() and not self.admits_spectator(key):
+            _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
+            why = f"this table has {MAX_SPECTATORS} spectators already"
+            self._route(self.replica.turn_away(key, why, self._clock()))
+            asyncio.get_running_loop().call_later(_TURNED_AWAY, link.close, why)
+
+    def admits_spectator(self, key: bytes) -> bool:
+        """Host: whether a link that holds no seat may stay (the one rule for spectators).
+
+        Seated players and those waiting for a seat always may. Anyone else is
+        watching (or about to ask for a seat, which it may do from here): the
+        first ``MAX_SPECTATORS`` of them to link, so that watchers cost the
+        players little (they sign nothing the table waits for, but they are
+        sent every entry) and one who came first keeps its place.
+        """
+        r = self.replica
+        if key in r.seated or key in r.waiting:
+            return True
+        since = self._up_since.get(key, float("inf"))
+        earlier = [k for k in self._mesh.links if k != key and k not in r.seated
+                   and k not in r.waiting and self._up_since.get(k, since) <= since]
+        return len(earlier) < MAX_SPECTATORS
+
+    def _ad_facts(self) -> _AdFacts:
+        r = self.replica
+        return _AdFacts(min(len(r.seats), r.max_seats), r.variants.summary()[:MAX_VARIANT_CHARS],
+                        _AD_STATES[r.phase],
+                        r.next_round_at if r.phase is Phase.BETWEEN else None)
+
+    def _next_deal(self, at: float | None) -> int | None:
+        """The replica's clock time of the next deal, as Unix time for the lobbies."""
+        return None if at is None else max(0, round(time.time() + at - self._clock()))
 
     async def _advertise(self, interfaces: Interfaces) -> None:
         r = self.replica
+        facts = self._ad_shown = self._ad_facts()
         ad = TableAd(
             name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
-            protocol_version=NET_VERSION, seats_taken=len(r.seats), seats_total=r.max_seats,
-            variant=r.variants.summary()[:MAX_VARIANT_CHARS],
-            needs_code=self._config.code is not None,
-            port=self._advertised_port,
+            protocol_version=NET_VERSION, seats_taken=facts.seats, seats_total=r.max_seats,
+            variant=facts.variant, needs_code=self._config.code is not None,
+            port=self._advertised_port, host=self._identity.name, state=facts.state,
+            next_deal=self._next_deal(facts.next_at),
         )
         self._advertiser = TableAdvertiser(ad, interfaces)
         published = await self._advertiser.start()
@@ -553,10 +714,11 @@ class NetSession:
         while True:
             await self._ad_dirty.wait()
             self._ad_dirty.clear()
-            r = self.replica
+            facts = self._ad_shown = self._ad_facts()
             try:
-                await advertiser.update(seats_taken=min(len(r.seats), r.max_seats),
-                                        variant=r.variants.summary()[:MAX_VARIANT_CHARS])
+                await advertiser.update(seats_taken=facts.seats, variant=facts.variant,
+                                        state=facts.state,
+                                        next_deal=self._next_deal(facts.next_at))
             except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
                 _log.exception("updating the table's mDNS record failed")
 
@@ -603,7 +765,7 @@ class NetSession:
         last = self._keep_game()
         if last is not None:
             await last
-        if self.replica.phase is not Phase.OVER:
+        if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
             self._route(self.replica.leave(self._clock()))

@@ -58,8 +58,8 @@ def parse_target(target: str | None) -> tuple[str, int] | None:
 
 
 async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpoint: Endpoint,
-                     store: Store | None = None) -> NetSession:
-    """Join a table found by mDNS, trying its addresses in turn.
+                     store: Store | None = None, *, watch: bool = False) -> NetSession:
+    """Join (or, with ``watch``, watch) a table found by mDNS, trying its addresses in turn.
 
     A host may advertise addresses this peer cannot reach (another subnet, a
     VPN), so an unreachable address moves on to the next. A ``Refused`` (a
@@ -69,6 +69,9 @@ async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpo
     failure: LinkError | OSError | None = None
     for ip in ad.addresses:
         try:
+            if watch:
+                return await NetSession.watch(identity, (ip, ad.port), config, endpoint,
+                                              fingerprint=ad.fingerprint)
             return await NetSession.join(identity, (ip, ad.port), config, endpoint,
                                          fingerprint=ad.fingerprint, store=store)
         except Refused:
@@ -130,6 +133,13 @@ class LanTables:
         return self._seated(await _player_error(join_found(
             self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store)))
 
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        ad = next((t for t in self.tables if t.instance == table.instance), None)
+        if ad is None:
+            raise ConnectionError(f"{table.name} is gone from the network")
+        return await _player_error(join_found(self._identity, ad, TableConfig(code=code),
+                                              self._endpoint, watch=True))
+
     async def join_address(self, address: tuple[str, int], code: str | None) -> Session:
         return self._seated(await _player_error(NetSession.join(
             self._identity, address, TableConfig(code=code), self._endpoint, store=self._store)))
@@ -159,7 +169,8 @@ class LanTables:
 #: ``net``'s lines about a missing or unneeded code name the command line's
 #: flag; in the lobby the code is a field of the join form.
 _FLAG_WORDS = (("use --code", "type it in the code field"),
-               ("join without --code", "leave the code field empty"))
+               ("join without --code", "leave the code field empty"),
+               (" (--wait waits for a free seat)", ""))
 
 
 async def _player_error(opening: Awaitable[T]) -> T:

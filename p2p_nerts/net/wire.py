@@ -141,15 +141,15 @@ def decode_info(payload: bytes) -> Info:
 def refusal(peer: Info, *, joining: bool) -> str | None:
     """Why we cannot go on with this peer, as a line for the user; None when we can.
 
-    Full and under-way only stop a newcomer: a seated player who lost its
-    connection comes back whatever the table is doing.
+    Full only stops a newcomer: a seated player who lost its connection comes
+    back whatever the table is doing. A round under way stops nobody: a
+    newcomer sits down as it ends (the host keeps a waiting list) and follows
+    the table meanwhile.
     """
     if peer.v != NET_VERSION:
         return f"table {peer.name} runs protocol v{peer.v}; this nerts speaks v{NET_VERSION}"
     if joining and peer.full:
-        return f"table {peer.name} is full"
-    if joining and peer.playing:
-        return f"table {peer.name}: a round is under way: wait for it to end"
+        return f"table {peer.name} is full (--wait waits for a free seat)"
     return None
 
 

@@ -121,6 +121,10 @@ RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
 #: gets no more.
 RESEND_BYTES = 1 << 20
 RESEND_BURST = 4 << 20
+
+SIT_DOWN_WAIT = 30.0
+"""Seconds past its break a host with ``auto_next`` waits at most for a
+newcomer seated as the round closed to catch up (it replays the table first)."""
 MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 #: An honest peer is never this far ahead of us (a whole night of play is a few
 #: hundred thousand entries); a larger jump is an attack on everyone's clock.
@@ -347,6 +351,13 @@ class Replica:
         self.totals: dict[bytes, int] = {}
         self.rejected: Counter[str] = Counter()
         self.next_round_at: float | None = None
+        #: Host: seats given to newcomers between rounds, each with the seq of
+        #: the ROSTER that seated them, until their ACKs show they have it (they
+        #: replay the table's entries first): the break waits for them.
+        self.sitting_down: dict[bytes, int] = {}
+        #: A spectator's replica: it checks and follows every entry but signs
+        #: nothing the table waits for (it never asks for a seat, never acks).
+        self.watching = False
         #: Set by a transport that can send at once: my play's frames (with the
         #: journal records before them) go here the moment the play is signed,
         #: and the rest of the call's output is returned as usual. The other
@@ -499,7 +510,7 @@ class Replica:
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
         self._resumed()
-        for author in sorted(self._ack_to):
+        for author in sorted(self._ack_to) if not self.watching else ():
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
 
@@ -605,6 +616,8 @@ class Replica:
 
     def set_ready(self, on: bool, now: float) -> Outbound:
         self.now = now
+        if self.watching:
+            raise CommandError("you are watching this table: a spectator has no seat")
         self._send(Ready(on))
         return self._flush()
 
@@ -677,6 +690,23 @@ class Replica:
         self._send(Goodbye(reason[:200]))
         return self._flush()
 
+    def seat_lost(self, key: bytes, now: float) -> Outbound:
+        """Host: ``key``'s connection went while no round is under way. Its seat is
+        given up, so that the table counts only those still there; a player who
+        comes back (a crash, a cut cable) asks again and sits down at once."""
+        self.now = now
+        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+            self.waiting.pop(key, None)
+            self._unseat(key)
+        return self._flush()
+
+    def turn_away(self, key: bytes, reason: str, now: float) -> Outbound:
+        """Host: tell ``key``, which holds no seat, that the table will not keep it."""
+        self.now = now
+        if self.is_host and key not in self.seated:
+            self._send(Refuse(key, reason[:200]))
+        return self._flush()
+
     # -------------------------------------------------------------- reading
     @property
     def my_seat(self) -> int | None:
@@ -739,6 +769,8 @@ class Replica:
     def blocked(self) -> str | None:
         """Why my moves are refused right now (for a UI to say), or None if I may move."""
         rs = self.rs
+        if self.watching:
+            return "you are watching this table: a spectator does not play"
         if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
             return "no round is being played"
         if not rs.started:
@@ -1094,6 +1126,10 @@ class Replica:
                     self._note_marks(rs, seat, entry.seq, log, upto)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
+                if entry.author in self.sitting_down and any(
+                        m.author == self.me.public_key
+                        and m.seq >= self.sitting_down[entry.author] for m in upto):
+                    del self.sitting_down[entry.author]  # it holds its seat: deal it in
             case View():
                 if (rs is not None and seat is not None and entry.round == rs.number
                         and entry.lamport >= rs.view_lamport.get(seat, 0)):
@@ -1392,7 +1428,9 @@ class Replica:
         if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
             self._auto_start()
         elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
-              and self.now >= self.next_round_at):
+              and self.now >= self.next_round_at
+              and (not self.sitting_down.keys() & self.seated
+                   or self.now >= self.next_round_at + SIT_DOWN_WAIT)):
             self.next_round_at = None
             self._auto_start()
 
@@ -1467,6 +1505,7 @@ class Replica:
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
+        self.sitting_down.clear()
         keys = tuple(s.key for s in self.seats)
         me = _index(self.seats, self.me.public_key)
         rs = RoundState(
@@ -2207,7 +2246,9 @@ class Replica:
                 seats[key] = Seat(key, name)
         self.waiting.clear()
         if seats.keys() != self.seated:
+            newcomers = seats.keys() - set(rs.keys)
             self._send(Roster(tuple(seats.values())))
+            self.sitting_down = dict.fromkeys(newcomers, self.seq)
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

@@ -368,6 +368,7 @@ class NertsApp:
             Action.ADDRESS: lobby(Browser.ask_address),
             Action.CREATE: lobby(Browser.create),
             Action.SOLO: lobby(Browser.solo),
+            Action.WATCH: lobby(Browser.watch),
         }
         everywhere: dict[Action, Handler] = {
             Action.HELP: lambda: self.hands.toggle_help(),

@@ -110,7 +110,7 @@ class Browser(Hands):
             return (f"{table.name} speaks protocol v{table.protocol_version}; "
                     f"this nerts speaks v{self.network.version}")
         if is_full(table):
-            return f"{table.name} is full"
+            return f"{table.name} is full: you can watch it instead"
         return None
 
     # ------------------------------------------------------------ inputs
@@ -147,6 +147,33 @@ class Browser(Hands):
                                    partial(self._join_with_code, table))
             return
         self._seat(f"Joining {table.name}…", lambda: self.network.join(table, None))
+
+    @player_input
+    def watch(self) -> None:
+        """Watch the chosen table without a seat (full tables too)."""
+        table = self.selected()
+        if table is None:
+            self.state.error("No table to watch yet")
+            return
+        if not self.speaks(table):
+            self.state.error(self.refusal(table) or "")
+            return
+        if table.needs_code:
+            self.state.form = Form(f"Watch {table.name}", [code_field("Table code")], "watch",
+                                   partial(self._watch_with_code, table))
+            return
+        self._seat(f"Watching {table.name}…", lambda: self.network.watch(table, None))
+
+    def _watch_with_code(self, table: TableListing, form: Form) -> None:
+        try:
+            code = self._code(form)
+        except ValueError as exc:
+            form.error = sentence(str(exc))
+            return
+        if code is None:
+            form.error = f"{table.name} asks for its table code"
+            return
+        self._seat(f"Watching {table.name}…", lambda: self.network.watch(table, code), code)
 
     @player_input
     def ask_address(self) -> None:

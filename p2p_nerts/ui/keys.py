@@ -45,6 +45,7 @@ class Action(StrEnum):
     ADDRESS = "address"
     CREATE = "create"
     SOLO = "solo"
+    WATCH = "watch"
     HELP = "help"
     QUIT = "quit"
 
@@ -55,7 +56,7 @@ PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, 
                   Action.ACTIVATE, Action.CANCEL})
 BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
-                    Action.SOLO})
+                    Action.SOLO, Action.WATCH})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
 
 KeyMap = Mapping[Action, tuple[str, ...]]
@@ -86,6 +87,7 @@ DEFAULT_KEYS: KeyMap = {
     Action.ADDRESS: ("a",),
     Action.CREATE: ("c",),
     Action.SOLO: ("s",),
+    Action.WATCH: ("w",),
     Action.HELP: ("?", "f1"),
     Action.QUIT: ("q", "c-c"),
 }
@@ -107,6 +109,7 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.ADDRESS: "join by address (HOST:PORT)",
     Action.CREATE: "open a table of your own",
     Action.SOLO: "play against computer players",
+    Action.WATCH: "watch the chosen table (no seat)",
     Action.HELP: "this help",
     Action.QUIT: "quit (asks first)",
 }

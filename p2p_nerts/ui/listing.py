@@ -4,7 +4,8 @@ Rows, top to bottom::
 
     header: NERTS · lobby, and who you are (name, key fingerprint)
     ── Tables on your network ──
-    one row per table (name, seats, rules, protocol version, marks),
+    one row per table (name, host and fingerprint, seats, what it is doing,
+    rules, protocol version, marks),
     or how to get a table when there is none
     ── News ──
     event lines
@@ -16,6 +17,7 @@ fills up, changes its rules or goes away shows it at the next frame.
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 from prompt_toolkit.application import get_app
@@ -33,7 +35,9 @@ from .widgets import counted, on_click, rule, screen_width, spread, text
 #: and the blank lines around the list, the "shown" line, event lines, key hints.
 _OTHER_ROWS = 8 + MESSAGE_ROWS
 _SEATS_WIDTH = 5  # "12/16"
-_BROWSE_KEYS = (Action.JOIN, Action.ADDRESS, Action.CREATE, Action.SOLO, Action.HELP,
+_STATE_WIDTH = len("next round in 99 s")
+_BROWSE_KEYS = (Action.JOIN, Action.WATCH, Action.ADDRESS, Action.CREATE, Action.SOLO,
+                Action.HELP,
                 Action.QUIT)
 
 
@@ -68,11 +72,15 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
                  f"{label(keys, Action.ADDRESS)} joins one by its address, "
                  f"{label(keys, Action.SOLO)} plays against the computer.\n")]
     chosen = b.selected()
+    now = time.time()
     name_width = max(len("Table"), *(len(t.name) for t in tables))
+    host_width = max(len("Host"), *(len(host_of(t)) for t in tables))
     marks_width = len("  v00 code full")
-    rules_width = max(10, screen_width() - 4 - name_width - 2 - _SEATS_WIDTH - 2 - marks_width)
+    rules_width = max(10, screen_width() - 4 - name_width - 2 - host_width - 2 - _SEATS_WIDTH
+                      - 2 - _STATE_WIDTH - 2 - marks_width)
     out: StyleAndTextTuples = [
-        ("class:label", f"\n    {'Table':<{name_width}}  {'Seats':>{_SEATS_WIDTH}}  Rules\n")]
+        ("class:label", f"\n    {'Table':<{name_width}}  {'Host':<{host_width}}  "
+                        f"{'Seats':>{_SEATS_WIDTH}}  {'Now':<{_STATE_WIDTH}}  Rules\n")]
     room = max(1, get_app().output.get_size().rows - _OTHER_ROWS)
     assert chosen is not None  # there are tables
     index = next(i for i, t in enumerate(tables) if t.instance == chosen.instance)
@@ -84,12 +92,35 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
         seats = f"{table.seats_taken}/{table.seats_total}"
         rules = _cut(table.variant, rules_width)
         out.append((style, f"  {'▸' if here else ' '} {table.name:<{name_width}}  "
-                           f"{seats:>{_SEATS_WIDTH}}  {rules:<{rules_width}}", click))
+                           f"{host_of(table):<{host_width}}  {seats:>{_SEATS_WIDTH}}  "
+                           f"{doing(table, now):<{_STATE_WIDTH}}  {rules:<{rules_width}}",
+                    click))
         out += [(style, " ", click), *_marks(b, table), ("", "\n")]
     if len(tables) > room:
         out.append(("class:dim", f"    {room} of {len(tables)} shown: "
                                  f"{label(keys, Action.UP)} {label(keys, Action.DOWN)} scroll\n"))
     return out
+
+
+def host_of(table: TableListing) -> str:
+    """``Ana 0123-4567``: the host's name and the start of its key's fingerprint, which
+    tell apart two tables of one name."""
+    fingerprint = f"{table.fingerprint[:4]}-{table.fingerprint[4:8]}"
+    return f"{table.host} {fingerprint}" if table.host else fingerprint
+
+
+def doing(table: TableListing, now: float) -> str:
+    """What the table is doing, in a few words; ``now`` is Unix time."""
+    if table.state == "playing":
+        return "playing"
+    if table.state == "over":
+        return "game over"
+    if table.state == "break":
+        left = None if table.next_deal is None else round(table.next_deal - now)
+        if left is None or left > 99:  # a person deals, or a long break (or a clock far off)
+            return "between rounds"
+        return f"next round in {left} s" if left > 0 else "dealing…"
+    return "seating players"
 
 
 def _marks(b: Browser, table: TableListing) -> StyleAndTextTuples:
@@ -111,7 +142,8 @@ def hints(keys: KeyMap) -> StyleAndTextTuples:
     out: StyleAndTextTuples = [("", " "), ("class:key", f"{label(keys, Action.UP)}"
                                                         f"{label(keys, Action.DOWN)}"),
                                ("class:dim", " choose  ")]
-    words = {Action.JOIN: "join", Action.ADDRESS: "by address", Action.CREATE: "new table",
+    words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "by address",
+             Action.CREATE: "new table",
              Action.SOLO: "solo", Action.HELP: "help", Action.QUIT: "quit"}
     for action in _BROWSE_KEYS:
         out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
@@ -131,6 +163,8 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
         ("class:label", "Tables\n"),
         ("", "  Tables on your network appear by themselves (mDNS): no server, no setup.\n"
              "  Where multicast is blocked, join by the host's address and port instead.\n"
+             "  Host: the host's name and key fingerprint (two tables may share a name).\n"
+             "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
              "  table asks for a code, full: no free seat.\n"),
         ("class:label", "Forms\n"),

@@ -45,6 +45,22 @@ class TableListing(Protocol):
     def protocol_version(self) -> int: ...
     @property
     def needs_code(self) -> bool: ...
+    @property
+    def host(self) -> str:
+        """The host player's name ("" from a host that does not say)."""
+        ...
+    @property
+    def fingerprint(self) -> str:
+        """The host's key fingerprint, lowercase hex: tells apart two tables of one name."""
+        ...
+    @property
+    def state(self) -> str:
+        """``lobby`` (seating players), ``playing``, ``break`` (between rounds) or ``over``."""
+        ...
+    @property
+    def next_deal(self) -> int | None:
+        """Between rounds, when the host deals again (Unix time, s); None: a person deals."""
+        ...
 
 
 class Network(Protocol):
@@ -79,6 +95,10 @@ class Network(Protocol):
 
     def check_code(self, text: str) -> None:
         """Whether typed text can be a table code; ValueError says what is wrong."""
+        ...
+
+    async def watch(self, table: TableListing, code: str | None) -> Session:
+        """A read-only view of a listed table: no seat, every entry checked."""
         ...
 
     async def join_address(self, address: tuple[str, int], code: str | None) -> Session:

@@ -76,7 +76,9 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
         out.append(("class:label", f"{label(keys, Action.NEXT)} deals the first round "
                                    "when you are all set."))
     else:
-        out.append(("class:label", "Waiting for the host to deal…"))
+        host = next((s.name for s in r.seats if s.key == r.host_key), "the host")
+        out.append(("class:label", f"Waiting for {host} to deal: the host starts each "
+                                   "round…"))
     return out
 
 

@@ -207,6 +207,9 @@ def _health(r: Replica, rs: RoundState, seat: int) -> tuple[str, str]:
 # ------------------------------------------------------------------------- you
 def you_title(ctl: Controller) -> StyleAndTextTuples:
     rs = ctl.replica.rs
+    if ctl.replica.watching:
+        return [("class:rule.title", "Watching"),
+                ("class:dim", " · read-only: you follow the table and check every play")]
     if rs is None or rs.me is None:
         return [("class:rule.title", "You")]
     tab = rs.tab
@@ -347,6 +350,10 @@ def messages(state: UiState) -> StyleAndTextTuples:
 
 
 def hints(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
+    if ctl.replica.watching:
+        return [("", " "), ("class:dim", "watching  "), ("class:key", label(keys, Action.HELP)),
+                ("class:dim", " help  "), ("class:key", label(keys, Action.QUIT)),
+                ("class:dim", " leave")]
     piles = "".join(label(keys, a) for a in PILES)
     parts = [
         (f"{label(keys, Action.NERTS)} {label(keys, Action.WASTE)} {piles}", "select"),

@@ -81,6 +81,10 @@ def named(name: str) -> Callable[[list[TableAd]], bool]:
     return lambda tables: any(t.name == name for t in tables)
 
 
+def seated(name: str, seats: int) -> Callable[[list[TableAd]], bool]:
+    return lambda tables: only(tables, name).seats_taken == seats
+
+
 def only(tables: list[TableAd], name: str) -> TableAd:
     (table,) = [t for t in tables if t.name == name]
     return table
@@ -145,6 +149,11 @@ def test_any_valid_ad_survives_txt(name: str, total: int, data: st.DataObject) -
         (b"fp", b"ABCDEF0123456789", "fingerprint"),
         (b"code", b"yes", "code"),
         (b"var", b"v" * 49, "longer"),
+        (b"h", b"Ana\x1b[2J", "control"),
+        (b"h", b"x" * 25, "longer"),
+        (b"ph", b"dancing", "state"),
+        (b"r", b"-3", "decimal"),
+        (b"nt", b"soon", "decimal"),
     ],
 )
 def test_bad_txt_is_rejected_with_a_reason(key: bytes, value: bytes | None, reason: str) -> None:
@@ -155,6 +164,19 @@ def test_bad_txt_is_rejected_with_a_reason(key: bytes, value: bytes | None, reas
         properties[key] = value
     with pytest.raises(AdError, match=reason):
         decode_txt(properties, instance="x #1", addresses=["127.0.0.1"], port=1)
+
+
+def test_an_older_hosts_txt_has_no_host_state_or_revision() -> None:
+    properties = {k: v for k, v in good_txt().items() if k not in (b"h", b"ph", b"r", b"nt")}
+    ad = decode_txt(properties, instance="x #1", addresses=["127.0.0.1"], port=1)
+    assert (ad.host, ad.state, ad.next_deal, ad.revision) == ("", "lobby", None, 0)
+
+
+def test_state_and_next_deal_survive_txt() -> None:
+    ad = make_ad("Ana", host="Tess", state="break", next_deal=1_800_000_000, revision=7,
+                 addresses=("127.0.0.1",), instance="x #1")
+    raw = {k.encode(): v.encode() for k, v in encode_txt(ad).items()}
+    assert decode_txt(raw, instance="x #1", addresses=["127.0.0.1"], port=ad.port) == ad
 
 
 def test_unknown_txt_keys_are_ignored() -> None:
@@ -254,6 +276,14 @@ def test_seat_update_and_goodbye_are_seen() -> None:
             await browser.wait_for(named(name), timeout=2)
             await advertiser.update(seats_taken=3)
             await browser.wait_for(lambda ts: only(ts, name).seats_taken == 3, timeout=2)
+            # Back to a count heard before, twice over: each is a new revision, and
+            # the browser reads the newest whatever its cache still holds.
+            for seats in (1, 3, 1):
+                await advertiser.update(seats_taken=seats)
+                await browser.wait_for(seated(name, seats), timeout=2)
+            assert advertiser.ad.revision == 4
+            assert await advertiser.update(seats_taken=1) == advertiser.ad  # no change
+            assert advertiser.ad.revision == 4
             await advertiser.close()
             await browser.wait_for(lambda ts: not named(name)(ts), timeout=2)
 
@@ -261,7 +291,10 @@ def test_seat_update_and_goodbye_are_seen() -> None:
     assert [(e.change, e.table.seats_taken) for e in events] == [
         (TableChange.ADDED, 1),
         (TableChange.UPDATED, 3),
-        (TableChange.REMOVED, 3),
+        (TableChange.UPDATED, 1),
+        (TableChange.UPDATED, 3),
+        (TableChange.UPDATED, 1),
+        (TableChange.REMOVED, 1),
     ]
 
 

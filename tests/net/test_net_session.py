@@ -210,17 +210,60 @@ def test_a_full_table_refuses_a_newcomer_clearly() -> None:
     run(scenario)
 
 
-def test_a_round_under_way_refuses_a_newcomer() -> None:
+def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
     async def scenario() -> None:
-        host = await host_table(2)
+        host = await host_table(None, max_seats=2)
+        runner = asyncio.create_task(host.run())
+        bo = await join(host, "Bo")
+        bo_runs = asyncio.create_task(bo.run())
+        await until(lambda: len(host.replica.seats) == 2)
+        cy = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
+                                   config(wait_for_seat=True), LOCAL)
+        refused: list[ev.Refused] = []
+        cy.subscribe(lambda e: refused.append(e) if isinstance(e, ev.Refused) else None)
+        cy_plays = asyncio.create_task(run_headless(cy, bot=None, summary=None))
+        await until(lambda: bool(refused))
+        assert cy.waiting_for_seat and cy.replica.my_seat is None
+        assert not cy_plays.done()  # refused, but waiting: no exit status 1
+        bo.close()
+        await bo_runs
+        await until(lambda: cy.replica.my_seat is not None)
+        assert [s.name for s in host.replica.seats] == ["Host", "Cy"]
+        assert not cy.waiting_for_seat
+        cy.close()
+        host.close()
+        await asyncio.gather(runner, cy_plays)
+
+    run(scenario)
+
+
+def test_a_latecomer_waits_for_the_next_deal_and_plays_to_the_end() -> None:
+    """Joining during a round seats you as it ends: told so at once, then dealt in,
+    and the game ends for you as for everyone (exit status 0), with the same
+    results for the rounds you saw."""
+    async def scenario() -> None:
+        host = await host_table(2, variants=Variants(target=40))
         guest = await join(host, "Bo")
-        tasks = [asyncio.create_task(s.run()) for s in (host, guest)]
+        outs = [io.StringIO() for _ in range(3)]
+        tasks = [asyncio.create_task(g) for g in bot_games([host, guest], outs[:2], linger=0.5)]
         await until(lambda: host.replica.phase is Phase.PLAYING)
-        with pytest.raises(Refused, match="a round is under way: wait for it to end"):
-            await join(host, "Cy")
-        for s in (host, guest):
-            s.close()
-        await asyncio.gather(*tasks)
+        late = await join(host, "Cy")
+        heard: list[ev.Event] = []
+        late.subscribe(heard.append)
+        assert any(isinstance(e, ev.Notice) and "you play from the next round" in e.text
+                   for e in heard)
+        [latecomer] = bot_games([late], outs[2:], linger=0.5)
+        late_task = asyncio.create_task(latecomer)
+        assert late.replica.my_seat is None
+        codes = await asyncio.wait_for(asyncio.gather(*tasks, late_task), 45)
+        assert codes == [0, 0, 0]
+        summaries = [[json.loads(x) for x in out.getvalue().splitlines()] for out in outs]
+        played = [line for line in summaries[2] if "players" in line
+                  and any(p["name"] == "Cy" for p in line["players"])]
+        assert played, f"the latecomer never played: {summaries}"
+        for line in shared_lines(played):
+            assert line in shared_lines(summaries[0])  # the same rounds, the same results
+        assert shared_lines(summaries[2])[-1] == shared_lines(summaries[0])[-1]
 
     run(scenario)
 

@@ -44,10 +44,11 @@ def test_other_version_is_read_far_enough_to_say_so() -> None:
 
 
 def test_refusals_stop_newcomers_only() -> None:
+    """A round under way stops nobody: a newcomer waits for the next deal."""
     full = Info(NET_VERSION, TID, "T", 1, 8, full=True)
     busy = Info(NET_VERSION, TID, "T", 1, 3, playing=True)
-    assert refusal(full, joining=True) == "table T is full"
-    assert refusal(busy, joining=True) == "table T: a round is under way: wait for it to end"
+    assert refusal(full, joining=True) == "table T is full (--wait waits for a free seat)"
+    assert refusal(busy, joining=True) is None
     assert refusal(full, joining=False) is None  # a seated player coming back
     assert refusal(busy, joining=False) is None
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import re
+import time
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
@@ -280,4 +282,55 @@ def test_the_lobby_help_lists_its_keys() -> None:
             assert all(len(line) <= 80 for line in h.lines())
             await h.press(ESC)
             assert "Keys in the lobby" not in h.screen()
+    asyncio.run(main())
+
+
+def test_rows_say_who_hosts_and_what_the_table_is_doing() -> None:
+    """Two tables of one name differ by host and fingerprint; the state column says
+    playing, between rounds, or when the next round is dealt."""
+    async def main() -> None:
+        net = FakeNetwork()
+        soon = int(time.time()) + 30
+        net.put(Listing("Red", instance="Red #1", host="Ana", fingerprint="aaaa1111bbbb2222",
+                        state="playing"),
+                Listing("Red", instance="Red #2", host="Bo", fingerprint="cccc3333dddd4444",
+                        state="break", next_deal=soon),
+                Listing("Blue", state="break"), Listing("Gold"))
+        async with LobbyHarness(net) as h:
+            await h.shows("Gold")
+            rows = h.lines()
+            assert any(re.search(r"Red +Ana aaaa-1111 .* playing ", r) for r in rows)
+            assert any(re.search(r"Red +Bo cccc-3333 .* next round in (29|30) s ", r)
+                       for r in rows)
+            assert "between rounds" in h.row("▸ Blue")
+            assert "seating players" in h.row("Gold")
+    asyncio.run(main())
+
+
+def test_w_watches_the_chosen_table_full_or_coded() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Full", seats_taken=4, seats_total=4), Listing("Locked", needs_code=True))
+        async with LobbyHarness(net) as h:
+            await h.shows("Locked")
+            assert "w watch" in h.screen()
+            await h.press(ENTER)
+            assert "Full is full: you can watch it instead" in h.screen()
+            await h.press("w")
+            await h.until(lambda: net.watched == ["Full #0001"], "Full watched")
+    asyncio.run(main())
+
+
+def test_watching_a_coded_table_asks_for_its_code() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Locked", needs_code=True))
+        async with LobbyHarness(net) as h:
+            await h.shows("Locked")
+            await h.press("w")
+            assert "Watch Locked" in h.screen() and "Table code" in h.screen()
+            await h.type("pink otter")
+            await h.press(ENTER)
+            await h.until(lambda: net.watched == ["Locked #0001"], "Locked watched")
+            assert net.codes == ["pink otter"]
     asyncio.run(main())

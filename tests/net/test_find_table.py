@@ -1,0 +1,166 @@
+"""Finding a table by what a player types: a part of its name, and what to say when
+nothing (or more than one table) fits.
+
+The mDNS cases run on 127.0.0.1; other runs on this machine may advertise
+tables too, so every name here has a unique part, and only that part is typed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from types import TracebackType
+
+import pytest
+import zeroconf._core
+
+from p2p_nerts.net import discovery
+from p2p_nerts.net.discovery import (
+    AmbiguousTableError,
+    DiscoveryError,
+    QuietMdnsErrors,
+    TableAd,
+    TableAdvertiser,
+    TableNotFoundError,
+    describe_table,
+    find_table,
+    matching,
+)
+
+pytestmark = pytest.mark.timeout(20)
+
+LOOPBACK = ["127.0.0.1"]
+
+
+@pytest.fixture
+def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
+                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
+        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
+    yield
+
+
+def ad(name: str, instance: str = "", host: str = "Ana",
+       fingerprint: str = "0123456789abcdef") -> TableAd:
+    return TableAd(name=name, fingerprint=fingerprint, protocol_version=1, seats_taken=1,
+                   seats_total=4, variant="classic", needs_code=False, port=40123,
+                   host=host, instance=instance or f"{name} #0001")
+
+
+RED, REDWOOD, BIG_RED = ad("Red"), ad("Redwood"), ad("Big red")
+
+
+@pytest.mark.parametrize(("typed", "found"), [
+    (None, [RED, REDWOOD, BIG_RED]),
+    ("red", [RED]),  # an exact name wins over the names it starts
+    ("REDW", [REDWOOD]),  # a prefix, any case
+    ("re", [RED, REDWOOD]),  # prefixes win over parts
+    ("g r", [BIG_RED]),  # a part of the name
+    ("Redwood #0001", [REDWOOD]),  # the instance name
+    ("blue", []),
+])
+def test_what_a_typed_name_matches(typed: str | None, found: list[TableAd]) -> None:
+    assert matching([RED, REDWOOD, BIG_RED], typed) == found
+
+
+def test_a_table_is_described_by_its_host_and_fingerprint() -> None:
+    assert describe_table(RED) == "'Red' (Ana 0123-4567)"
+    assert describe_table(replace(RED, host="")) == "'Red' (0123-4567)"
+
+
+@pytest.mark.usefixtures("quick_mdns")
+def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> None:
+    tag = secrets.token_hex(4)
+    red, blue = ad(f"x{tag} Red room"), ad(f"x{tag} Blue room", host="Bo",
+                                             fingerprint="fedcba9876543210")
+
+    async def scenario() -> None:
+        async with (TableAdvertiser(replace(red, instance=""), LOOPBACK) as one,
+                    TableAdvertiser(replace(blue, instance=""), LOOPBACK) as two):
+            assert await find_table(f"X{tag} red", LOOPBACK, timeout=3) == one.ad
+            # A responder answers a record at most once a second (RFC 6762 §6).
+            await asyncio.sleep(1.1)
+            with pytest.raises(AmbiguousTableError) as ambiguous:
+                await find_table(f"x{tag}", LOOPBACK, timeout=3)
+            assert sorted(t.instance for t in ambiguous.value.candidates) == sorted(
+                [one.ad.instance, two.ad.instance])
+            said = str(ambiguous.value)
+            assert f"'x{tag} Red room' (Ana 0123-4567)" in said
+            assert f"'x{tag} Blue room' (Bo fedc-ba98)" in said
+            await asyncio.sleep(1.1)
+            with pytest.raises(TableNotFoundError) as missing:
+                await find_table(f"y{tag}", LOOPBACK, timeout=1.5)
+            assert f"found no table named 'y{tag}'" in str(missing.value)
+            assert "tables seen: " in str(missing.value)
+            assert f"'x{tag} Blue room' (Bo fedc-ba98)" in str(missing.value)
+
+    asyncio.run(scenario())
+
+
+class _Silence:
+    """A browser on a network where nothing answers (multicast blocked)."""
+
+    def __init__(self, _interfaces: object) -> None:
+        self.tables: list[TableAd] = []
+
+    async def __aenter__(self) -> _Silence:
+        return self
+
+    async def __aexit__(self, _t: type[BaseException] | None, _e: BaseException | None,
+                        _tb: TracebackType | None) -> None: ...
+
+    async def wait_for(self, _predicate: Callable[[list[TableAd]], bool],
+                       timeout: float) -> list[TableAd]:
+        raise TimeoutError
+
+
+def test_no_answer_at_all_suggests_the_hosts_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(discovery, "TableBrowser", _Silence)
+    with pytest.raises(TableNotFoundError) as missing:
+        asyncio.run(find_table("Red", LOOPBACK, timeout=0.1))
+    assert str(missing.value) == (
+        "found no table named 'Red' on the network in 0.1 s; no table answered at all "
+        "(is multicast blocked on this network?): join by the host's address instead: "
+        "nerts join HOST:PORT")
+
+
+def test_a_socket_mdns_cannot_use_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Blocked(_Silence):
+        async def __aenter__(self) -> Blocked:
+            raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(discovery, "TableBrowser", Blocked)
+    with pytest.raises(DiscoveryError) as error:
+        asyncio.run(find_table("Red", LOOPBACK, timeout=0.1))
+    assert str(error.value) == ("cannot use mDNS here (Operation not permitted): join by the "
+                                "host's address instead: nerts join HOST:PORT")
+
+
+def test_zeroconfs_socket_tracebacks_become_one_line() -> None:
+    """zeroconf logs a blocked socket's error with its traceback, once per socket."""
+    logger = logging.getLogger("zeroconf.test-quiet")
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep()
+    logger.addHandler(handler)
+    logger.addFilter(QuietMdnsErrors())
+    try:
+        for sock in ("eth0", "wlan0"):
+            try:
+                raise PermissionError(1, "Operation not permitted")
+            except PermissionError as exc:
+                logger.warning("Error with socket %s): %s", sock, exc, exc_info=exc)
+        logger.warning("something else")
+    finally:
+        logger.removeHandler(handler)
+    assert [(r.getMessage(), r.exc_info) for r in records] == [
+        ("mDNS cannot use the network (Operation not permitted): tables may not be found or "
+         "seen; join by the host's address instead: nerts join HOST:PORT", None),
+        ("something else", None)]

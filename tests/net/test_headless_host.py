@@ -1,0 +1,104 @@
+"""A headless table's host and its log: what it waits for, when it deals, whom it names.
+
+Real sessions on 127.0.0.1 (no mDNS); bots play fast and are seeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import random
+from collections.abc import Callable
+
+import pytest
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import Phase
+
+pytestmark = pytest.mark.timeout(60)
+
+LOCAL = Endpoint("127.0.0.1")
+
+
+def bot(seed: int) -> Bot:
+    return Bot(paced(SKILLS["hard"], 0.05), random.Random(seed))
+
+
+async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not holds():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"never: {what}") from None
+
+
+def lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records]
+
+
+def test_a_host_without_auto_start_says_what_it_waits_for_and_deals_when_all_are_ready(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"), TableConfig(countdown=0.0),
+                                     LOCAL, table_name="Lab", interfaces=None)
+        hosting = asyncio.create_task(run_headless(host, bot=bot(1), summary=None))
+        await until(lambda: "waiting for players: this table deals once a player has joined "
+                            "and is ready (or use --auto-start N)" in lines(caplog),
+                    "the host to say it waits for players")
+        gil = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                    TableConfig(), LOCAL)
+        runner = asyncio.create_task(gil.run())
+        await until(lambda: "waiting for Gil to be ready before dealing (or use "
+                            "--auto-start N)" in lines(caplog), "the host to name Gil")
+        assert host.replica.phase is Phase.LOBBY
+        gil.act(lambda replica, now: replica.set_ready(True, now))
+        await until(lambda: host.replica.phase is not Phase.LOBBY, "the deal")
+        gil.close()
+        host.close()
+        await asyncio.gather(hosting, runner)
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())
+
+
+def test_a_rounds_line_is_written_when_it_closes_and_peers_are_named_by_player(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The round's summary line is there during the break, before the next deal; the
+    log names peers by player and key (not the table's name); every game's copies
+    of entries are no warning."""
+    async def scenario() -> None:
+        tess, gil = Identity.generate("Tess"), Identity.generate("Gil")
+        config = TableConfig(variants=Variants(target=1000), countdown=0.0, auto_start=2,
+                             auto_next=600.0, code="pink otter")
+        host = await NetSession.host(tess, config, LOCAL, table_name="Lab", interfaces=None)
+        guest = await NetSession.join(gil, ("127.0.0.1", host.port),
+                                      TableConfig(code="pink otter"), LOCAL)
+        out = io.StringIO()
+        players = [asyncio.create_task(run_headless(host, bot=bot(1), summary=None)),
+                   asyncio.create_task(run_headless(guest, bot=bot(2), summary=out))]
+        await until(lambda: guest.replica.phase is Phase.BETWEEN, "the first round's end",
+                    timeout=45)
+        await until(lambda: bool(out.getvalue()), "round 1's line")
+        first = json.loads(out.getvalue().splitlines()[0])
+        assert first["round"] == 1 and first["agreed"] is True
+        guest.close()
+        host.close()
+        await asyncio.gather(*players)
+        said = lines(caplog)
+        # Before its first ROSTER a guest knows only the table: not "connected to Lab".
+        assert f"connected to the host of Lab ({tess.fingerprint})" in said
+        for name, key in (("Gil", gil), ("Tess", tess)):  # each side, as the link goes
+            assert any(line.startswith(f"disconnected from {name} ({key.fingerprint}): ")
+                       for line in said), name
+        assert not [r for r in caplog.records
+                    if r.levelno >= logging.WARNING and "rejected" in r.getMessage()]
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())

@@ -1,0 +1,165 @@
+"""Spectators: a whole round of a 4-player table watched on 127.0.0.1.
+
+The spectator checks every entry as a player does and must reach the same
+results; it signs nothing the table waits for, so the players' rounds close
+without it, and a host keeps at most ``MAX_SPECTATORS`` of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import random
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from p2p_nerts.cli import main
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.net import node as node_module
+from p2p_nerts.net.headless import paced, run_headless
+from p2p_nerts.net.link import LinkError
+from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.protocol.replica import Phase
+
+pytestmark = pytest.mark.timeout(90)
+
+LOCAL = Endpoint("127.0.0.1")
+CODE = "pink otter"
+
+
+async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    try:
+        async with asyncio.timeout(timeout):
+            while not holds():
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"never: {what}") from None
+
+
+def lines(out: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_a_spectator_watches_a_whole_game_of_four_and_sees_what_they_saw() -> None:
+    async def scenario() -> None:
+        config = TableConfig(variants=Variants(target=25), countdown=0.0, auto_start=4,
+                             auto_next=0.3, code=CODE)
+        host = await NetSession.host(Identity.generate("Tess"), config, LOCAL,
+                                     table_name="Lab", interfaces=None)
+        guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                        TableConfig(code=CODE), LOCAL)
+                  for name in ("Bo", "Cy")]
+        with pytest.raises(LinkError):  # a coded table's spectator needs the code
+            await NetSession.watch(Identity.generate("Nosy"), ("127.0.0.1", host.port),
+                                   TableConfig(), LOCAL)
+        watcher = await NetSession.watch(Identity.generate("Wes"), ("127.0.0.1", host.port),
+                                         TableConfig(code=CODE), LOCAL)
+        signed: list[int] = []
+        original = watcher._mesh.send_all
+
+        def counted(sends: Iterable[tuple[bytes, bytes | None]]) -> None:
+            frames = list(sends)
+            entries = [open_entry(data) for data, _to in frames]
+            signed.extend(e.type for e in entries if e.author == watcher.replica.me.public_key)
+            original(frames)
+
+        watcher._mesh.send_all = counted  # type: ignore[method-assign]
+        last = await NetSession.join(Identity.generate("Di"), ("127.0.0.1", host.port),
+                                     TableConfig(code=CODE), LOCAL)
+        players = [host, *guests, last]
+        outs = [io.StringIO() for _ in range(5)]
+        tasks = [asyncio.create_task(run_headless(
+                     s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)), summary=out,
+                     linger=0.5))
+                 for i, (s, out) in enumerate(zip(players, outs[:4], strict=True))]
+        tasks.append(asyncio.create_task(run_headless(watcher, bot=None, summary=outs[4],
+                                                      linger=0.5)))
+        codes = await asyncio.wait_for(asyncio.gather(*tasks), 75)
+        assert codes == [0] * 5
+        summaries = [lines(out) for out in outs]
+        assert summaries[0][-1]["game_over"]
+        assert sum(1 for line in summaries[0] if "round" in line) >= 1
+        for other in summaries[1:]:
+            assert shared_lines(other) == shared_lines(summaries[0])
+        assert watcher.replica.my_seat is None
+        assert all(w.replica.me.public_key not in {s.key for s in p.replica.seats}
+                   for w in (watcher,) for p in players)
+        # Of its own it asked for what it missed (RESEND) at most: no JOIN, ACK, vote
+        # or summary. (It may pass on others' entries that a peer asked it for.)
+        assert set(signed) <= {MsgType.RESEND}
+
+    asyncio.run(scenario())
+
+
+def test_a_host_keeps_at_most_its_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(node_module, "MAX_SPECTATORS", 2)
+
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"), TableConfig(), LOCAL,
+                                     table_name="Lab", interfaces=None)
+        runner = asyncio.create_task(host.run())
+        watchers = [await NetSession.watch(Identity.generate(f"W{i}"),
+                                           ("127.0.0.1", host.port), TableConfig(), LOCAL)
+                    for i in range(3)]
+        watching = [asyncio.create_task(w.run()) for w in watchers]
+        keys = [w.replica.me.public_key for w in watchers]
+        refused: list[ev.Refused] = []
+        watchers[2].subscribe(lambda e: refused.append(e) if isinstance(e, ev.Refused) else None)
+        await until(lambda: bool(refused), "the third spectator turned away")
+        assert refused[0].reason == "this table has 2 spectators already"
+        await until(lambda: host.connected == frozenset(keys[:2]), "the third link closed")
+        # A player still gets in, and sits down.
+        bo = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
+                                   TableConfig(), LOCAL)
+        bo_runs = asyncio.create_task(bo.run())
+        await until(lambda: bo.replica.my_seat is not None, "Bo seated")
+        assert host.replica.phase is Phase.LOBBY
+        await until(lambda: watching[2].done(), "the one turned away to close")
+        for session in (bo, *watchers):
+            session.close()
+        host.close()
+        await asyncio.gather(runner, bo_runs, *watching)
+
+    asyncio.run(scenario())
+
+
+def test_nerts_watch_by_address_exits_0_at_the_games_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nerts watch HOST:PORT --headless --summary FILE``: the same lines as a player's."""
+    monkeypatch.setenv("NERTS_HOME", str(tmp_path))
+    summary = tmp_path / "watched.jsonl"
+
+    async def table() -> tuple[int, list[dict[str, object]]]:
+        config = TableConfig(variants=Variants(target=15), countdown=0.0, auto_start=2,
+                             auto_next=0.3)
+        host = await NetSession.host(Identity.generate("Tess"), config, LOCAL,
+                                     table_name="Lab", interfaces=None)
+        out = io.StringIO()
+        players = [asyncio.create_task(run_headless(host, bot=Bot(paced(SKILLS["hard"], 0.05),
+                                                                  random.Random(1)),
+                                                    summary=out, linger=3.0))]
+        watching = asyncio.create_task(asyncio.to_thread(
+            main, ["watch", f"127.0.0.1:{host.port}", "--headless", "--bind", "127.0.0.1",
+                   "--summary", str(summary)]))
+        await until(lambda: len(host.connected) == 1, "the spectator linked")
+        guest = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                      TableConfig(), LOCAL)
+        players.append(asyncio.create_task(run_headless(
+            guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(2)), summary=None,
+            linger=3.0)))
+        await asyncio.gather(*players)
+        return await watching, lines(out)
+
+    code, played = asyncio.run(table())
+    assert code == 0
+    watched = [json.loads(line) for line in summary.read_text().splitlines()]
+    assert shared_lines(watched) == shared_lines(played)
