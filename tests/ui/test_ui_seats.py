@@ -57,7 +57,7 @@ def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_ro
     def lobby_text() -> str:
         return "".join(text for _style, text, *_ in lobby(guest, keys, None))
 
-    assert "Waiting for the host to deal" in lobby_text()
+    assert "Waiting for p0 to deal: the host starts each round" in lobby_text()
     assert net.run(lambda: all(guest.ready.get(s.key) for s in guest.seats
                                if s.key != host.me.public_key), limit=net.now + 30)
     assert "r not ready" in hints() and "3 seated, 3 ready" in lobby_text()
