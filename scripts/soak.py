@@ -264,6 +264,7 @@ def run_inside(argv: list[str]) -> int:
 class Report:
     players: int
     rounds_asked: int
+    rounds_played: int = 0  # fewer than asked when --seconds ran out
     seconds: float = 0.0
     rounds_completed: int = 0
     divergences: int = 0
@@ -528,8 +529,16 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
             await chaos(table, rng, args.rounds, report, args.down)
         elif adversary.during is not None:  # one misbehaving peer at a time: no chaos then
             await adversary.during(table, rng, report)
-        await wait_until(lambda: all_wrote(table, args.rounds, liar),
-                         60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds", liar)
+        budget = 60.0 + 30.0 * args.rounds
+        try:
+            await wait_until(lambda: all_wrote(table, args.rounds, liar),
+                             min(budget, args.seconds or budget), table,
+                             f"{args.rounds} rounds", liar)
+        except TimeoutError:
+            if args.seconds is None:
+                raise
+        report.rounds_played = max((n for n in range(1, args.rounds + 1)
+                                    if all_wrote(table, n, liar)), default=0)
         report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
         for peer in table.peers:
             peer.terminate()
@@ -539,13 +548,15 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
     report.faults = fault_counts(table, killed=1 if report.crash else 0)
-    check(table, args.rounds, report)
+    check(table, report.rounds_played, report)
     return report
 
 
 def show(report: Report) -> None:
     print(f"peers {report.players}, rounds {report.rounds_completed}/{report.rounds_asked} "
-          f"completed in {report.seconds:g} s")
+          f"completed in {report.seconds:g} s"
+          + (f" (time ran out after {report.rounds_played})"
+             if report.rounds_played < report.rounds_asked else ""))
     if report.adversary:
         print(f"adversary: {report.adversary}")
     for line in report.round_lines:
@@ -591,6 +602,8 @@ def main() -> int:
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
     parser.add_argument("--adversary", choices=sorted(ADVERSARIES),
                         help=f"peer p{ADVERSARY_PEER} misbehaves so (instead of the random crash)")
+    parser.add_argument("--seconds", type=float,
+                        help="stop after this long and check the rounds played by then")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if args.short:
@@ -601,6 +614,9 @@ def main() -> int:
     kept = f"the peers' data dirs and logs are in {home}"
     try:
         report = asyncio.run(soak(args, home))
+    except (TimeoutError, RuntimeError) as exc:  # the table got stuck, or a peer died
+        print(f"soak: {exc}\n{kept}", file=sys.stderr)
+        return 2
     except BaseException:
         print(kept, file=sys.stderr)
         raise
