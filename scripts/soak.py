@@ -452,9 +452,11 @@ def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[
     most = Counter(key.values()).most_common(1)[0][0]
     agree = sum(1 for name, line in present.items() if key[name] == most and line["agreed"])
     names = {p["seat"]: p["name"] for p in agreed["players"]}
-    failed = [f"{names.get(seat, seat)} ({verdict})"
-              for seat, verdict in enumerate(agreed["verdicts"]) if verdict]
-    flagged = [f"{who} ({why}) by {n}" for (who, why), n in sorted(flags.items())]
+    verdicts = {str(names.get(seat, seat)): verdict
+                for seat, verdict in enumerate(agreed["verdicts"]) if verdict}
+    failed = [f"{who} ({verdict})" for who, verdict in verdicts.items()]
+    flagged = [f"{who} ({'its verdict' if verdicts.get(who) == why else why}) by {n}"
+               for (who, why), n in sorted(flags.items())]
     void = all(p["void"] for p in agreed["players"])
     return (f"round {number}: {agree}/{len(present)} honest peers agree; verdicts: "
             f"{', '.join(failed) or 'none'}; flagged: {', '.join(flagged) or 'nobody'}; "
@@ -543,7 +545,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
         for peer in table.peers:
             peer.terminate()
         for peer in table.peers:
-            await peer.wait(15)
+            await peer.wait(90)  # closing after a long game takes a while on a busy machine
     finally:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
