@@ -11,12 +11,14 @@ At a random moment one peer (the host, maybe) is killed with SIGKILL and
 started again with ``--resume`` a little later; if the others dropped it from
 the round, it asks for its seat back and plays again from a later round.
 
-With ``--adversary NAME`` one seated peer misbehaves instead of the random
-crash (see ADVERSARIES): ``equivocate`` runs a modified client that sends one
-PLAY to half the table and another under the same number to the rest;
-``stale-journal`` kills a guest mid-round, cuts the tail off its journal and
-resumes it. The checks then hold for the honest peers, and a line per round
-says how many of them agree and who was flagged, and why.
+With ``--adversary NAME`` peer p1 misbehaves instead of the random crash (see
+ADVERSARIES). A liar runs a modified client (the adversary patched into its own
+process): ``equivocate`` sends one PLAY to half the table and another under the
+same number to the rest; ``silent-cheater`` plays cards it does not hold, calls
+Nerts and goes silent before its audit; ``false-call`` calls Nerts with cards
+left and audits as usual. ``stale-journal`` is an honest peer killed mid-round
+and resumed from a journal that lost its last own entries. The checks then hold
+for the honest peers, and the liar's verdicts and the flags on it are expected.
 
 After ``--rounds`` rounds every peer is stopped and its ``--summary`` file is
 checked, round by round:
@@ -27,13 +29,14 @@ checked, round by round:
 * cards     - every peer's own deck is accounted for (``cards_ok``: each card
   in its tableau or on the agreed foundations), and the cards it holds plus
   its cards on the foundations (as every peer agreed) make a whole deck;
-* audits    - no verdict but "" (clean) or "dropped";
+* audits    - no verdict but "" (clean), or "unaudited" when a peer crashed;
 * comeback  - a crashed peer that was dropped from its round sits down again
   (checked when at least two rounds follow the crash).
 
-It prints the faults injected by kind, the messages the peers rejected (the
-sum of their counters, by reason), the peers flagged for misbehaving (all of
-them are honest, so any flag is a bug), the rounds completed (agreed by every
+It prints a line per round (how many honest peers agree, the verdicts, who
+the honest peers flagged and why), the faults injected by kind, the messages
+the peers rejected (the sum of their counters, by reason), the honest peers
+flagged (any is a bug), the rounds completed (agreed by every
 peer), divergences (peers that computed another result: must be 0), rounds a
 peer left without seeing them agreed, and each peer's resident memory (VmRSS)
 at the first round and at the end. Exit status 0 when every round was
@@ -41,7 +44,7 @@ completed with no divergence and no card, audit or comeback problem.
 
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
     scripts/soak.py --rounds 30 --players 8   # the long run
-    scripts/soak.py --rounds 5 --adversary equivocate
+    scripts/soak.py --rounds 30 --adversary silent-cheater
 """
 
 from __future__ import annotations
@@ -60,10 +63,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
 from p2p_nerts.game.variants import TEAMS
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
+from p2p_nerts.protocol.envelope import Entry, seal
 from p2p_nerts.protocol.identity import load_or_create
 from p2p_nerts.protocol.journal import Kind
+from p2p_nerts.protocol.messages import Nerts, Payload, Play
+from p2p_nerts.protocol.replica import Outbound, Replica, Send
 from p2p_nerts.store import DB_FILE, Store
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
@@ -73,40 +81,133 @@ _SHARED = ("end", "players", "foundation_hash", "verdicts")
 collisions and bounces of the round it crashed in only from its return on)."""
 
 
-# -- adversaries: one seated peer misbehaves ------------------------------------
-def equivocate(table: PeerTable, rng: random.Random, report: Report) -> Awaitable[None]:
-    """The last guest runs a client that equivocates on its third play of the game."""
-    peer = table.peers[-1]
-    peer.prefix = (sys.executable, str(Path(__file__).resolve()), "--be", "equivocate")
-    report.adversary = {"kind": "equivocate", "peer": peer.name}
-
-    async def nothing_more() -> None:
-        """The lie is the modified client's own doing (run_adversary_peer)."""
-
-    return nothing_more()
+# -- adversaries: the peer at ADVERSARY_PEER misbehaves ------------------------
+# A liar runs a modified client: the soak starts it as ``soak.py --inside NAME --
+# PYTHON -m p2p_nerts.cli ...``, which patches the Replica class of its own process
+# (``Adversary.inside``) and then is ``nerts``. An adversary may also act on the
+# peer from outside while the game runs (``Adversary.during``).
+ADVERSARY_PEER = 1  # a guest: the host's seat is the table itself
 
 
-def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> Awaitable[None]:
-    """A guest killed mid-round comes back from a journal that lost its last entries."""
-    k = rng.randrange(1, table.players)
+def equivocate() -> None:
+    """Its third PLAY of the game goes to half the other seats; a twin (same number,
+    same predecessor, one tick later) to the rest."""
+    honest_sign = Replica._sign
+    plays = 0
+
+    def sign(self: Replica, payload: Payload, **options: Any) -> tuple[Entry, Payload] | None:
+        nonlocal plays
+        signed = honest_sign(self, payload, **options)
+        rs = self.rs
+        if signed is None or not isinstance(payload, Play) or rs is None:
+            return signed
+        plays += 1
+        if plays != 3:
+            return signed
+        play = signed[0]
+        twin = seal(self.me, table_id=play.table_id, round=play.round, seq=play.seq,
+                    lamport=play.lamport + 1, type=play.type, payload=play.payload,
+                    prev=play.prev)
+        others = [k for k in rs.keys if k != self.me.public_key]
+        half = len(others) // 2
+        self._out.sends.pop()  # the PLAY to everyone, just queued
+        self._out.sends += [Send(play.raw, k) for k in others[:half]]
+        self._out.sends += [Send(twin.raw, k) for k in others[half:]]
+        return signed
+
+    Replica._sign = sign  # type: ignore[method-assign]
+
+
+def _false_call(r: Replica, now: float) -> Outbound | None:
+    """Call Nerts with cards still in the Nerts pile (once a round); None if not now."""
+    rs = r.rs
+    if rs is None or rs.tab is None or r.blocked() is not None or not rs.tab.nerts:
+        return None
+    r.now = now
+    lamport = r.clock.time + 1
+    rs.tab.log.append((OP_NERTS, lamport))  # what its log would have to show
+    rs.i_called = True
+    r._send(Nerts(), expect_lamport=lamport)
+    return r._flush()
+
+
+def _steal(r: Replica, now: float) -> Outbound | None:
+    """Play a stock card to a foundation as if it were the Nerts top; None if none fits."""
+    rs = r.rs
+    if rs is None or rs.tab is None or r.blocked() is not None:
+        return None
+    tab = rs.tab
+    for card in list(tab.stock):
+        tab.stock.remove(card)
+        tab.nerts.append(card)
+        target = foundation_target(tab, NERTS, rs.log)
+        if target is not None:
+            return Replica.move(r, target, now)
+        tab.nerts.pop()
+        tab.stock.append(card)
+    return None
+
+
+def silent_cheater() -> None:
+    """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
+    that round (no audit, no acknowledgement): it counts on the others scoring it as a
+    seat that crashed."""
+    honest_move, honest_flush = Replica.move, Replica._flush
+    stolen: Counter[int] = Counter()
+    silent: set[int] = set()
+
+    def move(self: Replica, target: Target, now: float) -> Outbound:
+        number = self.rs.number if self.rs else 0
+        if stolen[number] < 3 and (out := _steal(self, now)) is not None:
+            stolen[number] += 1
+            return out
+        if stolen[number] and (out := _false_call(self, now)) is not None:
+            silent.add(number)
+            return out
+        return honest_move(self, target, now)
+
+    def flush(self: Replica) -> Outbound:
+        out = honest_flush(self)
+        rs = self.rs
+        if rs is not None and rs.number in silent and rs.i_called and rs.end is not None:
+            out.sends.clear()  # the call is out; from the round's end on, nothing
+        return out
+
+    Replica.move = move  # type: ignore[method-assign]
+    Replica._flush = flush  # type: ignore[method-assign]
+
+
+def false_call() -> None:
+    """Calls Nerts with ten cards or fewer left in its Nerts pile, then audits as usual."""
+    honest_move = Replica.move
+
+    def move(self: Replica, target: Target, now: float) -> Outbound:
+        rs = self.rs
+        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10:
+            out = _false_call(self, now)
+            if out is not None:
+                return out
+        return honest_move(self, target, now)
+
+    Replica.move = move  # type: ignore[method-assign]
+
+
+async def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> None:
+    """Kill the peer mid-round, cut the last few of its own entries off its journal
+    and resume it: an honest seat whose disk lost what it had already sent."""
+    host, k = table.peers[0], ADVERSARY_PEER
+    round_no = 2 if report.rounds_asked > 2 else 1
+    await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
+                     60.0 * round_no, table, f"round {round_no}")
+    await asyncio.sleep(rng.uniform(0.5, 2.0))
+    await table.crash(k)
+    under_way = round_under_way(host)
     lost = rng.randint(1, 4)
-    report.adversary = {"kind": "stale-journal", "peer": table.peers[k].name, "lost": lost}
-
-    async def act() -> None:
-        host = table.peers[0]
-        round_no = 2 if report.rounds_asked > 2 else 1
-        await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
-                         60.0 * round_no, table, f"round {round_no}")
-        await asyncio.sleep(rng.uniform(0.5, 2.0))
-        await table.crash(k)
-        report.adversary["round"] = round_under_way(host)
-        report.adversary["cut"] = cut_journal(table.peers[k], lost)
-        await table.resume(k)
-        report.crash = {"peer": table.peers[k].name, "round": report.adversary["round"],
-                        "down_s": 0.0, "dropped": False,
-                        "back_in_round": report.adversary["round"]}
-
-    return act()
+    report.adversary |= {"round": under_way, "lost": lost,
+                         "records_cut": cut_journal(table.peers[k], lost)}
+    await table.resume(k)
+    report.crash = {"peer": table.peers[k].name, "round": under_way, "down_s": 0.0,
+                    "dropped": False, "back_in_round": under_way}
 
 
 def cut_journal(peer: PeerProcess, lost: int) -> int:
@@ -127,65 +228,50 @@ def cut_journal(peer: PeerProcess, lost: int) -> int:
     return len(records) - len(keep)
 
 
-def run_adversary_peer(kind: str, command: list[str]) -> int:
-    """The modified client: ``nerts`` itself, with a replica that lies as ``kind`` says."""
-    from p2p_nerts import cli
-    from p2p_nerts.net import node
-    from p2p_nerts.protocol.envelope import Entry, seal
-    from p2p_nerts.protocol.messages import Payload
-    from p2p_nerts.protocol.messages import Play as PlayMsg
-    from p2p_nerts.protocol.replica import Replica, Send
+@dataclass(frozen=True)
+class Adversary:
+    """``inside`` patches the peer's own process (it is a liar then: its verdicts and
+    the flags on it are expected, its view of the game is its own business);
+    ``during`` acts on it from outside while the game runs (no random crash then)."""
 
-    assert kind == "equivocate"
+    inside: Callable[[], None] | None = None
+    during: Callable[[PeerTable, random.Random, Report], Awaitable[None]] | None = None
 
-    class Equivocating(Replica):
-        """Its third PLAY goes to half the other seats; a twin (same number, same
-        predecessor, one tick later) to the rest."""
-
-        plays = 0
-
-        def _sign(self, payload: Payload, **options: Any) -> tuple[Entry, Payload] | None:
-            signed = super()._sign(payload, **options)
-            rs = self.rs
-            if signed is None or not isinstance(payload, PlayMsg) or rs is None:
-                return signed
-            self.plays += 1
-            if self.plays != 3:
-                return signed
-            play = signed[0]
-            twin = seal(self.me, table_id=play.table_id, round=play.round, seq=play.seq,
-                        lamport=play.lamport + 1, type=play.type, payload=play.payload,
-                        prev=play.prev)
-            others = [k for k in rs.keys if k != self.me.public_key]
-            half = len(others) // 2
-            self._out.sends.pop()  # the PLAY to everyone, just queued
-            self._out.sends += [Send(play.raw, k) for k in others[:half]]
-            self._out.sends += [Send(twin.raw, k) for k in others[half:]]
-            return signed
-
-    vars(node)["Replica"] = Equivocating  # the class NetSession builds its replica from
-    args = command[command.index("p2p_nerts.cli") + 1:]
-    return cli.main(args)
+    @property
+    def lies(self) -> bool:
+        return self.inside is not None
 
 
-#: name -> set-up of the adversary (before the table starts); it returns the part
-#: that runs during the game.
-ADVERSARIES: dict[str, Callable[[PeerTable, random.Random, Report], Awaitable[None]]] = {
-    "equivocate": equivocate,
-    "stale-journal": stale_journal,
+ADVERSARIES = {
+    "equivocate": Adversary(inside=equivocate),
+    "silent-cheater": Adversary(inside=silent_cheater),
+    "false-call": Adversary(inside=false_call),
+    "stale-journal": Adversary(during=stale_journal),
 }
+
+
+def run_inside(argv: list[str]) -> int:
+    """``--inside NAME -- PYTHON -m p2p_nerts.cli ARGS``: be that peer, as adversary NAME."""
+    name, rest = argv[0], argv[argv.index("p2p_nerts.cli") + 1:]
+    inside = ADVERSARIES[name].inside
+    assert inside is not None, f"{name} runs no modified client"
+    inside()
+    from p2p_nerts.cli import main as nerts_main
+    return nerts_main(rest)
 
 
 @dataclass
 class Report:
     players: int
     rounds_asked: int
+    rounds_played: int = 0  # fewer than asked when --seconds ran out
     seconds: float = 0.0
     rounds_completed: int = 0
     divergences: int = 0
     divergent_rounds: list[int] = field(default_factory=list)
     unconfirmed_rounds: list[int] = field(default_factory=list)
     flags: dict[str, int] = field(default_factory=dict)
+    honest_flagged: dict[str, int] = field(default_factory=dict)
     card_problems: list[str] = field(default_factory=list)
     audit_problems: list[str] = field(default_factory=list)
     comeback_problem: str = ""
@@ -196,13 +282,14 @@ class Report:
     rss_start_kb: dict[str, int] = field(default_factory=dict)
     rss_end_kb: dict[str, int] = field(default_factory=dict)
     adversary: dict[str, Any] = field(default_factory=dict)
-    honest_flagged: dict[str, int] = field(default_factory=dict)
-    per_round: list[str] = field(default_factory=list)
+    #: Per round: how many honest peers agree, what the audits said, who was flagged and why.
+    round_lines: list[str] = field(default_factory=list)
 
     @property
     def liar(self) -> str | None:
-        """The peer whose lies are expected (not the stale journal's: it is honest)."""
-        return self.adversary.get("peer") if self.adversary.get("kind") == "equivocate" else None
+        """The peer whose lies are expected (a stale journal's is honest)."""
+        kind = self.adversary.get("kind")
+        return self.adversary["peer"] if kind and ADVERSARIES[kind].lies else None
 
     @property
     def ok(self) -> bool:
@@ -242,7 +329,7 @@ def round_line(peer: PeerProcess, number: int) -> dict[str, Any] | None:
     return next((x for x in summary_lines(peer) if x.get("round") == number), None)
 
 
-def all_wrote(table: PeerTable, number: int, liar: str | None = None) -> bool:
+def all_wrote(table: PeerTable, number: int, liar: str | None) -> bool:
     """The host wrote round ``number``, and so did every honest player seated in it."""
     line = round_line(table.peers[0], number)
     if line is None:
@@ -291,10 +378,28 @@ async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Repor
                     "down_s": round(down, 2), "dropped": False, "back_in_round": under_way}
 
 
+def flags_by_round(peer: PeerProcess) -> Counter[tuple[int, str, str]]:
+    """(round, who, why) of every flag in the peer's log, in the round it last saw start."""
+    flags: Counter[tuple[int, str, str]] = Counter()
+    number = 0
+    for logged in peer.log.read_text(errors="replace").splitlines():
+        if " starts in " in logged:
+            number = int(logged.split("round ")[1].split()[0])
+        elif " flagged: " in logged:
+            before, reason = logged.split(" flagged: ", 1)
+            flags[number, before.split()[-1] if before.split() else "?", reason] += 1
+    return flags
+
+
 def check(table: PeerTable, rounds: int, report: Report) -> None:
     """Compare the honest peers' summaries round by round (see the module docstring)."""
-    by_peer = {peer.name: summary_lines(peer) for peer in table.peers
-               if peer.name != report.liar}
+    liar = report.liar
+    honest = [peer for peer in table.peers if peer.name != liar]
+    by_peer = {peer.name: summary_lines(peer) for peer in honest}
+    # Who the honest peers flagged, and why: the liar's own view is its own business.
+    flags: Counter[tuple[int, str, str]] = sum((flags_by_round(p) for p in honest), Counter())
+    # No seat is unaudited but one that crashed (under chaos or a stale journal).
+    allowed = ("", "unaudited") if report.crash else ("",)
     for number in range(1, rounds + 1):
         lines = {name: next((x for x in ls if x.get("round") == number), None)
                  for name, ls in by_peer.items()}
@@ -303,6 +408,7 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         if not present:
             report.divergences += 1
             report.divergent_rounds.append(number)
+            report.round_lines.append(f"round {number}: no honest peer wrote it")
             continue
         shared = {json.dumps([line[k] for k in _SHARED]) for line in present.values()}
         if len(shared) > 1 or any(line["agreed"] is False for line in present.values()):
@@ -318,9 +424,10 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         note_comeback(report, number, agreed)
         names = {p["seat"]: p["name"] for p in agreed["players"]}
         for seat, verdict in enumerate(agreed["verdicts"]):
-            if verdict not in ("", "dropped") and names.get(seat) != report.liar:
+            if verdict not in allowed and names.get(seat) != liar:
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
-        report.per_round.append(round_report(number, present, agreed))
+        in_round = {(who, why): n for (r, who, why), n in flags.items() if r == number}
+        report.round_lines.append(round_line_of(number, present, agreed, in_round))
     crash = report.crash
     if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
         report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
@@ -331,34 +438,29 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
         if final is not None:
             rejected.update(final["local"].get("rejected", {}))
     report.rejected = dict(sorted(rejected.items()))
-    flags: Counter[str] = Counter()
-    honest: Counter[str] = Counter()
-    for peer in table.peers:
-        for logged in peer.log.read_text(errors="replace").splitlines():
-            if " flagged: " in logged:
-                before, reason = logged.split(" flagged: ", 1)
-                who = before.split()[-1] if before.split() else "?"
-                flags[f"{who}: {reason}"] += 1
-                if who != report.liar:
-                    honest[f"{who}: {reason}"] += 1
-    report.flags = dict(sorted(flags.items()))
-    report.honest_flagged = dict(sorted(honest.items()))
+    by_why = Counter({f"{who}: {why}": n for (_, who, why), n in flags.items()})
+    report.flags = dict(sorted(by_why.items()))
+    report.honest_flagged = {k: n for k, n in report.flags.items()
+                             if k.split(":")[0] != liar}
 
 
-def round_report(number: int, present: dict[str, dict[str, Any]],
-                 agreed: dict[str, Any]) -> str:
-    """One line: how many honest peers agree on the round, and who was flagged, and why."""
-    shared = Counter(json.dumps([line[k] for k in _SHARED]) for line in present.values())
-    most = shared.most_common(1)[0][0]
-    agree = sum(1 for line in present.values()
-                if json.dumps([line[k] for k in _SHARED]) == most and line["agreed"])
+def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[str, Any],
+                  flags: dict[tuple[str, str], int]) -> str:
+    """One round as the report shows it: how many honest peers agree (same result, and
+    they saw it agreed), what the audits said, who was flagged by how many, and why."""
+    key = {name: json.dumps([line[k] for k in _SHARED]) for name, line in present.items()}
+    most = Counter(key.values()).most_common(1)[0][0]
+    agree = sum(1 for name, line in present.items() if key[name] == most and line["agreed"])
     names = {p["seat"]: p["name"] for p in agreed["players"]}
-    flagged = [f"{names.get(seat, seat)} ({verdict})"
-               for seat, verdict in enumerate(agreed["verdicts"]) if verdict not in ("", "dropped")]
-    dropped = [str(names.get(seat, seat)) for seat, verdict in enumerate(agreed["verdicts"])
-               if verdict == "dropped"]
-    return (f"round {number}: {agree}/{len(present)} honest peers agree; flagged: "
-            f"{', '.join(flagged) or 'nobody'}; dropped: {', '.join(dropped) or 'nobody'}")
+    verdicts = {str(names.get(seat, seat)): verdict
+                for seat, verdict in enumerate(agreed["verdicts"]) if verdict}
+    failed = [f"{who} ({verdict})" for who, verdict in verdicts.items()]
+    flagged = [f"{who} ({'its verdict' if verdicts.get(who) == why else why}) by {n}"
+               for (who, why), n in sorted(flags.items())]
+    void = all(p["void"] for p in agreed["players"])
+    return (f"round {number}: {agree}/{len(present)} honest peers agree; verdicts: "
+            f"{', '.join(failed) or 'none'}; flagged: {', '.join(flagged) or 'nobody'}; "
+            f"{'void for everyone' if void else 'counts'}")
 
 
 def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
@@ -368,7 +470,7 @@ def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
         return
     seat = next((p["seat"] for p in agreed["players"] if p["name"] == crash["peer"]), None)
     if number == crash["round"]:
-        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "dropped"
+        crash["dropped"] = seat is not None and agreed["verdicts"][seat] == "unaudited"
         crash["back_in_round"] = None if crash["dropped"] else number
     elif crash["back_in_round"] is None and seat is not None:
         crash["back_in_round"] = number
@@ -390,13 +492,13 @@ def check_cards(name: str, number: int, line: dict[str, Any], agreed: dict[str, 
             f"on the foundations")
 
 
-def fault_counts(table: PeerTable) -> dict[str, int]:
+def fault_counts(table: PeerTable, killed: int) -> dict[str, int]:
     total = RelayStats()
     for relay in table.relays:
         for key, value in asdict(relay.stats).items():
             setattr(total, key, getattr(total, key) + value)
     counts = asdict(total)
-    counts["killed"] = 1
+    counts["killed"] = killed
     return counts
 
 
@@ -412,51 +514,62 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
                                             str(args.drop_after), "--teams", args.teams])
     for i in range(args.players):
         table.own[i] = ["--seed", str(args.seed * 100 + i)]
-    adversary = (ADVERSARIES[args.adversary](table, rng, report) if args.adversary
-                 else None)
+    adversary = ADVERSARIES[args.adversary] if args.adversary else None
+    if adversary is not None:
+        report.adversary = {"kind": args.adversary, "peer": table.peers[ADVERSARY_PEER].name}
+        if adversary.inside is not None:
+            table.peers[ADVERSARY_PEER].prefix = (sys.executable, str(Path(__file__).resolve()),
+                                                  "--inside", args.adversary, "--")
     liar = report.liar
     began = time.monotonic()
     try:
         await table.start()
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
-                         60, table, "round 1")
+                         60, table, "round 1", liar)
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
-        if adversary is not None:
-            await adversary
-        else:
+        if adversary is None:
             await chaos(table, rng, args.rounds, report, args.down)
-        await wait_until(lambda: all_wrote(table, args.rounds, liar),
-                         60.0 + 30.0 * args.rounds, table, f"{args.rounds} rounds", liar)
+        elif adversary.during is not None:  # one misbehaving peer at a time: no chaos then
+            await adversary.during(table, rng, report)
+        budget = 60.0 + 30.0 * args.rounds
+        try:
+            await wait_until(lambda: all_wrote(table, args.rounds, liar),
+                             min(budget, args.seconds or budget), table,
+                             f"{args.rounds} rounds", liar)
+        except TimeoutError:
+            if args.seconds is None:
+                raise
+        report.rounds_played = max((n for n in range(1, args.rounds + 1)
+                                    if all_wrote(table, n, liar)), default=0)
         report.rss_end_kb = {p.name: rss_kb(p) for p in table.peers}
         for peer in table.peers:
             peer.terminate()
         for peer in table.peers:
-            await peer.wait(15)
+            await peer.wait(90)  # closing after a long game takes a while on a busy machine
     finally:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
-    report.faults = fault_counts(table)
-    if not report.crash:
-        report.faults["killed"] = 0  # an equivocating peer is not killed
-    check(table, args.rounds, report)
+    report.faults = fault_counts(table, killed=1 if report.crash else 0)
+    check(table, report.rounds_played, report)
     return report
 
 
 def show(report: Report) -> None:
     print(f"peers {report.players}, rounds {report.rounds_completed}/{report.rounds_asked} "
-          f"completed in {report.seconds:g} s")
+          f"completed in {report.seconds:g} s"
+          + (f" (time ran out after {report.rounds_played})"
+             if report.rounds_played < report.rounds_asked else ""))
+    if report.adversary:
+        print(f"adversary: {report.adversary}")
+    for line in report.round_lines:
+        print(f"  {line}")
     print(f"divergences {report.divergences}"
           + (f" (rounds {report.divergent_rounds})" if report.divergent_rounds else ""))
     print(f"rounds a peer left before seeing them agreed: {report.unconfirmed_rounds or 'none'}")
-    if report.adversary:
-        print(f"adversary: {report.adversary}")
-        for line in report.per_round:
-            print("  " + line)
-        print("flags (by every peer that logged one): "
-              + (", ".join(f"{k} x{v}" for k, v in report.flags.items()) or "none"))
-    print("honest peers flagged: " + (", ".join(f"{k} {v}"
-                                                for k, v in report.honest_flagged.items())
-                                      or "none"))
+    print("flags (times logged by honest peers): "
+          + (", ".join(f"{k} x{v}" for k, v in report.flags.items()) or "none"))
+    print("honest peers flagged: "
+          + (", ".join(f"{k} x{v}" for k, v in report.honest_flagged.items()) or "none"))
     print("faults injected: " + ", ".join(f"{k} {v}" for k, v in report.faults.items()))
     print(f"crash: {report.crash}")
     print("messages rejected: " + (", ".join(f"{k} {v}" for k, v in report.rejected.items())
@@ -471,8 +584,8 @@ def show(report: Report) -> None:
 
 
 def main() -> int:
-    if sys.argv[1:2] == ["--be"]:  # a peer process of the soak, running a modified client
-        return run_adversary_peer(sys.argv[2], sys.argv[3:])
+    if sys.argv[1:2] == ["--inside"]:  # a peer process of the soak, running a modified client
+        return run_inside(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--short", action="store_true",
                         help="2 rounds: a quick check (the test suite runs this)")
@@ -489,9 +602,11 @@ def main() -> int:
                         help="the table's teams (share: two bots at each peer's tableau)")
     parser.add_argument("--keep", type=Path,
                         help="keep the peers' data dirs and logs here (kept anyway on failure)")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--adversary", choices=sorted(ADVERSARIES),
-                        help="one seated peer misbehaves (instead of the random crash)")
+                        help=f"peer p{ADVERSARY_PEER} misbehaves so (instead of the random crash)")
+    parser.add_argument("--seconds", type=float,
+                        help="stop after this long and check the rounds played by then")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
     if args.short:
         args.rounds = 2
@@ -501,6 +616,9 @@ def main() -> int:
     kept = f"the peers' data dirs and logs are in {home}"
     try:
         report = asyncio.run(soak(args, home))
+    except (TimeoutError, RuntimeError) as exc:  # the table got stuck, or a peer died
+        print(f"soak: {exc}\n{kept}", file=sys.stderr)
+        return 2
     except BaseException:
         print(kept, file=sys.stderr)
         raise
