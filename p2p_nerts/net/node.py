@@ -265,6 +265,7 @@ class NetSession:
         assert link.peer.tid is not None  # _reach checked it
         self._use(self._new_replica(link.peer.tid, link.key))
         self.replica.watching = True
+        self._route(self.replica.ask_to_watch(link.key, self._clock()))
         return self
 
     async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
@@ -579,8 +580,10 @@ class NetSession:
 
     def _spectator(self, key: bytes) -> bool:
         """Whether ``key`` watches the table without a seat: admitted like a seat, by
-        the one rule for spectators (:meth:`admits_spectator`)."""
-        return self._replica is not None and self.admits_spectator(key)
+        the one rule for spectators (:meth:`admits_spectator`), once it asked for the
+        table's entries (``Replica.watchers``)."""
+        r = self._replica
+        return r is not None and key in r.watchers and self.admits_spectator(key)
 
     def _player_name(self, key: bytes) -> str | None:
         """The name a peer sits (or sat) under at this table; None: never seated."""
@@ -643,6 +646,8 @@ class NetSession:
         r = self._replica
         if r is None:
             return
+        if up and self.watching:
+            self._route(r.ask_to_watch(key, self._clock()))
         if (up and key == r.host_key and not r.is_host and not self.watching
                 and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
             # Back to the host between deals: it gave our seat up when the link

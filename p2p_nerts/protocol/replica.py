@@ -358,6 +358,9 @@ class Replica:
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
         self.watching = False
+        #: Keys without a place that asked for the table's entries (a RESEND): the
+        #: spectators a front end may admit (``NetSession.admits_spectator``).
+        self.watchers: set[bytes] = set()
         #: Set by a transport that can send at once: my play's frames (with the
         #: journal records before them) go here the moment the play is signed,
         #: and the rest of the call's output is returned as usual. The other
@@ -893,6 +896,13 @@ class Replica:
         return (key in self.seated or key == self.host_key or key == self.me.public_key
                 or key in self.waiting or (rs is not None and key in rs.keys))
 
+    def ask_to_watch(self, key: bytes, now: float) -> Outbound:
+        """A spectator asks ``key``'s peer for its entries: the request that admits
+        it as a watcher there (see :attr:`watchers`)."""
+        self.now = now
+        self._send(Resend(key, 1, 1024), to=key)
+        return self._flush()
+
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
         authors of a game record that a seat-less replica reads from its start
@@ -908,18 +918,22 @@ class Replica:
         """Whether a key without a place may still be heard: it had one (a seat given
         up, a player catching up to ask back in), or it asks the host for one
         (its HELLO, asking where its own chain ends before it signs more; its
-        JOIN; the ACKs that tell the host a JOIN was lost on the way; and a
-        RESEND of the host's own entries, the lobby it needs to sit down).
+        JOIN; and the ACKs that tell the host a JOIN was lost on the way); and
+        anyone's RESEND, asking for entries (a newcomer's lobby, a spectator's
+        table), which makes it a watcher.
         Anything else from a key that never had a place is a stranger's."""
         if entry.author in self._placed:
+            return True
+        if entry.type == MsgType.RESEND:
+            # Someone watching asks for entries: answered within its budget
+            # (RESEND_BYTES), and only where its link is admitted at all.
+            self.watchers.add(entry.author)
             return True
         if not self.is_host:
             # A guest that knows no seats yet (just sat down, or back without its
             # journal) cannot tell players from strangers before the host's
             # ROSTER; its links come from the host's list of the seated.
             return not self.seated
-        if entry.type == MsgType.RESEND:  # the host's own entries, which it needs to sit
-            return entry.payload.get("a") == self.me.public_key
         return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
 
     def _evict_stranger(self) -> bool:
