@@ -205,6 +205,10 @@ class Mesh:
         self._seated = frozenset(keys)
         self._announce()
 
+    def announce_to(self, link: Link) -> None:
+        """Host: send ``link`` the peers list now (it has just been admitted)."""
+        self._announce(link)
+
     def _announce(self, to: Link | None = None) -> None:
         """Send the peers list to everyone if it changed, else (if given) to ``to`` alone.
 

@@ -599,9 +599,16 @@ class NetSession:
         read and the replica: a peer woken by a play is on the critical path
         of every other peer sharing its CPU.
         """
-        if self._replica is not None:
-            self._route(self._replica.receive_batch([(entry, key) for entry in entries],
-                                                    self._clock()))
+        r = self._replica
+        if r is None:
+            return
+        watcher = key in r.watchers
+        self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        link = self._mesh.links.get(key)
+        if r.is_host and not watcher and key in r.watchers and link is not None:
+            # Just admitted as a spectator: where the seats listen, so that it
+            # links to each (the list went out before it asked).
+            self._mesh.announce_to(link)
 
     def _ask_back(self) -> None:
         """Ask for our seat again, once between each two rounds, if the host gives it up.
