@@ -144,7 +144,8 @@ class Browser(Hands):
             return
         if table.needs_code:
             self.state.form = Form(f"Join {table.name}", [code_field("Table code")], "join",
-                                   partial(self._join_with_code, table))
+                                   partial(self._with_code, table, "Joining",
+                                           self.network.join))
             return
         self._seat(f"Joining {table.name}…", lambda: self.network.join(table, None))
 
@@ -160,20 +161,10 @@ class Browser(Hands):
             return
         if table.needs_code:
             self.state.form = Form(f"Watch {table.name}", [code_field("Table code")], "watch",
-                                   partial(self._watch_with_code, table))
+                                   partial(self._with_code, table, "Watching",
+                                           self.network.watch))
             return
         self._seat(f"Watching {table.name}…", lambda: self.network.watch(table, None))
-
-    def _watch_with_code(self, table: TableListing, form: Form) -> None:
-        try:
-            code = self._code(form)
-        except ValueError as exc:
-            form.error = sentence(str(exc))
-            return
-        if code is None:
-            form.error = f"{table.name} asks for its table code"
-            return
-        self._seat(f"Watching {table.name}…", lambda: self.network.watch(table, code), code)
 
     @player_input
     def ask_address(self) -> None:
@@ -215,7 +206,10 @@ class Browser(Hands):
         self.network.check_code(code)
         return code
 
-    def _join_with_code(self, table: TableListing, form: Form) -> None:
+    def _with_code(self, table: TableListing, doing: str,
+                   opening: Callable[[TableListing, str | None], Awaitable[Session]],
+                   form: Form) -> None:
+        """Join or watch (``opening``) a table that asks for a code, with the form's."""
         try:
             code = self._code(form)
         except ValueError as exc:
@@ -224,7 +218,7 @@ class Browser(Hands):
         if code is None:
             form.error = f"{table.name} asks for its table code"
             return
-        self._seat(f"Joining {table.name}…", lambda: self.network.join(table, code), code)
+        self._seat(f"{doing} {table.name}…", lambda: opening(table, code), code)
 
     def _join_address(self, form: Form) -> None:
         try:
