@@ -33,7 +33,9 @@ from p2p_nerts.ui.network import Network, TableListing
 
 from .gamekit import cs, tableau
 
-WAIT = 3.0  # seconds a helper waits for the app before failing
+#: Seconds a helper waits for the app: long, for a busy machine is slow, and only a
+#: failing test ever waits it out.
+WAIT = 20.0
 
 ENTER, ESC, SPACE = "\r", "\x1b", " "
 UP, DOWN, RIGHT, LEFT = "\x1b[A", "\x1b[B", "\x1b[C", "\x1b[D"
