@@ -42,8 +42,8 @@ from .bounds import Limits
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
-from .link import Link, LinkError
-from .mesh import Mesh
+from .link import Link, LinkError, Refused
+from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
 __all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
@@ -66,6 +66,10 @@ _ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before i
 _TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
+HOST_GONE = 20.0
+"""Seconds without a link to the host after which a guest gives up: without the
+host no round can start (a headless guest quits then; a resuming one stops
+dialing a host that may be coming back from a crash itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +342,7 @@ class NetSession:
         await self._listen(endpoint)
         self._mesh.host_key = table.host_key
         try:
-            link = await self._mesh.connect(*address, joining=False, expect_key=table.host_key)
+            link = await self._redial_host(address, table.host_key)
         except BaseException:
             await self._mesh.close(flush=0)
             raise
@@ -347,6 +351,24 @@ class NetSession:
         self._use(replica)
         self._had_seat = replica.my_seat is not None
         return self
+
+    async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
+        """Link to the host we sat with, dialing again for up to ``HOST_GONE``: the
+        host may have crashed with us and be coming back on its old port."""
+        give_up = time.monotonic() + HOST_GONE
+        delay = BACKOFF_MIN
+        while True:
+            try:
+                return await self._mesh.connect(*address, joining=False, expect_key=host_key)
+            except Refused:
+                raise  # it answered, and said no: dialing again changes nothing
+            except LinkError as exc:
+                if time.monotonic() + delay > give_up:
+                    raise LinkError(f"no link to the host at {format_address(*address)} "
+                                    f"for {HOST_GONE:g} s (last: {exc})") from None
+                _log.debug("the host is not back yet: %s", exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
 
     # ------------------------------------------------------------ Session
     @property
