@@ -151,6 +151,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
     assert len({(o.foundation_hash, o.results) for o in first}) == 1
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -> None:
     """Every restart replays the whole journal, its earlier restarts' records included.
