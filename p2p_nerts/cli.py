@@ -217,7 +217,8 @@ def run_lobby(args: argparse.Namespace) -> int:
         # Logs would tear the screen: they go to the data dir's log file.
         setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
         lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
-                                                   partner=player.config.partner))
+                                                   partner=player.config.partner),
+                        store=store)
         asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
             None, player.config, player.notes, browser=lobby).run()))
     finally:

@@ -19,11 +19,11 @@ from ..net.interfaces import Interfaces, interfaces_setting
 from ..net.results import collect
 from ..protocol.identity import default_data_dir
 from ..store import DB_FILE, Store, StoreBusy, StoreError
-from .history import history_text, statistics
-from .record import MAX_RECORD, GameRecord, RecordError, decode
-from .replay import RoundReplay, round_replay
+from .history import history_text, load_game, round_to_replay, statistics
+from .record import MAX_RECORD, RecordError, decode
+from .replay import RoundReplay
 from .standings import standings_csv, standings_json, standings_text, tally
-from .verify import replay, verify
+from .verify import verify
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
 EVENT_HOURS = 12.0
@@ -90,25 +90,6 @@ def run_record_command(args: argparse.Namespace) -> int:
         return _replay(round_to_replay(game, args.round))
     except (StoreError, RecordError) as exc:
         return _fail(str(exc))
-
-
-def load_game(store: Store, number: int) -> GameRecord:
-    data = store.game_record(number)
-    if data is None:
-        raise RecordError(f"there is no game #{number} (nerts history lists them)")
-    return decode(data)
-
-
-def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
-    """Round ``number`` of the record's game (None: the last), ready to watch."""
-    rounds = replay(record).rounds
-    if not rounds:
-        raise RecordError("no round of this game was scored")
-    chosen = max(rounds) if number is None else number
-    if chosen not in rounds:
-        raise RecordError(f"there is no round {chosen}: this game has rounds "
-                          f"{min(rounds)} to {max(rounds)}")
-    return round_replay(rounds[chosen])
 
 
 def _replay(chosen: RoundReplay) -> int:

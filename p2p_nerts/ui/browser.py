@@ -12,6 +12,10 @@ A table with a code is joined through a small form that asks for it. A seat
 asked for in a form that is not won brings that form back with the reason
 (a wrong code, a typo in the address), so the player can fix it and try
 again, or Esc.
+
+The player's results open as pages over the list (``pages``): the history,
+a game's rounds, a round's replay. Each page takes the keys while it shows;
+Esc closes it and shows the one under it, and at last the list again.
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from ..game.variants import VariantError, Variants
 from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import LocalTable, Session
+from ..store import Store, StoreError
 from .form import Form, TextField, choice, clock_fields, form_clocks, form_variants, variant_fields
-from .hands import Hands, player_input, sentence
+from .hands import Hands, Page, player_input, sentence
 from .network import Network, TableListing
+from .pages import HistoryPage
 
 #: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a
 #: play stays pending a moment and can bounce, as it can at a networked table.
@@ -58,10 +64,16 @@ def code_field(label: str) -> TextField:
 class Browser(Hands):
     """The player's hands in the network lobby."""
 
-    def __init__(self, identity: Identity, network: Network) -> None:
+    def __init__(self, identity: Identity, network: Network, *,
+                 store: Store | None = None) -> None:
+        """``store``: the player's, for their history."""
         super().__init__()
         self.identity = identity
         self.network = network
+        self.store = store
+        #: The pages open over the list (history, a game, a replay, standings): the
+        #: last one shows; Esc closes it and shows the one under it.
+        self.pages: list[Page] = []
         self.chosen: str | None = None  # the chosen table's instance name
         self.busy: str | None = None  # what is under way: "Joining Ana's table…"
         #: A seat won, with the table code it was won with (the host's lobby shows it).
@@ -86,6 +98,10 @@ class Browser(Hands):
 
     async def close(self) -> None:
         """Stop: a join under way is cancelled, so no seat is won after this."""
+        tasks = [task for page in self.pages for task in page.tasks]
+        self._close_pages()
+        if tasks:
+            await asyncio.wait(tasks)
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait([self._task])
@@ -194,8 +210,42 @@ class Browser(Hands):
             "deal me in", self._solo)
 
     @player_input
+    def history(self) -> None:
+        """The player's past games and statistics; from there a game, a round, its replay."""
+        if self.store is None:
+            self.state.error("No history here: this lobby keeps no games")
+            return
+        try:
+            page = HistoryPage(self.identity, self.store, self.open_page)
+        except StoreError as exc:
+            self.state.error(sentence(str(exc)))
+            return
+        self.open_page(page)
+
+    @player_input
     def quit(self) -> None:
         self.on_quit()
+
+    # ------------------------------------------------------------ pages
+    @property
+    def page(self) -> Page | None:
+        """The page on screen, None when the list of tables is."""
+        return self.pages[-1] if self.pages else None
+
+    def open_page(self, page: Page) -> None:
+        page.on_leave = self._close_page
+        page.on_change = self.on_change
+        self.pages.append(page)
+        page.start()
+        self.on_change()
+
+    def _close_page(self) -> None:
+        self.pages.pop().stop()
+        self.on_change()
+
+    def _close_pages(self) -> None:
+        while self.pages:
+            self.pages.pop().stop()
 
     # ------------------------------------------------------------ forms
     def _code(self, form: Form) -> str | None:
@@ -293,6 +343,7 @@ class Browser(Hands):
                 form.error = why
                 self.state.form = form
         else:
+            self._close_pages()  # a page opened while the seat was won: the table shows
             self.on_session(session, code)
         finally:
             self.busy = None

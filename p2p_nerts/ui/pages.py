@@ -1,0 +1,207 @@
+"""The lobby's pages of results: the player's history and a game's rounds.
+
+Every line shown is written by ``records`` (the same words ``nerts history``
+prints): these pages only choose which lines, and let
+the player pick a game, then a round to watch again. Reading a record
+checks every signature again, so it runs in a worker thread while the page
+says what is under way; a record that fails is one line, and the page stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from functools import partial
+
+from prompt_toolkit.application import get_app
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase
+from prompt_toolkit.layout import Container, HSplit
+
+from ..protocol.identity import Identity
+from ..records.history import (
+    NO_GAMES,
+    Game,
+    game_line,
+    round_line,
+    round_to_replay,
+    statistics,
+    statistics_text,
+)
+from ..records.record import RecordError, decode
+from ..records.replay import RoundReplay
+from ..store import Store, StoreError
+from .hands import Page, player_input, sentence
+from .keys import on_key
+from .replay import Replaying
+from .table import MESSAGE_ROWS, messages
+from .widgets import counted, on_click, rule, spread, text
+
+#: Rows of a list page that are not its list: header, rules, news, key hints.
+_OTHER_ROWS = 6 + MESSAGE_ROWS
+
+
+class ListPage(Page):
+    """A title, rows to choose one of (↑↓, a click, Enter), and lines below them."""
+
+    def __init__(self, identity: Identity, title: str, below: str) -> None:
+        super().__init__()
+        self.identity = identity
+        self.chosen = 0
+        self._title = title
+        keys = KeyBindings()
+        for key, action in (("up", lambda: self.move(-1)), ("down", lambda: self.move(1)),
+                            ("enter", lambda: self.choose(self.chosen)),
+                            ("escape", self.leave), ("q", self.leave)):
+            keys.add(key, eager=True)(on_key(action))
+        self._keys = keys
+        self._screen = HSplit([
+            text(lambda: spread([("class:title", " NERTS "), ("class:dim", f" {title}")],
+                                [("class:you", identity.name),
+                                 ("class:dim", f" {identity.fingerprint} ")])),
+            rule(lambda: [("class:rule.title", self.heading())]),
+            text(self._rows, height=None),
+            rule(lambda: [("class:rule.title", below)]),
+            text(lambda: [("", f"  {line}\n") for line in self.lines()], height=None),
+            rule(lambda: [("class:rule.title", "News")]),
+            text(lambda: messages(self.state), height=MESSAGE_ROWS, stretch=True),
+            text(lambda: [("class:dim", f" ↑↓ choose  Enter {self.action}  Esc back")]),
+        ])
+
+    action = "open"
+
+    @property
+    def screen(self) -> Container:
+        return self._screen
+
+    @property
+    def keys(self) -> KeyBindingsBase:
+        return self._keys
+
+    def heading(self) -> str:
+        return self._title
+
+    def rows(self) -> Sequence[str]:
+        raise NotImplementedError
+
+    def lines(self) -> Sequence[str]:
+        """The lines under the list (none by default)."""
+        return ()
+
+    def opened(self, index: int) -> None:
+        """Row ``index`` was chosen."""
+        raise NotImplementedError
+
+    @player_input
+    def move(self, by: int) -> None:
+        self.chosen = max(0, min(len(self.rows()) - 1, self.chosen + by))
+
+    @player_input
+    def choose(self, index: int) -> None:
+        if 0 <= index < len(self.rows()):
+            self.chosen = index
+            self.opened(index)
+
+    def _rows(self) -> StyleAndTextTuples:
+        rows = self.rows()
+        if not rows:
+            return [("class:dim", f"  {self.empty}\n")]
+        room = max(1, get_app().output.get_size().rows - _OTHER_ROWS - len(self.lines()))
+        first = max(0, min(self.chosen - room // 2, len(rows) - room))
+        out: StyleAndTextTuples = []
+        for index in range(first, min(len(rows), first + room)):
+            here = index == self.chosen
+            out.append(("class:selected" if here else "",
+                        f"  {'▸' if here else ' '} {rows[index]}\n",
+                        on_click(partial(self.choose, index))))
+        return out
+
+    empty = "Nothing here yet."
+
+
+class HistoryPage(ListPage):
+    """The player's games, newest first, and their statistics (``nerts history``'s lines)."""
+
+    action = "its rounds"
+    empty = NO_GAMES
+
+    def __init__(self, identity: Identity, store: Store, open_page: Callable[[Page], None]) -> None:
+        super().__init__(identity, "history", "Your statistics")
+        self.store = store
+        self._open = open_page
+        self.me = identity.fingerprint
+        self.games: list[tuple[int, Game]] = store.games()
+        self._rows_text = [game_line(n, g, self.me) for n, g in self.games]
+        stats = statistics([g for _n, g in self.games], self.me)
+        self._stats = statistics_text(stats) if self.games else []
+
+    def heading(self) -> str:
+        return f"Your games · {counted(len(self.games), 'game')} kept, newest first"
+
+    def rows(self) -> Sequence[str]:
+        return self._rows_text
+
+    def lines(self) -> Sequence[str]:
+        return self._stats
+
+    def opened(self, index: int) -> None:
+        number, game = self.games[index]
+        self._open(GamePage(self.identity, self.store, number, game, self._open))
+
+
+class GamePage(ListPage):
+    """One game's rounds; choosing one replays it (:class:`~p2p_nerts.ui.replay.Replaying`)."""
+
+    action = "replay it"
+
+    def __init__(self, identity: Identity, store: Store, number: int, game: Game,
+                 open_page: Callable[[Page], None]) -> None:
+        super().__init__(identity, f"game #{number}", "The game")
+        self.store = store
+        self.number = number
+        self.game = game
+        self._open = open_page
+        self._rows_text = [round_line(game, r) for r in game["rounds"]]
+        self._lines = [game_line(number, game, identity.fingerprint)]
+        self.loading: int | None = None  # the round being read from the record
+
+    def heading(self) -> str:
+        return f"Rounds of game #{self.number} at {self.game['table']}"
+
+    def rows(self) -> Sequence[str]:
+        return self._rows_text
+
+    def lines(self) -> Sequence[str]:
+        return self._lines
+
+    def opened(self, index: int) -> None:
+        if self.loading is not None:
+            self.state.error(f"Wait: reading round {self.loading}…")
+            return
+        number = self.game["rounds"][index]["round"]
+        try:
+            data = self.store.game_record(self.number)
+        except StoreError as exc:
+            self.state.error(sentence(str(exc)))
+            return
+        if data is None:
+            self.state.error(f"Game #{self.number} is no longer kept")
+            return
+        self.loading = number
+        self.state.say(f"Reading round {number} from the game's record…")
+        self.spawn(self._replay(data, number))
+
+    async def _replay(self, data: bytes, number: int) -> None:
+        try:
+            chosen = await asyncio.to_thread(_round, data, number)
+        except RecordError as exc:
+            self.state.error(sentence(str(exc)))
+        else:
+            self._open(Replaying(chosen))
+        finally:
+            self.loading = None
+            self.on_change()
+
+
+def _round(data: bytes, number: int) -> RoundReplay:
+    return round_to_replay(decode(data), number)
