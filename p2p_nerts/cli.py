@@ -216,9 +216,9 @@ def run_lobby(args: argparse.Namespace) -> int:
             return 1
         # Logs would tear the screen: they go to the data dir's log file.
         setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
-        lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
-                                                   partner=player.config.partner),
-                        store=store)
+        tables = LanTables(player.identity, interfaces, store=store,
+                           partner=player.config.partner)
+        lobby = Browser(player.identity, tables, store=store, results=tables.results)
         asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
             None, player.config, player.notes, browser=lobby).run()))
     finally:

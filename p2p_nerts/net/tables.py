@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, TypeVar
 from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..session import Session
-from ..store import Store
+from ..store import Store, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
 from .headless import drive_partner, table_bot
 from .interfaces import Interfaces, listen_addresses
 from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
+from .results import LISTEN, event_records
 from .wire import NET_VERSION, WireError, parse_address
 
 if TYPE_CHECKING:
@@ -151,6 +152,17 @@ class LanTables:
         return self._seated(await _player_error(NetSession.host(
             self._identity, config, self._endpoint,
             table_name=name, interfaces=self._interfaces, store=self._store)))
+
+    async def results(self, since: float) -> list[tuple[str, bytes]]:
+        """The records for the lobby's standings (``ui.pages.Results``), found as
+        ``nerts event`` finds them."""
+        own = self._store.records_since if self._store is not None else lambda _since: []
+        try:
+            return await event_records(self._interfaces, since, LISTEN, own)
+        except StoreError as exc:
+            raise ConnectionError(str(exc)) from None
+        except OSError as exc:  # mDNS could not start on these interfaces
+            raise ConnectionError(f"network error: {exc.strerror or exc}") from None
 
     async def close(self) -> None:
         if self._browser is not None:

@@ -10,7 +10,7 @@ The root is a chooser over whole screens (too small, the network lobby,
 table lobby, table, scores; :meth:`NertsApp._screen`). The app starts at a
 table (``nerts solo/host/join``) or in the network lobby (``nerts``); from
 the lobby, a seat won swaps the lobby for that table, and leaving the table
-brings the lobby back. A page the lobby opens (its history, a replay) stands
+brings the lobby back. A page the lobby opens (its history, a replay, standings) stands
 in for its list until Esc, with the page's own keys. Forms, help and the quit
 question float over whichever screen is showing, and go to whichever
 :class:`Hands` is in charge (the table's controller, else the lobby's page or
@@ -376,6 +376,7 @@ class NertsApp:
             Action.SOLO: lobby(Browser.solo),
             Action.WATCH: lobby(Browser.watch),
             Action.HISTORY: lobby(Browser.history),
+            Action.STANDINGS: lobby(Browser.standings),
         }
         everywhere: dict[Action, Handler] = {
             Action.HELP: lambda: self.hands.toggle_help(),

@@ -14,8 +14,9 @@ asked for in a form that is not won brings that form back with the reason
 again, or Esc.
 
 The player's results open as pages over the list (``pages``): the history,
-a game's rounds, a round's replay. Each page takes the keys while it shows;
-Esc closes it and shows the one under it, and at last the list again.
+a game's rounds, a round's replay, the event standings. Each page takes the
+keys while it shows; Esc closes it and shows the one under it, and at last
+the list again.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..store import Store, StoreError
 from .form import Form, TextField, choice, clock_fields, form_clocks, form_variants, variant_fields
 from .hands import Hands, Page, player_input, sentence
 from .network import Network, TableListing
-from .pages import HistoryPage
+from .pages import STANDINGS_EVERY, HistoryPage, Results, StandingsPage
 
 #: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a
 #: play stays pending a moment and can bounce, as it can at a networked table.
@@ -64,13 +65,16 @@ def code_field(label: str) -> TextField:
 class Browser(Hands):
     """The player's hands in the network lobby."""
 
-    def __init__(self, identity: Identity, network: Network, *,
-                 store: Store | None = None) -> None:
-        """``store``: the player's, for their history."""
+    def __init__(self, identity: Identity, network: Network, *, store: Store | None = None,
+                 results: Results | None = None) -> None:
+        """``store``: the player's, for their history; ``results``: how the event
+        standings ask the LAN."""
         super().__init__()
         self.identity = identity
         self.network = network
         self.store = store
+        self.results = results
+        self.standings_every = STANDINGS_EVERY
         #: The pages open over the list (history, a game, a replay, standings): the
         #: last one shows; Esc closes it and shows the one under it.
         self.pages: list[Page] = []
@@ -221,6 +225,14 @@ class Browser(Hands):
             self.state.error(sentence(str(exc)))
             return
         self.open_page(page)
+
+    @player_input
+    def standings(self) -> None:
+        """The evening's standings across the tables on the network, live."""
+        if self.results is None:
+            self.state.error("No standings here: this lobby does not ask the network")
+            return
+        self.open_page(StandingsPage(self.identity, self.results, every=self.standings_every))
 
     @player_input
     def quit(self) -> None:

@@ -47,6 +47,7 @@ class Action(StrEnum):
     SOLO = "solo"
     WATCH = "watch"
     HISTORY = "history"
+    STANDINGS = "standings"
     HELP = "help"
     QUIT = "quit"
 
@@ -57,7 +58,7 @@ PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, 
                   Action.ACTIVATE, Action.CANCEL})
 BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
-                    Action.SOLO, Action.WATCH, Action.HISTORY})
+                    Action.SOLO, Action.WATCH, Action.HISTORY, Action.STANDINGS})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
 
 KeyMap = Mapping[Action, tuple[str, ...]]
@@ -90,6 +91,7 @@ DEFAULT_KEYS: KeyMap = {
     Action.SOLO: ("s",),
     Action.WATCH: ("w",),
     Action.HISTORY: ("h",),
+    Action.STANDINGS: ("e",),
     Action.HELP: ("?", "f1"),
     Action.QUIT: ("q", "c-c"),
 }
@@ -113,6 +115,7 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.SOLO: "play against computer players",
     Action.WATCH: "watch the chosen table (no seat)",
     Action.HISTORY: "your past games, statistics, replays",
+    Action.STANDINGS: "event standings across the tables",
     Action.HELP: "this help",
     Action.QUIT: "quit (asks first)",
 }

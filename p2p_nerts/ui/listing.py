@@ -37,7 +37,7 @@ _OTHER_ROWS = 8 + MESSAGE_ROWS
 _SEATS_WIDTH = 5  # "12/16"
 _STATE_WIDTH = len("next round in 99 s")
 _BROWSE_KEYS = (Action.JOIN, Action.WATCH, Action.ADDRESS, Action.CREATE, Action.SOLO,
-                Action.HISTORY, Action.HELP, Action.QUIT)
+                Action.HISTORY, Action.STANDINGS, Action.HELP, Action.QUIT)
 
 
 def browser_screen(b: Browser, keys: KeyMap) -> Container:
@@ -143,7 +143,7 @@ def hints(keys: KeyMap) -> StyleAndTextTuples:
                                ("class:dim", " choose  ")]
     words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
              Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
-             Action.HELP: "help", Action.QUIT: "quit"}
+             Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}
     for action in _BROWSE_KEYS:
         out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
     return out

@@ -1,8 +1,8 @@
-"""The lobby's pages of results: the player's history and a game's rounds.
+"""The lobby's pages of results: the player's history, a game's rounds, event standings.
 
 Every line shown is written by ``records`` (the same words ``nerts history``
-prints): these pages only choose which lines, and let
-the player pick a game, then a round to watch again. Reading a record
+and ``nerts event`` print): these pages only choose which lines, and let the
+player pick a game, then a round to watch again. Reading a record
 checks every signature again, so it runs in a worker thread while the page
 says what is under way; a record that fails is one line, and the page stays.
 """
@@ -10,7 +10,8 @@ says what is under way; a record that fails is one line, and the page stays.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 from prompt_toolkit.application import get_app
@@ -30,6 +31,7 @@ from ..records.history import (
 )
 from ..records.record import RecordError, decode
 from ..records.replay import RoundReplay
+from ..records.standings import EVENT_HOURS, standings_text, tally
 from ..store import Store, StoreError
 from .hands import Page, player_input, sentence
 from .keys import on_key
@@ -37,8 +39,23 @@ from .replay import Replaying
 from .table import MESSAGE_ROWS, messages
 from .widgets import counted, on_click, rule, spread, text
 
+Results = Callable[[float], Awaitable[list[tuple[str, bytes]]]]
+"""The signed game records the LAN's players serve (and this player's own) for games
+that ended since a time, each with where it came from; ConnectionError when the
+network cannot be asked."""
+
+STANDINGS_EVERY = 5.0
+"""Seconds between two askings of an open standings page."""
+
 #: Rows of a list page that are not its list: header, rules, news, key hints.
 _OTHER_ROWS = 6 + MESSAGE_ROWS
+
+
+def header(identity: Identity, title: str) -> Container:
+    """`` NERTS  history ...  Ana 0123-4567-89ab-cdef``: the page, and who you are."""
+    return text(lambda: spread([("class:title", " NERTS "), ("class:dim", f" {title}")],
+                               [("class:you", identity.name),
+                                ("class:dim", f" {identity.fingerprint} ")]))
 
 
 class ListPage(Page):
@@ -56,9 +73,7 @@ class ListPage(Page):
             keys.add(key, eager=True)(on_key(action))
         self._keys = keys
         self._screen = HSplit([
-            text(lambda: spread([("class:title", " NERTS "), ("class:dim", f" {title}")],
-                                [("class:you", identity.name),
-                                 ("class:dim", f" {identity.fingerprint} ")])),
+            header(identity, title),
             rule(lambda: [("class:rule.title", self.heading())]),
             text(self._rows, height=None),
             rule(lambda: [("class:rule.title", below)]),
@@ -205,3 +220,64 @@ class GamePage(ListPage):
 
 def _round(data: bytes, number: int) -> RoundReplay:
     return round_to_replay(decode(data), number)
+
+
+class StandingsPage(Page):
+    """The evening's standings across the LAN's tables (``nerts event``'s lines),
+    asked again every ``every`` seconds while the page is open."""
+
+    def __init__(self, identity: Identity, results: Results, *, hours: float = EVENT_HOURS,
+                 every: float = STANDINGS_EVERY) -> None:
+        super().__init__()
+        self.results = results
+        self.hours = hours
+        self.every = every
+        self.shown: list[str] = []
+        self.asked: float | None = None  # when the standings shown were asked for
+        keys = KeyBindings()
+        for key in ("escape", "q"):
+            keys.add(key, eager=True)(on_key(self.leave))
+        self._keys = keys
+        self._screen = HSplit([
+            header(identity, "event standings"),
+            rule(lambda: [("class:rule.title", "Standings"), ("class:dim", f" · {self._when()}")]),
+            text(lambda: [("", f"  {line}\n") for line in self.shown], height=None),
+            rule(lambda: [("class:rule.title", "News")]),
+            text(lambda: messages(self.state), height=MESSAGE_ROWS, stretch=True),
+            text(lambda: [("class:dim", f" each record verified before it counts · asked "
+                                        f"every {self.every:g} s · Esc back")]),
+        ])
+
+    @property
+    def screen(self) -> Container:
+        return self._screen
+
+    @property
+    def keys(self) -> KeyBindingsBase:
+        return self._keys
+
+    def _when(self) -> str:
+        back = f"games of the last {self.hours:g} h"
+        if self.asked is None:
+            return f"{back}, asking the players on your network…"
+        return f"{back}, as of {time.strftime('%H:%M:%S', time.localtime(self.asked))}"
+
+    def start(self) -> None:
+        self.spawn(self._watch())
+
+    async def _watch(self) -> None:
+        failed = None
+        while True:
+            since = time.time() - self.hours * 3600
+            try:
+                found = await self.results(since)
+            except ConnectionError as exc:
+                if str(exc) != failed:  # once, not at every asking
+                    self.state.error(f"Cannot ask for results: {exc}")
+                failed = str(exc)
+            else:
+                failed = None
+                self.shown = standings_text(await asyncio.to_thread(tally, found, since))
+                self.asked = time.time()
+            self.on_change()
+            await asyncio.sleep(self.every)
