@@ -175,7 +175,7 @@ def run_solo(args: argparse.Namespace) -> int:
         if args.loopback:
             return run_loopback_solo(args, player, variants)
         table = solo_table(player.identity, bots=args.bots, skill=args.skill,
-                           variants=variants, seed=args.seed)
+                           variants=variants, seed=args.seed, store=store)
         run_app(table, player.config, player.notes)
     finally:
         store.close()

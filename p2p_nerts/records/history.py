@@ -174,10 +174,12 @@ def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
     return round_replay(rounds[chosen])
 
 
-def keep(store: Store, replica: Replica, table: str, saved_at: float) -> int | None:
+def keep(store: Store, replica: Replica, table: str, saved_at: float,
+         flags: Sequence[str] = ()) -> int | None:
     """Keep the game at ``replica``'s table in ``store`` (its summary and its whole
-    record); returns its number, or None when no round of it was scored."""
-    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key)
+    record); returns its number, or None when no round of it was scored. ``flags``
+    join the game's own (:data:`~p2p_nerts.store.SOLO`)."""
+    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key, flags)
     return None if kept is None else kept.into(store)
 
 
@@ -194,7 +196,7 @@ class Kept:
                                self.record.saved_at, self.game, self.data)
 
 
-def to_keep(record: GameRecord, me: bytes) -> Kept | None:
+def to_keep(record: GameRecord, me: bytes, flags: Sequence[str] = ()) -> Kept | None:
     """The record's game as ``me`` keeps it (None: no round of it was scored).
 
     Pure and self-contained (the record is a copy of the table's entries), so
@@ -202,4 +204,7 @@ def to_keep(record: GameRecord, me: bytes) -> Kept | None:
     checks every signature and every audit again.
     """
     game = summarize(record, replay(record), me)
-    return None if game is None else Kept(record, game, encode(record))
+    if game is None:
+        return None
+    game["flags"] += flags
+    return Kept(record, game, encode(record))

@@ -47,10 +47,12 @@ CODE_FIELD_LIMIT = 100
 
 
 def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
-               variants: Variants | None = None, seed: int | None = None) -> LocalTable:
-    """A table against computer players, as ``nerts solo`` and the lobby open it."""
+               variants: Variants | None = None, seed: int | None = None,
+               store: Store | None = None) -> LocalTable:
+    """A table against computer players, as ``nerts solo`` and the lobby open it
+    (``store``: the player's, which keeps the game)."""
     return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
-                      delay=SOLO_DELAY)
+                      delay=SOLO_DELAY, store=store)
 
 
 def is_full(table: TableListing) -> bool:
@@ -67,8 +69,8 @@ class Browser(Hands):
 
     def __init__(self, identity: Identity, network: Network, *, store: Store | None = None,
                  results: Results | None = None) -> None:
-        """``store``: the player's, for their history; ``results``: how the event
-        standings ask the LAN."""
+        """``store``: the player's, for their history (and where solo games are
+        kept); ``results``: how the event standings ask the LAN."""
         super().__init__()
         self.identity = identity
         self.network = network
@@ -318,7 +320,8 @@ class Browser(Hands):
             return
 
         async def deal() -> Session:
-            return solo_table(self.identity, bots=bots, skill=skill, variants=variants)
+            return solo_table(self.identity, bots=bots, skill=skill, variants=variants,
+                              store=self.store)
 
         self._seat("Dealing you in…", deal)
 
