@@ -127,12 +127,14 @@ class LanTables:
     def check_code(self, text: str) -> None:
         normalize_code(text)
 
-    async def join(self, table: TableListing, code: str | None) -> Session:
+    async def join(self, table: TableListing, code: str | None, *,
+                   wait: bool = False) -> Session:
         ad = next((t for t in self.tables if t.instance == table.instance), None)
         if ad is None:
             raise ConnectionError(f"{table.name} is gone from the network")
+        config = TableConfig(code=code, wait_for_seat=wait)
         return self._seated(await _player_error(join_found(
-            self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store)))
+            self._identity, ad, config, self._endpoint, store=self._store)))
 
     async def watch(self, table: TableListing, code: str | None) -> Session:
         ad = next((t for t in self.tables if t.instance == table.instance), None)

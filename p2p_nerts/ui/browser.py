@@ -31,7 +31,16 @@ from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import LocalTable, Session
 from ..store import Store, StoreError
-from .form import Form, TextField, choice, clock_fields, form_clocks, form_variants, variant_fields
+from .form import (
+    Field,
+    Form,
+    TextField,
+    choice,
+    clock_fields,
+    form_clocks,
+    form_variants,
+    variant_fields,
+)
 from .hands import Hands, Page, player_input, sentence
 from .network import Network, TableListing
 from .pages import STANDINGS_EVERY, HistoryPage, Results, StandingsPage
@@ -131,8 +140,6 @@ class Browser(Hands):
         if not self.speaks(table):
             return (f"{table.name} speaks protocol v{table.protocol_version}; "
                     f"this nerts speaks v{self.network.version}")
-        if is_full(table):
-            return f"{table.name} is full: you can watch it instead"
         return None
 
     # ------------------------------------------------------------ inputs
@@ -163,6 +170,14 @@ class Browser(Hands):
         why = self.refusal(table)
         if why is not None:
             self.state.error(why)
+            return
+        if is_full(table):
+            fields: list[Field] = [choice("then", "Instead", "wait", (
+                ("wait", "wait for a free seat, and sit down"), ("watch", "watch, no seat")))]
+            if table.needs_code:
+                fields.append(code_field("Table code"))
+            self.state.form = Form(f"{table.name} is full", fields, "go",
+                                   partial(self._instead, table))
             return
         if table.needs_code:
             self.state.form = Form(f"Join {table.name}", [code_field("Table code")], "join",
@@ -283,6 +298,17 @@ class Browser(Hands):
             form.error = f"{table.name} asks for its table code"
             return
         self._seat(f"{doing} {table.name}…", lambda: opening(table, code), code)
+
+    def _instead(self, table: TableListing, form: Form) -> None:
+        """At a full table: wait for a free seat (``join --wait``), or watch it."""
+        if form.value("then") == "watch":
+            doing, opening = "Watching", self.network.watch
+        else:
+            doing, opening = "Waiting for a seat at", partial(self.network.join, wait=True)
+        if table.needs_code:
+            self._with_code(table, doing, opening, form)
+        else:
+            self._seat(f"{doing} {table.name}…", lambda: opening(table, None))
 
     def _join_address(self, form: Form) -> None:
         try:

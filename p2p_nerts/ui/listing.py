@@ -165,7 +165,7 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  Host: the host's name and key fingerprint (two tables may share a name).\n"
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
-             "  table asks for a code, full: no free seat.\n"),
+             "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
         ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),
