@@ -59,7 +59,8 @@ def header(identity: Identity, title: str) -> Container:
 
 
 class ListPage(Page):
-    """A title, rows to choose one of (↑↓, a click, Enter), and lines below them."""
+    """A title, rows to choose one of (↑↓ or a click, then Enter or a click again), and
+    lines below them."""
 
     def __init__(self, identity: Identity, title: str, below: str) -> None:
         super().__init__()
@@ -117,6 +118,14 @@ class ListPage(Page):
             self.chosen = index
             self.opened(index)
 
+    @player_input
+    def click(self, index: int) -> None:
+        """A click chooses a row; a click on the chosen one opens it (as in the lobby)."""
+        if index == self.chosen:
+            self.opened(index)
+        else:
+            self.chosen = index
+
     def _rows(self) -> StyleAndTextTuples:
         rows = self.rows()
         if not rows:
@@ -128,7 +137,7 @@ class ListPage(Page):
             here = index == self.chosen
             out.append(("class:selected" if here else "",
                         f"  {'▸' if here else ' '} {rows[index]}\n",
-                        on_click(partial(self.choose, index))))
+                        on_click(partial(self.click, index))))
         return out
 
     empty = "Nothing here yet."

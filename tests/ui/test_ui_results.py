@@ -59,6 +59,12 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
                 await h.press(ESC)
                 await h.shows(f"Rounds of game #{number}")
                 assert f"▸ Round {second} (" in h.screen()  # the choice stayed
+                await h.click_text("Round 1 (")  # a click chooses a round...
+                assert "▸ Round 1 (" in h.screen()
+                await h.click_text("Round 1 (")  # ...and a click on the chosen one opens it
+                await h.shows("Round 1 replay")
+                await h.press("q")  # q leaves a page too (in the lobby it would quit)
+                await h.shows(f"Rounds of game #{number}")
                 await h.press(ESC)
                 await h.shows("Your statistics")
                 await h.press(ESC)
