@@ -47,8 +47,9 @@ network cannot be asked."""
 STANDINGS_EVERY = 5.0
 """Seconds between two askings of an open standings page."""
 
-#: Rows of a list page that are not its list: header, rules, news, key hints.
-_OTHER_ROWS = 6 + MESSAGE_ROWS
+#: Rows of a list page that are neither its list nor the lines below it: header,
+#: three rules, the news, key hints.
+_OTHER_ROWS = 5 + MESSAGE_ROWS
 
 
 def header(identity: Identity, title: str) -> Container:
@@ -69,7 +70,7 @@ class ListPage(Page):
         self._title = title
         keys = KeyBindings()
         for key, action in (("up", lambda: self.move(-1)), ("down", lambda: self.move(1)),
-                            ("enter", lambda: self.choose(self.chosen)),
+                            ("enter", self.choose),
                             ("escape", self.leave), ("q", self.leave)):
             keys.add(key, eager=True)(on_key(action))
         self._keys = keys
@@ -78,13 +79,14 @@ class ListPage(Page):
             rule(lambda: [("class:rule.title", self.heading())]),
             text(self._rows, height=None),
             rule(lambda: [("class:rule.title", below)]),
-            text(lambda: [("", f"  {line}\n") for line in self.lines()], height=None),
+            text(lambda: _lines(self.lines()), height=None),
             rule(lambda: [("class:rule.title", "News")]),
             text(lambda: messages(self.state), height=MESSAGE_ROWS, stretch=True),
             text(lambda: [("class:dim", f" ↑↓ choose  Enter {self.action}  Esc back")]),
         ])
 
-    action = "open"
+    action = "open"  # what Enter does, for the key hints
+    empty = "Nothing here yet."  # what the list says when it has no rows
 
     @property
     def screen(self) -> Container:
@@ -113,10 +115,10 @@ class ListPage(Page):
         self.chosen = max(0, min(len(self.rows()) - 1, self.chosen + by))
 
     @player_input
-    def choose(self, index: int) -> None:
-        if 0 <= index < len(self.rows()):
-            self.chosen = index
-            self.opened(index)
+    def choose(self) -> None:
+        """Enter: open the chosen row (there may be none)."""
+        if self.rows():
+            self.opened(self.chosen)
 
     @player_input
     def click(self, index: int) -> None:
@@ -129,18 +131,22 @@ class ListPage(Page):
     def _rows(self) -> StyleAndTextTuples:
         rows = self.rows()
         if not rows:
-            return [("class:dim", f"  {self.empty}\n")]
+            return [("class:dim", f"  {self.empty}")]
         room = max(1, get_app().output.get_size().rows - _OTHER_ROWS - len(self.lines()))
         first = max(0, min(self.chosen - room // 2, len(rows) - room))
         out: StyleAndTextTuples = []
         for index in range(first, min(len(rows), first + room)):
             here = index == self.chosen
+            if out:
+                out.append(("", "\n"))
             out.append(("class:selected" if here else "",
-                        f"  {'▸' if here else ' '} {rows[index]}\n",
+                        f"  {'▸' if here else ' '} {rows[index]}",
                         on_click(partial(self.click, index))))
         return out
 
-    empty = "Nothing here yet."
+
+def _lines(lines: Sequence[str]) -> StyleAndTextTuples:
+    return [("", "\n".join(f"  {line}" for line in lines))]
 
 
 class HistoryPage(ListPage):
@@ -250,7 +256,7 @@ class StandingsPage(Page):
         self._screen = HSplit([
             header(identity, "event standings"),
             rule(lambda: [("class:rule.title", "Standings"), ("class:dim", f" · {self._when()}")]),
-            text(lambda: [("", f"  {line}\n") for line in self.shown], height=None),
+            text(lambda: _lines(self.shown), height=None),
             rule(lambda: [("class:rule.title", "News")]),
             text(lambda: messages(self.state), height=MESSAGE_ROWS, stretch=True),
             text(lambda: [("class:dim", f" each record verified before it counts · asked "

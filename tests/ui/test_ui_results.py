@@ -19,8 +19,8 @@ from ..uikit import DOWN, ENTER, ESC, FakeNetwork, Listing, LobbyHarness
 END = "\x1b[F"
 
 
-def _lobby(browser: Browser) -> LobbyHarness:
-    h = LobbyHarness(browser.network)
+def _lobby(browser: Browser, columns: int = 100, rows: int = 32) -> LobbyHarness:
+    h = LobbyHarness(browser.network, columns=columns, rows=rows)
     h.browser = browser
     return h
 
@@ -70,6 +70,33 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
                 await h.press(ESC)
                 await h.shows("Tables on your network")
                 assert h.browser.pages == []
+        asyncio.run(main())
+
+
+def test_a_long_history_scrolls_with_the_choice(tmp_path: Path) -> None:
+    me = _game().replicas[1]
+    with Store(tmp_path / DB_FILE) as store:
+        number = keep(store, me, "Test table", 1_700_000_000.0)
+        assert number is not None
+        [(_n, game)] = store.games()
+        data = store.game_record(number)
+        assert data is not None
+        for n in range(1, 40):  # older games (the same one, as kept at other tables)
+            store.keep_game(bytes([n]) * 16, 1, 1_700_000_000.0 - n * 60,
+                            {**game, "table": f"Table {n:02}"}, data)
+
+        async def main() -> None:
+            async with _lobby(Browser(me.me, FakeNetwork(), store=store),
+                           columns=100, rows=24) as h:
+                await h.press("h")
+                assert "40 games kept" in h.screen() and "▸ #1 " in h.screen()
+                assert "Table 39" not in h.screen()
+                for _ in range(39):
+                    await h.press(DOWN)
+                assert "Table 39" in h.row("▸ ") and "Test table" not in h.screen()
+                assert len(h.lines()) == 24
+                assert "You: 40 games" in h.screen()  # the statistics stay in view
+                assert h.lines()[-1].startswith(" ↑↓ choose  Enter its rounds")
         asyncio.run(main())
 
 
