@@ -174,7 +174,8 @@ class LocalTable:
         from .records.history import keep  # here: records reads its summaries through net
 
         try:
-            keep(self._store, self.replica, SOLO, time.time(), flags=(SOLO,))
+            keep(self._store, self.replica, f"{self.replica.me.name}'s solo table",
+                 time.time(), flags=(SOLO,))
         except StoreError as exc:
             for listener in self._listeners:
                 listener(Notice(f"Cannot keep the game in your history: {exc}"))

@@ -48,7 +48,7 @@ def test_a_finished_solo_game_is_in_nerts_history_with_its_scores(
     assert cli.main(["history", "--json", "--data-dir", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
     [shown] = printed["games"]
-    assert shown["number"] == number and shown["table"] == "solo"
+    assert shown["number"] == number and shown["table"] == f"{PLAYER.name}'s solo table"
     assert shown["flags"] == [SOLO] and printed["me"] == PLAYER.fingerprint
     overs = [e for e in heard if isinstance(e, ev.RoundOver)]
     [over] = [e for e in heard if isinstance(e, ev.GameOver)]
