@@ -296,6 +296,7 @@ class FakeNetwork:
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
         self.watched: list[str] = []
+        self.waits: list[bool] = []  # whether each join waits for a free seat, in order
         self.codes: list[str | None] = []  # the code given with each join, in order
         self.hosted: list[tuple[str, Variants, str | None, float, float]] = []
         self.code = "pink otter"
@@ -327,9 +328,11 @@ class FakeNetwork:
     def check_code(self, text: str) -> None:
         normalize_code(text)
 
-    async def join(self, table: TableListing, code: str | None) -> Session:
+    async def join(self, table: TableListing, code: str | None, *,
+                   wait: bool = False) -> Session:
         self.joined.append(table.instance)
         self.codes.append(code)
+        self.waits.append(wait)
         if self.gate is not None:
             await self.gate.wait()
         if table.needs_code and code != self.code:

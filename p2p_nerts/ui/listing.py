@@ -37,8 +37,7 @@ _OTHER_ROWS = 8 + MESSAGE_ROWS
 _SEATS_WIDTH = 5  # "12/16"
 _STATE_WIDTH = len("next round in 99 s")
 _BROWSE_KEYS = (Action.JOIN, Action.WATCH, Action.ADDRESS, Action.CREATE, Action.SOLO,
-                Action.HELP,
-                Action.QUIT)
+                Action.HISTORY, Action.STANDINGS, Action.HELP, Action.QUIT)
 
 
 def browser_screen(b: Browser, keys: KeyMap) -> Container:
@@ -142,9 +141,9 @@ def hints(keys: KeyMap) -> StyleAndTextTuples:
     out: StyleAndTextTuples = [("", " "), ("class:key", f"{label(keys, Action.UP)}"
                                                         f"{label(keys, Action.DOWN)}"),
                                ("class:dim", " choose  ")]
-    words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "by address",
-             Action.CREATE: "new table",
-             Action.SOLO: "solo", Action.HELP: "help", Action.QUIT: "quit"}
+    words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
+             Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
+             Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}
     for action in _BROWSE_KEYS:
         out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
     return out
@@ -166,7 +165,7 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  Host: the host's name and key fingerprint (two tables may share a name).\n"
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
-             "  table asks for a code, full: no free seat.\n"),
+             "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
         ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),
