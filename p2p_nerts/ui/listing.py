@@ -137,16 +137,35 @@ def _cut(words: str, width: int) -> str:
     return words if len(words) <= width else words[:width - 1] + "…"
 
 
-def hints(keys: KeyMap) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = [("", " "), ("class:key", f"{label(keys, Action.UP)}"
-                                                        f"{label(keys, Action.DOWN)}"),
-                               ("class:dim", " choose  ")]
-    words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
-             Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
-             Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}
-    for action in _BROWSE_KEYS:
-        out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
-    return out
+#: Hints given up first where the line is too narrow for all (the help lists them all).
+_SPARE_HINTS = (Action.ADDRESS, Action.STANDINGS, Action.HISTORY, Action.SOLO, Action.WATCH)
+_HINT_WORDS = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
+               Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
+               Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}
+
+
+def hints(keys: KeyMap, width: int | None = None) -> StyleAndTextTuples:
+    """The lobby's key line, within ``width`` (the screen's): closer together, then
+    without the hints a player needs least, but always with help and quit."""
+    width = screen_width() if width is None else width
+    shown = list(_BROWSE_KEYS)
+    arrows = f"{label(keys, Action.UP)}{label(keys, Action.DOWN)}"
+
+    def line(gap: str) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = [("", " "), ("class:key", arrows),
+                                   ("class:dim", f" choose{gap}")]
+        for action in shown:
+            out += [("class:key", label(keys, action)),
+                    ("class:dim", f" {_HINT_WORDS[action]}{gap}")]
+        return out
+
+    def fits(gap: str) -> bool:  # the last gap may overhang
+        return sum(len(t[1]) for t in line(gap)) - len(gap) <= width
+
+    spare = list(_SPARE_HINTS)
+    while not fits("  ") and not fits(" ") and spare:
+        shown.remove(spare.pop(0))
+    return line("  ") if fits("  ") else line(" ")
 
 
 def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:

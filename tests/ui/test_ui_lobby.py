@@ -6,6 +6,8 @@ import asyncio
 import re
 import time
 
+import pytest
+
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
@@ -282,6 +284,17 @@ def test_the_lobby_help_lists_its_keys() -> None:
             assert all(len(line) <= 80 for line in h.lines())
             await h.press(ESC)
             assert "Keys in the lobby" not in h.screen()
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("columns", [80, 90, 100])
+def test_the_key_line_fits_the_screen_and_always_offers_help_and_quit(columns: int) -> None:
+    async def main() -> None:
+        async with LobbyHarness(FakeNetwork(), columns=columns, rows=24) as h:
+            keys = h.lines()[-1].rstrip()
+            assert len(keys) <= columns and re.sub(" +", " ", keys).endswith("? help q quit")
+            assert "Enter join" in keys and "c new" in keys
+            assert ("a address" in keys) == (columns > 80)  # the help lists them all
     asyncio.run(main())
 
 
