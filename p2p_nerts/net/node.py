@@ -532,7 +532,10 @@ class NetSession:
         self._routing += 1
         try:
             for event in out.events:
-                self._react(event)
+                told = self._react(event)
+                if told is None:
+                    continue
+                event = told
                 if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
                     self._backlog.append(event)
                 for listener in self._listeners:
@@ -553,7 +556,12 @@ class NetSession:
         except Exception:  # noqa: BLE001 - one bad listener must not stop the table
             _log.exception("event listener failed on %s", event)
 
-    def _react(self, event: ev.Event) -> None:
+    def _react(self, event: ev.Event) -> ev.Event | None:
+        """Act on ``event``; return what the listeners hear of it (None: nothing).
+
+        Waiting at a full table, the host refuses each request for a seat; the
+        player is told once that we wait, not of every refusal.
+        """
         if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
             self._names.update((s.key, s.name) for s in self.replica.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
@@ -570,9 +578,10 @@ class NetSession:
             asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
         elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
                 and not self._had_seat:
-            if not self._waiting_for_seat:
-                _log.info("%s: waiting for a free seat", event.reason)
+            told = None if self._waiting_for_seat else ev.Notice(
+                "the table is full: waiting for a free seat, to sit down as one comes free")
             self._waiting_for_seat = True
+            return told
         elif isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
@@ -590,6 +599,7 @@ class NetSession:
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._keeping = self._keep_game()
             self._with_store(lambda store: store.finish_table(table_id, result))
+        return event
 
     def _admitted(self, key: bytes) -> bool:
         """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had

@@ -201,17 +201,30 @@ def test_the_lobby_waits_at_a_full_table_for_a_free_seat() -> None:
                 await lan.join(ad, None)
             cy = await lan.join(ad, None, wait=True)
             assert isinstance(cy, NetSession)
-            refused = asyncio.Event()
-            cy.subscribe(lambda e: refused.set() if isinstance(e, ev.Refused) else None)
+            heard: list[ev.Event] = []
+            told = asyncio.Event()
+
+            def hear(event: ev.Event) -> None:
+                heard.append(event)
+                told.set()
+
+            cy.subscribe(hear)
             cy_plays = asyncio.create_task(cy.run())
             async with asyncio.timeout(30):
-                await refused.wait()  # the table is full: it waits, and stays
+                # The table is full: it waits, and stays; the player is told so once,
+                # not of every refusal of its requests.
+                while not any(isinstance(e, ev.Notice) and "waiting for a free seat" in e.text
+                              for e in heard):
+                    told.clear()
+                    await told.wait()
                 assert cy.waiting_for_seat and not cy_plays.done()
                 bo.close()
                 await bo_runs
                 while cy.replica.my_seat is None:
                     await asyncio.sleep(0.01)
             assert [s.name for s in host.replica.seats] == ["Tess", "Cy"]
+            assert not [e for e in heard if isinstance(e, ev.Refused)], heard
+            assert sum(isinstance(e, ev.Notice) and "free seat" in e.text for e in heard) == 1
             cy.close()
         finally:
             for seat in (host, bo):
