@@ -46,16 +46,28 @@ class Limits:
     far_over: float = 4.0
     """A link that has had this many seconds' worth of its rate dropped (the count
     drains at the rate) is closed: it is flooding, not bursting."""
+    unseated_frames_per_second: float = 200.0
+    unseated_frame_burst: float = 1000.0
+    unseated_bytes_per_second: float = 512 << 10
+    unseated_byte_burst: float = 2 << 20
+    """The host's budget for the links without a place from one address, together
+    (a new link does not start afresh). They send little the table needs (a
+    HELLO, a JOIN, a spectator's requests for entries), and each frame costs a
+    signature check: a flood from them is held to this rate."""
 
 
 class LinkBudget:
     """The frames and bytes one link may make us handle."""
 
-    def __init__(self, limits: Limits) -> None:
-        self._frames = TokenBucket(limits.frames_per_second, limits.frame_burst)
-        self._bytes = TokenBucket(limits.bytes_per_second, limits.byte_burst)
-        self._debt = TokenBucket(limits.frames_per_second,
-                                 limits.frames_per_second * limits.far_over)
+    def __init__(self, limits: Limits, *, unseated: bool = False) -> None:
+        rate, burst, byte_rate, byte_burst = (
+            (limits.unseated_frames_per_second, limits.unseated_frame_burst,
+             limits.unseated_bytes_per_second, limits.unseated_byte_burst) if unseated
+            else (limits.frames_per_second, limits.frame_burst, limits.bytes_per_second,
+                  limits.byte_burst))
+        self._frames = TokenBucket(rate, burst)
+        self._bytes = TokenBucket(byte_rate, byte_burst)
+        self._debt = TokenBucket(rate, rate * limits.far_over)
         self.dropped = 0
 
     def admit(self, now: float, size: int) -> bool:

@@ -191,8 +191,16 @@ class Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.abort()
 
+    def hold(self, seconds: float) -> None:
+        """Read nothing more for ``seconds``: the peer's frames wait in TCP's buffers
+        (it is sending faster than we take them), which costs us nothing."""
+        if not self._paused and not self.closed:
+            self._paused = True
+            self.transport_or_raise().pause_reading()
+            asyncio.get_running_loop().call_later(seconds, self._resume_reading)
+
     def _resume_reading(self) -> None:
-        if self._paused:
+        if self._paused and not self.closed:
             self._paused = False
             self.transport_or_raise().resume_reading()
 
@@ -337,6 +345,10 @@ class Link:
 
         self._connection.deliver_to(take)
         await self._connection.wait_closed()
+
+    def hold(self, seconds: float) -> None:
+        """Read nothing more from this peer for ``seconds`` (see ``Connection.hold``)."""
+        self._connection.hold(seconds)
 
     def close(self, reason: str) -> None:
         """Close after what is queued has gone out."""

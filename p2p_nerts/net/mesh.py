@@ -63,6 +63,8 @@ _log = logging.getLogger(__name__)
 BACKOFF_MIN = 0.1
 BACKOFF_MAX = 2.0
 _CONNECT_TIMEOUT = 5.0
+_HOLD = 1.0  # seconds a link without a place over its budget is not read from
+_MAX_BUDGETS = 1024  # addresses whose links without a place share a budget, remembered
 _STABLE = 1.0  # a link that lived this long resets the backoff
 _REFUSE_LINGER = 2.0  # let a refused newcomer read our info frame before we hang up
 
@@ -96,7 +98,7 @@ class Mesh:
     def __init__(self, identity: Identity, info: Callable[[], Info], *, is_host: bool,
                  on_frames: FramesHandler, on_link: LinkHandler | None = None,
                  code: str | None = None, admitted: Admitted | None = None,
-                 limits: Limits | None = None,
+                 player: Admitted | None = None, limits: Limits | None = None,
                  name_of: Callable[[bytes], str | None] = lambda _key: None) -> None:
         self.me = identity.public_key
         self.is_host = is_host
@@ -107,9 +109,13 @@ class Mesh:
         self._on_frames = on_frames
         self._on_link = on_link
         self._admitted: Admitted = admitted or (lambda _key: True)
+        #: Whether a key plays here (a spectator is admitted but does not): the
+        #: host's full budget of frames is for those (``_dispatch``).
+        self._player: Admitted = player or self._admitted
         self.limits = limits or Limits()
         self._unseated = Unseated(self.limits)
         self._pending: dict[Link, str] = {}  # accepted links without a place, by address
+        self._unplaced: dict[str, LinkBudget] = {}  # see _unplaced_budget
         self._quiet = QuietLog(_log)
         self._code_turns: dict[str, _Turn] = {}  # by address, while any is using it
         self._name_of = name_of
@@ -415,9 +421,9 @@ class Mesh:
         """Read a link until it ends; it is the link for its key while it lasts."""
         if self.links.get(link.key) is not link:
             self._register(link)
-        budget = LinkBudget(self.limits)
+        budgets = (LinkBudget(self.limits), self._unplaced_budget(link.remote_ip))
         try:
-            await link.serve(lambda payloads: self._dispatch(link, budget, payloads))
+            await link.serve(lambda payloads: self._dispatch(link, budgets, payloads))
         finally:
             ip = self._pending.pop(link, None)
             if ip is not None:
@@ -441,11 +447,33 @@ class Mesh:
         """``Ana (ab12-…)``: the peer's player name (else its info frame's) and key."""
         return f"{self._name_of(link.key) or link.peer.name} ({fingerprint_of(link.key)})"
 
-    def _dispatch(self, link: Link, budget: LinkBudget, payloads: list[bytes]) -> None:
+    def _unplaced_budget(self, ip: str) -> LinkBudget:
+        """The budget shared by the links without a place from ``ip`` (``Limits``)."""
+        budget = self._unplaced.get(ip)
+        if budget is None:
+            if len(self._unplaced) >= _MAX_BUDGETS:
+                self._unplaced.pop(next(iter(self._unplaced)))  # the longest known
+            budget = self._unplaced[ip] = LinkBudget(self.limits, unseated=True)
+        return budget
+
+    def _dispatch(self, link: Link, budgets: tuple[LinkBudget, LinkBudget],
+                  payloads: list[bytes]) -> None:
+        """Hand a link's frames on, within its budget: at the host, the smaller one
+        shared by an address's links whose keys do not play here (strangers and
+        spectators: see ``Limits``). A guest that has just sat down cannot tell
+        the seats from strangers yet, and catches up from them: its links keep
+        the full budget."""
         now = time.monotonic()
+        unplaced = self.is_host and not self._player(link.key)
+        budget = budgets[1] if unplaced else budgets[0]
+        given = len(payloads)
         payloads = [p for p in payloads if budget.admit(now, len(p))]
         if budget.flooding(now):
             raise LinkError(f"far over its budget ({budget.dropped} frames dropped)")
+        if unplaced and len(payloads) < given:
+            # Over its budget: read no more from it for a while rather than read
+            # and drop (reading a flood costs about as much as checking it).
+            link.hold(_HOLD)
         entries: list[bytes] = []
         for payload in payloads:
             if is_entry(payload):

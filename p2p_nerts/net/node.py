@@ -166,7 +166,8 @@ class NetSession:
         self._replica: Replica | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
-                          admitted=self._admitted, limits=config.limits,
+                          admitted=self._admitted, player=self._plays_here,
+                          limits=config.limits,
                           name_of=self._player_name)
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
@@ -609,6 +610,11 @@ class NetSession:
         """
         r = self._replica
         return r is None or r.player(key) or self._spectator(key)
+
+    def _plays_here(self, key: bytes) -> bool:
+        """Whether ``key`` has or had a place at the table (a spectator has none)."""
+        r = self._replica
+        return r is None or r.player(key)
 
     def _spectator(self, key: bytes) -> bool:
         """Whether ``key`` watches the table without a seat: admitted like a seat, by

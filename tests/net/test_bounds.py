@@ -116,7 +116,9 @@ def test_links_without_a_seat_are_capped_per_address() -> None:
 def test_a_link_far_over_its_budget_is_closed_and_the_table_plays_on(
         caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
-        limits = Limits(grace=30.0, frames_per_second=50, frame_burst=50, far_over=1.0)
+        # A key without a place has the smaller budget: the host's seats, the larger.
+        limits = Limits(grace=30.0, unseated_frames_per_second=50, unseated_frame_burst=50,
+                        far_over=1.0)
         host, guest = await table(limits)
         mallory = await stranger(host.port)
         heard = Heard(mallory)
@@ -126,7 +128,7 @@ def test_a_link_far_over_its_budget_is_closed_and_the_table_plays_on(
         mallory.send_all(frames)
         await asyncio.wait_for(heard.task, 10)  # closed by the host
         # Only the frames within the budget reached the replica, and none was kept.
-        assert host.replica.rejected["stranger"] <= limits.frame_burst + 60
+        assert host.replica.rejected["stranger"] <= limits.unseated_frame_burst + 60
         assert me.public_key not in host.replica.authors
         assert guest.replica.me.public_key in host._mesh.links  # the guest is still there
         await close_all(host, guest)
@@ -147,6 +149,8 @@ def test_a_link_budget_drops_then_closes() -> None:
     assert budget.flooding(0.0)
     bytes_only = LinkBudget(Limits(bytes_per_second=100, byte_burst=100))
     assert bytes_only.admit(0.0, 100) and not bytes_only.admit(0.0, 1)
+    unseated = LinkBudget(Limits(frame_burst=100, unseated_frame_burst=5), unseated=True)
+    assert sum(unseated.admit(0.0, 10) for _ in range(100)) == 5  # a link without a place
 
 
 def test_unseated_counts_by_address_and_in_all() -> None:
