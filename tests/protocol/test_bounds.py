@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.protocol import replica as replica_module
 from p2p_nerts.protocol.authors import MAX_HELD_BYTES, AuthorLog
 from p2p_nerts.protocol.budget import TokenBucket
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
+from p2p_nerts.protocol.replica import _replica as replica_module
 
 pytestmark = pytest.mark.fast
 

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ..game.deadlock import AllStuck, StuckRule
-from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
-from ..game.moves import is_stuck, perform
-from ..game.scoring import Match, SeatRound, team_names
-from ..game.tableau import (
+from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
+from ...game.deadlock import AllStuck, StuckRule
+from ...game.foundations import Fate, FoundationLog, Play, PlayKey, before
+from ...game.moves import is_stuck, perform
+from ...game.scoring import Match, SeatRound, team_names
+from ...game.tableau import (
     NERTS,
     NERTS_SIZE,
     OP_FOUND,
@@ -53,13 +53,13 @@ from ..game.tableau import (
     Target,
     apply_move,
 )
-from ..game.variants import VariantError, Variants
-from . import events as ev
-from .audit import AuditResult, audit_seat, score_round
-from .authors import AuthorLog, Equivocation
-from .budget import TokenBucket
-from .clock import LamportClock
-from .envelope import (
+from ...game.variants import VariantError, Variants
+from .. import events as ev
+from ..audit import AuditResult, audit_seat, score_round
+from ..authors import AuthorLog, Equivocation
+from ..budget import TokenBucket
+from ..clock import LamportClock
+from ..envelope import (
     GENESIS,
     LINK_MAGIC,
     Entry,
@@ -68,10 +68,10 @@ from .envelope import (
     open_entry,
     open_link_entry,
 )
-from .fairness import SECRET_LEN, commitment, deal_for, joint_value
-from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
-from .journal import Kind, Record, move_record, secrets_record, unpack
-from .messages import (
+from ..fairness import SECRET_LEN, commitment, deal_for, joint_value
+from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
+from ..journal import Kind, Record, move_record, secrets_record, unpack
+from ..messages import (
     COUNTDOWN_MS,
     DROP_AFTER_MS,
     MAX_COUNTDOWN_MS,
@@ -107,9 +107,9 @@ from .messages import (
     parse_payload,
     seal_message,
 )
-from .messages import Play as PlayMsg
-from .proof import ForkProof, check_fork, strict_pair
-from .resume import Deferred, Resume
+from ..messages import Play as PlayMsg
+from ..proof import ForkProof, check_fork, strict_pair
+from ..resume import Deferred, Resume
 
 COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
