@@ -38,10 +38,10 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica import (
     MAX_AUTHORS,
     CommandError,
+    Ordered,
     Outbound,
     Phase,
     Replica,
-    _Ordered,
 )
 
 from ..replica_harness import (
@@ -682,9 +682,9 @@ def test_round_entries_are_acted_on_in_the_foundations_order(
     """NERTS and STUCK entries queue beside the plays and are acted on in the order the
     foundations fold in: were the two to break a tie of Lamport time apart, a play at
     the time of a Nerts call could settle as staying on one side and be cut on the other."""
-    queue: list[_Ordered] = []
+    queue: list[Ordered] = []
     for lamport, seat in keys:
-        heapq.heappush(queue, _Ordered(lamport, seat, 0, Stuck(True, 0), 1))
+        heapq.heappush(queue, Ordered(lamport, seat, 0, Stuck(True, 0), 1))
     popped = [(item.lamport, item.seat) for item in
               (heapq.heappop(queue) for _ in range(len(queue)))]
     assert popped == sorted(keys, key=foundations.order)

@@ -4,7 +4,7 @@ A package so that each part of the replica's work can live in its own small
 module; callers import from here and need not know the module map.
 """
 
-from ._replica import (
+from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     LINK_TYPES,
@@ -13,13 +13,12 @@ from ._replica import (
     CommandError,
     Outbound,
     Phase,
-    Replica,
-    RoundState,
     Send,
-    _Ordered,
     clocks_problem,
     view_of,
 )
+from ._replica import Replica
+from ._state import Ordered, RoundState
 
 __all__ = [
     "COUNTDOWN",
@@ -28,12 +27,12 @@ __all__ = [
     "MAX_AUTHORS",
     "SIT_DOWN_WAIT",
     "CommandError",
+    "Ordered",
     "Outbound",
     "Phase",
     "Replica",
     "RoundState",
     "Send",
-    "_Ordered",
     "clocks_problem",
     "view_of",
 ]

@@ -28,27 +28,20 @@ import heapq
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ...game.deadlock import AllStuck, StuckRule
+from ...game.deadlock import AllStuck
 from ...game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ...game.moves import is_stuck, perform
-from ...game.scoring import Match, SeatRound, team_names
+from ...game.scoring import Match, team_names
 from ...game.tableau import (
     NERTS,
     NERTS_SIZE,
-    OP_FOUND,
     OP_NERTS,
     OP_ROTATE,
-    OP_SLIDE,
-    OP_TURN,
-    OP_WORK,
     ROTATE_ALL,
     SOURCES,
-    WASTE,
     Tableau,
     Target,
     apply_move,
@@ -72,11 +65,6 @@ from ..fairness import SECRET_LEN, commitment, deal_for, joint_value
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from ..journal import Kind, Record, move_record, secrets_record, unpack
 from ..messages import (
-    COUNTDOWN_MS,
-    DROP_AFTER_MS,
-    MAX_COUNTDOWN_MS,
-    MAX_DROP_AFTER_MS,
-    MIN_DROP_AFTER_MS,
     Ack,
     AckMark,
     Audit,
@@ -110,192 +98,32 @@ from ..messages import (
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
-
-COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
-HEARTBEAT = 0.5  # an ACK at least this often while a round runs
-VIEW_INTERVAL = 0.1  # public tableau view at most this often
-DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
-RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
-#: Bytes of RESEND answers one peer gets a second, and at once: a newcomer
-#: catching up on a long game takes a few seconds; a peer asking in a loop
-#: gets no more.
-RESEND_BYTES = 1 << 20
-RESEND_BURST = 4 << 20
-
-SIT_DOWN_WAIT = 30.0
-"""Seconds past its break a host with ``auto_next`` waits at most for a
-newcomer seated as the round closed to catch up (it replays the table first)."""
-MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
-#: An honest peer is never this far ahead of us (a whole night of play is a few
-#: hundred thousand entries); a larger jump is an attack on everyone's clock.
-MAX_LAMPORT_JUMP = 1 << 24
-
-#: Types that take no sequence number: they may be lost, repeated or replayed harmlessly.
-EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND})
-#: Ephemeral types sent unsigned, as link entries: they are never forwarded, so the
-#: authenticated link they come on says who sent them (a verify costs ~90 µs,
-#: and every play draws an ACK from each peer). A link entry of another type,
-#: or one that names an author other than the link's peer, is rejected.
-LINK_TYPES = frozenset({MsgType.ACK, MsgType.VIEW})
-#: Types that belong to one round and must name it.
-ROUND_TYPES = frozenset({
-    MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
-    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.RESULT,
-    MsgType.FORK,
-})
-
-#: Move-log operations that are the player's own decisions (journaled for recovery).
-_DECISIONS = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_NERTS})
-#: Round entries that only make sense once every deck is dealt.
-_NEEDS_DEAL = frozenset({MsgType.PLAY, MsgType.STUCK, MsgType.NERTS})
-_LAMPORT_PROBLEMS = {
-    "lamport_not_increasing": "Lamport time went backwards",
-    "back_dated": "dated an entry before its own acknowledgement",
-}
-
-
-class Phase(Enum):
-    LOBBY = "lobby"
-    SHUFFLE = "shuffle"  # commitments and reveals
-    PLAYING = "playing"
-    SCORING = "scoring"  # audits and summaries
-    BETWEEN = "between"  # round over, game not
-    OVER = "over"
-
-
-class CommandError(Exception):
-    """A local command that the table's state does not allow now (nothing changed)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Bytes for the transport: to one peer key, or to every peer when ``to`` is None."""
-
-    data: bytes
-    to: bytes | None = None
-
-
-@dataclass(slots=True)
-class Outbound:
-    """What one call into the replica produced."""
-
-    sends: list[Send] = field(default_factory=list)
-    events: list[ev.Event] = field(default_factory=list)
-    #: Write these to stable storage *before* sending ``sends`` (write-ahead).
-    journal: list[Record] = field(default_factory=list)
-
-    def extend(self, later: Outbound) -> None:
-        """Append what a later call produced: all three parts, in order.
-
-        (A caller that kept only the frames and events of a second command
-        once lost its journal records, and with them crash recovery.)
-        """
-        self.sends += later.sends
-        self.events += later.events
-        self.journal += later.journal
-
-
-@dataclass(slots=True)
-class _Ordered:
-    """A round entry acted on in total order once final (``foundations.order``)."""
-
-    lamport: int
-    seat: int
-    kind: int
-    payload: Payload
-    seq: int
-
-    def __lt__(self, other: _Ordered) -> bool:
-        return before((self.lamport, self.seat), (other.lamport, other.seat))
-
-
-@dataclass(slots=True)
-class RoundState:
-    """Everything about one round; a new one per round."""
-
-    number: int
-    keys: tuple[bytes, ...]
-    names: tuple[str, ...]
-    variants: Variants
-    me: int | None
-    live: set[int]
-    log: FoundationLog
-    deck_secret: bytes = b""
-    share: bytes = b""
-    commits: dict[int, Commit] = field(default_factory=dict)
-    reveals: dict[int, bytes] = field(default_factory=dict)
-    joint: bytes | None = None
-    go_pending: Go | None = None
-    go_seq: int | None = None  # the host's GO: only a drop whose cut keeps it may drop the host
-    play_from: float | None = None
-    started: bool = False
-    tab: Tableau | None = None
-    plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
-    ordered: list[_Ordered] = field(default_factory=list)
-    acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
-    #: What each seat says it holds: seat → {author seat → highest seq held}, counted
-    #: only where its mark names the very entry we hold (same chain head).
-    marks: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: Marks from an ACK whose sender's earlier entries have not all arrived:
-    #: seat → (the ACK's seq, its marks). They count once those entries are
-    #: here, so that a DROP vote sent before the ACK is never missed (see _final).
-    early_marks: dict[int, tuple[int, dict[int, int]]] = field(default_factory=dict)
-    #: Marks naming entries we do not hold yet: author seat → {seat → its mark}.
-    pending_marks: dict[int, dict[int, AckMark]] = field(default_factory=dict)
-    #: Seats proven to have forked their chain: seat → the lowest proof held.
-    forks: dict[int, ForkProof] = field(default_factory=dict)
-    stuck: list[bool] = field(default_factory=list)
-    #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
-    #: seat (under share-a-deck, two players at one tableau) sees it, and takes
-    #: it back on moving a card.
-    my_vote: bool = False
-    my_vote_at: int = 0
-    #: Rotations and the cards that stayed up since the last: the deadlock rule.
-    stuck_rule: StuckRule = field(default_factory=StuckRule)
-    call: PlayKey | None = None
-    end: str | None = None
-    #: When this peer saw the round end, or a drop take effect since: audits
-    #: (and summaries) are due from then on.
-    ended_at: float | None = None
-    audits: dict[int, Audit] = field(default_factory=dict)
-    audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
-    summaries: dict[int, Summary] = field(default_factory=dict)
-    results: tuple[SeatRound, ...] = ()
-    verdicts: tuple[str, ...] = ()
-    drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: DROP entries waiting for their turn: (Lamport, voter, victim, upto, seq),
-    #: tallied in that order, so every peer sees the same votes agree (or not)
-    #: at the same point.
-    drop_queue: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-    #: Agreed drops, seat → its last seq that counts. The seat leaves ``live``
-    #: later, where the vote that agreed stands in the total order (_drop_effect).
-    dropping: dict[int, int] = field(default_factory=dict)
-    begun: float = 0.0  # when this peer began the round: silence counts from here
-    #: Seats that said GOODBYE in this round: seat → that entry's seq.
-    left: dict[int, int] = field(default_factory=dict)
-    my_drop_votes: set[int] = field(default_factory=set)
-    views: dict[int, View] = field(default_factory=dict)
-    view_lamport: dict[int, int] = field(default_factory=dict)
-    view_sent_at: float = -1.0
-    view_mark: tuple[int, int] = (-1, -1)
-    flagged: dict[int, str] = field(default_factory=dict)
-    i_called: bool = False
-    journaled: int = 0  # how much of tab.log the journal has seen
-    calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
-    play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
-    #: In a game's last round: each seat's signed final result (records keep them).
-    signed_results: dict[int, Result] = field(default_factory=dict)
-
-    @property
-    def rotations(self) -> int:
-        """All-stuck rotations so far this round."""
-        return self.stuck_rule.rotations
-
-    def seat_of(self, key: bytes) -> int | None:
-        try:
-            return self.keys.index(key)
-        except ValueError:
-            return None
+from ._base import (
+    COUNTDOWN,
+    DECISIONS,
+    DROP_AFTER,
+    EPHEMERAL,
+    HEARTBEAT,
+    LAMPORT_PROBLEMS,
+    LINK_TYPES,
+    MAX_AUTHORS,
+    MAX_LAMPORT_JUMP,
+    NEEDS_DEAL,
+    RESEND_BURST,
+    RESEND_BYTES,
+    RESEND_INTERVAL,
+    ROUND_TYPES,
+    SIT_DOWN_WAIT,
+    VIEW_INTERVAL,
+    CommandError,
+    Outbound,
+    Phase,
+    Send,
+    clocks_problem,
+    settings_of,
+    view_of,
+)
+from ._state import Ordered, RoundState, hold, index_of, received, senior, void
 
 
 class Replica:
@@ -480,7 +308,7 @@ class Replica:
         """Join the table: the host seats itself, a guest asks for a seat."""
         self.now = now
         if self.is_host:
-            self._send(_settings_of(self.variants, self.countdown, self.drop_after))
+            self._send(settings_of(self.variants, self.countdown, self.drop_after))
             self._seat(self.me.public_key, self.me.name)
             return self._flush()
         if self.seq == 0 and self._resume is None:
@@ -577,7 +405,7 @@ class Replica:
         except VariantError as exc:
             raise CommandError(str(exc)) from None
         number = self.rs.number + 1 if self.rs else 1
-        self._send(_settings_of(self.variants, self.countdown, self.drop_after))
+        self._send(settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
         return self._flush()
 
@@ -595,7 +423,7 @@ class Replica:
         problem = clocks_problem(countdown, drop_after)
         if problem is not None:
             raise CommandError(problem)
-        self._send(_settings_of(variants, countdown, drop_after))
+        self._send(settings_of(variants, countdown, drop_after))
         return self._flush()
 
     def arrange_seats(self, order: Sequence[bytes], now: float) -> Outbound:
@@ -713,7 +541,7 @@ class Replica:
     # -------------------------------------------------------------- reading
     @property
     def my_seat(self) -> int | None:
-        return self.rs.me if self.rs else _index(self.seats, self.me.public_key)
+        return self.rs.me if self.rs else index_of(self.seats, self.me.public_key)
 
     def round_state(self, number: int) -> RoundState | None:
         """Round ``number``'s state, if it is the current or the previous round."""
@@ -871,7 +699,7 @@ class Replica:
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
         """Journal my new decisions on the tableau (settles and agreed rotations replay)."""
         for move in tab.log[rs.journaled:]:
-            if move[0] in _DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
+            if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
                 self._record(move_record(rs.number, move))
         rs.journaled = len(tab.log)
 
@@ -1013,7 +841,7 @@ class Replica:
             problem = log.lamport_problem(entry)
             if problem is not None:
                 self._reject(problem)
-                self._flag_key(entry.author, _LAMPORT_PROBLEMS[problem])
+                self._flag_key(entry.author, LAMPORT_PROBLEMS[problem])
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
@@ -1059,7 +887,7 @@ class Replica:
             return False  # signed as its author closed the game, which we are still closing
         if rs is None or entry.round > rs.number:
             return False
-        if entry.round == rs.number and entry.type in _NEEDS_DEAL:
+        if entry.round == rs.number and entry.type in NEEDS_DEAL:
             return rs.joint is not None
         return True
 
@@ -1164,19 +992,19 @@ class Replica:
         """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
         marks = {author: mark.seq for mark in upto
                  if (author := rs.seat_of(mark.author)) is not None}
-        if not _received(rs, log, seq):
+        if not received(rs, log, seq):
             # Its DROP vote may be among what we miss: the marks wait for it.
             old_seq, old = rs.early_marks.get(seat, (0, {}))
             rs.early_marks[seat] = (max(seq, old_seq), {
                 a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
             return
-        _hold(rs, seat, marks)
+        hold(rs, seat, marks)
 
     def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
         seq, marks = rs.early_marks[seat]
-        if _received(rs, log, seq):
+        if received(rs, log, seq):
             del rs.early_marks[seat]
-            _hold(rs, seat, marks)
+            hold(rs, seat, marks)
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
@@ -1304,7 +1132,7 @@ class Replica:
                 and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
             self._send(Fork(proof.first, proof.second))
 
-    def _fork_final(self, rs: RoundState, item: _Ordered) -> None:
+    def _fork_final(self, rs: RoundState, item: Ordered) -> None:
         """A FORK's turn in the total order: its accused leaves the round, flagged."""
         assert isinstance(item.payload, Fork)
         accused = rs.seat_of(author_of(item.payload.first))
@@ -1476,7 +1304,7 @@ class Replica:
             raise EnvelopeError("wrong_round")
         self._event(ev.RosterChanged(tuple(s.name for s in seats),
                                      tuple(fingerprint_of(s.key) for s in seats),
-                                     _index(seats, self.me.public_key)))
+                                     index_of(seats, self.me.public_key)))
 
     def _settings(self, entry: Entry, payload: Payload) -> None:
         assert isinstance(payload, Settings)
@@ -1521,7 +1349,7 @@ class Replica:
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
         keys = tuple(s.key for s in self.seats)
-        me = _index(self.seats, self.me.public_key)
+        me = index_of(self.seats, self.me.public_key)
         rs = RoundState(
             number=number, keys=keys, names=tuple(s.name for s in self.seats),
             variants=self.variants, me=me, live=set(range(len(keys))),
@@ -1599,7 +1427,7 @@ class Replica:
                 elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
                     rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
                 heapq.heappush(rs.ordered,
-                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
@@ -1613,7 +1441,7 @@ class Replica:
                     raise EnvelopeError("bad_proof")
                 self._proven(proof, publish=False)
                 heapq.heappush(rs.ordered,
-                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1696,7 +1524,7 @@ class Replica:
         rs.log.add(play)
         mine = seat == rs.me
         self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
+        heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
         if not mine:
             # At once and straight to its author, whose play is then final about
             # one round trip later. Everyone else learns how far I am from my
@@ -1807,7 +1635,7 @@ class Replica:
             self._tally_drops(rs)
         while rs is not None and rs.ordered and self._ready(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
-            if _void(rs, item):
+            if void(rs, item):
                 continue  # past its author's agreed cut: taken out at the drop's effect
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
@@ -1826,7 +1654,7 @@ class Replica:
         if rs is not None:
             self._settle_own_early(rs)
 
-    def _ready(self, rs: RoundState, item: _Ordered) -> bool:
+    def _ready(self, rs: RoundState, item: Ordered) -> bool:
         """Whether the next item in the total order may be acted on now.
 
         An agreed drop takes effect at its vote's place once everything
@@ -1835,7 +1663,7 @@ class Replica:
         needs no word from the seat it accuses: that seat could otherwise keep
         its own conviction from ever becoming final.
         """
-        if _void(rs, item):
+        if void(rs, item):
             return True
         if isinstance(item.payload, Fork):
             return self._final(rs, item.lamport, item.seat, item.seq,
@@ -1849,7 +1677,7 @@ class Replica:
         return all(self._known(rs, q) >= item.lamport for q in rs.live
                    if q not in rs.dropping and q not in silenced)
 
-    def _play_final(self, rs: RoundState, item: _Ordered) -> None:
+    def _play_final(self, rs: RoundState, item: Ordered) -> None:
         key = (item.lamport, item.seat)
         if rs.log.fate(key) is Fate.STAY:
             rs.stuck_rule.card_played()
@@ -2008,7 +1836,7 @@ class Replica:
             votes[voter] = upto
             if cut is not None and self._drop_stands(rs, victim, cut):
                 rs.dropping[victim] = cut
-                heapq.heappush(rs.ordered, _Ordered(lamport, voter, MsgType.DROP,
+                heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
                                                     Drop(rs.keys[victim], cut), seq))
 
     @staticmethod
@@ -2033,14 +1861,14 @@ class Replica:
         never come. Such a round waits for its host instead, as a table does.
         """
         voting = rs.live - rs.dropping.keys()
-        if (len(voting) == 2 and victim == _senior(rs, self.host_key, voting)
+        if (len(voting) == 2 and victim == senior(rs, self.host_key, voting)
                 and not rs.left.get(victim, cut + 1) <= cut):
             return False
         if victim == rs.seat_of(self.host_key):
             return rs.go_seq is not None and rs.go_seq <= cut
         return True
 
-    def _drop_effect(self, rs: RoundState, item: _Ordered) -> None:
+    def _drop_effect(self, rs: RoundState, item: Ordered) -> None:
         """An agreed drop takes effect, at its place in the total order.
 
         Everything ordered before it was acted on with the seat live, everything
@@ -2288,72 +2116,4 @@ class Replica:
             self._flag(rs, seat, reason)
 
 
-def view_of(tab: Tableau) -> View:
-    """The public part of a tableau, as another player would see it across the table."""
-    return View(
-        nerts=len(tab.nerts), top=tab.nerts[-1] if tab.nerts else None,
-        work=tuple(tuple(p) for p in tab.work), waste=tab.top(WASTE),
-        stock=len(tab.stock),
-    )
-
-
-def clocks_problem(countdown: float, drop_after: float) -> str | None:
-    """Why every peer would refuse these clocks in a SETTINGS, or None if it would not."""
-    if not 0 <= countdown <= MAX_COUNTDOWN_MS / 1000:  # NaN too
-        return f"the countdown must be 0..{MAX_COUNTDOWN_MS / 1000:g} seconds"
-    if not MIN_DROP_AFTER_MS / 1000 <= drop_after <= MAX_DROP_AFTER_MS / 1000:
-        return (f"a silent seat must be dropped after {MIN_DROP_AFTER_MS / 1000:g}.."
-                f"{MAX_DROP_AFTER_MS / 1000:g} seconds")
-    return None
-
-
-def _settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:
-    """SETTINGS for these rules and clocks; seconds go as whole milliseconds, so that
-    every peer, the host too, plays by the very number on the wire."""
-    return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
-                    target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate,
-                    countdown_ms=round(countdown * 1000), drop_after_ms=round(drop_after * 1000))
-
-
-def _senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
-    """The seat that stays when the last two lose each other: the host's, else the lower."""
-    host = rs.seat_of(host_key)
-    return host if host is not None and host in seats else min(seats)
-
-
-def _received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
-    """Whether every entry this author sent in this round before its ``seq`` is here.
-
-    Delivered, or held (waiting for the deal); an entry held for a later round
-    means everything before it is here, however far ``seq`` goes on (a peer
-    catching up hears ACKs from rounds it has not reached).
-    """
-    for s in range(log.delivered + 1, seq + 1):
-        entry = log.held.get(s)
-        if entry is None:
-            return False
-        if entry.round > rs.number:
-            return True
-    return True
-
-
-def _void(rs: RoundState, item: _Ordered) -> bool:
-    """An entry past its author's agreed drop cut: it never counts."""
-    return not isinstance(item.payload, Drop) and item.seq > rs.dropping.get(item.seat, item.seq)
-
-
-def _hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
-    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
-    held = rs.marks.setdefault(seat, {})
-    for author, seq in marks.items():
-        held[author] = max(held.get(author, 0), seq)
-
-
-def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:
-    for i, seat in enumerate(seats):
-        if seat.key == key:
-            return i
-    return None
-
-
-__all__ = ["CommandError", "Outbound", "Phase", "Replica", "RoundState", "Send", "view_of"]
+__all__ = ["Replica"]
