@@ -27,8 +27,8 @@ from __future__ import annotations
 import heapq
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, assert_never
 
 from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ...game.deadlock import AllStuck
@@ -122,6 +122,23 @@ from ._base import (
     clocks_problem,
     settings_of,
     view_of,
+)
+from ._commands import (
+    ArrangeSeats,
+    AskToWatch,
+    CallNerts,
+    ChangeSettings,
+    Command,
+    LeaveTable,
+    Move,
+    Open,
+    RotateAlone,
+    SeatLost,
+    SetReady,
+    StartRound,
+    Turn,
+    TurnAway,
+    VoteStuck,
 )
 from ._state import Ordered, RoundState, hold, index_of, received, senior, void
 
@@ -304,19 +321,55 @@ class Replica:
             rs.i_called = True
 
     # =================================================================== API
-    def open(self, now: float) -> Outbound:
-        """Join the table: the host seats itself, a guest asks for a seat."""
+    def handle(self, command: Command, now: float) -> Outbound:
+        """A local command at ``now``: what it produced.
+
+        Raises :class:`CommandError` (or ``IllegalMove`` for a card that does
+        not go there) when the table's state does not allow it; then nothing
+        changed.
+        """
         self.now = now
-        if self.is_host:
-            self._send(settings_of(self.variants, self.countdown, self.drop_after))
-            self._seat(self.me.public_key, self.me.name)
-            return self._flush()
-        if self.seq == 0 and self._resume is None:
-            # Nothing signed here yet, as far as we know: the host may hold
-            # entries of this key from before (a lost journal). Ask first.
-            self._resume = Resume({self.host_key}, now, 0)
-            self._send(Hello(self.me.name, 1))
-        self._send(Join(self.me.name, None))
+        match command:
+            case Move(target=target):
+                self._move(target)
+            case Turn():
+                rs, tab = self._playing()
+                tab.turn()
+                self._journal_moves(rs, tab)
+            case VoteStuck(on=on):
+                rs, _tab = self._playing()
+                self._send(Stuck(on, len(rs.log)))
+            case CallNerts():
+                self._call_nerts()
+            case RotateAlone():
+                self._rotate_alone()
+            case SetReady(on=on):
+                if self.watching:
+                    raise CommandError("you are watching this table: a spectator has no seat")
+                self._send(Ready(on))
+            case Open():
+                self._open()
+            case StartRound():
+                self._start_round()
+            case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
+                self._change_settings(variants, countdown, drop_after)
+            case ArrangeSeats(order=order):
+                self._arrange_seats(order)
+            case LeaveTable(reason=reason):
+                if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
+                    self._send(Leave())
+                self._send(Goodbye(reason[:200]))
+            case SeatLost(key=key):
+                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+                    self.waiting.pop(key, None)
+                    self._unseat(key)
+            case TurnAway(key=key, reason=reason):
+                if self.is_host and key not in self.seated:
+                    self._send(Refuse(key, reason[:200]))
+            case AskToWatch(key=key):
+                self._send(Resend(key, 1, 1024), to=key)
+            case _:
+                assert_never(command)
         return self._flush()
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
@@ -391,9 +444,21 @@ class Replica:
         return self._flush()
 
     # ------------------------------------------------------------- commands
-    def start_round(self, now: float) -> Outbound:
+    def _open(self) -> None:
+        """Join the table: the host seats itself, a guest asks for a seat."""
+        if self.is_host:
+            self._send(settings_of(self.variants, self.countdown, self.drop_after))
+            self._seat(self.me.public_key, self.me.name)
+            return
+        if self.seq == 0 and self._resume is None:
+            # Nothing signed here yet, as far as we know: the host may hold
+            # entries of this key from before (a lost journal). Ask first.
+            self._resume = Resume({self.host_key}, self.now, 0)
+            self._send(Hello(self.me.name, 1))
+        self._send(Join(self.me.name, None))
+
+    def _start_round(self) -> None:
         """Host: fix the roster and start the next round."""
-        self.now = now
         if not self.is_host:
             raise CommandError("only the host starts a round")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -407,13 +472,9 @@ class Replica:
         number = self.rs.number + 1 if self.rs else 1
         self._send(settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
-        return self._flush()
 
-    def change_settings(self, variants: Variants, now: float, *,
-                        countdown: float | None = None,
-                        drop_after: float | None = None) -> Outbound:
-        """Host: new rules (and clocks, if given) for the next round, for every seat."""
-        self.now = now
+    def _change_settings(self, variants: Variants, countdown: float | None,
+                         drop_after: float | None) -> None:
         if not self.is_host:
             raise CommandError("only the host changes the settings")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -424,16 +485,8 @@ class Replica:
         if problem is not None:
             raise CommandError(problem)
         self._send(settings_of(variants, countdown, drop_after))
-        return self._flush()
 
-    def arrange_seats(self, order: Sequence[bytes], now: float) -> Outbound:
-        """Host: the seated players in a new order, for the next round.
-
-        The order is who partners whom under "pairs" (seats 2k and 2k+1). It
-        gives no seat an edge in ties of Lamport time: those are drawn
-        (``foundations.order``).
-        """
-        self.now = now
+    def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
         if not self.is_host:
             raise CommandError("only the host arranges the seats")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -441,25 +494,15 @@ class Replica:
         by_key = {s.key: s for s in self.seats}
         if len(order) != len(by_key) or set(order) != by_key.keys():
             raise CommandError("every seated player needs exactly one seat")
-        if tuple(order) != tuple(by_key):
+        if order != tuple(by_key):
             self._send(Roster(tuple(by_key[key] for key in order)))
-        return self._flush()
 
-    def set_ready(self, on: bool, now: float) -> Outbound:
-        self.now = now
-        if self.watching:
-            raise CommandError("you are watching this table: a spectator has no seat")
-        self._send(Ready(on))
-        return self._flush()
-
-    def move(self, target: Target, now: float) -> Outbound:
-        """Play a card on my tableau: to a work pile, or to a foundation (sent as PLAY)."""
-        self.now = now
+    def _move(self, target: Target) -> None:
         rs, tab = self._playing()
         if target.pile is None:
             perform(tab, target)
             self._journal_moves(rs, tab)
-            return self._flush()
+            return
         lamport = self.clock.time + 1
         key = (lamport, rs.me if rs.me is not None else 0)
         card = perform(tab, target, key)
@@ -474,19 +517,8 @@ class Replica:
             if self.send_early is not None:
                 self.send_early(self._flush())
             self._deliver_own(*signed)
-        return self._flush()
 
-    def turn(self, now: float) -> Outbound:
-        self.now = now
-        rs, tab = self._playing()
-        tab.turn()
-        self._journal_moves(rs, tab)
-        return self._flush()
-
-    def rotate_alone(self, now: float) -> Outbound:
-        """The lone-stuck variant: a player with no move left puts the top stock card
-        at the bottom of the stock."""
-        self.now = now
+    def _rotate_alone(self) -> None:
         rs, tab = self._playing()
         if not rs.variants.lone_rotate:
             raise CommandError("this table plays without the lone rotation")
@@ -495,48 +527,14 @@ class Replica:
                                "you can still play or turn up a card that fits")
         tab.rotate(alone=True)
         self._journal_moves(rs, tab)
-        return self._flush()
 
-    def vote_stuck(self, on: bool, now: float) -> Outbound:
-        self.now = now
-        rs, _tab = self._playing()
-        assert rs.me is not None
-        self._send(Stuck(on, len(rs.log)))
-        return self._flush()
-
-    def call_nerts(self, now: float) -> Outbound:
-        self.now = now
+    def _call_nerts(self) -> None:
         rs, tab = self._playing()
         lamport = self.clock.time + 1
         tab.record_nerts_call(lamport)
         rs.i_called = True
         self._journal_moves(rs, tab)
         self._send(Nerts(), expect_lamport=lamport)
-        return self._flush()
-
-    def leave(self, now: float, reason: str = "left the table") -> Outbound:
-        self.now = now
-        if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-            self._send(Leave())
-        self._send(Goodbye(reason[:200]))
-        return self._flush()
-
-    def seat_lost(self, key: bytes, now: float) -> Outbound:
-        """Host: ``key``'s connection went while no round is under way. Its seat is
-        given up, so that the table counts only those still there; a player who
-        comes back (a crash, a cut cable) asks again and sits down at once."""
-        self.now = now
-        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-            self.waiting.pop(key, None)
-            self._unseat(key)
-        return self._flush()
-
-    def turn_away(self, key: bytes, reason: str, now: float) -> Outbound:
-        """Host: tell ``key``, which holds no seat, that the table will not keep it."""
-        self.now = now
-        if self.is_host and key not in self.seated:
-            self._send(Refuse(key, reason[:200]))
-        return self._flush()
 
     # -------------------------------------------------------------- reading
     @property
@@ -723,13 +721,6 @@ class Replica:
         rs = self.rs
         return (key in self.seated or key == self.host_key or key == self.me.public_key
                 or key in self.waiting or (rs is not None and key in rs.keys))
-
-    def ask_to_watch(self, key: bytes, now: float) -> Outbound:
-        """A spectator asks ``key``'s peer for its entries: the request that admits
-        it as a watcher there (see :attr:`watchers`)."""
-        self.now = now
-        self._send(Resend(key, 1, 1024), to=key)
-        return self._flush()
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
@@ -1277,15 +1268,11 @@ class Replica:
             self._auto_start()
 
     def _auto_start(self) -> None:
-        # start_round flushes (it is a command); keep its frames, events and journal
-        # records in this call's output rather than dropping them.
         try:
-            out = self.start_round(self.now)
+            self._start_round()
         except CommandError as exc:
             self.auto_start = self.auto_next = None  # say it once, then wait for a person
             self._event(ev.Notice(f"cannot deal automatically: {exc}"))
-            return
-        self._out.extend(out)
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
         if entry.author != self.host_key:
@@ -1424,7 +1411,7 @@ class Replica:
             case Nerts() | Stuck():
                 if isinstance(payload, Nerts):
                     rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-                elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
+                elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
                     rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
                 heapq.heappush(rs.ordered,
                                Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
