@@ -138,6 +138,7 @@ class LocalTable:
 
     def act(self, command: Command) -> None:
         self._route(0, self._replicas[0].handle(command, self._clock()))
+        self._route(0, self._replicas[0].apply_own(self._clock()))
         self._pump()
 
     def subscribe(self, listener: Listener) -> None:
@@ -157,6 +158,7 @@ class LocalTable:
         for i, driver in self._drivers:
             if driver.next_at is None or driver.next_at <= now:
                 self._route(i, driver.step(now))
+                self._route(i, self._replicas[i].apply_own(now))
         self._pump()
 
     def close(self) -> None:

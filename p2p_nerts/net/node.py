@@ -380,10 +380,17 @@ class NetSession:
 
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
+        self._apply_own()
 
     def step_bot(self, driver: BotDriver) -> None:
         """Give a bot at this seat its turn: the commands it sends are this seat's."""
         self._route(driver.step(self._clock()), own=True)
+        self._apply_own()
+
+    def _apply_own(self) -> None:
+        """My play went out as soon as it was signed; now I apply it myself (the
+        other peers start checking it meanwhile)."""
+        self._route(self.replica.apply_own(self._clock()), own=True)
 
     def subscribe(self, listener: Listener) -> None:
         """Hear every event from now on; the first listener also hears the backlog."""
@@ -437,8 +444,7 @@ class NetSession:
                 "max_seats": c.max_seats}
 
     def _use(self, replica: Replica) -> None:
-        """Play through ``replica``; its plays go out the moment they are signed."""
-        replica.send_early = lambda out: self._route(out, own=True)
+        """Play through ``replica``."""
         self._replica = replica
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:

@@ -89,12 +89,9 @@ class BotDriver:
         r = self.replica
         act = action.act
         if act is not Act.STUCK and act is not Act.WAIT and r.voted:
+            # Signed before the play, the withdrawal goes out (and is journaled)
+            # before it.
             withdrawn = r.handle(VoteStuck(False), now)
-            if r.send_early is not None:
-                # The play below goes out as soon as it is signed: the withdrawal,
-                # signed before it, must go out (and be journaled) before it.
-                r.send_early(withdrawn)
-                withdrawn = Outbound()
             withdrawn.extend(self._do(action, now))
             return withdrawn
         return self._do(action, now)

@@ -66,7 +66,12 @@ class MemNet:
         self._index = {r.me.public_key: i for i, r in enumerate(self.replicas)}
 
     def output(self, sender: int, out: Outbound) -> None:
-        """Take what a replica produced: keep its events, put its frames on the wire."""
+        """Take what a replica produced: keep its events, put its frames on the wire,
+        and then let it apply its own play (as a shell does after a command)."""
+        self._route(sender, out)
+        self._route(sender, self.replicas[sender].apply_own(self.now))
+
+    def _route(self, sender: int, out: Outbound) -> None:
         self.events[sender].extend(out.events)
         self.journals[sender].extend(out.journal)
         for send in out.sends:

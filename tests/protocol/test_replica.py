@@ -22,6 +22,7 @@ from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
     Ack,
@@ -535,24 +536,28 @@ def _playing_twins(seed: int) -> tuple[Replica, Replica, float]:
     return one.replicas[1], two.replicas[1], one.now
 
 
-def test_a_play_sent_early_is_the_same_output_split_at_its_signature() -> None:
-    """With ``send_early`` a play's frames and the journal before them leave as
-    soon as it is signed; nothing else changes: joined again, the two parts
-    are exactly what the replica returns without it."""
-    early, plain, now = _playing_twins(5)
-    target = _to_foundation([early, plain], now)
-    sent: list[Outbound] = []
-    early.send_early = sent.append
-    rest = early.handle(Move(target), now)
-    whole = plain.handle(Move(target), now)
-    assert len(sent) == 1 and not sent[0].events
-    assert sent[0].sends[0] == whole.sends[0]
-    assert open_entry(sent[0].sends[0].data).type == MsgType.PLAY
-    joined = Outbound()
-    joined.extend(sent[0])
-    joined.extend(rest)
-    assert joined == whole
-    assert any(isinstance(e, ev.PlayAdded) and e.mine for e in rest.events)
+def test_a_play_goes_out_signed_before_its_author_applies_it() -> None:
+    """``handle`` returns the signed play (journal record first) and applies nothing
+    of it to my own state; ``apply_own`` does, and the next call would have done it
+    first: both ways, my replica ends where the one call used to take it."""
+    early, late, now = _playing_twins(5)
+    target = _to_foundation([early, late], now)
+    assert early.rs is not None
+    held = len(early.rs.log)
+    out = early.handle(Move(target), now)
+    assert open_entry(out.sends[0].data).type == MsgType.PLAY
+    assert any(r.data == out.sends[0].data for r in out.journal)
+    assert not any(isinstance(e, ev.PlayAdded) for e in out.events)
+    assert len(early.rs.log) == held
+    applied = early.apply_own(now)
+    assert not applied.sends and not applied.journal
+    assert [e.mine for e in applied.events if isinstance(e, ev.PlayAdded)] == [True]
+    assert len(early.rs.log) == held + 1
+    assert early.apply_own(now) == Outbound()  # once only
+    assert late.handle(Move(target), now).sends == out.sends
+    ticked = late.tick(now)
+    assert ticked.events[:len(applied.events)] == applied.events
+    assert late.rs is not None and late.rs.log.state_hash() == early.rs.log.state_hash()
 
 
 def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
@@ -572,17 +577,16 @@ def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
     assert entries[0].payload["o"] is False and not rs.my_vote
 
 
-def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
-    """The withdrawal is signed first, so it must go out (and be journaled) first."""
+def test_a_bot_withdraws_its_stuck_vote_before_its_play() -> None:
+    """The withdrawal is signed first, so it goes out (and is journaled) first."""
     replica, _twin, now = _playing_twins(5)
     target = _to_foundation([replica], now)
-    sent: list[Outbound] = []
-    replica.send_early = sent.append
     driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)))
     replica.handle(VoteStuck(True), now)  # the seat's vote: this driver did not cast it
-    sent.append(driver._carry_out(Action(Act.MOVE, target), now))
-    types = [open_entry(s.data).type for out in sent for s in out.sends if s.data[:2] == MAGIC]
+    out = driver._carry_out(Action(Act.MOVE, target), now)
+    types = [open_entry(s.data).type for s in out.sends if s.data[:2] == MAGIC]
     assert types == [MsgType.STUCK, MsgType.PLAY]
+    assert [open_entry(r.data).type for r in out.journal if r.kind is Kind.ENTRY] == types
 
 
 @pytest.mark.parametrize(("teams", "wait"), [("share", 0.05), ("none", IDLE_PARTNER)])

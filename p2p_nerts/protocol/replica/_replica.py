@@ -206,15 +206,12 @@ class Replica:
         #: Keys without a place that asked for the table's entries (a RESEND): the
         #: spectators a front end may admit (``NetSession.admits_spectator``).
         self.watchers: set[bytes] = set()
-        #: Set by a transport that can send at once: my play's frames (with the
-        #: journal records before them) go here the moment the play is signed,
-        #: and the rest of the call's output is returned as usual. The other
-        #: peers start checking the play while I apply it myself: about 60 µs
-        #: sooner on a peer just woken to play (one cold pass through my own
-        #: delivery). Unset, everything is returned together. A caller that
-        #: holds the output of an earlier call while it makes a play hands that
-        #: output here first, or the play would overtake it.
-        self.send_early: Callable[[Outbound], None] | None = None
+        #: My play, signed and returned by :meth:`handle`, not yet delivered to
+        #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
+        #: other peers start checking it while I apply it (one cold pass through
+        #: my own delivery, about 60 µs on a peer just woken to play). Any call
+        #: applies it first, so nothing is ever judged without it.
+        self._unapplied: tuple[Entry, Payload] | None = None
         self._out = Outbound()
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
@@ -329,6 +326,7 @@ class Replica:
         changed.
         """
         self.now = now
+        self._apply_own()
         match command:
             case Move(target=target):
                 self._move(target)
@@ -372,6 +370,21 @@ class Replica:
                 assert_never(command)
         return self._flush()
 
+    def apply_own(self, now: float) -> Outbound:
+        """Deliver to myself the play that :meth:`handle` just returned signed.
+
+        The shell calls it right after sending what ``handle`` returned; had it
+        not, the next call into the replica would do it first.
+        """
+        self.now = now
+        self._apply_own()
+        return self._flush()
+
+    def _apply_own(self) -> None:
+        signed, self._unapplied = self._unapplied, None
+        if signed is not None:
+            self._deliver_own(*signed)
+
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised.
 
@@ -386,6 +399,7 @@ class Replica:
         """Several ``(raw, via)`` frames that arrived together: one acknowledgement
         covers them all."""
         self.now = now
+        self._apply_own()
         self._ack_to.clear()
         for raw, via in frames:
             self._receive_one(raw, via)
@@ -427,6 +441,7 @@ class Replica:
     def tick(self, now: float) -> Outbound:
         """Time passes: heartbeats, views, countdowns, resends, silent peers."""
         self.now = now
+        self._apply_own()
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._maybe_auto_start()
@@ -513,10 +528,7 @@ class Replica:
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
-        if signed is not None:
-            if self.send_early is not None:
-                self.send_early(self._flush())
-            self._deliver_own(*signed)
+        self._unapplied = signed
 
     def _rotate_alone(self) -> None:
         rs, tab = self._playing()
