@@ -98,6 +98,7 @@ from ..messages import (
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
+from . import _drops as drops
 from ._base import (
     COUNTDOWN,
     DECISIONS,
@@ -140,7 +141,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
-from ._state import Ordered, RoundState, hold, index_of, received, senior, void
+from ._state import Ordered, RoundState, hold, index_of, received, void
 
 
 class Replica:
@@ -1750,10 +1751,15 @@ class Replica:
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
+        """Vote out the seats silent (or withholding the round's end) to me; take
+        the vote back from one heard again."""
+        quiet = {seat for seat in rs.live if seat != rs.me and drops.silent(
+            rs, self.last_heard.get(rs.keys[seat]), self.now, self.drop_after)}
         for seat in sorted(rs.live):
             if seat == rs.me:
                 continue
-            silent = self._silent(rs, seat) or self._withholding(rs, seat)
+            silent = seat in quiet or drops.withholding(
+                rs, seat, self.now, self.drop_after, others_silent=bool(quiet - {seat}))
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1762,33 +1768,6 @@ class Replica:
                 # back, or it would help drop the seat in some later split.
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
-
-    def _silent(self, rs: RoundState, seat: int) -> bool:
-        """Not heard from for ``drop_after``.
-
-        Silence counts from the round's start: a seat out of touch during the
-        last round (a split, a crash) gets the whole timeout in this one,
-        rather than votes the moment it begins that are taken back as soon as
-        it is heard.
-        """
-        heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-        return self.now - heard > self.drop_after
-
-    def _withholding(self, rs: RoundState, seat: int) -> bool:
-        """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
-        a whole ``drop_after`` after the round ended here. It is voted out as if
-        silent, so a seat cannot keep its audit back and the round open forever.
-
-        Not while another live seat is silent to me: the seat may be waiting
-        for that one's word to see the round end (its drop comes first, and
-        the wait starts again when it takes effect); voted out together, each
-        would need the other's vote and neither could go.
-        """
-        if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
-            return False
-        if any(self._silent(rs, s) for s in rs.live if s not in (seat, rs.me)):
-            return False
-        return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
 
     def _vote_drop(self, rs: RoundState, seat: int, *, again: bool = False) -> None:
         if rs.me is None or (seat in rs.my_drop_votes and not again):
@@ -1799,73 +1778,21 @@ class Replica:
         self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
 
     def _tally_drops(self, rs: RoundState) -> None:
-        """Count DROP votes and withdrawals in (Lamport, voter) order, as they become due.
+        """Count the DROP votes now due (``drops.tally``); an agreed drop takes effect
+        at its deciding vote's place in the total order (_drop_effect)."""
+        def delivered(seat: int) -> int | None:
+            log = self._author(rs.keys[seat])
+            return None if log is None else log.delivered
 
-        Counted as they arrived, a vote and its withdrawal (a split healed) from
-        one voter, and the others' votes, could meet in a different order on
-        each peer: some would see every vote in at once and drop the seat, some
-        never. In this order every peer sees the same. A vote is due once every
-        seat still voting but its voter and victim has been heard past it
-        (nothing earlier can still come); the victim's word is not needed, it
-        is the silent one. The vote that completes a drop waits until we hold
-        the victim's entries up to the cut, so that whether the drop stands is
-        judged from the same entries everywhere; then the drop is agreed, and
-        takes effect at this vote's place in the total order (_drop_effect).
-        """
-        queue = rs.drop_queue
-        while queue:
-            lamport, voter, victim, upto, seq = queue[0]
-            if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
-                heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
-                continue
-            voting = rs.live - rs.dropping.keys()
-            if not all(self._known(rs, q) >= lamport for q in voting if q not in (voter, victim)):
-                return
-            votes = rs.drop_votes.setdefault(victim, {})
-            cut = None if upto == 0 else self._drop_cut(rs, victim, votes | {voter: upto})
-            if cut is not None:
-                log = self._author(rs.keys[victim])
-                if log is not None and log.delivered < cut:
-                    log.note_claim(cut)  # ask for the rest; look again as it comes
-                    return
-            heapq.heappop(queue)
-            if upto == 0:
-                votes.pop(voter, None)  # withdrawn: the voter hears the seat again
-                continue
-            votes[voter] = upto
-            if cut is not None and self._drop_stands(rs, victim, cut):
-                rs.dropping[victim] = cut
-                heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
-                                                    Drop(rs.keys[victim], cut), seq))
-
-    @staticmethod
-    def _drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
-        """The cut if every other seat still voting has voted ``victim`` out, else None."""
-        voting = rs.live - rs.dropping.keys()
-        voters = voting - {victim}
-        if victim not in voting or not voters or not voters <= votes.keys():
-            return None  # (a seat alone has nobody to drop it)
-        return max(votes[v] for v in voters)
-
-    def _drop_stands(self, rs: RoundState, victim: int, cut: int) -> bool:
-        """Whether an agreed cut drops the seat, judged from its entries up to the cut.
-
-        Two seats that lose each other cannot tell a crash from a split: were
-        each to drop the other, the table would play on as two. The senior
-        seat (the host's, else the lower) plays on unless its GOODBYE is
-        within the cut; the other waits for it to come back.
-
-        Only the host says GO, so a round whose host is dropped before its GO
-        counts could never start: the live seats would wait for a GO that can
-        never come. Such a round waits for its host instead, as a table does.
-        """
-        voting = rs.live - rs.dropping.keys()
-        if (len(voting) == 2 and victim == senior(rs, self.host_key, voting)
-                and not rs.left.get(victim, cut + 1) <= cut):
-            return False
-        if victim == rs.seat_of(self.host_key):
-            return rs.go_seq is not None and rs.go_seq <= cut
-        return True
+        for decision in drops.tally(rs, rs.seat_of(self.host_key),
+                                    lambda seat: self._known(rs, seat), delivered):
+            match decision:
+                case drops.Fetch(victim=victim, cut=cut):
+                    self.authors[rs.keys[victim]].note_claim(cut)
+                case drops.Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter,
+                                  seq=seq):
+                    heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
+                                                       Drop(rs.keys[victim], cut), seq))
 
     def _drop_effect(self, rs: RoundState, item: Ordered) -> None:
         """An agreed drop takes effect, at its place in the total order.

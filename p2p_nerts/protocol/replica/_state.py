@@ -122,12 +122,6 @@ class RoundState:
 
 
 
-def senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
-    """The seat that stays when the last two lose each other: the host's, else the lower."""
-    host = rs.seat_of(host_key)
-    return host if host is not None and host in seats else min(seats)
-
-
 def received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
     """Whether every entry this author sent in this round before its ``seq`` is here.
 
