@@ -32,7 +32,7 @@ from typing import Any, assert_never
 
 from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ...game.deadlock import AllStuck
-from ...game.foundations import Fate, FoundationLog, Play, PlayKey, before
+from ...game.foundations import Fate, FoundationLog, Play, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
@@ -141,6 +141,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._order import Finality, final_event
 from ._state import Ordered, RoundState, hold, index_of, received, void
 
 
@@ -229,6 +230,7 @@ class Replica:
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
+        self._order = Finality(self.authors, self.clock)
         self.now = 0.0
 
     @property
@@ -1153,16 +1155,6 @@ class Replica:
         rs.dropping[accused] = cut
         self._leave_round(rs, accused, cut, (item.lamport, item.seat))
 
-    def _unsure_before(self, rs: RoundState, key: PlayKey) -> bool:
-        """Whether another seat's play on my play's pile, ordered before it, may not
-        be held alike by every live seat (so my play's fate is not settled yet)."""
-        pile = rs.log.play(key).pile
-        return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
-                   and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
-                   and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
-                               for q in rs.live if q != o.seat)
-                   for o in rs.ordered)
-
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
         assert self._resume is not None
@@ -1566,74 +1558,12 @@ class Replica:
         return AckMark(key, log.delivered, log.head)
 
     # ------------------------------------------------------------ total order
-    def _known(self, rs: RoundState, seat: int) -> int:
-        """The Lamport time up to which everything from ``seat`` is here."""
-        if seat == rs.me:
-            return self.clock.time
-        log = self.authors.get(rs.keys[seat])
-        known = log.lamport if log else 0
-        ack = rs.acks.get(seat)
-        if ack is not None and log is not None and ack[1] <= log.delivered:
-            known = max(known, ack[0])
-        return known
-
-    def _final(self, rs: RoundState, lamport: int, author: int, seq: int,
-               skip: int | None = None) -> bool:
-        """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
-
-        Every other live seat has been heard at a Lamport time at or past it
-        (its entries come in order, so nothing earlier from it is missing) *and*
-        holds the entry itself (its acks say so, counted only once we hold the
-        entries it sent before them) *and* has no vote out to drop the author
-        whose cut falls short of it: then any drop of the author cuts at or
-        past the entry, and the entry counts for good. No DROP vote ordered
-        before the entry may still wait to be counted, nor any agreed drop to
-        take effect (those gate it in ``rs.ordered``).
-
-        A seat whose drop is agreed is not asked: we hold its entries up to
-        the cut (the tally waited for them) and nothing later of it counts.
-        """
-        queue, dropping = rs.drop_queue, rs.dropping
-        if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
-                      or any(victim == author for _l, _v, victim, _u, _s in queue)):
-            return False
-        # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
-        # whose entries up to the fork we hold (_silenced).
-        asked = rs.live - {author} - ({skip} if skip is not None else set())
-        if rs.forks:
-            asked -= self._silenced(rs)
-        cut = dropping.get(author)
-        if cut is not None:
-            # Agreed: its entries up to the cut count whoever holds them (no
-            # second drop can cut them again); those past it never will.
-            return seq <= cut and all(self._known(rs, q) >= lamport for q in asked
-                                      if q not in dropping)
-        votes = rs.drop_votes.get(author)
-        if votes and any(0 < upto < seq for voter, upto in votes.items()
-                         if voter in rs.live and voter not in dropping):
-            return False
-        marks = rs.marks
-        return all(q in dropping or (
-            self._known(rs, q) >= lamport
-            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
-            for q in asked)
-
-    def _silenced(self, rs: RoundState) -> set[int]:
-        """Proven equivocators whose entries up to their fork we hold: nothing they
-        can still send counts (it is past the fork), so finality waits on them no
-        more, though they are live until their FORK's turn. (They keep signing,
-        asking for their seat back, on a branch of their chain some peers cannot
-        follow: waiting for their clock there would stall the round.)"""
-        return {seat for seat, proof in rs.forks.items()
-                if (log := self.authors.get(rs.keys[seat])) is not None
-                and log.delivered >= proof.cut}
-
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
         if rs is not None and rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._ready(rs, rs.ordered[0]):
+        while rs is not None and rs.ordered and self._order.ready(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
             if void(rs, item):
                 continue  # past its author's agreed cut: taken out at the drop's effect
@@ -1654,78 +1584,25 @@ class Replica:
         if rs is not None:
             self._settle_own_early(rs)
 
-    def _ready(self, rs: RoundState, item: Ordered) -> bool:
-        """Whether the next item in the total order may be acted on now.
-
-        An agreed drop takes effect at its vote's place once everything
-        ordered before it has been: every seat still asked has been heard
-        past it, and no vote ordered before it waits to be counted. A FORK
-        needs no word from the seat it accuses: that seat could otherwise keep
-        its own conviction from ever becoming final.
-        """
-        if void(rs, item):
-            return True
-        if isinstance(item.payload, Fork):
-            return self._final(rs, item.lamport, item.seat, item.seq,
-                               rs.seat_of(author_of(item.payload.first)))
-        if not isinstance(item.payload, Drop):
-            return self._final(rs, item.lamport, item.seat, item.seq)
-        queue = rs.drop_queue
-        if queue and before((queue[0][0], queue[0][1]), (item.lamport, item.seat)):
-            return False
-        silenced = self._silenced(rs) if rs.forks else set()
-        return all(self._known(rs, q) >= item.lamport for q in rs.live
-                   if q not in rs.dropping and q not in silenced)
-
     def _play_final(self, rs: RoundState, item: Ordered) -> None:
         key = (item.lamport, item.seat)
         if rs.log.fate(key) is Fate.STAY:
             rs.stuck_rule.card_played()
         if item.seat != rs.me:
-            self._event(self._final_event(rs, key, mine=False))
+            self._event(final_event(rs, key, mine=False))
         elif rs.tab is not None and key in rs.tab.in_flight:
             self._settle_mine(rs, key)
 
     def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
         assert rs.tab is not None
-        event = self._final_event(rs, key, mine=True)
+        event = final_event(rs, key, mine=True)
         rs.tab.settle(key, stayed=event.fate is Fate.STAY)
         self._event(event)
 
-    def _final_event(self, rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
-        fate, play = rs.log.fate(key), rs.log.play(key)
-        first, tie = None, False
-        if fate is not Fate.STAY:
-            winner = rs.log.first_over(key)
-            first = rs.names[winner.author] if winner else None
-            if fate is Fate.CUT:
-                tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
-            else:
-                tie = (winner is not None and winner.lamport == play.lamport
-                       and winner.face & 15 == play.face & 15)
-        return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
-                            rs.end if fate is Fate.CUT else None)
-
     def _settle_own_early(self, rs: RoundState) -> None:
-        """Settle my plays whose fate is fixed, without waiting for the total order.
-
-        A play's fate depends only on plays ordered before it; once those are
-        all here and every live seat holds the play, it is decided, unless a
-        Nerts call or stuck vote ordered before it is still waiting (it might
-        cut the play). Counting and events for others stay in total order.
-        """
-        tab = rs.tab
-        if tab is None or not tab.in_flight or rs.end is not None:
-            return
-        barrier = min((o for o in rs.ordered if o.kind != MsgType.PLAY), default=None)
-        for key in sorted(tab.in_flight):
-            if barrier is not None and before((barrier.lamport, barrier.seat), key):
-                break
-            seq = rs.play_seq.get(key)
-            if seq is not None and self._final(rs, key[0], key[1], seq):
-                if self._unsure_before(rs, key):
-                    break
-                self._settle_mine(rs, key)
+        """Settle my plays whose fate is fixed already (``Finality.settled_early``)."""
+        for key in self._order.settled_early(rs):
+            self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
         """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
@@ -1785,7 +1662,7 @@ class Replica:
             return None if log is None else log.delivered
 
         for decision in drops.tally(rs, rs.seat_of(self.host_key),
-                                    lambda seat: self._known(rs, seat), delivered):
+                                    lambda seat: self._order.known(rs, seat), delivered):
             match decision:
                 case drops.Fetch(victim=victim, cut=cut):
                     self.authors[rs.keys[victim]].note_claim(cut)
