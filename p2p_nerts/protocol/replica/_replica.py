@@ -61,7 +61,7 @@ from ..envelope import (
     open_entry,
     open_link_entry,
 )
-from ..fairness import SECRET_LEN, commitment, deal_for, joint_value
+from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
 from ..journal import Kind, Record, move_record, secrets_record, unpack
 from ..messages import (
@@ -99,6 +99,7 @@ from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
 from . import _drops as drops
+from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
     DECISIONS,
@@ -1453,16 +1454,14 @@ class Replica:
                 raise EnvelopeError("unexpected_type")
 
     def _maybe_reveal(self, rs: RoundState) -> None:
-        if rs.me is not None and rs.live <= rs.commits.keys() and rs.me not in rs.reveals:
+        if shuffle.reveal_due(rs):
             self._send(Reveal(rs.share))
 
     def _maybe_deal(self, rs: RoundState) -> None:
-        if rs.joint is not None or not rs.live <= rs.reveals.keys():
+        if not shuffle.deal_due(rs):
             return
-        if rs.live & rs.dropping.keys():
-            return  # an agreed drop takes effect first: the shares are the others'
-        joint = self._live_joint(rs)
-        self._deal(rs, joint)
+        joint = shuffle.live_joint(self.table_id, rs)
+        shuffle.deal(rs, joint)
         if self.is_host:
             self._send(Go(joint))
         self._maybe_go(rs)
@@ -1472,17 +1471,10 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
-            return
-        if rs.go_pending.joint != rs.joint and not self._joint_of_live(rs):
-            if self._catching_up or rs.drop_queue or any(
-                    votes for seat, votes in rs.drop_votes.items() if seat in rs.live):
-                # Back from a crash or a split: a seat (maybe ours) may have been
-                # dropped in this shuffle and the host dealt from the others'
-                # shares, while we have not heard every vote yet (the host's
-                # came before its GO, the others' may come after);
-                # _drop_effect looks again.
-                return
+        check = shuffle.go_check(self.table_id, rs, catching_up=self._catching_up)
+        if check is None or check is shuffle.GoCheck.WAIT:
+            return  # (on a wait, the drop's effect looks again: _leave_round)
+        if check is shuffle.GoCheck.MISMATCH:
             self._event(ev.Notice("the host dealt from another joint value; round void"))
             raise EnvelopeError("go_mismatch")
         rs.play_from = self.now + self.countdown
@@ -1689,7 +1681,8 @@ class Replica:
         rs.live.discard(victim)
         if rs.ended_at is not None:
             rs.ended_at = self.now  # the others may only now see the round end
-        if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
+        if (rs.go_pending is not None and rs.play_from is None
+                and shuffle.joint_of_live(self.table_id, rs)):
             self._maybe_go(rs)
         self._forget_after_cut(rs, victim, cut)
         self._event(ev.PeerDropped(victim, rs.names[victim]))
@@ -1699,39 +1692,6 @@ class Replica:
         self._maybe_close(rs)
         if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
             self._stuck_final(rs, min(rs.live), True, at)
-
-    def _joint_of_live(self, rs: RoundState) -> bool:
-        """Deal again from the live seats' shares if that is what the host's GO says.
-
-        A peer back from a crash can hold every REVEAL, its own included,
-        before the votes that dropped it, and deal from all of them; the host
-        dealt from the live seats' shares only. True once the joint matches.
-        """
-        go = rs.go_pending
-        if go is None or rs.joint is None or not rs.live <= rs.reveals.keys():
-            return False
-        if go.joint == rs.joint:
-            return True
-        joint = self._live_joint(rs)
-        if joint != go.joint:
-            return False
-        if rs.me in rs.live:
-            self._deal(rs, joint)
-        else:
-            rs.joint = joint
-        return True
-
-    def _live_joint(self, rs: RoundState) -> bytes:
-        """The joint value of the live seats' revealed shares (all must be in)."""
-        return joint_value(self.table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
-
-    def _deal(self, rs: RoundState, joint: bytes) -> None:
-        """Fix the round's joint value and deal my tableau from it."""
-        rs.joint = joint
-        if rs.me is not None:
-            deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
-            rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
-                             jokers=rs.variants.jokers)
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
         """Undo what a dropped seat sent past the agreed cut, on every replica alike.
