@@ -36,8 +36,6 @@ from ...game.foundations import Fate, FoundationLog, Play, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
-    NERTS,
-    NERTS_SIZE,
     OP_NERTS,
     OP_ROTATE,
     ROTATE_ALL,
@@ -48,7 +46,7 @@ from ...game.tableau import (
 )
 from ...game.variants import VariantError, Variants
 from .. import events as ev
-from ..audit import AuditResult, audit_seat, score_round
+from ..audit import AuditResult
 from ..authors import AuthorLog, Equivocation
 from ..budget import TokenBucket
 from ..clock import LamportClock
@@ -98,6 +96,7 @@ from ..messages import (
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
+from . import _closing as closing
 from . import _drops as drops
 from . import _shuffle as shuffle
 from ._base import (
@@ -1753,19 +1752,14 @@ class Replica:
         self._maybe_score(rs)
 
     def _maybe_score(self, rs: RoundState) -> None:
-        if rs.end is None or rs.results or not rs.live <= rs.audits.keys():
+        if not closing.score_due(rs):
             return
-        assert rs.joint is not None
-        caller = rs.call[1] if rs.call else None
-        seats = range(len(rs.keys))
-        forked = {seat for seat in rs.forks if seat not in rs.live}
+        assert rs.end is not None and rs.joint is not None
+        gone = closing.forked(rs)
         outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
-                    if seat not in forked}
-        rs.results, verdicts = score_round(
-            len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
-            nerts_bound=[self._nerts_bound(rs, s) for s in seats], caller=caller,
-            variants=rs.variants)
-        rs.verdicts = tuple("equivocation" if s in forked else v for s, v in enumerate(verdicts))
+                    if seat not in gone}
+        rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
+        caller = rs.call[1] if rs.call else None
         if caller is not None and rs.verdicts[caller]:
             self._event(ev.Notice(
                 f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
@@ -1777,43 +1771,25 @@ class Replica:
         self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
                                  digest, rs.verdicts, rs.names))
         if rs.me is not None:
-            self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
+            self._send(Summary(digest, closing.scores(rs.results)))
         self._maybe_close(rs)
 
     def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
         """Audit one seat's round; a failure is flagged to everyone with its reason."""
-        assert rs.joint is not None
-        res = audit_seat(
-            seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
-            joint=rs.joint, variants=rs.variants, moves=audit.moves,
-            plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-            calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
-        )
+        res = closing.audit_of(rs, seat, audit)
         if not res.ok:
             self._flag(rs, seat, res.reason)
             if rs.me is not None:
                 self._send(Verdict(seat, False, res.reason[:200]))
         return res
 
-    @staticmethod
-    def _nerts_bound(rs: RoundState, seat: int) -> int:
-        """The most Nerts cards ``seat`` can have left by the agreed log alone."""
-        return NERTS_SIZE - sum(1 for p in rs.plays_by_seat.get(seat, [])
-                                if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
-
     def _maybe_close(self, rs: RoundState) -> None:
-        if not rs.results or self.phase is not Phase.SCORING:
-            return
-        if not rs.live <= rs.summaries.keys() and rs.me is not None:
+        if self.phase is not Phase.SCORING or not closing.close_due(rs):
             return
         digest = rs.log.state_hash()
-        mine = tuple(0 if r.void else r.score for r in rs.results)
-        differ = tuple(s for s, m in sorted(rs.summaries.items())
-                       if s in rs.live and (m.digest != digest or m.scores != mine))
+        differ = closing.disagreeing(rs, digest)
         if differ:
-            # Nothing to fetch: a round entry counts only once every live seat
-            # holds it, so the seats scored the same entries, and a different
-            # summary is a faulty or lying peer. Say so; there is no repair.
+            # A faulty or lying peer (closing.disagreeing): say so; there is no repair.
             self._event(ev.Divergence(rs.number, differ))
         else:
             self._event(ev.RoundAgreed(rs.number))
