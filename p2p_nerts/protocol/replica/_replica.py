@@ -98,6 +98,7 @@ from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
 from . import _closing as closing
 from . import _drops as drops
+from . import _lobby as lobby
 from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
@@ -1221,33 +1222,20 @@ class Replica:
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
-        if key in self.equivocators:
-            self._send(Refuse(key, "this seat signed two different entries under one number"))
-            return
-        seated = key in self.seated
-        rs = self.rs
-        if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            seat = rs.seat_of(key) if rs is not None else None
-            if seat is not None and rs is not None and seat in rs.live:
-                return  # a returning seat catches up through resends
-            if key in self.waiting:
-                return
-            if not seated and len(self.seats) + len(self.waiting) >= self._room():
-                self._send(Refuse(key, "the table is full"))
-                return
-            # Dropped from this round, or given up after an earlier one: the
-            # player never chose to leave. It sits down as this round closes,
-            # so it cannot miss the short break before the next deal.
-            self.waiting[key] = name
-            self._event(ev.Notice(f"{name} sits down when this round ends"))
-        elif seated:
-            self._send(Roster(self.seats))  # a rejoin: tell them again
-        elif self.phase is Phase.OVER:
-            self._send(Refuse(key, "the game is over"))
-        elif len(self.seats) >= self._room():
-            self._send(Refuse(key, "the table is full"))
-        else:
-            self._seat(key, name)
+        answer = lobby.answer_join(
+            key, rs=self.rs, in_round=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING),
+            over=self.phase is Phase.OVER, seated=self.seated, taken=len(self.seats),
+            waiting=self.waiting, proven=key in self.equivocators, room=self._room())
+        match answer:
+            case lobby.Refuse(reason=reason):
+                self._send(Refuse(key, reason))
+            case lobby.Wait():
+                self.waiting[key] = name
+                self._event(ev.Notice(f"{name} sits down when this round ends"))
+            case lobby.Retell():
+                self._send(Roster(self.seats))
+            case lobby.SeatIt():
+                self._seat(key, name)
 
     def _room(self) -> int:
         """Seats the host offers: its own limit, and no more tableaux than the rules play."""
@@ -1818,17 +1806,13 @@ class Replica:
         would wait for it again, unless it has asked back meanwhile; it keeps
         its total either way. One ROSTER says both.
         """
-        gone = {rs.keys[s] for s in range(len(rs.keys)) if s not in rs.live} - {self.host_key}
-        gone -= self.waiting.keys()
-        gone |= self.equivocators.keys() - {self.host_key}
-        seats = {s.key: s for s in self.seats if s.key not in gone}
-        for key, name in self.waiting.items():
-            if key not in seats and key not in gone and len(seats) < self.max_seats:
-                seats[key] = Seat(key, name)
+        seats = lobby.reseat(rs, self.seats, self.waiting, set(self.equivocators),
+                             self.host_key, self.max_seats)
         self.waiting.clear()
-        if seats.keys() != self.seated:
-            newcomers = seats.keys() - set(rs.keys)
-            self._send(Roster(tuple(seats.values())))
+        keys = {seat.key for seat in seats}
+        if keys != self.seated:
+            newcomers = keys - set(rs.keys)
+            self._send(Roster(seats))
             self.sitting_down = dict.fromkeys(newcomers, self.seq)
 
     # -------------------------------------------------------------- misc
