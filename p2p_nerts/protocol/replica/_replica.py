@@ -98,6 +98,7 @@ from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
 from . import _closing as closing
 from . import _drops as drops
+from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _shuffle as shuffle
 from ._base import (
@@ -143,7 +144,7 @@ from ._commands import (
     VoteStuck,
 )
 from ._order import Finality, final_event
-from ._state import Ordered, RoundState, hold, index_of, received, void
+from ._state import Ordered, RoundState, index_of, void
 
 
 class Replica:
@@ -865,7 +866,7 @@ class Replica:
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
-            self._take_early_marks(rs, seat, log)
+            liveness.take_early_marks(rs, seat, log)
         if rs is not None and rs.pending_marks:
             self._recheck_marks(rs, log)
         self._ask_missing()
@@ -972,7 +973,7 @@ class Replica:
                     if other is not None:
                         other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    self._note_marks(rs, seat, entry.seq, log, upto)
+                    liveness.note_marks(rs, seat, entry.seq, log, upto)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
                 if entry.author in self.sitting_down and any(
@@ -993,25 +994,6 @@ class Replica:
                 self._ack(to=entry.author)
             case _:
                 pass  # HELLO: liveness only
-
-    def _note_marks(self, rs: RoundState, seat: int, seq: int, log: AuthorLog,
-                    upto: tuple[AckMark, ...]) -> None:
-        """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
-        marks = {author: mark.seq for mark in upto
-                 if (author := rs.seat_of(mark.author)) is not None}
-        if not received(rs, log, seq):
-            # Its DROP vote may be among what we miss: the marks wait for it.
-            old_seq, old = rs.early_marks.get(seat, (0, {}))
-            rs.early_marks[seat] = (max(seq, old_seq), {
-                a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
-            return
-        hold(rs, seat, marks)
-
-    def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
-        seq, marks = rs.early_marks[seat]
-        if received(rs, log, seq):
-            del rs.early_marks[seat]
-            hold(rs, seat, marks)
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
@@ -1524,17 +1506,8 @@ class Replica:
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
         marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
-                             and (mark := self._mark(k, log)).seq))
+                             and (mark := liveness.mark_of(k, log, self.equivocators.get(k))).seq))
         self._send(Ack(marks), to=to)
-
-    def _mark(self, key: bytes, log: AuthorLog) -> AckMark:
-        """How far I hold ``key``'s chain. For a proven equivocator, only up to its
-        fork: past that, peers hold different entries, and their marks would
-        never count for one another (nor its entries before the fork be final)."""
-        proof = self.equivocators.get(key)
-        if proof is not None and log.delivered > proof.cut:
-            return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
-        return AckMark(key, log.delivered, log.head)
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:

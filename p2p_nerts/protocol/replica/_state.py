@@ -13,7 +13,6 @@ from ...game.foundations import FoundationLog, Play, PlayKey, before
 from ...game.scoring import SeatRound
 from ...game.tableau import Tableau
 from ...game.variants import Variants
-from ..authors import AuthorLog
 from ..messages import AckMark, Audit, Commit, Drop, Go, Payload, Result, Seat, Summary, View
 from ..proof import ForkProof
 
@@ -122,32 +121,9 @@ class RoundState:
 
 
 
-def received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
-    """Whether every entry this author sent in this round before its ``seq`` is here.
-
-    Delivered, or held (waiting for the deal); an entry held for a later round
-    means everything before it is here, however far ``seq`` goes on (a peer
-    catching up hears ACKs from rounds it has not reached).
-    """
-    for s in range(log.delivered + 1, seq + 1):
-        entry = log.held.get(s)
-        if entry is None:
-            return False
-        if entry.round > rs.number:
-            return True
-    return True
-
-
 def void(rs: RoundState, item: Ordered) -> bool:
     """An entry past its author's agreed drop cut: it never counts."""
     return not isinstance(item.payload, Drop) and item.seq > rs.dropping.get(item.seat, item.seq)
-
-
-def hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
-    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
-    held = rs.marks.setdefault(seat, {})
-    for author, seq in marks.items():
-        held[author] = max(held.get(author, 0), seq)
 
 
 def index_of(seats: tuple[Seat, ...], key: bytes) -> int | None:
