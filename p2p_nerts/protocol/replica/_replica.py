@@ -30,7 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ...game.deadlock import AllStuck
 from ...game.foundations import Fate, FoundationLog, Play, PlayKey
 from ...game.moves import is_stuck, perform
@@ -39,7 +38,6 @@ from ...game.tableau import (
     OP_NERTS,
     OP_ROTATE,
     ROTATE_ALL,
-    SOURCES,
     Tableau,
     Target,
     apply_move,
@@ -98,6 +96,7 @@ from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
 from . import _closing as closing
 from . import _drops as drops
+from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _shuffle as shuffle
@@ -111,7 +110,6 @@ from ._base import (
     LINK_TYPES,
     MAX_AUTHORS,
     MAX_LAMPORT_JUMP,
-    NEEDS_DEAL,
     RESEND_BURST,
     RESEND_BYTES,
     RESEND_INTERVAL,
@@ -836,7 +834,7 @@ class Replica:
         next in its author's sequence, does not parse it twice.
         """
         while (entry := log.held.get(log.delivered + 1)) is not None:
-            if not self._deliverable(entry):
+            if not intake.deliverable(self.rs, self.phase, entry):
                 break
             del log.held[entry.seq]
             if not log.follows(entry):
@@ -875,29 +873,6 @@ class Replica:
         """Deliver what every author has held back: what may be delivered just changed."""
         for log in list(self.authors.values()):
             self._drain(log)
-
-    def _deliverable(self, entry: Entry) -> bool:
-        """Whether an author's next entry can be acted on now, or must wait.
-
-        Round entries wait for their round; play entries also wait for the
-        deal (an honest PLAY can overtake a slow peer's REVEAL). Everything
-        else goes on, so a bad entry is judged, not left blocking its author.
-        """
-        rs = self.rs
-        if entry.type in (MsgType.ROSTER, MsgType.SETTINGS):
-            # The host sends these once it has closed a round; a peer still
-            # closing it takes them after (they set up the next round).
-            return self.phase not in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
-        if entry.type not in ROUND_TYPES:
-            return True
-        if (entry.type == MsgType.RESULT and rs is not None and entry.round == rs.number
-                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            return False  # signed as its author closed the game, which we are still closing
-        if rs is None or entry.round > rs.number:
-            return False
-        if entry.round == rs.number and entry.type in NEEDS_DEAL:
-            return rs.joint is not None
-        return True
 
     def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
@@ -1454,24 +1429,8 @@ class Replica:
             self._event(ev.RoundStarted(rs.number))
 
     def _play_entry(self, rs: RoundState, seat: int, entry: Entry, msg: PlayMsg) -> None:
-        v = rs.variants
-        card, pile, decl = msg.card, msg.pile, msg.decl
-        if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
-            raise EnvelopeError("bad_field:card")
-        if msg.src not in SOURCES:
-            raise EnvelopeError("bad_field:src")
-        is_joker = card & 15 == JOKER_RANK
-        if is_joker:
-            if not ACE <= decl & 15 <= KING:
-                raise EnvelopeError("bad_field:decl")
-        elif decl != 0:
-            raise EnvelopeError("bad_field:decl")
-        face = decl if is_joker else card & 63
-        starts = face & 15 == ACE
-        if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
-                                                         jokers=v.jokers):
-            raise EnvelopeError("bad_field:pile")
-        play = Play(entry.lamport, seat, card, pile, msg.src, decl)
+        intake.check_play(rs, seat, msg)
+        play = Play(entry.lamport, seat, msg.card, msg.pile, msg.src, msg.decl)
         rs.plays_by_seat.setdefault(seat, []).append(play)
         rs.play_seq[play.key] = entry.seq
         rs.log.add(play)
