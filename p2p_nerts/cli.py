@@ -175,7 +175,7 @@ def run_solo(args: argparse.Namespace) -> int:
         if args.loopback:
             return run_loopback_solo(args, player, variants)
         table = solo_table(player.identity, bots=args.bots, skill=args.skill,
-                           variants=variants, seed=args.seed)
+                           variants=variants, seed=args.seed, store=store)
         run_app(table, player.config, player.notes)
     finally:
         store.close()
@@ -216,8 +216,9 @@ def run_lobby(args: argparse.Namespace) -> int:
             return 1
         # Logs would tear the screen: they go to the data dir's log file.
         setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
-        lobby = Browser(player.identity, LanTables(player.identity, interfaces, store=store,
-                                                   partner=player.config.partner))
+        tables = LanTables(player.identity, interfaces, store=store,
+                           partner=player.config.partner)
+        lobby = Browser(player.identity, tables, store=store, results=tables.results)
         asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
             None, player.config, player.notes, browser=lobby).run()))
     finally:

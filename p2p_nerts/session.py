@@ -21,10 +21,11 @@ from typing import Protocol
 from .game.bot import SKILLS, Bot
 from .game.variants import Variants
 from .protocol.botdriver import BotDriver
-from .protocol.events import Event
+from .protocol.events import Event, GameOver, Notice
 from .protocol.identity import Identity
 from .protocol.messages import MAX_DROP_AFTER_MS
 from .protocol.replica import Command, Open, Outbound, Replica
+from .store import SOLO, Store, StoreError
 
 Listener = Callable[[Event], None]
 
@@ -71,9 +72,10 @@ class LocalTable:
     def __init__(self, player: Identity, *, bots: int = 2, skill: str = "medium",
                  variants: Variants | None = None, seed: int | None = None,
                  countdown: float = 3.0, clock: Callable[[], float] = time.monotonic,
-                 delay: tuple[float, float] = (0.0, 0.0)) -> None:
+                 delay: tuple[float, float] = (0.0, 0.0), store: Store | None = None) -> None:
         """``delay`` (min, max seconds) holds every frame back like a LAN would, so that
-        plays are visibly pending and the player's plays can collide with the bots'."""
+        plays are visibly pending and the player's plays can collide with the bots'.
+        ``store``: the player's, where the game is kept when it ends or is left."""
         if not 1 <= bots <= 7:
             raise ValueError("a solo table has 1 to 7 bots")
         if skill not in SKILLS:
@@ -117,6 +119,7 @@ class LocalTable:
         self._order = 0
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
+        self._store = store
         now = self._clock()
         for i, r in enumerate(self._replicas):
             # One at a time, so the bots sit down in the order of their names;
@@ -162,13 +165,29 @@ class LocalTable:
         self._pump()
 
     def close(self) -> None:
+        if not self._closed.is_set():
+            self._keep()  # finished or given up: kept like a networked seat's game
         self._closed.set()
+
+    def _keep(self) -> None:
+        if self._store is None:
+            return
+        from .records.history import keep  # here: records reads its summaries through net
+
+        try:
+            keep(self._store, self.replica, f"{self.replica.me.name}'s solo table",
+                 time.time(), flags=(SOLO,))
+        except StoreError as exc:
+            for listener in self._listeners:
+                listener(Notice(f"Cannot keep the game in your history: {exc}"))
 
     def _route(self, sender: int, out: Outbound) -> None:
         if sender == 0:
             for event in out.events:
                 for listener in self._listeners:
                     listener(event)
+                if isinstance(event, GameOver):
+                    self._keep()
         now = self._clock()
         for send in out.sends:
             if send.to is not None:

@@ -52,6 +52,10 @@ if sys.platform != "win32":
     import fcntl
 
 DB_FILE = "nerts.sqlite3"
+SOLO = "solo"
+"""The flag of a game played against computer players in this process: the player's
+history keeps it, but it is served to no one's event standings (nobody else sat
+at that table)."""
 _RECORD_HEADER = struct.Struct(">IBI")  # data length, kind, CRC-32 of kind byte and data
 
 _SCHEMA = """
@@ -303,10 +307,13 @@ class Store:
             raise StoreError(f"cannot read the games: {exc}") from None
 
     def records_since(self, since: float) -> list[bytes]:
-        """The records of the games that ended at ``since`` or later, newest first."""
+        """The records of the games that ended at ``since`` or later, newest first
+        (not the :data:`SOLO` ones)."""
         try:
-            rows = self._db.execute("SELECT record FROM games WHERE ended_at >= ?"
-                                    " ORDER BY ended_at DESC, id DESC", (since,)).fetchall()
+            rows = self._db.execute(
+                "SELECT record FROM games WHERE ended_at >= ? AND NOT EXISTS ("
+                "SELECT 1 FROM json_each(summary, '$.flags') WHERE value = ?)"
+                " ORDER BY ended_at DESC, id DESC", (since, SOLO)).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read the games: {exc}") from None
         return [bytes(row[0]) for row in rows]

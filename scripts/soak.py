@@ -11,6 +11,10 @@ At a random moment one peer (the host, maybe) is killed with SIGKILL and
 started again with ``--resume`` a little later; if the others dropped it from
 the round, it asks for its seat back and plays again from a later round.
 
+With ``--kills N`` a random peer is killed N times instead, each time at a
+random moment (many land mid-write: every play is journaled), and each
+``--resume`` must come back or say in one line why not.
+
 With ``--adversary NAME`` peer p1 misbehaves instead of the random crash (see
 ADVERSARIES). A liar runs a modified client (the adversary patched into its own
 process): ``equivocate`` sends one PLAY to half the table and another under the
@@ -45,6 +49,7 @@ completed with no divergence and no card, audit or comeback problem.
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
     scripts/soak.py --rounds 30 --players 8   # the long run
     scripts/soak.py --rounds 30 --adversary silent-cheater
+    scripts/soak.py --rounds 5 --players 4 --kills 100
 """
 
 from __future__ import annotations
@@ -281,6 +286,11 @@ class Report:
     rss_start_kb: dict[str, int] = field(default_factory=dict)
     rss_end_kb: dict[str, int] = field(default_factory=dict)
     adversary: dict[str, Any] = field(default_factory=dict)
+    #: --kills: each kill (peer, round, how long down) and how its --resume went:
+    #: "back", or the one line the peer said when it would not come back.
+    kills: list[dict[str, Any]] = field(default_factory=list)
+    #: Tracebacks in any peer's log (none may ever reach a user).
+    tracebacks: int = 0
     #: Per round: how many honest peers agree, what the audits said, who was flagged and why.
     round_lines: list[str] = field(default_factory=list)
 
@@ -294,7 +304,9 @@ class Report:
     def ok(self) -> bool:
         return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
                 and not self.card_problems and not self.audit_problems
-                and not self.comeback_problem and not self.honest_flagged)
+                and not self.comeback_problem and not self.honest_flagged
+                and not self.tracebacks and all(k["resume"] == "back" or "\n" not in k["resume"]
+                                                for k in self.kills))
 
 
 def rss_kb(peer: PeerProcess) -> int:
@@ -377,6 +389,31 @@ async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Repor
                     "down_s": round(down, 2), "dropped": False, "back_in_round": under_way}
 
 
+async def kills(table: PeerTable, rng: random.Random, count: int, report: Report) -> None:
+    """SIGKILL a random peer ``count`` times at random moments (a play is journaled
+    every few milliseconds, so many land mid-write) and ``--resume`` it each time.
+
+    Each resume must come back or say in one line why not; a peer that will not
+    come back ends the kills (the table may not go on without it).
+    """
+    for _ in range(count):
+        await asyncio.sleep(rng.uniform(0.0, 1.5))
+        victim = rng.randrange(table.players)
+        under_way = round_under_way(table.peers[0])
+        await table.crash(victim)
+        down = rng.uniform(0.1, 1.0)
+        await asyncio.sleep(down)
+        peer = table.peers[victim]
+        kill = {"peer": peer.name, "round": under_way, "down_s": round(down, 2)}
+        report.kills.append(kill)
+        try:
+            await table.resume(victim, *(("--auto-next", "0.3") if victim == 0 else ()))
+        except RuntimeError:  # it exited: what it said is its last line
+            kill["resume"] = "\n".join(peer.tail(3).splitlines()[-1:]) or "(nothing)"
+            return
+        kill["resume"] = "back"
+
+
 def flags_by_round(peer: PeerProcess) -> Counter[tuple[int, str, str]]:
     """(round, who, why) of every flag in the peer's log, in the round it last saw start."""
     flags: Counter[tuple[int, str, str]] = Counter()
@@ -398,7 +435,7 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
     # Who the honest peers flagged, and why: the liar's own view is its own business.
     flags: Counter[tuple[int, str, str]] = sum((flags_by_round(p) for p in honest), Counter())
     # No seat is unaudited but one that crashed (under chaos or a stale journal).
-    allowed = ("", "unaudited") if report.crash else ("",)
+    allowed = ("", "unaudited") if report.crash or report.kills else ("",)
     for number in range(1, rounds + 1):
         lines = {name: next((x for x in ls if x.get("round") == number), None)
                  for name, ls in by_peer.items()}
@@ -526,7 +563,12 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
                          60, table, "round 1", liar)
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
-        if adversary is None:
+        if args.kills:
+            await kills(table, rng, args.kills, report)
+            # Every round the kills fell in is checked, and one after them.
+            args.rounds = report.rounds_asked = max(args.rounds,
+                                                    round_under_way(table.peers[0]) + 1)
+        elif adversary is None:
             await chaos(table, rng, args.rounds, report, args.down)
         elif adversary.during is not None:  # one misbehaving peer at a time: no chaos then
             await adversary.during(table, rng, report)
@@ -548,7 +590,9 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
     finally:
         report.seconds = round(time.monotonic() - began, 1)
         await table.close()
-    report.faults = fault_counts(table, killed=1 if report.crash else 0)
+    report.faults = fault_counts(table, killed=len(report.kills) or (1 if report.crash else 0))
+    report.tracebacks = sum(p.log.read_text(errors="replace").count("Traceback")
+                            for p in table.peers if p.log.exists())
     check(table, report.rounds_played, report)
     return report
 
@@ -571,6 +615,12 @@ def show(report: Report) -> None:
           + (", ".join(f"{k} x{v}" for k, v in report.honest_flagged.items()) or "none"))
     print("faults injected: " + ", ".join(f"{k} {v}" for k, v in report.faults.items()))
     print(f"crash: {report.crash}")
+    if report.kills:
+        back = sum(k["resume"] == "back" for k in report.kills)
+        print(f"kills: {len(report.kills)}, back with --resume {back}, would not: "
+              + ("; ".join(f"{k['peer']}: {k['resume']}" for k in report.kills
+                           if k["resume"] != "back") or "none"))
+    print(f"tracebacks in the peers' logs: {report.tracebacks}")
     print("messages rejected: " + (", ".join(f"{k} {v}" for k, v in report.rejected.items())
                                    or "none"))
     print(f"round lines missing (a crashed peer's): {report.missing_lines}")
@@ -596,6 +646,9 @@ def main() -> int:
     parser.add_argument("--down", type=float, metavar="SECONDS",
                         help="keep the killed peer (a guest) down this long; past --drop-after "
                              "it is dropped from its round and must sit down again")
+    parser.add_argument("--kills", type=int, default=0, metavar="N",
+                        help="kill a random peer N times at random moments (instead of the "
+                             "one crash) and resume it each time")
     parser.add_argument("--code", help="play at a table with this code (all traffic sealed)")
     parser.add_argument("--teams", choices=TEAMS, default="none",
                         help="the table's teams (share: two bots at each peer's tableau)")
@@ -611,6 +664,8 @@ def main() -> int:
         args.rounds = 2
     if not 2 <= args.players <= 8 or args.rounds < 1:
         parser.error("--players must be 2..8 and --rounds at least 1")
+    if args.kills < 0 or (args.kills and args.adversary):
+        parser.error("--kills must be 0 or more, and no --adversary beside it")
     home = args.keep or Path(tempfile.mkdtemp(prefix="nerts-soak-"))
     kept = f"the peers' data dirs and logs are in {home}"
     try:

@@ -33,7 +33,9 @@ from p2p_nerts.ui.network import Network, TableListing
 
 from .gamekit import cs, tableau
 
-WAIT = 3.0  # seconds a helper waits for the app before failing
+#: Seconds a helper waits for the app: long, for a busy machine is slow, and only a
+#: failing test ever waits it out.
+WAIT = 20.0
 
 ENTER, ESC, SPACE = "\r", "\x1b", " "
 UP, DOWN, RIGHT, LEFT = "\x1b[A", "\x1b[B", "\x1b[C", "\x1b[D"
@@ -294,6 +296,7 @@ class FakeNetwork:
         self.outcome: Callable[[], Session] = lambda: solo(bots=1)
         self.joined: list[str] = []
         self.watched: list[str] = []
+        self.waits: list[bool] = []  # whether each join waits for a free seat, in order
         self.codes: list[str | None] = []  # the code given with each join, in order
         self.hosted: list[tuple[str, Variants, str | None, float, float]] = []
         self.code = "pink otter"
@@ -325,9 +328,11 @@ class FakeNetwork:
     def check_code(self, text: str) -> None:
         normalize_code(text)
 
-    async def join(self, table: TableListing, code: str | None) -> Session:
+    async def join(self, table: TableListing, code: str | None, *,
+                   wait: bool = False) -> Session:
         self.joined.append(table.instance)
         self.codes.append(code)
+        self.waits.append(wait)
         if self.gate is not None:
             await self.gate.wait()
         if table.needs_code and code != self.code:

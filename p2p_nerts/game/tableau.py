@@ -244,6 +244,25 @@ class Tableau:
         self.log.append((OP_SETTLE, card, key[0], landed))
         return landed
 
+    def take_back(self, key: tuple[int, int]) -> int | None:
+        """A play of ours that had stayed is undone after all: the card comes back as
+        a bounce would. Returns where it landed, or None if no play of ours under
+        ``key`` had stayed (it is in the air still, or came back already).
+
+        Our seat was dropped from the round with a cut before this play, so on
+        every replica the play never happened, though it had looked settled
+        here (its fate was fixed by the plays before it, and the vote that
+        cut it was ordered after it).
+        """
+        settled = next((m for m in reversed(self.log)
+                        if m[0] == OP_SETTLE and m[2] == key[0]), None)  # its last word
+        launched = next((m for m in reversed(self.log)
+                         if m[0] == OP_FOUND and m[3] == key[0]), None)
+        if settled is None or settled[3] != STAYED or launched is None:
+            return None
+        self.in_flight[key] = (settled[1], launched[1])
+        return self.settle(key, stayed=False)
+
     def record_nerts_call(self, lamport: int) -> None:
         if not self.can_call_nerts():
             raise IllegalMove(

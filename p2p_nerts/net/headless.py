@@ -30,7 +30,7 @@ from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.replica import CommandError, Phase, Replica, StartRound
-from .node import NetSession
+from .node import HOST_GONE, NetSession
 
 __all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "SummaryWriter", "deal_when_ready",
            "describe", "drive_bot", "drive_partner",
@@ -41,9 +41,6 @@ _log = logging.getLogger("nerts")
 LINGER = 1.0
 """Seconds a peer stays after the game ends, answering resend requests for
 entries (its last summary...) that slower peers may still be missing."""
-HOST_GONE = 20.0
-"""Seconds without a link to the host after which a headless guest gives up:
-without the host no round can start, and a bot must not wait forever."""
 BREAK = 5.0
 """Seconds a headless host without ``--auto-next`` rests between two rounds
 before it deals again (when every seat is ready)."""

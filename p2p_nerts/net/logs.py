@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import sys
+import traceback
 from pathlib import Path
+from types import TracebackType
 
 from .discovery import QuietMdnsErrors
 
@@ -36,13 +38,35 @@ class _Speaker(logging.Filter):
         return True
 
 
+class _OneLine(logging.Formatter):
+    """An error logged with its exception (a bug caught so that the table plays on)
+    takes one line: what it was and where it was raised, never a traceback, which
+    a player cannot act on and which tears a log read by people."""
+
+    def formatException(self, ei: tuple[type[BaseException], BaseException, TracebackType | None]
+                        | tuple[None, None, None]) -> str:
+        kind, error, tb = ei
+        if kind is None:
+            return ""
+        where = traceback.extract_tb(tb)[-1] if tb is not None else None
+        at = f" (in {Path(where.filename).name}:{where.lineno}, {where.name})" if where else ""
+        return f"{kind.__name__}: {error}{at}"
+
+    def format(self, record: logging.LogRecord) -> str:
+        line, more, rest = super().format(record).partition("\n")
+        return f"{line}: {rest.replace(chr(10), ' ')}" if more else line
+
+    def formatStack(self, stack_info: str) -> str:
+        return ""
+
+
 def setup_logging(name: str, verbose: bool, file: Path | None) -> None:
     """Log lines go to stderr headless, to a file under the screen (they would tear it)."""
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(speaker)s: %(message)s", datefmt="%H:%M:%S",
                         **({"filename": str(file)} if file else {"stream": sys.stderr}))
     for handler in logging.getLogger().handlers:
         handler.addFilter(_Speaker(name))
+        handler.setFormatter(_OneLine("%(asctime)s %(speaker)s: %(message)s", "%H:%M:%S"))
     mdns = logging.getLogger("zeroconf")
     if not verbose:
         mdns.setLevel(logging.WARNING)

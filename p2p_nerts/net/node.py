@@ -55,8 +55,8 @@ from .bounds import Limits
 from .channel import normalize_code
 from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
-from .link import Link, LinkError
-from .mesh import Mesh
+from .link import Link, LinkError, Refused
+from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 
 __all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
@@ -79,6 +79,10 @@ _ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before i
 _TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
+HOST_GONE = 20.0
+"""Seconds without a link to the host after which a guest gives up: without the
+host no round can start (a headless guest quits then; a resuming one stops
+dialing a host that may be coming back from a crash itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +355,7 @@ class NetSession:
         await self._listen(endpoint)
         self._mesh.host_key = table.host_key
         try:
-            link = await self._mesh.connect(*address, joining=False, expect_key=table.host_key)
+            link = await self._redial_host(address, table.host_key)
         except BaseException:
             await self._mesh.close(flush=0)
             raise
@@ -360,6 +364,24 @@ class NetSession:
         self._use(replica)
         self._had_seat = replica.my_seat is not None
         return self
+
+    async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
+        """Link to the host we sat with, dialing again for up to ``HOST_GONE``: the
+        host may have crashed with us and be coming back on its old port."""
+        give_up = time.monotonic() + HOST_GONE
+        delay = BACKOFF_MIN
+        while True:
+            try:
+                return await self._mesh.connect(*address, joining=False, expect_key=host_key)
+            except Refused:
+                raise  # it answered, and said no: dialing again changes nothing
+            except LinkError as exc:
+                if time.monotonic() + delay > give_up:
+                    raise LinkError(f"no link to the host at {format_address(*address)} "
+                                    f"for {HOST_GONE:g} s (last: {exc})") from None
+                _log.debug("the host is not back yet: %s", exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
 
     # ------------------------------------------------------------ Session
     @property
@@ -533,7 +555,10 @@ class NetSession:
         self._routing += 1
         try:
             for event in out.events:
-                self._react(event)
+                told = self._react(event)
+                if told is None:
+                    continue
+                event = told
                 if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
                     self._backlog.append(event)
                 for listener in self._listeners:
@@ -554,7 +579,12 @@ class NetSession:
         except Exception:  # noqa: BLE001 - one bad listener must not stop the table
             _log.exception("event listener failed on %s", event)
 
-    def _react(self, event: ev.Event) -> None:
+    def _react(self, event: ev.Event) -> ev.Event | None:
+        """Act on ``event``; return what the listeners hear of it (None: nothing).
+
+        Waiting at a full table, the host refuses each request for a seat; the
+        player is told once that we wait, not of every refusal.
+        """
         if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
             self._names.update((s.key, s.name) for s in self.replica.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
@@ -571,9 +601,10 @@ class NetSession:
             asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
         elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
                 and not self._had_seat:
-            if not self._waiting_for_seat:
-                _log.info("%s: waiting for a free seat", event.reason)
+            told = None if self._waiting_for_seat else ev.Notice(
+                "the table is full: waiting for a free seat, to sit down as one comes free")
             self._waiting_for_seat = True
+            return told
         elif isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
@@ -591,6 +622,7 @@ class NetSession:
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._keeping = self._keep_game()
             self._with_store(lambda store: store.finish_table(table_id, result))
+        return event
 
     def _admitted(self, key: bytes) -> bool:
         """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had

@@ -31,7 +31,8 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 from ..records.record import MAX_RECORD
 from .interfaces import Interfaces, advertised_addresses
 
-__all__ = ["MAX_RECORDS", "RESULTS_SERVICE", "ResultsServer", "collect", "fetch"]
+__all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "ResultsServer", "collect",
+           "event_records", "fetch"]
 
 _log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ RESULTS_SERVICE = "_nerts-results._tcp.local."
 VERSION = 1
 MAX_RECORDS = 64
 """Records one answer carries: an evening's games at one player's tables."""
+LISTEN = 2.0
+"""Seconds a standings view looks for players serving results, by default."""
 _MAX_REQUEST = 256
 _TIMEOUT = 10.0  # seconds for a whole exchange, either side
 _MAX_CLIENTS = 8
@@ -131,7 +134,7 @@ async def fetch(host: str, port: int, since: float) -> list[bytes]:
                 await writer.wait_closed()
 
 
-async def collect(interfaces: Interfaces, since: float, listen: float = 2.0,
+async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
                   enough: int | None = None) -> list[tuple[str, bytes]]:
     """Browse for results services, then ask each: ``(where, record)`` for every record.
 
@@ -176,6 +179,19 @@ async def collect(interfaces: Interfaces, since: float, listen: float = 2.0,
             continue
         out += [(f"{host}:{port}", data) for data in answer]
     return out
+
+
+OWN = "this computer"
+"""Where this player's own records come from, in standings."""
+
+
+async def event_records(interfaces: Interfaces, since: float, listen: float,
+                        own: Source) -> list[tuple[str, bytes]]:
+    """What a standings view counts, ``nerts event``'s and the lobby's alike: the records
+    the LAN's players serve (:func:`collect`) and this player's own (``own``), which
+    count even where multicast is blocked (a game heard twice counts once)."""
+    found = await collect(interfaces, since, listen)
+    return found + [(OWN, data) for data in own(since)]
 
 
 def _request(data: bytes) -> float:

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, TypeVar
 from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..session import Session
-from ..store import Store
+from ..store import Store, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
 from .headless import drive_partner, table_bot
 from .interfaces import Interfaces, listen_addresses
 from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
+from .results import LISTEN, event_records
 from .wire import NET_VERSION, WireError, parse_address
 
 if TYPE_CHECKING:
@@ -126,12 +127,14 @@ class LanTables:
     def check_code(self, text: str) -> None:
         normalize_code(text)
 
-    async def join(self, table: TableListing, code: str | None) -> Session:
+    async def join(self, table: TableListing, code: str | None, *,
+                   wait: bool = False) -> Session:
         ad = next((t for t in self.tables if t.instance == table.instance), None)
         if ad is None:
             raise ConnectionError(f"{table.name} is gone from the network")
+        config = TableConfig(code=code, wait_for_seat=wait)
         return self._seated(await _player_error(join_found(
-            self._identity, ad, TableConfig(code=code), self._endpoint, store=self._store)))
+            self._identity, ad, config, self._endpoint, store=self._store)))
 
     async def watch(self, table: TableListing, code: str | None) -> Session:
         ad = next((t for t in self.tables if t.instance == table.instance), None)
@@ -151,6 +154,17 @@ class LanTables:
         return self._seated(await _player_error(NetSession.host(
             self._identity, config, self._endpoint,
             table_name=name, interfaces=self._interfaces, store=self._store)))
+
+    async def results(self, since: float) -> list[tuple[str, bytes]]:
+        """The records for the lobby's standings (``ui.pages.Results``), found as
+        ``nerts event`` finds them."""
+        own = self._store.records_since if self._store is not None else lambda _since: []
+        try:
+            return await event_records(self._interfaces, since, LISTEN, own)
+        except StoreError as exc:
+            raise ConnectionError(str(exc)) from None
+        except OSError as exc:  # mDNS could not start on these interfaces
+            raise ConnectionError(f"network error: {exc.strerror or exc}") from None
 
     async def close(self) -> None:
         if self._browser is not None:

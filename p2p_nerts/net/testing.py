@@ -305,10 +305,11 @@ class PeerProcess:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(proc.pid, 0)
 
-    async def wait_for_line(self, text: str, timeout: float) -> None:
-        """Wait until ``text`` shows up in the peer's log (or it exits, or time runs out)."""
+    async def wait_for_line(self, text: str, timeout: float, *, after: int = 0) -> None:
+        """Wait until ``text`` shows up in the peer's log past byte ``after`` (or it
+        exits, or time runs out)."""
         async with asyncio.timeout(timeout):
-            while text not in self.log.read_text(errors="replace"):
+            while text not in self.log.read_bytes()[after:].decode(errors="replace"):
                 if self.proc is not None and self.proc.returncode is not None:
                     raise RuntimeError(f"{self.name} exited: {self.tail()}")
                 await asyncio.sleep(0.05)
@@ -435,8 +436,9 @@ class PeerTable:
         first = ["host", "--resume", "--table-name", self.name] if i == 0 else ["bot", "--resume"]
         peer = self.peers[i]
         peer.args = [*first, *options, *self._options(i)]
+        logged = peer.log.stat().st_size if peer.log.exists() else 0  # an earlier life's
         await peer.start()
-        await peer.wait_for_line("back at table", 15)
+        await peer.wait_for_line("back at table", 30, after=logged)
 
     async def finish(self, timeout: float, skip: Sequence[int] = ()) -> list[list[dict[str, Any]]]:
         """Wait for every peer but ``skip`` to exit 0; their summaries, in peer order."""

@@ -12,22 +12,21 @@ import asyncio
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..net.interfaces import Interfaces, interfaces_setting
-from ..net.results import collect
+from ..net.results import LISTEN, event_records
 from ..protocol.identity import default_data_dir
 from ..store import DB_FILE, Store, StoreBusy, StoreError
-from .history import history_text, statistics
-from .record import MAX_RECORD, GameRecord, RecordError, decode
-from .replay import RoundReplay, round_replay
-from .standings import standings_csv, standings_json, standings_text, tally
-from .verify import replay, verify
+from .history import history_text, load_game, round_to_replay, statistics
+from .record import MAX_RECORD, RecordError, decode
+from .replay import RoundReplay
+from .standings import EVENT_HOURS, standings_csv, standings_json, standings_text, tally
+from .verify import verify
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
-EVENT_HOURS = 12.0
-"""How far back ``nerts event`` looks by default: one evening, whenever it began."""
 
 
 def add_record_commands(sub: Any) -> None:
@@ -57,8 +56,8 @@ def add_record_commands(sub: Any) -> None:
                                                           "games, wins, points")
     event.add_argument("--watch", type=float, default=None, metavar="SECONDS",
                        help="ask again every SECONDS and show the standings as they change")
-    event.add_argument("--listen", type=float, default=2.0, metavar="SECONDS",
-                       help="how long to look for players on the network (default 2)")
+    event.add_argument("--listen", type=float, default=LISTEN, metavar="SECONDS",
+                       help=f"how long to look for players on the network (default {LISTEN:g})")
     event.add_argument("--interfaces", metavar="LIST",
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
@@ -90,25 +89,6 @@ def run_record_command(args: argparse.Namespace) -> int:
         return _replay(round_to_replay(game, args.round))
     except (StoreError, RecordError) as exc:
         return _fail(str(exc))
-
-
-def load_game(store: Store, number: int) -> GameRecord:
-    data = store.game_record(number)
-    if data is None:
-        raise RecordError(f"there is no game #{number} (nerts history lists them)")
-    return decode(data)
-
-
-def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
-    """Round ``number`` of the record's game (None: the last), ready to watch."""
-    rounds = replay(record).rounds
-    if not rounds:
-        raise RecordError("no round of this game was scored")
-    chosen = max(rounds) if number is None else number
-    if chosen not in rounds:
-        raise RecordError(f"there is no round {chosen}: this game has rounds "
-                          f"{min(rounds)} to {max(rounds)}")
-    return round_replay(rounds[chosen])
 
 
 def _replay(chosen: RoundReplay) -> int:
@@ -145,8 +125,8 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
     shown = None
     while True:
         since = time.time() - args.hours * 3600
-        found = await collect(interfaces, since, args.listen)
-        found += [("this computer", data) for data in _own_records(data_dir, since)]
+        found = await event_records(interfaces, since, args.listen,
+                                    partial(_own_records, data_dir))
         standings = tally(found, since)
         if args.json:
             text = json.dumps(standings_json(standings))

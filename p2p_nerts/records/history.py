@@ -18,7 +18,8 @@ from ..protocol import events as ev
 from ..protocol.identity import fingerprint_of
 from ..protocol.replica import Replica
 from ..store import Store
-from .record import GameRecord, encode, record_of
+from .record import GameRecord, RecordError, decode, encode, record_of
+from .replay import RoundReplay, round_replay
 from .verify import Replayed, replay
 
 Game = dict[str, Any]
@@ -110,35 +111,75 @@ def statistics(games: Sequence[Game], me: str) -> dict[str, Any]:
     }
 
 
+NO_GAMES = "No games yet: play one, and it is kept here."
+
+
 def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
     """Lines for ``nerts history``: one per game, newest first, then the statistics."""
     if not games:
-        return ["No games yet: play one, and it is kept here."]
-    lines = []
-    for number, g in games:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["ended_at"]))
-        totals = ", ".join(f"{p['name']}{'*' if p['fingerprint'] == me else ''} {p['total']}"
-                           for p in sorted(g["players"], key=lambda p: -p["total"]))
-        result = f"{g['winner']} won" if g["winner"] else "no winner"
-        flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
-        lines.append(f"#{number} {when}  {g['table']}  {len(g['rounds'])} rounds  "
-                     f"{result}: {totals}{flags}")
-    s = statistics([g for _n, g in games], me)
-    lines.append("")
-    lines.append(f"You: {s['games']} games, {s['wins']} wins, "
-                 f"{s['average_per_round'] if s['rounds'] else '-'} points a round, "
-                 f"{s['nerts_calls']} Nerts calls, best round "
-                 f"{s['best_round'] if s['best_round'] is not None else '-'}")
+        return [NO_GAMES]
+    return [*(game_line(number, g, me) for number, g in games), "",
+            *statistics_text(statistics([g for _n, g in games], me))]
+
+
+def game_line(number: int, g: Game, me: str) -> str:
+    """A game in a line: when, where, how many rounds, who won, every total (``*``: me)."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["ended_at"]))
+    totals = ", ".join(f"{p['name']}{'*' if p['fingerprint'] == me else ''} {p['total']}"
+                       for p in sorted(g["players"], key=lambda p: -p["total"]))
+    result = f"{g['winner']} won" if g["winner"] else "no winner"
+    flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
+    return (f"#{number} {when}  {g['table']}  {len(g['rounds'])} rounds  "
+            f"{result}: {totals}{flags}")
+
+
+def round_line(g: Game, r: dict[str, Any]) -> str:
+    """One round of a game: how it ended, each player's score, who called Nerts."""
+    names = {p["fingerprint"]: p["name"] for p in g["players"]}
+    scores = ", ".join(f"{names.get(fp, fp)} {score:+d}" for fp, score in
+                       sorted(r["scores"].items(), key=lambda item: -item[1]))
+    called = f", Nerts called by {names.get(r['called'], r['called'])}" if r["called"] else ""
+    return f"Round {r['round']} ({r['end']}{called}): {scores}"
+
+
+def statistics_text(s: dict[str, Any]) -> list[str]:
+    """The :func:`statistics` in words: the player's own line, then one per opponent."""
+    lines = [f"You: {s['games']} games, {s['wins']} wins, "
+             f"{s['average_per_round'] if s['rounds'] else '-'} points a round, "
+             f"{s['nerts_calls']} Nerts calls, best round "
+             f"{s['best_round'] if s['best_round'] is not None else '-'}"]
     for o in s["opponents"]:
         lines.append(f"  vs {o['name']} ({o['fingerprint']}): {o['games']} games, "
                      f"you won {o['my_wins']}, they won {o['their_wins']}")
     return lines
 
 
-def keep(store: Store, replica: Replica, table: str, saved_at: float) -> int | None:
+def load_game(store: Store, number: int) -> GameRecord:
+    """Game ``number`` of the store's history, as its record."""
+    data = store.game_record(number)
+    if data is None:
+        raise RecordError(f"there is no game #{number} (nerts history lists them)")
+    return decode(data)
+
+
+def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
+    """Round ``number`` of the record's game (None: the last), ready to watch."""
+    rounds = replay(record).rounds
+    if not rounds:
+        raise RecordError("no round of this game was scored")
+    chosen = max(rounds) if number is None else number
+    if chosen not in rounds:
+        raise RecordError(f"there is no round {chosen}: this game has rounds "
+                          f"{min(rounds)} to {max(rounds)}")
+    return round_replay(rounds[chosen])
+
+
+def keep(store: Store, replica: Replica, table: str, saved_at: float,
+         flags: Sequence[str] = ()) -> int | None:
     """Keep the game at ``replica``'s table in ``store`` (its summary and its whole
-    record); returns its number, or None when no round of it was scored."""
-    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key)
+    record); returns its number, or None when no round of it was scored. ``flags``
+    join the game's own (:data:`~p2p_nerts.store.SOLO`)."""
+    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key, flags)
     return None if kept is None else kept.into(store)
 
 
@@ -155,7 +196,7 @@ class Kept:
                                self.record.saved_at, self.game, self.data)
 
 
-def to_keep(record: GameRecord, me: bytes) -> Kept | None:
+def to_keep(record: GameRecord, me: bytes, flags: Sequence[str] = ()) -> Kept | None:
     """The record's game as ``me`` keeps it (None: no round of it was scored).
 
     Pure and self-contained (the record is a copy of the table's entries), so
@@ -163,4 +204,7 @@ def to_keep(record: GameRecord, me: bytes) -> Kept | None:
     checks every signature and every audit again.
     """
     game = summarize(record, replay(record), me)
-    return None if game is None else Kept(record, game, encode(record))
+    if game is None:
+        return None
+    game["flags"] += flags
+    return Kept(record, game, encode(record))

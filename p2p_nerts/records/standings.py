@@ -19,6 +19,9 @@ from .history import Game, summarize
 from .record import RecordError, decode
 from .verify import verify
 
+EVENT_HOURS = 12.0
+"""How far back standings look by default: one evening, whenever it began."""
+
 
 @dataclass(slots=True)
 class Standings:

@@ -10,9 +10,11 @@ The root is a chooser over whole screens (too small, the network lobby,
 table lobby, table, scores; :meth:`NertsApp._screen`). The app starts at a
 table (``nerts solo/host/join``) or in the network lobby (``nerts``); from
 the lobby, a seat won swaps the lobby for that table, and leaving the table
-brings the lobby back. Forms, help and the quit question float over
-whichever screen is showing, and go to whichever :class:`Hands` is in charge
-(the table's controller, else the lobby's browser).
+brings the lobby back. A page the lobby opens (its history, a replay, standings) stands
+in for its list until Esc, with the page's own keys. Forms, help and the quit
+question float over whichever screen is showing, and go to whichever
+:class:`Hands` is in charge (the table's controller, else the lobby's page or
+browser).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from prompt_toolkit.filters import Condition, Filter
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import (
+    ConditionalKeyBindings,
+    DynamicKeyBindings,
     KeyBindings,
     KeyBindingsBase,
     KeyPressEvent,
@@ -172,7 +176,7 @@ class NertsApp:
         if self._ctl is not None:
             return self._ctl
         assert self.browser is not None
-        return self.browser
+        return self.browser.page or self.browser
 
     async def run(self, *, tidy: bool = True) -> None:
         """Run the screen, the lobby and the table together until the player leaves.
@@ -257,8 +261,9 @@ class NertsApp:
             size = get_app().output.get_size()
             return too_small(size.columns, size.rows)
         if self._ctl is None:
-            assert self._lobby is not None
-            return self._lobby
+            assert self._lobby is not None and self.browser is not None
+            page = self.browser.page
+            return self._lobby if page is None else page.screen
         phase = self._ctl.replica.phase
         if phase in (Phase.LOBBY, Phase.SHUFFLE):
             return self._screens["lobby"]
@@ -311,7 +316,7 @@ class NertsApp:
 
     # ------------------------------------------------------------------- keys
     def mode(self) -> str:
-        """Which keys apply now: confirm, help, small, form, play, between or browse."""
+        """Which keys apply now: confirm, help, small, form, play, between, browse or page."""
         state = self.hands.state
         if state.confirm_quit:
             return "confirm"
@@ -322,7 +327,8 @@ class NertsApp:
         if state.form is not None:
             return "form"
         if self._ctl is None:
-            return "browse"
+            assert self.browser is not None
+            return "browse" if self.browser.page is None else "page"
         return "play" if self._ctl.replica.phase is Phase.PLAYING else "between"
 
     def _in(self, *modes: str) -> Filter:
@@ -369,6 +375,8 @@ class NertsApp:
             Action.CREATE: lobby(Browser.create),
             Action.SOLO: lobby(Browser.solo),
             Action.WATCH: lobby(Browser.watch),
+            Action.HISTORY: lobby(Browser.history),
+            Action.STANDINGS: lobby(Browser.standings),
         }
         everywhere: dict[Action, Handler] = {
             Action.HELP: lambda: self.hands.toggle_help(),
@@ -379,9 +387,14 @@ class NertsApp:
             build_bindings(self.keys, between, self._in("between")),
             build_bindings(self.keys, browse, self._in("browse")),
             build_bindings(self.keys, everywhere, self._in("play", "between", "browse", "small")),
+            ConditionalKeyBindings(DynamicKeyBindings(self._page_keys), filter=self._in("page")),
             self._form_bindings(),
             self._overlay_bindings(),
         ])
+
+    def _page_keys(self) -> KeyBindingsBase | None:
+        page = None if self.browser is None else self.browser.page
+        return None if page is None else page.keys
 
     def _quit(self) -> None:
         """At a table: ask first (a round may be on). In the lobby: nothing to lose."""

@@ -12,6 +12,11 @@ A table with a code is joined through a small form that asks for it. A seat
 asked for in a form that is not won brings that form back with the reason
 (a wrong code, a typo in the address), so the player can fix it and try
 again, or Esc.
+
+The player's results open as pages over the list (``pages``): the history,
+a game's rounds, a round's replay, the event standings. Each page takes the
+keys while it shows; Esc closes it and shows the one under it, and at last
+the list again.
 """
 
 from __future__ import annotations
@@ -25,9 +30,20 @@ from ..game.variants import VariantError, Variants
 from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import LocalTable, Session
-from .form import Form, TextField, choice, clock_fields, form_clocks, form_variants, variant_fields
-from .hands import Hands, player_input, sentence
+from ..store import Store, StoreError
+from .form import (
+    Field,
+    Form,
+    TextField,
+    choice,
+    clock_fields,
+    form_clocks,
+    form_variants,
+    variant_fields,
+)
+from .hands import Hands, Page, player_input, sentence
 from .network import Network, TableListing
+from .pages import STANDINGS_EVERY, HistoryPage, Results, StandingsPage
 
 #: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a
 #: play stays pending a moment and can bounce, as it can at a networked table.
@@ -40,10 +56,12 @@ CODE_FIELD_LIMIT = 100
 
 
 def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
-               variants: Variants | None = None, seed: int | None = None) -> LocalTable:
-    """A table against computer players, as ``nerts solo`` and the lobby open it."""
+               variants: Variants | None = None, seed: int | None = None,
+               store: Store | None = None) -> LocalTable:
+    """A table against computer players, as ``nerts solo`` and the lobby open it
+    (``store``: the player's, which keeps the game)."""
     return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
-                      delay=SOLO_DELAY)
+                      delay=SOLO_DELAY, store=store)
 
 
 def is_full(table: TableListing) -> bool:
@@ -58,10 +76,19 @@ def code_field(label: str) -> TextField:
 class Browser(Hands):
     """The player's hands in the network lobby."""
 
-    def __init__(self, identity: Identity, network: Network) -> None:
+    def __init__(self, identity: Identity, network: Network, *, store: Store | None = None,
+                 results: Results | None = None) -> None:
+        """``store``: the player's, for their history (and where solo games are
+        kept); ``results``: how the event standings ask the LAN."""
         super().__init__()
         self.identity = identity
         self.network = network
+        self.store = store
+        self.results = results
+        self.standings_every = STANDINGS_EVERY
+        #: The pages open over the list (history, a game, a replay, standings): the
+        #: last one shows; Esc closes it and shows the one under it.
+        self.pages: list[Page] = []
         self.chosen: str | None = None  # the chosen table's instance name
         self.busy: str | None = None  # what is under way: "Joining Ana's table…"
         #: A seat won, with the table code it was won with (the host's lobby shows it).
@@ -86,6 +113,10 @@ class Browser(Hands):
 
     async def close(self) -> None:
         """Stop: a join under way is cancelled, so no seat is won after this."""
+        tasks = [task for page in self.pages for task in page.tasks]
+        self._close_pages()
+        if tasks:
+            await asyncio.wait(tasks)
         if self._task is not None:
             self._task.cancel()
             await asyncio.wait([self._task])
@@ -109,8 +140,6 @@ class Browser(Hands):
         if not self.speaks(table):
             return (f"{table.name} speaks protocol v{table.protocol_version}; "
                     f"this nerts speaks v{self.network.version}")
-        if is_full(table):
-            return f"{table.name} is full: you can watch it instead"
         return None
 
     # ------------------------------------------------------------ inputs
@@ -141,6 +170,14 @@ class Browser(Hands):
         why = self.refusal(table)
         if why is not None:
             self.state.error(why)
+            return
+        if is_full(table):
+            fields: list[Field] = [choice("then", "Instead", "wait", (
+                ("wait", "wait for a free seat, and sit down"), ("watch", "watch, no seat")))]
+            if table.needs_code:
+                fields.append(code_field("Table code"))
+            self.state.form = Form(f"{table.name} is full", fields, "go",
+                                   partial(self._instead, table))
             return
         if table.needs_code:
             self.state.form = Form(f"Join {table.name}", [code_field("Table code")], "join",
@@ -194,8 +231,50 @@ class Browser(Hands):
             "deal me in", self._solo)
 
     @player_input
+    def history(self) -> None:
+        """The player's past games and statistics; from there a game, a round, its replay."""
+        if self.store is None:
+            self.state.error("No history here: this lobby keeps no games")
+            return
+        try:
+            page = HistoryPage(self.identity, self.store, self.open_page)
+        except StoreError as exc:
+            self.state.error(sentence(str(exc)))
+            return
+        self.open_page(page)
+
+    @player_input
+    def standings(self) -> None:
+        """The evening's standings across the tables on the network, live."""
+        if self.results is None:
+            self.state.error("No standings here: this lobby does not ask the network")
+            return
+        self.open_page(StandingsPage(self.identity, self.results, every=self.standings_every))
+
+    @player_input
     def quit(self) -> None:
         self.on_quit()
+
+    # ------------------------------------------------------------ pages
+    @property
+    def page(self) -> Page | None:
+        """The page on screen, None when the list of tables is."""
+        return self.pages[-1] if self.pages else None
+
+    def open_page(self, page: Page) -> None:
+        page.on_leave = self._close_page
+        page.on_change = self.on_change
+        self.pages.append(page)
+        page.start()
+        self.on_change()
+
+    def _close_page(self) -> None:
+        self.pages.pop().stop()
+        self.on_change()
+
+    def _close_pages(self) -> None:
+        while self.pages:
+            self.pages.pop().stop()
 
     # ------------------------------------------------------------ forms
     def _code(self, form: Form) -> str | None:
@@ -219,6 +298,17 @@ class Browser(Hands):
             form.error = f"{table.name} asks for its table code"
             return
         self._seat(f"{doing} {table.name}…", lambda: opening(table, code), code)
+
+    def _instead(self, table: TableListing, form: Form) -> None:
+        """At a full table: wait for a free seat (``join --wait``), or watch it."""
+        if form.value("then") == "watch":
+            doing, opening = "Watching", self.network.watch
+        else:
+            doing, opening = "Waiting for a seat at", partial(self.network.join, wait=True)
+        if table.needs_code:
+            self._with_code(table, doing, opening, form)
+        else:
+            self._seat(f"{doing} {table.name}…", lambda: opening(table, None))
 
     def _join_address(self, form: Form) -> None:
         try:
@@ -256,7 +346,8 @@ class Browser(Hands):
             return
 
         async def deal() -> Session:
-            return solo_table(self.identity, bots=bots, skill=skill, variants=variants)
+            return solo_table(self.identity, bots=bots, skill=skill, variants=variants,
+                              store=self.store)
 
         self._seat("Dealing you in…", deal)
 
@@ -293,6 +384,7 @@ class Browser(Hands):
                 form.error = why
                 self.state.form = form
         else:
+            self._close_pages()  # a page opened while the seat was won: the table shows
             self.on_session(session, code)
         finally:
             self.busy = None

@@ -8,9 +8,13 @@ knowing which it is.
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from collections.abc import Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from prompt_toolkit.key_binding import KeyBindingsBase
+from prompt_toolkit.layout import Container
 
 from .form import Form
 from .state import UiState
@@ -60,3 +64,44 @@ class Hands:
     @player_input
     def close_form(self) -> None:
         self.state.form = None
+
+
+class Page(Hands):
+    """A screen the lobby opens over its list of tables (history, a replay,
+    standings): it draws ``screen``, takes the keys of ``keys``, and runs its
+    background work (a ticker, a collector) only while it is open.
+
+    ``on_leave`` goes back to what was under it; ``on_change`` asks for a
+    frame when its background work changed what it shows.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.on_leave: Callable[[], None] = lambda: None
+        self.on_change: Callable[[], None] = lambda: None
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def screen(self) -> Container:
+        raise NotImplementedError
+
+    @property
+    def keys(self) -> KeyBindingsBase:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        """Begin the page's background work (nothing by default)."""
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def stop(self) -> None:
+        """The page is closed: its background work ends."""
+        for task in self.tasks:
+            task.cancel()
+
+    @player_input
+    def leave(self) -> None:
+        self.on_leave()

@@ -46,6 +46,8 @@ class Action(StrEnum):
     CREATE = "create"
     SOLO = "solo"
     WATCH = "watch"
+    HISTORY = "history"
+    STANDINGS = "standings"
     HELP = "help"
     QUIT = "quit"
 
@@ -56,7 +58,7 @@ PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, 
                   Action.ACTIVATE, Action.CANCEL})
 BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
-                    Action.SOLO, Action.WATCH})
+                    Action.SOLO, Action.WATCH, Action.HISTORY, Action.STANDINGS})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
 
 KeyMap = Mapping[Action, tuple[str, ...]]
@@ -88,6 +90,8 @@ DEFAULT_KEYS: KeyMap = {
     Action.CREATE: ("c",),
     Action.SOLO: ("s",),
     Action.WATCH: ("w",),
+    Action.HISTORY: ("h",),
+    Action.STANDINGS: ("e",),
     Action.HELP: ("?", "f1"),
     Action.QUIT: ("q", "c-c"),
 }
@@ -110,6 +114,8 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.CREATE: "open a table of your own",
     Action.SOLO: "play against computer players",
     Action.WATCH: "watch the chosen table (no seat)",
+    Action.HISTORY: "your past games, statistics, replays",
+    Action.STANDINGS: "event standings across the tables",
     Action.HELP: "this help",
     Action.QUIT: "quit (asks first)",
 }

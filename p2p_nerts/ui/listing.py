@@ -37,8 +37,7 @@ _OTHER_ROWS = 8 + MESSAGE_ROWS
 _SEATS_WIDTH = 5  # "12/16"
 _STATE_WIDTH = len("next round in 99 s")
 _BROWSE_KEYS = (Action.JOIN, Action.WATCH, Action.ADDRESS, Action.CREATE, Action.SOLO,
-                Action.HELP,
-                Action.QUIT)
+                Action.HISTORY, Action.STANDINGS, Action.HELP, Action.QUIT)
 
 
 def browser_screen(b: Browser, keys: KeyMap) -> Container:
@@ -138,16 +137,35 @@ def _cut(words: str, width: int) -> str:
     return words if len(words) <= width else words[:width - 1] + "…"
 
 
-def hints(keys: KeyMap) -> StyleAndTextTuples:
-    out: StyleAndTextTuples = [("", " "), ("class:key", f"{label(keys, Action.UP)}"
-                                                        f"{label(keys, Action.DOWN)}"),
-                               ("class:dim", " choose  ")]
-    words = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "by address",
-             Action.CREATE: "new table",
-             Action.SOLO: "solo", Action.HELP: "help", Action.QUIT: "quit"}
-    for action in _BROWSE_KEYS:
-        out += [("class:key", label(keys, action)), ("class:dim", f" {words[action]}  ")]
-    return out
+#: Hints given up first where the line is too narrow for all (the help lists them all).
+_SPARE_HINTS = (Action.ADDRESS, Action.STANDINGS, Action.HISTORY, Action.SOLO, Action.WATCH)
+_HINT_WORDS = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
+               Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
+               Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}
+
+
+def hints(keys: KeyMap, width: int | None = None) -> StyleAndTextTuples:
+    """The lobby's key line, within ``width`` (the screen's): closer together, then
+    without the hints a player needs least, but always with help and quit."""
+    width = screen_width() if width is None else width
+    shown = list(_BROWSE_KEYS)
+    arrows = f"{label(keys, Action.UP)}{label(keys, Action.DOWN)}"
+
+    def line(gap: str) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = [("", " "), ("class:key", arrows),
+                                   ("class:dim", f" choose{gap}")]
+        for action in shown:
+            out += [("class:key", label(keys, action)),
+                    ("class:dim", f" {_HINT_WORDS[action]}{gap}")]
+        return out
+
+    def fits(gap: str) -> bool:  # the last gap may overhang
+        return sum(len(t[1]) for t in line(gap)) - len(gap) <= width
+
+    spare = list(_SPARE_HINTS)
+    while not fits("  ") and not fits(" ") and spare:
+        shown.remove(spare.pop(0))
+    return line("  ") if fits("  ") else line(" ")
 
 
 def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
@@ -166,7 +184,7 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  Host: the host's name and key fingerprint (two tables may share a name).\n"
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
-             "  table asks for a code, full: no free seat.\n"),
+             "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
         ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),

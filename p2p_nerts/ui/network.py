@@ -85,8 +85,13 @@ class Network(Protocol):
         """Start looking; ``changed()`` runs whenever a table appears, changes or goes."""
         ...
 
-    async def join(self, table: TableListing, code: str | None) -> Session:
-        """A seat at a listed table (the latest ad of that instance; gone: ConnectionError)."""
+    async def join(self, table: TableListing, code: str | None, *,
+                   wait: bool = False) -> Session:
+        """A seat at a listed table (the latest ad of that instance; gone: ConnectionError).
+
+        With ``wait``, a full table is joined all the same, and the seat taken
+        as soon as one frees up (``nerts join --wait``).
+        """
         ...
 
     def address(self, text: str) -> tuple[str, int]:

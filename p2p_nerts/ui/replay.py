@@ -8,85 +8,114 @@ plays. Nothing is computed here that the replay model did not decide.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+from functools import partial
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import FormattedTextControl, HSplit, Layout, Window
+from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase
+from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Layout, Window
 from prompt_toolkit.output import Output
 
 from ..records.replay import RoundReplay
+from .hands import Page, player_input
+from .keys import on_key
 from .theme import build_style, card_fragment, card_or_gap
 
 #: Moves a second, slowest to fastest.
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)
 _HISTORY = 6  # lines of what happened last
-HELP = "Space pause/play · ← → step · + - speed · Home End · q quit"
+HELP = "Space pause/play · ← → step · + - speed · Home End · q or Esc leaves"
 
 
-class ReplayView:
-    """A replay on the screen; ``index`` is the frame shown."""
+class Replaying(Page):
+    """A replay's state and keys; ``index`` is the frame shown. The lobby opens it
+    as a page (Esc goes back), :class:`ReplayView` as a program of its own."""
 
-    def __init__(self, replay: RoundReplay, *, input: Input | None = None,
-                 output: Output | None = None) -> None:
+    def __init__(self, replay: RoundReplay) -> None:
+        super().__init__()
         self.replay = replay
         self.index = 0
         self.playing = True
         self.speed = 3  # into SPEEDS
         keys = KeyBindings()
-        keys.add(" ")(self._toggle)
-        keys.add("right")(lambda e: self.step(1))
-        keys.add("left")(lambda e: self.step(-1))
-        keys.add("+")(lambda e: self.faster(1))
-        keys.add("=")(lambda e: self.faster(1))
-        keys.add("-")(lambda e: self.faster(-1))
-        keys.add("home")(lambda e: self.jump(0))
-        keys.add("end")(lambda e: self.jump(len(replay.frames) - 1))
-        keys.add("q")(lambda e: e.app.exit())
-        keys.add("c-c")(lambda e: e.app.exit())
-        self.app: Application[None] = Application(
-            layout=Layout(HSplit([Window(FormattedTextControl(self.render), wrap_lines=False)])),
-            key_bindings=keys, style=build_style(four_colour=False), full_screen=True,
-            input=input, output=output)
+        for key, action in (
+                (" ", self.toggle), ("right", partial(self.step, 1)),
+                ("left", partial(self.step, -1)), ("+", partial(self.faster, 1)),
+                ("=", partial(self.faster, 1)), ("-", partial(self.faster, -1)),
+                ("home", partial(self.jump, 0)),
+                ("end", partial(self.jump, len(replay.frames) - 1)),
+                ("q", self.leave), ("escape", self.leave), ("c-c", self.leave)):
+            keys.add(key, eager=True)(on_key(action))
+        self._keys = keys
+        self._screen = HSplit([Window(FormattedTextControl(self.render), wrap_lines=False)])
 
-    def _toggle(self, _event: KeyPressEvent) -> None:
+    @property
+    def screen(self) -> Container:
+        return self._screen
+
+    @property
+    def keys(self) -> KeyBindingsBase:
+        return self._keys
+
+    @player_input
+    def toggle(self) -> None:
         self.playing = not self.playing
 
+    @player_input
     def step(self, by: int) -> None:
         """One frame on (or back); stepping pauses, so the frame stays to be read."""
         self.playing = False
-        self.jump(self.index + by)
+        self._show(self.index + by)
 
+    @player_input
     def jump(self, index: int) -> None:
-        self.index = max(0, min(index, len(self.replay.frames) - 1))
-        self.app.invalidate()
+        self._show(index)
 
+    @player_input
     def faster(self, by: int) -> None:
         self.speed = max(0, min(self.speed + by, len(SPEEDS) - 1))
-        self.app.invalidate()
 
-    async def run(self) -> None:
-        ticker = asyncio.ensure_future(self._tick())
-        try:
-            await self.app.run_async()
-        finally:
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
+    def _show(self, index: int) -> None:
+        self.index = max(0, min(index, len(self.replay.frames) - 1))
+        self.on_change()
+
+    def start(self) -> None:
+        self.spawn(self._tick())
 
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(1 / SPEEDS[self.speed])
             if self.playing and self.index < len(self.replay.frames) - 1:
-                self.jump(self.index + 1)
+                self._show(self.index + 1)
             elif self.playing:
                 self.playing = False  # the end: stay on the result
-                self.app.invalidate()
+                self.on_change()
 
     def render(self) -> StyleAndTextTuples:
         return frame_text(self.replay, self.index, SPEEDS[self.speed], self.playing)
+
+
+class ReplayView(Replaying):
+    """``nerts replay``: a replay as a program of its own; leaving it ends it."""
+
+    def __init__(self, replay: RoundReplay, *, input: Input | None = None,
+                 output: Output | None = None) -> None:
+        super().__init__(replay)
+        self.app: Application[None] = Application(
+            layout=Layout(self.screen), key_bindings=self.keys,
+            style=build_style(four_colour=False), full_screen=True, input=input,
+            output=output)
+        self.on_leave = self.app.exit
+        self.on_change = self.app.invalidate
+
+    async def run(self) -> None:
+        self.start()
+        try:
+            await self.app.run_async()
+        finally:
+            self.stop()
+            await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
 def frame_text(replay: RoundReplay, index: int, speed: int, playing: bool) -> StyleAndTextTuples:

@@ -256,6 +256,27 @@ def test_settle_stayed_forgets_the_card() -> None:
     assert tab.log[-1] == (OP_SETTLE, c("4H"), 3, STAYED)
 
 
+def test_a_play_that_had_stayed_is_taken_back_as_a_bounce() -> None:
+    tab = tableau(nerts=cs("KS 4H"), waste=cs("2C 4D"))
+    tab.launch(NERTS, (3, 0), pile=c("AH", 1))
+    tab.settle((3, 0), stayed=True)
+    assert tab.take_back((3, 0)) == NERTS
+    assert tab.nerts == cs("KS 4H") and tab.in_flight == {}
+    assert tab.log[-1] == (OP_SETTLE, c("4H"), 3, NERTS)
+    assert tab.take_back((3, 0)) is None  # once: it is back already
+    assert tab.nerts == cs("KS 4H")
+
+
+def test_only_a_play_that_stayed_is_taken_back() -> None:
+    tab = tableau(nerts=cs("KS 4H"), waste=cs("2C 4D"))
+    tab.launch(WASTE, (5, 0), pile=c("AH", 1))
+    assert tab.take_back((5, 0)) is None  # still in the air: settling takes it back
+    assert tab.in_flight == {(5, 0): (c("4D"), WASTE)}
+    tab.settle((5, 0), stayed=False)
+    assert tab.take_back((5, 0)) is None and tab.waste == cs("2C 4D")  # bounced already
+    assert tab.take_back((9, 0)) is None  # never played
+
+
 @pytest.mark.parametrize("src", [NERTS, WASTE])
 def test_bounce_goes_back_on_its_pile(src: int) -> None:
     tab = tableau(nerts=cs("KS 4H"), waste=cs("2C 4D"))

@@ -17,7 +17,6 @@ from types import TracebackType
 import pytest
 import zeroconf._core
 
-from p2p_nerts.net import discovery
 from p2p_nerts.net.discovery import (
     AmbiguousTableError,
     DiscoveryError,
@@ -29,6 +28,7 @@ from p2p_nerts.net.discovery import (
     find_table,
     matching,
 )
+from p2p_nerts.net.discovery import _find as finding
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -118,7 +118,7 @@ class _Silence:
 
 
 def test_no_answer_at_all_suggests_the_hosts_address(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(discovery, "TableBrowser", _Silence)
+    monkeypatch.setattr(finding, "TableBrowser", _Silence)
     with pytest.raises(TableNotFoundError) as missing:
         asyncio.run(find_table("Red", LOOPBACK, timeout=0.1))
     assert str(missing.value) == (
@@ -132,7 +132,7 @@ def test_a_socket_mdns_cannot_use_is_one_line(monkeypatch: pytest.MonkeyPatch) -
         async def __aenter__(self) -> Blocked:
             raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(discovery, "TableBrowser", Blocked)
+    monkeypatch.setattr(finding, "TableBrowser", Blocked)
     with pytest.raises(DiscoveryError) as error:
         asyncio.run(find_table("Red", LOOPBACK, timeout=0.1))
     assert str(error.value) == ("cannot use mDNS here (Operation not permitted): join by the "

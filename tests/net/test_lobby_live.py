@@ -26,7 +26,9 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser, TableBrowser
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
+from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.testing import PeerProcess
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 
 pytestmark = pytest.mark.timeout(90)
@@ -172,5 +174,63 @@ def test_two_tables_of_one_name_differ_by_host() -> None:
                 lambda ts: len([t for t in ts if t.name == name]) == 2, 10)
         assert sorted((t.host, t.fingerprint) for t in tables if t.name == name) == [
             ("Ana", "0123456789abcdef"), ("Bo", "fedcba9876543210")]
+
+    run(scenario)
+
+
+def test_the_lobby_waits_at_a_full_table_for_a_free_seat() -> None:
+    """The lobby's "wait for a free seat" over the real LAN: the plain join is refused,
+    the waiting one is not, and it sits down as the seat it waited for frees up."""
+    name = f"t-{secrets.token_hex(4)}"
+
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"), TableConfig(max_seats=2),
+                                     LOCAL, table_name=name, interfaces=LOOPBACK)
+        hosting = asyncio.create_task(host.run())
+        bo, bo_runs = await joined(host, "Bo")
+        lan = LanTables(Identity.generate("Cy"), LOOPBACK, endpoint=LOCAL)
+        changed = asyncio.Event()
+        await lan.browse(changed.set)
+        cy_plays: asyncio.Task[None] | None = None
+        try:
+            async with asyncio.timeout(30):
+                while (ad := mine(name)(lan.tables)) is None or ad.seats_taken < 2:
+                    changed.clear()
+                    await changed.wait()
+            with pytest.raises(ConnectionError, match=f"table {name} is full$"):
+                await lan.join(ad, None)
+            cy = await lan.join(ad, None, wait=True)
+            assert isinstance(cy, NetSession)
+            heard: list[ev.Event] = []
+            told = asyncio.Event()
+
+            def hear(event: ev.Event) -> None:
+                heard.append(event)
+                told.set()
+
+            cy.subscribe(hear)
+            cy_plays = asyncio.create_task(cy.run())
+            async with asyncio.timeout(30):
+                # The table is full: it waits, and stays; the player is told so once,
+                # not of every refusal of its requests.
+                while not any(isinstance(e, ev.Notice) and "waiting for a free seat" in e.text
+                              for e in heard):
+                    told.clear()
+                    await told.wait()
+                assert cy.waiting_for_seat and not cy_plays.done()
+                bo.close()
+                await bo_runs
+                while cy.replica.my_seat is None:
+                    await asyncio.sleep(0.01)
+            assert [s.name for s in host.replica.seats] == ["Tess", "Cy"]
+            assert not [e for e in heard if isinstance(e, ev.Refused)], heard
+            assert sum(isinstance(e, ev.Notice) and "free seat" in e.text for e in heard) == 1
+            cy.close()
+        finally:
+            for seat in (host, bo):
+                seat.close()
+            await lan.close()
+            await asyncio.gather(hosting, bo_runs, *([cy_plays] if cy_plays else []),
+                                 return_exceptions=True)
 
     run(scenario)

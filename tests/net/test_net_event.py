@@ -13,7 +13,8 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.results import ResultsServer, collect, fetch
+from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch
+from p2p_nerts.net.tables import LanTables
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table
@@ -100,6 +101,35 @@ def test_standings_count_each_verified_game_once_and_never_a_forged_one() -> Non
     assert tally(found, EVENING + 30).games.keys() != standings.games.keys()  # the window
 
 
+def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lobby's standings (``LanTables.results``) count this player's own games
+    beside what the network serves, and a network that cannot be asked is a line."""
+    served = encode(record_of(_second_game().replicas[1], "Table B", EVENING))
+    heard: list[float] = []
+
+    async def network(interfaces: object, since: float, listen: float) -> list[tuple[str, bytes]]:
+        heard.append(since)
+        return [("10.0.0.9:4100", served)]
+
+    monkeypatch.setattr("p2p_nerts.net.results.collect", network)
+    with Store(tmp_path / DB_FILE) as store:
+        keep(store, _game().replicas[1], "Table A", EVENING)
+        [own] = store.records_since(0.0)
+        tables = LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK, store=store)
+        found = asyncio.run(tables.results(EVENING - 60))
+    assert heard == [EVENING - 60]
+    assert found == [("10.0.0.9:4100", served), (OWN, own)]
+    assert len(tally(found, EVENING - 60).games) == 2
+
+    async def blocked(interfaces: object, since: float, listen: float) -> list[object]:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("p2p_nerts.net.results.collect", blocked)
+    with pytest.raises(ConnectionError, match=r"^network error: Operation not permitted$"):
+        asyncio.run(LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK).results(0.0))
+
+
 def test_a_server_answers_only_what_it_should() -> None:
     async def scenario() -> None:
         server = ResultsServer(lambda since: [b"x" * 10] if since < 5 else [], "ab" * 8,
@@ -128,7 +158,7 @@ def test_nerts_event_counts_this_players_own_games(
     async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
         return []
 
-    monkeypatch.setattr("p2p_nerts.records.commands.collect", nobody)
+    monkeypatch.setattr("p2p_nerts.net.results.collect", nobody)
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
                      "--interfaces", "127.0.0.1"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -345,6 +345,7 @@ def test_fuzz_signed_payloads(msg_type: int, payload: dict[str, object]) -> None
     assert parsed.to_wire() == entry.payload  # accepted means understood exactly
 
 
+@pytest.mark.sweep
 @settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SAMPLES), st.data())
 def test_fuzz_one_field_changed(sample: Payload, data: st.DataObject) -> None:

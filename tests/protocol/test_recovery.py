@@ -10,8 +10,10 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
-from p2p_nerts.protocol.replica import Open, Phase, Replica, StartRound
+from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.protocol.replica import HEARTBEAT, Open, Phase, Replica, StartRound
 
 from ..replica_harness import (
     AskBack,
@@ -149,6 +151,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
     assert len({(o.foundation_hash, o.results) for o in first}) == 1
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("seed", [0, 2])
 def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -> None:
     """Every restart replays the whole journal, its earlier restarts' records included.
@@ -206,3 +209,40 @@ def test_random_crash_schedules_end_in_one_agreed_game(seed: int, host_too: bool
     assert net.run(lambda: ask_back() or all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3600)
     assert_one_agreed_game(net)
+
+
+
+def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() -> None:
+    """Back from a crash, a seat cut off from everyone votes the silent seats out,
+    but signs nothing until the table has told it where its chain ends. That word
+    may come in the same batch as the entries that move it on to a round it
+    holds no seat in: the votes were for the round it crashed in, and go with it.
+    Signed into the new round they were entries no peer accepts (itself
+    included: its next restart failed on its own journal)."""
+    net = bot_table(4, seed=14, classes={0: replica_with(countdown=0.0, drop_after=2.0)})
+    host = net.replicas[0]
+    host.auto_next = 1.0
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
+    back = _crash_and_restore(net, 2, outage=40.0)  # dropped; the table plays round 2
+    assert host.rs is not None and host.rs.number > 1 and back.rs is not None
+    net.cut.add(2)  # it hears nobody for longer than drop_after
+    quiet = net.now + 2.5
+    assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
+    assert back._resume is not None and back._resume.deferred, "votes held back"
+    # What a real link hands over at once: every entry the host holds, and each
+    # peer's next ACK (which tells it where its chain ends).
+    now = net.now + HEARTBEAT
+    frames = [(frame, host.me.public_key) for log in host.authors.values()
+              for _, frame in sorted(log.entries.items())]
+    for peer in (net.replicas[i] for i in (0, 1, 3)):
+        frames += [(send.data, peer.me.public_key) for send in peer.tick(now).sends
+                   if send.to in (None, back.me.public_key)]
+    net.output(2, back.receive_batch(frames, now))
+    net.output(2, back.tick(now + 0.05))
+    assert back._resume is None and back.rs is not None and back.rs.number > 1  # moved on
+    mine = [open_entry(frame) for frame in back.authors[back.me.public_key].entries.values()]
+    assert not [e for e in mine if e.type == MsgType.DROP and e.round > 1], mine
+    # Its journal replays: it can come back again.
+    Replica.restore(back.me, TABLE_ID, host.me.public_key, net.journals[2], net.now,
+                    countdown=0.0, drop_after=5.0)

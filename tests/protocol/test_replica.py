@@ -75,6 +75,7 @@ def test_replicas_agree_on_every_round_to_game_over(players: int) -> None:
         assert not any(isinstance(e, ev.Flagged) for e in events)
 
 
+@pytest.mark.sweep
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     players=st.integers(2, 5),

@@ -229,6 +229,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.sweep
 @settings(max_examples=300, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(msg_type=st.sampled_from([int(t) for t in MsgType] + [0, 99, 255]),

@@ -15,6 +15,7 @@ import random
 import re
 from collections.abc import Callable
 
+import pytest
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import set_app
 from prompt_toolkit.data_structures import Point, Size
@@ -328,6 +329,7 @@ class _Sized(Window):
         return self.dim
 
 
+@pytest.mark.sweep
 def test_rows_share_out_the_height_as_a_split_does() -> None:
     rng = random.Random(23)
     for _ in range(400):

@@ -6,6 +6,8 @@ import asyncio
 import re
 import time
 
+import pytest
+
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
@@ -65,8 +67,8 @@ def test_marks_say_full_code_and_another_version() -> None:
             assert h.row("Locked").endswith("v1 code")
             assert h.row("Newer").endswith("v2")
             await h.press(ENTER)
-            assert "Full is full" in h.screen()
-            await h.press(DOWN, ENTER)
+            assert "Full is full" in h.screen()  # what to do instead: see below
+            await h.press(ESC, DOWN, ENTER)
             assert "Join Locked" in h.screen() and "Table code" in h.screen()
             await h.press(ESC, DOWN, ENTER)
             assert "Newer speaks protocol v2; this nerts speaks v1" in h.screen()
@@ -285,6 +287,17 @@ def test_the_lobby_help_lists_its_keys() -> None:
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("columns", [80, 90, 100])
+def test_the_key_line_fits_the_screen_and_always_offers_help_and_quit(columns: int) -> None:
+    async def main() -> None:
+        async with LobbyHarness(FakeNetwork(), columns=columns, rows=24) as h:
+            keys = h.lines()[-1].rstrip()
+            assert len(keys) <= columns and re.sub(" +", " ", keys).endswith("? help q quit")
+            assert "Enter join" in keys and "c new" in keys
+            assert ("a address" in keys) == (columns > 80)  # the help lists them all
+    asyncio.run(main())
+
+
 def test_rows_say_who_hosts_and_what_the_table_is_doing() -> None:
     """Two tables of one name differ by host and fingerprint; the state column says
     playing, between rounds, or when the next round is dealt."""
@@ -314,10 +327,54 @@ def test_w_watches_the_chosen_table_full_or_coded() -> None:
         async with LobbyHarness(net) as h:
             await h.shows("Locked")
             assert "w watch" in h.screen()
-            await h.press(ENTER)
-            assert "Full is full: you can watch it instead" in h.screen()
             await h.press("w")
             await h.until(lambda: net.watched == ["Full #0001"], "Full watched")
+    asyncio.run(main())
+
+
+def test_a_full_table_offers_to_wait_for_a_seat_or_to_watch() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Full", seats_taken=4, seats_total=4))
+        async with LobbyHarness(net) as h:
+            await h.shows("Full")
+            await h.press(ENTER)
+            assert "Full is full" in h.screen()
+            assert "◂ wait for a free seat, and sit down ▸" in h.screen()
+            assert "Esc: cancel" in h.screen()
+            await h.press(ESC)  # the way back: nothing dialled
+            assert "Full is full" not in h.screen() and net.joined == net.watched == []
+            await h.press(ENTER, ENTER)  # wait (the first choice)
+            await h.shows("Fingerprint")
+            assert net.joined == ["Full #0001"] and net.waits == [True]
+            await h.press("q", "y")
+            await h.shows("You left the table")
+            await h.press(ENTER, RIGHT)
+            assert "◂ watch, no seat ▸" in h.screen()
+            await h.press(ENTER)
+            await h.until(lambda: net.watched == ["Full #0001"], "Full watched")
+            assert net.joined == ["Full #0001"]  # no second join
+    asyncio.run(main())
+
+
+def test_a_full_coded_table_asks_for_its_code_either_way() -> None:
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Full", seats_taken=2, seats_total=2, needs_code=True))
+        async with LobbyHarness(net) as h:
+            await h.shows("Full")
+            await h.press(ENTER, ENTER)
+            assert "Full asks for its table code" in h.screen()  # the form stays
+            await h.press(DOWN)
+            await h.type("wrong code")
+            await h.press(ENTER)
+            await h.shows("Wrong table code for table Full")
+            assert "Full is full" in h.screen()  # back, to correct
+            await h.press(*[BACKSPACE] * len("wrong code"))
+            await h.type("pink otter")
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert net.waits == [True, True] and net.codes == ["wrong code", "pink otter"]
     asyncio.run(main())
 
 

@@ -9,6 +9,7 @@ through :meth:`Replica.handle`.
 from ._base import (
     COUNTDOWN,
     DROP_AFTER,
+    HEARTBEAT,
     LINK_TYPES,
     MAX_AUTHORS,
     SIT_DOWN_WAIT,
@@ -42,6 +43,7 @@ from ._state import Ordered, RoundState
 __all__ = [
     "COUNTDOWN",
     "DROP_AFTER",
+    "HEARTBEAT",
     "LINK_TYPES",
     "MAX_AUTHORS",
     "SIT_DOWN_WAIT",

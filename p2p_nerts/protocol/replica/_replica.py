@@ -651,11 +651,15 @@ class Replica:
         """Sign and queue one of my entries; a sequenced one is returned, for
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
-        if (payload.TYPE in ROUND_TYPES and rs is not None and rs.me is not None
-                and (rs.me not in rs.live or rs.me in rs.dropping or rs.me in rs.forks)):
-            return None  # dropped from this round: nothing of ours counts in it any more
+        if (payload.TYPE in ROUND_TYPES and rs is not None
+                and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
+                     or rs.me in rs.forks)):
+            return None  # no seat in this round, or dropped: nothing of ours counts in it
         if self._resume is not None and payload.TYPE not in EPHEMERAL and not self._restoring:
-            # Not before we know where our chain ends at this table.
+            # Not before we know where our chain ends at this table. A round's
+            # entry keeps its round: it is for that round, or for none.
+            if round_no is None and payload.TYPE in ROUND_TYPES and rs is not None:
+                round_no = rs.number
             self._resume.deferred.append(Deferred(payload, round_no, to))
             return None
         if self._restoring:
@@ -1158,6 +1162,8 @@ class Replica:
             key = (d.payload.TYPE, d.payload)
             if key in done or self._already_sent(d.payload):
                 continue
+            if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
+                continue  # its round closed while we learned: it counts for nobody now
             done.add(key)
             self._send(d.payload, round_no=d.round_no, to=d.to)
 

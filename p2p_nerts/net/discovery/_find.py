@@ -1,0 +1,118 @@
+"""Finding one table by (part of) its name, and what to say when none answers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from ..interfaces import Interfaces
+from ._ad import AmbiguousTableError, DiscoveryError, TableAd, TableNotFoundError
+from ._browser import TableBrowser
+
+_FIND_SETTLE = 0.6  # s: how long to listen for a second match (resolution is slower under load)
+"""Seconds ``find_table`` keeps listening after a first match, so that two
+tables with the same name are reported as ambiguous instead of picked at random."""
+
+
+def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
+    """The tables ``name`` means, as a player types it: all of them for None; else its
+    exact instance name, else the tables of exactly that name, else those whose
+    name starts with it, else those whose name has it anywhere (case does not
+    matter). The first of these that finds any decides."""
+    if name is None:
+        return list(tables)
+    wanted = name.casefold()
+    names = [(t, t.name.casefold()) for t in tables]
+    for tier in (
+        [t for t in tables if t.instance.casefold() == wanted],
+        [t for t, n in names if n == wanted],
+        [t for t, n in names if n.startswith(wanted)],
+        [t for t, n in names if wanted in n],
+    ):
+        if tier:
+            return tier
+    return []
+
+
+def describe_table(table: TableAd) -> str:
+    """``'Red' (Ana 0123-4567)``: a table as a line of text tells it from a namesake."""
+    fingerprint = f"{table.fingerprint[:4]}-{table.fingerprint[4:8]}"
+    host = f"{table.host} {fingerprint}" if table.host else fingerprint
+    return f"{table.name!r} ({host})"
+
+
+async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 3.0) -> TableAd:
+    """Find the table for ``nerts join [TABLE]``: see :func:`matching` for what matches.
+
+    Raises ``TableNotFoundError`` when nothing matches within ``timeout``
+    seconds (saying which tables were seen, or, when no mDNS answer came at
+    all, to join by address) and ``AmbiguousTableError`` when several tables
+    match. Unless the exact instance name was given, it listens a further
+    0.6 s after the first match to notice a second one. A socket that mDNS
+    cannot use (multicast blocked) is a ``DiscoveryError``.
+    """
+    what = "table" if name is None else f"table named {name!r}"
+    try:
+        async with TableBrowser(interfaces) as browser:
+            try:
+                found = await browser.wait_for(lambda ts: bool(matching(ts, name)), timeout)
+            except TimeoutError:
+                raise _not_found(f"found no {what} on the network in {timeout:g} s",
+                                 browser.tables) from None
+            exact = [t for t in matching(found, name) if name is not None
+                     and t.instance.casefold() == name.casefold()]
+            if exact:
+                return exact[0]
+            await asyncio.sleep(_FIND_SETTLE)
+            await browser.settle(timeout)  # a second table seen but not resolved yet counts
+            seen = browser.tables
+    except OSError as exc:
+        raise DiscoveryError(f"cannot use mDNS here ({exc.strerror or exc}): {_BY_ADDRESS}"
+                             ) from None
+    candidates = matching(seen, name)
+    if not candidates:
+        raise _not_found(f"the {what} went away while looking", seen)
+    if len(candidates) > 1:
+        listing = ", ".join(describe_table(t) for t in candidates)
+        raise AmbiguousTableError(
+            f"several tables match {name!r}: {listing}; name one of them (or its host's "
+            "HOST:PORT)" if name is not None else
+            f"several tables are open: {listing}; name one of them", candidates)
+    return candidates[0]
+
+
+_BY_ADDRESS = "join by the host's address instead: nerts join HOST:PORT"
+
+
+def _not_found(line: str, seen: Sequence[TableAd]) -> TableNotFoundError:
+    """No match: the tables there are, or (nothing answered at all) the way round mDNS."""
+    if not seen:
+        return TableNotFoundError(
+            f"{line}; no table answered at all (is multicast blocked on this network?): "
+            f"{_BY_ADDRESS}")
+    return TableNotFoundError(
+        f"{line}; tables seen: {', '.join(describe_table(t) for t in seen)}")
+
+
+class QuietMdnsErrors(logging.Filter):
+    """python-zeroconf logs a socket error (multicast blocked: ``PermissionError``) as a
+    warning with its traceback. This filter, on the ``zeroconf`` logger, turns the
+    first into one line saying what to do, and keeps the rest out of the log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, OSError):
+            return True
+        if self._said or record.levelno < logging.WARNING:
+            return False
+        self._said = True
+        record.msg = (f"mDNS cannot use the network ({error.strerror or error}): tables may "
+                      f"not be found or seen; {_BY_ADDRESS}")
+        record.args = ()
+        record.exc_info = record.exc_text = None
+        return True
