@@ -24,10 +24,9 @@ from .protocol.botdriver import BotDriver
 from .protocol.events import Event, GameOver, Notice
 from .protocol.identity import Identity
 from .protocol.messages import MAX_DROP_AFTER_MS
-from .protocol.replica import Outbound, Replica
+from .protocol.replica import Command, Open, Outbound, Replica
 from .store import SOLO, Store, StoreError
 
-Command = Callable[[Replica, float], Outbound]
 Listener = Callable[[Event], None]
 
 PUMP_INTERVAL = 0.02  # how often a local table runs ticks and bots (seconds)
@@ -125,7 +124,7 @@ class LocalTable:
         for i, r in enumerate(self._replicas):
             # One at a time, so the bots sit down in the order of their names;
             # everyone is seated before the table is handed over.
-            self._route(i, r.open(now))
+            self._route(i, r.handle(Open(), now))
             self._pump(everything=True)
         for i, driver in self._drivers:
             self._route(i, driver.step(now))  # the bots say they are ready
@@ -141,7 +140,8 @@ class LocalTable:
         return False  # every seat is in this process: none falls silent
 
     def act(self, command: Command) -> None:
-        self._route(0, command(self._replicas[0], self._clock()))
+        self._route(0, self._replicas[0].handle(command, self._clock()))
+        self._route(0, self._replicas[0].apply_own(self._clock()))
         self._pump()
 
     def subscribe(self, listener: Listener) -> None:
@@ -161,6 +161,7 @@ class LocalTable:
         for i, driver in self._drivers:
             if driver.next_at is None or driver.next_at <= now:
                 self._route(i, driver.step(now))
+                self._route(i, self._replicas[i].apply_own(now))
         self._pump()
 
     def close(self) -> None:

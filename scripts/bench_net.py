@@ -64,7 +64,6 @@ from pathlib import Path
 from typing import Any
 
 from p2p_nerts.game.bot import SKILLS, Bot
-from p2p_nerts.game.tableau import Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.net.headless import paced, run_headless
@@ -82,7 +81,7 @@ from p2p_nerts.protocol.envelope import (
 )
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Outbound
+from p2p_nerts.protocol.replica import Command, Move, Outbound
 from p2p_nerts.store import Store
 
 LOCAL = "127.0.0.1"
@@ -251,11 +250,12 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
                                         store=store)
     trace: list[tuple[str, int, int, float]] = []
     acting = [0.0]  # when the replica was asked to make the play: its birth
-    move = session.replica.move
+    handle = session.replica.handle
 
-    def timed_move(target: Target, now: float) -> Outbound:
-        acting[0] = time.monotonic()
-        return move(target, now)
+    def timed_handle(command: Command, now: float) -> Outbound:
+        if isinstance(command, Move):
+            acting[0] = time.monotonic()
+        return handle(command, now)
 
     def record(event: ev.Event) -> None:
         now = time.monotonic()
@@ -277,7 +277,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         send_all(sends)
 
     mesh.send_all = counted  # type: ignore[method-assign]
-    session.replica.move = timed_move  # type: ignore[method-assign]
+    session.replica.handle = timed_handle  # type: ignore[method-assign]
     session.subscribe(record)
     wall, cpu = time.monotonic(), os.times()
     await run_headless(session, bot=None if role == "spectator" else

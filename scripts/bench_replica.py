@@ -22,7 +22,7 @@ from p2p_nerts.protocol.envelope import DOMAIN, seal
 from p2p_nerts.protocol.identity import verify
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Replica
+from p2p_nerts.protocol.replica import Replica, StartRound
 
 BATCH = 8
 ROUNDS = 150
@@ -31,7 +31,7 @@ ROUNDS = 150
 def main() -> None:
     net = bot_table(2, seed=1)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
     receiver: Replica = net.replicas[0]
     author = identities(2)[1]

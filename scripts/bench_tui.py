@@ -47,7 +47,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.session import LocalTable
 from p2p_nerts.ui.app import NertsApp, tidy_heap
 from p2p_nerts.ui.config import Config
@@ -118,7 +118,7 @@ class Rig:
         if stock_windows:
             self.ui._screens["table"] = stock(self.ui._screens["table"])
         self.app = self.ui.app
-        self.table.act(lambda r, now: r.start_round(now))
+        self.table.act(StartRound())
         self.play(MID_ROUND)
         self.ui.ctl.pile_key(2)  # a selection, as during play
         assert self.ui.ctl.replica.phase is Phase.PLAYING, "the round ended before the bench"

@@ -123,53 +123,53 @@ def equivocate() -> None:
     Replica._sign = sign  # type: ignore[method-assign]
 
 
-def _false_call(r: Replica, now: float) -> Outbound | None:
-    """Call Nerts with cards still in the Nerts pile (once a round); None if not now."""
+def _false_call(r: Replica) -> bool:
+    """Call Nerts with cards still in the Nerts pile (once a round); False if not now."""
     rs = r.rs
     if rs is None or rs.tab is None or r.blocked() is not None or not rs.tab.nerts:
-        return None
-    r.now = now
+        return False
     lamport = r.clock.time + 1
     rs.tab.log.append((OP_NERTS, lamport))  # what its log would have to show
     rs.i_called = True
     r._send(Nerts(), expect_lamport=lamport)
-    return r._flush()
+    return True
 
 
-def _steal(r: Replica, now: float) -> Outbound | None:
-    """Play a stock card to a foundation as if it were the Nerts top; None if none fits."""
+def _steal(r: Replica) -> bool:
+    """Play a stock card to a foundation as if it were the Nerts top; False if none fits."""
     rs = r.rs
     if rs is None or rs.tab is None or r.blocked() is not None:
-        return None
+        return False
     tab = rs.tab
     for card in list(tab.stock):
         tab.stock.remove(card)
         tab.nerts.append(card)
         target = foundation_target(tab, NERTS, rs.log)
         if target is not None:
-            return Replica.move(r, target, now)
+            Replica._move(r, target)
+            return True
         tab.nerts.pop()
         tab.stock.append(card)
-    return None
+    return False
 
 
 def silent_cheater() -> None:
     """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
     that round (no audit, no acknowledgement): it counts on the others scoring it as a
     seat that crashed."""
-    honest_move, honest_flush = Replica.move, Replica._flush
+    honest_move, honest_flush = Replica._move, Replica._flush
     stolen: Counter[int] = Counter()
     silent: set[int] = set()
 
-    def move(self: Replica, target: Target, now: float) -> Outbound:
+    def move(self: Replica, target: Target) -> None:
         number = self.rs.number if self.rs else 0
-        if stolen[number] < 3 and (out := _steal(self, now)) is not None:
+        if stolen[number] < 3 and _steal(self):
             stolen[number] += 1
-            return out
-        if stolen[number] and (out := _false_call(self, now)) is not None:
+            return
+        if stolen[number] and _false_call(self):
             silent.add(number)
-            return out
-        return honest_move(self, target, now)
+            return
+        honest_move(self, target)
 
     def flush(self: Replica) -> Outbound:
         out = honest_flush(self)
@@ -178,23 +178,22 @@ def silent_cheater() -> None:
             out.sends.clear()  # the call is out; from the round's end on, nothing
         return out
 
-    Replica.move = move  # type: ignore[method-assign]
+    Replica._move = move  # type: ignore[method-assign]
     Replica._flush = flush  # type: ignore[method-assign]
 
 
 def false_call() -> None:
     """Calls Nerts with ten cards or fewer left in its Nerts pile, then audits as usual."""
-    honest_move = Replica.move
+    honest_move = Replica._move
 
-    def move(self: Replica, target: Target, now: float) -> Outbound:
+    def move(self: Replica, target: Target) -> None:
         rs = self.rs
-        if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10:
-            out = _false_call(self, now)
-            if out is not None:
-                return out
-        return honest_move(self, target, now)
+        if (rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10
+                and _false_call(self)):
+            return
+        honest_move(self, target)
 
-    Replica.move = move  # type: ignore[method-assign]
+    Replica._move = move  # type: ignore[method-assign]
 
 
 async def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> None:

@@ -10,13 +10,13 @@ from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.replica import Outbound, Phase, Replica
+from p2p_nerts.protocol.replica import Open, Outbound, Phase, Replica, StartRound
 
 
 def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
     """A newcomer's opening, straight to the host: its HELLO, the host's answer (it
     holds nothing of this key), then its JOIN. Returns what the JOIN made the host do."""
-    answer = host.receive(newcomer.open(now).sends[0].data, now)
+    answer = host.receive(newcomer.handle(Open(), now).sends[0].data, now)
     ack = next(s.data for s in answer.sends if s.to == newcomer.me.public_key)
     out = Outbound()
     for join in newcomer.receive(ack, now, via=host.me.public_key).sends:
@@ -34,7 +34,7 @@ def quiet_deal(n: int, seed: int) -> MemNet:
     """``n`` bots dealt a round, then stopped: nobody plays on, and what was in
     flight has landed (a second later), so a test's own frames come next."""
     net = bot_table(n, seed=seed)
-    net.output(0, net.replicas[0].start_round(net.now))
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
     net.drivers.clear()
     quiet = net.now + 1
@@ -46,7 +46,7 @@ def play_round(net: MemNet, *, limit: float = 1800.0) -> int:
     """Start the next round and run it to its agreed end; return the round number."""
     host = net.replicas[0]
     number = (host.rs.number if host.rs else 0) + 1
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
 
     def done() -> bool:
         return all(r.rs is not None and r.rs.number == number
@@ -109,7 +109,7 @@ def random_table(rng: random.Random, seed: int, auto_next: Sequence[float]) -> M
     net = bot_table(n, seed=seed, faults=faults)
     host = net.replicas[0]
     host.auto_next = rng.choice(auto_next)
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     return net
 
 
@@ -131,7 +131,7 @@ class AskBack:
             if (k not in net.down and (rs is None or rs.me is None or rs.me not in rs.live)
                     and self.asked.get(k) != number):
                 self.asked[k] = number
-                net.output(k, r.open(net.now))
+                net.output(k, r.handle(Open(), net.now))
         return False
 
 

@@ -22,7 +22,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from typing import Any, TextIO
 
 from ..game.bot import SKILLS, Bot, Skill
@@ -30,8 +29,7 @@ from ..game.foundations import Fate
 from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import CommandError, Outbound, Phase, Replica
-from ..session import Session
+from ..protocol.replica import CommandError, Phase, Replica, StartRound
 from .node import HOST_GONE, NetSession
 
 __all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "SummaryWriter", "deal_when_ready",
@@ -191,7 +189,7 @@ def describe(event: ev.Event) -> tuple[int, str] | None:
     return None
 
 
-async def drive_bot(session: Session, bot: Bot, clock: Callable[[], float]) -> None:
+async def drive_bot(session: NetSession, bot: Bot, clock: Callable[[], float]) -> None:
     """Let a bot play this seat through the same commands a player's keys send;
     under share-a-deck, a second bot like it plays the tableau with it."""
     partner = Bot(bot.skill, random.Random(bot.rng.random()), lone_rotate=bot.lone_rotate)
@@ -213,20 +211,16 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
         driving.cancel()
 
 
-async def _drive(session: Session, drivers: list[BotDriver], rotates: bool,
+async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
                  clock: Callable[[], float]) -> None:
     while True:
         rs = session.replica.rs
         for driver in drivers:
             # The host's settings decide the variant, not our command line.
             driver.bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
-            session.act(partial(_step, driver))
+            session.step_bot(driver)
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
         await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)
-
-
-def _step(driver: BotDriver, _replica: Replica, now: float) -> Outbound:
-    return driver.step(now)
 
 
 async def watch_host(session: NetSession, give_up: float, clock: Callable[[], float]) -> None:
@@ -272,7 +266,7 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
                 pass
             else:
                 try:
-                    session.act(lambda replica, now: replica.start_round(now))
+                    session.act(StartRound())
                 except CommandError as exc:
                     waiting = f"cannot deal yet: {exc}"
         if waiting is not None and waiting != said:

@@ -32,11 +32,24 @@ from typing import Any
 
 from ..game.variants import Variants
 from ..protocol import events as ev
+from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.journal import made_by
-from ..protocol.replica import COUNTDOWN, DROP_AFTER, Outbound, Phase, Replica
-from ..session import Command, Listener
+from ..protocol.replica import (
+    COUNTDOWN,
+    DROP_AFTER,
+    AskToWatch,
+    Command,
+    LeaveTable,
+    Open,
+    Outbound,
+    Phase,
+    Replica,
+    SeatLost,
+    TurnAway,
+)
+from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
 from .bounds import Limits
 from .channel import normalize_code
@@ -216,7 +229,7 @@ class NetSession:
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
-        self._route(self.replica.open(self._clock()))
+        self._route(self.replica.handle(Open(), self._clock()))
         if interfaces is not None:
             await self._advertise(interfaces)
         return self
@@ -245,7 +258,7 @@ class NetSession:
         else:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
-        opened = self.replica.open(self._clock())
+        opened = self.replica.handle(Open(), self._clock())
         if link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
         self._route(opened)
@@ -270,7 +283,7 @@ class NetSession:
         assert link.peer.tid is not None  # _reach checked it
         self._use(self._new_replica(link.peer.tid, link.key))
         self.replica.watching = True
-        self._route(self.replica.ask_to_watch(link.key, self._clock()))
+        self._route(self.replica.handle(AskToWatch(link.key), self._clock()))
         return self
 
     async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
@@ -389,7 +402,18 @@ class NetSession:
         return r.is_host or r.host_key in self._mesh.links
 
     def act(self, command: Command) -> None:
-        self._route(command(self.replica, self._clock()), own=True)
+        self._route(self.replica.handle(command, self._clock()), own=True)
+        self._apply_own()
+
+    def step_bot(self, driver: BotDriver) -> None:
+        """Give a bot at this seat its turn: the commands it sends are this seat's."""
+        self._route(driver.step(self._clock()), own=True)
+        self._apply_own()
+
+    def _apply_own(self) -> None:
+        """My play went out as soon as it was signed; now I apply it myself (the
+        other peers start checking it meanwhile)."""
+        self._route(self.replica.apply_own(self._clock()), own=True)
 
     def subscribe(self, listener: Listener) -> None:
         """Hear every event from now on; the first listener also hears the backlog."""
@@ -443,8 +467,7 @@ class NetSession:
                 "max_seats": c.max_seats}
 
     def _use(self, replica: Replica) -> None:
-        """Play through ``replica``; its plays go out the moment they are signed."""
-        replica.send_early = lambda out: self._route(out, own=True)
+        """Play through ``replica``."""
         self._replica = replica
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
@@ -672,7 +695,7 @@ class NetSession:
         if self._asked_back != after:
             self._asked_back = after
             _log.info("asking for our seat back")
-            self._route(r.open(self._clock()))
+            self._route(r.handle(Open(), self._clock()))
 
     @property
     def waiting_for_seat(self) -> bool:
@@ -681,7 +704,7 @@ class NetSession:
 
     def _ask_for_a_free_seat(self) -> None:
         if self._waiting_for_seat and not self._had_seat and not self._closed.is_set():
-            self._route(self.replica.open(self._clock()))
+            self._route(self.replica.handle(Open(), self._clock()))
 
     def _on_link(self, key: bytes, up: bool) -> None:
         if up:
@@ -692,15 +715,15 @@ class NetSession:
         if r is None:
             return
         if up and self.watching:
-            self._route(r.ask_to_watch(key, self._clock()))
+            self._route(r.handle(AskToWatch(key), self._clock()))
         if (up and key == r.host_key and not r.is_host and not self.watching
                 and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
             # Back to the host between deals: it gave our seat up when the link
-            # went (Replica.seat_lost), or our JOIN was lost with it. Ask again
+            # went (the SeatLost command), or our JOIN was lost with it. Ask again
             # (a seated player is only told the roster again).
-            self._route(r.open(self._clock()))
+            self._route(r.handle(Open(), self._clock()))
         elif not up and r.is_host and key in r.seated:
-            self._route(r.seat_lost(key, self._clock()))
+            self._route(r.handle(SeatLost(key), self._clock()))
         elif up and r.is_host and key not in r.seated:
             # A newcomer asks for its seat right after its link is up: judge the
             # link once it has had the time to.
@@ -711,7 +734,7 @@ class NetSession:
         if link is not None and not self._closed.is_set() and not self.admits_spectator(key):
             _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
             why = f"this table has {MAX_SPECTATORS} spectators already"
-            self._route(self.replica.turn_away(key, why, self._clock()))
+            self._route(self.replica.handle(TurnAway(key, why), self._clock()))
             asyncio.get_running_loop().call_later(_TURNED_AWAY, link.close, why)
 
     def admits_spectator(self, key: bytes) -> bool:
@@ -818,7 +841,7 @@ class NetSession:
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
-            self._route(self.replica.leave(self._clock()))
+            self._route(self.replica.handle(LeaveTable(), self._clock()))
         if self._ad_task is not None:
             self._ad_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

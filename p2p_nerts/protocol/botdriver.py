@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from ..game.bot import Act, Action, Bot
 from ..game.tableau import IllegalMove
-from .replica import CommandError, Outbound, Phase, Replica
+from .replica import (
+    CallNerts,
+    CommandError,
+    Move,
+    Outbound,
+    Phase,
+    Replica,
+    RotateAlone,
+    SetReady,
+    Turn,
+    VoteStuck,
+)
 
 IDLE_PARTNER = 0.5
 """Seconds between a partner's looks at the rules while the table does not share
@@ -46,7 +57,7 @@ class BotDriver:
         if (not self.partner and r.phase in (Phase.LOBBY, Phase.BETWEEN)
                 and r.my_seat is not None and not r.ready.get(r.me.public_key, False)):
             self.next_at = now + 0.05
-            return r.set_ready(True, now)  # a bot is always ready: the host's list says so
+            return r.handle(SetReady(True), now)  # a bot is always ready: the host's list says so
         if rs is None or not r.can_move() or rs.tab is None:
             self.next_at = now + 0.05
             return Outbound()
@@ -78,12 +89,9 @@ class BotDriver:
         r = self.replica
         act = action.act
         if act is not Act.STUCK and act is not Act.WAIT and r.voted:
-            withdrawn = r.vote_stuck(False, now)
-            if r.send_early is not None:
-                # The play below goes out as soon as it is signed: the withdrawal,
-                # signed before it, must go out (and be journaled) before it.
-                r.send_early(withdrawn)
-                withdrawn = Outbound()
+            # Signed before the play, the withdrawal goes out (and is journaled)
+            # before it.
+            withdrawn = r.handle(VoteStuck(False), now)
             withdrawn.extend(self._do(action, now))
             return withdrawn
         return self._do(action, now)
@@ -92,13 +100,13 @@ class BotDriver:
         r = self.replica
         act = action.act
         if act is Act.MOVE and action.target is not None:
-            return r.move(action.target, now)
+            return r.handle(Move(action.target), now)
         if act is Act.TURN:
-            return r.turn(now)
+            return r.handle(Turn(), now)
         if act is Act.CALL:
-            return r.call_nerts(now)
+            return r.handle(CallNerts(), now)
         if act is Act.ROTATE:
-            return r.rotate_alone(now)
+            return r.handle(RotateAlone(), now)
         if act is Act.STUCK and not r.voted:
-            return r.vote_stuck(True, now)
+            return r.handle(VoteStuck(True), now)
         return Outbound()

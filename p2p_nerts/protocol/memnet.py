@@ -20,7 +20,7 @@ from .botdriver import BotDriver
 from .events import Event
 from .identity import Identity
 from .journal import Record
-from .replica import Outbound, Replica
+from .replica import Open, Outbound, Replica
 
 TABLE_ID = bytes(range(16))
 
@@ -66,7 +66,12 @@ class MemNet:
         self._index = {r.me.public_key: i for i, r in enumerate(self.replicas)}
 
     def output(self, sender: int, out: Outbound) -> None:
-        """Take what a replica produced: keep its events, put its frames on the wire."""
+        """Take what a replica produced: keep its events, put its frames on the wire,
+        and then let it apply its own play (as a shell does after a command)."""
+        self._route(sender, out)
+        self._route(sender, self.replicas[sender].apply_own(self.now))
+
+    def _route(self, sender: int, out: Outbound) -> None:
         self.events[sender].extend(out.events)
         self.journals[sender].extend(out.journal)
         for send in out.sends:
@@ -95,7 +100,7 @@ class MemNet:
         self.journals.append([])
         self._index[replica.me.public_key] = index
         self.drivers[index] = driver
-        self.output(index, replica.open(self.now))
+        self.output(index, replica.handle(Open(), self.now))
         return index
 
     def _same_side(self, a: int, b: int) -> bool:
@@ -172,7 +177,7 @@ def bot_table(
                  for i, r in enumerate(reps)} if variants and variants.teams == "share" else {})
     net = MemNet(reps, drivers, random.Random(seed), faults or Faults(), partners=partners)
     for i, r in enumerate(reps):
-        net.output(i, r.open(0.0))
+        net.output(i, r.handle(Open(), 0.0))
     if not net.run(lambda: all(len(r.seats) == n for r in reps), limit=60.0):
         raise RuntimeError("the lobby did not fill")
     return net

@@ -26,7 +26,21 @@ from ..game.tableau import (
 )
 from ..game.variants import VariantError
 from ..protocol.events import Event, RosterChanged
-from ..protocol.replica import CommandError, Outbound, Phase, Replica
+from ..protocol.replica import (
+    ArrangeSeats,
+    CallNerts,
+    ChangeSettings,
+    Command,
+    CommandError,
+    Move,
+    Phase,
+    Replica,
+    RotateAlone,
+    SetReady,
+    StartRound,
+    Turn,
+    VoteStuck,
+)
 from ..session import Session
 from .form import (
     Form,
@@ -190,21 +204,21 @@ class Controller(Hands):
     @player_input
     def turn(self) -> None:
         sel = self.selected()
-        if self._act(lambda r, now: r.turn(now)) and sel is not None and sel[0] == WASTE:
+        if self._act(Turn()) and sel is not None and sel[0] == WASTE:
             self.state.selection = None
 
     @player_input
     def toggle_stuck(self) -> None:
         on = not self.replica.voted
-        self._act(lambda r, now: r.vote_stuck(on, now))
+        self._act(VoteStuck(on))
 
     @player_input
     def call_nerts(self) -> None:
-        self._act(lambda r, now: r.call_nerts(now))
+        self._act(CallNerts())
 
     @player_input
     def rotate(self) -> None:
-        if self._act(lambda r, now: r.rotate_alone(now)):
+        if self._act(RotateAlone()):
             self.state.selection = None
 
     @player_input
@@ -240,14 +254,14 @@ class Controller(Hands):
         """Host: deal the next round."""
         if self.replica.phase is Phase.OVER:
             self.state.error("The game is over")
-        elif self._act(lambda r, now: r.start_round(now)):
+        elif self._act(StartRound()):
             self.state.winner = None
 
     @player_input
     def toggle_ready(self) -> None:
         r = self.replica
         on = not r.ready.get(r.me.public_key, False)
-        self._act(lambda r, now: r.set_ready(on, now))
+        self._act(SetReady(on))
 
     @player_input
     def open_settings(self) -> None:
@@ -318,10 +332,10 @@ class Controller(Hands):
 
     def _move(self, target: Target) -> None:
         """Carry out a move; either way the selection is used up, so keys stay predictable."""
-        moved = self._act(lambda r, now: r.move(target, now))
+        moved = self._act(Move(target))
         self.state.selection = None
         if moved and self.replica.voted:  # a card moved: not stuck after all
-            self._act(lambda r, now: r.vote_stuck(False, now))
+            self._act(VoteStuck(False))
 
     def _change_settings(self, form: Form) -> None:
         try:
@@ -330,8 +344,7 @@ class Controller(Hands):
             form.error = sentence(str(exc))
             return
         countdown, drop_after = form_clocks(form)
-        self._submit(form, lambda r, now: r.change_settings(
-            variants, now, countdown=countdown, drop_after=drop_after))
+        self._submit(form, ChangeSettings(variants, countdown, drop_after))
 
     def _arrange(self, form: Form) -> None:
         order = form_seats(form)
@@ -339,9 +352,9 @@ class Controller(Hands):
             self.state.form = None
             self.state.error("Someone sat down or left meanwhile: choose the partners again")
             return
-        self._submit(form, lambda r, now: r.arrange_seats(order, now))
+        self._submit(form, ArrangeSeats(tuple(order)))
 
-    def _submit(self, form: Form, command: Callable[[Replica, float], Outbound]) -> None:
+    def _submit(self, form: Form, command: Command) -> None:
         """A form's command: done, the form closes; refused, it stays open saying why."""
         refused = self._try(command)
         if refused is None:
@@ -349,14 +362,14 @@ class Controller(Hands):
         else:
             form.error = refused
 
-    def _act(self, command: Callable[[Replica, float], Outbound]) -> bool:
+    def _act(self, command: Command) -> bool:
         """Run a command; a refusal becomes a line on screen, never a traceback."""
         refused = self._try(command)
         if refused is not None:
             self.state.error(refused)
         return refused is None
 
-    def _try(self, command: Callable[[Replica, float], Outbound]) -> str | None:
+    def _try(self, command: Command) -> str | None:
         """Run a command; None if it was done, else why not (as a sentence)."""
         try:
             self.session.act(command)

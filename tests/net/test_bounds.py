@@ -17,6 +17,7 @@ from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.wire import NET_VERSION, Info, decode_peers, is_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ready, seal_message
+from p2p_nerts.protocol.replica import SetReady
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -78,8 +79,8 @@ def test_a_link_without_a_seat_hears_nothing_is_listed_nowhere_and_goes(
         me = Identity.generate("Mallory")
         heard = Heard(await stranger(host.port, me))
         for _ in range(5):  # the table talks while she listens
-            host.act(lambda r, now: r.set_ready(True, now))
-            host.act(lambda r, now: r.set_ready(False, now))
+            host.act(SetReady(True))
+            host.act(SetReady(False))
             await asyncio.sleep(0.02)
         announced = host._mesh._announced or {}
         assert me.public_key in host._mesh.links and me.public_key not in announced

@@ -19,7 +19,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, SetReady
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -58,7 +58,7 @@ def test_a_host_without_auto_start_says_what_it_waits_for_and_deals_when_all_are
         await until(lambda: "waiting for Gil to be ready before dealing (or use "
                             "--auto-start N)" in lines(caplog), "the host to name Gil")
         assert host.replica.phase is Phase.LOBBY
-        gil.act(lambda replica, now: replica.set_ready(True, now))
+        gil.act(SetReady(True))
         await until(lambda: host.replica.phase is not Phase.LOBBY, "the deal")
         gil.close()
         host.close()

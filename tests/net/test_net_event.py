@@ -19,7 +19,7 @@ from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
 from p2p_nerts.records.record import encode, record_of
 from p2p_nerts.records.standings import Standings, tally
@@ -38,7 +38,7 @@ def _second_game() -> MemNet:
     """Another table's game (four players), played to its end."""
     net = bot_table(4, seed=9, variants=Variants(target=15))
     net.replicas[0].auto_next = 0.2
-    net.output(0, net.replicas[0].start_round(net.now))
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
                                and len(r.rs.signed_results) == 4
                                for r in net.replicas), limit=3600)

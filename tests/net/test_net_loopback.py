@@ -19,7 +19,7 @@ from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.logs import setup_logging
 from p2p_nerts.net.loopback import loopback_table
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import CommandError, Phase
+from p2p_nerts.protocol.replica import CommandError, Phase, StartRound
 
 from .test_net_session import until
 
@@ -49,7 +49,7 @@ def test_a_loopback_solo_table_is_a_full_mesh_of_peers_that_plays_a_whole_game()
             while not game.done():
                 if host.replica.phase in (Phase.LOBBY, Phase.BETWEEN):
                     with contextlib.suppress(CommandError):
-                        host.act(lambda r, now: r.start_round(now))
+                        host.act(StartRound())
                 await asyncio.sleep(0.05)
             assert game.result() == 0
             await until(lambda: all(s.replica.phase is Phase.OVER for s in table.bots))
@@ -68,7 +68,7 @@ def test_at_a_loopback_share_table_a_partner_plays_the_players_tableau() -> None
                                   variants=Variants(teams="share")) as table:
             host = table.session
             runner = asyncio.create_task(host.run())
-            host.act(lambda r, now: r.start_round(now))
+            host.act(StartRound())
             # Nothing drives the player's seat but the partner: any move is its.
             await until(lambda: host.replica.rs is not None and host.replica.rs.tab is not None
                         and len(host.replica.rs.tab.log) > 0, timeout=30)

@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.game.tableau import OP_NERTS, Target
+from p2p_nerts.game.tableau import OP_NERTS
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Audit, Nerts, Payload
-from p2p_nerts.protocol.replica import Outbound, Phase, Replica
+from p2p_nerts.protocol.replica import (
+    Command,
+    LeaveTable,
+    Move,
+    Outbound,
+    Phase,
+    Replica,
+    StartRound,
+)
 
 from ..replica_harness import check_round, play_round
 
@@ -22,7 +30,10 @@ class FalseCaller(Replica):
     """Calls Nerts in round 1 with ten cards still in its Nerts pile (early enough
     to beat honest bots to the call), then plays honestly."""
 
-    def move(self, target: Target, now: float) -> Outbound:
+    def handle(self, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return super().handle(command, now)
+        target = command.target
         rs = self.rs
         if (rs is not None and rs.number == 1 and rs.tab is not None
                 and len(rs.tab.nerts) <= 10 and not rs.i_called):
@@ -32,7 +43,7 @@ class FalseCaller(Replica):
             rs.i_called = True
             self._send(Nerts(), expect_lamport=lamport)
             return self._flush()
-        return super().move(target, now)
+        return super().handle(Move(target), now)
 
 
 class Withholder(Replica):
@@ -62,7 +73,7 @@ def _honest_overs(net: MemNet, number: int) -> list[ev.RoundOver]:
 
 def _run_round_1(net: MemNet) -> None:
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
                                for i in HONEST), limit=net.now + 1800)
 
@@ -88,11 +99,11 @@ def _check_unaudited_offender(net: MemNet) -> ev.RoundOver:
 
 def _leave_mid_round(net: MemNet, how: str) -> None:
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
     del net.drivers[OFFENDER]
     if how == "left":
-        net.output(OFFENDER, net.replicas[OFFENDER].leave(net.now))
+        net.output(OFFENDER, net.replicas[OFFENDER].handle(LeaveTable(), net.now))
     net.cut.add(OFFENDER)
     assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
                                for i in HONEST), limit=net.now + 1800)
@@ -171,7 +182,7 @@ def test_a_false_caller_gone_dark_is_dropped_alone_and_the_round_voided(seed: in
     net = bot_table(5, seed=seed, classes={1: DarkFalseCaller},
                     faults=Faults(max_delay=0.03, duplicate=0.03, drop=0.01))
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     honest = (0, 2, 3, 4)
     assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
                                for i in honest), limit=net.now + 600)

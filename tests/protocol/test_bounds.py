@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.protocol import replica as replica_module
 from p2p_nerts.protocol.authors import MAX_HELD_BYTES, AuthorLog
 from p2p_nerts.protocol.budget import TokenBucket
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
+from p2p_nerts.protocol.replica import StartRound
+from p2p_nerts.protocol.replica import _replica as replica_module
 
 pytestmark = pytest.mark.fast
 
@@ -83,7 +84,7 @@ def test_resend_answers_keep_to_a_budget_per_asker(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(replica_module, "RESEND_BURST", 1000)
     net = bot_table(2, seed=6)
     host, guest = net.replicas
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     log = host.authors[host.me.public_key]
     assert net.run(lambda: sum(map(len, log.entries.values())) > 3000, limit=600)
     net.now += 10  # the budget full again

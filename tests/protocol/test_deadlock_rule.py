@@ -7,14 +7,14 @@ from p2p_nerts.game.moves import card_target, work_target
 from p2p_nerts.game.tableau import NERTS, SOURCES, WASTE, Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import MemNet
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Move, Phase, Replica, Turn, VoteStuck
 
 from ..replica_harness import check_round, quiet_deal, round_overs
 
 
 def _all_vote_stuck(net: MemNet) -> None:
     for i, r in enumerate(net.replicas):
-        net.output(i, r.vote_stuck(True, net.now))
+        net.output(i, r.handle(VoteStuck(True), net.now))
     settled = net.now + 2
     assert net.run(lambda: net.now >= settled, limit=settled + 1)
 
@@ -39,7 +39,7 @@ def _find(net: MemNet, pick: str) -> tuple[int, Target]:
                 if found is not None:
                     return i, found
         for i, r in enumerate(net.replicas):
-            net.output(i, r.turn(net.now))
+            net.output(i, r.handle(Turn(), net.now))
     raise AssertionError(f"no {pick} move in this deal")
 
 
@@ -53,7 +53,7 @@ def _dealt() -> MemNet:
 def test_stuck_again_after_only_a_work_move_ends_the_round_on_every_peer() -> None:
     net = _dealt()
     i, target = _find(net, "work")
-    net.output(i, net.replicas[i].move(target, net.now))
+    net.output(i, net.replicas[i].handle(Move(target), net.now))
     _all_vote_stuck(net)
     assert all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas)
     over = check_round(net, 1, honest={0, 1})
@@ -63,7 +63,7 @@ def test_stuck_again_after_only_a_work_move_ends_the_round_on_every_peer() -> No
 def test_stuck_again_after_a_card_went_up_rotates_again_on_every_peer() -> None:
     net = _dealt()
     i, target = _find(net, "up")
-    net.output(i, net.replicas[i].move(target, net.now))
+    net.output(i, net.replicas[i].handle(Move(target), net.now))
     settled = net.now + 2
     assert net.run(lambda: net.now >= settled, limit=settled + 1)
     host: Replica = net.replicas[0]

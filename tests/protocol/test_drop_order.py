@@ -7,7 +7,7 @@ import pytest
 
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 
 #: Reordering, duplicating and losing frames: votes, withdrawals and plays meet
 #: in a different order on every peer.
@@ -22,7 +22,7 @@ def _run_for(net: MemNet, seconds: float) -> None:
 
 def _start(net: MemNet, plays: int) -> None:
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays,
                    limit=net.now + 600)
 
@@ -92,7 +92,7 @@ def test_a_seat_dropped_during_the_shuffle_ends_alike_everywhere(seed: int) -> N
     own shares; back, the seat learns it was dropped and agrees."""
     net = bot_table(4, seed=seed, faults=ROUGH)
     victim = net.replicas[3]
-    net.output(0, net.replicas[0].start_round(net.now))
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
 
     def committed() -> bool:
         rs = victim.rs

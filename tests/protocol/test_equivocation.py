@@ -14,13 +14,21 @@ import random
 import pytest
 
 from p2p_nerts.game.foundations import Fate
-from p2p_nerts.game.tableau import Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC, open_entry, seal
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.proof import check_fork
-from p2p_nerts.protocol.replica import Outbound, Phase, Replica, Send
+from p2p_nerts.protocol.replica import (
+    Command,
+    Move,
+    Open,
+    Outbound,
+    Phase,
+    Replica,
+    Send,
+    StartRound,
+)
 
 from ..replica_harness import play_round, round_overs
 
@@ -33,8 +41,11 @@ class Equivocator(Replica):
     plays = 0
     forked_seq = 0
 
-    def move(self, target: Target, now: float) -> Outbound:
-        out = super().move(target, now)
+    def handle(self, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return super().handle(command, now)
+        target = command.target
+        out = super().handle(Move(target), now)
         rs = self.rs
         if target.pile is None or rs is None or self.forked_seq:
             return out
@@ -110,7 +121,7 @@ def test_an_equivocating_seat_is_flagged_with_proof_and_every_honest_peer_agrees
     if liar == 0:
         # The host lies: the round still ends alike for the others.
         host = net.replicas[0]
-        net.output(0, host.start_round(net.now))
+        net.output(0, host.handle(StartRound(), net.now))
         honest = range(1, n)
         assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
                                    for i in honest), limit=net.now + 1800)
@@ -133,12 +144,12 @@ def test_the_equivocator_is_not_seated_again_and_the_table_plays_on() -> None:
     host = net.replicas[0]
     assert liar_key not in {s.key for s in host.seats}
     # It asks back; the host refuses it, and the next round is the honest three's.
-    net.output(3, net.replicas[3].open(net.now))
+    net.output(3, net.replicas[3].handle(Open(), net.now))
     assert net.run(lambda: any(isinstance(e, ev.Refused) for e in net.events[3]),
                    limit=net.now + 60)
     net.down.add(3)  # it goes home
     net.drivers.pop(3)
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.rs is not None and r.rs.number == number + 1
                                and r.phase in (Phase.BETWEEN, Phase.OVER)
                                for r in net.replicas[:3]), limit=net.now + 1800)
@@ -176,10 +187,10 @@ def test_an_equivocator_that_keeps_signing_cannot_stall_the_round() -> None:
         if (isinstance(liar, Equivocator) and liar.forked_seq and rs is not None
                 and net.now - asked[0] >= 0.2):
             asked[0] = net.now
-            net.output(3, liar.open(net.now))
+            net.output(3, liar.handle(Open(), net.now))
         return all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas[:3])
 
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(nagging, limit=net.now + 1800)
     overs = [next(e for e in net.events[i] if isinstance(e, ev.RoundOver)) for i in range(3)]
     assert len({(o.foundation_hash, o.results, o.totals) for o in overs}) == 1

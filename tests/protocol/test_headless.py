@@ -10,7 +10,7 @@ from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 
 from ..replica_harness import ask_for_seat, play_round
 
@@ -28,7 +28,7 @@ def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() ->
     newcomer = Replica(Identity.from_seed(b"\x77" * 32, "newcomer"), TABLE_ID,
                        host.me.public_key)
     net.output(0, ask_for_seat(newcomer, host, net.now))
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: guest.rs is not None and guest.rs.number == number + 1,
                    limit=net.now + 60)
     assert guest.phase is Phase.SHUFFLE and guest.rs is not None and len(guest.rs.names) == 4

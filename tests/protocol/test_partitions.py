@@ -9,7 +9,7 @@ import pytest
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 
 from ..replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
 
@@ -23,7 +23,7 @@ def _split(net: MemNet, groups: list[set[int]], seconds: float) -> None:
 
 def _start(net: MemNet, plays: int) -> None:
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays, limit=600)
 
 

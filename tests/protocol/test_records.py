@@ -20,7 +20,7 @@ from p2p_nerts.protocol.envelope import HEADER_LEN, MAGIC, Entry, open_entry, se
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import Game, keep, statistics, summarize
 from p2p_nerts.records.record import GameRecord, RecordError, decode, encode, record_of
 from p2p_nerts.records.verify import replay, verify
@@ -35,7 +35,7 @@ def _game() -> MemNet:
     net = bot_table(PLAYERS, seed=5, variants=Variants(target=20))
     host = net.replicas[0]
     host.auto_next = 0.2
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
                                and len(r.rs.signed_results) == PLAYERS
                                for r in net.replicas), limit=3600)
@@ -291,7 +291,7 @@ def test_every_seat_signs_the_result_and_a_changed_one_is_found() -> None:
 
 def test_a_game_given_up_after_a_round_is_kept_as_abandoned(tmp_path: Path) -> None:
     net = bot_table(2, seed=3, variants=Variants(target=1000))
-    net.output(0, net.replicas[0].start_round(net.now))
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.BETWEEN for r in net.replicas), limit=3600)
     with Store(tmp_path / DB_FILE) as store:
         number = keep(store, net.replicas[1], "Long table", 1_700_000_000.0)

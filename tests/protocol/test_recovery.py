@@ -13,7 +13,7 @@ from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import HEARTBEAT, Phase, Replica
+from p2p_nerts.protocol.replica import HEARTBEAT, Open, Phase, Replica, StartRound
 
 from ..replica_harness import (
     AskBack,
@@ -59,7 +59,7 @@ def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
 def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None:
     net = bot_table(4, seed=12)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 15, limit=600)
     _crash_and_restore(net, 2, outage=2.0)  # back before the others would drop it
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
@@ -77,7 +77,7 @@ def test_a_restarted_seat_plays_by_the_hosts_clocks_not_its_own_options() -> Non
     """The journal holds the host's SETTINGS: the restore takes its clocks from there."""
     net = bot_table(3, seed=14, classes={0: replica_with(countdown=1.0, drop_after=4.0)})
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = _crash_and_restore(net, 1, outage=1.0)  # options: countdown 0, drop_after 5
     assert (back.countdown, back.drop_after) == (1.0, 4.0)
@@ -89,7 +89,7 @@ def test_a_restarted_seat_plays_by_the_hosts_clocks_not_its_own_options() -> Non
 def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     net = bot_table(3, seed=13)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12, limit=600)
     back = _crash_and_restore(net, 1, outage=12.0)  # longer than drop_after (5 s)
     seat = back.my_seat
@@ -117,7 +117,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
     net = bot_table(4, seed=14)
     host = net.replicas[0]
     host.auto_next = 1.0
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = _crash_and_restore(net, 2, outage=outage)
     assert host.rs is not None
@@ -131,7 +131,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
         number = rs.number if rs is not None else 0
         if out and number not in asked:
             asked.add(number)
-            net.output(2, back.open(net.now))
+            net.output(2, back.handle(Open(), net.now))
         hs = host.rs
         return (hs is not None and hs.number > crashed_in and hs.seat_of(back.me.public_key)
                 in hs.live and host.phase is Phase.PLAYING)
@@ -162,7 +162,7 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
     net = bot_table(3, seed=seed)
     host = net.replicas[0]
     host.auto_next = 0.5
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     rng = random.Random(seed)
     for _ in range(6):
         until = net.now + rng.uniform(5, 25)
@@ -222,7 +222,7 @@ def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() ->
     net = bot_table(4, seed=14, classes={0: replica_with(countdown=0.0, drop_after=2.0)})
     host = net.replicas[0]
     host.auto_next = 1.0
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = _crash_and_restore(net, 2, outage=40.0)  # dropped; the table plays round 2
     assert host.rs is not None and host.rs.number > 1 and back.rs is not None

@@ -9,7 +9,7 @@ import pytest
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, bot_table
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import round_to_replay
 from p2p_nerts.records.record import RecordError, record_of
 from p2p_nerts.records.replay import RoundReplay, round_replay
@@ -57,7 +57,7 @@ def _colliding_round() -> RoundReplay:
     collided (whether one seed does depends on every rule of the game's timing)."""
     for seed in range(1, 9):
         net = bot_table(4, seed=seed, faults=Faults(max_delay=0.3))
-        net.output(0, net.replicas[0].start_round(net.now))
+        net.output(0, net.replicas[0].handle(StartRound(), net.now))
         assert net.run(partial(_round_over, net.replicas), limit=3600)
         r = _check(replay(record_of(net.replicas[3], "t", 0.0)), 1)
         if r.collisions:

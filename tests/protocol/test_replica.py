@@ -22,6 +22,7 @@ from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
     Ack,
@@ -37,11 +38,19 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import (
     MAX_AUTHORS,
+    ArrangeSeats,
+    ChangeSettings,
     CommandError,
+    LeaveTable,
+    Move,
+    Open,
+    Ordered,
     Outbound,
     Phase,
     Replica,
-    _Ordered,
+    StartRound,
+    Turn,
+    VoteStuck,
 )
 
 from ..replica_harness import (
@@ -128,7 +137,7 @@ def test_share_a_deck_two_bots_play_each_tableau() -> None:
 def test_share_a_deck_needs_three_tableaux() -> None:
     net = bot_table(2, seed=4, variants=Variants(teams="share"))
     with pytest.raises(CommandError, match="share-a-deck needs 6 or 8 players"):
-        net.replicas[0].start_round(net.now)
+        net.replicas[0].handle(StartRound(), net.now)
 
 
 def test_collisions_bounce_back_to_their_owner() -> None:
@@ -146,7 +155,7 @@ def test_collisions_bounce_back_to_their_owner() -> None:
 def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     net = bot_table(4, seed=5)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
     assert net.run(lambda: len(host.rs.log) >= 8 if host.rs else False, limit=net.now + 300)
     net.cut.add(3)  # seat's machine vanishes: nothing in, nothing out
@@ -166,7 +175,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     assert net.run(lambda: all(gone_key not in {s.key for s in r.seats} for r in others),
                    limit=net.now + 60)
     totals = {r.me.public_key: r.totals[r.me.public_key] for r in others}
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) and r.rs is not None
                                and r.rs.number == 2 for r in others), limit=net.now + 1800)
     second = [next(e for e in events if isinstance(e, ev.RoundOver) and e.round == 2)
@@ -184,7 +193,7 @@ def test_every_seat_waits_the_hosts_countdown_whatever_its_own() -> None:
     """Guests started with no countdown (bot_table's 0 s) still wait the host's 3 s."""
     net = bot_table(3, seed=31, classes={0: replica_with(countdown=3.0)})
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: any(r.can_move() for r in net.replicas), limit=net.now + 60)
     assert host.rs is not None and host.rs.play_from is not None
     assert net.now >= host.rs.play_from, "a seat could move before the host's countdown ended"
@@ -199,7 +208,7 @@ def test_every_seat_votes_a_silent_one_out_after_the_hosts_time() -> None:
     """The host's drop_after (1 s), not each guest's own (bot_table's 5 s), decides."""
     net = bot_table(4, seed=32, classes={0: replica_with(drop_after=1.0)})
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
     net.cut.add(3)
     del net.drivers[3]
@@ -214,9 +223,9 @@ def test_commands_out_of_phase_are_refused_and_change_nothing() -> None:
     net = bot_table(2, seed=1)
     guest = net.replicas[1]
     with pytest.raises(CommandError):
-        guest.start_round(net.now)
+        guest.handle(StartRound(), net.now)
     with pytest.raises(CommandError):
-        guest.turn(net.now)
+        guest.handle(Turn(), net.now)
     assert guest.phase is Phase.LOBBY
 
 
@@ -228,7 +237,7 @@ def test_clocks_no_peer_would_accept_are_refused_and_change_nothing(
     host = net.replicas[0]
     seq, clocks = host.seq, (host.countdown, host.drop_after)
     with pytest.raises(CommandError, match="seconds"):
-        host.change_settings(host.variants, net.now, countdown=countdown, drop_after=drop_after)
+        host.handle(ChangeSettings(host.variants, countdown, drop_after), net.now)
     assert (host.seq, host.countdown, host.drop_after) == (seq, *clocks)
     with pytest.raises(ValueError, match="seconds"):  # a program's mistake, said at once
         Replica(Identity.generate("Ann"), TABLE_ID, host.me.public_key,
@@ -263,7 +272,7 @@ def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
     extra = Replica(Identity.from_seed(b"\x98" * 32, "fifth"), TABLE_ID, host.me.public_key)
     # The newcomer asks the host where its chain ends, then for a seat.
     events: list[ev.Event] = []
-    to_host = extra.open(net.now).sends
+    to_host = extra.handle(Open(), net.now).sends
     for _ in range(4):
         back = [send for frame in to_host
                 for send in host.receive(frame.data, net.now, via=extra.me.public_key).sends
@@ -286,8 +295,8 @@ def test_host_leaving_alone_says_goodbye_without_error() -> None:
 
     me = Identity.from_seed(b"\x42" * 32, "solo host")
     host = Replica(me, TABLE_ID, me.public_key)
-    host.open(0.0)
-    out = host.leave(1.0)
+    host.handle(Open(), 0.0)
+    out = host.handle(LeaveTable(), 1.0)
     assert [open_entry(s.data).type for s in out.sends] == [MsgType.LEAVE, MsgType.GOODBYE]
     assert [s.name for s in host.seats] == ["solo host"]
 
@@ -299,7 +308,7 @@ def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
     ids = identities(3)
     host = Replica(ids[0], TABLE_ID, ids[0].public_key, variants=Variants(teams="pairs"),
                    auto_start=1)
-    host.open(0.0)
+    host.handle(Open(), 0.0)
     out = host.tick(1.0)  # one seat cannot play pairs
     assert any(isinstance(e, ev.Notice) and "2 to 8 players, not 1" in e.text for e in out.events)
     assert host.phase is Phase.LOBBY and host.auto_start is None
@@ -312,7 +321,7 @@ def _stranger(n: int) -> Identity:
 def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     net = bot_table(3, seed=21)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     late = Replica(_stranger(1), TABLE_ID, host.me.public_key)
     out = ask_for_seat(late, host, net.now)
@@ -352,7 +361,7 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     net = bot_table(3, seed=22)
     host = net.replicas[0]
     host.max_seats = 4
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     first, second = (Replica(_stranger(n), TABLE_ID, host.me.public_key) for n in (2, 3))
     ask_for_seat(first, host, net.now)
@@ -360,7 +369,7 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     refusals = [open_entry(s.data) for s in out.sends if open_entry(s.data).type == MsgType.REFUSE]
     assert len(refusals) == 1  # four seats: three playing, one promised
     assert list(host.waiting) == [first.me.public_key]
-    for send in first.leave(net.now).sends:
+    for send in first.handle(LeaveTable(), net.now).sends:
         host.receive(send.data, net.now)
     assert host.waiting == {}
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
@@ -450,7 +459,7 @@ def test_a_drop_voted_before_the_seats_last_entries_arrive_completes_when_they_d
     the last of them arrives (whether it stands is judged from them)."""
     net = bot_table(3, seed=25)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     victim = net.replicas[2]
     # The victim has played: its entries up to the cut include its REVEAL and more.
     assert net.run(lambda: host.rs is not None and host.rs.joint is not None
@@ -512,7 +521,7 @@ def _to_foundation(replicas: list[Replica], now: float) -> Target:
             if target is not None:
                 return target
         for r in replicas:
-            r.turn(now)
+            r.handle(Turn(), now)
     raise AssertionError("no card ever goes to a foundation")
 
 
@@ -520,7 +529,7 @@ def _playing_twins(seed: int) -> tuple[Replica, Replica, float]:
     """Seat 1 of two tables dealt alike, both ready to play."""
     def dealt() -> MemNet:
         net = bot_table(2, seed=seed)
-        net.output(0, net.replicas[0].start_round(net.now))
+        net.output(0, net.replicas[0].handle(StartRound(), net.now))
         assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
         return net
 
@@ -528,24 +537,28 @@ def _playing_twins(seed: int) -> tuple[Replica, Replica, float]:
     return one.replicas[1], two.replicas[1], one.now
 
 
-def test_a_play_sent_early_is_the_same_output_split_at_its_signature() -> None:
-    """With ``send_early`` a play's frames and the journal before them leave as
-    soon as it is signed; nothing else changes: joined again, the two parts
-    are exactly what the replica returns without it."""
-    early, plain, now = _playing_twins(5)
-    target = _to_foundation([early, plain], now)
-    sent: list[Outbound] = []
-    early.send_early = sent.append
-    rest = early.move(target, now)
-    whole = plain.move(target, now)
-    assert len(sent) == 1 and not sent[0].events
-    assert sent[0].sends[0] == whole.sends[0]
-    assert open_entry(sent[0].sends[0].data).type == MsgType.PLAY
-    joined = Outbound()
-    joined.extend(sent[0])
-    joined.extend(rest)
-    assert joined == whole
-    assert any(isinstance(e, ev.PlayAdded) and e.mine for e in rest.events)
+def test_a_play_goes_out_signed_before_its_author_applies_it() -> None:
+    """``handle`` returns the signed play (journal record first) and applies nothing
+    of it to my own state; ``apply_own`` does, and the next call would have done it
+    first: both ways, my replica ends where the one call used to take it."""
+    early, late, now = _playing_twins(5)
+    target = _to_foundation([early, late], now)
+    assert early.rs is not None
+    held = len(early.rs.log)
+    out = early.handle(Move(target), now)
+    assert open_entry(out.sends[0].data).type == MsgType.PLAY
+    assert any(r.data == out.sends[0].data for r in out.journal)
+    assert not any(isinstance(e, ev.PlayAdded) for e in out.events)
+    assert len(early.rs.log) == held
+    applied = early.apply_own(now)
+    assert not applied.sends and not applied.journal
+    assert [e.mine for e in applied.events if isinstance(e, ev.PlayAdded)] == [True]
+    assert len(early.rs.log) == held + 1
+    assert early.apply_own(now) == Outbound()  # once only
+    assert late.handle(Move(target), now).sends == out.sends
+    ticked = late.tick(now)
+    assert ticked.events[:len(applied.events)] == applied.events
+    assert late.rs is not None and late.rs.log.state_hash() == early.rs.log.state_hash()
 
 
 def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
@@ -565,17 +578,16 @@ def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
     assert entries[0].payload["o"] is False and not rs.my_vote
 
 
-def test_a_bot_withdraws_its_stuck_vote_before_a_play_sent_early() -> None:
-    """The withdrawal is signed first, so it must go out (and be journaled) first."""
+def test_a_bot_withdraws_its_stuck_vote_before_its_play() -> None:
+    """The withdrawal is signed first, so it goes out (and is journaled) first."""
     replica, _twin, now = _playing_twins(5)
     target = _to_foundation([replica], now)
-    sent: list[Outbound] = []
-    replica.send_early = sent.append
     driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)))
-    replica.vote_stuck(True, now)  # the seat's vote: this driver did not cast it
-    sent.append(driver._carry_out(Action(Act.MOVE, target), now))
-    types = [open_entry(s.data).type for out in sent for s in out.sends if s.data[:2] == MAGIC]
+    replica.handle(VoteStuck(True), now)  # the seat's vote: this driver did not cast it
+    out = driver._carry_out(Action(Act.MOVE, target), now)
+    types = [open_entry(s.data).type for s in out.sends if s.data[:2] == MAGIC]
     assert types == [MsgType.STUCK, MsgType.PLAY]
+    assert [open_entry(r.data).type for r in out.journal if r.kind is Kind.ENTRY] == types
 
 
 @pytest.mark.parametrize(("teams", "wait"), [("share", 0.05), ("none", IDLE_PARTNER)])
@@ -594,7 +606,7 @@ def test_a_partner_is_awake_before_the_first_deal_only_at_a_share_table(
 def _arrange(net: MemNet, order: list[bytes]) -> None:
     """The host seats the players in ``order``; every replica has it once the lobby settles."""
     host = net.replicas[0]
-    net.output(0, host.arrange_seats(order, net.now))
+    net.output(0, host.handle(ArrangeSeats(tuple(order)), net.now))
     assert net.run(lambda: all([s.key for s in r.seats] == order for r in net.replicas),
                    limit=net.now + 30)
 
@@ -660,11 +672,11 @@ def test_arranging_seats_wrongly_is_refused_and_changes_nothing(change: str) -> 
     elif change == "stranger":
         order = [keys[0], keys[1], _stranger(3).public_key]
     else:
-        net.output(0, host.start_round(net.now))
+        net.output(0, host.handle(StartRound(), net.now))
         assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     seq, seats = asker.seq, host.seats
     with pytest.raises(CommandError):
-        asker.arrange_seats(order, net.now)
+        asker.handle(ArrangeSeats(tuple(order)), net.now)
     assert (asker.seq, host.seats) == (seq, seats)
 
 
@@ -672,7 +684,7 @@ def test_the_same_order_again_sends_nothing() -> None:
     net = bot_table(2, seed=34)
     host = net.replicas[0]
     seq = host.seq
-    out = host.arrange_seats([s.key for s in host.seats], net.now)
+    out = host.handle(ArrangeSeats(tuple([s.key for s in host.seats])), net.now)
     assert (host.seq, out.sends) == (seq, [])
 
 
@@ -683,9 +695,9 @@ def test_round_entries_are_acted_on_in_the_foundations_order(
     """NERTS and STUCK entries queue beside the plays and are acted on in the order the
     foundations fold in: were the two to break a tie of Lamport time apart, a play at
     the time of a Nerts call could settle as staying on one side and be cut on the other."""
-    queue: list[_Ordered] = []
+    queue: list[Ordered] = []
     for lamport, seat in keys:
-        heapq.heappush(queue, _Ordered(lamport, seat, 0, Stuck(True, 0), 1))
+        heapq.heappush(queue, Ordered(lamport, seat, 0, Stuck(True, 0), 1))
     popped = [(item.lamport, item.seat) for item in
               (heapq.heappop(queue) for _ in range(len(queue)))]
     assert popped == sorted(keys, key=foundations.order)

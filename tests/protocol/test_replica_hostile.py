@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from p2p_nerts.game.cards import full_deck, make_card
 from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, seal, seal_link
@@ -32,7 +32,16 @@ from p2p_nerts.protocol.messages import (
     Summary,
     parse_payload,
 )
-from p2p_nerts.protocol.replica import DROP_AFTER, Outbound, Replica, RoundState
+from p2p_nerts.protocol.replica import (
+    DROP_AFTER,
+    Command,
+    Move,
+    Open,
+    Outbound,
+    Replica,
+    RoundState,
+    StartRound,
+)
 
 from ..replica_harness import play_round, quiet_deal, round_overs
 
@@ -42,7 +51,10 @@ class CardThief(Replica):
 
     stolen = 0
 
-    def move(self, target: Target, now: float) -> Outbound:
+    def handle(self, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return super().handle(command, now)
+        target = command.target
         rs = self.rs
         if self.stolen < 2 and rs is not None and rs.tab is not None:
             tab = rs.tab
@@ -52,10 +64,10 @@ class CardThief(Replica):
                 steal = foundation_target(tab, NERTS, rs.log)
                 if steal is not None:
                     self.stolen += 1
-                    return super().move(steal, now)
+                    return super().handle(Move(steal), now)
                 tab.nerts.pop()
                 tab.stock.append(card)
-        return super().move(target, now)
+        return super().handle(Move(target), now)
 
 
 class DeckStacker(Replica):
@@ -74,7 +86,10 @@ class EarlyCaller(Replica):
     """Calls Nerts with ten cards still in its Nerts pile (soon enough to beat
     honest bots to the call, whatever the seats' order)."""
 
-    def move(self, target: Target, now: float) -> Outbound:
+    def handle(self, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return super().handle(command, now)
+        target = command.target
         rs = self.rs
         if rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10 and not rs.i_called:
             self.now = now
@@ -83,7 +98,7 @@ class EarlyCaller(Replica):
             rs.i_called = True
             self._send(Nerts(), expect_lamport=lamport)
             return self._flush()
-        return super().move(target, now)
+        return super().handle(Move(target), now)
 
 
 @pytest.mark.parametrize(
@@ -168,7 +183,7 @@ def mid_round() -> tuple[Replica, list[bytes]]:
     """A replica in the middle of a round, and real frames from that table."""
     net = bot_table(3, seed=8)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     frames = [raw for a in host.authors.values() for raw in a.entries.values()]
     frames += [out.data for out in host.tick(net.now + 1).sends]  # ephemeral ones too
@@ -241,7 +256,7 @@ def test_signed_garbage_is_rejected_without_crash(
 def test_oversized_and_foreign_table_frames_are_rejected() -> None:
     ids = identities(2)
     r = Replica(ids[1], TABLE_ID, ids[0].public_key)
-    r.open(0.0)
+    r.handle(Open(), 0.0)
     assert r.receive(b"\x00" * 70_000, 1.0).events == [ev.Rejected("too_large")]
     other = seal(ids[0], table_id=b"X" * 16, round=0, seq=1, lamport=1,
                  type=int(MsgType.HELLO), payload={"n": "p0", "v": 1})
@@ -260,7 +275,7 @@ def test_the_hosts_settings_with_clocks_out_of_range_change_nothing(
     """Signed by the host itself, and still refused by the schema; in range, it is taken."""
     ids = identities(2)
     guest = Replica(ids[1], TABLE_ID, ids[0].public_key, countdown=0.0)
-    guest.open(0.0)
+    guest.handle(Open(), 0.0)
 
     def settings(**changes: object) -> bytes:
         return seal(ids[0], table_id=TABLE_ID, round=0, seq=1, lamport=1,
@@ -277,7 +292,7 @@ def test_a_round_dealt_to_a_table_the_rules_do_not_allow_is_refused() -> None:
     """The host checks the player count before it deals; a guest checks it again."""
     ids = identities(2)
     guest = Replica(ids[1], TABLE_ID, ids[0].public_key, countdown=0.0)
-    guest.open(0.0)
+    guest.handle(Open(), 0.0)
     alone = Roster((Seat(ids[1].public_key, ids[1].name),))
     deal = seal(ids[0], table_id=TABLE_ID, round=1, seq=1, lamport=1,
                 type=int(MsgType.ROSTER), payload=alone.to_wire()).raw
@@ -289,7 +304,7 @@ def test_a_round_dealt_to_a_table_the_rules_do_not_allow_is_refused() -> None:
 def test_equivocation_is_proof_of_misbehaviour() -> None:
     net = bot_table(3, seed=4)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
     liar = identities(3)[2]
     mine = net.replicas[2]
@@ -356,7 +371,7 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
     without a link, and never for a type that is forwarded or sequenced."""
     net = bot_table(3, seed=6)
     host, a = net.replicas[0], net.replicas[1]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
     a_key, b_key = identities(3)[1].public_key, identities(3)[2].public_key
     ack = next(s.data for s in a.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)

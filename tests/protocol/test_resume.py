@@ -17,7 +17,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica import Open, Phase, Replica, StartRound
 
 from ..replica_harness import AskBack
 
@@ -34,7 +34,7 @@ def _come_back(net: MemNet, k: int, records: list[Record] | None) -> Replica:
     rng = random.Random(k).randbytes
     if records is None:
         back = Replica(dead.me, TABLE_ID, host_key, rng=rng, countdown=0.0, drop_after=5.0)
-        net.output(k, back.open(net.now))
+        net.output(k, back.handle(Open(), net.now))
     else:
         back = Replica.restore(dead.me, TABLE_ID, host_key, records, net.now, rng=rng,
                                countdown=0.0, drop_after=5.0)
@@ -84,7 +84,7 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     net = bot_table(4, seed=seed)
     host = net.replicas[0]
     host.auto_next = 1.0
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     k = 2
     key = net.replicas[k].me.public_key
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12
@@ -109,7 +109,7 @@ def test_a_seat_back_with_no_journal_at_all_sits_out_cleanly() -> None:
     net = bot_table(3, seed=54)
     host = net.replicas[0]
     host.auto_next = 1.0
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     seq_before = net.replicas[1].seq
     back = _come_back(net, 1, None)
@@ -126,7 +126,7 @@ def test_a_seat_back_from_a_whole_journal_plays_on_without_a_word() -> None:
     """Nothing lost: it hears the others, holds all they hold of it, and plays on."""
     net = bot_table(3, seed=55)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = _come_back(net, 2, list(net.journals[2]))
     assert not back.can_move()  # not before it has heard the table

@@ -16,7 +16,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
-from p2p_nerts.protocol.replica import SIT_DOWN_WAIT, Phase, Replica
+from p2p_nerts.protocol.replica import SIT_DOWN_WAIT, Phase, Replica, StartRound
 
 BREAK = 1.0
 
@@ -25,7 +25,7 @@ def test_the_break_waits_for_a_newcomer_to_hold_its_seat() -> None:
     net = bot_table(2, seed=31, variants=Variants(target=10_000))
     host = net.replicas[0]
     host.auto_next = BREAK
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     late = Replica(Identity.from_seed(b"\x31" * 32, "Cy"), TABLE_ID, host.me.public_key,
                    rng=random.Random(31).randbytes, countdown=0.0, drop_after=5.0)
@@ -47,7 +47,7 @@ def test_the_break_waits_no_longer_than_its_bound() -> None:
     net = bot_table(2, seed=32, variants=Variants(target=10_000))
     host = net.replicas[0]
     host.auto_next = BREAK
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     late = Replica(Identity.from_seed(b"\x32" * 32, "Cy"), TABLE_ID, host.me.public_key)
     index = net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(32))))

@@ -16,7 +16,7 @@ from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, made_by
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
-from p2p_nerts.protocol.replica import Replica
+from p2p_nerts.protocol.replica import Replica, StartRound
 from p2p_nerts.store import DB_FILE, JournalError, Store, StoreBusy, StoreError
 
 
@@ -94,7 +94,7 @@ def test_a_killed_writer_loses_nothing_it_appended(tmp_path: Path) -> None:
 def test_replica_restored_from_the_store_matches(tmp_path: Path) -> None:
     net = bot_table(3, seed=5)
     host = net.replicas[0]
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     store = Store(tmp_path / DB_FILE)
     store.append(TABLE_ID, net.journals[1])

@@ -24,6 +24,7 @@ from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.replica import StartRound
 
 from ..uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
@@ -177,7 +178,7 @@ def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None
         async with asyncio.timeout(20):
             while len(host.replica.seats) < 3:
                 await asyncio.sleep(0.02)
-            host.act(lambda replica, now: replica.start_round(now))
+            host.act(StartRound())
             while not any(move[0] in (OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE) for move in
                           (host.replica.tableau.log if host.replica.tableau else [])):
                 await asyncio.sleep(0.05)

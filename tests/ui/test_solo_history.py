@@ -11,7 +11,7 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.session import LocalTable
 from p2p_nerts.store import DB_FILE, SOLO, Store
 
@@ -30,7 +30,7 @@ def _play(store: Store, target: int, until: Phase) -> tuple[LocalTable, list[ev.
     while table.replica.phase is not until:
         assert t[0] < 3600, "the solo game did not end"
         if table.replica.phase in (Phase.LOBBY, Phase.BETWEEN):
-            table.act(lambda r, now: r.start_round(now))
+            table.act(StartRound())
         t[0] += 0.05
         table.step()
     return table, heard

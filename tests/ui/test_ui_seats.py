@@ -10,8 +10,8 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.protocol.memnet import bot_table
 from p2p_nerts.protocol.messages import Seat
-from p2p_nerts.protocol.replica import Phase, Replica
-from p2p_nerts.session import BOT_NAMES, Command, Listener, LocalTable
+from p2p_nerts.protocol.replica import Command, Phase, Replica, StartRound
+from p2p_nerts.session import BOT_NAMES, Listener, LocalTable
 from p2p_nerts.ui.browser import SOLO_DELAY
 from p2p_nerts.ui.control import Controller
 from p2p_nerts.ui.form import (
@@ -61,7 +61,7 @@ def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_ro
     assert net.run(lambda: all(guest.ready.get(s.key) for s in guest.seats
                                if s.key != host.me.public_key), limit=net.now + 30)
     assert "r not ready" in hints() and "3 seated, 3 ready" in lobby_text()
-    net.output(0, host.start_round(net.now))
+    net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: guest.phase is Phase.PLAYING, limit=net.now + 60)
     assert not any(guest.ready.values())  # said afresh for each deal
     assert net.run(lambda: guest.phase is Phase.BETWEEN, limit=net.now + 1800)
@@ -211,7 +211,7 @@ class GuestSeat:
                                host.public_key)
 
     def act(self, command: Command) -> None:
-        command(self.replica, 0.0)
+        self.replica.handle(command, 0.0)
 
     def subscribe(self, listener: Listener) -> None:
         pass

@@ -27,39 +27,28 @@ from __future__ import annotations
 import heapq
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, assert_never
 
-from ..game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ..game.deadlock import AllStuck, StuckRule
-from ..game.foundations import Fate, FoundationLog, Play, PlayKey, before
-from ..game.moves import is_stuck, perform
-from ..game.scoring import Match, SeatRound, team_names
-from ..game.tableau import (
-    NERTS,
-    NERTS_SIZE,
-    OP_FOUND,
+from ...game.deadlock import AllStuck
+from ...game.foundations import Fate, FoundationLog, Play, PlayKey
+from ...game.moves import is_stuck, perform
+from ...game.scoring import Match, team_names
+from ...game.tableau import (
     OP_NERTS,
     OP_ROTATE,
-    OP_SLIDE,
-    OP_TURN,
-    OP_WORK,
     ROTATE_ALL,
-    SOURCES,
-    WASTE,
     Tableau,
     Target,
     apply_move,
 )
-from ..game.variants import VariantError, Variants
-from . import events as ev
-from .audit import AuditResult, audit_seat, score_round
-from .authors import AuthorLog, Equivocation
-from .budget import TokenBucket
-from .clock import LamportClock
-from .envelope import (
+from ...game.variants import VariantError, Variants
+from .. import events as ev
+from ..audit import AuditResult
+from ..authors import AuthorLog, Equivocation
+from ..budget import TokenBucket
+from ..clock import LamportClock
+from ..envelope import (
     GENESIS,
     LINK_MAGIC,
     Entry,
@@ -68,15 +57,10 @@ from .envelope import (
     open_entry,
     open_link_entry,
 )
-from .fairness import SECRET_LEN, commitment, deal_for, joint_value
-from .identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
-from .journal import Kind, Record, move_record, secrets_record, unpack
-from .messages import (
-    COUNTDOWN_MS,
-    DROP_AFTER_MS,
-    MAX_COUNTDOWN_MS,
-    MAX_DROP_AFTER_MS,
-    MIN_DROP_AFTER_MS,
+from ..fairness import SECRET_LEN, commitment
+from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
+from ..journal import Kind, Record, move_record, secrets_record, unpack
+from ..messages import (
     Ack,
     AckMark,
     Audit,
@@ -107,195 +91,58 @@ from .messages import (
     parse_payload,
     seal_message,
 )
-from .messages import Play as PlayMsg
-from .proof import ForkProof, check_fork, strict_pair
-from .resume import Deferred, Resume
-
-COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
-HEARTBEAT = 0.5  # an ACK at least this often while a round runs
-VIEW_INTERVAL = 0.1  # public tableau view at most this often
-DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
-RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
-#: Bytes of RESEND answers one peer gets a second, and at once: a newcomer
-#: catching up on a long game takes a few seconds; a peer asking in a loop
-#: gets no more.
-RESEND_BYTES = 1 << 20
-RESEND_BURST = 4 << 20
-
-SIT_DOWN_WAIT = 30.0
-"""Seconds past its break a host with ``auto_next`` waits at most for a
-newcomer seated as the round closed to catch up (it replays the table first)."""
-MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
-#: An honest peer is never this far ahead of us (a whole night of play is a few
-#: hundred thousand entries); a larger jump is an attack on everyone's clock.
-MAX_LAMPORT_JUMP = 1 << 24
-
-#: Types that take no sequence number: they may be lost, repeated or replayed harmlessly.
-EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND})
-#: Ephemeral types sent unsigned, as link entries: they are never forwarded, so the
-#: authenticated link they come on says who sent them (a verify costs ~90 µs,
-#: and every play draws an ACK from each peer). A link entry of another type,
-#: or one that names an author other than the link's peer, is rejected.
-LINK_TYPES = frozenset({MsgType.ACK, MsgType.VIEW})
-#: Types that belong to one round and must name it.
-ROUND_TYPES = frozenset({
-    MsgType.COMMIT, MsgType.REVEAL, MsgType.GO, MsgType.PLAY, MsgType.STUCK, MsgType.NERTS,
-    MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.RESULT,
-    MsgType.FORK,
-})
-
-#: Move-log operations that are the player's own decisions (journaled for recovery).
-_DECISIONS = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_NERTS})
-#: Round entries that only make sense once every deck is dealt.
-_NEEDS_DEAL = frozenset({MsgType.PLAY, MsgType.STUCK, MsgType.NERTS})
-_LAMPORT_PROBLEMS = {
-    "lamport_not_increasing": "Lamport time went backwards",
-    "back_dated": "dated an entry before its own acknowledgement",
-}
-
-
-class Phase(Enum):
-    LOBBY = "lobby"
-    SHUFFLE = "shuffle"  # commitments and reveals
-    PLAYING = "playing"
-    SCORING = "scoring"  # audits and summaries
-    BETWEEN = "between"  # round over, game not
-    OVER = "over"
-
-
-class CommandError(Exception):
-    """A local command that the table's state does not allow now (nothing changed)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Bytes for the transport: to one peer key, or to every peer when ``to`` is None."""
-
-    data: bytes
-    to: bytes | None = None
-
-
-@dataclass(slots=True)
-class Outbound:
-    """What one call into the replica produced."""
-
-    sends: list[Send] = field(default_factory=list)
-    events: list[ev.Event] = field(default_factory=list)
-    #: Write these to stable storage *before* sending ``sends`` (write-ahead).
-    journal: list[Record] = field(default_factory=list)
-
-    def extend(self, later: Outbound) -> None:
-        """Append what a later call produced: all three parts, in order.
-
-        (A caller that kept only the frames and events of a second command
-        once lost its journal records, and with them crash recovery.)
-        """
-        self.sends += later.sends
-        self.events += later.events
-        self.journal += later.journal
-
-
-@dataclass(slots=True)
-class _Ordered:
-    """A round entry acted on in total order once final (``foundations.order``)."""
-
-    lamport: int
-    seat: int
-    kind: int
-    payload: Payload
-    seq: int
-
-    def __lt__(self, other: _Ordered) -> bool:
-        return before((self.lamport, self.seat), (other.lamport, other.seat))
-
-
-@dataclass(slots=True)
-class RoundState:
-    """Everything about one round; a new one per round."""
-
-    number: int
-    keys: tuple[bytes, ...]
-    names: tuple[str, ...]
-    variants: Variants
-    me: int | None
-    live: set[int]
-    log: FoundationLog
-    deck_secret: bytes = b""
-    share: bytes = b""
-    commits: dict[int, Commit] = field(default_factory=dict)
-    reveals: dict[int, bytes] = field(default_factory=dict)
-    joint: bytes | None = None
-    go_pending: Go | None = None
-    go_seq: int | None = None  # the host's GO: only a drop whose cut keeps it may drop the host
-    play_from: float | None = None
-    started: bool = False
-    tab: Tableau | None = None
-    plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
-    ordered: list[_Ordered] = field(default_factory=list)
-    acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
-    #: What each seat says it holds: seat → {author seat → highest seq held}, counted
-    #: only where its mark names the very entry we hold (same chain head).
-    marks: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: Marks from an ACK whose sender's earlier entries have not all arrived:
-    #: seat → (the ACK's seq, its marks). They count once those entries are
-    #: here, so that a DROP vote sent before the ACK is never missed (see _final).
-    early_marks: dict[int, tuple[int, dict[int, int]]] = field(default_factory=dict)
-    #: Marks naming entries we do not hold yet: author seat → {seat → its mark}.
-    pending_marks: dict[int, dict[int, AckMark]] = field(default_factory=dict)
-    #: Seats proven to have forked their chain: seat → the lowest proof held.
-    forks: dict[int, ForkProof] = field(default_factory=dict)
-    stuck: list[bool] = field(default_factory=list)
-    #: My seat's stuck vote as last sent, and its Lamport time: whoever plays the
-    #: seat (under share-a-deck, two players at one tableau) sees it, and takes
-    #: it back on moving a card.
-    my_vote: bool = False
-    my_vote_at: int = 0
-    #: Rotations and the cards that stayed up since the last: the deadlock rule.
-    stuck_rule: StuckRule = field(default_factory=StuckRule)
-    call: PlayKey | None = None
-    end: str | None = None
-    #: When this peer saw the round end, or a drop take effect since: audits
-    #: (and summaries) are due from then on.
-    ended_at: float | None = None
-    audits: dict[int, Audit] = field(default_factory=dict)
-    audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
-    summaries: dict[int, Summary] = field(default_factory=dict)
-    results: tuple[SeatRound, ...] = ()
-    verdicts: tuple[str, ...] = ()
-    drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
-    #: DROP entries waiting for their turn: (Lamport, voter, victim, upto, seq),
-    #: tallied in that order, so every peer sees the same votes agree (or not)
-    #: at the same point.
-    drop_queue: list[tuple[int, int, int, int, int]] = field(default_factory=list)
-    #: Agreed drops, seat → its last seq that counts. The seat leaves ``live``
-    #: later, where the vote that agreed stands in the total order (_drop_effect).
-    dropping: dict[int, int] = field(default_factory=dict)
-    begun: float = 0.0  # when this peer began the round: silence counts from here
-    #: Seats that said GOODBYE in this round: seat → that entry's seq.
-    left: dict[int, int] = field(default_factory=dict)
-    my_drop_votes: set[int] = field(default_factory=set)
-    views: dict[int, View] = field(default_factory=dict)
-    view_lamport: dict[int, int] = field(default_factory=dict)
-    view_sent_at: float = -1.0
-    view_mark: tuple[int, int] = (-1, -1)
-    flagged: dict[int, str] = field(default_factory=dict)
-    i_called: bool = False
-    journaled: int = 0  # how much of tab.log the journal has seen
-    calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
-    play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
-    #: In a game's last round: each seat's signed final result (records keep them).
-    signed_results: dict[int, Result] = field(default_factory=dict)
-
-    @property
-    def rotations(self) -> int:
-        """All-stuck rotations so far this round."""
-        return self.stuck_rule.rotations
-
-    def seat_of(self, key: bytes) -> int | None:
-        try:
-            return self.keys.index(key)
-        except ValueError:
-            return None
+from ..messages import Play as PlayMsg
+from ..proof import ForkProof, check_fork, strict_pair
+from ..resume import Deferred, Resume
+from . import _closing as closing
+from . import _drops as drops
+from . import _intake as intake
+from . import _liveness as liveness
+from . import _lobby as lobby
+from . import _shuffle as shuffle
+from ._base import (
+    COUNTDOWN,
+    DECISIONS,
+    DROP_AFTER,
+    EPHEMERAL,
+    HEARTBEAT,
+    LAMPORT_PROBLEMS,
+    LINK_TYPES,
+    MAX_AUTHORS,
+    MAX_LAMPORT_JUMP,
+    RESEND_BURST,
+    RESEND_BYTES,
+    RESEND_INTERVAL,
+    ROUND_TYPES,
+    SIT_DOWN_WAIT,
+    VIEW_INTERVAL,
+    CommandError,
+    Outbound,
+    Phase,
+    Send,
+    clocks_problem,
+    settings_of,
+    view_of,
+)
+from ._commands import (
+    ArrangeSeats,
+    AskToWatch,
+    CallNerts,
+    ChangeSettings,
+    Command,
+    LeaveTable,
+    Move,
+    Open,
+    RotateAlone,
+    SeatLost,
+    SetReady,
+    StartRound,
+    Turn,
+    TurnAway,
+    VoteStuck,
+)
+from ._order import Finality, final_event
+from ._state import Ordered, RoundState, index_of, void
 
 
 class Replica:
@@ -361,15 +208,12 @@ class Replica:
         #: Keys without a place that asked for the table's entries (a RESEND): the
         #: spectators a front end may admit (``NetSession.admits_spectator``).
         self.watchers: set[bytes] = set()
-        #: Set by a transport that can send at once: my play's frames (with the
-        #: journal records before them) go here the moment the play is signed,
-        #: and the rest of the call's output is returned as usual. The other
-        #: peers start checking the play while I apply it myself: about 60 µs
-        #: sooner on a peer just woken to play (one cold pass through my own
-        #: delivery). Unset, everything is returned together. A caller that
-        #: holds the output of an earlier call while it makes a play hands that
-        #: output here first, or the play would overtake it.
-        self.send_early: Callable[[Outbound], None] | None = None
+        #: My play, signed and returned by :meth:`handle`, not yet delivered to
+        #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
+        #: other peers start checking it while I apply it (one cold pass through
+        #: my own delivery, about 60 µs on a peer just woken to play). Any call
+        #: applies it first, so nothing is ever judged without it.
+        self._unapplied: tuple[Entry, Payload] | None = None
         self._out = Outbound()
         self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
@@ -386,6 +230,7 @@ class Replica:
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
+        self._order = Finality(self.authors, self.clock)
         self.now = 0.0
 
     @property
@@ -476,20 +321,72 @@ class Replica:
             rs.i_called = True
 
     # =================================================================== API
-    def open(self, now: float) -> Outbound:
-        """Join the table: the host seats itself, a guest asks for a seat."""
+    def handle(self, command: Command, now: float) -> Outbound:
+        """A local command at ``now``: what it produced.
+
+        Raises :class:`CommandError` (or ``IllegalMove`` for a card that does
+        not go there) when the table's state does not allow it; then nothing
+        changed.
+        """
         self.now = now
-        if self.is_host:
-            self._send(_settings_of(self.variants, self.countdown, self.drop_after))
-            self._seat(self.me.public_key, self.me.name)
-            return self._flush()
-        if self.seq == 0 and self._resume is None:
-            # Nothing signed here yet, as far as we know: the host may hold
-            # entries of this key from before (a lost journal). Ask first.
-            self._resume = Resume({self.host_key}, now, 0)
-            self._send(Hello(self.me.name, 1))
-        self._send(Join(self.me.name, None))
+        self._apply_own()
+        match command:
+            case Move(target=target):
+                self._move(target)
+            case Turn():
+                rs, tab = self._playing()
+                tab.turn()
+                self._journal_moves(rs, tab)
+            case VoteStuck(on=on):
+                rs, _tab = self._playing()
+                self._send(Stuck(on, len(rs.log)))
+            case CallNerts():
+                self._call_nerts()
+            case RotateAlone():
+                self._rotate_alone()
+            case SetReady(on=on):
+                if self.watching:
+                    raise CommandError("you are watching this table: a spectator has no seat")
+                self._send(Ready(on))
+            case Open():
+                self._open()
+            case StartRound():
+                self._start_round()
+            case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
+                self._change_settings(variants, countdown, drop_after)
+            case ArrangeSeats(order=order):
+                self._arrange_seats(order)
+            case LeaveTable(reason=reason):
+                if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
+                    self._send(Leave())
+                self._send(Goodbye(reason[:200]))
+            case SeatLost(key=key):
+                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+                    self.waiting.pop(key, None)
+                    self._unseat(key)
+            case TurnAway(key=key, reason=reason):
+                if self.is_host and key not in self.seated:
+                    self._send(Refuse(key, reason[:200]))
+            case AskToWatch(key=key):
+                self._send(Resend(key, 1, 1024), to=key)
+            case _:
+                assert_never(command)
         return self._flush()
+
+    def apply_own(self, now: float) -> Outbound:
+        """Deliver to myself the play that :meth:`handle` just returned signed.
+
+        The shell calls it right after sending what ``handle`` returned; had it
+        not, the next call into the replica would do it first.
+        """
+        self.now = now
+        self._apply_own()
+        return self._flush()
+
+    def _apply_own(self) -> None:
+        signed, self._unapplied = self._unapplied, None
+        if signed is not None:
+            self._deliver_own(*signed)
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised.
@@ -505,6 +402,7 @@ class Replica:
         """Several ``(raw, via)`` frames that arrived together: one acknowledgement
         covers them all."""
         self.now = now
+        self._apply_own()
         self._ack_to.clear()
         for raw, via in frames:
             self._receive_one(raw, via)
@@ -546,6 +444,7 @@ class Replica:
     def tick(self, now: float) -> Outbound:
         """Time passes: heartbeats, views, countdowns, resends, silent peers."""
         self.now = now
+        self._apply_own()
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._maybe_auto_start()
@@ -563,9 +462,21 @@ class Replica:
         return self._flush()
 
     # ------------------------------------------------------------- commands
-    def start_round(self, now: float) -> Outbound:
+    def _open(self) -> None:
+        """Join the table: the host seats itself, a guest asks for a seat."""
+        if self.is_host:
+            self._send(settings_of(self.variants, self.countdown, self.drop_after))
+            self._seat(self.me.public_key, self.me.name)
+            return
+        if self.seq == 0 and self._resume is None:
+            # Nothing signed here yet, as far as we know: the host may hold
+            # entries of this key from before (a lost journal). Ask first.
+            self._resume = Resume({self.host_key}, self.now, 0)
+            self._send(Hello(self.me.name, 1))
+        self._send(Join(self.me.name, None))
+
+    def _start_round(self) -> None:
         """Host: fix the roster and start the next round."""
-        self.now = now
         if not self.is_host:
             raise CommandError("only the host starts a round")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -577,15 +488,11 @@ class Replica:
         except VariantError as exc:
             raise CommandError(str(exc)) from None
         number = self.rs.number + 1 if self.rs else 1
-        self._send(_settings_of(self.variants, self.countdown, self.drop_after))
+        self._send(settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
-        return self._flush()
 
-    def change_settings(self, variants: Variants, now: float, *,
-                        countdown: float | None = None,
-                        drop_after: float | None = None) -> Outbound:
-        """Host: new rules (and clocks, if given) for the next round, for every seat."""
-        self.now = now
+    def _change_settings(self, variants: Variants, countdown: float | None,
+                         drop_after: float | None) -> None:
         if not self.is_host:
             raise CommandError("only the host changes the settings")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -595,17 +502,9 @@ class Replica:
         problem = clocks_problem(countdown, drop_after)
         if problem is not None:
             raise CommandError(problem)
-        self._send(_settings_of(variants, countdown, drop_after))
-        return self._flush()
+        self._send(settings_of(variants, countdown, drop_after))
 
-    def arrange_seats(self, order: Sequence[bytes], now: float) -> Outbound:
-        """Host: the seated players in a new order, for the next round.
-
-        The order is who partners whom under "pairs" (seats 2k and 2k+1). It
-        gives no seat an edge in ties of Lamport time: those are drawn
-        (``foundations.order``).
-        """
-        self.now = now
+    def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
         if not self.is_host:
             raise CommandError("only the host arranges the seats")
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
@@ -613,25 +512,15 @@ class Replica:
         by_key = {s.key: s for s in self.seats}
         if len(order) != len(by_key) or set(order) != by_key.keys():
             raise CommandError("every seated player needs exactly one seat")
-        if tuple(order) != tuple(by_key):
+        if order != tuple(by_key):
             self._send(Roster(tuple(by_key[key] for key in order)))
-        return self._flush()
 
-    def set_ready(self, on: bool, now: float) -> Outbound:
-        self.now = now
-        if self.watching:
-            raise CommandError("you are watching this table: a spectator has no seat")
-        self._send(Ready(on))
-        return self._flush()
-
-    def move(self, target: Target, now: float) -> Outbound:
-        """Play a card on my tableau: to a work pile, or to a foundation (sent as PLAY)."""
-        self.now = now
+    def _move(self, target: Target) -> None:
         rs, tab = self._playing()
         if target.pile is None:
             perform(tab, target)
             self._journal_moves(rs, tab)
-            return self._flush()
+            return
         lamport = self.clock.time + 1
         key = (lamport, rs.me if rs.me is not None else 0)
         card = perform(tab, target, key)
@@ -642,23 +531,9 @@ class Replica:
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
-        if signed is not None:
-            if self.send_early is not None:
-                self.send_early(self._flush())
-            self._deliver_own(*signed)
-        return self._flush()
+        self._unapplied = signed
 
-    def turn(self, now: float) -> Outbound:
-        self.now = now
-        rs, tab = self._playing()
-        tab.turn()
-        self._journal_moves(rs, tab)
-        return self._flush()
-
-    def rotate_alone(self, now: float) -> Outbound:
-        """The lone-stuck variant: a player with no move left puts the top stock card
-        at the bottom of the stock."""
-        self.now = now
+    def _rotate_alone(self) -> None:
         rs, tab = self._playing()
         if not rs.variants.lone_rotate:
             raise CommandError("this table plays without the lone rotation")
@@ -667,53 +542,19 @@ class Replica:
                                "you can still play or turn up a card that fits")
         tab.rotate(alone=True)
         self._journal_moves(rs, tab)
-        return self._flush()
 
-    def vote_stuck(self, on: bool, now: float) -> Outbound:
-        self.now = now
-        rs, _tab = self._playing()
-        assert rs.me is not None
-        self._send(Stuck(on, len(rs.log)))
-        return self._flush()
-
-    def call_nerts(self, now: float) -> Outbound:
-        self.now = now
+    def _call_nerts(self) -> None:
         rs, tab = self._playing()
         lamport = self.clock.time + 1
         tab.record_nerts_call(lamport)
         rs.i_called = True
         self._journal_moves(rs, tab)
         self._send(Nerts(), expect_lamport=lamport)
-        return self._flush()
-
-    def leave(self, now: float, reason: str = "left the table") -> Outbound:
-        self.now = now
-        if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-            self._send(Leave())
-        self._send(Goodbye(reason[:200]))
-        return self._flush()
-
-    def seat_lost(self, key: bytes, now: float) -> Outbound:
-        """Host: ``key``'s connection went while no round is under way. Its seat is
-        given up, so that the table counts only those still there; a player who
-        comes back (a crash, a cut cable) asks again and sits down at once."""
-        self.now = now
-        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-            self.waiting.pop(key, None)
-            self._unseat(key)
-        return self._flush()
-
-    def turn_away(self, key: bytes, reason: str, now: float) -> Outbound:
-        """Host: tell ``key``, which holds no seat, that the table will not keep it."""
-        self.now = now
-        if self.is_host and key not in self.seated:
-            self._send(Refuse(key, reason[:200]))
-        return self._flush()
 
     # -------------------------------------------------------------- reading
     @property
     def my_seat(self) -> int | None:
-        return self.rs.me if self.rs else _index(self.seats, self.me.public_key)
+        return self.rs.me if self.rs else index_of(self.seats, self.me.public_key)
 
     def round_state(self, number: int) -> RoundState | None:
         """Round ``number``'s state, if it is the current or the previous round."""
@@ -875,7 +716,7 @@ class Replica:
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
         """Journal my new decisions on the tableau (settles and agreed rotations replay)."""
         for move in tab.log[rs.journaled:]:
-            if move[0] in _DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
+            if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
                 self._record(move_record(rs.number, move))
         rs.journaled = len(tab.log)
 
@@ -899,13 +740,6 @@ class Replica:
         rs = self.rs
         return (key in self.seated or key == self.host_key or key == self.me.public_key
                 or key in self.waiting or (rs is not None and key in rs.keys))
-
-    def ask_to_watch(self, key: bytes, now: float) -> Outbound:
-        """A spectator asks ``key``'s peer for its entries: the request that admits
-        it as a watcher there (see :attr:`watchers`)."""
-        self.now = now
-        self._send(Resend(key, 1, 1024), to=key)
-        return self._flush()
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
@@ -1004,7 +838,7 @@ class Replica:
         next in its author's sequence, does not parse it twice.
         """
         while (entry := log.held.get(log.delivered + 1)) is not None:
-            if not self._deliverable(entry):
+            if not intake.deliverable(self.rs, self.phase, entry):
                 break
             del log.held[entry.seq]
             if not log.follows(entry):
@@ -1017,7 +851,7 @@ class Replica:
             problem = log.lamport_problem(entry)
             if problem is not None:
                 self._reject(problem)
-                self._flag_key(entry.author, _LAMPORT_PROBLEMS[problem])
+                self._flag_key(entry.author, LAMPORT_PROBLEMS[problem])
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
@@ -1034,7 +868,7 @@ class Replica:
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
-            self._take_early_marks(rs, seat, log)
+            liveness.take_early_marks(rs, seat, log)
         if rs is not None and rs.pending_marks:
             self._recheck_marks(rs, log)
         self._ask_missing()
@@ -1043,29 +877,6 @@ class Replica:
         """Deliver what every author has held back: what may be delivered just changed."""
         for log in list(self.authors.values()):
             self._drain(log)
-
-    def _deliverable(self, entry: Entry) -> bool:
-        """Whether an author's next entry can be acted on now, or must wait.
-
-        Round entries wait for their round; play entries also wait for the
-        deal (an honest PLAY can overtake a slow peer's REVEAL). Everything
-        else goes on, so a bad entry is judged, not left blocking its author.
-        """
-        rs = self.rs
-        if entry.type in (MsgType.ROSTER, MsgType.SETTINGS):
-            # The host sends these once it has closed a round; a peer still
-            # closing it takes them after (they set up the next round).
-            return self.phase not in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
-        if entry.type not in ROUND_TYPES:
-            return True
-        if (entry.type == MsgType.RESULT and rs is not None and entry.round == rs.number
-                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            return False  # signed as its author closed the game, which we are still closing
-        if rs is None or entry.round > rs.number:
-            return False
-        if entry.round == rs.number and entry.type in _NEEDS_DEAL:
-            return rs.joint is not None
-        return True
 
     def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
@@ -1141,7 +952,7 @@ class Replica:
                     if other is not None:
                         other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    self._note_marks(rs, seat, entry.seq, log, upto)
+                    liveness.note_marks(rs, seat, entry.seq, log, upto)
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
                 if entry.author in self.sitting_down and any(
@@ -1162,25 +973,6 @@ class Replica:
                 self._ack(to=entry.author)
             case _:
                 pass  # HELLO: liveness only
-
-    def _note_marks(self, rs: RoundState, seat: int, seq: int, log: AuthorLog,
-                    upto: tuple[AckMark, ...]) -> None:
-        """Take what ``seat`` says it holds, once we hold what it sent before saying so."""
-        marks = {author: mark.seq for mark in upto
-                 if (author := rs.seat_of(mark.author)) is not None}
-        if not _received(rs, log, seq):
-            # Its DROP vote may be among what we miss: the marks wait for it.
-            old_seq, old = rs.early_marks.get(seat, (0, {}))
-            rs.early_marks[seat] = (max(seq, old_seq), {
-                a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
-            return
-        _hold(rs, seat, marks)
-
-    def _take_early_marks(self, rs: RoundState, seat: int, log: AuthorLog) -> None:
-        seq, marks = rs.early_marks[seat]
-        if _received(rs, log, seq):
-            del rs.early_marks[seat]
-            _hold(rs, seat, marks)
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
@@ -1308,7 +1100,7 @@ class Replica:
                 and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
             self._send(Fork(proof.first, proof.second))
 
-    def _fork_final(self, rs: RoundState, item: _Ordered) -> None:
+    def _fork_final(self, rs: RoundState, item: Ordered) -> None:
         """A FORK's turn in the total order: its accused leaves the round, flagged."""
         assert isinstance(item.payload, Fork)
         accused = rs.seat_of(author_of(item.payload.first))
@@ -1324,16 +1116,6 @@ class Replica:
         cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
         rs.dropping[accused] = cut
         self._leave_round(rs, accused, cut, (item.lamport, item.seat))
-
-    def _unsure_before(self, rs: RoundState, key: PlayKey) -> bool:
-        """Whether another seat's play on my play's pile, ordered before it, may not
-        be held alike by every live seat (so my play's fate is not settled yet)."""
-        pile = rs.log.play(key).pile
-        return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
-                   and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
-                   and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
-                               for q in rs.live if q != o.seat)
-                   for o in rs.ordered)
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
@@ -1403,33 +1185,20 @@ class Replica:
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
-        if key in self.equivocators:
-            self._send(Refuse(key, "this seat signed two different entries under one number"))
-            return
-        seated = key in self.seated
-        rs = self.rs
-        if self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            seat = rs.seat_of(key) if rs is not None else None
-            if seat is not None and rs is not None and seat in rs.live:
-                return  # a returning seat catches up through resends
-            if key in self.waiting:
-                return
-            if not seated and len(self.seats) + len(self.waiting) >= self._room():
-                self._send(Refuse(key, "the table is full"))
-                return
-            # Dropped from this round, or given up after an earlier one: the
-            # player never chose to leave. It sits down as this round closes,
-            # so it cannot miss the short break before the next deal.
-            self.waiting[key] = name
-            self._event(ev.Notice(f"{name} sits down when this round ends"))
-        elif seated:
-            self._send(Roster(self.seats))  # a rejoin: tell them again
-        elif self.phase is Phase.OVER:
-            self._send(Refuse(key, "the game is over"))
-        elif len(self.seats) >= self._room():
-            self._send(Refuse(key, "the table is full"))
-        else:
-            self._seat(key, name)
+        answer = lobby.answer_join(
+            key, rs=self.rs, in_round=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING),
+            over=self.phase is Phase.OVER, seated=self.seated, taken=len(self.seats),
+            waiting=self.waiting, proven=key in self.equivocators, room=self._room())
+        match answer:
+            case lobby.Refuse(reason=reason):
+                self._send(Refuse(key, reason))
+            case lobby.Wait():
+                self.waiting[key] = name
+                self._event(ev.Notice(f"{name} sits down when this round ends"))
+            case lobby.Retell():
+                self._send(Roster(self.seats))
+            case lobby.SeatIt():
+                self._seat(key, name)
 
     def _room(self) -> int:
         """Seats the host offers: its own limit, and no more tableaux than the rules play."""
@@ -1455,15 +1224,11 @@ class Replica:
             self._auto_start()
 
     def _auto_start(self) -> None:
-        # start_round flushes (it is a command); keep its frames, events and journal
-        # records in this call's output rather than dropping them.
         try:
-            out = self.start_round(self.now)
+            self._start_round()
         except CommandError as exc:
             self.auto_start = self.auto_next = None  # say it once, then wait for a person
             self._event(ev.Notice(f"cannot deal automatically: {exc}"))
-            return
-        self._out.extend(out)
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
         if entry.author != self.host_key:
@@ -1482,7 +1247,7 @@ class Replica:
             raise EnvelopeError("wrong_round")
         self._event(ev.RosterChanged(tuple(s.name for s in seats),
                                      tuple(fingerprint_of(s.key) for s in seats),
-                                     _index(seats, self.me.public_key)))
+                                     index_of(seats, self.me.public_key)))
 
     def _settings(self, entry: Entry, payload: Payload) -> None:
         assert isinstance(payload, Settings)
@@ -1527,7 +1292,7 @@ class Replica:
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
         keys = tuple(s.key for s in self.seats)
-        me = _index(self.seats, self.me.public_key)
+        me = index_of(self.seats, self.me.public_key)
         rs = RoundState(
             number=number, keys=keys, names=tuple(s.name for s in self.seats),
             variants=self.variants, me=me, live=set(range(len(keys))),
@@ -1602,10 +1367,10 @@ class Replica:
             case Nerts() | Stuck():
                 if isinstance(payload, Nerts):
                     rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-                elif seat == rs.me:  # here, not in vote_stuck: a restore replays it
+                elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
                     rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
                 heapq.heappush(rs.ordered,
-                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Drop(who=who, upto=upto):
                 victim = rs.seat_of(who)
                 if victim is None or victim == seat:
@@ -1619,7 +1384,7 @@ class Replica:
                     raise EnvelopeError("bad_proof")
                 self._proven(proof, publish=False)
                 heapq.heappush(rs.ordered,
-                               _Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             case Audit():
                 rs.audits[seat] = payload
                 rs.audit_seq[seat] = entry.seq
@@ -1639,16 +1404,14 @@ class Replica:
                 raise EnvelopeError("unexpected_type")
 
     def _maybe_reveal(self, rs: RoundState) -> None:
-        if rs.me is not None and rs.live <= rs.commits.keys() and rs.me not in rs.reveals:
+        if shuffle.reveal_due(rs):
             self._send(Reveal(rs.share))
 
     def _maybe_deal(self, rs: RoundState) -> None:
-        if rs.joint is not None or not rs.live <= rs.reveals.keys():
+        if not shuffle.deal_due(rs):
             return
-        if rs.live & rs.dropping.keys():
-            return  # an agreed drop takes effect first: the shares are the others'
-        joint = self._live_joint(rs)
-        self._deal(rs, joint)
+        joint = shuffle.live_joint(self.table_id, rs)
+        shuffle.deal(rs, joint)
         if self.is_host:
             self._send(Go(joint))
         self._maybe_go(rs)
@@ -1658,17 +1421,10 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
-            return
-        if rs.go_pending.joint != rs.joint and not self._joint_of_live(rs):
-            if self._catching_up or rs.drop_queue or any(
-                    votes for seat, votes in rs.drop_votes.items() if seat in rs.live):
-                # Back from a crash or a split: a seat (maybe ours) may have been
-                # dropped in this shuffle and the host dealt from the others'
-                # shares, while we have not heard every vote yet (the host's
-                # came before its GO, the others' may come after);
-                # _drop_effect looks again.
-                return
+        check = shuffle.go_check(self.table_id, rs, catching_up=self._catching_up)
+        if check is None or check is shuffle.GoCheck.WAIT:
+            return  # (on a wait, the drop's effect looks again: _leave_round)
+        if check is shuffle.GoCheck.MISMATCH:
             self._event(ev.Notice("the host dealt from another joint value; round void"))
             raise EnvelopeError("go_mismatch")
         rs.play_from = self.now + self.countdown
@@ -1679,30 +1435,14 @@ class Replica:
             self._event(ev.RoundStarted(rs.number))
 
     def _play_entry(self, rs: RoundState, seat: int, entry: Entry, msg: PlayMsg) -> None:
-        v = rs.variants
-        card, pile, decl = msg.card, msg.pile, msg.decl
-        if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
-            raise EnvelopeError("bad_field:card")
-        if msg.src not in SOURCES:
-            raise EnvelopeError("bad_field:src")
-        is_joker = card & 15 == JOKER_RANK
-        if is_joker:
-            if not ACE <= decl & 15 <= KING:
-                raise EnvelopeError("bad_field:decl")
-        elif decl != 0:
-            raise EnvelopeError("bad_field:decl")
-        face = decl if is_joker else card & 63
-        starts = face & 15 == ACE
-        if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
-                                                         jokers=v.jokers):
-            raise EnvelopeError("bad_field:pile")
-        play = Play(entry.lamport, seat, card, pile, msg.src, decl)
+        intake.check_play(rs, seat, msg)
+        play = Play(entry.lamport, seat, msg.card, msg.pile, msg.src, msg.decl)
         rs.plays_by_seat.setdefault(seat, []).append(play)
         rs.play_seq[play.key] = entry.seq
         rs.log.add(play)
         mine = seat == rs.me
         self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, _Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
+        heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
         if not mine:
             # At once and straight to its author, whose play is then final about
             # one round trip later. Everyone else learns how far I am from my
@@ -1731,89 +1471,18 @@ class Replica:
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
         marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
-                             and (mark := self._mark(k, log)).seq))
+                             and (mark := liveness.mark_of(k, log, self.equivocators.get(k))).seq))
         self._send(Ack(marks), to=to)
 
-    def _mark(self, key: bytes, log: AuthorLog) -> AckMark:
-        """How far I hold ``key``'s chain. For a proven equivocator, only up to its
-        fork: past that, peers hold different entries, and their marks would
-        never count for one another (nor its entries before the fork be final)."""
-        proof = self.equivocators.get(key)
-        if proof is not None and log.delivered > proof.cut:
-            return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
-        return AckMark(key, log.delivered, log.head)
-
     # ------------------------------------------------------------ total order
-    def _known(self, rs: RoundState, seat: int) -> int:
-        """The Lamport time up to which everything from ``seat`` is here."""
-        if seat == rs.me:
-            return self.clock.time
-        log = self.authors.get(rs.keys[seat])
-        known = log.lamport if log else 0
-        ack = rs.acks.get(seat)
-        if ack is not None and log is not None and ack[1] <= log.delivered:
-            known = max(known, ack[0])
-        return known
-
-    def _final(self, rs: RoundState, lamport: int, author: int, seq: int,
-               skip: int | None = None) -> bool:
-        """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
-
-        Every other live seat has been heard at a Lamport time at or past it
-        (its entries come in order, so nothing earlier from it is missing) *and*
-        holds the entry itself (its acks say so, counted only once we hold the
-        entries it sent before them) *and* has no vote out to drop the author
-        whose cut falls short of it: then any drop of the author cuts at or
-        past the entry, and the entry counts for good. No DROP vote ordered
-        before the entry may still wait to be counted, nor any agreed drop to
-        take effect (those gate it in ``rs.ordered``).
-
-        A seat whose drop is agreed is not asked: we hold its entries up to
-        the cut (the tally waited for them) and nothing later of it counts.
-        """
-        queue, dropping = rs.drop_queue, rs.dropping
-        if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
-                      or any(victim == author for _l, _v, victim, _u, _s in queue)):
-            return False
-        # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
-        # whose entries up to the fork we hold (_silenced).
-        asked = rs.live - {author} - ({skip} if skip is not None else set())
-        if rs.forks:
-            asked -= self._silenced(rs)
-        cut = dropping.get(author)
-        if cut is not None:
-            # Agreed: its entries up to the cut count whoever holds them (no
-            # second drop can cut them again); those past it never will.
-            return seq <= cut and all(self._known(rs, q) >= lamport for q in asked
-                                      if q not in dropping)
-        votes = rs.drop_votes.get(author)
-        if votes and any(0 < upto < seq for voter, upto in votes.items()
-                         if voter in rs.live and voter not in dropping):
-            return False
-        marks = rs.marks
-        return all(q in dropping or (
-            self._known(rs, q) >= lamport
-            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
-            for q in asked)
-
-    def _silenced(self, rs: RoundState) -> set[int]:
-        """Proven equivocators whose entries up to their fork we hold: nothing they
-        can still send counts (it is past the fork), so finality waits on them no
-        more, though they are live until their FORK's turn. (They keep signing,
-        asking for their seat back, on a branch of their chain some peers cannot
-        follow: waiting for their clock there would stall the round.)"""
-        return {seat for seat, proof in rs.forks.items()
-                if (log := self.authors.get(rs.keys[seat])) is not None
-                and log.delivered >= proof.cut}
-
     def _advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order."""
         rs = self.rs
         if rs is not None and rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._ready(rs, rs.ordered[0]):
+        while rs is not None and rs.ordered and self._order.ready(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
-            if _void(rs, item):
+            if void(rs, item):
                 continue  # past its author's agreed cut: taken out at the drop's effect
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
@@ -1832,78 +1501,25 @@ class Replica:
         if rs is not None:
             self._settle_own_early(rs)
 
-    def _ready(self, rs: RoundState, item: _Ordered) -> bool:
-        """Whether the next item in the total order may be acted on now.
-
-        An agreed drop takes effect at its vote's place once everything
-        ordered before it has been: every seat still asked has been heard
-        past it, and no vote ordered before it waits to be counted. A FORK
-        needs no word from the seat it accuses: that seat could otherwise keep
-        its own conviction from ever becoming final.
-        """
-        if _void(rs, item):
-            return True
-        if isinstance(item.payload, Fork):
-            return self._final(rs, item.lamport, item.seat, item.seq,
-                               rs.seat_of(author_of(item.payload.first)))
-        if not isinstance(item.payload, Drop):
-            return self._final(rs, item.lamport, item.seat, item.seq)
-        queue = rs.drop_queue
-        if queue and before((queue[0][0], queue[0][1]), (item.lamport, item.seat)):
-            return False
-        silenced = self._silenced(rs) if rs.forks else set()
-        return all(self._known(rs, q) >= item.lamport for q in rs.live
-                   if q not in rs.dropping and q not in silenced)
-
-    def _play_final(self, rs: RoundState, item: _Ordered) -> None:
+    def _play_final(self, rs: RoundState, item: Ordered) -> None:
         key = (item.lamport, item.seat)
         if rs.log.fate(key) is Fate.STAY:
             rs.stuck_rule.card_played()
         if item.seat != rs.me:
-            self._event(self._final_event(rs, key, mine=False))
+            self._event(final_event(rs, key, mine=False))
         elif rs.tab is not None and key in rs.tab.in_flight:
             self._settle_mine(rs, key)
 
     def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
         assert rs.tab is not None
-        event = self._final_event(rs, key, mine=True)
+        event = final_event(rs, key, mine=True)
         rs.tab.settle(key, stayed=event.fate is Fate.STAY)
         self._event(event)
 
-    def _final_event(self, rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
-        fate, play = rs.log.fate(key), rs.log.play(key)
-        first, tie = None, False
-        if fate is not Fate.STAY:
-            winner = rs.log.first_over(key)
-            first = rs.names[winner.author] if winner else None
-            if fate is Fate.CUT:
-                tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
-            else:
-                tie = (winner is not None and winner.lamport == play.lamport
-                       and winner.face & 15 == play.face & 15)
-        return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
-                            rs.end if fate is Fate.CUT else None)
-
     def _settle_own_early(self, rs: RoundState) -> None:
-        """Settle my plays whose fate is fixed, without waiting for the total order.
-
-        A play's fate depends only on plays ordered before it; once those are
-        all here and every live seat holds the play, it is decided, unless a
-        Nerts call or stuck vote ordered before it is still waiting (it might
-        cut the play). Counting and events for others stay in total order.
-        """
-        tab = rs.tab
-        if tab is None or not tab.in_flight or rs.end is not None:
-            return
-        barrier = min((o for o in rs.ordered if o.kind != MsgType.PLAY), default=None)
-        for key in sorted(tab.in_flight):
-            if barrier is not None and before((barrier.lamport, barrier.seat), key):
-                break
-            seq = rs.play_seq.get(key)
-            if seq is not None and self._final(rs, key[0], key[1], seq):
-                if self._unsure_before(rs, key):
-                    break
-                self._settle_mine(rs, key)
+        """Settle my plays whose fate is fixed already (``Finality.settled_early``)."""
+        for key in self._order.settled_early(rs):
+            self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
         """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
@@ -1929,10 +1545,15 @@ class Replica:
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
+        """Vote out the seats silent (or withholding the round's end) to me; take
+        the vote back from one heard again."""
+        quiet = {seat for seat in rs.live if seat != rs.me and drops.silent(
+            rs, self.last_heard.get(rs.keys[seat]), self.now, self.drop_after)}
         for seat in sorted(rs.live):
             if seat == rs.me:
                 continue
-            silent = self._silent(rs, seat) or self._withholding(rs, seat)
+            silent = seat in quiet or drops.withholding(
+                rs, seat, self.now, self.drop_after, others_silent=bool(quiet - {seat}))
             if silent and seat not in rs.my_drop_votes:
                 self._vote_drop(rs, seat)
             elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
@@ -1941,33 +1562,6 @@ class Replica:
                 # back, or it would help drop the seat in some later split.
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
-
-    def _silent(self, rs: RoundState, seat: int) -> bool:
-        """Not heard from for ``drop_after``.
-
-        Silence counts from the round's start: a seat out of touch during the
-        last round (a split, a crash) gets the whole timeout in this one,
-        rather than votes the moment it begins that are taken back as soon as
-        it is heard.
-        """
-        heard = max(self.last_heard.get(rs.keys[seat], self.now), rs.begun)
-        return self.now - heard > self.drop_after
-
-    def _withholding(self, rs: RoundState, seat: int) -> bool:
-        """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
-        a whole ``drop_after`` after the round ended here. It is voted out as if
-        silent, so a seat cannot keep its audit back and the round open forever.
-
-        Not while another live seat is silent to me: the seat may be waiting
-        for that one's word to see the round end (its drop comes first, and
-        the wait starts again when it takes effect); voted out together, each
-        would need the other's vote and neither could go.
-        """
-        if rs.ended_at is None or self.now - rs.ended_at <= self.drop_after:
-            return False
-        if any(self._silent(rs, s) for s in rs.live if s not in (seat, rs.me)):
-            return False
-        return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
 
     def _vote_drop(self, rs: RoundState, seat: int, *, again: bool = False) -> None:
         if rs.me is None or (seat in rs.my_drop_votes and not again):
@@ -1978,75 +1572,23 @@ class Replica:
         self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
 
     def _tally_drops(self, rs: RoundState) -> None:
-        """Count DROP votes and withdrawals in (Lamport, voter) order, as they become due.
+        """Count the DROP votes now due (``drops.tally``); an agreed drop takes effect
+        at its deciding vote's place in the total order (_drop_effect)."""
+        def delivered(seat: int) -> int | None:
+            log = self._author(rs.keys[seat])
+            return None if log is None else log.delivered
 
-        Counted as they arrived, a vote and its withdrawal (a split healed) from
-        one voter, and the others' votes, could meet in a different order on
-        each peer: some would see every vote in at once and drop the seat, some
-        never. In this order every peer sees the same. A vote is due once every
-        seat still voting but its voter and victim has been heard past it
-        (nothing earlier can still come); the victim's word is not needed, it
-        is the silent one. The vote that completes a drop waits until we hold
-        the victim's entries up to the cut, so that whether the drop stands is
-        judged from the same entries everywhere; then the drop is agreed, and
-        takes effect at this vote's place in the total order (_drop_effect).
-        """
-        queue = rs.drop_queue
-        while queue:
-            lamport, voter, victim, upto, seq = queue[0]
-            if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
-                heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
-                continue
-            voting = rs.live - rs.dropping.keys()
-            if not all(self._known(rs, q) >= lamport for q in voting if q not in (voter, victim)):
-                return
-            votes = rs.drop_votes.setdefault(victim, {})
-            cut = None if upto == 0 else self._drop_cut(rs, victim, votes | {voter: upto})
-            if cut is not None:
-                log = self._author(rs.keys[victim])
-                if log is not None and log.delivered < cut:
-                    log.note_claim(cut)  # ask for the rest; look again as it comes
-                    return
-            heapq.heappop(queue)
-            if upto == 0:
-                votes.pop(voter, None)  # withdrawn: the voter hears the seat again
-                continue
-            votes[voter] = upto
-            if cut is not None and self._drop_stands(rs, victim, cut):
-                rs.dropping[victim] = cut
-                heapq.heappush(rs.ordered, _Ordered(lamport, voter, MsgType.DROP,
-                                                    Drop(rs.keys[victim], cut), seq))
+        for decision in drops.tally(rs, rs.seat_of(self.host_key),
+                                    lambda seat: self._order.known(rs, seat), delivered):
+            match decision:
+                case drops.Fetch(victim=victim, cut=cut):
+                    self.authors[rs.keys[victim]].note_claim(cut)
+                case drops.Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter,
+                                  seq=seq):
+                    heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
+                                                       Drop(rs.keys[victim], cut), seq))
 
-    @staticmethod
-    def _drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
-        """The cut if every other seat still voting has voted ``victim`` out, else None."""
-        voting = rs.live - rs.dropping.keys()
-        voters = voting - {victim}
-        if victim not in voting or not voters or not voters <= votes.keys():
-            return None  # (a seat alone has nobody to drop it)
-        return max(votes[v] for v in voters)
-
-    def _drop_stands(self, rs: RoundState, victim: int, cut: int) -> bool:
-        """Whether an agreed cut drops the seat, judged from its entries up to the cut.
-
-        Two seats that lose each other cannot tell a crash from a split: were
-        each to drop the other, the table would play on as two. The senior
-        seat (the host's, else the lower) plays on unless its GOODBYE is
-        within the cut; the other waits for it to come back.
-
-        Only the host says GO, so a round whose host is dropped before its GO
-        counts could never start: the live seats would wait for a GO that can
-        never come. Such a round waits for its host instead, as a table does.
-        """
-        voting = rs.live - rs.dropping.keys()
-        if (len(voting) == 2 and victim == _senior(rs, self.host_key, voting)
-                and not rs.left.get(victim, cut + 1) <= cut):
-            return False
-        if victim == rs.seat_of(self.host_key):
-            return rs.go_seq is not None and rs.go_seq <= cut
-        return True
-
-    def _drop_effect(self, rs: RoundState, item: _Ordered) -> None:
+    def _drop_effect(self, rs: RoundState, item: Ordered) -> None:
         """An agreed drop takes effect, at its place in the total order.
 
         Everything ordered before it was acted on with the seat live, everything
@@ -2064,7 +1606,8 @@ class Replica:
         rs.live.discard(victim)
         if rs.ended_at is not None:
             rs.ended_at = self.now  # the others may only now see the round end
-        if rs.go_pending is not None and rs.play_from is None and self._joint_of_live(rs):
+        if (rs.go_pending is not None and rs.play_from is None
+                and shuffle.joint_of_live(self.table_id, rs)):
             self._maybe_go(rs)
         self._forget_after_cut(rs, victim, cut)
         self._event(ev.PeerDropped(victim, rs.names[victim]))
@@ -2074,39 +1617,6 @@ class Replica:
         self._maybe_close(rs)
         if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
             self._stuck_final(rs, min(rs.live), True, at)
-
-    def _joint_of_live(self, rs: RoundState) -> bool:
-        """Deal again from the live seats' shares if that is what the host's GO says.
-
-        A peer back from a crash can hold every REVEAL, its own included,
-        before the votes that dropped it, and deal from all of them; the host
-        dealt from the live seats' shares only. True once the joint matches.
-        """
-        go = rs.go_pending
-        if go is None or rs.joint is None or not rs.live <= rs.reveals.keys():
-            return False
-        if go.joint == rs.joint:
-            return True
-        joint = self._live_joint(rs)
-        if joint != go.joint:
-            return False
-        if rs.me in rs.live:
-            self._deal(rs, joint)
-        else:
-            rs.joint = joint
-        return True
-
-    def _live_joint(self, rs: RoundState) -> bytes:
-        """The joint value of the live seats' revealed shares (all must be in)."""
-        return joint_value(self.table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
-
-    def _deal(self, rs: RoundState, joint: bytes) -> None:
-        """Fix the round's joint value and deal my tableau from it."""
-        rs.joint = joint
-        if rs.me is not None:
-            deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
-            rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
-                             jokers=rs.variants.jokers)
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
         """Undo what a dropped seat sent past the agreed cut, on every replica alike.
@@ -2168,19 +1678,14 @@ class Replica:
         self._maybe_score(rs)
 
     def _maybe_score(self, rs: RoundState) -> None:
-        if rs.end is None or rs.results or not rs.live <= rs.audits.keys():
+        if not closing.score_due(rs):
             return
-        assert rs.joint is not None
-        caller = rs.call[1] if rs.call else None
-        seats = range(len(rs.keys))
-        forked = {seat for seat in rs.forks if seat not in rs.live}
+        assert rs.end is not None and rs.joint is not None
+        gone = closing.forked(rs)
         outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
-                    if seat not in forked}
-        rs.results, verdicts = score_round(
-            len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
-            nerts_bound=[self._nerts_bound(rs, s) for s in seats], caller=caller,
-            variants=rs.variants)
-        rs.verdicts = tuple("equivocation" if s in forked else v for s, v in enumerate(verdicts))
+                    if seat not in gone}
+        rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
+        caller = rs.call[1] if rs.call else None
         if caller is not None and rs.verdicts[caller]:
             self._event(ev.Notice(
                 f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
@@ -2192,43 +1697,25 @@ class Replica:
         self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
                                  digest, rs.verdicts, rs.names))
         if rs.me is not None:
-            self._send(Summary(digest, tuple(0 if r.void else r.score for r in rs.results)))
+            self._send(Summary(digest, closing.scores(rs.results)))
         self._maybe_close(rs)
 
     def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
         """Audit one seat's round; a failure is flagged to everyone with its reason."""
-        assert rs.joint is not None
-        res = audit_seat(
-            seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
-            joint=rs.joint, variants=rs.variants, moves=audit.moves,
-            plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-            calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
-        )
+        res = closing.audit_of(rs, seat, audit)
         if not res.ok:
             self._flag(rs, seat, res.reason)
             if rs.me is not None:
                 self._send(Verdict(seat, False, res.reason[:200]))
         return res
 
-    @staticmethod
-    def _nerts_bound(rs: RoundState, seat: int) -> int:
-        """The most Nerts cards ``seat`` can have left by the agreed log alone."""
-        return NERTS_SIZE - sum(1 for p in rs.plays_by_seat.get(seat, [])
-                                if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
-
     def _maybe_close(self, rs: RoundState) -> None:
-        if not rs.results or self.phase is not Phase.SCORING:
-            return
-        if not rs.live <= rs.summaries.keys() and rs.me is not None:
+        if self.phase is not Phase.SCORING or not closing.close_due(rs):
             return
         digest = rs.log.state_hash()
-        mine = tuple(0 if r.void else r.score for r in rs.results)
-        differ = tuple(s for s, m in sorted(rs.summaries.items())
-                       if s in rs.live and (m.digest != digest or m.scores != mine))
+        differ = closing.disagreeing(rs, digest)
         if differ:
-            # Nothing to fetch: a round entry counts only once every live seat
-            # holds it, so the seats scored the same entries, and a different
-            # summary is a faulty or lying peer. Say so; there is no repair.
+            # A faulty or lying peer (closing.disagreeing): say so; there is no repair.
             self._event(ev.Divergence(rs.number, differ))
         else:
             self._event(ev.RoundAgreed(rs.number))
@@ -2257,17 +1744,13 @@ class Replica:
         would wait for it again, unless it has asked back meanwhile; it keeps
         its total either way. One ROSTER says both.
         """
-        gone = {rs.keys[s] for s in range(len(rs.keys)) if s not in rs.live} - {self.host_key}
-        gone -= self.waiting.keys()
-        gone |= self.equivocators.keys() - {self.host_key}
-        seats = {s.key: s for s in self.seats if s.key not in gone}
-        for key, name in self.waiting.items():
-            if key not in seats and key not in gone and len(seats) < self.max_seats:
-                seats[key] = Seat(key, name)
+        seats = lobby.reseat(rs, self.seats, self.waiting, set(self.equivocators),
+                             self.host_key, self.max_seats)
         self.waiting.clear()
-        if seats.keys() != self.seated:
-            newcomers = seats.keys() - set(rs.keys)
-            self._send(Roster(tuple(seats.values())))
+        keys = {seat.key for seat in seats}
+        if keys != self.seated:
+            newcomers = keys - set(rs.keys)
+            self._send(Roster(seats))
             self.sitting_down = dict.fromkeys(newcomers, self.seq)
 
     # -------------------------------------------------------------- misc
@@ -2294,72 +1777,4 @@ class Replica:
             self._flag(rs, seat, reason)
 
 
-def view_of(tab: Tableau) -> View:
-    """The public part of a tableau, as another player would see it across the table."""
-    return View(
-        nerts=len(tab.nerts), top=tab.nerts[-1] if tab.nerts else None,
-        work=tuple(tuple(p) for p in tab.work), waste=tab.top(WASTE),
-        stock=len(tab.stock),
-    )
-
-
-def clocks_problem(countdown: float, drop_after: float) -> str | None:
-    """Why every peer would refuse these clocks in a SETTINGS, or None if it would not."""
-    if not 0 <= countdown <= MAX_COUNTDOWN_MS / 1000:  # NaN too
-        return f"the countdown must be 0..{MAX_COUNTDOWN_MS / 1000:g} seconds"
-    if not MIN_DROP_AFTER_MS / 1000 <= drop_after <= MAX_DROP_AFTER_MS / 1000:
-        return (f"a silent seat must be dropped after {MIN_DROP_AFTER_MS / 1000:g}.."
-                f"{MAX_DROP_AFTER_MS / 1000:g} seconds")
-    return None
-
-
-def _settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:
-    """SETTINGS for these rules and clocks; seconds go as whole milliseconds, so that
-    every peer, the host too, plays by the very number on the wire."""
-    return Settings(stock_turn=v.stock_turn, strict_ties=v.strict_ties, penalty=v.penalty,
-                    target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate,
-                    countdown_ms=round(countdown * 1000), drop_after_ms=round(drop_after * 1000))
-
-
-def _senior(rs: RoundState, host_key: bytes, seats: set[int]) -> int:
-    """The seat that stays when the last two lose each other: the host's, else the lower."""
-    host = rs.seat_of(host_key)
-    return host if host is not None and host in seats else min(seats)
-
-
-def _received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
-    """Whether every entry this author sent in this round before its ``seq`` is here.
-
-    Delivered, or held (waiting for the deal); an entry held for a later round
-    means everything before it is here, however far ``seq`` goes on (a peer
-    catching up hears ACKs from rounds it has not reached).
-    """
-    for s in range(log.delivered + 1, seq + 1):
-        entry = log.held.get(s)
-        if entry is None:
-            return False
-        if entry.round > rs.number:
-            return True
-    return True
-
-
-def _void(rs: RoundState, item: _Ordered) -> bool:
-    """An entry past its author's agreed drop cut: it never counts."""
-    return not isinstance(item.payload, Drop) and item.seq > rs.dropping.get(item.seat, item.seq)
-
-
-def _hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
-    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
-    held = rs.marks.setdefault(seat, {})
-    for author, seq in marks.items():
-        held[author] = max(held.get(author, 0), seq)
-
-
-def _index(seats: tuple[Seat, ...], key: bytes) -> int | None:
-    for i, seat in enumerate(seats):
-        if seat.key == key:
-            return i
-    return None
-
-
-__all__ = ["CommandError", "Outbound", "Phase", "Replica", "RoundState", "Send", "view_of"]
+__all__ = ["Replica"]

@@ -1,0 +1,74 @@
+"""The table replica: one peer's copy of a table, as a pure state machine.
+
+A package so that each part of the replica's work can live in its own small
+module; callers import from here and need not know the module map. A front
+end drives it with command values (``Move``, ``Turn``, ``VoteStuck``...)
+through :meth:`Replica.handle`.
+"""
+
+from ._base import (
+    COUNTDOWN,
+    DROP_AFTER,
+    HEARTBEAT,
+    LINK_TYPES,
+    MAX_AUTHORS,
+    SIT_DOWN_WAIT,
+    CommandError,
+    Outbound,
+    Phase,
+    Send,
+    clocks_problem,
+    view_of,
+)
+from ._commands import (
+    ArrangeSeats,
+    AskToWatch,
+    CallNerts,
+    ChangeSettings,
+    Command,
+    LeaveTable,
+    Move,
+    Open,
+    RotateAlone,
+    SeatLost,
+    SetReady,
+    StartRound,
+    Turn,
+    TurnAway,
+    VoteStuck,
+)
+from ._replica import Replica
+from ._state import Ordered, RoundState
+
+__all__ = [
+    "COUNTDOWN",
+    "DROP_AFTER",
+    "HEARTBEAT",
+    "LINK_TYPES",
+    "MAX_AUTHORS",
+    "SIT_DOWN_WAIT",
+    "ArrangeSeats",
+    "AskToWatch",
+    "CallNerts",
+    "ChangeSettings",
+    "Command",
+    "CommandError",
+    "LeaveTable",
+    "Move",
+    "Open",
+    "Ordered",
+    "Outbound",
+    "Phase",
+    "Replica",
+    "RotateAlone",
+    "RoundState",
+    "SeatLost",
+    "Send",
+    "SetReady",
+    "StartRound",
+    "Turn",
+    "TurnAway",
+    "VoteStuck",
+    "clocks_problem",
+    "view_of",
+]

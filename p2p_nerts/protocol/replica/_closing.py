@@ -1,0 +1,79 @@
+"""Closing a round: when it can be scored, each seat's audit, the scores and
+verdicts, and whether the summaries agree.
+
+Pure functions over one round's state: the facade flags, signs the SUMMARY and
+VERDICTs, keeps the running totals and changes the phase on what they say.
+"""
+
+from __future__ import annotations
+
+from ...game.foundations import Fate
+from ...game.scoring import SeatRound
+from ...game.tableau import NERTS, NERTS_SIZE
+from ..audit import AuditResult, audit_seat, score_round
+from ..messages import Audit
+from ._state import RoundState
+
+
+def score_due(rs: RoundState) -> bool:
+    """The round has ended, is not scored yet, and every live seat's AUDIT is in."""
+    return rs.end is not None and not rs.results and rs.live <= rs.audits.keys()
+
+
+def forked(rs: RoundState) -> set[int]:
+    """Seats gone from the round for a proven fork: their audits are not replayed,
+    and their verdict is the equivocation."""
+    return {seat for seat in rs.forks if seat not in rs.live}
+
+
+def audit_of(rs: RoundState, seat: int, audit: Audit) -> AuditResult:
+    """Replay one seat's round from its AUDIT against everything the table holds."""
+    assert rs.joint is not None
+    return audit_seat(
+        seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
+        joint=rs.joint, variants=rs.variants, moves=audit.moves,
+        plays=rs.plays_by_seat.get(seat, []), log=rs.log,
+        calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+    )
+
+
+def reckon(rs: RoundState, outcomes: dict[int, AuditResult],
+           gone: set[int]) -> tuple[tuple[SeatRound, ...], tuple[str, ...]]:
+    """Every seat's result and verdict ('' when clean), from the audits replayed
+    (``outcomes``) and the agreed log; ``gone``: seats out for a proven fork."""
+    seats = range(len(rs.keys))
+    caller = rs.call[1] if rs.call else None
+    results, verdicts = score_round(
+        len(seats), outcomes=outcomes, cards_up=[rs.log.cards_of(s) for s in seats],
+        nerts_bound=[nerts_bound(rs, s) for s in seats], caller=caller,
+        variants=rs.variants)
+    return results, tuple("equivocation" if s in gone else v for s, v in enumerate(verdicts))
+
+
+def nerts_bound(rs: RoundState, seat: int) -> int:
+    """The most Nerts cards ``seat`` can have left by the agreed log alone."""
+    return NERTS_SIZE - sum(1 for p in rs.plays_by_seat.get(seat, [])
+                            if p.src == NERTS and rs.log.fate(p.key) is Fate.STAY)
+
+
+def scores(results: tuple[SeatRound, ...]) -> tuple[int, ...]:
+    """The scores a SUMMARY states: a void result counts 0."""
+    return tuple(0 if r.void else r.score for r in results)
+
+
+def close_due(rs: RoundState) -> bool:
+    """Scored, and every live seat's SUMMARY is in (a seat-less replica, watching,
+    waits for none)."""
+    return bool(rs.results) and (rs.live <= rs.summaries.keys() or rs.me is None)
+
+
+def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:
+    """The live seats whose SUMMARY differs from ours (foundation hash or scores).
+
+    Nothing to fetch then: a round entry counts only once every live seat
+    holds it, so the seats scored the same entries, and a different summary
+    is a faulty or lying peer.
+    """
+    mine = scores(rs.results)
+    return tuple(s for s, m in sorted(rs.summaries.items())
+                 if s in rs.live and (m.digest != digest or m.scores != mine))

@@ -1,0 +1,119 @@
+"""What a player (a person's keys, a bot, a script) can ask of its replica.
+
+Each command is a frozen value handed to :meth:`Replica.handle` with the time:
+a front end, a log or a test can build, compare and print it, where a closure
+over the replica could only be called. The replica refuses one that the
+table's state does not allow with a :class:`CommandError`, changing nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...game.tableau import Target
+from ...game.variants import Variants
+
+
+@dataclass(frozen=True, slots=True)
+class Open:
+    """Join the table: the host seats itself, a guest asks for a seat."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartRound:
+    """Host: fix the roster and start the next round."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSettings:
+    """Host: new rules (and clocks, where given) for the next round, for every seat."""
+
+    variants: Variants
+    countdown: float | None = None
+    drop_after: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ArrangeSeats:
+    """Host: the seated players, by key, in a new order for the next round.
+
+    The order is who partners whom under "pairs" (seats 2k and 2k+1). It
+    gives no seat an edge in ties of Lamport time: those are drawn
+    (``foundations.order``).
+    """
+
+    order: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetReady:
+    """Say whether I am ready for the next deal."""
+
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Play a card on my tableau: to a work pile, or to a foundation (sent as PLAY)."""
+
+    target: Target
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Turn stock cards over onto the waste."""
+
+
+@dataclass(frozen=True, slots=True)
+class RotateAlone:
+    """The lone-stuck variant: a player with no move left puts the top stock card
+    at the bottom of the stock."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoteStuck:
+    """Cast or take back my seat's stuck vote."""
+
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallNerts:
+    """Call Nerts: my Nerts pile is empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveTable:
+    """Leave the table, saying why (a round under way goes on without me)."""
+
+    reason: str = "left the table"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLost:
+    """Host: ``key``'s connection went while no round is under way. Its seat is
+    given up, so that the table counts only those still there; a player who
+    comes back (a crash, a cut cable) asks again and sits down at once."""
+
+    key: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class TurnAway:
+    """Host: tell ``key``, which holds no seat, that the table will not keep it."""
+
+    key: bytes
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskToWatch:
+    """A spectator asks ``key``'s peer for its entries: the request that admits
+    it as a watcher there (``Replica.watchers``)."""
+
+    key: bytes
+
+
+Command = (Open | StartRound | ChangeSettings | ArrangeSeats | SetReady | Move | Turn
+           | RotateAlone | VoteStuck | CallNerts | LeaveTable | SeatLost | TurnAway
+           | AskToWatch)

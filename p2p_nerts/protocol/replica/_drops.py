@@ -1,0 +1,146 @@
+"""Drops: when a seat counts as silent, how DROP votes are tallied, and whether an
+agreed drop stands.
+
+Pure functions over one round's state. The tally keeps its own part of it (the
+queue of votes, the votes counted, the agreed cuts) and returns what the
+facade must do about everything else: fetch a victim's entries, or put an
+agreed drop in the total order. Nothing here signs, sends or tells the user.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._state import RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """The vote that completes a drop waits until we hold ``victim``'s entries up
+    to ``cut``: whether the drop stands is judged from the same entries everywhere."""
+
+    victim: int
+    cut: int
+
+
+@dataclass(frozen=True, slots=True)
+class Agreed:
+    """``victim``'s drop is agreed, cut at ``cut``; it takes effect at the deciding
+    vote's place in the total order (its Lamport time, voter and seq)."""
+
+    victim: int
+    cut: int
+    lamport: int
+    voter: int
+    seq: int
+
+
+def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
+          delivered: Callable[[int], int | None]) -> list[Fetch | Agreed]:
+    """Count DROP votes and withdrawals in (Lamport, voter) order, as they become due.
+
+    Counted as they arrived, a vote and its withdrawal (a split healed) from
+    one voter, and the others' votes, could meet in a different order on
+    each peer: some would see every vote in at once and drop the seat, some
+    never. In this order every peer sees the same. A vote is due once every
+    seat still voting but its voter and victim has been heard past it
+    (``known``: nothing earlier can still come); the victim's word is not
+    needed, it is the silent one. The vote that completes a drop waits until
+    we hold the victim's entries up to the cut (``delivered``, None when we
+    keep no log of it); then the drop is agreed, and takes effect at this
+    vote's place in the total order (``host``, the host's seat, decides
+    whether it stands: :func:`drop_stands`).
+    """
+    decisions: list[Fetch | Agreed] = []
+    queue = rs.drop_queue
+    while queue:
+        lamport, voter, victim, upto, seq = queue[0]
+        if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
+            heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
+            continue
+        voting = rs.live - rs.dropping.keys()
+        if not all(known(q) >= lamport for q in voting if q not in (voter, victim)):
+            break
+        votes = rs.drop_votes.setdefault(victim, {})
+        cut = None if upto == 0 else drop_cut(rs, victim, votes | {voter: upto})
+        if cut is not None:
+            held = delivered(victim)
+            if held is not None and held < cut:
+                decisions.append(Fetch(victim, cut))  # ask for the rest; look again as it comes
+                break
+        heapq.heappop(queue)
+        if upto == 0:
+            votes.pop(voter, None)  # withdrawn: the voter hears the seat again
+            continue
+        votes[voter] = upto
+        if cut is not None and drop_stands(rs, victim, cut, host):
+            rs.dropping[victim] = cut
+            decisions.append(Agreed(victim, cut, lamport, voter, seq))
+    return decisions
+
+
+def drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
+    """The cut if every other seat still voting has voted ``victim`` out, else None."""
+    voting = rs.live - rs.dropping.keys()
+    voters = voting - {victim}
+    if victim not in voting or not voters or not voters <= votes.keys():
+        return None  # (a seat alone has nobody to drop it)
+    return max(votes[v] for v in voters)
+
+
+def drop_stands(rs: RoundState, victim: int, cut: int, host: int | None) -> bool:
+    """Whether an agreed cut drops the seat, judged from its entries up to the cut.
+
+    Two seats that lose each other cannot tell a crash from a split: were
+    each to drop the other, the table would play on as two. The senior
+    seat (the host's, else the lower) plays on unless its GOODBYE is
+    within the cut; the other waits for it to come back.
+
+    Only the host (seat ``host``) says GO, so a round whose host is dropped
+    before its GO counts could never start: the live seats would wait for a
+    GO that can never come. Such a round waits for its host instead, as a
+    table does.
+    """
+    voting = rs.live - rs.dropping.keys()
+    if (len(voting) == 2 and victim == senior(host, voting)
+            and not rs.left.get(victim, cut + 1) <= cut):
+        return False
+    if victim == host:
+        return rs.go_seq is not None and rs.go_seq <= cut
+    return True
+
+
+def senior(host: int | None, seats: set[int]) -> int:
+    """The seat that stays when the last two lose each other: the host's, else the lower."""
+    return host if host is not None and host in seats else min(seats)
+
+
+def silent(rs: RoundState, heard: float | None, now: float, drop_after: float) -> bool:
+    """Not heard from for ``drop_after`` (``heard``: when it last was, if ever).
+
+    Silence counts from the round's start: a seat out of touch during the
+    last round (a split, a crash) gets the whole timeout in this one,
+    rather than votes the moment it begins that are taken back as soon as
+    it is heard.
+    """
+    return now - max(now if heard is None else heard, rs.begun) > drop_after
+
+
+def withholding(rs: RoundState, seat: int, now: float, drop_after: float,
+                others_silent: bool) -> bool:
+    """A seat heard from but holding the round's end up: no AUDIT (or no SUMMARY)
+    a whole ``drop_after`` after the round ended here. It is voted out as if
+    silent, so a seat cannot keep its audit back and the round open forever.
+
+    Not while another live seat is silent to me (``others_silent``): the seat
+    may be waiting for that one's word to see the round end (its drop comes
+    first, and the wait starts again when it takes effect); voted out
+    together, each would need the other's vote and neither could go.
+    """
+    if rs.ended_at is None or now - rs.ended_at <= drop_after:
+        return False
+    if others_silent:
+        return False
+    return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)

@@ -1,0 +1,70 @@
+"""Liveness: who holds what. The marks a seat's ACK names (how far it holds each
+author's chain), counted only once we hold what that seat sent before saying
+so, and the mark this replica states for each author in its own ACKs.
+
+Pure functions over one round's state and the authors' logs: the facade
+signs the ACKs.
+"""
+
+from __future__ import annotations
+
+from ..authors import AuthorLog
+from ..envelope import GENESIS
+from ..messages import AckMark
+from ..proof import ForkProof
+from ._state import RoundState
+
+
+def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,
+               upto: tuple[AckMark, ...]) -> None:
+    """Take what ``seat`` says it holds (its ACK numbered ``seq``, ``log`` its
+    chain), once we hold what it sent before saying so: its DROP vote may be
+    among what we miss, and the marks wait for it (``take_early_marks``)."""
+    marks = {author: mark.seq for mark in upto
+             if (author := rs.seat_of(mark.author)) is not None}
+    if not received(rs, log, seq):
+        old_seq, old = rs.early_marks.get(seat, (0, {}))
+        rs.early_marks[seat] = (max(seq, old_seq), {
+            a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
+        return
+    hold(rs, seat, marks)
+
+
+def take_early_marks(rs: RoundState, seat: int, log: AuthorLog) -> None:
+    """Count the marks that waited for ``seat``'s earlier entries, if these are here."""
+    seq, marks = rs.early_marks[seat]
+    if received(rs, log, seq):
+        del rs.early_marks[seat]
+        hold(rs, seat, marks)
+
+
+def received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
+    """Whether every entry this author sent in this round before its ``seq`` is here.
+
+    Delivered, or held (waiting for the deal); an entry held for a later round
+    means everything before it is here, however far ``seq`` goes on (a peer
+    catching up hears ACKs from rounds it has not reached).
+    """
+    for s in range(log.delivered + 1, seq + 1):
+        entry = log.held.get(s)
+        if entry is None:
+            return False
+        if entry.round > rs.number:
+            return True
+    return True
+
+
+def hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
+    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
+    held = rs.marks.setdefault(seat, {})
+    for author, seq in marks.items():
+        held[author] = max(held.get(author, 0), seq)
+
+
+def mark_of(key: bytes, log: AuthorLog, proof: ForkProof | None) -> AckMark:
+    """How far I hold ``key``'s chain. For a proven equivocator (``proof``), only up
+    to its fork: past that, peers hold different entries, and their marks would
+    never count for one another (nor its entries before the fork be final)."""
+    if proof is not None and log.delivered > proof.cut:
+        return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
+    return AckMark(key, log.delivered, log.head)

@@ -1,0 +1,161 @@
+"""Ordering and finality: when an entry of the round can be acted on in the total
+order, and when my own play's fate is fixed before that.
+
+Queries only: nothing here changes state. They read the round, every author's
+log (what has arrived from whom) and my Lamport clock; the facade acts on what
+they say, in (Lamport, seat) order, identically on every peer.
+"""
+
+from __future__ import annotations
+
+from ...game.foundations import Fate, PlayKey, before
+from .. import events as ev
+from ..authors import AuthorLog
+from ..clock import LamportClock
+from ..envelope import author_of
+from ..messages import Drop, Fork, MsgType
+from ..messages import Play as PlayMsg
+from ._state import Ordered, RoundState, void
+
+
+class Finality:
+    """Finality over one replica's logs and clock (it reads them as they change)."""
+
+    def __init__(self, authors: dict[bytes, AuthorLog], clock: LamportClock) -> None:
+        self._authors = authors
+        self._clock = clock
+
+    def known(self, rs: RoundState, seat: int) -> int:
+        """The Lamport time up to which everything from ``seat`` is here."""
+        if seat == rs.me:
+            return self._clock.time
+        log = self._authors.get(rs.keys[seat])
+        known = log.lamport if log else 0
+        ack = rs.acks.get(seat)
+        if ack is not None and log is not None and ack[1] <= log.delivered:
+            known = max(known, ack[0])
+        return known
+
+    def final(self, rs: RoundState, lamport: int, author: int, seq: int,
+               skip: int | None = None) -> bool:
+        """Nothing ordered before ``item`` can still arrive, and no drop can cut it.
+
+        Every other live seat has been heard at a Lamport time at or past it
+        (its entries come in order, so nothing earlier from it is missing) *and*
+        holds the entry itself (its acks say so, counted only once we hold the
+        entries it sent before them) *and* has no vote out to drop the author
+        whose cut falls short of it: then any drop of the author cuts at or
+        past the entry, and the entry counts for good. No DROP vote ordered
+        before the entry may still wait to be counted, nor any agreed drop to
+        take effect (those gate it in ``rs.ordered``).
+
+        A seat whose drop is agreed is not asked: we hold its entries up to
+        the cut (the tally waited for them) and nothing later of it counts.
+        """
+        queue, dropping = rs.drop_queue, rs.dropping
+        if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
+                      or any(victim == author for _l, _v, victim, _u, _s in queue)):
+            return False
+        # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
+        # whose entries up to the fork we hold (silenced).
+        asked = rs.live - {author} - ({skip} if skip is not None else set())
+        if rs.forks:
+            asked -= self.silenced(rs)
+        cut = dropping.get(author)
+        if cut is not None:
+            # Agreed: its entries up to the cut count whoever holds them (no
+            # second drop can cut them again); those past it never will.
+            return seq <= cut and all(self.known(rs, q) >= lamport for q in asked
+                                      if q not in dropping)
+        votes = rs.drop_votes.get(author)
+        if votes and any(0 < upto < seq for voter, upto in votes.items()
+                         if voter in rs.live and voter not in dropping):
+            return False
+        marks = rs.marks
+        return all(q in dropping or (
+            self.known(rs, q) >= lamport
+            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
+            for q in asked)
+
+    def silenced(self, rs: RoundState) -> set[int]:
+        """Proven equivocators whose entries up to their fork we hold: nothing they
+        can still send counts (it is past the fork), so finality waits on them no
+        more, though they are live until their FORK's turn. (They keep signing,
+        asking for their seat back, on a branch of their chain some peers cannot
+        follow: waiting for their clock there would stall the round.)"""
+        return {seat for seat, proof in rs.forks.items()
+                if (log := self._authors.get(rs.keys[seat])) is not None
+                and log.delivered >= proof.cut}
+
+    def ready(self, rs: RoundState, item: Ordered) -> bool:
+        """Whether the next item in the total order may be acted on now.
+
+        An agreed drop takes effect at its vote's place once everything
+        ordered before it has been: every seat still asked has been heard
+        past it, and no vote ordered before it waits to be counted. A FORK
+        needs no word from the seat it accuses: that seat could otherwise keep
+        its own conviction from ever becoming final.
+        """
+        if void(rs, item):
+            return True
+        if isinstance(item.payload, Fork):
+            return self.final(rs, item.lamport, item.seat, item.seq,
+                               rs.seat_of(author_of(item.payload.first)))
+        if not isinstance(item.payload, Drop):
+            return self.final(rs, item.lamport, item.seat, item.seq)
+        queue = rs.drop_queue
+        if queue and before((queue[0][0], queue[0][1]), (item.lamport, item.seat)):
+            return False
+        silenced = self.silenced(rs) if rs.forks else set()
+        return all(self.known(rs, q) >= item.lamport for q in rs.live
+                   if q not in rs.dropping and q not in silenced)
+
+    def settled_early(self, rs: RoundState) -> list[PlayKey]:
+        """My plays whose fate is fixed, to settle without waiting for the total order.
+
+        A play's fate depends only on plays ordered before it; once those are
+        all here and every live seat holds the play, it is decided, unless a
+        Nerts call or stuck vote ordered before it is still waiting (it might
+        cut the play). Counting and events for others stay in total order.
+        """
+        tab = rs.tab
+        if tab is None or not tab.in_flight or rs.end is not None:
+            return []
+        settled: list[PlayKey] = []
+        barrier = min((o for o in rs.ordered if o.kind != MsgType.PLAY), default=None)
+        for key in sorted(tab.in_flight):
+            if barrier is not None and before((barrier.lamport, barrier.seat), key):
+                break
+            seq = rs.play_seq.get(key)
+            if seq is not None and self.final(rs, key[0], key[1], seq):
+                if unsure_before(rs, key):
+                    break
+                settled.append(key)
+        return settled
+
+
+def unsure_before(rs: RoundState, key: PlayKey) -> bool:
+    """Whether another seat's play on my play's pile, ordered before it, may not
+    be held alike by every live seat (so my play's fate is not settled yet)."""
+    pile = rs.log.play(key).pile
+    return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
+               and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
+               and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
+                           for q in rs.live if q != o.seat)
+               for o in rs.ordered)
+
+
+def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
+    """How a play ended up, for the seat that made it or anyone watching."""
+    fate, play = rs.log.fate(key), rs.log.play(key)
+    first, tie = None, False
+    if fate is not Fate.STAY:
+        winner = rs.log.first_over(key)
+        first = rs.names[winner.author] if winner else None
+        if fate is Fate.CUT:
+            tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
+        else:
+            tie = (winner is not None and winner.lamport == play.lamport
+                   and winner.face & 15 == play.face & 15)
+    return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
+                        rs.end if fate is Fate.CUT else None)

@@ -1,0 +1,93 @@
+"""The shuffle: commit, reveal, the joint value, the deal and the host's GO.
+
+Pure functions over one round's state. The deal fixes the round's joint value
+and my tableau (the shuffle's own part of the round); everything else is a
+question the facade asks before it signs a REVEAL or a GO, or starts play.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ...game.tableau import Tableau
+from ..fairness import deal_for, joint_value
+from ._state import RoundState
+
+
+class GoCheck(Enum):
+    """What the host's GO says about our deal."""
+
+    START = "start"  # it names our joint value: play starts after the countdown
+    WAIT = "wait"  # it may name a deal from fewer seats: wait for the drop votes
+    MISMATCH = "mismatch"  # it names another joint value: the round is void here
+
+
+def reveal_due(rs: RoundState) -> bool:
+    """Every live seat has committed and I have not revealed my share yet."""
+    return rs.me is not None and rs.live <= rs.commits.keys() and rs.me not in rs.reveals
+
+
+def deal_due(rs: RoundState) -> bool:
+    """Every live seat's share is in and nothing is dealt yet.
+
+    Not while a live seat's agreed drop waits to take effect: then the shares
+    that count are the others'.
+    """
+    return (rs.joint is None and rs.live <= rs.reveals.keys()
+            and not rs.live & rs.dropping.keys())
+
+
+def live_joint(table_id: bytes, rs: RoundState) -> bytes:
+    """The joint value of the live seats' revealed shares (all must be in)."""
+    return joint_value(table_id, rs.number, [rs.reveals[s] for s in sorted(rs.live)])
+
+
+def deal(rs: RoundState, joint: bytes) -> None:
+    """Fix the round's joint value and deal my tableau from it."""
+    rs.joint = joint
+    if rs.me is not None:
+        deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
+        rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
+                         jokers=rs.variants.jokers)
+
+
+def joint_of_live(table_id: bytes, rs: RoundState) -> bool:
+    """Deal again from the live seats' shares if that is what the host's GO says.
+
+    A peer back from a crash can hold every REVEAL, its own included,
+    before the votes that dropped it, and deal from all of them; the host
+    dealt from the live seats' shares only. True once the joint matches.
+    """
+    go = rs.go_pending
+    if go is None or rs.joint is None or not rs.live <= rs.reveals.keys():
+        return False
+    if go.joint == rs.joint:
+        return True
+    joint = live_joint(table_id, rs)
+    if joint != go.joint:
+        return False
+    if rs.me in rs.live:
+        deal(rs, joint)
+    else:
+        rs.joint = joint
+    return True
+
+
+def go_check(table_id: bytes, rs: RoundState, *, catching_up: bool) -> GoCheck | None:
+    """Whether the host's GO starts play; None while there is no GO (or no deal,
+    or play has started already).
+
+    Back from a crash or a split (``catching_up``), or with drop votes still
+    out, a seat (maybe ours) may have been dropped in this shuffle and the
+    host dealt from the others' shares, while we have not heard every vote
+    yet (the host's came before its GO, the others' may come after): wait,
+    and look again as the drop takes effect.
+    """
+    if rs.go_pending is None or rs.joint is None or rs.play_from is not None:
+        return None
+    if rs.go_pending.joint != rs.joint and not joint_of_live(table_id, rs):
+        if catching_up or rs.drop_queue or any(
+                votes for seat, votes in rs.drop_votes.items() if seat in rs.live):
+            return GoCheck.WAIT
+        return GoCheck.MISMATCH
+    return GoCheck.START

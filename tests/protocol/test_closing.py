@@ -1,0 +1,98 @@
+"""Closing a round on its own: when it is scored, the verdicts, and whose summary
+disagrees (no network, no replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog, Play
+from p2p_nerts.game.scoring import SeatRound
+from p2p_nerts.game.tableau import NERTS, NERTS_SIZE
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.audit import AuditResult
+from p2p_nerts.protocol.messages import Audit, Summary
+from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._closing import (
+    close_due,
+    disagreeing,
+    forked,
+    nerts_bound,
+    reckon,
+    score_due,
+    scores,
+)
+from p2p_nerts.protocol.replica._state import RoundState
+
+pytestmark = pytest.mark.fast
+
+AUDIT = Audit(b"s" * 32, ())
+
+
+def _round() -> RoundState:
+    return RoundState(number=1, keys=tuple(bytes([k]) * 32 for k in range(3)),
+                      names=("me", "a", "b"), variants=Variants(), me=0, live={0, 1, 2},
+                      log=FoundationLog(strict_ties=False))
+
+
+def _clean(*seats: int) -> dict[int, AuditResult]:
+    return {seat: AuditResult(seat, True, nerts_left=3) for seat in seats}
+
+
+def test_a_round_is_scored_once_it_ended_and_every_live_audit_is_in() -> None:
+    rs = _round()
+    rs.audits = {0: AUDIT, 1: AUDIT, 2: AUDIT}
+    assert not score_due(rs)  # still playing
+    rs.end = "nerts"
+    assert score_due(rs)
+    del rs.audits[2]
+    assert not score_due(rs)
+    rs.live.discard(2)  # dropped: its audit is not waited for
+    assert score_due(rs)
+    rs.results = (SeatRound(0, 0, 0, 0, called=False),)
+    assert not score_due(rs)  # once
+
+
+def test_a_seat_gone_for_a_fork_is_judged_an_equivocator_and_scores_nothing() -> None:
+    rs = _round()
+    rs.forks[2] = ForkProof(rs.keys[2], 4, b"", b"")
+    assert forked(rs) == set()  # live still: its FORK has not had its turn
+    rs.live.discard(2)
+    gone = forked(rs)
+    assert gone == {2}
+    results, verdicts = reckon(rs, _clean(0, 1), gone)
+    assert verdicts == ("", "", "equivocation")
+    assert results[2].void and not results[0].void
+
+
+def test_a_missing_audit_voids_that_seat_and_a_false_call_the_whole_round() -> None:
+    rs = _round()
+    results, verdicts = reckon(rs, _clean(0, 1), set())
+    assert verdicts[2] and results[2].void and not results[1].void
+    rs.call = (9, 1)
+    bad = _clean(0, 2) | {1: AuditResult(1, False, "impossible move", 5)}
+    results, verdicts = reckon(rs, bad, set())
+    assert verdicts[1] and all(r.void for r in results)
+
+
+def test_the_nerts_bound_counts_only_nerts_cards_that_stayed() -> None:
+    rs = _round()
+    assert nerts_bound(rs, 1) == NERTS_SIZE
+    ace = (1 << 6) | 1  # seat 1's ace of the first suit
+    play = Play(3, 1, ace, ace, NERTS, 0)
+    rs.log.add(play)
+    rs.plays_by_seat[1] = [play]
+    assert nerts_bound(rs, 1) == NERTS_SIZE - 1
+
+
+def test_summaries_close_the_round_and_a_different_one_is_named() -> None:
+    rs = _round()
+    rs.results = tuple(SeatRound(s, 1, 0, 5 * s, called=False, void=s == 2) for s in range(3))
+    assert scores(rs.results) == (0, 5, 0)
+    digest = rs.log.state_hash()
+    rs.summaries = {0: Summary(digest, (0, 5, 0)), 1: Summary(digest, (0, 5, 0))}
+    assert not close_due(rs)
+    rs.summaries[2] = Summary(digest, (0, 5, 10))
+    assert close_due(rs) and disagreeing(rs, digest) == (2,)
+    rs.summaries[2] = Summary(digest, (0, 5, 0))
+    assert disagreeing(rs, digest) == ()
+    assert disagreeing(rs, b"x" * 32) == (0, 1, 2)

@@ -1,0 +1,135 @@
+"""The drop sub-machine on its own: silence, the tally of DROP votes, the cut and
+whether it stands (no network, no replica)."""
+
+from __future__ import annotations
+
+import heapq
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.scoring import SeatRound
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.messages import Audit, Summary
+from p2p_nerts.protocol.replica._drops import (
+    Agreed,
+    Fetch,
+    drop_cut,
+    drop_stands,
+    silent,
+    tally,
+    withholding,
+)
+from p2p_nerts.protocol.replica._state import RoundState
+
+pytestmark = pytest.mark.fast
+
+VICTIM = 2
+
+
+def _round(seats: int = 3) -> RoundState:
+    return RoundState(number=1, keys=tuple(bytes([k]) * 32 for k in range(seats)),
+                      names=tuple(f"p{k}" for k in range(seats)), variants=Variants(),
+                      me=0, live=set(range(seats)), log=FoundationLog(strict_ties=False))
+
+
+def _votes(rs: RoundState, *votes: tuple[int, int, int, int, int]) -> None:
+    """Queue DROP entries: (Lamport, voter, victim, upto, seq); upto 0 withdraws."""
+    for vote in votes:
+        heapq.heappush(rs.drop_queue, vote)
+
+
+def _tally(rs: RoundState, *, known: int = 100, held: int | None = 10) -> list[Fetch | Agreed]:
+    return tally(rs, 0, lambda _seat: known, lambda _seat: held)
+
+
+def test_a_cut_needs_every_other_voting_seat_and_is_the_furthest_vote() -> None:
+    rs = _round()
+    assert drop_cut(rs, VICTIM, {0: 5}) is None
+    assert drop_cut(rs, VICTIM, {0: 5, 1: 7}) == 7
+    rs.live.discard(VICTIM)
+    assert drop_cut(rs, VICTIM, {0: 5, 1: 7}) is None  # gone already
+    alone = _round(1)
+    assert drop_cut(alone, 0, {}) is None  # nobody to drop it
+
+
+def test_votes_count_in_total_order_whatever_order_they_came_in() -> None:
+    """A withdrawal between two votes undoes the first, in every arrival order."""
+    votes = [(10, 0, VICTIM, 5, 1), (11, 0, VICTIM, 0, 2), (12, 1, VICTIM, 6, 1)]
+    for order in (votes, votes[::-1], [votes[2], votes[0], votes[1]]):
+        rs = _round()
+        _votes(rs, *order)
+        assert _tally(rs) == []
+        assert rs.drop_votes == {VICTIM: {1: 6}} and not rs.dropping and not rs.drop_queue
+
+
+def test_the_last_vote_agrees_the_drop_at_its_place_in_the_order() -> None:
+    rs = _round()
+    _votes(rs, (12, 1, VICTIM, 6, 3), (10, 0, VICTIM, 5, 1))
+    assert _tally(rs) == [Agreed(VICTIM, 6, 12, 1, 3)]
+    assert rs.dropping == {VICTIM: 6} and not rs.drop_queue
+
+
+def test_a_vote_waits_until_nothing_earlier_can_come() -> None:
+    """Due once every other voting seat has been heard past it."""
+    rs = _round()
+    _votes(rs, (10, 0, VICTIM, 5, 1))
+    assert _tally(rs, known=9) == [] and len(rs.drop_queue) == 1 and not rs.drop_votes
+    assert _tally(rs, known=10) == [] and rs.drop_votes == {VICTIM: {0: 5}}
+
+
+def test_the_deciding_vote_waits_for_the_victims_entries_up_to_the_cut() -> None:
+    rs = _round()
+    _votes(rs, (10, 0, VICTIM, 5, 1), (12, 1, VICTIM, 6, 1))
+    assert _tally(rs, held=4) == [Fetch(VICTIM, 6)]
+    assert len(rs.drop_queue) == 1 and not rs.dropping  # looked at again as they come
+    assert _tally(rs, held=6) == [Agreed(VICTIM, 6, 12, 1, 1)]
+
+
+def test_votes_past_their_voters_cut_or_about_a_seat_gone_are_passed_over() -> None:
+    rs = _round()
+    rs.dropping[1] = 3
+    _votes(rs, (10, 1, VICTIM, 5, 4), (11, 0, 1, 5, 1))
+    assert _tally(rs) == [] and not rs.drop_queue and not rs.drop_votes
+
+
+def test_of_the_last_two_the_senior_stays_unless_it_said_goodbye() -> None:
+    rs = _round(2)
+    rs.go_seq = 1
+    assert not drop_stands(rs, 0, 5, host=0)
+    assert drop_stands(rs, 1, 5, host=0)
+    rs.left[0] = 4
+    assert drop_stands(rs, 0, 5, host=0)
+    assert not drop_stands(_round(2), 0, 5, host=None)  # no host seat: the lower is senior
+
+
+def test_a_host_dropped_before_its_go_counts_is_waited_for() -> None:
+    rs = _round()
+    assert not drop_stands(rs, 0, 5, host=0)
+    rs.go_seq = 6
+    assert not drop_stands(rs, 0, 5, host=0)
+    rs.go_seq = 5
+    assert drop_stands(rs, 0, 5, host=0)
+
+
+def test_silence_counts_from_the_rounds_start() -> None:
+    rs = _round()
+    rs.begun = 100.0
+    assert not silent(rs, 90.0, 104.0, 5.0)
+    assert silent(rs, 90.0, 106.0, 5.0)
+    assert not silent(rs, None, 106.0, 5.0)  # never heard of: its timeout starts now
+
+
+def test_a_seat_withholding_its_audit_or_summary_is_voted_out_as_if_silent() -> None:
+    rs = _round()
+    assert not withholding(rs, 1, 50.0, 5.0, others_silent=False)  # the round runs
+    rs.ended_at = 40.0
+    assert not withholding(rs, 1, 45.0, 5.0, others_silent=False)  # not yet
+    assert withholding(rs, 1, 46.0, 5.0, others_silent=False)
+    assert not withholding(rs, 1, 46.0, 5.0, others_silent=True)
+    rs.audits[1] = Audit(b"s" * 32, ())
+    assert not withholding(rs, 1, 46.0, 5.0, others_silent=False)
+    rs.results = (SeatRound(0, 0, 0, 0, called=False),)
+    assert withholding(rs, 1, 46.0, 5.0, others_silent=False)
+    rs.summaries[1] = Summary(b"d" * 32, (0,))
+    assert not withholding(rs, 1, 46.0, 5.0, others_silent=False)

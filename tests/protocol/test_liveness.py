@@ -1,0 +1,76 @@
+"""Liveness marks on their own: what a seat's ACK says it holds, and when that
+counts (no network, no replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.authors import AuthorLog
+from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import AckMark, Ready, seal_message
+from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._liveness import mark_of, note_marks, received, take_early_marks
+from p2p_nerts.protocol.replica._state import RoundState
+
+pytestmark = pytest.mark.fast
+
+SENDER = Identity.from_seed(b"\x07" * 32, "s")
+SEAT, AUTHOR = 1, 2
+
+
+def _round() -> RoundState:
+    keys = (b"\x01" * 32, SENDER.public_key, b"\x03" * 32)
+    return RoundState(number=1, keys=keys, names=("me", "s", "a"), variants=Variants(),
+                      me=0, live={0, 1, 2}, log=FoundationLog(strict_ties=False))
+
+
+def _log(delivered: int) -> AuthorLog:
+    log = AuthorLog(SENDER.public_key)
+    log.delivered = delivered
+    return log
+
+
+def _says(rs: RoundState, seq: int) -> tuple[AckMark, ...]:
+    """An ACK saying it holds AUTHOR's chain up to ``seq``."""
+    return (AckMark(rs.keys[AUTHOR], seq, b"h" * 32), AckMark(b"\x09" * 32, 4, b"h" * 32))
+
+
+def test_marks_count_at_once_when_all_the_sender_sent_before_is_here() -> None:
+    rs = _round()
+    note_marks(rs, SEAT, 5, _log(5), _says(rs, 8))
+    assert rs.marks == {SEAT: {AUTHOR: 8}}  # a key with no seat is not counted
+    note_marks(rs, SEAT, 6, _log(6), _says(rs, 3))
+    assert rs.marks[SEAT][AUTHOR] == 8  # marks only grow
+
+
+def test_marks_wait_for_the_senders_earlier_entries() -> None:
+    """Its DROP vote may be among them: counted before it, finality could miss it."""
+    rs = _round()
+    note_marks(rs, SEAT, 7, _log(5), _says(rs, 8))
+    note_marks(rs, SEAT, 6, _log(5), _says(rs, 9))
+    assert not rs.marks and rs.early_marks == {SEAT: (7, {AUTHOR: 9})}
+    take_early_marks(rs, SEAT, _log(6))
+    assert not rs.marks  # still one short
+    take_early_marks(rs, SEAT, _log(7))
+    assert rs.marks == {SEAT: {AUTHOR: 9}} and not rs.early_marks
+
+
+def test_an_entry_held_for_a_later_round_means_all_before_it_is_here() -> None:
+    rs = _round()
+    log = _log(5)
+    assert not received(rs, log, 9)
+    log.held[6] = seal_message(SENDER, Ready(True), table_id=b"t" * 16, round=2, seq=6,
+                               lamport=20, prev=GENESIS)
+    assert received(rs, log, 9)
+
+
+def test_my_mark_for_an_equivocator_stops_at_its_fork() -> None:
+    log = _log(5)
+    assert mark_of(SENDER.public_key, log, None) == AckMark(SENDER.public_key, 5, log.head)
+    proof = ForkProof(SENDER.public_key, 4, b"", b"")
+    assert mark_of(SENDER.public_key, log, proof).seq == 3
+    log.delivered = 3
+    assert mark_of(SENDER.public_key, log, proof).seq == 3

@@ -1,0 +1,111 @@
+"""The shuffle sub-machine on its own: when to reveal, when to deal, and what the
+host's GO says (no network, no replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
+from p2p_nerts.protocol.messages import Commit, Go
+from p2p_nerts.protocol.replica._shuffle import (
+    GoCheck,
+    deal,
+    deal_due,
+    go_check,
+    joint_of_live,
+    live_joint,
+    reveal_due,
+)
+from p2p_nerts.protocol.replica._state import RoundState
+
+pytestmark = pytest.mark.fast
+
+TABLE = b"t" * 16
+SHARES = [bytes([k]) * 32 for k in range(1, 4)]
+
+
+def _round() -> RoundState:
+    rs = RoundState(number=2, keys=tuple(bytes([k]) * 32 for k in range(3)),
+                    names=("me", "a", "b"), variants=Variants(), me=0, live={0, 1, 2},
+                    log=FoundationLog(strict_ties=False))
+    rs.deck_secret, rs.share = b"d" * 32, SHARES[0]
+    return rs
+
+
+def _committed(rs: RoundState, *seats: int) -> None:
+    for seat in seats:
+        rs.commits[seat] = Commit(commitment(b"deck %d" % seat), commitment(SHARES[seat]))
+
+
+def _revealed(rs: RoundState, *seats: int) -> None:
+    for seat in seats:
+        rs.reveals[seat] = SHARES[seat]
+
+
+def test_i_reveal_once_every_live_seat_has_committed() -> None:
+    rs = _round()
+    _committed(rs, 0, 1)
+    assert not reveal_due(rs)
+    _committed(rs, 2)
+    assert reveal_due(rs)
+    rs.live.discard(2)
+    rs.commits.pop(2)
+    assert reveal_due(rs)  # a dropped seat's commitment is not waited for
+    _revealed(rs, 0)
+    assert not reveal_due(rs)
+
+
+def test_the_deal_waits_for_every_live_share_and_for_an_agreed_drop() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1)
+    assert not deal_due(rs)
+    _revealed(rs, 2)
+    rs.dropping[2] = 4
+    assert not deal_due(rs)  # its drop takes effect first
+    rs.live.discard(2)
+    assert deal_due(rs)
+    assert live_joint(TABLE, rs) == joint_value(TABLE, 2, SHARES[:2])
+
+
+def test_my_tableau_is_dealt_from_my_secret_and_the_joint_value() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    joint = live_joint(TABLE, rs)
+    deal(rs, joint)
+    assert rs.joint == joint and not deal_due(rs)
+    assert rs.tab is not None
+    deck = deal_for(0, rs.deck_secret, joint, jokers=False)
+    tab = rs.tab
+    cards = tab.stock + tab.nerts + tab.waste + [c for pile in tab.work for c in pile]
+    assert sorted(cards) == sorted(deck)
+
+
+def test_a_go_from_the_live_seats_shares_deals_again_from_them() -> None:
+    """Back from a crash, I dealt from every share; the host from the live ones."""
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    deal(rs, live_joint(TABLE, rs))
+    rs.live.discard(2)
+    rs.go_pending = Go(joint_value(TABLE, 2, SHARES[:2]))
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.START
+    assert rs.joint == rs.go_pending.joint
+    assert joint_of_live(TABLE, rs)
+
+
+def test_a_go_naming_another_deal_is_void_unless_a_drop_may_explain_it() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    deal(rs, live_joint(TABLE, rs))
+    assert go_check(TABLE, rs, catching_up=False) is None  # no GO yet
+    rs.go_pending = Go(b"x" * 32)
+    assert go_check(TABLE, rs, catching_up=True) is GoCheck.WAIT
+    rs.drop_votes[1] = {2: 3}
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.WAIT
+    rs.drop_votes.clear()
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.MISMATCH
+    rs.go_pending = Go(rs.joint or b"")
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.START
+    rs.play_from = 1.0
+    assert go_check(TABLE, rs, catching_up=False) is None  # play has started
