@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nerts.game.foundations import Fate
+from p2p_nerts.game.simulate import cards_accounted
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.replica import Phase, StartRound
+from p2p_nerts.protocol.messages import Drop
+from p2p_nerts.protocol.replica import Move, Phase, StartRound
+
+from ..replica_harness import quiet_deal
+from .test_replica import _to_foundation
 
 #: Reordering, duplicating and losing frames: votes, withdrawals and plays meet
 #: in a different order on every peer.
@@ -109,3 +115,27 @@ def test_a_seat_dropped_during_the_shuffle_ends_alike_everywhere(seed: int) -> N
     host = net.replicas[0].rs
     assert host is not None and host.joint is not None
     assert all(r.rs is not None and r.rs.joint == host.joint for r in net.replicas)
+
+
+def test_a_play_cut_by_a_drop_after_it_had_settled_comes_back_to_its_player() -> None:
+    """Its play was held by everyone, so it had settled at its player; the votes
+    that drop the seat were signed before they held it (their cut falls short
+    of it) and are ordered after it. Every replica takes the play back out, and
+    the card goes back to its player: it is never lost."""
+    net = quiet_deal(3, seed=5)
+    victim = net.replicas[2]
+    rs = victim.rs
+    assert rs is not None and rs.tab is not None and rs.me is not None
+    target = _to_foundation([victim], net.now)
+    net.output(2, victim.handle(Move(target), net.now))
+    key = max(k for k in rs.play_seq if k[1] == rs.me)
+    assert net.run(lambda: key not in rs.tab.in_flight, limit=net.now + 10)  # type: ignore[union-attr]
+    assert rs.log.fate(key) is Fate.STAY
+    for i in (0, 1):  # as if each had voted before the play reached it
+        voter = net.replicas[i]
+        voter._send(Drop(victim.me.public_key, rs.play_seq[key] - 1))
+        net.output(i, voter._flush())
+    assert net.run(lambda: all(r.rs is not None and rs.me not in r.rs.live for r in net.replicas),
+                   limit=net.now + 30)
+    assert all(r.rs is not None and key not in r.rs.log for r in net.replicas)
+    assert cards_accounted(rs.me, rs.tab, rs.log, jokers=False)

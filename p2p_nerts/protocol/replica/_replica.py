@@ -1629,8 +1629,11 @@ class Replica:
         for key in late:
             rs.log.remove(key)
             del rs.play_seq[key]
-            if victim == rs.me and rs.tab is not None and key in rs.tab.in_flight:
-                rs.tab.settle(key, stayed=False)
+            if victim == rs.me and rs.tab is not None:
+                if key in rs.tab.in_flight:
+                    rs.tab.settle(key, stayed=False)
+                else:  # it had looked settled here: the vote that cut it came after
+                    rs.tab.take_back(key)
         if late:
             gone = set(late)
             rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
