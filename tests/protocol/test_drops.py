@@ -133,3 +133,31 @@ def test_a_seat_withholding_its_audit_or_summary_is_voted_out_as_if_silent() -> 
     assert withholding(rs, 1, 46.0, 5.0, others_silent=False)
     rs.summaries[1] = Summary(b"d" * 32, (0,))
     assert not withholding(rs, 1, 46.0, 5.0, others_silent=False)
+
+
+def test_a_vote_that_can_complete_no_drop_does_not_wait_on_a_silent_seat() -> None:
+    """Seen in a soak: seat 1 saw the round end and voted 0 and 3 out for holding
+    back their audits, then took both back; seat 2 (the cheat) had fallen silent
+    meanwhile, and everyone voted it out. The first vote, waiting to hear seat 2
+    past it, held up every vote after it: the round never ended. Seat 3 had no
+    vote out against 0 (nor 0 against 3), so that vote could complete nothing
+    whatever seat 2 said: it is counted, and seat 2's drop is agreed."""
+    rs = _round(4)
+    _votes(rs, (135, 1, 0, 27, 9), (136, 1, 2, 6, 10), (137, 1, 3, 16, 11),
+           (141, 1, 0, 0, 12), (142, 1, 3, 0, 13), (144, 0, 2, 6, 28), (145, 3, 2, 6, 17))
+    decisions = tally(rs, 0, lambda seat: 56 if seat == 2 else 820, lambda _seat: 6)
+    assert decisions == [Agreed(2, 6, 145, 3, 17)]
+    assert rs.dropping == {2: 6} and not rs.drop_queue
+    assert rs.drop_votes[0] == {} and rs.drop_votes[3] == {}
+
+
+def test_a_vote_that_could_complete_a_drop_waits_for_every_seat() -> None:
+    """Seat 3 is silent. The vote of 0 against 1 cannot complete 1's drop (seat 2
+    has none out), so it counts now; seat 2's vote could, were seat 3's (sent
+    before it, not heard yet) also out: it waits for seat 3's word."""
+    rs = _round(4)
+    _votes(rs, (10, 0, 1, 5, 1), (11, 2, 1, 5, 1))
+    assert tally(rs, 0, lambda seat: 3 if seat == 3 else 50, lambda _seat: 5) == []
+    assert rs.drop_votes == {1: {0: 5}} and rs.drop_queue == [(11, 2, 1, 5, 1)]
+    assert tally(rs, 0, lambda _seat: 50, lambda _seat: 5) == []  # seat 3 voted nothing
+    assert rs.drop_votes == {1: {0: 5, 2: 5}} and not rs.drop_queue

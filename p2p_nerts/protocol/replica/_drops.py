@@ -47,11 +47,12 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
     never. In this order every peer sees the same. A vote is due once every
     seat still voting but its voter and victim has been heard past it
     (``known``: nothing earlier can still come); the victim's word is not
-    needed, it is the silent one. The vote that completes a drop waits until
-    we hold the victim's entries up to the cut (``delivered``, None when we
-    keep no log of it); then the drop is agreed, and takes effect at this
-    vote's place in the total order (``host``, the host's seat, decides
-    whether it stands: :func:`drop_stands`).
+    needed, it is the silent one; nor another silent seat's, where the vote
+    can complete no drop whatever that seat said (:func:`inert`). The vote
+    that completes a drop waits until we hold the victim's entries up to the
+    cut (``delivered``, None when we keep no log of it); then the drop is
+    agreed, and takes effect at this vote's place in the total order
+    (``host``, the host's seat, decides whether it stands: :func:`drop_stands`).
     """
     decisions: list[Fetch | Agreed] = []
     queue = rs.drop_queue
@@ -61,7 +62,8 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
             heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
             continue
         voting = rs.live - rs.dropping.keys()
-        if not all(known(q) >= lamport for q in voting if q not in (voter, victim)):
+        unheard = {q for q in voting if q != voter and known(q) < lamport}
+        if unheard - {victim} and not inert(rs, voting, voter, victim, unheard):
             break
         votes = rs.drop_votes.setdefault(victim, {})
         cut = None if upto == 0 else drop_cut(rs, victim, votes | {voter: upto})
@@ -79,6 +81,30 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
             rs.dropping[victim] = cut
             decisions.append(Agreed(victim, cut, lamport, voter, seq))
     return decisions
+
+
+def inert(rs: RoundState, voting: set[int], voter: int, victim: int,
+          unheard: set[int]) -> bool:
+    """Whether a vote (or withdrawal) can complete no drop, whatever the seats not
+    heard past it yet (``unheard``) sent before it: then it is counted now.
+
+    Waiting for every seat's word is what keeps the order the same everywhere,
+    but a seat that fell silent gives it no more: a vote that waits on it
+    would hold up the votes after it, those against that seat included, and
+    the round would never end. The vote cannot complete ``victim``'s drop if
+    a seat we have heard past it has no vote out against ``victim``, and that
+    seat cannot leave the voting before it if some other seat we have heard
+    has no vote out against it. Counted early or in its place, such a vote
+    then changes nothing but its own line in the votes, and the vote that
+    does complete a drop still waits for everyone's word.
+    """
+    heard = voting - unheard
+
+    def voted_out(by: int, seat: int) -> bool:
+        return rs.drop_votes.get(seat, {}).get(by, 0) > 0
+
+    return any(not voted_out(w, victim) and any(not voted_out(s, w) for s in heard - {w})
+               for w in heard - {voter, victim})
 
 
 def drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
