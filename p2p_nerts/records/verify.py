@@ -187,7 +187,7 @@ def _everything_heard(replica: Replica) -> list[ev.Event]:
     if rs is None:
         return []
     logs = {key: replica.authors.get(key) for key in rs.keys}
-    marks = tuple(sorted(AckMark(key, log.delivered)
+    marks = tuple(sorted(AckMark(key, log.delivered, log.head)
                          for key, log in logs.items() if log is not None and log.delivered))
     found: list[ev.Event] = []
     for key, log in logs.items():

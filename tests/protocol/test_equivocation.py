@@ -17,7 +17,7 @@ from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC, open_entry, seal
 from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
-from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.protocol.messages import Ack, AckMark, MsgType, Resend, link_message, parse_payload
 from p2p_nerts.protocol.proof import check_fork
 from p2p_nerts.protocol.replica import (
     Command,
@@ -28,9 +28,10 @@ from p2p_nerts.protocol.replica import (
     Replica,
     Send,
     StartRound,
+    VoteStuck,
 )
 
-from ..replica_harness import play_round, round_overs
+from ..replica_harness import play_round, quiet_deal, round_overs
 
 
 class Equivocator(Replica):
@@ -196,3 +197,38 @@ def test_an_equivocator_that_keeps_signing_cannot_stall_the_round() -> None:
     assert len({(o.foundation_hash, o.results, o.totals) for o in overs}) == 1
     assert overs[0].verdicts[liar.my_seat or 0] == "equivocation"
     assert sum(r.rejected["broken_chain"] for r in net.replicas[:3]) > 0  # it did nag
+
+
+def test_a_mark_counts_only_if_it_names_the_entry_we_hold() -> None:
+    """A seat's ACK says it holds an author's entry under a number, and names it by
+    its signature. Naming another entry than ours (it holds the other side of a
+    fork), it counts for nothing towards finality, and we ask that seat for its
+    entry (the second signed entry under one number is the proof); naming ours,
+    it counts."""
+    net = quiet_deal(3, seed=5)
+    me, peer, author = net.replicas
+    rs = me.rs
+    assert rs is not None
+    seat, of = rs.seat_of(peer.me.public_key), rs.seat_of(author.me.public_key)
+    assert seat is not None and of is not None
+    signed = author.handle(VoteStuck(True), net.now)  # reaches me only
+    for send in signed.sends:
+        me.receive(send.data, net.now, via=author.me.public_key)
+    log, theirs = me.authors[author.me.public_key], me.authors[peer.me.public_key]
+    held = rs.marks.get(seat, {}).get(of, 0)
+    assert log.delivered > held
+
+    def ack(head: bytes) -> bytes:
+        return link_message(peer.me.public_key,
+                            Ack((AckMark(author.me.public_key, log.delivered, head),)),
+                            table_id=TABLE_ID, round=rs.number, seq=theirs.delivered,
+                            lamport=theirs.lamport, prev=theirs.head)
+
+    out = me.receive(ack(b"\x55" * 64), net.now + 0.5, via=peer.me.public_key)
+    assert rs.marks.get(seat, {}).get(of, 0) == held  # another entry than ours
+    asked = [parse_payload(e.type, e.payload) for e in
+             (open_entry(s.data) for s in out.sends if s.data[:len(MAGIC)] == MAGIC)
+             if e.type == MsgType.RESEND]
+    assert Resend(author.me.public_key, log.delivered, log.delivered) in asked
+    me.receive(ack(log.head), net.now + 0.6, via=peer.me.public_key)
+    assert rs.marks[seat][of] == log.delivered  # ours: it counts

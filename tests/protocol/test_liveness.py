@@ -38,24 +38,22 @@ def _says(rs: RoundState, seq: int) -> tuple[AckMark, ...]:
     return (AckMark(rs.keys[AUTHOR], seq, b"h" * 32), AckMark(b"\x09" * 32, 4, b"h" * 32))
 
 
-def test_marks_count_at_once_when_all_the_sender_sent_before_is_here() -> None:
+def test_marks_are_checked_at_once_when_all_the_sender_sent_before_is_here() -> None:
     rs = _round()
-    note_marks(rs, SEAT, 5, _log(5), _says(rs, 8))
-    assert rs.marks == {SEAT: {AUTHOR: 8}}  # a key with no seat is not counted
-    note_marks(rs, SEAT, 6, _log(6), _says(rs, 3))
-    assert rs.marks[SEAT][AUTHOR] == 8  # marks only grow
+    marks = note_marks(rs, SEAT, 5, _log(5), _says(rs, 8))
+    assert marks == (_says(rs, 8)[0],)  # a key with no seat is not counted
 
 
 def test_marks_wait_for_the_senders_earlier_entries() -> None:
     """Its DROP vote may be among them: counted before it, finality could miss it."""
     rs = _round()
-    note_marks(rs, SEAT, 7, _log(5), _says(rs, 8))
-    note_marks(rs, SEAT, 6, _log(5), _says(rs, 9))
-    assert not rs.marks and rs.early_marks == {SEAT: (7, {AUTHOR: 9})}
-    take_early_marks(rs, SEAT, _log(6))
-    assert not rs.marks  # still one short
-    take_early_marks(rs, SEAT, _log(7))
-    assert rs.marks == {SEAT: {AUTHOR: 9}} and not rs.early_marks
+    assert note_marks(rs, SEAT, 7, _log(5), _says(rs, 8)) == ()
+    assert note_marks(rs, SEAT, 6, _log(5), _says(rs, 9)) == ()
+    assert note_marks(rs, SEAT, 6, _log(5), _says(rs, 3)) == ()  # the furthest one waits
+    assert rs.early_marks == {SEAT: (7, {AUTHOR: _says(rs, 9)[0]})}
+    assert take_early_marks(rs, SEAT, _log(6)) == ()  # still one short
+    assert take_early_marks(rs, SEAT, _log(7)) == (_says(rs, 9)[0],)
+    assert not rs.early_marks
 
 
 def test_an_entry_held_for_a_later_round_means_all_before_it_is_here() -> None:

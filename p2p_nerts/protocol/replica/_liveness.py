@@ -16,26 +16,30 @@ from ._state import RoundState
 
 
 def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,
-               upto: tuple[AckMark, ...]) -> None:
-    """Take what ``seat`` says it holds (its ACK numbered ``seq``, ``log`` its
-    chain), once we hold what it sent before saying so: its DROP vote may be
-    among what we miss, and the marks wait for it (``take_early_marks``)."""
-    marks = {author: mark.seq for mark in upto
+               upto: tuple[AckMark, ...]) -> tuple[AckMark, ...]:
+    """What ``seat`` says it holds (its ACK numbered ``seq``, ``log`` its chain),
+    to check now: once we hold what it sent before saying so. Its DROP vote
+    may be among what we miss, and the marks wait for it (``take_early_marks``).
+    Only the marks of the round's seats; the facade checks each against the
+    entry we hold under its number (``Replica._take_marks``)."""
+    marks = {author: mark for mark in upto
              if (author := rs.seat_of(mark.author)) is not None}
     if not received(rs, log, seq):
         old_seq, old = rs.early_marks.get(seat, (0, {}))
         rs.early_marks[seat] = (max(seq, old_seq), {
-            a: max(m, old.get(a, 0)) for a, m in (old | marks).items()})
-        return
-    hold(rs, seat, marks)
+            a: max(m, old[a], key=lambda x: x.seq) if a in old else m
+            for a, m in (old | marks).items()})
+        return ()
+    return tuple(marks.values())
 
 
-def take_early_marks(rs: RoundState, seat: int, log: AuthorLog) -> None:
-    """Count the marks that waited for ``seat``'s earlier entries, if these are here."""
+def take_early_marks(rs: RoundState, seat: int, log: AuthorLog) -> tuple[AckMark, ...]:
+    """The marks that waited for ``seat``'s earlier entries, if these are here now."""
     seq, marks = rs.early_marks[seat]
-    if received(rs, log, seq):
-        del rs.early_marks[seat]
-        hold(rs, seat, marks)
+    if not received(rs, log, seq):
+        return ()
+    del rs.early_marks[seat]
+    return tuple(marks.values())
 
 
 def received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
@@ -52,13 +56,6 @@ def received(rs: RoundState, log: AuthorLog, seq: int) -> bool:
         if entry.round > rs.number:
             return True
     return True
-
-
-def hold(rs: RoundState, seat: int, marks: dict[int, int]) -> None:
-    """``seat`` holds each author's entries up to these seqs (marks only grow)."""
-    held = rs.marks.setdefault(seat, {})
-    for author, seq in marks.items():
-        held[author] = max(held.get(author, 0), seq)
 
 
 def mark_of(key: bytes, log: AuthorLog, proof: ForkProof | None) -> AckMark:

@@ -868,7 +868,7 @@ class Replica:
                     self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
         rs = self.rs
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
-            liveness.take_early_marks(rs, seat, log)
+            self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
         if rs is not None and rs.pending_marks:
             self._recheck_marks(rs, log)
         self._ask_missing()
@@ -952,7 +952,8 @@ class Replica:
                     if other is not None:
                         other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    liveness.note_marks(rs, seat, entry.seq, log, upto)
+                    self._take_marks(rs, seat, liveness.note_marks(rs, seat, entry.seq, log,
+                                                                   upto))
                 if rs is not None and seat is not None and entry.round == rs.number:
                     rs.acks[seat] = (entry.lamport, entry.seq)
                 if entry.author in self.sitting_down and any(
