@@ -56,7 +56,13 @@ class Session(Protocol):
     def close(self) -> None: ...
 
 
-BOT_NAMES = ("Ada", "Bix", "Cleo", "Dov", "Eun", "Fenna", "Gus")
+BOT_NAMES = ("Ada", "Bix", "Cleo", "Dov", "Eun", "Fenna", "Gus", "Hal")
+
+
+def bot_names(player: str, count: int) -> tuple[str, ...]:
+    """Names for ``count`` computer players beside ``player``: none named like them
+    (two seats of one name would be one name on the screen and in the log)."""
+    return tuple(n for n in BOT_NAMES if n.casefold() != player.casefold())[:count]
 
 
 class LocalTable:
@@ -83,8 +89,8 @@ class LocalTable:
         rng = random.Random(seed)
         self._clock = clock
         table_id = rng.randbytes(16)
-        ids = [player] + [Identity.from_seed(rng.randbytes(32), BOT_NAMES[i])
-                          for i in range(bots)]
+        ids = [player] + [Identity.from_seed(rng.randbytes(32), name)
+                          for name in bot_names(player.name, bots)]
         self._replicas = [
             Replica(ident, table_id, player.public_key, variants=variants,
                     rng=rng.randbytes if seed is not None else os.urandom,

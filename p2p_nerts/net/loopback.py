@@ -20,7 +20,7 @@ from ..game.variants import Variants
 from ..protocol.identity import Identity
 from ..protocol.messages import MAX_DROP_AFTER_MS
 from ..protocol.replica import COUNTDOWN
-from ..session import BOT_NAMES
+from ..session import bot_names
 from .headless import drive_bot, drive_partner, table_bot
 from .link import LinkError
 from .logs import speaking_as
@@ -64,7 +64,7 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
     drivers: list[asyncio.Task[None]] = []
     handed_over = False
     try:
-        for name in BOT_NAMES[:bots]:
+        for name in bot_names(identity.name, bots):
             voice = speaking_as(name)  # its connections and timers log under its name
             guest = await asyncio.create_task(
                 NetSession.join(Identity.generate(name), (LOOPBACK, host.port), config,

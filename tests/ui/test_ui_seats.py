@@ -155,6 +155,12 @@ def test_a_solo_tables_bots_sit_down_in_the_order_of_their_names() -> None:
         assert [s.name for s in table.replica.seats] == ["Tess", *BOT_NAMES[:5]]
 
 
+def test_no_computer_player_is_named_like_the_player() -> None:
+    table = LocalTable(Identity.from_seed(b"\x07" * 32, "ada"), bots=7, seed=1)
+    names = [s.name.casefold() for s in table.replica.seats]
+    assert sorted(names) == sorted(set(names)) and len(names) == 8 and "ada" in names
+
+
 def test_a_partners_form_overtaken_by_a_newcomer_says_so_and_changes_nothing() -> None:
     async def main() -> None:
         async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
