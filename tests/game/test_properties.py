@@ -30,7 +30,7 @@ from p2p_nerts.game.variants import Variants
 
 from ..gamekit import snap
 
-SETTINGS = settings(max_examples=150, deadline=None,
+SETTINGS = settings(max_examples=100, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

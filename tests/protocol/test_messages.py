@@ -333,7 +333,7 @@ def signed_frame(msg_type: int, payload: object) -> bytes:
 
 
 @pytest.mark.sweep
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from([*MsgType, 0, 99]), payload_maps)
 def test_fuzz_signed_payloads(msg_type: int, payload: dict[str, object]) -> None:
     try:
@@ -346,7 +346,7 @@ def test_fuzz_signed_payloads(msg_type: int, payload: dict[str, object]) -> None
 
 
 @pytest.mark.sweep
-@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SAMPLES), st.data())
 def test_fuzz_one_field_changed(sample: Payload, data: st.DataObject) -> None:
     """Near-valid payloads: one key replaced by an arbitrary value."""
