@@ -12,13 +12,10 @@ Needs root and ``ip netns`` (skipped with the reason otherwise).
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import secrets
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,11 +23,10 @@ from p2p_nerts.net.testing import PeerProcess, nerts_command, wait_all
 from p2p_nerts.records.record import GameRecord, decode, encode
 from p2p_nerts.store import DB_FILE, Store
 
-from .test_net_netns import FAST, Lab, netns_unavailable
+from .test_net_netns import EVERY_INTERFACE, FAST, Lab, NamespaceProcess, running_lab
 
 pytestmark = pytest.mark.timeout(300)
 
-EVERY_INTERFACE = {"NERTS_INTERFACES": ""}
 
 #: A player's results served as their lobby serves them, until killed.
 SERVE = """
@@ -67,38 +63,7 @@ asyncio.run(main())
 
 @pytest.fixture
 def lab6() -> Iterator[Lab]:
-    reason = netns_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    lab = Lab(6)
-    try:
-        lab.build()
-        yield lab
-    finally:
-        PeerProcess.kill_all()
-        lab.teardown()
-
-
-class Script:
-    """A process in a namespace (a Python script, or ``nerts``); stdout to a file."""
-
-    def __init__(self, ns: str, args: list[str], out: Path) -> None:
-        self.ns, self.args, self.out = ns, args, out
-        self.proc: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        with self.out.open("wb") as out, self.out.with_suffix(".err").open("wb") as err:
-            self.proc = await asyncio.create_subprocess_exec(
-                "ip", "netns", "exec", self.ns, *self.args, stdin=asyncio.subprocess.DEVNULL,
-                stdout=out, stderr=err, env={**os.environ, **EVERY_INTERFACE})
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            await self.proc.wait()
-
-    def lines(self) -> list[dict[str, Any]]:
-        return [json.loads(x) for x in self.out.read_text().splitlines() if x.strip()]
+    yield from running_lab(6)
 
 
 def _tampered(record: GameRecord) -> GameRecord:
@@ -117,7 +82,7 @@ def test_an_open_event_view_counts_two_tables_and_refuses_a_forgery(
     names = {f"A-{tag}": ("a0", "a1"), f"B-{tag}": ("b0", "b1")}
 
     async def scenario() -> None:
-        view = Script(lab6.peers[5], nerts_command(
+        view = NamespaceProcess(lab6.peers[5], nerts_command(
             "event", "--watch", "1", "--json", "--listen", "3", "--hours", "1",
             "--data-dir", str(tmp_path / "view")), tmp_path / "view.jsonl")
         peers: list[PeerProcess] = []
@@ -131,7 +96,7 @@ def test_an_open_event_view_counts_two_tables_and_refuses_a_forgery(
                 PeerProcess(bot, tmp_path / bot, ["bot", table, "--find-timeout", "20", *FAST],
                             prefix=("ip", "netns", "exec", lab6.peers[2 * t + 1]),
                             env=EVERY_INTERFACE)]
-        servers: list[Script] = []
+        servers: list[NamespaceProcess] = []
         try:
             await view.start()
             for seat, table in zip(peers[::2], names, strict=True):
@@ -150,12 +115,13 @@ def test_an_open_event_view_counts_two_tables_and_refuses_a_forgery(
             bot_home = tmp_path / "b1" / "bots" / "1"  # where nerts bot keeps its games
             forged = tmp_path / "forged.nerts"
             forged.write_bytes(encode(_tampered(decode(record))))
-            servers = [Script(lab6.peers[0], [sys.executable, "-c", SERVE, str(tmp_path / "a0")],
-                              tmp_path / "serve-a0.txt"),
-                       Script(lab6.peers[3], [sys.executable, "-c", SERVE, str(bot_home)],
-                              tmp_path / "serve-b1.txt"),
-                       Script(lab6.peers[4], [sys.executable, "-c", FORGE, str(forged)],
-                              tmp_path / "forger.txt")]
+            servers = [
+                NamespaceProcess(lab6.peers[0], [sys.executable, "-c", SERVE, str(tmp_path / "a0")],
+                                 tmp_path / "serve-a0.txt"),
+                NamespaceProcess(lab6.peers[3], [sys.executable, "-c", SERVE, str(bot_home)],
+                                 tmp_path / "serve-b1.txt"),
+                NamespaceProcess(lab6.peers[4], [sys.executable, "-c", FORGE, str(forged)],
+                                 tmp_path / "forger.txt")]
             for server in servers:
                 await server.start()
             try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import sys
 from collections.abc import Iterator
@@ -20,12 +19,11 @@ import pytest
 
 from p2p_nerts.net.testing import PeerProcess
 
-from .test_net_netns import Lab, netns_unavailable
+from .test_net_netns import EVERY_INTERFACE, Lab, NamespaceProcess, running_lab
 
 pytestmark = pytest.mark.timeout(120)
 
 FOLLOW = 2.0
-EVERY_INTERFACE = {"NERTS_INTERFACES": ""}
 
 #: A lobby without a screen: one JSON line per change of the named table.
 LOBBY = """
@@ -48,34 +46,17 @@ asyncio.run(main())
 
 @pytest.fixture
 def lab4() -> Iterator[Lab]:
-    reason = netns_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    lab = Lab(4)
-    try:
-        lab.build()
-        yield lab
-    finally:
-        PeerProcess.kill_all()
-        lab.teardown()
+    yield from running_lab(4)
 
 
-class LobbyProcess:
+class LobbyProcess(NamespaceProcess):
     """The lobby script in a namespace; its lines in a file."""
 
     def __init__(self, ns: str, name: str, out: Path) -> None:
-        self.ns, self.name, self.out = ns, name, out
-        self.proc: asyncio.subprocess.Process | None = None
-
-    async def start(self) -> None:
-        with self.out.open("wb") as out:
-            self.proc = await asyncio.create_subprocess_exec(
-                "ip", "netns", "exec", self.ns, sys.executable, "-c", LOBBY, self.name,
-                stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=asyncio.subprocess.DEVNULL,
-                env={**os.environ, **EVERY_INTERFACE})
+        super().__init__(ns, [sys.executable, "-c", LOBBY, name], out)
 
     def seats(self) -> int | None:
-        lines = [json.loads(x) for x in self.out.read_text().splitlines() if x.strip()]
+        lines = self.lines()
         if not lines or lines[-1]["change"] == "removed":
             return None
         seats = lines[-1]["seats"]
@@ -90,11 +71,6 @@ class LobbyProcess:
         except TimeoutError:
             raise AssertionError(f"the lobby did not follow {what}: it shows {self.seats()} "
                                  f"seats\n{self.out.read_text()}") from None
-
-    async def stop(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            await self.proc.wait()
 
 
 def test_an_open_lobby_follows_joins_a_crash_and_a_leave(lab4: Lab, tmp_path: Path) -> None:

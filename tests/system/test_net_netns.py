@@ -10,12 +10,14 @@ and ``ip netns``; the packet-loss case also needs ``nft``. Always torn down.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,29 +92,62 @@ class Lab:
         self.made.clear()
 
 
-@pytest.fixture
-def lab3() -> Iterator[Lab]:
+#: mDNS on every interface of a namespace (its eth0), not only loopback.
+EVERY_INTERFACE = {"NERTS_INTERFACES": ""}
+
+
+def running_lab(n: int) -> Iterator[Lab]:
+    """A lab of ``n`` peer namespaces for one test (skipped with the reason where
+    none can be made); the test's processes are killed before it goes."""
     reason = netns_unavailable()
     if reason is not None:
         pytest.skip(reason)
-    lab = Lab(3)
+    lab = Lab(n)
     try:
         lab.build()
         yield lab
     finally:
+        PeerProcess.kill_all()
         lab.teardown()
+
+
+class NamespaceProcess:
+    """A process in a namespace (a Python script, or ``nerts``): stdout to ``out``,
+    stderr beside it."""
+
+    def __init__(self, ns: str, args: list[str], out: Path) -> None:
+        self.ns, self.args, self.out = ns, args, out
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        with self.out.open("wb") as out, self.out.with_suffix(".err").open("wb") as err:
+            self.proc = await asyncio.create_subprocess_exec(
+                "ip", "netns", "exec", self.ns, *self.args, stdin=asyncio.subprocess.DEVNULL,
+                stdout=out, stderr=err, env={**os.environ, **EVERY_INTERFACE})
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+    def lines(self) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in self.out.read_text().splitlines() if x.strip()]
+
+
+@pytest.fixture
+def lab3() -> Iterator[Lab]:
+    yield from running_lab(3)
 
 
 async def play(lab: Lab, tmp: Path) -> list[list[dict[str, object]]]:
     name = f"lab-{secrets.token_hex(3)}"
-    every_interface = {"NERTS_INTERFACES": ""}
     peers = [
         PeerProcess(f"n{i}", tmp / f"n{i}",
                     ["host", "--table-name", name, "--auto-start", str(len(lab.peers)),
                      "--auto-next", "0.3", "--target", "15", "--countdown", "0",
                      "--drop-after", "4", *FAST] if i == 0
                     else ["bot", name, "--find-timeout", "10", *FAST],
-                    prefix=("ip", "netns", "exec", ns), env=every_interface)
+                    prefix=("ip", "netns", "exec", ns), env=EVERY_INTERFACE)
         for i, ns in enumerate(lab.peers)
     ]
     try:
