@@ -5,7 +5,6 @@ peer rejects its entries as equivocation (it picks up its own journal)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,11 @@ from p2p_nerts.net.testing import PeerProcess
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(150)
 
 LOCAL = Endpoint("127.0.0.1")
-
-
-async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    try:
-        async with asyncio.timeout(timeout):
-            while not holds():
-                await asyncio.sleep(0.02)
-    except TimeoutError:
-        raise AssertionError(f"never: {what}") from None
 
 
 def test_back_before_the_first_deal_sits_down_at_once(tmp_path: Path) -> None:

@@ -19,6 +19,8 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ready, seal_message
 from p2p_nerts.protocol.replica import SetReady
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(60)
 
 LOCAL = Endpoint(bind="127.0.0.1")
@@ -26,12 +28,6 @@ LOCAL = Endpoint(bind="127.0.0.1")
 
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(scenario())
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 async def table(limits: Limits) -> tuple[NetSession, NetSession]:

@@ -10,7 +10,6 @@ import io
 import json
 import logging
 import random
-from collections.abc import Callable
 
 import pytest
 
@@ -21,6 +20,8 @@ from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase, SetReady
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(60)
 
 LOCAL = Endpoint("127.0.0.1")
@@ -28,15 +29,6 @@ LOCAL = Endpoint("127.0.0.1")
 
 def bot(seed: int) -> Bot:
     return Bot(paced(SKILLS["hard"], 0.05), random.Random(seed))
-
-
-async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    try:
-        async with asyncio.timeout(timeout):
-            while not holds():
-                await asyncio.sleep(0.02)
-    except TimeoutError:
-        raise AssertionError(f"never: {what}") from None
 
 
 def lines(caplog: pytest.LogCaptureFixture) -> list[str]:

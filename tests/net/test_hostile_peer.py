@@ -47,6 +47,8 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Payload, Play, Roster, Seat, seal_message
 from p2p_nerts.protocol.replica import Phase
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(90)
 
 LOCAL = Endpoint(bind="127.0.0.1")
@@ -61,12 +63,6 @@ SIG = slice(34, 98)  # the signature inside an entry frame
 
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(scenario())
-
-
-async def until(predicate: Callable[[], bool], timeout: float) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 class Finality:
@@ -210,7 +206,7 @@ def test_a_hostile_client_neither_crashes_nor_stalls_the_honest_peers() -> None:
             s, bot=Bot(paced(SKILLS["hard"], 0.1), random.Random(i)), summary=out, linger=0.5))
             for i, (s, out) in enumerate(zip(sessions, outs, strict=True))]
         await until(lambda: host.replica.phase is Phase.PLAYING
-                    and sum(len(f.samples) for f in finality) >= 3, 20)
+                    and sum(len(f.samples) for f in finality) >= 3, timeout=20)
 
         mallory = Mallory(sessions)
         began = time.monotonic()
@@ -247,7 +243,7 @@ def test_one_entry_from_far_in_the_future_does_not_stop_the_table() -> None:
         games = [asyncio.create_task(run_headless(
             s, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)), summary=None,
             linger=0.2)) for i, s in enumerate((host, guest))]
-        await until(lambda: host.replica.phase is Phase.PLAYING, 20)
+        await until(lambda: host.replica.phase is Phase.PLAYING, timeout=20)
         mallory = Mallory([host, guest])
         link = await mallory._open(host.port)
         link.send(mallory._sign(mallory.me, Ack(()), 1, seq=1, lamport=2**53 - 2))

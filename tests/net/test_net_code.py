@@ -33,6 +33,8 @@ from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(90)
 
 LOCAL = Endpoint(bind="127.0.0.1")
@@ -58,12 +60,6 @@ async def host_table(code: str | None, name: str = "Host", **changes: Any) -> Ne
 async def join(port: int, code: str | None, name: str = "Bo") -> NetSession:
     return await NetSession.join(Identity.generate(name), ("127.0.0.1", port), config(code),
                                  LOCAL)
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 # ------------------------------------------------------------------ pure parts

@@ -21,7 +21,7 @@ from p2p_nerts.net.loopback import loopback_table
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import CommandError, Phase, StartRound
 
-from .test_net_session import until
+from ..netkit import until
 
 pytestmark = pytest.mark.timeout(90)
 

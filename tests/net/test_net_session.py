@@ -40,6 +40,8 @@ from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.store import DB_FILE, Store
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(60)
 
 LOCAL = Endpoint(bind="127.0.0.1")
@@ -72,12 +74,6 @@ def bot_games(sessions: list[NetSession], outs: list[io.StringIO],
 async def join(host: NetSession, name: str) -> NetSession:
     return await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port), config(),
                                  LOCAL)
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 def test_full_mesh_and_a_whole_game_that_every_peer_agrees_on() -> None:

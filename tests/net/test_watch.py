@@ -11,7 +11,7 @@ import asyncio
 import io
 import json
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -30,19 +30,12 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase
 
+from ..netkit import until
+
 pytestmark = pytest.mark.timeout(90)
 
 LOCAL = Endpoint("127.0.0.1")
 CODE = "pink otter"
-
-
-async def until(holds: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    try:
-        async with asyncio.timeout(timeout):
-            while not holds():
-                await asyncio.sleep(0.02)
-    except TimeoutError:
-        raise AssertionError(f"never: {what}") from None
 
 
 def lines(out: io.StringIO) -> list[dict[str, object]]:
