@@ -25,10 +25,11 @@ def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,
     marks = {author: mark for mark in upto
              if (author := rs.seat_of(mark.author)) is not None}
     if not received(rs, log, seq):
-        old_seq, old = rs.early_marks.get(seat, (0, {}))
-        rs.early_marks[seat] = (max(seq, old_seq), {
-            a: max(m, old[a], key=lambda x: x.seq) if a in old else m
-            for a, m in (old | marks).items()})
+        old_seq, waiting = rs.early_marks.get(seat, (0, {}))
+        for author, mark in marks.items():  # the furthest mark of each author waits
+            if author not in waiting or mark.seq > waiting[author].seq:
+                waiting[author] = mark
+        rs.early_marks[seat] = (max(seq, old_seq), waiting)
         return ()
     return tuple(marks.values())
 
