@@ -251,7 +251,7 @@ def test_advertised_table_is_found_with_its_fields() -> None:
         async with TableAdvertiser(make_ad(name), LOOPBACK) as advertiser:
             await asyncio.sleep(0.1)  # announcements over: the browser must ask
             async with TableBrowser(LOOPBACK) as browser:
-                tables = await browser.wait_for(named(name), timeout=2)
+                tables = await browser.wait_for(named(name), timeout=20)
         table = only(tables, name)
         assert table == advertiser.ad
         assert table == make_ad(name, addresses=("127.0.0.1",), instance=table.instance)
@@ -273,19 +273,19 @@ def test_seat_update_and_goodbye_are_seen() -> None:
         async with TableBrowser(LOOPBACK, on_event=mine) as browser:
             advertiser = TableAdvertiser(make_ad(name), LOOPBACK)
             await advertiser.start()
-            await browser.wait_for(named(name), timeout=2)
+            await browser.wait_for(named(name), timeout=20)
             await advertiser.update(seats_taken=3)
-            await browser.wait_for(lambda ts: only(ts, name).seats_taken == 3, timeout=2)
+            await browser.wait_for(lambda ts: only(ts, name).seats_taken == 3, timeout=20)
             # Back to a count heard before, twice over: each is a new revision, and
             # the browser reads the newest whatever its cache still holds.
             for seats in (1, 3, 1):
                 await advertiser.update(seats_taken=seats)
-                await browser.wait_for(seated(name, seats), timeout=2)
+                await browser.wait_for(seated(name, seats), timeout=20)
             assert advertiser.ad.revision == 4
             assert await advertiser.update(seats_taken=1) == advertiser.ad  # no change
             assert advertiser.ad.revision == 4
             await advertiser.close()
-            await browser.wait_for(lambda ts: not named(name)(ts), timeout=2)
+            await browser.wait_for(lambda ts: not named(name)(ts), timeout=20)
 
     run(scenario)
     assert [(e.change, e.table.seats_taken) for e in events] == [
@@ -310,7 +310,7 @@ def test_two_tables_coexist_on_one_shared_zeroconf() -> None:
                 TableBrowser(LOOPBACK, aiozc=aiozc) as browser,
             ):
                 tables = await browser.wait_for(
-                    lambda ts: named(first)(ts) and named(second)(ts), timeout=2
+                    lambda ts: named(first)(ts) and named(second)(ts), timeout=20
                 )
             assert not only(tables, first).needs_code
             assert only(tables, second).needs_code
@@ -357,7 +357,7 @@ def test_malformed_txt_is_ignored_and_logged(caplog: pytest.LogCaptureFixture) -
             async with TableBrowser(LOOPBACK) as browser:
                 await asyncio.sleep(0.2)
                 async with TableAdvertiser(make_ad(good), LOOPBACK):
-                    tables = await browser.wait_for(named(good), timeout=2)
+                    tables = await browser.wait_for(named(good), timeout=20)
             assert not named(bad)(tables)
 
     with caplog.at_level(logging.WARNING, logger="p2p_nerts.net.discovery"):
@@ -375,14 +375,14 @@ def test_find_table_by_name_and_its_failures() -> None:
             TableAdvertiser(make_ad(twin), LOOPBACK),
             TableAdvertiser(make_ad(twin), LOOPBACK),
         ):
-            assert await find_table(name.upper(), LOOPBACK, timeout=2) == advertiser.ad
+            assert await find_table(name.upper(), LOOPBACK, timeout=20) == advertiser.ad
             exact = advertiser.ad.instance
-            assert await find_table(exact, LOOPBACK, timeout=2) == advertiser.ad
+            assert await find_table(exact, LOOPBACK, timeout=20) == advertiser.ad
             # A responder multicasts a record at most once a second (RFC 6762 §6):
             # a fresh browse right after the last one may hear only one twin.
             await asyncio.sleep(1.1)
             with pytest.raises(AmbiguousTableError) as ambiguous:
-                await find_table(twin, LOOPBACK, timeout=2)
+                await find_table(twin, LOOPBACK, timeout=20)
             assert len(ambiguous.value.candidates) == 2
             with pytest.raises(TableNotFoundError, match="no table named"):
                 await find_table(unique_name(), LOOPBACK, timeout=0.3)

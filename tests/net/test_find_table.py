@@ -80,11 +80,11 @@ def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> Non
     async def scenario() -> None:
         async with (TableAdvertiser(replace(red, instance=""), LOOPBACK) as one,
                     TableAdvertiser(replace(blue, instance=""), LOOPBACK) as two):
-            assert await find_table(f"X{tag} red", LOOPBACK, timeout=3) == one.ad
+            assert await find_table(f"X{tag} red", LOOPBACK, timeout=20) == one.ad
             # A responder answers a record at most once a second (RFC 6762 §6).
             await asyncio.sleep(1.1)
             with pytest.raises(AmbiguousTableError) as ambiguous:
-                await find_table(f"x{tag}", LOOPBACK, timeout=3)
+                await find_table(f"x{tag}", LOOPBACK, timeout=20)
             assert sorted(t.instance for t in ambiguous.value.candidates) == sorted(
                 [one.ad.instance, two.ad.instance])
             said = str(ambiguous.value)

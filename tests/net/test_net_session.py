@@ -432,15 +432,15 @@ def test_the_host_advertises_the_table_and_keeps_its_seats_current(
             def ours(seats: int) -> Callable[[list[TableAd]], bool]:
                 return lambda ads: any(a.name == table and a.seats_taken == seats for a in ads)
 
-            ad = next(a for a in await browser.wait_for(ours(1), 5) if a.name == table)
+            ad = next(a for a in await browser.wait_for(ours(1), 30) if a.name == table)
             assert ad.port == host.port and ad.seats_total == 4 and not ad.needs_code
             assert ad.fingerprint == fingerprint_hex(host.replica.me.public_key)
             assert ad.variant == host.replica.variants.summary()
             guest = await join(host, "Bo")
-            await browser.wait_for(ours(2), 5)
+            await browser.wait_for(ours(2), 30)
             host.close()
             await runner
-            await browser.wait_for(lambda ads: all(a.name != table for a in ads), 5)
+            await browser.wait_for(lambda ads: all(a.name != table for a in ads), 30)
             guest.close()
             await guest.run()
 
