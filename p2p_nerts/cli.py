@@ -173,7 +173,7 @@ def run_solo(args: argparse.Namespace) -> int:
         if player is None:
             return 1
         if args.loopback:
-            return run_loopback_solo(args, player, variants)
+            return run_loopback_solo(args, player, variants, store)
         table = solo_table(player.identity, bots=args.bots, skill=args.skill,
                            variants=variants, seed=args.seed, store=store)
         run_app(table, player.config, player.notes)
@@ -182,9 +182,11 @@ def run_solo(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants) -> int:
-    """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1; its log
-    lines go to the data dir's log file, as a networked table's do under a screen."""
+def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,
+                      store: Store) -> int:
+    """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1, the game
+    kept in ``store`` flagged solo as a solo game in this process is; its log lines go
+    to the data dir's log file, as a networked table's do under a screen."""
     from .net.loopback import loopback_table
     from .ui.app import NertsApp
 
@@ -192,7 +194,7 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
 
     async def play() -> int:
         async with loopback_table(player.identity, bots=args.bots, skill=args.skill,
-                                  variants=variants) as table:
+                                  variants=variants, store=store) as table:
             await NertsApp(table.session, player.config, player.notes).run()
         return 0
 
