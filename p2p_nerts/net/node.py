@@ -621,7 +621,7 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping = self._keep_game()
+            self._keep_when_signed()
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
 
@@ -665,6 +665,8 @@ class NetSession:
             return
         watcher = key in r.watchers
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        if r.phase is Phase.OVER:
+            self._keep_when_signed()  # the others' signed results come after the end
         link = self._mesh.links.get(key)
         if r.is_host and not watcher and key in r.watchers and link is not None:
             # Just admitted as a spectator: where the seats listen, so that it
@@ -829,6 +831,18 @@ class NetSession:
 
         reckoned.add_done_callback(done)
         return asyncio.ensure_future(_settled(reckoned))
+
+    def _keep_when_signed(self) -> None:
+        """Put the game in the history once every seat that finished it has signed its
+        result here (or, however far it got, on the way out: :meth:`_shutdown`).
+
+        A record without every signature does not verify: kept at the game's
+        end, before the others' came, it would be served to event standings
+        that refuse it as long as this seat stays at the table.
+        """
+        rs = self.replica.rs
+        if self._keeping is None and rs is not None and rs.live <= rs.signed_results.keys():
+            self._keeping = self._keep_game()
 
     async def _shutdown(self) -> None:
         # Kept again on the way out: the game's last entries (its signed results)
