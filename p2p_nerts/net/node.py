@@ -189,6 +189,7 @@ class NetSession:
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
+        self._ended_at: float | None = None  # when the game ended (Unix time), once it has
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -621,6 +622,7 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
+            self._ended_at = time.time()
             self._keep_when_signed()
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
@@ -811,7 +813,9 @@ class NetSession:
         r = self._replica
         if self._store is None or r is None or r.match is None:
             return None
-        record = record_of(r, self.table_name, time.time())
+        # Dated at the game's end, however long the seat stays (the standings' window);
+        # a game given up is dated as it is left.
+        record = record_of(r, self.table_name, self._ended_at or time.time())
         loop = asyncio.get_running_loop()
         reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
 

@@ -109,10 +109,15 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
             assert codes == [0, 0]
             await until(lambda: signed(stores[0]), "the host's copy holding every signature")
             assert host.replica.phase is Phase.OVER and lacking in ([True], [False])
+            [(_number, at_the_table)] = stores[0].games()
         finally:
             playing.cancel()
             host.close()
             await asyncio.gather(running, playing, return_exceptions=True)
+        # Kept again as the host left, still dated at the game's end (the standings'
+        # window reads that date), however long it stayed.
+        [(_number, left)] = stores[0].games()
+        assert left["ended_at"] == at_the_table["ended_at"]
 
     try:
         asyncio.run(scenario())
