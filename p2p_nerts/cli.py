@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
@@ -30,8 +29,8 @@ from .net.commands import (
     run_table,
     setup_logging,
 )
-from .net.interfaces import Interfaces, interfaces_setting
-from .net.results import ResultsServer
+from .net.interfaces import interfaces_setting
+from .net.results import serving_results
 from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
 from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
@@ -173,7 +172,7 @@ def run_solo(args: argparse.Namespace) -> int:
         if player is None:
             return 1
         if args.loopback:
-            return run_loopback_solo(args, player, variants)
+            return run_loopback_solo(args, player, variants, store)
         table = solo_table(player.identity, bots=args.bots, skill=args.skill,
                            variants=variants, seed=args.seed, store=store)
         run_app(table, player.config, player.notes)
@@ -182,9 +181,11 @@ def run_solo(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants) -> int:
-    """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1; its log
-    lines go to the data dir's log file, as a networked table's do under a screen."""
+def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,
+                      store: Store) -> int:
+    """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1, the game
+    kept in ``store`` flagged solo as a solo game in this process is; its log lines go
+    to the data dir's log file, as a networked table's do under a screen."""
     from .net.loopback import loopback_table
     from .ui.app import NertsApp
 
@@ -192,7 +193,7 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
 
     async def play() -> int:
         async with loopback_table(player.identity, bots=args.bots, skill=args.skill,
-                                  variants=variants) as table:
+                                  variants=variants, store=store) as table:
             await NertsApp(table.session, player.config, player.notes).run()
         return 0
 
@@ -252,21 +253,6 @@ def terminal_missing() -> str | None:
 def _fail(message: str) -> int:
     print(f"nerts: {message}", file=sys.stderr)
     return 1
-
-
-async def serving_results(store: Store, identity: Identity, interfaces: Interfaces,
-                          run: Coroutine[Any, Any, None]) -> None:
-    """Run the lobby while serving this player's recent game records to the LAN's
-    ``nerts event`` views (``net/results.py``); a lobby that cannot serve still runs."""
-    server = ResultsServer(store.records_since, identity.fingerprint)
-    try:
-        await server.start(interfaces)
-    except OSError as exc:
-        logging.getLogger("nerts").warning("cannot serve game records: %s", exc)
-    try:
-        await run
-    finally:
-        await server.close()
 
 
 def _player() -> Player | None:

@@ -35,11 +35,12 @@ from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .channel import normalize_code
 from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
-from .headless import drive_partner, run_headless, table_bot
+from .headless import LINGER, drive_partner, run_headless, table_bot
 from .interfaces import Interfaces, interfaces_setting, listen_addresses
 from .link import LinkError
 from .logs import setup_logging
 from .node import Endpoint, NetSession, TableConfig
+from .results import serving_results
 from .tables import join_found, parse_target
 
 __all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
@@ -49,6 +50,8 @@ NET_COMMANDS = ("host", "join", "bot", "watch")
 FIND_TIMEOUT = 5.0
 LOG_FILE = "nerts.log"
 MAX_BOT_DIRS = 64
+MAX_LINGER = 86400.0
+"""Longest ``--linger``: a day, as long as an evening's standings are wanted."""
 
 
 def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
@@ -154,6 +157,9 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
                    help="multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write one JSON object per round, then the result")
+    p.add_argument("--linger", type=float, default=LINGER, metavar="S",
+                   help=f"headless: stay S seconds after the game ends (default {LINGER:g}), "
+                        "serving its result to event standings; a signal ends it sooner")
     who = "the bot's choices" if bot else "the computer player's choices (--bot, --partner)"
     p.add_argument("--seed", type=int,
                    help=f"seeds {who}, not the deal: at a network table every seat draws "
@@ -276,8 +282,12 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         wait_for_seat=getattr(args, "wait", False))
     endpoint = Endpoint(listen_addresses(args.bind, interfaces), args.port,
                         args.advertise_port)
-    return run_table(_play(args, identity, config, endpoint, interfaces, store, summary,
-                           screen))
+    # Every seat serves its player's kept games to the LAN's standings views while it
+    # runs, as the lobby does (a spectator's store is its player's too).
+    return run_table(serving_results(
+        store, identity, interfaces,
+        _play(args, identity, config, endpoint, interfaces, store, summary, screen),
+        bind=args.bind))
 
 
 def run_table(play: Coroutine[Any, Any, int], *, where: str = "") -> int:
@@ -324,7 +334,7 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
             await partner  # it ends with the session
         return 0
     bot = table_bot(args.bot, pace=args.pace, seed=args.seed) if args.bot else None
-    return await run_headless(session, bot=bot, summary=summary)
+    return await run_headless(session, bot=bot, summary=summary, linger=args.linger)
 
 
 async def _resume(args: argparse.Namespace, identity: Identity, config: TableConfig,
@@ -379,6 +389,8 @@ def _check(args: argparse.Namespace) -> None:
             raise ValueError(f"--code: {exc}") from None
     if not 0 < args.pace <= 100:
         raise ValueError("--pace must be above 0 and at most 100")
+    if not LINGER <= args.linger <= MAX_LINGER:
+        raise ValueError(f"--linger must be {LINGER:g}..{MAX_LINGER:g} seconds")
     if getattr(args, "partner", None) and args.headless:
         raise ValueError("--partner plays beside a player at the screen; a headless --bot "
                          "seats its own partner")

@@ -40,7 +40,9 @@ _log = logging.getLogger("nerts")
 
 LINGER = 1.0
 """Seconds a peer stays after the game ends, answering resend requests for
-entries (its last summary...) that slower peers may still be missing."""
+entries (its last summary...) that slower peers may still be missing; at
+least this long under ``--linger``, which keeps a headless seat serving the
+game's result (``net.results``) after it."""
 BREAK = 5.0
 """Seconds a headless host without ``--auto-next`` rests between two rounds
 before it deals again (when every seat is ready)."""
@@ -279,10 +281,12 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
                        linger: float = LINGER, host_gone: float = HOST_GONE,
                        clock: Callable[[], float] = time.monotonic) -> int:
     """Play until the game is over (0), we are refused a first seat or lose the host (1),
-    or a signal. (A seat dropped from a round and refused on its way back waits for
-    the next break: ``NetSession`` asks again.)"""
+    or a signal; after the game, stay ``linger`` seconds, or until a signal. (A seat
+    dropped from a round and refused on its way back waits for the next break:
+    ``NetSession`` asks again.)"""
     loop = asyncio.get_running_loop()
     outcome: asyncio.Future[int] = loop.create_future()
+    signalled = asyncio.Event()
     writer = SummaryWriter(session.replica, summary)
     seated = session.replica.my_seat is not None
 
@@ -305,10 +309,14 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
         if isinstance(event, ev.RoundAgreed | ev.Divergence):
             loop.call_soon(writer.closed)
 
+    def on_signal(signum: int) -> None:
+        signalled.set()
+        settle(128 + signum)
+
     session.subscribe(on_event)
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, settle, 128 + signum)
+            loop.add_signal_handler(signum, on_signal, signum)
     runner = loop.create_task(session.run())
     watcher = loop.create_task(watch_host(session, host_gone, clock))
     player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
@@ -322,7 +330,11 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
         _log.error("the table stopped: %r", runner.exception(), exc_info=runner.exception())
     code = outcome.result() if outcome.done() else 1
     if code == 0:
-        await asyncio.sleep(linger)
+        if linger > LINGER:
+            _log.info("staying %g s after the game, serving its result "
+                      "(Ctrl-C or SIGTERM ends it)", linger)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(signalled.wait(), linger)
     helpers = [watcher, *(task for task in (player, dealer) if task is not None)]
     for task in helpers:
         task.cancel()

@@ -20,6 +20,7 @@ __all__ = [
     "ENV_VAR",
     "Interfaces",
     "advertised_addresses",
+    "bind_addresses",
     "interfaces_from",
     "interfaces_setting",
     "listen_addresses",
@@ -107,3 +108,11 @@ def listen_addresses(bind: str, interfaces: Interfaces) -> str:
     if bind or not isinstance(interfaces, list):
         return bind
     return ",".join(interfaces)
+
+
+def bind_addresses(bind: str) -> list[str]:
+    """The addresses a listener binds for ``bind`` (comma-separated, as
+    :func:`listen_addresses` gives it), all on one port; "" is every IPv4 interface:
+    what is advertised is IPv4, and binding IPv4 and IPv6 apart with port 0 would
+    give the two sockets different ports."""
+    return [a.strip() for a in bind.split(",") if a.strip()] or ["0.0.0.0"]

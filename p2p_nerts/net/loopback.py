@@ -6,12 +6,16 @@ the network game on one machine: the player hosts a table on loopback that is
 advertised nowhere (no mDNS), and each computer player joins it as a peer of
 its own, with its own key, listening port, handshakes, links and heartbeats.
 They all run in this process, in one event loop; nothing leaves 127.0.0.1.
+With the player's store, the game is kept in their history as the in-process
+table keeps it, flagged solo (nobody else sat at it: no event standings count
+it); the computer players keep nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -21,10 +25,13 @@ from ..protocol.identity import Identity
 from ..protocol.messages import MAX_DROP_AFTER_MS
 from ..protocol.replica import COUNTDOWN
 from ..session import bot_names
+from ..store import SOLO, Store, StoreError
 from .headless import drive_bot, drive_partner, table_bot
 from .link import LinkError
 from .logs import speaking_as
 from .node import Endpoint, NetSession, TableConfig
+
+_log = logging.getLogger(__name__)
 
 LOOPBACK = "127.0.0.1"
 SEAT_WAIT = 10.0
@@ -42,6 +49,7 @@ class LoopbackTable:
 @contextlib.asynccontextmanager
 async def loopback_table(identity: Identity, *, bots: int, skill: str, variants: Variants,
                          countdown: float = COUNTDOWN, pace: float = 1.0,
+                         store: Store | None = None,
                          clock: Callable[[], float] = time.monotonic
                          ) -> AsyncIterator[LoopbackTable]:
     """Host a table on 127.0.0.1 and seat ``bots`` computer players at it, in name order
@@ -49,7 +57,8 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
 
     The player's session is the caller's to run (the screen does, as for any
     table); the bots' sessions run here. On the way out every session is
-    closed and every bot has stopped. As at the in-process table, a seat may
+    closed, every bot has stopped and the game is kept in ``store``, finished
+    or given up, once all it holds is in. As at the in-process table, a seat may
     be silent as long as the protocol allows: all seats share this process,
     so a terminal suspended a while (Ctrl-Z) must not have them voting one
     another out when it comes back.
@@ -87,6 +96,18 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
         if not handed_over:
             await host.run()  # it never ran: closed, this only shuts it down
         await asyncio.gather(*runs, *drivers, return_exceptions=True)
+        if store is not None and handed_over:
+            _keep(store, host)
+
+
+def _keep(store: Store, host: NetSession) -> None:
+    # Here, not at the top: records reads its summaries through net.headless.
+    from ..records.history import keep
+
+    try:
+        keep(store, host.replica, host.table_name, time.time(), flags=(SOLO,))
+    except StoreError as exc:
+        _log.error("cannot keep the game in the history: %s", exc)
 
 
 async def _seated(guest: NetSession) -> None:

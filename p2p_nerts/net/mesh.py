@@ -36,6 +36,7 @@ from typing import Any
 from ..protocol.identity import Identity, fingerprint_of
 from .bounds import Limits, LinkBudget, QuietLog, Unseated
 from .guard import CodeGuard
+from .interfaces import bind_addresses
 from .link import (
     HANDSHAKE_TIMEOUT,
     Connection,
@@ -134,13 +135,10 @@ class Mesh:
         """Start accepting connections; returns the port (useful with port 0).
 
         ``bind`` is one address or several, comma-separated (the addresses of
-        the interfaces a user restricted the table to), all on one port. An
-        empty ``bind`` means every IPv4 interface: tables advertise IPv4
-        addresses, and binding IPv4 and IPv6 apart with port 0 would give the
-        two sockets different ports.
+        the interfaces a user restricted the table to), all on one port
+        (:func:`~.interfaces.bind_addresses`).
         """
-        addresses = [a.strip() for a in bind.split(",") if a.strip()] or ["0.0.0.0"]
-        for address in addresses:
+        for address in bind_addresses(bind):
             try:
                 server = await listen(address, port, self._on_connection)
             except OSError as exc:

@@ -189,6 +189,7 @@ class NetSession:
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
+        self._ended_at: float | None = None  # when the game ended (Unix time), once it has
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -621,7 +622,8 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping = self._keep_game()
+            self._ended_at = time.time()
+            self._keep_when_signed()
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
 
@@ -665,6 +667,8 @@ class NetSession:
             return
         watcher = key in r.watchers
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        if r.phase is Phase.OVER:
+            self._keep_when_signed()  # the others' signed results come after the end
         link = self._mesh.links.get(key)
         if r.is_host and not watcher and key in r.watchers and link is not None:
             # Just admitted as a spectator: where the seats listen, so that it
@@ -809,7 +813,9 @@ class NetSession:
         r = self._replica
         if self._store is None or r is None or r.match is None:
             return None
-        record = record_of(r, self.table_name, time.time())
+        # Dated at the game's end, however long the seat stays (the standings' window);
+        # a game given up is dated as it is left.
+        record = record_of(r, self.table_name, self._ended_at or time.time())
         loop = asyncio.get_running_loop()
         reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
 
@@ -829,6 +835,18 @@ class NetSession:
 
         reckoned.add_done_callback(done)
         return asyncio.ensure_future(_settled(reckoned))
+
+    def _keep_when_signed(self) -> None:
+        """Put the game in the history once every seat that finished it has signed its
+        result here (or, however far it got, on the way out: :meth:`_shutdown`).
+
+        A record without every signature does not verify: kept at the game's
+        end, before the others' came, it would be served to event standings
+        that refuse it as long as this seat stays at the table.
+        """
+        rs = self.replica.rs
+        if self._keeping is None and rs is not None and rs.live <= rs.signed_results.keys():
+            self._keeping = self._keep_game()
 
     async def _shutdown(self) -> None:
         # Kept again on the way out: the game's last entries (its signed results)

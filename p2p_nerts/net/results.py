@@ -1,12 +1,14 @@
 """Serving and collecting game records on the LAN, for event standings.
 
-A player's ``nerts`` (the lobby, or ``nerts event`` itself) serves the
-records of the games its player kept in the last hours, and advertises that
-on mDNS as a ``_nerts-results._tcp.local.`` service (TXT: the player's key
-fingerprint and this protocol's version). A standings view browses for
-those services, asks each for the records since a time, and verifies every
-record before counting it (``records.standings``), so what it hears proves
-itself: nothing here needs trusting.
+Every ``nerts`` that holds a player's store (the lobby and the tables opened
+from it, ``nerts host``, ``join`` and ``watch`` with a screen or headless,
+``nerts bot``) serves, for as long as it runs (:func:`serving_results`), the
+records of the games kept there that ended since the time a view asks for,
+and advertises that on mDNS as a ``_nerts-results._tcp.local.`` service (TXT:
+the player's key fingerprint and this protocol's version). A standings view
+browses for those services, asks each for the records since a time, and
+verifies every record before counting it (``records.standings``), so what it
+hears proves itself: nothing here needs trusting.
 
 The exchange, over one TCP connection: the asker sends one frame (4-byte
 big-endian length, then a msgpack map ``{"v": 1, "since": seconds since the
@@ -22,17 +24,20 @@ import contextlib
 import logging
 import secrets
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import msgpack
 from zeroconf import DNSQuestionType, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
-from .interfaces import Interfaces, advertised_addresses
+from ..store import Store, StoreError
+from .interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 
 __all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "ResultsServer", "collect",
-           "event_records", "fetch"]
+           "event_records", "fetch", "serving_results"]
 
 _log = logging.getLogger(__name__)
 
@@ -47,19 +52,24 @@ _TIMEOUT = 10.0  # seconds for a whole exchange, either side
 _MAX_CLIENTS = 8
 _MAX_SERVERS = 64
 _HEADER = struct.Struct(">I")
+T = TypeVar("T")
 
 Source = Callable[[float], list[bytes]]
 """The records of the games that ended since a time (newest first)."""
 
 
 class ResultsServer:
-    """Serves ``source``'s records on ``bind`` (an ephemeral port) and advertises them."""
+    """Serves ``source``'s records on ``bind`` and advertises them.
 
-    def __init__(self, source: Source, fingerprint: str, *, bind: str = "0.0.0.0") -> None:
+    ``bind`` is one address or several, comma-separated, all on one ephemeral
+    port; "" is every IPv4 interface (:func:`~.interfaces.bind_addresses`).
+    """
+
+    def __init__(self, source: Source, fingerprint: str, *, bind: str = "") -> None:
         self._source = source
         self._fingerprint = fingerprint.replace("-", "")
         self._bind = bind
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
         self._aiozc: AsyncZeroconf | None = None
         self._info: ServiceInfo | None = None
         self._busy = asyncio.Semaphore(_MAX_CLIENTS)
@@ -67,8 +77,10 @@ class ResultsServer:
 
     async def start(self, interfaces: Interfaces | None) -> None:
         """Listen; with ``interfaces``, advertise on mDNS there too."""
-        self._server = await asyncio.start_server(self._serve, self._bind, 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        for address in bind_addresses(self._bind):
+            server = await asyncio.start_server(self._serve, address, self.port)
+            self._servers.append(server)
+            self.port = int(server.sockets[0].getsockname()[1])  # the others take the same
         if interfaces is None:
             return
         self._aiozc = AsyncZeroconf(interfaces=interfaces)
@@ -87,10 +99,10 @@ class ResultsServer:
                     await (await self._aiozc.async_unregister_service(self._info))
             await self._aiozc.async_close()
             self._aiozc = None
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
-            self._server = None
+        servers, self._servers = self._servers, []
+        for server in servers:
+            server.close()
+            await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -105,12 +117,44 @@ class ResultsServer:
                 await writer.drain()
         except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError) as exc:
             _log.info("a results request failed: %s", exc)
+        except StoreError as exc:
+            _log.warning("cannot serve game records: %s", exc)
         except Exception:  # noqa: BLE001 - nothing from the network may stop the server
             _log.exception("serving results failed")
         finally:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+
+async def serving_results(store: Store, identity: Identity, interfaces: Interfaces,
+                          run: Awaitable[T], *, bind: str = "") -> T:
+    """Await ``run`` while serving the records kept in ``store`` to the LAN's standings
+    views, on the addresses a seat would listen on (``bind``, else the ``interfaces``':
+    :func:`~.interfaces.listen_addresses`), advertised on ``interfaces``.
+
+    Whatever ``run`` is (a lobby, a table with a screen, a headless seat), it
+    does not wait for the advertisement, and a player who cannot serve still
+    plays: the reason is one line in the log.
+    """
+    server = ResultsServer(store.records_since, identity.fingerprint,
+                           bind=listen_addresses(bind, interfaces))
+
+    async def start() -> None:
+        try:
+            await server.start(interfaces)
+        except OSError as exc:
+            _log.warning("cannot serve game records: %s", exc.strerror or exc)
+        except Exception:  # noqa: BLE001 - mDNS failing must not stop the player's game
+            _log.exception("cannot serve game records")
+
+    starting = asyncio.ensure_future(start())
+    try:
+        return await run
+    finally:
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await server.close()
 
 
 async def fetch(host: str, port: int, since: float) -> list[bytes]:

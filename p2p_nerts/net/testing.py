@@ -38,6 +38,7 @@ from typing import Any
 
 from ..protocol.envelope import MAGIC
 from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from .interfaces import ENV_VAR
 from .wire import WireError, decode_info
 
 __all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_port",
@@ -260,7 +261,11 @@ _STARTED: list[asyncio.subprocess.Process] = []
 
 @dataclass
 class PeerProcess:
-    """One ``nerts`` process with its own home (identity), stderr log and summary file."""
+    """One ``nerts`` process with its own home (identity), stderr log and summary file.
+
+    Its mDNS is pinned to 127.0.0.1 unless ``env`` says otherwise: every seat
+    advertises its results, so even one joining by address stays on this machine.
+    """
 
     name: str
     home: Path
@@ -279,7 +284,7 @@ class PeerProcess:
 
     async def start(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "NERTS_HOME": str(self.home), **self.env}
+        env = {**os.environ, "NERTS_HOME": str(self.home), ENV_VAR: LOOPBACK, **self.env}
         with self.log.open("ab") as log:  # a restarted peer's log goes on
             self.proc = await asyncio.create_subprocess_exec(
                 *self.prefix, *nerts_command(*self.args, "--name", self.name,
@@ -388,9 +393,7 @@ class PeerTable:
         self.dial = list(self.ports)
         self.relays: list[Relay] = []
         self.own: list[list[str]] = [[] for _ in range(players)]
-        self.peers = [PeerProcess(f"p{i}", home / f"p{i}", [],
-                                  env={"NERTS_INTERFACES": LOOPBACK})
-                      for i in range(players)]
+        self.peers = [PeerProcess(f"p{i}", home / f"p{i}", []) for i in range(players)]
 
     def where(self, i: int) -> list[str]:
         """Where peer ``i`` listens, and (behind a relay) the port it advertises."""

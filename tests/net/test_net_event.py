@@ -13,8 +13,9 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch
+from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch, serving_results
 from p2p_nerts.net.tables import LanTables
+from p2p_nerts.net.testing import PeerTable
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table
@@ -146,9 +147,10 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
 def test_a_server_answers_only_what_it_should() -> None:
     async def scenario() -> None:
         server = ResultsServer(lambda since: [b"x" * 10] if since < 5 else [], "ab" * 8,
-                               bind="127.0.0.1")
+                               bind="127.0.0.1,127.0.0.2")  # a seat's --bind: one port
         await server.start(None)
         try:
+            assert await fetch("127.0.0.2", server.port, 0.0) == [b"x" * 10]
             assert await fetch("127.0.0.1", server.port, 0.0) == [b"x" * 10]
             assert await fetch("127.0.0.1", server.port, 9.0) == []
             reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
@@ -196,7 +198,7 @@ def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> Non
                              in await collect(LOOPBACK, EVENING - 1, listen=3)
                              if data in kept)
 
-        asyncio.run(cli.serving_results(store, _game().replicas[2].me, LOOPBACK, event_view()))
+        asyncio.run(serving_results(store, _game().replicas[2].me, LOOPBACK, event_view()))
         assert [data for _where, data in found] == store.records_since(EVENING - 1)
     assert len(tally(found, EVENING - 1).games) == 1
 
@@ -247,3 +249,41 @@ def test_two_tables_finish_and_an_open_event_view_counts_both(tmp_path: Path) ->
     assert sorted(name for name, r in rows.items() if r["wins"]) == sorted(
         str(final["winner"]) for final in finals)
     assert all(r["games"] == 1 for r in rows.values())
+
+
+@pytest.mark.timeout(240)
+def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
+        tmp_path: Path) -> None:
+    """``nerts host --headless`` and ``nerts bot``, processes with stores of their own,
+    play a game; the bot leaves at its end, and the host, lingering, still serves the
+    game: an event view counts it with the players' totals. A signal ends the linger,
+    and the exit is the game's (0)."""
+    fast = ["--headless", "--bot", "hard", "--pace", "0.05", "--bind", "127.0.0.1"]
+    t = PeerTable(tmp_path, 2, common=fast, seed=5,
+                  host=["--target", "15", "--auto-next", "0.3", "--countdown", "0",
+                        "--linger", "600"])
+
+    async def scenario() -> Standings:
+        try:
+            await t.start()
+            host, bot = t.peers
+            assert await bot.wait(180) == 0, bot.tail()  # the game is over: the bot is gone
+            await host.wait_for_line("staying 600 s after the game", 30)
+            standings = Standings()
+            while not standings.games:  # until the host's history has the signed game
+                standings = tally(await collect(LOOPBACK, 0.0, listen=30, enough=1), 0.0)
+                await asyncio.sleep(0.1)
+            assert host.proc is not None and host.proc.returncode is None  # still running
+            host.terminate()
+            assert await host.wait(30) == 0, host.tail()
+            return standings
+        finally:
+            await t.close()
+
+    standings = asyncio.run(scenario())
+    final = t.peers[0].lines()[-1]
+    assert final["final"] and final["game_over"]
+    assert t.peers[1].lines()[-1]["totals"] == final["totals"]
+    [game] = standings.games.values()
+    assert {p["name"]: p["total"] for p in game["players"]} == final["totals"]
+    assert game["winner"] == final["winner"] and standings.refused == []

@@ -20,6 +20,7 @@ from p2p_nerts.net.logs import setup_logging
 from p2p_nerts.net.loopback import loopback_table
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import CommandError, Phase, StartRound
+from p2p_nerts.store import DB_FILE, SOLO, Store
 
 from ..netkit import until
 
@@ -59,6 +60,37 @@ def test_a_loopback_solo_table_is_a_full_mesh_of_peers_that_plays_a_whole_game()
             await asyncio.open_connection("127.0.0.1", port)
 
     asyncio.run(scenario())
+
+
+def test_a_loopback_solo_game_is_kept_flagged_solo_as_an_in_process_one_is(
+        tmp_path: Path) -> None:
+    """Finished, it is in the player's history with the table's totals; nobody's event
+    standings are served it; and the computer players, who keep no store, keep nothing."""
+    async def scenario(store: Store) -> dict[str, int]:
+        me = Identity.generate("Tess")
+        async with loopback_table(me, bots=1, skill="hard", variants=Variants(target=10),
+                                  countdown=0.0, pace=0.05, store=store) as table:
+            host = table.session
+            game = asyncio.create_task(run_headless(
+                host, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(2)),
+                summary=None, linger=0.2))
+            while not game.done():
+                if host.replica.phase in (Phase.LOBBY, Phase.BETWEEN):
+                    with contextlib.suppress(CommandError):
+                        host.act(StartRound())
+                await asyncio.sleep(0.05)
+            assert game.result() == 0
+            assert store.games() == []  # kept on the way out, with all the table holds
+            return {s.name: host.replica.totals[s.key] for s in host.replica.seats}
+
+    with Store(tmp_path / DB_FILE) as store:
+        totals = asyncio.run(scenario(store))
+        [(_number, game)] = store.games()
+        assert game["table"] == "Tess's solo table" and game["flags"] == [SOLO]
+        assert {p["name"]: p["total"] for p in game["players"]} == totals
+        assert sorted(totals) == ["Ada", "Tess"]
+        assert game["winner"] is not None
+        assert store.records_since(0.0) == []
 
 
 def test_at_a_loopback_share_table_a_partner_plays_the_players_tableau() -> None:

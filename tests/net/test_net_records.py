@@ -5,18 +5,25 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import random
+import time
 from pathlib import Path
 
 import pytest
 
 from p2p_nerts import cli
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.net.headless import drive_bot, paced
 from p2p_nerts.net.node import NetSession
 from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.records.record import decode
+from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.records.record import RecordError, decode
 from p2p_nerts.records.verify import verify
 from p2p_nerts.store import DB_FILE, Store
 
+from ..netkit import until
 from .test_net_session import LOCAL, bot_games, config, host_table
 
 pytestmark = pytest.mark.timeout(60)
@@ -62,3 +69,58 @@ def test_a_loopback_game_is_in_every_players_history_with_the_same_scores(
         assert record is not None
         # Every seat's record proves the game: it prints what the players' summaries did.
         assert shared_lines(verify(decode(record)).lines) == shared_lines(summaries[0])
+
+
+def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
+        tmp_path: Path) -> None:
+    """Each seat signs the result as it sees the game end, so one that saw it first
+    lacks the others' signatures. A seat still at the table (a lobby's, a lingering
+    headless one) keeps the game as the last comes in, so the record it serves then
+    verifies: the host here stays until its history's copy does."""
+    stores = [Store(tmp_path / name / DB_FILE) for name in ("host", "bo", "cy")]
+    lacking: list[bool] = []  # at the host's game over: had a seat not signed yet?
+
+    def signed(store: Store) -> bool:
+        try:
+            [data] = store.records_since(0.0)
+            verify(decode(data))
+        except (ValueError, RecordError):  # none kept yet, or not the whole game
+            return False
+        return True
+
+    async def scenario() -> None:
+        host = await host_table(3, store=stores[0])
+        guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                        config(), LOCAL, store=store)
+                  for name, store in zip(("Bo", "Cy"), stores[1:], strict=True)]
+
+        def heard(event: ev.Event) -> None:
+            rs = host.replica.rs
+            if isinstance(event, ev.GameOver) and rs is not None:
+                lacking.append(not rs.live <= rs.signed_results.keys())
+
+        host.subscribe(heard)
+        running = asyncio.create_task(host.run())
+        playing = asyncio.create_task(drive_bot(
+            host, Bot(paced(SKILLS["hard"], 0.05), random.Random(7)), time.monotonic))
+        try:
+            outs = [io.StringIO() for _ in guests]
+            codes = await asyncio.wait_for(asyncio.gather(*bot_games(guests, outs, 0.5)), 45)
+            assert codes == [0, 0]
+            await until(lambda: signed(stores[0]), "the host's copy holding every signature")
+            assert host.replica.phase is Phase.OVER and lacking in ([True], [False])
+            [(_number, at_the_table)] = stores[0].games()
+        finally:
+            playing.cancel()
+            host.close()
+            await asyncio.gather(running, playing, return_exceptions=True)
+        # Kept again as the host left, still dated at the game's end (the standings'
+        # window reads that date), however long it stayed.
+        [(_number, left)] = stores[0].games()
+        assert left["ended_at"] == at_the_table["ended_at"]
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for store in stores:
+            store.close()

@@ -3,7 +3,7 @@
 Two tables (a host and a bot each, in namespaces of their own) play short
 games over real multicast while a ``nerts event --watch`` view stays open in
 another. Once the games end, a player of each table serves its store as its
-lobby would (``cli.serving_results``), and a stranger serves a tampered copy
+lobby would (``net.results.serving_results``), and a stranger serves a tampered copy
 of one game's record: the open view ends up counting both games with the
 players' own totals, and lists the tampered copy as not counted.
 Needs root and ``ip netns`` (skipped with the reason otherwise).
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(300)
 SERVE = """
 import asyncio, sys
 from pathlib import Path
-from p2p_nerts.cli import serving_results
+from p2p_nerts.net.results import serving_results
 from p2p_nerts.net.interfaces import interfaces_setting
 from p2p_nerts.protocol.identity import IDENTITY_FILE, load_or_create
 from p2p_nerts.store import DB_FILE, Store
