@@ -22,7 +22,7 @@ from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
-from p2p_nerts.records.record import encode, record_of
+from p2p_nerts.records.record import RecordError, decode, encode, record_of
 from p2p_nerts.records.standings import Standings, tally
 from p2p_nerts.store import DB_FILE, Store
 
@@ -45,6 +45,14 @@ async def served_by(servers: list[ResultsServer], since: float) -> list[tuple[st
         if {where for where, _data in found} == ours:
             return found
         assert asyncio.get_running_loop().time() < deadline, f"only {found} of {ours}"
+
+
+def _table_of(data: bytes) -> str | None:
+    """The table a served record names (None for one that is not a record)."""
+    try:
+        return decode(data).table
+    except RecordError:
+        return None
 
 
 @functools.cache
@@ -271,8 +279,9 @@ def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
             await host.wait_for_line("staying 600 s after the game", 30)
             standings = Standings()
             while not standings.games:  # until the host's history has the signed game
-                standings = tally(await collect(LOOPBACK, 0.0, listen=30, enough=1), 0.0)
-                await asyncio.sleep(0.1)
+                found = await collect(LOOPBACK, 0.0, listen=3)  # this table's, not others'
+                standings = tally([(where, data) for where, data in found
+                                   if _table_of(data) == t.name], 0.0)
             assert host.proc is not None and host.proc.returncode is None  # still running
             host.terminate()
             assert await host.wait(30) == 0, host.tail()
