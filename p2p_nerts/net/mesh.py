@@ -160,7 +160,10 @@ class Mesh:
         Raises ``Refused`` or ``LinkError`` with a message for the user.
         """
         try:
-            connection = await asyncio.wait_for(connect(host, port), _CONNECT_TIMEOUT)
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can return a
+            # connection made just as the task is cancelled, and lose the cancel.
+            async with asyncio.timeout(_CONNECT_TIMEOUT):
+                connection = await connect(host, port)
         except (OSError, TimeoutError) as exc:
             raise LinkError(f"cannot reach {format_address(host, port)}: "
                             f"{exc.strerror if isinstance(exc, OSError) else 'timed out'}"
@@ -416,7 +419,14 @@ class Mesh:
             self._announce(to=link)
 
     async def _serve(self, link: Link) -> None:
-        """Read a link until it ends; it is the link for its key while it lasts."""
+        """Read a link until it ends; it is the link for its key while it lasts.
+
+        A link opened while the mesh closes (its opening exchange was under
+        way) is closed at once: nothing else would ever close it.
+        """
+        if self._closing:
+            link.close("closing")
+            return
         if self.links.get(link.key) is not link:
             self._register(link)
         budgets = (LinkBudget(self.limits), self._unplaced_budget(link.remote_ip))
