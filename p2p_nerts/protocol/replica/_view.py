@@ -123,7 +123,7 @@ class RoundView:
 
     @property
     def end(self) -> str | None:
-        """How the round ended ("nerts", "deadlock"...), None while it runs."""
+        """How the round ended, "nerts" or "deadlock"; None while it runs."""
         return self._rs.end
 
     @property
@@ -160,7 +160,8 @@ class TableView:
 
     @property
     def round(self) -> RoundView | None:
-        """The round dealt last (under way or over), or None before the first deal."""
+        """The latest round, from the ROSTER that opens it (shuffle, play, scoring)
+        until the next one opens; None before the first."""
         rs = self._r.rs
         return RoundView(rs) if rs is not None else None
 
@@ -194,7 +195,7 @@ class TableView:
 
     @property
     def seats(self) -> tuple[Seat, ...]:
-        """Who sits at the table for the next round (the host's last ROSTER), in order."""
+        """Who sits at the table, in seat order (the host's last ROSTER)."""
         return self._r.seats
 
     def ready(self, key: bytes) -> bool:
