@@ -1,8 +1,8 @@
 """Sessions: the one small interface between a table and whoever plays at it.
 
 A UI, a headless runner or a test sees a :class:`Session`: it reads state
-from ``session.replica``, sends commands with :meth:`Session.act`, and hears
-events through :meth:`Session.subscribe`. Whether the other seats are bots in
+through ``session.replica.view()``, sends commands with :meth:`Session.act`,
+and hears events through :meth:`Session.subscribe`. Whether the other seats are bots in
 this process (:class:`LocalTable`) or peers across the network
 (``net.node.NetSession``) is invisible to it.
 """

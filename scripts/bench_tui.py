@@ -121,7 +121,7 @@ class Rig:
         self.table.act(StartRound())
         self.play(MID_ROUND)
         self.ui.ctl.pile_key(2)  # a selection, as during play
-        assert self.ui.ctl.replica.phase is Phase.PLAYING, "the round ended before the bench"
+        assert self.ui.ctl.view.phase is Phase.PLAYING, "the round ended before the bench"
 
     def play(self, seconds: float) -> None:
         end = self.now + seconds
@@ -249,17 +249,17 @@ async def key_latencies(count: int, *, stock_windows: bool) -> tuple[list[float]
         sent = 0
         deadline = time.monotonic() + KEY_SECONDS
         while len(latencies) < count and time.monotonic() < deadline:
-            if ui.ctl.replica.phase is not Phase.PLAYING:
+            if ui.ctl.view.phase is not Phase.PLAYING:
                 # Deal (again, once a round is over and agreed) and let the bots get going.
                 pipe.send_text("\r")
-                await until(lambda: ui.ctl.replica.phase is Phase.PLAYING, 0.5)
+                await until(lambda: ui.ctl.view.phase is Phase.PLAYING, 0.5)
                 await asyncio.sleep(0.3)
                 continue
             pending[:] = [(ui.ctl.handled + 1, time.perf_counter())]
             pipe.send_text(KEYS[sent % len(KEYS)])
             sent += 1
             # A key the round's end made void is never handled: let it go.
-            await until(lambda: not pending or ui.ctl.replica.phase is not Phase.PLAYING, 1.0)
+            await until(lambda: not pending or ui.ctl.view.phase is not Phase.PLAYING, 1.0)
             pending.clear()
             await asyncio.sleep(0.01)  # the table plays on between keys
         frames = ui.app.render_counter

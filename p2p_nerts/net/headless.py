@@ -125,21 +125,22 @@ class SummaryWriter:
 
     def _accounting(self, round_no: int) -> dict[str, object]:
         """Our own deck at the end of the round: every card in exactly one place?"""
-        rs = self._replica.round_state(round_no)
-        if rs is None or rs.tab is None or rs.me is None:
+        rnd = self._replica.view().round_of(round_no)
+        tab = rnd.tableau if rnd is not None else None
+        if rnd is None or tab is None or rnd.me is None:
             return {}
-        ok = cards_accounted(rs.me, rs.tab, rs.log, rs.variants.jokers)
+        ok = cards_accounted(rnd.me, tab, rnd.foundations, rnd.variants.jokers)
         if not ok:
             _log.error("round %d: cards of my deck are lost or doubled", round_no)
-        return {"cards_ok": ok, "held": sum(1 for _ in rs.tab.cards())}
+        return {"cards_ok": ok, "held": sum(1 for _ in tab.cards())}
 
     def finish(self, local: dict[str, object]) -> None:
         """Write the pending round and the final object."""
         self._flush()
-        rs = self._replica.rs
-        match = self._replica.match
-        totals = ({rs.names[s]: t for s, t in enumerate(match.totals)}
-                  if rs is not None and match is not None else {})
+        view = self._replica.view()
+        rnd, by_seat = view.round, view.totals
+        totals = ({rnd.names[s]: t for s, t in enumerate(by_seat)}
+                  if rnd is not None and by_seat is not None else {})
         self._write({"final": True, "game_over": self._winner is not None,
                      "rounds": self.rounds, "winner": self._winner, "totals": totals,
                      "local": local})
@@ -216,10 +217,10 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
 async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
                  clock: Callable[[], float]) -> None:
     while True:
-        rs = session.replica.rs
+        rnd = session.replica.view().round
         for driver in drivers:
             # The host's settings decide the variant, not our command line.
-            driver.bot.lone_rotate = rotates and rs is not None and rs.variants.lone_rotate
+            driver.bot.lone_rotate = rotates and rnd is not None and rnd.variants.lone_rotate
             session.step_bot(driver)
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
         await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)

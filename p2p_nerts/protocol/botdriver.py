@@ -2,6 +2,7 @@
 
 The driver asks its :class:`~p2p_nerts.game.bot.Bot` what to do, carries it
 out through the replica's public commands and says when it wants to act next.
+Like a screen, it reads the table through the replica's read-only view.
 Time is passed in, so the same driver runs in simulated time (tests, the
 in-memory network) and in real time (``nerts bot``, solo tables).
 """
@@ -46,31 +47,32 @@ class BotDriver:
 
     def step(self, now: float) -> Outbound:
         """Act if it is time; always leaves ``next_at`` set to when to call again."""
-        r = self.replica
-        rs = r.rs
+        view = self.replica.view()
+        rnd = view.round
         # Before the first deal, the table's settings say whether it will share:
         # a partner at a share table is awake from the start (a countdown of 0
         # gives it no time to notice the deal).
-        if self.partner and (rs.variants if rs is not None else r.variants).teams != "share":
+        if self.partner and (rnd.variants if rnd is not None else view.variants).teams != "share":
             self.next_at = now + IDLE_PARTNER
             return Outbound()
-        if (not self.partner and r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                and r.my_seat is not None and not r.ready.get(r.me.public_key, False)):
+        if (not self.partner and view.phase in (Phase.LOBBY, Phase.BETWEEN)
+                and view.my_seat is not None and not view.ready(view.my_key)):
             self.next_at = now + 0.05
-            return r.handle(SetReady(True), now)  # a bot is always ready: the host's list says so
-        if rs is None or not r.can_move() or rs.tab is None:
+            # A bot is always ready: the host's list says so.
+            return self.replica.handle(SetReady(True), now)
+        tab = rnd.tableau if rnd is not None else None
+        if rnd is None or not view.can_move() or tab is None:
             self.next_at = now + 0.05
             return Outbound()
-        if rs.number != self._round or rs.rotations != self._rotations:
-            self._round, self._rotations = rs.number, rs.rotations
+        if rnd.number != self._round or rnd.rotations != self._rotations:
+            self._round, self._rotations = rnd.number, rnd.rotations
             self.bot.idle_turns = 0
             self.bot.lone_rotations = 0
             self.next_at = now + self.bot.think_time(Action(Act.TURN))
             return Outbound()
         if self.next_at is not None and now < self.next_at:
             return Outbound()
-        foundations = rs.log
-        action = self.bot.decide(rs.tab, foundations)
+        action = self.bot.decide(tab, rnd.foundations)
         out = Outbound()
         try:
             out = self._carry_out(action, now)
@@ -88,7 +90,7 @@ class BotDriver:
         first (the seat's: a partner at a shared tableau may have cast it)."""
         r = self.replica
         act = action.act
-        if act is not Act.STUCK and act is not Act.WAIT and r.voted:
+        if act is not Act.STUCK and act is not Act.WAIT and r.view().voted:
             # Signed before the play, the withdrawal goes out (and is journaled)
             # before it.
             withdrawn = r.handle(VoteStuck(False), now)
@@ -107,6 +109,6 @@ class BotDriver:
             return r.handle(CallNerts(), now)
         if act is Act.ROTATE:
             return r.handle(RotateAlone(), now)
-        if act is Act.STUCK and not r.voted:
+        if act is Act.STUCK and not r.view().voted:
             return r.handle(VoteStuck(True), now)
         return Outbound()

@@ -5,7 +5,8 @@ Modules, from the outside in:
 - ``app``: the Application, its screens and overlays, key modes, the run loop
   (app and session in one asyncio loop) and the frame cap.
 - ``table``, ``scores``, ``overlays``: what each screen draws, as fragment
-  functions reading the replica and the UI state afresh every frame.
+  functions reading the table's read-only view (``TableView``) and the UI
+  state afresh every frame.
 - ``control``: what keys, the cursor and clicks do (select, send, move, turn...).
 - ``state``: the player's side of the glass: selection, cursor, event lines.
 - ``keys``: actions, default keys, remaps, bindings. ``config``: the settings

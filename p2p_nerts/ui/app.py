@@ -264,14 +264,14 @@ class NertsApp:
             assert self._lobby is not None and self.browser is not None
             page = self.browser.page
             return self._lobby if page is None else page.screen
-        phase = self._ctl.replica.phase
+        phase = self._ctl.view.phase
         if phase in (Phase.LOBBY, Phase.SHUFFLE):
             return self._screens["lobby"]
         return self._screens["table" if phase is Phase.PLAYING else "scores"]
 
     def _help(self) -> StyleAndTextTuples:
         if self.hands.state.rules_page:
-            return rules_text(self.keys, None if self._ctl is None else self._ctl.replica.variants)
+            return rules_text(self.keys, None if self._ctl is None else self._ctl.view.variants)
         if self._ctl is None:
             return browser_help_text(self.keys, self._config_file)
         return help_text(self.keys, self._config_file)
@@ -285,7 +285,7 @@ class NertsApp:
         return form.title if form is not None else ""
 
     def _counting_down(self) -> bool:
-        return self._ctl is not None and counting_down(self._ctl.replica)
+        return self._ctl is not None and counting_down(self._ctl.view)
 
     def _root(self) -> Container:
         def state_shows(flag: Callable[[], bool]) -> Filter:
@@ -303,7 +303,7 @@ class NertsApp:
                           title=self._form_title, style="class:help.frame"),
                     filter=state_shows(lambda: self.hands.state.form is not None))),
                 Float(ConditionalContainer(
-                    Window(FormattedTextControl(lambda: countdown_text(self.ctl.replica)),
+                    Window(FormattedTextControl(lambda: countdown_text(self.ctl.view)),
                            height=1, dont_extend_width=True),
                     filter=state_shows(self._counting_down))),
                 Float(ConditionalContainer(
@@ -329,7 +329,7 @@ class NertsApp:
         if self._ctl is None:
             assert self.browser is not None
             return "browse" if self.browser.page is None else "page"
-        return "play" if self._ctl.replica.phase is Phase.PLAYING else "between"
+        return "play" if self._ctl.view.phase is Phase.PLAYING else "between"
 
     def _in(self, *modes: str) -> Filter:
         return Condition(lambda: self.mode() in modes)

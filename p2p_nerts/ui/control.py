@@ -4,7 +4,9 @@ One controller serves the keyboard, the cursor and the mouse, so the three
 agree: a pile key, Enter on the cursor and a click all end in the same
 select / send / move logic. Rule checks stay in the tableau and the replica:
 when a move is not allowed, the tableau's own reason (or the replica's, from
-``Replica.blocked``) goes to the event line.
+``TableView.blocked``) goes to the event line. The controller reads the table
+only through its read-only view (:attr:`Controller.view`) and changes it only
+with commands.
 """
 
 from __future__ import annotations
@@ -34,10 +36,10 @@ from ..protocol.replica import (
     CommandError,
     Move,
     Phase,
-    Replica,
     RotateAlone,
     SetReady,
     StartRound,
+    TableView,
     Turn,
     VoteStuck,
 )
@@ -72,18 +74,20 @@ class Controller(Hands):
         self._partner: str | None = None  # under pairs, as last said
 
     @property
-    def replica(self) -> Replica:
-        return self.session.replica
+    def view(self) -> TableView:
+        """The table, read-only: the session's replica as it is now."""
+        return self.session.replica.view()
 
     def on_event(self, event: Event) -> None:
-        rs = self.replica.rs
-        self.state.on_event(event, rs.names if rs else (), self.replica.my_seat)
+        view = self.view
+        rnd = view.round
+        self.state.on_event(event, rnd.names if rnd else (), view.my_seat)
         if isinstance(event, RosterChanged):
             self._say_partner(event)
 
     def _say_partner(self, event: RosterChanged) -> None:
         """Under pairs, a new partner is news: the host chose partners, or someone sat down."""
-        me, variants = event.me, self.replica.variants
+        me, variants = event.me, self.view.variants
         partner = next((name for seat, name in enumerate(event.names)
                         if me is not None and partners(seat, me, variants)), None)
         if partner is not None and partner != self._partner:
@@ -93,12 +97,13 @@ class Controller(Hands):
     # ------------------------------------------------------------ reading
     def tableau(self) -> Tableau | None:
         """My tableau while a round is dealt (during the countdown too: it is on screen)."""
-        rs = self.replica.rs
-        return rs.tab if rs is not None and self.replica.phase is Phase.PLAYING else None
+        view = self.view
+        rnd = view.round
+        return rnd.tableau if rnd is not None and view.phase is Phase.PLAYING else None
 
     def _hands_on(self) -> Tableau | None:
         """My tableau if I may touch it now; else None, with the replica's reason on screen."""
-        reason = self.replica.blocked()
+        reason = self.view.blocked()
         if reason is not None:
             self.state.error(sentence(reason))
             return None
@@ -178,10 +183,10 @@ class Controller(Hands):
     def click_foundations(self) -> None:
         """A click on the foundations: the selected card goes up, if it can."""
         tab, sel = self._hands_on(), self.selected()
-        rs = self.replica.rs
-        if tab is None or rs is None or sel is None:
+        rnd = self.view.round
+        if tab is None or rnd is None or sel is None:
             return
-        target = foundation_target(tab, sel[0], rs.log) if _is_top(tab, sel) else None
+        target = foundation_target(tab, sel[0], rnd.foundations) if _is_top(tab, sel) else None
         if target is None:
             self.state.error(f"{_card(tab, sel)} cannot go up to a foundation now")
             self.state.selection = None
@@ -209,7 +214,7 @@ class Controller(Hands):
 
     @player_input
     def toggle_stuck(self) -> None:
-        on = not self.replica.voted
+        on = not self.view.voted
         self._act(VoteStuck(on))
 
     @player_input
@@ -252,21 +257,20 @@ class Controller(Hands):
     @player_input
     def next_round(self) -> None:
         """Host: deal the next round."""
-        if self.replica.phase is Phase.OVER:
+        if self.view.phase is Phase.OVER:
             self.state.error("The game is over")
         elif self._act(StartRound()):
             self.state.winner = None
 
     @player_input
     def toggle_ready(self) -> None:
-        r = self.replica
-        on = not r.ready.get(r.me.public_key, False)
-        self._act(SetReady(on))
+        view = self.view
+        self._act(SetReady(not view.ready(view.my_key)))
 
     @player_input
     def open_settings(self) -> None:
         """Host: the variants and the clocks as a form; Enter sends them to the table."""
-        r = self.replica
+        r = self.view
         if not r.is_host:
             self.state.error("Only the host changes the settings")
             return
@@ -277,7 +281,7 @@ class Controller(Hands):
     @player_input
     def open_partners(self) -> None:
         """Host: who partners whom, as a form of seats; Enter seats everyone so."""
-        r = self.replica
+        r = self.view
         if not r.is_host:
             self.state.error("Only the host chooses partners")
         elif r.variants.teams != "pairs":
@@ -310,9 +314,10 @@ class Controller(Hands):
         self.state.cursor = (0, TOP_ROW.index(src)) if src < WORK0 else (src - WORK0 + 1, index)
 
     def _send(self, tab: Tableau, sel: tuple[int, int]) -> None:
-        rs = self.replica.rs
-        assert rs is not None
-        target = best_target(tab, sel[0], rs.log) if _is_top(tab, sel) else _run_target(tab, sel)
+        rnd = self.view.round
+        assert rnd is not None
+        target = (best_target(tab, sel[0], rnd.foundations) if _is_top(tab, sel)
+                  else _run_target(tab, sel))
         if target is None:
             self.state.error(f"{_card(tab, sel)} has nowhere to go")
             self.state.selection = None
@@ -334,7 +339,7 @@ class Controller(Hands):
         """Carry out a move; either way the selection is used up, so keys stay predictable."""
         moved = self._act(Move(target))
         self.state.selection = None
-        if moved and self.replica.voted:  # a card moved: not stuck after all
+        if moved and self.view.voted:  # a card moved: not stuck after all
             self._act(VoteStuck(False))
 
     def _change_settings(self, form: Form) -> None:
@@ -348,7 +353,7 @@ class Controller(Hands):
 
     def _arrange(self, form: Form) -> None:
         order = form_seats(form)
-        if set(order) != {s.key for s in self.replica.seats}:
+        if set(order) != {s.key for s in self.view.seats}:
             self.state.form = None
             self.state.error("Someone sat down or left meanwhile: choose the partners again")
             return

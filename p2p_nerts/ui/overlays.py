@@ -9,7 +9,7 @@ from prompt_toolkit.layout import Window
 from prompt_toolkit.layout.controls import FormattedTextControl
 
 from ..game.variants import Variants
-from ..protocol.replica import Phase, Replica
+from ..protocol.replica import Phase, TableView
 from .form import Form, TextField
 from .keys import DESCRIPTIONS, PILES, Action, KeyMap, key_name, label
 
@@ -128,17 +128,17 @@ def _wrapped(words: str, width: int) -> StyleAndTextTuples:
     return [("", "\n  · ".join(lines) + "\n")]
 
 
-def countdown_text(r: Replica) -> StyleAndTextTuples:
-    rs = r.rs
-    if rs is None or rs.play_from is None:
+def countdown_text(r: TableView) -> StyleAndTextTuples:
+    rnd = r.round
+    if rnd is None or rnd.play_from is None:
         return []
-    left = max(1, math.ceil(rs.play_from - r.now))
-    return [("class:countdown", f"  Round {rs.number} starts in {left}…  ")]
+    left = max(1, math.ceil(rnd.play_from - r.now))
+    return [("class:countdown", f"  Round {rnd.number} starts in {left}…  ")]
 
 
-def counting_down(r: Replica) -> bool:
-    rs = r.rs
-    return r.phase is Phase.PLAYING and rs is not None and not rs.started
+def counting_down(r: TableView) -> bool:
+    rnd = r.round
+    return r.phase is Phase.PLAYING and rnd is not None and not rnd.started
 
 
 def confirm_text() -> StyleAndTextTuples:

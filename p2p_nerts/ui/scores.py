@@ -4,8 +4,8 @@ Before the first deal the table lobby lists the seated players with their key
 fingerprints (read aloud, they tell two players with one name apart) and
 whether each is ready; the host also sees the table code, to read it out to
 the players still to join (a guest knows it already). The score table is
-drawn from the replica's agreed round results and the match totals; nothing
-here computes a score.
+drawn from the agreed round results and the match totals that the table's
+view shows; nothing here computes a score.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from prompt_toolkit.layout import Container, HSplit
 from ..game.scoring import partners, team_names
 from ..game.variants import VariantError
 from ..protocol.identity import fingerprint_of
-from ..protocol.replica import Phase, Replica
+from ..protocol.replica import Phase, TableView
 from .control import Controller
 from .keys import Action, KeyMap, label
 from .table import MESSAGE_ROWS, header, messages
@@ -29,27 +29,28 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
     return HSplit([
         header(ctl),
         rule(lambda: [("class:rule.title", "Table")]),
-        text(lambda: lobby(ctl.replica, keys, ctl.code, networked=ctl.session.networked),
+        text(lambda: lobby(ctl.view, keys, ctl.code, networked=ctl.session.networked),
              height=None),
         rule(lambda: [("class:rule.title", "News")]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
-        text(lambda: between_hints(ctl.replica, keys)),
+        text(lambda: between_hints(ctl.view, keys)),
     ])
 
 
-def lobby(r: Replica, keys: KeyMap, code: str | None, *,
+def lobby(r: TableView, keys: KeyMap, code: str | None, *,
           networked: bool = True) -> StyleAndTextTuples:
     """Each seat: name (you, partner, host), key fingerprint, ready; then the rules,
     the teams, the clocks, the host's table code, and what is next. (A seat in
     this process never falls silent: a solo table's clocks are only its countdown.)"""
-    seated = [s.key for s in r.seats]
-    me = seated.index(r.me.public_key) if r.me.public_key in seated else None
-    names = [_who(r, index, me) for index in range(len(r.seats))]
+    seats, my_key = r.seats, r.my_key
+    seated = [s.key for s in seats]
+    me = seated.index(my_key) if my_key in seated else None
+    names = [_who(r, index, me) for index in range(len(seats))]
     width = max([len("Player"), *map(len, names)])
     out: StyleAndTextTuples = [
         ("class:label", f"\n  {'Player':<{width}}  {'Fingerprint':<{_PRINT_WIDTH}}  Ready\n")]
-    for seat, name in zip(r.seats, names, strict=True):
-        out += [("class:you" if seat.key == r.me.public_key else "", f"  {name:<{width}}  "),
+    for seat, name in zip(seats, names, strict=True):
+        out += [("class:you" if seat.key == my_key else "", f"  {name:<{width}}  "),
                 ("class:dim", f"{fingerprint_of(seat.key)}  "), _ready_mark(r, seat.key),
                 ("", "\n")]
     if not r.seats:
@@ -82,18 +83,18 @@ def lobby(r: Replica, keys: KeyMap, code: str | None, *,
     return out
 
 
-def _is_ready(r: Replica, key: bytes) -> bool:
+def _is_ready(r: TableView, key: bytes) -> bool:
     """Whether a seat is ready for the next deal: the host is, since the host deals."""
-    return key == r.host_key or r.ready.get(key, False)
+    return key == r.host_key or r.ready(key)
 
 
-def _ready_mark(r: Replica, key: bytes) -> tuple[str, str]:
-    if r.ready.get(key):
+def _ready_mark(r: TableView, key: bytes) -> tuple[str, str]:
+    if r.ready(key):
         return ("class:good", "✓ ready")
     return ("class:good", "✓ deals") if key == r.host_key else ("class:dim", "· not yet")
 
 
-def _count_problem(r: Replica) -> str | None:
+def _count_problem(r: TableView) -> str | None:
     """Why the seated players cannot be dealt a round under the table's rules, if so."""
     try:
         r.variants.check_players(len(r.seats))
@@ -102,7 +103,7 @@ def _count_problem(r: Replica) -> str | None:
     return None
 
 
-def _who(r: Replica, index: int, me: int | None) -> str:
+def _who(r: TableView, index: int, me: int | None) -> str:
     """The name of the seat at ``index`` of the next round, marked when it is you
     (at ``me``), your partner (pairs: seats are partnered by their order) or the host."""
     seat = r.seats[index]
@@ -116,57 +117,58 @@ def _who(r: Replica, index: int, me: int | None) -> str:
 def scores_screen(ctl: Controller, keys: KeyMap) -> Container:
     return HSplit([
         header(ctl),
-        rule(lambda: round_title(ctl.replica)),
+        rule(lambda: round_title(ctl.view)),
         text(lambda: score_table(ctl), height=None),
         rule(lambda: [("class:rule.title", "News")]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
-        text(lambda: between_hints(ctl.replica, keys)),
+        text(lambda: between_hints(ctl.view, keys)),
     ])
 
 
-def round_title(r: Replica) -> StyleAndTextTuples:
-    rs = r.rs
-    if rs is None:
+def round_title(r: TableView) -> StyleAndTextTuples:
+    rnd = r.round
+    if rnd is None:
         return []
-    if rs.end == "deadlock":
+    if rnd.end == "deadlock":
         how = ": everyone was stuck twice"
-    elif rs.call is not None:
-        how = f": {rs.names[rs.call[1]]} called Nerts!"
+    elif rnd.call is not None:
+        how = f": {rnd.names[rnd.call[1]]} called Nerts!"
     else:
         how = ""
-    return [("class:rule.title", f"Round {rs.number} is over{how}")]
+    return [("class:rule.title", f"Round {rnd.number} is over{how}")]
 
 
 def score_table(ctl: Controller) -> StyleAndTextTuples:
     """Each seat's round: own cards up, Nerts cards left, round score, total, audit."""
-    r = ctl.replica
-    rs, match = r.rs, r.match
-    if rs is None or match is None:
+    r = ctl.view
+    rnd, totals = r.round, r.totals
+    if rnd is None or totals is None:
         return []
-    if not rs.results:
+    if not rnd.results:
         return [("class:label", "\n  Checking everyone's moves (audit)…")]
-    width = max(10, *(len(n) + 6 for n in rs.names))
+    names, me, verdicts = rnd.names, rnd.me, rnd.verdicts
+    width = max(10, *(len(n) + 6 for n in names))
     out: StyleAndTextTuples = [
         ("class:label", f"\n  {'Player':<{width}} {'up':>4} {'Nerts left':>11} "
                         f"{'round':>6} {'total':>6}   audit\n")]
-    for res in rs.results:
-        name = rs.names[res.seat] + (" (you)" if res.seat == rs.me else "")
-        verdict = rs.verdicts[res.seat] if res.seat < len(rs.verdicts) else ""
-        style = "class:you" if res.seat == rs.me else ""
+    for res in rnd.results:
+        name = names[res.seat] + (" (you)" if res.seat == me else "")
+        verdict = verdicts[res.seat] if res.seat < len(verdicts) else ""
+        style = "class:you" if res.seat == me else ""
         out.append((style, f"  {name:<{width}} {res.foundation_cards:>4} {res.nerts_left:>11} "
-                           f"{res.score:>6} {match.totals[res.seat]:>6}   "))
+                           f"{res.score:>6} {totals[res.seat]:>6}   "))
         out.append(("class:good", "ok") if not verdict else ("class:msg.error", verdict))
         if res.called:
             out.append(("class:good", "  called Nerts"))
         out.append(("", "\n"))
-    if rs.variants.teams == "pairs":
-        for members, total in match.named_totals(rs.names):
+    if rnd.variants.teams == "pairs":
+        for members, total in r.team_totals:
             out.append(("", f"  team {members}: {total}\n"))
-    out.append(("class:dim", f"\n  Target {rs.variants.target}. "
+    out.append(("class:dim", f"\n  Target {rnd.variants.target}. "
                              + ("Every table agrees on these scores." if ctl.state.agreed
                                 else "")))
     if r.phase is Phase.BETWEEN:
-        ready = [s.name for s in r.seats if s.key != r.host_key and r.ready.get(s.key)]
+        ready = [s.name for s in r.seats if s.key != r.host_key and r.ready(s.key)]
         others = sum(1 for s in r.seats if s.key != r.host_key)
         out.append(("", f"\n  Ready for the next round: {', '.join(ready) or 'nobody yet'}"
                         f" ({len(ready)} of {others})"))
@@ -175,15 +177,15 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
     return out
 
 
-def between_hints(r: Replica, keys: KeyMap) -> StyleAndTextTuples:
+def between_hints(r: TableView, keys: KeyMap) -> StyleAndTextTuples:
     parts: list[tuple[Action, str]] = []
     if r.is_host and r.phase in (Phase.LOBBY, Phase.BETWEEN):
-        parts += [(Action.NEXT, "deal the next round" if r.rs else "deal"),
+        parts += [(Action.NEXT, "deal the next round" if r.round else "deal"),
                   (Action.SETTINGS, "settings")]
         if r.variants.teams == "pairs":
             parts.append((Action.PARTNERS, "partners"))
     if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host:  # the host deals
-        parts.append((Action.READY, "not ready" if r.ready.get(r.me.public_key) else "ready"))
+        parts.append((Action.READY, "not ready" if r.ready(r.my_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]
     if r.phase is Phase.BETWEEN and not r.is_host:
         out.append(("class:dim", "waiting for the host to deal  "))

@@ -1,6 +1,6 @@
 """The table during a round: foundations, the other players, your tableau.
 
-Each part is a small function that reads the replica and the UI state and
+Each part is a small function that reads the table's view and the UI state and
 returns fragments; the layout asks for them afresh on every frame, so there
 is no second copy of the game to keep in sync. Every card is a fragment with
 a click handler, which is how the mouse finds cards without any geometry
@@ -30,7 +30,7 @@ from ..game.foundations import Pile
 from ..game.moves import is_stuck
 from ..game.scoring import partners, team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
-from ..protocol.replica import Replica, RoundState
+from ..protocol.replica import RoundView, TableView
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
@@ -68,7 +68,7 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
 # --------------------------------------------------------------------- header
 def header(ctl: Controller) -> Container:
     """The round on the left, the running totals on the right."""
-    return text(lambda: header_line(ctl.replica, screen_width()))
+    return text(lambda: header_line(ctl.view, screen_width()))
 
 
 #: The header's ways of saying the same thing, roomiest first: separator between
@@ -77,7 +77,7 @@ _HEADER_STYLES = ((" · ", "  → ", False, 3), ("  ", " →", False, 3), (" ", 
                   (" ", " →", True, 1))
 
 
-def header_line(r: Replica, width: int) -> StyleAndTextTuples:
+def header_line(r: TableView, width: int) -> StyleAndTextTuples:
     """The header in the roomiest style that fits ``width``: every total and the
     target stay on screen, even with eight players at 80 columns."""
     for sep, arrow, short, least in _HEADER_STYLES:
@@ -89,23 +89,23 @@ def header_line(r: Replica, width: int) -> StyleAndTextTuples:
     return spread(left, right)
 
 
-def title(r: Replica, *, short: bool = False) -> StyleAndTextTuples:
+def title(r: TableView, *, short: bool = False) -> StyleAndTextTuples:
+    rnd = r.round
     if short:
-        return [("class:title", f" NERTS r{r.rs.number} " if r.rs else " NERTS ")]
-    round_no = f" · round {r.rs.number}" if r.rs else ""
+        return [("class:title", f" NERTS r{rnd.number} " if rnd else " NERTS ")]
+    round_no = f" · round {rnd.number}" if rnd else ""
     return [("class:title", f" NERTS{round_no} ")]
 
 
-def scores_line(r: Replica, room: int, *, sep: str = " · ", arrow: str = "  → ",
+def scores_line(r: TableView, room: int, *, sep: str = " · ", arrow: str = "  → ",
                 least: int = 3) -> StyleAndTextTuples:
     """Running totals (each team's under "pairs", which is what wins), mine in bold,
     then the target; names shortened (to ``least`` characters at most) to fit ``room``."""
-    rs, match = r.rs, r.match
-    if rs is None or match is None:
+    rnd, teams = r.round, r.team_totals
+    if rnd is None or not teams:
         return []
     target = f"{arrow}{r.variants.target} "
-    teams = match.named_totals(rs.names)
-    mine = team_of(rs.me, rs.variants) if rs.me is not None else None
+    mine = team_of(rnd.me, rnd.variants) if rnd.me is not None else None
     cut = max(len(n) for n, _ in teams)
 
     def width(cut: int) -> int:
@@ -124,31 +124,32 @@ def scores_line(r: Replica, room: int, *, sep: str = " · ", arrow: str = "  →
 
 
 # ----------------------------------------------------------------- foundations
-def _piles(rs: RoundState, suit: int) -> list[Pile]:
+def _piles(rnd: RoundView, suit: int) -> list[Pile]:
     """A suit's started piles in the order they were started, so none ever jumps."""
-    piles = [p for p in rs.log.piles.values() if p.stays and p.suit == suit]
+    piles = [p for p in rnd.foundations.piles.values() if p.stays and p.suit == suit]
     return sorted(piles, key=lambda p: p.stays[0].key)
 
 
 def foundations_title(ctl: Controller) -> StyleAndTextTuples:
-    rs = ctl.replica.rs
-    if rs is None:
+    rnd = ctl.view.round
+    if rnd is None:
         return [("class:rule.title", "Foundations")]
-    started = sum(1 for p in rs.log.piles.values() if p.stays)
+    log = rnd.foundations
+    started = sum(1 for p in log.piles.values() if p.stays)
     return [("class:rule.title", "Foundations"),
-            ("class:dim", f" · {counted(started, 'pile')} · {rs.log.completed()} complete"
+            ("class:dim", f" · {counted(started, 'pile')} · {log.completed()} complete"
                           " · … = may still bounce")]
 
 
 def foundation_row(ctl: Controller, suit: int) -> StyleAndTextTuples:
     """One suit: the top card of each of its piles; completed piles counted at the end."""
-    rs = ctl.replica.rs
+    rnd = ctl.view.round
     click = on_click(ctl.click_foundations)
     out: StyleAndTextTuples = [(f"class:suit.{suit}", f"  {SUITS[suit]} "), ("", "│", click)]
-    if rs is None:
+    if rnd is None:
         return out
     done = 0
-    for pile in _piles(rs, suit):
+    for pile in _piles(rnd, suit):
         if pile.complete:
             done += 1
             continue
@@ -165,40 +166,41 @@ def foundation_row(ctl: Controller, suit: int) -> StyleAndTextTuples:
 # -------------------------------------------------------------------- players
 def players(ctl: Controller) -> StyleAndTextTuples:
     """One row per other player: Nerts cards left, cards up, stuck, connection health."""
-    r = ctl.replica
-    rs = r.rs
-    if rs is None:
+    r = ctl.view
+    rnd = r.round
+    if rnd is None:
         return []
     out: StyleAndTextTuples = []
-    names = [name + (" (partner)" if rs.me is not None and partners(seat, rs.me, rs.variants)
-                     else "") for seat, name in enumerate(rs.names)]
+    me, views, log, stuck = rnd.me, rnd.views, rnd.foundations, rnd.stuck
+    names = [name + (" (partner)" if me is not None and partners(seat, me, rnd.variants)
+                     else "") for seat, name in enumerate(rnd.names)]
     width = max(len(n) for n in names)
     for seat, name in enumerate(names):
-        if seat == rs.me:
+        if seat == me:
             continue
         if out:
             out.append(("", "\n"))
         out.append(("class:label", f"  {name:<{width}}  "))
-        view = rs.views.get(seat)
+        view = views.get(seat)
         if view is None:
             out.append(("class:dim", "Nerts 13 · waiting for their first view "))
         else:
             out.append(("", f"Nerts {view.nerts:>2} "))
             out += [card_or_gap(view.top), ("", "   waste "), card_or_gap(view.waste)]
             out.append(("", f"   stock {view.stock:>2}"))
-        out.append(("", f"   up {rs.log.cards_of(seat):>2}   "))
-        if seat < len(rs.stuck) and rs.stuck[seat]:
+        out.append(("", f"   up {log.cards_of(seat):>2}   "))
+        if seat < len(stuck) and stuck[seat]:
             out.append(("class:warn", "stuck  "))
-        out.append(_health(r, rs, seat))
+        out.append(_health(r, rnd, seat))
     return out
 
 
-def _health(r: Replica, rs: RoundState, seat: int) -> tuple[str, str]:
-    if seat in rs.flagged:
+def _health(r: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
+    if seat in rnd.flagged:
         return ("class:msg.error", "flagged")
-    if seat not in rs.live:
+    if seat not in rnd.live:
         return ("class:msg.error", "dropped")
-    heard = r.last_heard.get(rs.keys[seat])
+    heard = r.heard_at(rnd.keys[seat])
     if heard is None or r.now - heard > SILENT_AFTER:
         return ("class:warn", "silent")
     return ("class:good", "ok")
@@ -206,17 +208,19 @@ def _health(r: Replica, rs: RoundState, seat: int) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------- you
 def you_title(ctl: Controller) -> StyleAndTextTuples:
-    rs = ctl.replica.rs
-    if ctl.replica.watching:
+    view = ctl.view
+    rnd = view.round
+    if view.watching:
         return [("class:rule.title", "Watching"),
                 ("class:dim", " · read-only: you follow the table and check every play")]
-    if rs is None or rs.me is None:
+    if rnd is None or rnd.me is None:
         return [("class:rule.title", "You")]
-    tab = rs.tab
+    me, tab = rnd.me, rnd.tableau
     left = len(tab.nerts) if tab else 13
-    shared = " · two of you play it" if rs.variants.teams == "share" else ""
-    return [("class:rule.title", f"You: {rs.names[rs.me]}"),
-            ("class:dim", f" · up {rs.log.cards_of(rs.me)} · {left} in your Nerts pile{shared}")]
+    shared = " · two of you play it" if rnd.variants.teams == "share" else ""
+    return [("class:rule.title", f"You: {rnd.names[me]}"),
+            ("class:dim", f" · up {rnd.foundations.cards_of(me)} · {left} in your Nerts pile"
+                          f"{shared}")]
 
 
 def _key(keys: KeyMap, action: Action) -> tuple[str, str]:
@@ -296,8 +300,9 @@ def work_row(ctl: Controller, keys: KeyMap, pile_no: int) -> StyleAndTextTuples:
 def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     """What the player is doing: the selection, cards in the air, a vote, a Nerts chance."""
     tab = ctl.tableau()
-    rs = ctl.replica.rs
-    if tab is None or rs is None:
+    view = ctl.view
+    rnd = view.round
+    if tab is None or rnd is None:
         return []
     out: StyleAndTextTuples = [("", "  ")]
     sel = ctl.selected()
@@ -313,12 +318,12 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     elif tab.can_call_nerts():
         out.append(("class:good", f"Your Nerts pile is empty: {label(keys, Action.CALL)} "
                                   "calls Nerts!   "))
-    if ctl.replica.voted:
+    if view.voted:
         # At a shared tableau the vote is the seat's: the partner may have cast it.
-        who = "Your tableau is" if rs.variants.teams == "share" else "You"
+        who = "Your tableau is" if rnd.variants.teams == "share" else "You"
         out.append(("class:warn",
                     f"{who} voted stuck ({label(keys, Action.STUCK)} withdraws)   "))
-    elif (waiting := _waiting_on_me(rs, tab)) and ctl.replica.can_move():
+    elif (waiting := _waiting_on_me(rnd, tab)) and view.can_move():
         out.append(("class:warn", f"No move left: {label(keys, Action.STUCK)} votes stuck "
                                   f"({counted(waiting, 'player')} waiting on you)   "))
     if tab.in_flight:
@@ -329,12 +334,13 @@ def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     return out
 
 
-def _waiting_on_me(rs: RoundState, tab: Tableau) -> int:
+def _waiting_on_me(rnd: RoundView, tab: Tableau) -> int:
     """How many others voted stuck while the game sees no move for me either (0: none,
     or I have a move, or a card of mine is still in the air and may come back)."""
-    waiting = sum(1 for seat in rs.live if seat != rs.me and seat < len(rs.stuck)
-                  and rs.stuck[seat])
-    if not waiting or tab.in_flight or not is_stuck(tab, rs.log):
+    stuck = rnd.stuck
+    waiting = sum(1 for seat in rnd.live if seat != rnd.me and seat < len(stuck)
+                  and stuck[seat])
+    if not waiting or tab.in_flight or not is_stuck(tab, rnd.foundations):
         return 0
     return waiting
 
@@ -350,7 +356,8 @@ def messages(state: UiState) -> StyleAndTextTuples:
 
 
 def hints(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
-    if ctl.replica.watching:
+    view = ctl.view
+    if view.watching:
         return [("", " "), ("class:dim", "watching  "), ("class:key", label(keys, Action.HELP)),
                 ("class:dim", " help  "), ("class:key", label(keys, Action.QUIT)),
                 ("class:dim", " leave")]
@@ -362,7 +369,7 @@ def hints(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
         (label(keys, Action.STUCK), "stuck"),
         (label(keys, Action.CALL), "Nerts!"),
     ]
-    if ctl.replica.variants.lone_rotate:
+    if view.variants.lone_rotate:
         parts.append((label(keys, Action.ROTATE), "rotate"))
     parts += [(label(keys, Action.HELP), "help"), (label(keys, Action.QUIT), "quit")]
     out: StyleAndTextTuples = [("", " ")]

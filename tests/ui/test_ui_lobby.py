@@ -252,7 +252,7 @@ def test_solo_from_the_lobby_deals_against_bots_with_a_lan_delay() -> None:
             assert h.ui is not None
             table = h.ui.ctl.session
             assert isinstance(table, LocalTable) and table._delay == SOLO_DELAY
-            assert len(h.ui.ctl.replica.seats) == 4  # you and three bots
+            assert len(h.ui.ctl.view.seats) == 4  # you and three bots
             await h.press("?")
             assert "host: change the rules" in h.screen()
     asyncio.run(main())
@@ -271,7 +271,7 @@ def test_solo_share_a_deck_asks_for_three_tableaux() -> None:
             await h.press(ENTER)
             await h.shows("Fingerprint")
             assert "two players play each tableau together" in h.screen()
-            assert h.ui is not None and len(h.ui.ctl.replica.seats) == 3
+            assert h.ui is not None and len(h.ui.ctl.view.seats) == 3
     asyncio.run(main())
 
 

@@ -52,10 +52,10 @@ def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_ro
     keys = resolve_keys({})[0]
 
     def hints() -> str:
-        return "".join(text for _style, text, *_ in between_hints(guest, keys))
+        return "".join(text for _style, text, *_ in between_hints(guest.view(), keys))
 
     def lobby_text() -> str:
-        return "".join(text for _style, text, *_ in lobby(guest, keys, None))
+        return "".join(text for _style, text, *_ in lobby(guest.view(), keys, None))
 
     assert "Waiting for p0 to deal: the host starts each round" in lobby_text()
     assert net.run(lambda: all(guest.ready.get(s.key) for s in guest.seats
@@ -240,7 +240,7 @@ def test_refusals_are_the_replicas_reasons() -> None:
     ctl = Controller(GuestSeat())
     ctl.pile_key(0)
     assert ctl.state.lines[-1].text == "No round is being played"
-    assert ctl.replica.blocked() == "no round is being played"
+    assert ctl.view.blocked() == "no round is being played"
 
 
 def test_variant_fields_read_back_to_the_same_variants() -> None:

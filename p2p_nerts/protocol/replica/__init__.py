@@ -3,7 +3,8 @@
 A package so that each part of the replica's work can live in its own small
 module; callers import from here and need not know the module map. A front
 end drives it with command values (``Move``, ``Turn``, ``VoteStuck``...)
-through :meth:`Replica.handle`.
+through :meth:`Replica.handle`, and reads it through the read-only
+:class:`TableView` that :meth:`Replica.view` returns.
 """
 
 from ._base import (
@@ -39,6 +40,7 @@ from ._commands import (
 )
 from ._replica import Replica
 from ._state import Ordered, RoundState
+from ._view import RoundView, TableView
 
 __all__ = [
     "COUNTDOWN",
@@ -62,10 +64,12 @@ __all__ = [
     "Replica",
     "RotateAlone",
     "RoundState",
+    "RoundView",
     "SeatLost",
     "Send",
     "SetReady",
     "StartRound",
+    "TableView",
     "Turn",
     "TurnAway",
     "VoteStuck",

@@ -143,6 +143,7 @@ from ._commands import (
 )
 from ._order import Finality, final_event
 from ._state import Ordered, RoundState, index_of, void
+from ._view import TableView
 
 
 class Replica:
@@ -587,6 +588,10 @@ class Replica:
 
     def can_move(self) -> bool:
         return self.blocked() is None
+
+    def view(self) -> TableView:
+        """This table as a front end reads it: read-only (see ``_view``)."""
+        return TableView(self)
 
     def _behind(self, rs: RoundState) -> bool:
         """After a restart: not every live peer heard from yet, or entries still missing."""

@@ -1,0 +1,250 @@
+"""What a front end reads of its replica: a narrow, read-only view.
+
+A screen, a bot or a headless runner reads the table through a
+:class:`TableView` (``Replica.view()``) and acts on it only with commands
+(``Move``, ``Turn``...), so that the replica's own state (``RoundState`` and
+the facade's attributes) can change shape without any front end noticing.
+
+The view holds no copy: each property reads the replica when asked. A screen
+redrawn after every call into the replica thus never shows a stale value and
+costs no more than reading the replica itself did; nothing needs rebuilding
+on the replica's side, where every received frame counts. Collections come
+out read-only (tuples, frozensets, mapping proxies); the values in them are
+frozen.
+
+Two objects are handed out as they are, for reading only: the player's own
+:class:`~p2p_nerts.game.tableau.Tableau` (``RoundView.tableau``) and the
+round's :class:`~p2p_nerts.game.foundations.FoundationLog`
+(``RoundView.foundations``). Copying them on every frame would cost more than
+the frame; the game's helpers (``best_target``, ``is_stuck``...) take them as
+they are. A front end never changes either: it sends the command, and the
+replica moves the card, signs the play and journals it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from ...game.foundations import FoundationLog, PlayKey
+from ...game.scoring import SeatRound
+from ...game.tableau import Tableau
+from ...game.variants import Variants
+from ..messages import Seat, View
+from ._base import Phase
+from ._state import RoundState
+
+if TYPE_CHECKING:
+    from ._replica import Replica
+
+
+class RoundView:
+    """One round as a front end sees it (the current round, or the one before)."""
+
+    __slots__ = ("_rs",)
+
+    def __init__(self, rs: RoundState) -> None:
+        self._rs = rs
+
+    @property
+    def number(self) -> int:
+        return self._rs.number
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Each seat's name, by seat."""
+        return self._rs.names
+
+    @property
+    def keys(self) -> tuple[bytes, ...]:
+        """Each seat's key, by seat."""
+        return self._rs.keys
+
+    @property
+    def me(self) -> int | None:
+        """My seat in this round, or None (watching, or seated after it was dealt)."""
+        return self._rs.me
+
+    @property
+    def variants(self) -> Variants:
+        """The rules this round is played by (the table's may have changed since)."""
+        return self._rs.variants
+
+    @property
+    def tableau(self) -> Tableau | None:
+        """My tableau, the replica's own: to read, never to change (see the module)."""
+        return self._rs.tab
+
+    @property
+    def foundations(self) -> FoundationLog:
+        """The shared foundations, the replica's own: to read, never to change."""
+        return self._rs.log
+
+    @property
+    def views(self) -> Mapping[int, View]:
+        """What each other seat last showed of its tableau: seat → its VIEW."""
+        return MappingProxyType(self._rs.views)
+
+    @property
+    def stuck(self) -> tuple[bool, ...]:
+        """Each seat's stuck vote, by seat, as the total order has it."""
+        return tuple(self._rs.stuck)
+
+    @property
+    def live(self) -> frozenset[int]:
+        """The seats still in the round."""
+        return frozenset(self._rs.live)
+
+    @property
+    def flagged(self) -> Mapping[int, str]:
+        """Seats caught cheating or in error this round: seat → why."""
+        return MappingProxyType(self._rs.flagged)
+
+    @property
+    def rotations(self) -> int:
+        """All-stuck rotations so far this round."""
+        return self._rs.rotations
+
+    @property
+    def play_from(self) -> float | None:
+        """When the countdown ends and play begins (the replica's clock), once dealt."""
+        return self._rs.play_from
+
+    @property
+    def started(self) -> bool:
+        """Whether the countdown is over on this peer."""
+        return self._rs.started
+
+    @property
+    def call(self) -> PlayKey | None:
+        """The Nerts call that ended the round: its (Lamport, seat)."""
+        return self._rs.call
+
+    @property
+    def end(self) -> str | None:
+        """How the round ended, "nerts" or "deadlock"; None while it runs."""
+        return self._rs.end
+
+    @property
+    def results(self) -> tuple[SeatRound, ...]:
+        """Each seat's scored round, once every audit is in; () before."""
+        return self._rs.results
+
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        """The audit's word on each seat, by seat ("" for a clean one)."""
+        return self._rs.verdicts
+
+
+class TableView:
+    """The table as a front end sees it: the replica's state, read-only.
+
+    Build one with ``Replica.view()``; it stays valid as long as the replica,
+    and each read is the replica's state at that moment.
+    """
+
+    __slots__ = ("_r",)
+
+    def __init__(self, replica: Replica) -> None:
+        self._r = replica
+
+    @property
+    def phase(self) -> Phase:
+        return self._r.phase
+
+    @property
+    def now(self) -> float:
+        """The time of the replica's last call, on the clock its shell passes in."""
+        return self._r.now
+
+    @property
+    def round(self) -> RoundView | None:
+        """The latest round, from the ROSTER that opens it (shuffle, play, scoring)
+        until the next one opens; None before the first."""
+        rs = self._r.rs
+        return RoundView(rs) if rs is not None else None
+
+    def round_of(self, number: int) -> RoundView | None:
+        """Round ``number``, if it is the current or the previous round: one call
+        can close a round and deal the next, and its end is read after."""
+        rs = self._r.round_state(number)
+        return RoundView(rs) if rs is not None else None
+
+    @property
+    def watching(self) -> bool:
+        """Whether this replica only watches the table (a spectator has no seat)."""
+        return self._r.watching
+
+    @property
+    def is_host(self) -> bool:
+        return self._r.is_host
+
+    @property
+    def host_key(self) -> bytes:
+        return self._r.host_key
+
+    @property
+    def my_key(self) -> bytes:
+        return self._r.me.public_key
+
+    @property
+    def my_seat(self) -> int | None:
+        """My seat in the current round, else in the host's last ROSTER, else None."""
+        return self._r.my_seat
+
+    @property
+    def seats(self) -> tuple[Seat, ...]:
+        """Who sits at the table, in seat order (the host's last ROSTER)."""
+        return self._r.seats
+
+    def ready(self, key: bytes) -> bool:
+        """Whether ``key``'s player last said it is ready for the next deal."""
+        return self._r.ready.get(key, False)
+
+    def heard_at(self, key: bytes) -> float | None:
+        """When ``key``'s peer was last heard from, on the replica's clock; None if never."""
+        return self._r.last_heard.get(key)
+
+    @property
+    def variants(self) -> Variants:
+        """The table's rules for the next round (the host's last SETTINGS)."""
+        return self._r.variants
+
+    @property
+    def countdown(self) -> float:
+        """Seconds between the deal and the first move."""
+        return self._r.countdown
+
+    @property
+    def drop_after(self) -> float:
+        """Seconds of silence after which a seat is voted out of a round."""
+        return self._r.drop_after
+
+    @property
+    def totals(self) -> tuple[int, ...] | None:
+        """Each seat's running total (the current round's seats), None before a deal."""
+        match = self._r.match
+        return tuple(match.totals) if match is not None else None
+
+    @property
+    def team_totals(self) -> tuple[tuple[str, int], ...]:
+        """Each team's name and total, in team order (each player's, without teams):
+        what wins. Empty before the first deal."""
+        match, rs = self._r.match, self._r.rs
+        if match is None or rs is None:
+            return ()
+        return tuple(match.named_totals(rs.names))
+
+    @property
+    def voted(self) -> bool:
+        """Whether my seat's stuck vote is on (cast by me, or by my partner at a
+        shared tableau)."""
+        return self._r.voted
+
+    def blocked(self) -> str | None:
+        """Why my moves would be refused right now (for a screen to say), or None."""
+        return self._r.blocked()
+
+    def can_move(self) -> bool:
+        return self._r.can_move()
