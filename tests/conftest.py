@@ -3,9 +3,9 @@
 Tests live by layer: ``game``, ``protocol`` and ``ui`` run in memory (no
 sockets, no processes) and, but for the long randomised sweeps (marked
 ``sweep``), carry the ``fast`` marker, so ``pytest -m fast`` checks the pure
-core alone in well under a minute; ``net`` opens real sockets on 127.0.0.1 and
-``system`` runs whole programs (peer processes, the terminal, the namespace
-lab). Each test is marked with its layer's name too.
+core alone, quickly enough to run after every change; ``net`` opens real
+sockets on 127.0.0.1 and ``system`` runs whole programs (peer processes, the
+terminal, the namespace lab). Each test is marked with its layer's name too.
 """
 
 from __future__ import annotations
