@@ -9,6 +9,7 @@ through :meth:`Replica.handle`.
 from ._base import (
     COUNTDOWN,
     DROP_AFTER,
+    EPHEMERAL,
     HEARTBEAT,
     LINK_TYPES,
     MAX_AUTHORS,
@@ -43,6 +44,7 @@ from ._state import Ordered, RoundState
 __all__ = [
     "COUNTDOWN",
     "DROP_AFTER",
+    "EPHEMERAL",
     "HEARTBEAT",
     "LINK_TYPES",
     "MAX_AUTHORS",
