@@ -11,6 +11,7 @@ peer still holds.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
@@ -149,3 +150,28 @@ def test_a_snapshot_is_taken_up_once_and_only_from_the_host() -> None:
     assert [r.data for r in out.journal] == [frame]  # journaled: a restart takes it up too
     again = late.receive(frame, net.now, via=host.me.public_key)
     assert again.journal == [] and late.rs.number == 2
+
+
+def test_a_snapshot_it_cannot_take_up_is_said_once_and_changes_nothing() -> None:
+    """A peer that has begun the snapshot's round yet holds less than it names
+    (entries it had acknowledged, lost since) cannot replay what the table has
+    forgotten: it says so once, and stays where it is."""
+    net = _long_game(seed=46, rounds=3)
+    host = net.replicas[0]
+    key = host.me.public_key
+    late = Replica(Identity.from_seed(b"\x46" * 32, "Cy"), TABLE_ID, key)
+    [frame] = _ask(late.me, host, key, 1, net.now)
+    late.receive(frame, net.now, via=key)
+    assert late.rs is not None and late.rs.number == 2
+    snapshot = parse_payload(MsgType.SNAPSHOT, open_entry(frame).payload)
+    assert isinstance(snapshot, Snapshot)
+    held = late.authors[key].delivered
+    ahead = replace(snapshot, heads=tuple(h._replace(seq=h.seq + 5) if h.author == key else h
+                                          for h in snapshot.heads))
+    signed = seal_message(host.me, ahead, table_id=TABLE_ID, round=3, seq=host.seq,
+                          lamport=host.clock.time, prev=host.authors[key].head).raw
+    outs = [late.receive(signed, net.now, via=key) for _ in range(2)]
+    notices = [e.text for out in outs for e in out.events if isinstance(e, ev.Notice)]
+    assert len(notices) == 1 and "cannot catch up" in notices[0]
+    assert all(out.journal == [] for out in outs)
+    assert late.rs.number == 2 and late.authors[key].delivered == held
