@@ -23,6 +23,7 @@ from .game.variants import Variants
 from .protocol.botdriver import BotDriver
 from .protocol.events import Event, GameOver, Notice
 from .protocol.identity import Identity
+from .protocol.journal import Kind, Record
 from .protocol.messages import MAX_DROP_AFTER_MS
 from .protocol.replica import Command, Open, Outbound, Replica
 from .store import SOLO, Store, StoreError
@@ -126,6 +127,9 @@ class LocalTable:
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
         self._store = store
+        #: The player's seat's journal (only kept, never written): the history's
+        #: record is made from it, as the replica forgets finished rounds.
+        self._journal: list[Record] = []
         now = self._clock()
         for i, r in enumerate(self._replicas):
             # One at a time, so the bots sit down in the order of their names;
@@ -182,13 +186,14 @@ class LocalTable:
 
         try:
             keep(self._store, self.replica, f"{self.replica.me.name}'s solo table",
-                 time.time(), flags=(SOLO,))
+                 time.time(), flags=(SOLO,), journal=self._journal)
         except StoreError as exc:
             for listener in self._listeners:
                 listener(Notice(f"Cannot keep the game in your history: {exc}"))
 
     def _route(self, sender: int, out: Outbound) -> None:
         if sender == 0:
+            self._journal += (r for r in out.journal if r.kind is Kind.ENTRY)
             for event in out.events:
                 for listener in self._listeners:
                     listener(event)

@@ -43,7 +43,8 @@ the peers rejected (the sum of their counters, by reason), the honest peers
 flagged (any is a bug), the rounds completed (agreed by every
 peer), divergences (peers that computed another result: must be 0), rounds a
 peer left without seeing them agreed, and each peer's resident memory (VmRSS)
-at the first round and at the end. Exit status 0 when every round was
+at the first round and at the end, after rounds 1, 5 and every tenth (noted as
+the host writes each round), and the last against round 5. Exit status 0 when every round was
 completed with no divergence and no card, audit or comeback problem.
 
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
@@ -285,6 +286,8 @@ class Report:
     crash: dict[str, Any] = field(default_factory=dict)
     rss_start_kb: dict[str, int] = field(default_factory=dict)
     rss_end_kb: dict[str, int] = field(default_factory=dict)
+    #: Each peer's VmRSS as the host wrote each round's summary line.
+    rss_by_round_kb: dict[int, dict[str, int]] = field(default_factory=dict)
     adversary: dict[str, Any] = field(default_factory=dict)
     #: --kills: each kill (peer, round, how long down) and how its --resume went:
     #: "back", or the one line the peer said when it would not come back.
@@ -319,6 +322,16 @@ def rss_kb(peer: PeerProcess) -> int:
         return 0
     line = next((x for x in status.splitlines() if x.startswith("VmRSS:")), "VmRSS: 0 kB")
     return int(line.split()[1])
+
+
+async def sample_rss(table: PeerTable, report: Report) -> None:
+    """Note every peer's VmRSS as the host writes each round's line (until cancelled)."""
+    number = 1
+    while True:
+        while round_line(table.peers[0], number) is not None:
+            report.rss_by_round_kb[number] = {p.name: rss_kb(p) for p in table.peers}
+            number += 1
+        await asyncio.sleep(0.5)
 
 
 def summary_lines(peer: PeerProcess) -> list[dict[str, Any]]:
@@ -558,8 +571,10 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
                                                   "--inside", args.adversary, "--")
     liar = report.liar
     began = time.monotonic()
+    sampler: asyncio.Task[None] | None = None
     try:
         await table.start()
+        sampler = asyncio.get_running_loop().create_task(sample_rss(table, report))
         await wait_until(lambda: all("round 1 starts" in p.log.read_text() for p in table.peers),
                          60, table, "round 1", liar)
         report.rss_start_kb = {p.name: rss_kb(p) for p in table.peers}
@@ -589,6 +604,8 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
             await peer.wait(90)  # closing after a long game takes a while on a busy machine
     finally:
         report.seconds = round(time.monotonic() - began, 1)
+        if sampler is not None:
+            sampler.cancel()
         await table.close()
     report.faults = fault_counts(table, killed=len(report.kills) or (1 if report.crash else 0))
     report.tracebacks = sum(p.log.read_text(errors="replace").count("Traceback")
@@ -630,6 +647,18 @@ def show(report: Report) -> None:
     print("VmRSS MB, first round -> end: " + ", ".join(
         f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
         for name, kb in report.rss_end_kb.items()))
+    by_round = report.rss_by_round_kb
+    shown = sorted({n for n in by_round if n in (1, 5) or n % 10 == 0} | {max(by_round, default=0)}
+                   - {0})
+    for number in shown:
+        print(f"VmRSS MB after round {number}: " + ", ".join(
+            f"{name} {kb / 1024:.1f}" for name, kb in by_round[number].items()))
+    fifth = by_round.get(5)
+    if fifth and by_round and max(by_round) > 5:
+        last = by_round[max(by_round)]
+        print(f"VmRSS after round {max(by_round)} against round 5: " + ", ".join(
+            f"{name} {last[name] / kb - 1:+.1%}" for name, kb in fifth.items()
+            if kb and last.get(name)))
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.replica import Open, Outbound, Phase, Replica, StartRound
+from p2p_nerts.records.record import GameRecord, record_of
 
 
 def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
@@ -22,6 +23,12 @@ def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
     for join in newcomer.receive(ack, now, via=host.me.public_key).sends:
         out.extend(host.receive(join.data, now))
     return out
+
+
+def game_record(net: MemNet, k: int, table: str, saved_at: float) -> GameRecord:
+    """Replica ``k``'s record of the game: what it still holds and what it journaled
+    (as a node makes it: a replica forgets finished rounds)."""
+    return record_of(net.replicas[k], table, saved_at, net.journals[k])
 
 
 def replica_with(**options: Any) -> Callable[..., Replica]:

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..game.variants import Variants
 from ..protocol import events as ev
@@ -58,6 +58,9 @@ from .interfaces import Interfaces
 from .link import Link, LinkError, Refused
 from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
 from .wire import NET_VERSION, Info, WireError, format_address, parse_address
+
+if TYPE_CHECKING:
+    from ..records.record import GameRecord
 
 __all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
            "fingerprint_hex"]
@@ -190,6 +193,7 @@ class NetSession:
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
         self._ended_at: float | None = None  # when the game ended (Unix time), once it has
+        self._record: GameRecord | None = None  # its record, as the game ended
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -623,6 +627,9 @@ class NetSession:
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._ended_at = time.time()
+            # Copied now, while the journal holds the rounds the replica has
+            # forgotten: it goes with finish_table, before the others have signed.
+            self._record = self._journaled_record()
             self._keep_when_signed()
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
@@ -802,20 +809,24 @@ class NetSession:
     def _keep_game(self) -> asyncio.Future[None] | None:
         """Put the game in the player's history, with its record (see ``records``).
 
-        The record is copied now; its replay (every signature and audit
-        checked again) runs in a worker thread, and the store is written
-        back here, on the event loop, like every other write.
+        The record is copied now, from the replica (the last rounds) and the
+        journal (the rounds it has forgotten; at the game's end, before the
+        journal goes), or from the copy made then; its replay (every
+        signature and audit checked again) runs in a worker thread, and the
+        store is written back here, on the event loop, like every other write.
         """
         # Here, not at the top: records reads its summaries through net.headless.
         from ..records.history import Kept, to_keep
-        from ..records.record import record_of
+        from ..records.record import merged, record_of
 
         r = self._replica
         if self._store is None or r is None or r.match is None:
             return None
-        # Dated at the game's end, however long the seat stays (the standings' window);
-        # a game given up is dated as it is left.
-        record = record_of(r, self.table_name, self._ended_at or time.time())
+        if self._record is None:  # a game given up before its end
+            self._record = self._journaled_record()
+        assert self._record is not None
+        record = merged(record_of(r, self.table_name, self._record.saved_at),
+                        self._record.entries)
         loop = asyncio.get_running_loop()
         reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
 
@@ -835,6 +846,22 @@ class NetSession:
 
         reckoned.add_done_callback(done)
         return asyncio.ensure_future(_settled(reckoned))
+
+    def _journaled_record(self) -> GameRecord | None:
+        """The game's record from the replica (its last rounds) and the journal (the
+        rounds it has forgotten), dated at the game's end, however long the seat
+        stays (the standings' window reads it); a game given up is dated as left."""
+        from ..records.record import record_of
+
+        r = self._replica
+        if self._store is None or r is None:
+            return None
+        try:
+            journal = self._store.records(r.table_id)
+        except JournalError as exc:
+            _log.error("cannot read the game's journal for its record: %s", exc)
+            journal = []
+        return record_of(r, self.table_name, self._ended_at or time.time(), journal)
 
     def _keep_when_signed(self) -> None:
         """Put the game in the history once every seat that finished it has signed its

@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 7
+NET_VERSION = 8
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -71,7 +71,8 @@ seat without an audit as "unaudited" (no points), voids a round ended by a
 Nerts call its audit does not bear out, counts only foundation plays that
 stayed as progress against a deadlock, and makes a drop take effect at a point
 of the total order: a v6 peer would read the same entries apart, or flag an
-honest v7 seat.
+honest v7 seat. v8 adds SNAPSHOT: peers forget finished rounds, and a v7
+peer asking for one would wait forever for entries nobody sends.
 Either way the other peer is told the versions differ before anything else.
 """
 

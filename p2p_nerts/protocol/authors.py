@@ -47,11 +47,14 @@ class AuthorLog:
     delivered: int = 0  # highest seq delivered, all below it delivered too
     lamport: int = 0  # Lamport time of the last delivered entry
     head: bytes = GENESIS  # signature of the last delivered entry: what the next one names
-    #: Delivered entries, kept to resend, all of them: a newcomer, or a peer
-    #: back from a long outage, catches up by replaying every author from its
-    #: first entry. Kept as frames only: the decoded entry (payload maps, an
-    #: AUDIT's move list) is about 5x bigger, and nothing reads it once delivered.
+    #: Delivered entries above ``floor``, kept to resend: those of the rounds the
+    #: table may still need (see :meth:`prune`). Kept as frames only: the
+    #: decoded entry (payload maps, an AUDIT's move list) is about 5x bigger,
+    #: and nothing reads it once delivered.
     entries: dict[int, bytes] = field(default_factory=dict)
+    #: Entries up to this seq are no longer held: pruned, or never had (taken
+    #: up from a snapshot). A peer asking for one gets the host's snapshot.
+    floor: int = 0
     held: dict[int, Entry] = field(default_factory=dict)  # arrived early
     claimed: int = 0  # highest seq this author is known to have sent
     #: The highest seq and the latest Lamport time the author's own ACKs gave:
@@ -82,6 +85,33 @@ class AuthorLog:
         self.lamport = max(self.lamport, entry.lamport)
         self.entries[entry.seq] = entry.raw
         self.head = entry.signature
+
+    def prune(self, upto: int) -> None:
+        """Forget the delivered entries before ``upto``: rounds every seat holds.
+
+        The one at ``upto`` stays: a seat that holds that far names it in its
+        ACK marks, which count once checked against our entry of that number.
+        The chain head, the delivered number and the Lamport time stay, which
+        is all that sequencing, the chain and the clock rules read; only the
+        proof of a fork under a forgotten number is lost (a second entry
+        under it is an old replay now, and ignored).
+        """
+        upto = min(upto, self.delivered)
+        if upto - 1 > self.floor:
+            self.entries = {seq: frame for seq, frame in self.entries.items() if seq >= upto}
+            self.floor = upto - 1
+
+    def take_up(self, seq: int, lamport: int, head: bytes) -> None:
+        """Go on from entry ``seq`` (Lamport time ``lamport``, id ``head``) without
+        holding it or anything before it: a snapshot's word for where the chain
+        stood. Nothing changes if we hold that far already."""
+        if seq <= self.delivered:
+            return
+        self.delivered = self.floor = seq
+        self.lamport, self.head = lamport, head
+        self.entries = {}
+        self.held = {s: entry for s, entry in self.held.items() if s > seq}
+        self.claimed = max(self.claimed, seq)
 
     def follows(self, entry: Entry) -> bool:
         """Whether the next entry to deliver names our head as its predecessor."""

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_REASON",
     "MAX_RESEND",
     "MAX_SEATS",
+    "MAX_SNAPSHOT_KEYS",
     "MIN_DROP_AFTER_MS",
     "TEAMS",
     "WORK_PILES",
@@ -47,6 +48,7 @@ __all__ = [
     "Fork",
     "Go",
     "Goodbye",
+    "Head",
     "Hello",
     "Join",
     "Leave",
@@ -62,8 +64,10 @@ __all__ = [
     "Roster",
     "Seat",
     "Settings",
+    "Snapshot",
     "Stuck",
     "Summary",
+    "Total",
     "Verdict",
     "View",
     "link_message",
@@ -83,6 +87,7 @@ MAX_SRC = 1 + WORK_PILES  # 0 = nerts pile, 1 = waste, 2..5 = work piles 0..3
 MAX_DECL = 63
 MAX_ACK_AUTHORS = 32
 MAX_RESEND = 1024
+MAX_SNAPSHOT_KEYS = 64  # authors (and players' totals) a SNAPSHOT names: a table tracks 64
 MAX_TARGET = 10_000
 MAX_APP_VERSION = 0xFFFF
 TEAMS = ("none", "pairs", "share")
@@ -124,6 +129,7 @@ class MsgType(enum.IntEnum):
     DROP = 42
     REFUSE = 43
     FORK = 44
+    SNAPSHOT = 45
     # game end
     RESULT = 50
 
@@ -317,14 +323,18 @@ class Roster(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
-        seats = []
-        for item in r.array("seats", MAX_SEATS, min_len=1):
-            key, name = _pair(item, "seats")
-            seats.append(Seat(_bytes(key, "seats", PUBLIC_KEY_LEN), _name(name, "seats")))
-        if len({s.key for s in seats}) != len(seats):
-            raise EnvelopeError("bad_field:seats")
-        return cls(tuple(seats))
+        return cls(_seats(_Reader(cls.KEYS, payload).array("seats", MAX_SEATS, min_len=1)))
+
+
+def _seats(items: list[object]) -> tuple[Seat, ...]:
+    """1..8 distinct seats (a ROSTER's, a SNAPSHOT's)."""
+    seats = []
+    for item in items:
+        key, name = _pair(item, "seats")
+        seats.append(Seat(_bytes(key, "seats", PUBLIC_KEY_LEN), _name(name, "seats")))
+    if len({s.key for s in seats}) != len(seats):
+        raise EnvelopeError("bad_field:seats")
+    return tuple(seats)
 
 
 @dataclass(frozen=True, slots=True)
@@ -745,6 +755,80 @@ def _frame(value: object, attr: str) -> bytes:
     return value
 
 
+class Head(NamedTuple):
+    """Where one author's chain stood: its entry `seq`, that entry's Lamport time
+    and its id (signature), which the author's next entry names."""
+
+    author: bytes
+    seq: int
+    lamport: int
+    id: bytes
+
+
+class Total(NamedTuple):
+    """One player's running total, by key (seats change between rounds)."""
+
+    key: bytes
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot(Payload):
+    """The table as round `round` began, for a peer behind what the others still hold.
+
+    Peers forget finished rounds (see docs/PROTOCOL.md, Pruning): the host
+    answers a RESEND for an entry it has forgotten with this instead, sent to
+    the asker alone. It is the host's state at the ROSTER that began `round`:
+    the seats that ROSTER gave, the rules and clocks, the game's totals and
+    rounds scored before it (`over`: that game had ended, a new one begins),
+    and each author's chain head at that point. The asker takes it up there
+    and replays what followed, which every peer still holds.
+    """
+
+    TYPE = MsgType.SNAPSHOT
+    KEYS: ClassVar[Mapping[str, str]] = {
+        "round": "r", "over": "o", "seats": "s", "settings": "c", "totals": "t",
+        "rounds": "n", "heads": "h",
+    }
+    round: int
+    over: bool
+    seats: tuple[Seat, ...]
+    settings: Settings
+    totals: tuple[Total, ...]
+    rounds: int
+    heads: tuple[Head, ...]
+
+    def to_wire(self) -> dict[str, object]:
+        wire = {key: _plain(getattr(self, attr)) for attr, key in self.KEYS.items()}
+        wire["c"] = self.settings.to_wire()
+        return wire
+
+    @classmethod
+    def from_wire(cls, payload: Mapping[str, object]) -> Self:
+        r = _Reader(cls.KEYS, payload)
+        settings = r.raw("settings")
+        if not isinstance(settings, Mapping):
+            raise EnvelopeError("bad_field:settings")
+        totals = []
+        for item in r.array("totals", MAX_SNAPSHOT_KEYS):
+            key, points = _pair(item, "totals")
+            totals.append(Total(_bytes(key, "totals", PUBLIC_KEY_LEN),
+                                _int(points, "totals", -MAX_INT, MAX_INT)))
+        _strictly_ascending([t.key for t in totals], "totals")
+        heads = []
+        for item in r.array("heads", MAX_SNAPSHOT_KEYS):
+            if type(item) is not list or len(item) != 4:
+                raise EnvelopeError("bad_field:heads")
+            author, seq, lamport, head = item
+            heads.append(Head(_bytes(author, "heads", PUBLIC_KEY_LEN),
+                              _int(seq, "heads", 1, MAX_INT), _int(lamport, "heads", 1, MAX_INT),
+                              _bytes(head, "heads", SIGNATURE_LEN)))
+        _strictly_ascending([h.author for h in heads], "heads")
+        return cls(r.integer("round", 1), r.flag("over"),
+                   _seats(r.array("seats", MAX_SEATS, min_len=1)), Settings.from_wire(settings),
+                   tuple(totals), r.integer("rounds"), tuple(heads))
+
+
 # -- game end -------------------------------------------------------------------
 
 
@@ -776,7 +860,7 @@ _BY_TYPE: dict[int, type[Payload]] = {
     for cls in (
         Hello, Join, Leave, Roster, Settings, Ready, Commit, Reveal, Go, Play,
         Ack, View, Stuck, Nerts, Summary, Audit, Verdict, Resend, Goodbye, Drop, Refuse,
-        Fork, Result,
+        Fork, Snapshot, Result,
     )
 }  # fmt: skip
 

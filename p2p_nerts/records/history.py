@@ -9,13 +9,14 @@ scores. Players are told apart by key fingerprint (names are not unique).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..game.scoring import Match, team_names, team_of
 from ..protocol import events as ev
 from ..protocol.identity import fingerprint_of
+from ..protocol.journal import Record
 from ..protocol.replica import Replica
 from ..store import Store
 from .record import GameRecord, RecordError, decode, encode, record_of
@@ -175,11 +176,12 @@ def round_to_replay(record: GameRecord, number: int | None) -> RoundReplay:
 
 
 def keep(store: Store, replica: Replica, table: str, saved_at: float,
-         flags: Sequence[str] = ()) -> int | None:
+         flags: Sequence[str] = (), journal: Iterable[Record] = ()) -> int | None:
     """Keep the game at ``replica``'s table in ``store`` (its summary and its whole
-    record); returns its number, or None when no round of it was scored. ``flags``
-    join the game's own (:data:`~p2p_nerts.store.SOLO`)."""
-    kept = to_keep(record_of(replica, table, saved_at), replica.me.public_key, flags)
+    record, with the rounds it forgot from its ``journal``); returns its number,
+    or None when no round of it was scored. ``flags`` join the game's own
+    (:data:`~p2p_nerts.store.SOLO`)."""
+    kept = to_keep(record_of(replica, table, saved_at, journal), replica.me.public_key, flags)
     return None if kept is None else kept.into(store)
 
 

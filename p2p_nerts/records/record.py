@@ -20,7 +20,8 @@ import msgpack
 
 from ..protocol.envelope import HEADER_LEN, MAGIC, MAX_ENTRY, TABLE_ID_LEN
 from ..protocol.identity import PUBLIC_KEY_LEN
-from ..protocol.replica import Replica
+from ..protocol.journal import Kind, Record
+from ..protocol.replica import EPHEMERAL, Replica
 
 FORMAT = "p2p-nerts record"
 VERSION = 1
@@ -43,10 +44,17 @@ class GameRecord:
     entries: tuple[bytes, ...]
 
 
-def record_of(replica: Replica, table: str, saved_at: float) -> GameRecord:
-    """Every signed entry the replica holds, of every author, in a canonical order."""
-    frames = [raw for log in replica.authors.values() for raw in log.entries.values()
-              if raw[:len(MAGIC)] == MAGIC]
+def record_of(replica: Replica, table: str, saved_at: float,
+              journal: Iterable[Record] = ()) -> GameRecord:
+    """Every signed entry of the game, of every author, in a canonical order.
+
+    The replica holds only the last rounds' entries (it forgets finished
+    rounds); its ``journal`` holds all it delivered, up to what was written.
+    The two together are the whole game.
+    """
+    frames = {raw for log in replica.authors.values() for raw in log.entries.values()
+              if raw[:len(MAGIC)] == MAGIC}
+    frames.update(r.data for r in journal if r.kind is Kind.ENTRY and _sequenced(r.data))
     return GameRecord(replica.table_id, replica.host_key, table, saved_at,
                       tuple(sorted(frames, key=_order)))
 
@@ -95,6 +103,13 @@ def decode(data: bytes) -> GameRecord:
     if not isinstance(entries, list) or not all(type(e) is bytes for e in entries):
         raise RecordError("the record's entries are damaged")
     return GameRecord(table_id, host, table, float(saved_at), tuple(entries))
+
+
+def _sequenced(raw: bytes) -> bool:
+    """Whether a journaled frame (checked when it came) is a sequenced entry: the
+    journal keeps some ephemeral ones too (ACKs, a snapshot taken up)."""
+    body = msgpack.unpackb(raw[HEADER_LEN:], raw=False)
+    return body[6] not in EPHEMERAL
 
 
 def _order(raw: bytes) -> tuple[int, bytes, bytes]:

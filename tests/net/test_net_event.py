@@ -22,11 +22,12 @@ from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
-from p2p_nerts.records.record import RecordError, decode, encode, record_of
+from p2p_nerts.records.record import RecordError, decode, encode
 from p2p_nerts.records.standings import Standings, tally
 from p2p_nerts.store import DB_FILE, Store
 
 from ..protocol.test_records import _game, _record, _resigned, _with
+from ..replica_harness import game_record
 from .test_net_session import LOCAL, bot_games, config
 
 pytestmark = pytest.mark.timeout(60)
@@ -87,9 +88,9 @@ def _forged() -> bytes:
 
 
 def test_standings_count_each_verified_game_once_and_never_a_forged_one() -> None:
-    first = encode(record_of(_game().replicas[0], "Table A", EVENING))
-    same = encode(record_of(_game().replicas[2], "Table A", EVENING))  # the same game
-    second = encode(record_of(_second_game().replicas[1], "Table B", EVENING + 60))
+    first = encode(game_record(_game(), 0, "Table A", EVENING))
+    same = encode(game_record(_game(), 2, "Table A", EVENING))  # the same game
+    second = encode(game_record(_second_game(), 1, "Table B", EVENING + 60))
     served = {"ana": [first], "cy": [same, second], "mallory": [_forged()]}
 
     async def scenario() -> list[tuple[str, bytes]]:
@@ -127,7 +128,7 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The lobby's standings (``LanTables.results``) count this player's own games
     beside what the network serves, and a network that cannot be asked is a line."""
-    served = encode(record_of(_second_game().replicas[1], "Table B", EVENING))
+    served = encode(game_record(_second_game(), 1, "Table B", EVENING))
     heard: list[float] = []
 
     async def network(interfaces: object, since: float, listen: float) -> list[tuple[str, bytes]]:
@@ -136,7 +137,7 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
 
     monkeypatch.setattr("p2p_nerts.net.results.collect", network)
     with Store(tmp_path / DB_FILE) as store:
-        keep(store, _game().replicas[1], "Table A", EVENING)
+        keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().journals[1])
         [own] = store.records_since(0.0)
         tables = LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK, store=store)
         found = asyncio.run(tables.results(EVENING - 60))
@@ -176,7 +177,8 @@ def test_nerts_event_counts_this_players_own_games(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     with Store(tmp_path / DB_FILE) as store:
-        keep(store, _game().replicas[1], "Table A", 4_000_000_000.0)  # not yet ended: in window
+        keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,  # not yet ended: in window
+             journal=_game().journals[1])
 
     async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
         return []
@@ -196,7 +198,7 @@ def test_nerts_event_counts_this_players_own_games(
 def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:
     """What ``nerts`` alone does beside its screen: an event view elsewhere finds the game."""
     with Store(tmp_path / DB_FILE) as store:
-        keep(store, _game().replicas[2], "Table A", EVENING)
+        keep(store, _game().replicas[2], "Table A", EVENING, journal=_game().journals[2])
         found: list[tuple[str, bytes]] = []
 
         async def event_view() -> None:  # until it hears this player's own record

@@ -33,6 +33,7 @@ from p2p_nerts.protocol.messages import (
     Fork,
     Go,
     Goodbye,
+    Head,
     Hello,
     Join,
     Leave,
@@ -48,8 +49,10 @@ from p2p_nerts.protocol.messages import (
     Roster,
     Seat,
     Settings,
+    Snapshot,
     Stuck,
     Summary,
+    Total,
     Verdict,
     View,
     link_message,
@@ -61,6 +64,9 @@ from p2p_nerts.protocol.replica import LINK_TYPES
 ANA = Identity.from_seed(bytes(range(32)), "Ana")
 K1, K2 = b"\x01" * 32, b"\x02" * 32
 H = bytes(range(32))
+SNAP = Snapshot(7, False, (Seat(K2, "Bo"), Seat(K1, "Ana")), Settings(target=50),
+                (Total(K1, 42), Total(K2, -3)), 6,
+                (Head(K1, 90, 400, H + H), Head(K2, 3, 12, H + H)))
 TABLE = bytes(16)
 
 SAMPLES: list[Payload] = [
@@ -99,6 +105,8 @@ SAMPLES: list[Payload] = [
     Refuse(K1, "the table is full"),
     Result((21, -4, 13), H),
     Fork(b"N" * 99, b"Z" * 200),
+    SNAP,
+    Snapshot(1, True, (Seat(K1, "Ana"),), Settings(), (), 0, ()),
 ]
 
 
@@ -250,6 +258,16 @@ VIEW = View(1, 5, ((), (), (), ()), None, 0)
         (Result((1,), H), {"t": list(range(9))}, "totals"),
         (Result((1,), H), {"t": [True]}, "totals"),
         (Result((1,), H), {"h": H[:31]}, "digest"),
+        (SNAP, {"r": 0}, "round"),
+        (SNAP, {"s": []}, "seats"),
+        (SNAP, {"c": [1]}, "settings"),
+        (SNAP, {"c": Settings().to_wire() | {"st": 2}}, "stock_turn"),
+        (SNAP, {"t": [[K2, 1], [K1, 1]]}, "totals"),
+        (SNAP, {"t": [[K1, 1.5]]}, "totals"),
+        (SNAP, {"h": [[K1, 0, 1, H + H]]}, "heads"),
+        (SNAP, {"h": [[K1, 1, 1, H]]}, "heads"),
+        (SNAP, {"h": [[K2, 1, 1, H + H], [K1, 1, 1, H + H]]}, "heads"),
+        (SNAP, {"h": [[bytes([i]) * 32, 1, 1, H + H] for i in range(65)]}, "heads"),
     ],
 )
 def test_rejects(payload: Payload, changes: dict[str, object], field: str) -> None:

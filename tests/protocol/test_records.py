@@ -22,9 +22,11 @@ from p2p_nerts.protocol.memnet import MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import Game, keep, statistics, summarize
-from p2p_nerts.records.record import GameRecord, RecordError, decode, encode, record_of
+from p2p_nerts.records.record import GameRecord, RecordError, decode, encode
 from p2p_nerts.records.verify import replay, verify
 from p2p_nerts.store import DB_FILE, Store
+
+from ..replica_harness import game_record
 
 PLAYERS = 3
 
@@ -43,7 +45,7 @@ def _game() -> MemNet:
 
 
 def _record(k: int = 1) -> GameRecord:
-    return record_of(_game().replicas[k], "Test table", 1_700_000_000.0)
+    return game_record(_game(), k, "Test table", 1_700_000_000.0)
 
 
 def _summary_lines(k: int) -> list[dict[str, object]]:
@@ -110,8 +112,9 @@ def test_every_player_history_has_the_same_scores(tmp_path: Path) -> None:
     games = []
     for k, replica in enumerate(net.replicas):
         with Store(tmp_path / str(k) / DB_FILE) as store:
-            number = keep(store, replica, "Test table", 1_700_000_000.0)
-            assert keep(store, replica, "Test table", 1_700_000_001.0) == number  # replaced
+            number = keep(store, replica, "Test table", 1_700_000_000.0, journal=net.journals[k])
+            assert keep(store, replica, "Test table", 1_700_000_001.0,
+                        journal=net.journals[k]) == number  # replaced
             [(kept, game)] = store.games()
             assert kept == number
             games.append(game)
@@ -241,7 +244,8 @@ def test_history_export_and_verify_on_the_command_line(
     net = _game()
     data_dir = tmp_path / "p1"
     with Store(data_dir / DB_FILE) as store:
-        number = keep(store, net.replicas[1], "Test table", 1_700_000_000.0)
+        number = keep(store, net.replicas[1], "Test table", 1_700_000_000.0,
+                      journal=net.journals[1])
     assert cli.main(["history", "--json", "--data-dir", str(data_dir)]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["me"] == net.replicas[1].me.fingerprint
@@ -329,7 +333,8 @@ def test_verify_reads_no_more_than_a_record_can_be(capsys: pytest.CaptureFixture
 def test_replay_away_from_a_terminal_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Store(tmp_path / DB_FILE) as store:
-        number = keep(store, _game().replicas[0], "Test table", 1_700_000_000.0)
+        number = keep(store, _game().replicas[0], "Test table", 1_700_000_000.0,
+                      journal=_game().journals[0])
     assert cli.main(["replay", str(number), "--data-dir", str(tmp_path)]) == 1  # captured
     assert capsys.readouterr().err == "nerts: nerts replay plays in a terminal: run it in one\n"
     assert cli.main(["replay", str(number), "--round", "9", "--data-dir", str(tmp_path)]) == 1

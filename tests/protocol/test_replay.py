@@ -11,10 +11,11 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.memnet import Faults, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import round_to_replay
-from p2p_nerts.records.record import RecordError, record_of
+from p2p_nerts.records.record import RecordError
 from p2p_nerts.records.replay import RoundReplay, round_replay
 from p2p_nerts.records.verify import Replayed, replay
 
+from ..replica_harness import game_record
 from .test_records import _record
 
 
@@ -59,7 +60,7 @@ def _colliding_round() -> RoundReplay:
         net = bot_table(4, seed=seed, faults=Faults(max_delay=0.3))
         net.output(0, net.replicas[0].handle(StartRound(), net.now))
         assert net.run(partial(_round_over, net.replicas), limit=3600)
-        r = _check(replay(record_of(net.replicas[3], "t", 0.0)), 1)
+        r = _check(replay(game_record(net, 3, "t", 0.0)), 1)
         if r.collisions:
             return r
     raise AssertionError("no collision in eight rounds on slow links")

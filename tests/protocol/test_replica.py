@@ -59,7 +59,6 @@ from ..replica_harness import (
     play_round,
     quiet_deal,
     replica_with,
-    round_overs,
 )
 
 
@@ -332,29 +331,6 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
     assert late.me.public_key in {s.key for s in host.seats}
     assert host.waiting == {}
-
-
-def test_a_player_who_sits_down_after_several_rounds_replays_them_all_and_plays() -> None:
-    """A newcomer has no snapshot to start from: it asks for every author's
-    entries from the first, scores the rounds it missed as an onlooker, and
-    reaches the same totals before it plays. So a peer must keep every entry
-    it may be asked for (pruning old rounds would leave a newcomer stuck)."""
-    net = bot_table(3, seed=7, variants=Variants(target=10_000))
-    host = net.replicas[0]
-    for _ in range(3):
-        play_round(net)
-    late = Replica(_stranger(7), TABLE_ID, host.me.public_key,
-                   rng=random.Random(7).randbytes, countdown=0.0, drop_after=5.0)
-    net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(7))))
-    assert net.run(lambda: late.me.public_key in {s.key for s in host.seats}
-                   and late.rs is not None and late.rs.number == 3
-                   and late.phase is Phase.BETWEEN, limit=net.now + 120)
-    assert all(log.delivered == len(log.entries) for log in late.authors.values())
-    for number in (1, 2, 3):
-        assert len({(o.foundation_hash, o.results) for o in round_overs(net, number)}) == 1
-    assert late.totals == host.totals
-    number = play_round(net)
-    check_round(net, number, honest={0, 1, 2, 3})
 
 
 def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> None:

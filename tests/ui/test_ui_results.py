@@ -8,12 +8,13 @@ from pathlib import Path
 
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.records.history import history_text, keep, round_to_replay
-from p2p_nerts.records.record import GameRecord, encode, record_of
+from p2p_nerts.records.record import GameRecord, encode
 from p2p_nerts.records.standings import standings_text, tally
 from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.ui.browser import Browser
 
 from ..protocol.test_records import _game
+from ..replica_harness import game_record
 from ..uikit import DOWN, ENTER, ESC, FakeNetwork, Listing, LobbyHarness
 
 END = "\x1b[F"
@@ -29,12 +30,12 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
     net = _game()
     me = net.replicas[1]
     with Store(tmp_path / DB_FILE) as store:
-        number = keep(store, me, "Test table", time.time())
+        number = keep(store, me, "Test table", time.time(), journal=net.journals[1])
         assert number is not None
         [(_n, game)] = store.games()
         printed = history_text(store.games(), me.me.fingerprint)  # what nerts history says
         second = game["rounds"][1]["round"]
-        expected = round_to_replay(record_of(me, "Test table", 0.0), second)
+        expected = round_to_replay(game_record(net, 1, "Test table", 0.0), second)
 
         async def main() -> None:
             fake = FakeNetwork()
@@ -76,7 +77,7 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
 def test_a_long_history_scrolls_with_the_choice(tmp_path: Path) -> None:
     me = _game().replicas[1]
     with Store(tmp_path / DB_FILE) as store:
-        number = keep(store, me, "Test table", 1_700_000_000.0)
+        number = keep(store, me, "Test table", 1_700_000_000.0, journal=_game().journals[1])
         assert number is not None
         [(_n, game)] = store.games()
         data = store.game_record(number)
@@ -130,7 +131,7 @@ def _forged(record: GameRecord) -> GameRecord:
 
 def test_e_shows_the_standings_live_and_refuses_a_forged_result() -> None:
     net = _game()
-    record = record_of(net.replicas[0], "Test table", time.time())
+    record = game_record(net, 0, "Test table", time.time())
     found: list[tuple[str, bytes]] = []
     asked: list[float] = []
 

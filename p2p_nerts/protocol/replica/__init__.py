@@ -10,6 +10,7 @@ through :meth:`Replica.handle`, and reads it through the read-only
 from ._base import (
     COUNTDOWN,
     DROP_AFTER,
+    EPHEMERAL,
     HEARTBEAT,
     LINK_TYPES,
     MAX_AUTHORS,
@@ -45,6 +46,7 @@ from ._view import RoundView, TableView
 __all__ = [
     "COUNTDOWN",
     "DROP_AFTER",
+    "EPHEMERAL",
     "HEARTBEAT",
     "LINK_TYPES",
     "MAX_AUTHORS",

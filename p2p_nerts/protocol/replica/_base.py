@@ -53,7 +53,8 @@ MAX_AUTHORS = 64  # distinct keys a table tracks (bounds memory against floods)
 MAX_LAMPORT_JUMP = 1 << 24
 
 #: Types that take no sequence number: they may be lost, repeated or replayed harmlessly.
-EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND})
+EPHEMERAL = frozenset({MsgType.ACK, MsgType.VIEW, MsgType.HELLO, MsgType.RESEND,
+                       MsgType.SNAPSHOT})
 #: Ephemeral types sent unsigned, as link entries: they are never forwarded, so the
 #: authenticated link they come on says who sent them (a verify costs ~90 µs,
 #: and every play draws an ACK from each peer). A link entry of another type,

@@ -83,6 +83,7 @@ from ..messages import (
     Roster,
     Seat,
     Settings,
+    Snapshot,
     Stuck,
     Summary,
     Verdict,
@@ -94,6 +95,7 @@ from ..messages import (
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork, strict_pair
 from ..resume import Deferred, Resume
+from . import _catchup as catchup
 from . import _closing as closing
 from . import _drops as drops
 from . import _intake as intake
@@ -232,6 +234,7 @@ class Replica:
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
         self._order = Finality(self.authors, self.clock)
+        self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self.now = 0.0
 
     @property
@@ -947,6 +950,8 @@ class Replica:
                 if self._resume is not None and not self._restoring:
                     self._heard_while_resuming(entry.author, upto)
                 seated = self.seated
+                if entry.author in seated:
+                    self._pruning.heard(entry.author, upto)
                 for mark in upto if entry.author in seated else ():
                     # A seated author we never heard from directly (no link to
                     # it): learning what it sent lets us ask others for it. Only
@@ -972,6 +977,8 @@ class Replica:
                     rs.view_lamport[seat] = entry.lamport
             case Resend(author=author, from_seq=lo, to_seq=hi):
                 self._answer_resend(entry.author, author, lo, hi)
+            case Snapshot():
+                self._snapshot(entry, payload)
             case Hello():
                 # A peer starting at this table: it may be back without its journal
                 # (resume.py). Its own mark, if we hold entries of it, tells it
@@ -990,6 +997,10 @@ class Replica:
         budget = self._resend_budget.get(asker)
         if budget is None:
             budget = self._resend_budget[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
+        if lo <= log.floor:
+            if not self._send_snapshot(asker, budget):
+                return
+            lo = log.floor + 1
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
             if frame is not None:
@@ -1246,6 +1257,7 @@ class Replica:
             except VariantError:
                 raise EnvelopeError("bad_field:roster") from None
             self.seats = seats
+            self._prune(entry.round)
             self._begin_round(entry.round)
         elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
             self.seats = seats
@@ -1262,12 +1274,7 @@ class Replica:
         if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
             raise EnvelopeError("settings_mid_round")
         try:
-            self.variants = Variants(
-                stock_turn=payload.stock_turn, strict_ties=payload.strict_ties,
-                lone_rotate=payload.lone_rotate, penalty=payload.penalty,
-                target=payload.target, teams=payload.teams,  # type: ignore[arg-type]
-                jokers=payload.jokers,
-            )
+            self.variants = catchup.variants_of(payload)
         except VariantError:
             raise EnvelopeError("bad_field:settings") from None
         # The host's clocks, whatever this peer was started with: nobody may start
@@ -1293,6 +1300,76 @@ class Replica:
                 # Again if I voted already: this vote's cut holds the GOODBYE,
                 # which lets even the senior of the last two seats go.
                 self._vote_drop(rs, seat, again=True)
+
+    # ------------------------------------------------------------- pruning
+    def _prune(self, number: int) -> None:
+        """Round ``number`` begins: note where the table stands, and forget what
+        every seat holds of the rounds before the last (see _catchup)."""
+        snapshot = catchup.capture(
+            number, over=self.phase is Phase.OVER, seats=self.seats,
+            settings=settings_of(self.variants, self.countdown, self.drop_after),
+            totals=self.totals, rounds=self.match.rounds if self.match is not None else 0,
+            authors=self.authors, player=self.player)
+        for key, upto in self._pruning.round_begins(snapshot, self.seated,
+                                                    self.me.public_key).items():
+            self.authors[key].prune(upto)
+
+    def _send_snapshot(self, asker: bytes, budget: TokenBucket) -> bool:
+        """Host: answer a RESEND for entries no longer held with the snapshot (only
+        the host's is taken up). False when the asker's budget is spent."""
+        snapshot = self._pruning.floor
+        sends = self._out.sends
+        queued = len(sends)
+        if snapshot is not None and self.is_host:
+            self._send(snapshot, to=asker)
+        if len(sends) == queued or budget.take(self.now, len(sends[-1].data)):
+            return True
+        sends.pop()
+        self.rejected["resend_budget"] += 1
+        return False
+
+    def _snapshot(self, entry: Entry, snapshot: Snapshot) -> None:
+        """The host's snapshot: take it up if we hold less than it does and have not
+        begun its round; else, if we hold less, say once that we cannot catch up."""
+        if (entry.author != self.host_key or self.is_host
+                or not catchup.behind(snapshot, self.authors)):
+            return
+        if (self.rs.number if self.rs is not None else 0) >= snapshot.round:
+            if self._pruning.refused < snapshot.round:
+                self._pruning.refused = snapshot.round
+                self._event(ev.Notice(
+                    "the table no longer holds entries of rounds this peer missed: it "
+                    "cannot catch up; start again without --resume to sit down afresh"))
+            return
+        try:
+            variants = catchup.variants_of(snapshot.settings)
+            variants.check_players(len(snapshot.seats))
+        except VariantError:
+            raise EnvelopeError("bad_field:snapshot") from None
+        self._record(Record(Kind.ENTRY, entry.raw))
+        for head in snapshot.heads:
+            log = self._author(head.author)
+            if log is not None:
+                log.take_up(head.seq, head.lamport, head.id)
+        mine = self.authors.get(self.me.public_key)
+        self.seq = max(self.seq, mine.delivered if mine is not None else 0)
+        seated = {seat.key for seat in snapshot.seats}
+        self.clock.time = max([self.clock.time, *(h.lamport for h in snapshot.heads
+                                                  if h.author in seated)])
+        self.variants = variants
+        self.countdown = snapshot.settings.countdown_ms / 1000
+        self.drop_after = snapshot.settings.drop_after_ms / 1000
+        self.seats = snapshot.seats
+        self.totals = {total.key: total.points for total in snapshot.totals}
+        self.match = Match(variants, len(seated), [0] * len(seated), snapshot.rounds)
+        self.phase = Phase.OVER if snapshot.over else Phase.BETWEEN
+        self.rs = self.prev_rs = None
+        self._placed.update(seated)
+        self._catching_up = True
+        self._begin_round(snapshot.round)
+        self._event(ev.RosterChanged(tuple(s.name for s in self.seats),
+                                     tuple(fingerprint_of(s.key) for s in self.seats),
+                                     index_of(self.seats, self.me.public_key)))
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:

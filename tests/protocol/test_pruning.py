@@ -1,0 +1,177 @@
+"""A long game keeps memory flat: finished rounds are forgotten, and whoever asks
+for a forgotten entry catches up from the host's snapshot.
+
+Each replica keeps every author's entries from the start of the round before
+the current one (and only as far as every seat has acknowledged them); a
+RESEND for an older one is answered by the host with a SNAPSHOT, which a
+newcomer or a peer far behind takes up, replaying the rest from what every
+peer still holds.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
+from p2p_nerts.protocol.messages import MsgType, Resend, Snapshot, parse_payload, seal_message
+from p2p_nerts.protocol.replica import Phase, Replica
+
+from ..replica_harness import check_round, play_round, round_overs
+
+ROUNDS = 5
+
+
+def _long_game(seed: int, rounds: int = ROUNDS) -> MemNet:
+    net = bot_table(3, seed=seed, variants=Variants(target=10_000))
+    for _ in range(rounds):
+        check_round(net, play_round(net))
+    return net
+
+
+def _held_rounds(r: Replica) -> set[int]:
+    return {open_entry(frame).round for log in r.authors.values()
+            for frame in log.entries.values()}
+
+
+def _ask(asker: Identity, peer: Replica, author: bytes, seq: int, now: float) -> list[bytes]:
+    """What ``peer`` sends ``asker`` for a RESEND of ``author``'s entry ``seq``."""
+    ask = seal_message(asker, Resend(author, seq, seq), table_id=TABLE_ID, round=1, seq=1,
+                       lamport=1).raw
+    out = peer.receive(ask, now, via=asker.public_key)
+    return [send.data for send in out.sends if send.to == asker.public_key]
+
+
+def _newcomer(net: MemNet, seed: int) -> tuple[int, Replica]:
+    host = net.replicas[0]
+    late = Replica(Identity.from_seed(bytes([seed]) * 32, "Cy"), TABLE_ID, host.me.public_key,
+                   rng=random.Random(seed).randbytes, countdown=0.0, drop_after=5.0)
+    return net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(seed)))), late
+
+
+def test_after_many_rounds_a_replica_holds_entries_of_the_last_rounds_only() -> None:
+    net = _long_game(seed=41)
+    for r in net.replicas:
+        # Round 5 is over; 4 and 5 are held (and what was signed between 3 and 4).
+        assert _held_rounds(r) <= {ROUNDS - 2, ROUNDS - 1, ROUNDS}, r.me.name
+        assert all(log.floor > 0 for log in r.authors.values())
+        # Sequencing goes on where it was: the heads and numbers are all kept.
+        assert all(log.delivered >= log.floor for log in r.authors.values())
+    heads = [{k: (log.delivered, log.head) for k, log in r.authors.items()} for r in net.replicas]
+    assert heads[0] == heads[1] == heads[2]
+    number = play_round(net)  # and the game goes on, agreed
+    check_round(net, number)
+
+
+def test_a_resend_for_a_forgotten_entry_gets_the_hosts_snapshot() -> None:
+    net = _long_game(seed=42)
+    host, guest = net.replicas[0], net.replicas[1]
+    asker = Identity.from_seed(b"\x42" * 32, "Eve")
+    key = host.me.public_key
+    assert host.authors[key].floor > 1
+    [frame] = _ask(asker, host, key, 1, net.now)
+    entry = open_entry(frame)  # signed by the host
+    assert entry.author == key and entry.type == MsgType.SNAPSHOT
+    snapshot = parse_payload(entry.type, entry.payload)
+    assert isinstance(snapshot, Snapshot)
+    assert snapshot.round == ROUNDS - 1 and not snapshot.over
+    assert [s.key for s in snapshot.seats] == [s.key for s in host.seats]
+    assert {h.author for h in snapshot.heads} == {a for a, log in host.authors.items()
+                                                  if log.delivered}
+    assert all(h.seq >= host.authors[h.author].floor for h in snapshot.heads)
+    # Only the host answers with its snapshot; a guest sends what it holds, verbatim.
+    assert _ask(asker, guest, key, 1, net.now) == []
+    held = host.authors[key].floor + 1
+    assert _ask(asker, guest, key, held, net.now) == [host.authors[key].entries[held]]
+
+
+def test_a_newcomer_after_several_rounds_takes_up_the_snapshot_and_plays() -> None:
+    net = _long_game(seed=43, rounds=4)
+    host = net.replicas[0]
+    index, late = _newcomer(net, 43)
+    assert net.run(lambda: late.me.public_key in {s.key for s in host.seats}
+                   and late.rs is not None and late.rs.number == 4
+                   and late.phase is Phase.BETWEEN, limit=net.now + 120)
+    # It replayed the rounds the table still held, from the snapshot of round 3's
+    # start, and agrees on them; the earlier ones it took on the host's word.
+    assert not any(isinstance(e, ev.RoundOver) and e.round < 3 for e in net.events[index])
+    for number in (3, 4):
+        assert len({(o.foundation_hash, o.results) for o in round_overs(net, number)}) == 1
+    assert late.totals == host.totals
+    assert late.authors[host.me.public_key].floor > 0
+    # Its journal brings it back to the same place.
+    back = Replica.restore(late.me, TABLE_ID, host.me.public_key, net.journals[index],
+                           net.now, countdown=0.0, drop_after=5.0)
+    assert back.totals == late.totals and back.seats == late.seats
+    assert {k: log.delivered for k, log in back.authors.items()} == {
+        k: log.delivered for k, log in late.authors.items()}
+    number = play_round(net)
+    check_round(net, number, honest={0, 1, 2, 3})
+    assert late.rs is not None and late.rs.me is not None
+
+
+def test_a_seat_restored_after_pruning_holds_what_it_held_and_plays_on() -> None:
+    net = _long_game(seed=44, rounds=4)
+    k = 2
+    before = net.replicas[k]
+    back = Replica.restore(before.me, TABLE_ID, net.replicas[0].me.public_key,
+                           net.journals[k], net.now, countdown=0.0, drop_after=5.0)
+    assert {key: (log.floor, log.delivered, log.head, log.entries)
+            for key, log in back.authors.items()} == {
+        key: (log.floor, log.delivered, log.head, log.entries)
+        for key, log in before.authors.items()}
+    assert back._pruning.floor == before._pruning.floor  # it answers as it did
+    net.replicas[k] = back
+    net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
+    number = play_round(net)
+    check_round(net, number)
+
+
+def test_a_snapshot_is_taken_up_once_and_only_from_the_host() -> None:
+    net = _long_game(seed=45, rounds=3)
+    host, guest = net.replicas[0], net.replicas[1]
+    late = Replica(Identity.from_seed(b"\x45" * 32, "Cy"), TABLE_ID, host.me.public_key)
+    [frame] = _ask(late.me, host, host.me.public_key, 1, net.now)
+    snapshot = parse_payload(MsgType.SNAPSHOT, open_entry(frame).payload)
+    # The same snapshot signed by a guest is not taken up: only the host seats anyone.
+    forged = seal_message(guest.me, snapshot, table_id=TABLE_ID, round=3, seq=guest.seq,
+                          lamport=guest.clock.time, prev=guest.authors[guest.me.public_key].head)
+    late.receive(forged.raw, net.now, via=guest.me.public_key)
+    assert late.rs is None and late.seats == ()
+    out = late.receive(frame, net.now, via=host.me.public_key)
+    assert late.rs is not None and late.rs.number == 2 and late.phase is Phase.SHUFFLE
+    assert [s.key for s in late.seats] == [s.key for s in host.seats]
+    assert [r.data for r in out.journal] == [frame]  # journaled: a restart takes it up too
+    again = late.receive(frame, net.now, via=host.me.public_key)
+    assert again.journal == [] and late.rs.number == 2
+
+
+def test_a_snapshot_it_cannot_take_up_is_said_once_and_changes_nothing() -> None:
+    """A peer that has begun the snapshot's round yet holds less than it names
+    (entries it had acknowledged, lost since) cannot replay what the table has
+    forgotten: it says so once, and stays where it is."""
+    net = _long_game(seed=46, rounds=3)
+    host = net.replicas[0]
+    key = host.me.public_key
+    late = Replica(Identity.from_seed(b"\x46" * 32, "Cy"), TABLE_ID, key)
+    [frame] = _ask(late.me, host, key, 1, net.now)
+    late.receive(frame, net.now, via=key)
+    assert late.rs is not None and late.rs.number == 2
+    snapshot = parse_payload(MsgType.SNAPSHOT, open_entry(frame).payload)
+    assert isinstance(snapshot, Snapshot)
+    held = late.authors[key].delivered
+    ahead = replace(snapshot, heads=tuple(h._replace(seq=h.seq + 5) if h.author == key else h
+                                          for h in snapshot.heads))
+    signed = seal_message(host.me, ahead, table_id=TABLE_ID, round=3, seq=host.seq,
+                          lamport=host.clock.time, prev=host.authors[key].head).raw
+    outs = [late.receive(signed, net.now, via=key) for _ in range(2)]
+    notices = [e.text for out in outs for e in out.events if isinstance(e, ev.Notice)]
+    assert len(notices) == 1 and "cannot catch up" in notices[0]
+    assert all(out.journal == [] for out in outs)
+    assert late.rs.number == 2 and late.authors[key].delivered == held
