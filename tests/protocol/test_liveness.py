@@ -12,12 +12,21 @@ from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import AckMark, Ready, seal_message
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._liveness import mark_of, note_marks, received, take_early_marks
+from p2p_nerts.protocol.replica._base import Lead
+from p2p_nerts.protocol.replica._liveness import (
+    mark_of,
+    note_marks,
+    received,
+    recheck_marks,
+    take_early_marks,
+    take_marks,
+)
 from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
 
 SENDER = Identity.from_seed(b"\x07" * 32, "s")
+AUTHOR_ID = Identity.from_seed(b"\x08" * 32, "a")
 SEAT, AUTHOR = 1, 2
 
 
@@ -72,3 +81,44 @@ def test_my_mark_for_an_equivocator_stops_at_its_fork() -> None:
     assert mark_of(SENDER.public_key, log, proof).seq == 3
     log.delivered = 3
     assert mark_of(SENDER.public_key, log, proof).seq == 3
+
+
+def _chain(n: int) -> AuthorLog:
+    """AUTHOR's log with its first ``n`` entries delivered."""
+    log = AuthorLog(AUTHOR_ID.public_key)
+    prev = GENESIS
+    for seq in range(1, n + 1):
+        entry = seal_message(AUTHOR_ID, Ready(True), table_id=b"t" * 16, round=1, seq=seq,
+                             lamport=seq, prev=prev)
+        log.offer(entry)
+        log.mark_delivered(entry)
+        prev = entry.signature
+    return log
+
+
+def _keyed_round() -> RoundState:
+    rs = _round()
+    rs.keys = (rs.keys[0], rs.keys[1], AUTHOR_ID.public_key)
+    return rs
+
+
+def test_a_mark_counts_only_where_it_names_the_entry_we_hold() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    authors = {log.key: log}
+    good = AckMark(log.key, 2, log.id_at(2) or b"")
+    assert take_marks(rs, SEAT, (good,), authors) == []
+    assert rs.marks[SEAT] == {AUTHOR: 2}
+    other = AckMark(log.key, 3, b"x" * 64)  # another entry under our number 3: a fork
+    assert take_marks(rs, SEAT, (other,), authors) == [Lead(log.key, 3, SENDER.public_key)]
+    assert rs.marks[SEAT] == {AUTHOR: 2} and not rs.pending_marks
+
+
+def test_a_mark_for_an_entry_not_here_yet_waits_for_it() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    ahead = _chain(5)
+    mark = AckMark(log.key, 5, ahead.head)
+    assert take_marks(rs, SEAT, (mark,), {log.key: log}) == []
+    assert rs.pending_marks == {AUTHOR: {SEAT: mark}} and rs.marks[SEAT] == {}
+    assert recheck_marks(rs, log) == [] and rs.pending_marks  # still not here
+    assert recheck_marks(rs, ahead) == []
+    assert rs.marks[SEAT] == {AUTHOR: 5} and not rs.pending_marks

@@ -97,6 +97,17 @@ class Send:
     to: bytes | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """A peer may hold another entry of ``author`` under ``seq`` than we do: ask for
+    it (of ``via``, or of everyone when None). Its answer, a second signed entry
+    under that number, proves the fork."""
+
+    author: bytes
+    seq: int
+    via: bytes | None
+
+
 @dataclass(slots=True)
 class Outbound:
     """What one call into the replica produced."""

@@ -92,10 +92,11 @@ from ..messages import (
     seal_message,
 )
 from ..messages import Play as PlayMsg
-from ..proof import ForkProof, check_fork, strict_pair
+from ..proof import ForkProof, check_fork
 from ..resume import Deferred, Resume
 from . import _closing as closing
 from . import _drops as drops
+from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
@@ -117,6 +118,7 @@ from ._base import (
     SIT_DOWN_WAIT,
     VIEW_INTERVAL,
     CommandError,
+    Lead,
     Outbound,
     Phase,
     Send,
@@ -141,6 +143,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._forks import Forks
 from ._order import Finality, final_event
 from ._state import Ordered, RoundState, index_of, void
 
@@ -223,10 +226,7 @@ class Replica:
         self._heard: set[bytes] = set()
         self._secrets: dict[int, tuple[bytes, bytes]] = {}
         self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
-        #: Keys proven to have signed two entries under one number, for the whole
-        #: game: the host seats them no more.
-        self.equivocators: dict[bytes, ForkProof] = {}
-        self._suspected: dict[tuple[bytes, int], float] = {}  # fork leads asked about
+        self._forks = Forks()
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
@@ -870,7 +870,7 @@ class Replica:
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
             self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
         if rs is not None and rs.pending_marks:
-            self._recheck_marks(rs, log)
+            self._follow(liveness.recheck_marks(rs, log))
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -1008,115 +1008,57 @@ class Replica:
 
     # ------------------------------------------------------- chains and forks
     def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
-        """Count what ``seat`` says it holds, where it holds the very entries we hold.
+        """Count what ``seat`` says it holds (``liveness.take_marks``), and follow
+        the leads to a fork that it gives."""
+        self._follow(liveness.take_marks(rs, seat, upto, self.authors))
 
-        A mark counts towards finality only once it names the id of our own
-        entry under that number: peers holding different entries of one
-        author (it equivocated) then never count each other's, and the entry
-        is never final anywhere. A mark for an entry we do not hold yet waits
-        for it; one naming another entry than ours is a lead to a fork.
-        """
-        held = rs.marks.setdefault(seat, {})
-        for mark in upto:
-            author = rs.seat_of(mark.author)
-            if author is None or mark.seq <= held.get(author, 0):
-                continue
-            log = self.authors.get(mark.author)
-            if log is not None and not self._check_mark(rs, seat, author, log, mark):
-                rs.pending_marks.setdefault(author, {})[seat] = mark
-
-    def _check_mark(self, rs: RoundState, seat: int, author: int, log: AuthorLog,
-                    mark: AckMark) -> bool:
-        """Count a mark if it names our own entry; False while we do not hold that one."""
-        ours = log.chain_id(mark.seq)
-        if ours is None:
-            return False
-        if ours == mark.head:
-            held = rs.marks.setdefault(seat, {})
-            held[author] = max(held.get(author, 0), mark.seq)
-        else:
-            self._suspect(mark.author, mark.seq, rs.keys[seat])
-        return True
-
-    def _recheck_marks(self, rs: RoundState, log: AuthorLog) -> None:
-        """Marks that waited for this author's entries: check those now held."""
-        author = rs.seat_of(log.key)
-        waiting = rs.pending_marks.get(author) if author is not None else None
-        if not waiting or author is None:
-            return
-        for seat, mark in list(waiting.items()):
-            if self._check_mark(rs, seat, author, log, mark):
-                del waiting[seat]
-        if not waiting:
-            del rs.pending_marks[author]
+    def _follow(self, leads: Iterable[Lead]) -> None:
+        for lead in leads:
+            self._suspect(lead.author, lead.seq, lead.via)
 
     def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
-        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it.
-
-        Its answer is a second signed entry under that number, which proves
-        the fork (see _conflict). Asked at most every RESEND_INTERVAL, and no
-        more once the author is proven.
-        """
-        rs = self.rs
-        seat = rs.seat_of(author) if rs is not None else None
-        if rs is not None and seat is not None and seat in rs.forks:
-            return
-        if self.now - self._suspected.get((author, seq), -1e9) < RESEND_INTERVAL:
-            return
-        self._suspected[(author, seq)] = self.now
-        self._send(Resend(author, seq, seq), to=via)
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for
+        it, as often as ``Forks.ask`` allows (see _conflict)."""
+        if self._forks.ask(self.rs, Lead(author, seq, via), self.now):
+            self._send(Resend(author, seq, seq), to=via)
 
     def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
         """Two entries of one author under one number: a proof, or a lead to one."""
-        first = open_entry(known)
-        if strict_pair(first, entry):
-            self._proven(ForkProof(entry.author, entry.seq, first.raw, entry.raw))
-        elif entry.seq > 1:
-            # They name different predecessors: the chains parted earlier. Ask
-            # whoever sent this branch for the entry before, until a strict pair.
-            self._suspect(entry.author, entry.seq - 1, via)
+        found = forks.conflict(known, entry, via)
+        if isinstance(found, ForkProof):
+            self._proven(found)
+        elif found is not None:
+            self._follow((found,))
+
+    @property
+    def equivocators(self) -> dict[bytes, ForkProof]:
+        """Keys proven to have signed two entries under one number, for the whole
+        game: the host seats them no more."""
+        return self._forks.proven
 
     def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
-        """Hold a checked proof: void the author's disputed entries, and tell everyone.
-
-        Its entries from the fork on differ between peers, so none of them is
-        final anywhere (finality needs matching marks); taking them out now,
-        on each peer as it learns the proof, changes no decision already
-        taken. It leaves the live seats only where its FORK entry comes in
-        the total order (_fork_final), the same point on every peer.
-        """
-        known = self.equivocators.get(proof.author)
-        if known is None or proof.seq < known.seq:
-            self.equivocators[proof.author] = proof
+        """Hold a checked proof (``Forks.hold``): void the author's disputed entries,
+        and tell everyone."""
         rs = self.rs
-        seat = rs.seat_of(proof.author) if rs is not None else None
-        if rs is None or seat is None:
+        held = self._forks.hold(rs, proof)
+        if rs is None or held is None:
             return
-        held = rs.forks.get(seat)
-        if held is not None and held.seq <= proof.seq:
-            return
-        rs.forks[seat] = proof
-        self._forget_after_cut(rs, seat, proof.cut)
-        if (publish and held is None and seat != rs.me and rs.me in rs.live
+        self._forget_after_cut(rs, held.seat, proof.cut)
+        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
                 and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
             self._send(Fork(proof.first, proof.second))
 
     def _fork_final(self, rs: RoundState, item: Ordered) -> None:
         """A FORK's turn in the total order: its accused leaves the round, flagged."""
         assert isinstance(item.payload, Fork)
-        accused = rs.seat_of(author_of(item.payload.first))
-        if accused is None or accused not in rs.live:
+        convicted = forks.convict(rs, item.payload)
+        if convicted is None:
             return
-        proof = rs.forks[accused]
-        rs.flagged[accused] = "equivocation"
+        accused = convicted.seat
         self._event(ev.Flagged(accused, rs.names[accused],
-                               f"equivocation: signed two entries numbered {proof.seq}",
+                               f"equivocation: signed two entries numbered {convicted.proof.seq}",
                                (item.payload.first, item.payload.second)))
-        # Like an agreed drop whose cut is the fork, taking effect here: what it
-        # signed before counts (every peer holds the same), nothing after.
-        cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
-        rs.dropping[accused] = cut
-        self._leave_round(rs, accused, cut, (item.lamport, item.seat))
+        self._leave_round(rs, accused, convicted.cut, (item.lamport, item.seat))
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
@@ -1308,7 +1250,7 @@ class Replica:
         self.match.totals = [self.totals.get(k, 0) for k in keys]
         self.match.rounds = rounds
         rs.begun = self.now
-        self._suspected.clear()
+        self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
