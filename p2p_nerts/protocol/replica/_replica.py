@@ -87,9 +87,7 @@ from ..messages import (
     Summary,
     Verdict,
     View,
-    link_message,
     parse_payload,
-    seal_message,
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
@@ -145,6 +143,7 @@ from ._commands import (
 )
 from ._forks import Forks
 from ._order import Finality, final_event
+from ._outbox import Outbox
 from ._state import Ordered, RoundState, index_of, void
 
 
@@ -182,7 +181,7 @@ class Replica:
         self.auto_next = auto_next
         self.max_seats = max_seats
         self.clock = LamportClock()
-        self.seq = 0
+        self._outbox = Outbox(identity, table_id, self.clock)
         self.authors: dict[bytes, AuthorLog] = {}
         self.last_heard: dict[bytes, float] = {}
         self.seats = ()
@@ -232,6 +231,11 @@ class Replica:
         self._resume: Resume | None = None
         self._order = Finality(self.authors, self.clock)
         self.now = 0.0
+
+    @property
+    def seq(self) -> int:
+        """The last sequence number I signed (or, back at a table, learned I had)."""
+        return self._outbox.seq
 
     @property
     def seats(self) -> tuple[Seat, ...]:
@@ -306,8 +310,7 @@ class Replica:
         assert log is not None
         if log.offer(entry) == "duplicate":
             return
-        self.seq = max(self.seq, entry.seq)
-        self.clock.time = max(self.clock.time, entry.lamport)
+        self._outbox.took(entry)
         self._deliver(entry, parse_payload(entry.type, entry.payload), log)
 
     def _redo(self, fields: list[object]) -> None:
@@ -670,38 +673,17 @@ class Replica:
                 self._replay_own(signed)
             return None
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
+        mine = self.authors.get(self.me.public_key)
         if payload.TYPE in EPHEMERAL:
-            # An ephemeral entry carries my latest sequence number: peers learn from
-            # it what I have sent, and ask again for anything lost.
-            # It names my chain head too, so a peer holding another entry of
-            # mine under that number notices: the last one delivered to myself
-            # (a VIEW riding with a play is signed before the play is).
-            mine = self.authors.get(self.me.public_key)
-            head = GENESIS if mine is None else mine.head
-            seq = max(mine.delivered if mine is not None else 0, 1)
-            lamport = max(self.clock.time, 1)
-            if payload.TYPE in LINK_TYPES:
-                raw = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                   round=number, seq=seq, lamport=lamport, prev=head)
-            else:
-                raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                   seq=seq, lamport=lamport, prev=head).raw
-            self._out.sends.append(Send(raw, to))
+            # It names the last entry delivered to myself (a VIEW riding with a
+            # play is signed before the play is).
+            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to))
             return None
-        self.seq += 1
-        lamport = self.clock.tick()
-        if expect_lamport is not None and lamport != expect_lamport:
-            raise AssertionError("Lamport time moved under a local play")
-        entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                             seq=self.seq, lamport=lamport, prev=self._my_head())
+        entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
+                                       expect_lamport)
         self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
         return entry, payload
-
-    def _my_head(self) -> bytes:
-        """The id of my last entry: what my next one names as its predecessor."""
-        log = self.authors.get(self.me.public_key)
-        return GENESIS if log is None else log.head
 
     def _deliver_own(self, entry: Entry, payload: Payload) -> None:
         log = self._author(self.me.public_key)
@@ -883,8 +865,7 @@ class Replica:
         log.mark_delivered(entry)
         if mine:
             # Signed here, or (back from a journal that was behind) fetched from the table.
-            self.seq = max(self.seq, entry.seq)
-            self.clock.time = max(self.clock.time, entry.lamport)
+            self._outbox.took(entry)
         else:
             self._observe(entry)
             self.last_heard[entry.author] = self.now
