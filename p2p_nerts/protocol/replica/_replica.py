@@ -46,16 +46,13 @@ from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..audit import AuditResult
 from ..authors import AuthorLog, Equivocation
-from ..budget import TokenBucket
 from ..clock import LamportClock
 from ..envelope import (
     GENESIS,
-    LINK_MAGIC,
     Entry,
     EnvelopeError,
     author_of,
     open_entry,
-    open_link_entry,
 )
 from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
@@ -106,12 +103,7 @@ from ._base import (
     EPHEMERAL,
     HEARTBEAT,
     LAMPORT_PROBLEMS,
-    LINK_TYPES,
     MAX_AUTHORS,
-    MAX_LAMPORT_JUMP,
-    RESEND_BURST,
-    RESEND_BYTES,
-    RESEND_INTERVAL,
     ROUND_TYPES,
     SIT_DOWN_WAIT,
     VIEW_INTERVAL,
@@ -188,8 +180,8 @@ class Replica:
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
-        self._resend_budget: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
-        self._placed: set[bytes] = set()  # keys heard from while they had a place
+        self._places = intake.Places()
+        self._resends = intake.Resends()
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -207,9 +199,6 @@ class Replica:
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
         self.watching = False
-        #: Keys without a place that asked for the table's entries (a RESEND): the
-        #: spectators a front end may admit (``NetSession.admits_spectator``).
-        self.watchers: set[bytes] = set()
         #: My play, signed and returned by :meth:`handle`, not yet delivered to
         #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
         #: other peers start checking it while I apply it (one cold pass through
@@ -217,7 +206,6 @@ class Replica:
         #: applies it first, so nothing is ever judged without it.
         self._unapplied: tuple[Entry, Payload] | None = None
         self._out = Outbound()
-        self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._restoring = False
@@ -420,19 +408,7 @@ class Replica:
 
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
-            if raw[:len(LINK_MAGIC)] == LINK_MAGIC:
-                if via is None:
-                    raise EnvelopeError("unlinked")  # nobody vouches for an unsigned entry
-                entry = open_link_entry(raw, via)
-                if entry.type not in LINK_TYPES:
-                    raise EnvelopeError("unsigned_type")
-            else:
-                entry = open_entry(raw)
-            if entry.table_id != self.table_id:
-                raise EnvelopeError("wrong_table")
-            if entry.lamport > self.clock.time + MAX_LAMPORT_JUMP:
-                raise EnvelopeError("lamport_jump")  # would run every clock out of range
-            payload = parse_payload(entry.type, entry.payload)
+            entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
             if self._catching_up and not self._restoring:
                 self._heard.add(entry.author)
             self._accept(entry, payload)
@@ -727,34 +703,18 @@ class Replica:
         """Hear these keys as players though no place of theirs is known yet: the
         authors of a game record that a seat-less replica reads from its start
         (their JOINs come before the ROSTER that seats them)."""
-        self._placed.update(keys)
+        self._places.placed.update(keys)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table or held one: a player the table
         keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self.holds_place(key) or key in self._placed
+        return self.holds_place(key) or key in self._places.placed
 
-    def _heard_of(self, entry: Entry) -> bool:
-        """Whether a key without a place may still be heard: it had one (a seat given
-        up, a player catching up to ask back in), or it asks the host for one
-        (its HELLO, asking where its own chain ends before it signs more; its
-        JOIN; and the ACKs that tell the host a JOIN was lost on the way); and
-        anyone's RESEND, asking for entries (a newcomer's lobby, a spectator's
-        table), which makes it a watcher.
-        Anything else from a key that never had a place is a stranger's."""
-        if entry.author in self._placed:
-            return True
-        if entry.type == MsgType.RESEND:
-            # Someone watching asks for entries: answered within its budget
-            # (RESEND_BYTES), and only where its link is admitted at all.
-            self.watchers.add(entry.author)
-            return True
-        if not self.is_host:
-            # A guest that knows no seats yet (just sat down, or back without its
-            # journal) cannot tell players from strangers before the host's
-            # ROSTER; its links come from the host's list of the seated.
-            return not self.seated
-        return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
+    @property
+    def watchers(self) -> set[bytes]:
+        """Keys without a place that asked for the table's entries (a RESEND): the
+        spectators a front end may admit (``NetSession.admits_spectator``)."""
+        return self._places.watchers
 
     def _evict_stranger(self) -> bool:
         """Make room by forgetting the longest-silent key that holds no seat.
@@ -769,7 +729,7 @@ class Replica:
         oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
         del self.authors[oldest]
         self.last_heard.pop(oldest, None)
-        self._asked.pop(oldest, None)
+        self._resends.forget(oldest)
         return True
 
     # -------------------------------------------------------------- arrival
@@ -783,11 +743,11 @@ class Replica:
                 raise EnvelopeError("own_entry")
         else:
             if placed:
-                self._placed.add(entry.author)
-            elif not self._heard_of(entry):
+                self._places.placed.add(entry.author)
+            elif not self._places.heard_of(entry, is_host=self.is_host, seated=self.seated):
                 raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
             if (self.is_host and not placed and entry.type == MsgType.ACK
-                    and entry.author not in self._placed):
+                    and entry.author not in self._places.placed):
                 log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask
                 if log is not None:                # again
                     log.note_claim(entry.seq)
@@ -957,35 +917,17 @@ class Replica:
                 pass  # HELLO: liveness only
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
-        """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
-        asking again and again cannot make us send without limit (it asks again
-        for what the budget held back)."""
-        log = self.authors.get(author)
-        if log is None:
-            return
-        budget = self._resend_budget.get(asker)
-        if budget is None:
-            budget = self._resend_budget[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
-        for seq in range(lo, min(hi, lo + 1023) + 1):
-            frame = log.entries.get(seq)
-            if frame is not None:
-                if not budget.take(self.now, len(frame)):
-                    self.rejected["resend_budget"] += 1
-                    return
-                self._out.sends.append(Send(frame, asker))
+        """Send ``asker`` what it lacks, within its budget (``Resends.answer``)."""
+        frames, held_back = self._resends.answer(asker, self.authors.get(author), lo, hi,
+                                                 self.now)
+        self._out.sends += [Send(frame, asker) for frame in frames]
+        if held_back:
+            self.rejected["resend_budget"] += 1
 
     def _ask_missing(self) -> None:
-        for key, log in self.authors.items():
-            gap = log.missing()
-            if gap is None or (key == self.me.public_key and self._resume is None):
-                continue
-            proof = self.equivocators.get(key)
-            if proof is not None and log.delivered >= proof.cut:
-                continue  # all it signed after that is void: nothing more to fetch
-            if self.now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
-                continue
-            self._asked[key] = self.now
-            self._send(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
+        mine = self.me.public_key if self._resume is None else None
+        for ask in self._resends.gaps(self.authors, self.now, mine, self.equivocators):
+            self._send(ask)
 
     # ------------------------------------------------------- chains and forks
     def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
