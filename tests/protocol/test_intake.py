@@ -29,7 +29,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_LAMPORT_JUMP
-from p2p_nerts.protocol.replica._intake import Places, check_play, deliverable, open_frame
+from p2p_nerts.protocol.replica._intake import Places, deliverable, open_frame
 from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
@@ -69,27 +69,6 @@ def test_the_next_rounds_roster_and_a_closing_result_wait_for_this_round_to_clos
     for phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
         assert not deliverable(rs, phase, roster) and not deliverable(rs, phase, result)
     assert deliverable(rs, Phase.BETWEEN, roster) and deliverable(rs, Phase.OVER, result)
-
-
-@pytest.mark.parametrize(("play", "reason"), [
-    (Play(make_card(0, 0, 1), make_card(0, 0, 1), NERTS, 0, 0), "bad_field:card"),  # not its own
-    (Play(make_card(SEAT, 0, 1), make_card(SEAT, 0, 1), 9, 0, 0), "bad_field:src"),
-    (Play(make_card(SEAT, 0, 1), make_card(SEAT, 0, 1), NERTS, 5, 0), "bad_field:decl"),
-    (Play(make_card(SEAT, 0, 0), make_card(SEAT, 0, 0), NERTS, 0, 0), "bad_field:decl"),
-    (Play(make_card(SEAT, 0, 1), make_card(0, 0, 1), NERTS, 0, 0), "bad_field:pile"),  # an ace
-    (Play(make_card(SEAT, 0, 2), make_card(SEAT, 0, 2), NERTS, 0, 0), "bad_field:pile"),
-])
-def test_a_play_no_honest_seat_signs_is_refused(play: Play, reason: str) -> None:
-    rs = _round()
-    rs.variants = Variants(jokers=True)
-    with pytest.raises(EnvelopeError, match=reason):
-        check_play(rs, SEAT, play)
-
-
-def test_a_well_formed_play_passes() -> None:
-    rs = _round()
-    check_play(rs, SEAT, Play(make_card(SEAT, 0, 1), make_card(SEAT, 0, 1), NERTS, 0, 0))
-    check_play(rs, SEAT, Play(make_card(SEAT, 0, 2), make_card(0, 0, 1), NERTS, 0, 3))
 
 
 TABLE = b"t" * 16

@@ -1,7 +1,6 @@
 """Intake: what comes in, before it is acted on. A frame's envelope checks;
 whose entries are heard at all (strangers are not); whether an author's next
-entry can be acted on now; whether a PLAY is well formed for its seat; and
-the resends, both ways.
+entry can be acted on now; and the resends, both ways.
 
 Pure functions over the round and the phase, and two small classes owning
 what they keep (keys once placed and watchers; resend budgets and times).
@@ -14,13 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ...game.tableau import SOURCES
 from ..authors import AuthorLog
 from ..budget import TokenBucket
 from ..envelope import LINK_MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
 from ..messages import MsgType, Payload, Resend, parse_payload
-from ..messages import Play as PlayMsg
 from ..proof import ForkProof
 from ._base import (
     LINK_TYPES,
@@ -166,26 +162,3 @@ def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:
     if entry.round == rs.number and entry.type in NEEDS_DEAL:
         return rs.joint is not None
     return True
-
-
-def check_play(rs: RoundState, seat: int, msg: PlayMsg) -> None:
-    """Refuse a PLAY that no honest ``seat`` signs: a card not its own or not in the
-    game, an unknown source, a joker's declared face out of range (or one
-    declared for a plain card), or a pile that an ace does not start."""
-    v = rs.variants
-    card, pile, decl = msg.card, msg.pile, msg.decl
-    if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
-        raise EnvelopeError("bad_field:card")
-    if msg.src not in SOURCES:
-        raise EnvelopeError("bad_field:src")
-    is_joker = card & 15 == JOKER_RANK
-    if is_joker:
-        if not ACE <= decl & 15 <= KING:
-            raise EnvelopeError("bad_field:decl")
-    elif decl != 0:
-        raise EnvelopeError("bad_field:decl")
-    face = decl if is_joker else card & 63
-    starts = face & 15 == ACE
-    if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
-                                                     jokers=v.jokers):
-        raise EnvelopeError("bad_field:pile")

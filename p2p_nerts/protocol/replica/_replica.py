@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
 from ...game.deadlock import AllStuck
-from ...game.foundations import Fate, FoundationLog, Play, PlayKey
+from ...game.foundations import Fate, FoundationLog, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
@@ -87,7 +87,7 @@ from ..messages import (
     parse_payload,
 )
 from ..messages import Play as PlayMsg
-from ..proof import ForkProof, check_fork
+from ..proof import ForkProof
 from ..resume import Deferred, Resume
 from . import _closing as closing
 from . import _drops as drops
@@ -95,6 +95,7 @@ from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
+from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
@@ -1157,22 +1158,15 @@ class Replica:
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
-        keys = tuple(s.key for s in self.seats)
-        me = index_of(self.seats, self.me.public_key)
-        rs = RoundState(
-            number=number, keys=keys, names=tuple(s.name for s in self.seats),
-            variants=self.variants, me=me, live=set(range(len(keys))),
-            log=FoundationLog(strict_ties=self.variants.strict_ties),
-            stuck=[False] * len(keys),
-        )
+        rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
+        keys, me = rs.keys, rs.me
         if self.phase is Phase.OVER:
             self.totals = {}  # a new game
-        rounds = self.match.rounds if self.match is not None and self.totals else 0
+        played = self.match.rounds if self.match is not None and self.totals else 0
         self.ready = {}  # ready for the next deal: said afresh after each round
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
-        self.match.rounds = rounds
-        rs.begun = self.now
+        self.match.rounds = played
         self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
@@ -1190,84 +1184,43 @@ class Replica:
         self._drain_all()
 
     def _round_entry(self, entry: Entry, payload: Payload) -> None:
+        seat = rounds.seat_for(self.rs, entry)
         rs = self.rs
-        if rs is not None and entry.round < rs.number:
-            # A vote or verdict sent while its author still waited on the round
-            # we have closed (or a dropped seat's): honest, only too late.
-            raise EnvelopeError("late")
-        if rs is None or entry.round != rs.number:
-            raise EnvelopeError("wrong_round")
-        seat = rs.seat_of(entry.author)
-        if seat is None:
-            raise EnvelopeError("not_seated")
+        assert rs is not None
         if rs.drop_queue:
             # This entry may be what makes a vote due (its author's time has
             # moved on): count it first, so that whatever this entry completes
             # (the last AUDIT, say) is judged with the same live seats everywhere.
             self._tally_drops(rs)
-        if seat in rs.dropping and entry.seq > rs.dropping[seat]:
-            raise EnvelopeError("dropped")
-        if seat in rs.forks and entry.seq > rs.forks[seat].cut:
-            raise EnvelopeError("void")  # past its proven fork: counts for nobody
-        match payload:
-            case Commit():
-                if seat in rs.commits:
-                    raise EnvelopeError("second_commit")
-                rs.commits[seat] = payload
+        step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
+                           host_key=self.host_key)
+        match step:
+            case rounds.Added(play=play, mine=mine):
+                self._event(ev.PlayAdded(play, mine))
+                if not mine:
+                    # At once and straight to its author, whose play is then final
+                    # about one round trip later. Everyone else learns how far I am
+                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2.
+                    self._ack_to.add(entry.author)
+            case rounds.Look.REVEAL:
                 self._maybe_reveal(rs)
-            case Reveal(share=share):
-                commit = rs.commits.get(seat)
-                if commit is None or commitment(share) != commit.share:
-                    self._flag(rs, seat, "revealed a share it had not committed to")
-                    raise EnvelopeError("bad_reveal")
-                rs.reveals[seat] = share
+            case rounds.Look.DEAL:
                 self._maybe_deal(rs)
-            case Go():
-                if entry.author != self.host_key:
-                    raise EnvelopeError("not_host")
-                rs.go_pending = payload
-                rs.go_seq = entry.seq
+            case rounds.Look.GO:
                 self._maybe_go(rs)
-            case PlayMsg():
-                self._play_entry(rs, seat, entry, payload)
-            case Nerts() | Stuck():
-                if isinstance(payload, Nerts):
-                    rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-                elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
-                    rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
-                heapq.heappush(rs.ordered,
-                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            case Drop(who=who, upto=upto):
-                victim = rs.seat_of(who)
-                if victim is None or victim == seat:
-                    raise EnvelopeError("bad_field:who")
-                heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
+            case rounds.Look.TALLY:
                 self._tally_drops(rs)
-            case Fork(first=first, second=second):
-                proof = check_fork(first, second, self.table_id)
-                accused = rs.seat_of(proof.author)
-                if accused is None or accused == seat:
-                    raise EnvelopeError("bad_proof")
-                self._proven(proof, publish=False)
-                heapq.heappush(rs.ordered,
-                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            case Audit():
-                rs.audits[seat] = payload
-                rs.audit_seq[seat] = entry.seq
+            case rounds.Look.SCORE:
                 self._maybe_score(rs)
-            case Summary():
-                rs.summaries[seat] = payload
+            case rounds.Look.CLOSE:
                 self._maybe_close(rs)
-            case Result():
-                if seat in rs.signed_results:
-                    raise EnvelopeError("second_result")
-                rs.signed_results[seat] = payload
-            case Verdict(seat=accused, ok=ok, reason=reason):
-                if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
-                    self._event(ev.Notice(
-                        f"{rs.names[seat]} flags {rs.names[accused]} ({reason}); we did not"))
-            case _:
-                raise EnvelopeError("unexpected_type")
+            case rounds.Proven(proof=proof):
+                self._proven(proof, publish=False)
+            case rounds.Tell(text=text):
+                self._event(ev.Notice(text))
+            case rounds.Cheat(reason=reason, error=error):
+                self._flag(rs, seat, reason)
+                raise EnvelopeError(error)
 
     def _maybe_reveal(self, rs: RoundState) -> None:
         if shuffle.reveal_due(rs):
@@ -1299,21 +1252,6 @@ class Replica:
         if self.countdown <= 0:
             rs.started = True
             self._event(ev.RoundStarted(rs.number))
-
-    def _play_entry(self, rs: RoundState, seat: int, entry: Entry, msg: PlayMsg) -> None:
-        intake.check_play(rs, seat, msg)
-        play = Play(entry.lamport, seat, msg.card, msg.pile, msg.src, msg.decl)
-        rs.plays_by_seat.setdefault(seat, []).append(play)
-        rs.play_seq[play.key] = entry.seq
-        rs.log.add(play)
-        mine = seat == rs.me
-        self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
-        if not mine:
-            # At once and straight to its author, whose play is then final about
-            # one round trip later. Everyone else learns how far I am from my
-            # heartbeats, so a play costs N-1 acks, not (N-1)^2.
-            self._ack_to.add(rs.keys[seat])
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone.
