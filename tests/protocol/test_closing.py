@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nerts.game.foundations import FoundationLog, Play
-from p2p_nerts.game.scoring import SeatRound
+from p2p_nerts.game.scoring import Match, SeatRound
 from p2p_nerts.game.tableau import NERTS, NERTS_SIZE
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.audit import AuditResult
@@ -20,6 +20,7 @@ from p2p_nerts.protocol.replica._closing import (
     reckon,
     score_due,
     scores,
+    unscore,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
@@ -96,3 +97,17 @@ def test_summaries_close_the_round_and_a_different_one_is_named() -> None:
     rs.summaries[2] = Summary(digest, (0, 5, 0))
     assert disagreeing(rs, digest) == ()
     assert disagreeing(rs, b"x" * 32) == (0, 1, 2)
+
+
+def test_a_result_taken_back_leaves_the_totals_as_before_it() -> None:
+    rs = _round()
+    match = Match.new(rs.variants, 3)
+    match.totals = [5, 7, 9]
+    rs.results = (SeatRound(0, 4, 0, 4, True), SeatRound(1, 0, 2, -4, False),
+                  SeatRound(2, 6, 0, 6, False, void=True))
+    rs.verdicts = ("", "", "lied")
+    match.add_round(rs.results)
+    assert match.totals == [9, 3, 9]
+    unscore(rs, match)
+    assert (match.totals, match.rounds) == ([5, 7, 9], 0)
+    assert not rs.results and not rs.verdicts

@@ -8,7 +8,7 @@ VERDICTs, keeps the running totals and changes the phase on what they say.
 from __future__ import annotations
 
 from ...game.foundations import Fate
-from ...game.scoring import SeatRound
+from ...game.scoring import Match, SeatRound
 from ...game.tableau import NERTS, NERTS_SIZE
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit
@@ -77,3 +77,18 @@ def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:
     mine = scores(rs.results)
     return tuple(s for s, m in sorted(rs.summaries.items())
                  if s in rs.live and (m.digest != digest or m.scores != mine))
+
+
+def unscore(rs: RoundState, match: Match) -> None:
+    """Take back a result reckoned before a drop was agreed (it scores again).
+
+    A seat that was silent while the others scored can come back to their
+    audits before their votes to drop it, and score itself with its own
+    audit, which the others never had. Nothing is closed before every
+    live seat's summary, so taking the result back here is still in time.
+    """
+    for r in rs.results:
+        if not r.void:
+            match.totals[r.seat] -= r.score
+    match.rounds -= 1
+    rs.results, rs.verdicts = (), ()

@@ -1351,19 +1351,13 @@ class Replica:
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
         the vote back from one heard again."""
-        quiet = {seat for seat in rs.live if seat != rs.me and drops.silent(
-            rs, self.last_heard.get(rs.keys[seat]), self.now, self.drop_after)}
+        quiet = drops.quiet(rs, self.last_heard, self.now, self.drop_after)
         for seat in sorted(rs.live):
-            if seat == rs.me:
-                continue
-            silent = seat in quiet or drops.withholding(
-                rs, seat, self.now, self.drop_after, others_silent=bool(quiet - {seat}))
-            if silent and seat not in rs.my_drop_votes:
+            vote = None if seat == rs.me else drops.my_vote(rs, seat, quiet, self.now,
+                                                            self.drop_after)
+            if vote:
                 self._vote_drop(rs, seat)
-            elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
-                  and seat not in rs.left):
-                # Back (a split healed) before the others agreed: take the vote
-                # back, or it would help drop the seat in some later split.
+            elif vote is False:
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
 
@@ -1423,50 +1417,12 @@ class Replica:
             self._stuck_final(rs, min(rs.live), True, at)
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
-        """Undo what a dropped seat sent past the agreed cut, on every replica alike.
-
-        Peers that heard such entries before the agreement take them back out;
-        the dropped seat itself gets those cards back. So every replica ends
-        with the same log, and no card is lost.
-        """
-        late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
-        for key in late:
-            rs.log.remove(key)
-            del rs.play_seq[key]
-            if victim == rs.me and rs.tab is not None:
-                if key in rs.tab.in_flight:
-                    rs.tab.settle(key, stayed=False)
-                else:  # it had looked settled here: the vote that cut it came after
-                    rs.tab.take_back(key)
-        if late:
-            gone = set(late)
-            rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
-                                        if p.key not in gone]
-        rs.ordered = [o for o in rs.ordered
-                      if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
-        heapq.heapify(rs.ordered)
-        audit_late = rs.audit_seq.get(victim, 0) > cut
-        if audit_late:
-            # Only the dropped seat itself, or whoever heard it before the cut
-            # was agreed, holds it: everyone scores the seat as dropped.
-            del rs.audits[victim]
-        if (late or audit_late) and rs.results and rs is self.rs and self.phase is Phase.SCORING:
-            self._unscore(rs)
-
-    def _unscore(self, rs: RoundState) -> None:
-        """Take back a result reckoned before a drop was agreed (it scores again).
-
-        A seat that was silent while the others scored can come back to their
-        audits before their votes to drop it, and score itself with its own
-        audit, which the others never had. Nothing is closed before every
-        live seat's summary, so taking the result back here is still in time.
-        """
-        assert self.match is not None
-        for r in rs.results:
-            if not r.void:
-                self.match.totals[r.seat] -= r.score
-        self.match.rounds -= 1
-        rs.results, rs.verdicts = (), ()
+        """Undo what a dropped seat sent past the agreed cut (``drops.forget_after_cut``),
+        and a result reckoned with it."""
+        if (drops.forget_after_cut(rs, victim, cut) and rs.results and rs is self.rs
+                and self.phase is Phase.SCORING):
+            assert self.match is not None
+            closing.unscore(rs, self.match)
 
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
