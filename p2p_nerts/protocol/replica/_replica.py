@@ -35,12 +35,10 @@ from ...game.foundations import Fate, FoundationLog, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
-    OP_NERTS,
     OP_ROTATE,
     ROTATE_ALL,
     Tableau,
     Target,
-    apply_move,
 )
 from ...game.variants import VariantError, Variants
 from .. import events as ev
@@ -52,7 +50,6 @@ from ..envelope import (
     Entry,
     EnvelopeError,
     author_of,
-    open_entry,
 )
 from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
@@ -95,6 +92,7 @@ from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
+from . import _recovery as recovery
 from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import (
@@ -137,6 +135,7 @@ from ._commands import (
 from ._forks import Forks
 from ._order import Finality, final_event
 from ._outbox import Outbox
+from ._recovery import Recovery
 from ._state import Ordered, RoundState, index_of, void
 
 
@@ -209,11 +208,7 @@ class Replica:
         self._out = Outbound()
         self._last_ack = -1.0
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
-        self._restoring = False
-        self._catching_up = False  # restored: hear every live peer, fill every gap
-        self._heard: set[bytes] = set()
-        self._secrets: dict[int, tuple[bytes, bytes]] = {}
-        self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
+        self._recovery = Recovery()
         self._forks = Forks()
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
@@ -250,27 +245,16 @@ class Replica:
         records = list(records)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._restoring = True
-        for rec in records:
-            if rec.kind is Kind.SECRETS:
-                round_no, deck, share = unpack(rec)
-                assert isinstance(round_no, int)
-                assert isinstance(deck, bytes) and isinstance(share, bytes)
-                r._secrets[round_no] = (deck, share)
-            elif rec.kind is Kind.ENTRY and author_of(rec.data) == identity.public_key:
-                entry = open_entry(rec.data)
-                r._signed[entry.seq] = entry
+        r._recovery.load(records, identity.public_key)
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
             elif rec.kind is Kind.LINK:
                 r._receive_one(rec.data[PUBLIC_KEY_LEN:], rec.data[:PUBLIC_KEY_LEN])
             elif rec.kind is Kind.MOVE:
-                r._redo(unpack(rec))
+                recovery.redo(r.rs, unpack(rec))
             r._advance()
-        r._restoring = False
-        r._signed = {}
-        r._catching_up = True
+        r._recovery.replayed()
         peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
         peers.discard(identity.public_key)
         if peers:
@@ -290,7 +274,7 @@ class Replica:
             return
         # My entries are journaled in sequence: this one is either the next,
         # or was delivered already where live play signed it (see _send).
-        signed = self._signed.get(self.seq + 1)
+        signed = self._recovery.signed(self.seq + 1)
         if signed is not None and signed.raw == raw:
             self._replay_own(signed)
 
@@ -301,16 +285,6 @@ class Replica:
             return
         self._outbox.took(entry)
         self._deliver(entry, parse_payload(entry.type, entry.payload), log)
-
-    def _redo(self, fields: list[object]) -> None:
-        round_no, *move = fields
-        rs = self.rs
-        if rs is None or rs.tab is None or rs.number != round_no:
-            raise ValueError("journal move for a round that is not being played")
-        ints = [int(x) for x in move]  # type: ignore[call-overload]
-        apply_move(rs.tab, ints)
-        if ints[0] == OP_NERTS:
-            rs.i_called = True
 
     # =================================================================== API
     def handle(self, command: Command, now: float) -> Outbound:
@@ -410,8 +384,8 @@ class Replica:
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
             entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
-            if self._catching_up and not self._restoring:
-                self._heard.add(entry.author)
+            if self._recovery.catching_up and not self._recovery.restoring:
+                self._recovery.heard.add(entry.author)
             self._accept(entry, payload)
         except EnvelopeError as exc:
             self._reject(exc.reason)
@@ -568,16 +542,6 @@ class Replica:
     def can_move(self) -> bool:
         return self.blocked() is None
 
-    def _behind(self, rs: RoundState) -> bool:
-        """After a restart: not every live peer heard from yet, or entries still missing."""
-        if not self._catching_up:
-            return False
-        peers = {rs.keys[s] for s in rs.live if s != rs.me}
-        if peers <= self._heard and all(
-                self.authors[k].missing() is None for k in peers if k in self.authors):
-            self._catching_up = False
-        return self._catching_up
-
     # ============================================================ internals
     def _flush(self) -> Outbound:
         out, self._out = self._out, Outbound()
@@ -607,7 +571,7 @@ class Replica:
             return "you were dropped from this round; you play again next round"
         if rs.me in rs.forks:
             return "this seat signed two different entries under one number: it sits out"
-        if self._behind(rs) or self._resume is not None:
+        if self._recovery.behind(rs, self.authors) or self._resume is not None:
             return "catching up with the table"
         return None
 
@@ -635,17 +599,18 @@ class Replica:
                 and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
                      or rs.me in rs.forks)):
             return None  # no seat in this round, or dropped: nothing of ours counts in it
-        if self._resume is not None and payload.TYPE not in EPHEMERAL and not self._restoring:
+        restoring = self._recovery.restoring
+        if self._resume is not None and payload.TYPE not in EPHEMERAL and not restoring:
             # Not before we know where our chain ends at this table. A round's
             # entry keeps its round: it is for that round, or for none.
             if round_no is None and payload.TYPE in ROUND_TYPES and rs is not None:
                 round_no = rs.number
             self._resume.deferred.append(Deferred(payload, round_no, to))
             return None
-        if self._restoring:
+        if restoring:
             # The journal holds what we signed here before the crash (if we got
             # this far): deliver it now, where live play delivered it.
-            signed = self._signed.get(self.seq + 1)
+            signed = self._recovery.signed(self.seq + 1)
             if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
                 self._replay_own(signed)
             return None
@@ -669,7 +634,7 @@ class Replica:
         self._deliver(entry, payload, log)
 
     def _record(self, record: Record) -> None:
-        if not self._restoring:
+        if not self._recovery.restoring:
             self._out.journal.append(record)
 
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
@@ -881,7 +846,7 @@ class Replica:
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
-                if self._resume is not None and not self._restoring:
+                if self._resume is not None and not self._recovery.restoring:
                     self._heard_while_resuming(entry.author, upto)
                 seated = self.seated
                 for mark in upto if entry.author in seated else ():
@@ -1008,7 +973,7 @@ class Replica:
         res = self._resume
         log = self.authors.get(self.me.public_key)
         delivered = log.delivered if log is not None else 0
-        if res is None or self._restoring or not res.complete(self.now, delivered):
+        if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
             return
         self._resume = None
         deferred = res.deferred
@@ -1027,28 +992,12 @@ class Replica:
         done: set[tuple[int, Payload]] = set()
         for d in deferred:
             key = (d.payload.TYPE, d.payload)
-            if key in done or self._already_sent(d.payload):
+            if key in done or recovery.redundant(self.rs, d.payload):
                 continue
             if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
                 continue  # its round closed while we learned: it counts for nobody now
             done.add(key)
             self._send(d.payload, round_no=d.round_no, to=d.to)
-
-    def _already_sent(self, payload: Payload) -> bool:
-        """A deferred round entry that something signed meanwhile made redundant."""
-        rs = self.rs
-        if rs is None or rs.me is None:
-            return False
-        match payload:
-            case Commit():
-                return rs.me in rs.commits
-            case Reveal():
-                return rs.me in rs.reveals
-            case Audit():
-                return rs.me in rs.audits
-            case Summary():
-                return rs.me in rs.summaries
-        return False
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
@@ -1174,7 +1123,7 @@ class Replica:
             self.last_heard.setdefault(key, self.now)
             self.last_heard[key] = max(self.last_heard[key], self.now)
         if me is not None:
-            known = self._secrets.pop(number, None)
+            known = self._recovery.secrets.pop(number, None)
             if known is None:
                 known = (self.rng(SECRET_LEN), self.rng(SECRET_LEN))
                 self._record(secrets_record(number, *known))
@@ -1240,7 +1189,7 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        check = shuffle.go_check(self.table_id, rs, catching_up=self._catching_up)
+        check = shuffle.go_check(self.table_id, rs, catching_up=self._recovery.catching_up)
         if check is None or check is shuffle.GoCheck.WAIT:
             return  # (on a wait, the drop's effect looks again: _leave_round)
         if check is shuffle.GoCheck.MISMATCH:
