@@ -40,7 +40,7 @@ from ...game.tableau import (
     Tableau,
     Target,
 )
-from ...game.variants import VariantError, Variants
+from ...game.variants import Variants
 from .. import events as ev
 from ..audit import AuditResult
 from ..authors import AuthorLog, Equivocation
@@ -104,7 +104,6 @@ from ._base import (
     LAMPORT_PROBLEMS,
     MAX_AUTHORS,
     ROUND_TYPES,
-    SIT_DOWN_WAIT,
     VIEW_INTERVAL,
     CommandError,
     Lead,
@@ -431,26 +430,17 @@ class Replica:
 
     def _start_round(self) -> None:
         """Host: fix the roster and start the next round."""
-        if not self.is_host:
-            raise CommandError("only the host starts a round")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("a round is already under way")
-        if not self.seats:
-            raise CommandError("nobody is seated")
-        try:
-            self.variants.check_players(len(self.seats))
-        except VariantError as exc:
-            raise CommandError(str(exc)) from None
+        lobby.host_between_rounds(self.is_host, self.phase, "starts a round",
+                                  "a round is already under way")
+        lobby.check_deal(self.seats, self.variants)
         number = self.rs.number + 1 if self.rs else 1
         self._send(settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
 
     def _change_settings(self, variants: Variants, countdown: float | None,
                          drop_after: float | None) -> None:
-        if not self.is_host:
-            raise CommandError("only the host changes the settings")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("settings change between rounds")
+        lobby.host_between_rounds(self.is_host, self.phase, "changes the settings",
+                                  "settings change between rounds")
         countdown = self.countdown if countdown is None else countdown
         drop_after = self.drop_after if drop_after is None else drop_after
         problem = clocks_problem(countdown, drop_after)
@@ -459,15 +449,11 @@ class Replica:
         self._send(settings_of(variants, countdown, drop_after))
 
     def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
-        if not self.is_host:
-            raise CommandError("only the host arranges the seats")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("seats are arranged between rounds")
-        by_key = {s.key: s for s in self.seats}
-        if len(order) != len(by_key) or set(order) != by_key.keys():
-            raise CommandError("every seated player needs exactly one seat")
-        if order != tuple(by_key):
-            self._send(Roster(tuple(by_key[key] for key in order)))
+        lobby.host_between_rounds(self.is_host, self.phase, "arranges the seats",
+                                  "seats are arranged between rounds")
+        seats = lobby.arranged(self.seats, order)
+        if seats is not None:
+            self._send(Roster(seats))
 
     def _move(self, target: Target) -> None:
         rs, tab = self._playing()
@@ -1030,16 +1016,13 @@ class Replica:
             self._send(Roster(tuple(s for s in self.seats if s.key != key)))
 
     def _maybe_auto_start(self) -> None:
-        if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
-            self._auto_start()
-        elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
-              and self.now >= self.next_round_at
-              and (not self.sitting_down.keys() & self.seated
-                   or self.now >= self.next_round_at + SIT_DOWN_WAIT)):
+        due = lobby.auto_deal_due(self.phase, len(self.seats), self.auto_start,
+                                  self.next_round_at, self.now, self.sitting_down.keys(),
+                                  self.seated)
+        if not due:
+            return
+        if self.phase is Phase.BETWEEN:
             self.next_round_at = None
-            self._auto_start()
-
-    def _auto_start(self) -> None:
         try:
             self._start_round()
         except CommandError as exc:
@@ -1050,17 +1033,10 @@ class Replica:
         if entry.author != self.host_key:
             raise EnvelopeError("not_host")
         number = self.rs.number if self.rs else 0
-        if entry.round == number + 1:
-            try:
-                self.variants.check_players(len(seats))  # what the host checks to deal
-            except VariantError:
-                raise EnvelopeError("bad_field:roster") from None
-            self.seats = seats
+        begins = lobby.roster_begins(entry.round, number, self.phase, self.variants, seats)
+        self.seats = seats
+        if begins:
             self._begin_round(entry.round)
-        elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-            self.seats = seats
-        else:
-            raise EnvelopeError("wrong_round")
         self._event(ev.RosterChanged(tuple(s.name for s in seats),
                                      tuple(fingerprint_of(s.key) for s in seats),
                                      index_of(seats, self.me.public_key)))
@@ -1069,17 +1045,7 @@ class Replica:
         assert isinstance(payload, Settings)
         if entry.author != self.host_key:
             raise EnvelopeError("not_host")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise EnvelopeError("settings_mid_round")
-        try:
-            self.variants = Variants(
-                stock_turn=payload.stock_turn, strict_ties=payload.strict_ties,
-                lone_rotate=payload.lone_rotate, penalty=payload.penalty,
-                target=payload.target, teams=payload.teams,  # type: ignore[arg-type]
-                jokers=payload.jokers,
-            )
-        except VariantError:
-            raise EnvelopeError("bad_field:settings") from None
+        self.variants = lobby.variants_of(payload, self.phase)
         # The host's clocks, whatever this peer was started with: nobody may start
         # early, and every peer counts a seat silent after the same time.
         self.countdown = payload.countdown_ms / 1000
