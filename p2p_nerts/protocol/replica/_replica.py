@@ -42,7 +42,6 @@ from ...game.tableau import (
 )
 from ...game.variants import Variants
 from .. import events as ev
-from ..audit import AuditResult
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
 from ..envelope import (
@@ -1341,18 +1340,10 @@ class Replica:
 
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
-        rs.end = how
-        rs.ended_at = self.now
-        if cutoff is not None:
-            rs.log.set_cutoff(cutoff)
-        tab = rs.tab
-        if tab is not None:
-            for key in sorted(tab.in_flight):
-                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
+        closing.end_round(rs, how, cutoff, self.now)
         self.phase = Phase.SCORING
-        if rs.me is not None and tab is not None:
-            moves = tuple(tab.log)
-            self._send(Audit(rs.deck_secret, moves))
+        if rs.me is not None and rs.tab is not None:
+            self._send(Audit(rs.deck_secret, tuple(rs.tab.log)))
         self._maybe_score(rs)
 
     def _maybe_score(self, rs: RoundState) -> None:
@@ -1360,14 +1351,16 @@ class Replica:
             return
         assert rs.end is not None and rs.joint is not None
         gone = closing.forked(rs)
-        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
-                    if seat not in gone}
+        outcomes = closing.audits(rs, gone)
+        for seat, res in outcomes.items():
+            if not res.ok:  # flagged to everyone, with its reason
+                self._flag(rs, seat, res.reason)
+                if rs.me is not None:
+                    self._send(Verdict(seat, False, res.reason[:200]))
         rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
-        caller = rs.call[1] if rs.call else None
-        if caller is not None and rs.verdicts[caller]:
-            self._event(ev.Notice(
-                f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
-                f"does not hold up ({rs.verdicts[caller]})"))
+        nobody = closing.void_call(rs)
+        if nobody is not None:
+            self._event(ev.Notice(nobody))
         assert self.match is not None
         self.match.add_round(rs.results)
         self.totals.update(zip(rs.keys, self.match.totals, strict=True))
@@ -1377,15 +1370,6 @@ class Replica:
         if rs.me is not None:
             self._send(Summary(digest, closing.scores(rs.results)))
         self._maybe_close(rs)
-
-    def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
-        """Audit one seat's round; a failure is flagged to everyone with its reason."""
-        res = closing.audit_of(rs, seat, audit)
-        if not res.ok:
-            self._flag(rs, seat, res.reason)
-            if rs.me is not None:
-                self._send(Verdict(seat, False, res.reason[:200]))
-        return res
 
     def _maybe_close(self, rs: RoundState) -> None:
         if self.phase is not Phase.SCORING or not closing.close_due(rs):
