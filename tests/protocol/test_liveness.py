@@ -5,21 +5,26 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
-from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import AckMark, Ready, seal_message
+from p2p_nerts.protocol.messages import AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._base import Lead
+from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
 from p2p_nerts.protocol.replica._liveness import (
     mark_of,
+    marks_for,
     note_marks,
     received,
     recheck_marks,
     take_early_marks,
     take_marks,
+    take_view,
+    view_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
@@ -122,3 +127,42 @@ def test_a_mark_for_an_entry_not_here_yet_waits_for_it() -> None:
     assert recheck_marks(rs, log) == [] and rs.pending_marks  # still not here
     assert recheck_marks(rs, ahead) == []
     assert rs.marks[SEAT] == {AUTHOR: 5} and not rs.pending_marks
+
+
+def test_my_ack_names_every_chain_i_hold_in_order_and_an_equivocators_up_to_its_fork() -> None:
+    log, other = _chain(3), _log(2)
+    authors = {log.key: log, other.key: other, b"\x09" * 32: AuthorLog(b"\x09" * 32)}
+    marks = marks_for([log.key, other.key, b"\x09" * 32, b"\x0a" * 32], authors, {})
+    assert marks == tuple(sorted((mark_of(log.key, log, None), mark_of(other.key, other, None))))
+    proof = ForkProof(log.key, 2, b"", b"")
+    forked = marks_for([log.key], authors, {log.key: proof})
+    assert forked == (AckMark(log.key, 1, log.id_at(1) or b""),)
+
+
+def _view_entry(lamport: int, number: int = 1) -> Entry:
+    return seal_message(SENDER, Ready(True), table_id=b"t" * 16, round=number, seq=1,
+                        lamport=lamport, prev=GENESIS)
+
+
+def test_only_a_seats_latest_view_of_this_round_is_kept() -> None:
+    rs = _round()
+    new = View(nerts=5, top=None, work=(), waste=None, stock=20)
+    old = View(nerts=9, top=None, work=(), waste=None, stock=30)
+    take_view(rs, SEAT, _view_entry(8), new)
+    take_view(rs, SEAT, _view_entry(6), old)  # overtaken on the way
+    take_view(rs, SEAT, _view_entry(9, number=2), old)  # another round's
+    assert rs.views == {SEAT: new} and rs.view_lamport == {SEAT: 8}
+
+
+def test_my_view_goes_out_when_it_changed_and_not_too_often() -> None:
+    rs = _round()
+    assert view_due(rs, 1.0) is None  # no tableau yet
+    rs.tab = Tableau(0, [make_card(0, s, r) for s in range(4) for r in range(1, 14)])
+    assert view_due(rs, 1.0) == view_of(rs.tab)
+    rs.tab.turn()
+    assert view_due(rs, 1.0 + VIEW_INTERVAL / 2) is None  # too soon
+    assert view_due(rs, 1.0 + VIEW_INTERVAL) == view_of(rs.tab)
+    assert view_due(rs, 2.0 + VIEW_INTERVAL) is None  # unchanged
+    rs.tab.turn()
+    rs.end = "nerts"
+    assert view_due(rs, 5.0) is None  # the round is over

@@ -1,6 +1,7 @@
-"""Liveness: who holds what. The marks a seat's ACK names (how far it holds each
-author's chain), counted only once we hold what that seat sent before saying
-so, and the mark this replica states for each author in its own ACKs.
+"""Liveness: who holds what, and what each seat shows. The marks a seat's ACK
+names (how far it holds each author's chain), counted only once we hold what
+that seat sent before saying so; the marks this replica states in its own
+ACKs; and the public views of the tableaux, theirs and mine.
 
 Pure functions over one round's state and the authors' logs: the facade
 signs the ACKs, and asks for the entries that a mark naming another entry
@@ -12,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..authors import AuthorLog
-from ..envelope import GENESIS
-from ..messages import AckMark
+from ..envelope import GENESIS, Entry
+from ..messages import AckMark, View
 from ..proof import ForkProof
-from ._base import Lead
+from ._base import VIEW_INTERVAL, Lead, view_of
 from ._state import RoundState
 
 
@@ -70,6 +71,35 @@ def mark_of(key: bytes, log: AuthorLog, proof: ForkProof | None) -> AckMark:
     if proof is not None and log.delivered > proof.cut:
         return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
     return AckMark(key, log.delivered, log.head)
+
+
+def marks_for(keys: Iterable[bytes], authors: Mapping[bytes, AuthorLog],
+              proven: Mapping[bytes, ForkProof]) -> tuple[AckMark, ...]:
+    """My marks for these authors' chains, for an ACK (none for a chain I hold
+    nothing of), in a canonical order."""
+    return tuple(sorted(mark for k in keys if (log := authors.get(k)) is not None
+                        and (mark := mark_of(k, log, proven.get(k))).seq))
+
+
+def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
+    """Keep ``seat``'s latest view of this round (views may come out of order)."""
+    if entry.round == rs.number and entry.lamport >= rs.view_lamport.get(seat, 0):
+        rs.views[seat] = view
+        rs.view_lamport[seat] = entry.lamport
+
+
+def view_due(rs: RoundState, now: float) -> View | None:
+    """My tableau's public view, to send now: at most every VIEW_INTERVAL, only
+    once it changed, and not after the round's end."""
+    tab = rs.tab
+    if tab is None or rs.end is not None or now - rs.view_sent_at < VIEW_INTERVAL:
+        return None
+    mark = (len(tab.log), len(tab.in_flight))
+    if mark == rs.view_mark:
+        return None
+    rs.view_mark = mark
+    rs.view_sent_at = now
+    return view_of(tab)
 
 
 def take_marks(rs: RoundState, seat: int, upto: Iterable[AckMark],

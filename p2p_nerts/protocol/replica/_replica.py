@@ -103,7 +103,6 @@ from ._base import (
     LAMPORT_PROBLEMS,
     MAX_AUTHORS,
     ROUND_TYPES,
-    VIEW_INTERVAL,
     CommandError,
     Lead,
     Outbound,
@@ -111,7 +110,6 @@ from ._base import (
     Send,
     clocks_problem,
     settings_of,
-    view_of,
 )
 from ._commands import (
     ArrangeSeats,
@@ -853,10 +851,8 @@ class Replica:
                         and m.seq >= self.sitting_down[entry.author] for m in upto):
                     del self.sitting_down[entry.author]  # it holds its seat: deal it in
             case View():
-                if (rs is not None and seat is not None and entry.round == rs.number
-                        and entry.lamport >= rs.view_lamport.get(seat, 0)):
-                    rs.views[seat] = payload
-                    rs.view_lamport[seat] = entry.lamport
+                if rs is not None and seat is not None:
+                    liveness.take_view(rs, seat, entry, payload)
             case Resend(author=author, from_seq=lo, to_seq=hi):
                 self._answer_resend(entry.author, author, lo, hi)
             case Hello():
@@ -1188,9 +1184,7 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
-                             and (mark := liveness.mark_of(k, log, self.equivocators.get(k))).seq))
-        self._send(Ack(marks), to=to)
+        self._send(Ack(liveness.marks_for(keys, self.authors, self.equivocators)), to=to)
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
@@ -1417,15 +1411,9 @@ class Replica:
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
-        tab = rs.tab
-        if tab is None or rs.end is not None or self.now - rs.view_sent_at < VIEW_INTERVAL:
-            return
-        mark = (len(tab.log), len(tab.in_flight))
-        if mark == rs.view_mark:
-            return
-        rs.view_mark = mark
-        rs.view_sent_at = self.now
-        self._send(view_of(tab))
+        view = liveness.view_due(rs, self.now)
+        if view is not None:
+            self._send(view)
 
     def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
         if seat not in rs.flagged:
