@@ -1,5 +1,6 @@
 """Recovery on its own: what a journal gives a replica back from a crash, a move
-made again, and which deferred entries are redundant (no network, no replica)."""
+made again, how a seat back at a table goes on, and which deferred entries are
+redundant (no network, no replica)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from p2p_nerts.protocol.fairness import commitment
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, move_record, secrets_record, unpack
 from p2p_nerts.protocol.messages import Audit, Commit, Ready, Reveal, Summary, seal_message
-from p2p_nerts.protocol.replica._recovery import Recovery, redo, redundant
+from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica._recovery import Recovery, Resumed, redo, redundant, resumed
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.resume import Deferred, Resume
 
 pytestmark = pytest.mark.fast
 
@@ -98,3 +101,32 @@ def test_a_deferred_entry_is_redundant_once_its_like_is_in() -> None:
         assert redundant(rs, payload)
     assert not redundant(rs, Ready(True))  # not a round entry of mine: always sent
     assert not redundant(None, commit)
+
+
+def _resume(journal_seq: int) -> Resume:
+    res = Resume({OTHER.public_key}, 0.0, journal_seq)
+    res.deferred += [Deferred(Ready(True), None, None), Deferred(Audit(b"d" * 32, ()), 2, None)]
+    return res
+
+
+def test_a_seat_whose_journal_held_everything_signs_what_it_held_back() -> None:
+    res = _resume(4)
+    assert resumed(res, 4, _round(), Phase.PLAYING) == Resumed(None, False, tuple(res.deferred))
+
+
+def test_a_seat_behind_the_table_mid_round_says_so_and_sits_the_round_out() -> None:
+    res = _resume(4)
+    plan = resumed(res, 7, _round(), Phase.PLAYING)
+    assert plan.notice == ("the table held 3 entries of ours that our journal did not; "
+                           "going on after entry 7; sitting this round out")
+    assert plan.sit_out and plan.deferred == (res.deferred[0],)  # no round entry of its
+
+
+def test_a_seat_behind_the_table_between_rounds_only_says_so() -> None:
+    res = _resume(4)
+    plan = resumed(res, 5, _round(), Phase.BETWEEN)
+    assert plan.notice is not None and plan.notice.endswith("going on after entry 5")
+    assert not plan.sit_out and plan.deferred == tuple(res.deferred)
+    rs = _round()
+    rs.live.discard(0)  # dropped already: nothing to sit out
+    assert not resumed(res, 5, rs, Phase.PLAYING).sit_out

@@ -10,12 +10,15 @@ journal through its own paths and signs; nothing here does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from ...game.tableau import OP_NERTS, apply_move
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
 from ..journal import Kind, Record, unpack
 from ..messages import Audit, Commit, Payload, Reveal, Summary
+from ..resume import Deferred, Resume
+from ._base import ROUND_TYPES, Phase
 from ._state import RoundState
 
 
@@ -91,3 +94,34 @@ def redundant(rs: RoundState | None, payload: Payload) -> bool:
         case Summary():
             return rs.me in rs.summaries
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What a seat back at a table does once it has learned where its chain ends:
+    say ``notice`` (its journal was behind the table), sit the round out
+    (``sit_out``: a GOODBYE signed after the table's head), and sign what it
+    held back meanwhile (``deferred``, each unless redundant by then)."""
+
+    notice: str | None
+    sit_out: bool
+    deferred: tuple[Deferred, ...]
+
+
+def resumed(res: Resume, delivered: int, rs: RoundState | None, phase: Phase) -> Resumed:
+    """How a seat goes on, holding its own chain up to ``delivered``.
+
+    If the table held entries of ours the journal did not (it was truncated,
+    stale or lost), say so in one line; a seat of a round under way then
+    sits the round out (it cannot replay moves it no longer has), and plays
+    again from the next: its held-back round entries go unsigned.
+    """
+    behind = res.behind(delivered)
+    if not behind:
+        return Resumed(None, False, tuple(res.deferred))
+    out = (rs is not None and rs.me in rs.live
+           and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+    notice = (f"the table held {behind} entries of ours that our journal did not; "
+              f"going on after entry {delivered}" + ("; sitting this round out" if out else ""))
+    deferred = [d for d in res.deferred if not out or d.payload.TYPE not in ROUND_TYPES]
+    return Resumed(notice, out, tuple(deferred))

@@ -944,34 +944,22 @@ class Replica:
             self._resume.heard(peer, None)
 
     def _resumed(self) -> None:
-        """Sign again once the table has told us where our chain ends.
-
-        If it held entries of ours the journal did not (it was truncated,
-        stale or lost), say so in one line; a seat of a round under way then
-        sits the round out (it cannot replay moves it no longer has), with a
-        GOODBYE signed after the table's head, and plays again from the next.
-        """
+        """Sign again once the table has told us where our chain ends
+        (``recovery.resumed``)."""
         res = self._resume
         log = self.authors.get(self.me.public_key)
         delivered = log.delivered if log is not None else 0
         if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
             return
         self._resume = None
-        deferred = res.deferred
-        behind = res.behind(delivered)
+        plan = recovery.resumed(res, delivered, self.rs, self.phase)
         rs = self.rs
-        if behind:
-            out = (rs is not None and rs.me in rs.live
-                   and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
-            self._event(ev.Notice(
-                f"the table held {behind} entries of ours that our journal did not; "
-                f"going on after entry {delivered}"
-                + ("; sitting this round out" if out else "")))
-            if out:
-                deferred = [d for d in deferred if d.payload.TYPE not in ROUND_TYPES]
-                self._send(Goodbye("back from a restart behind the table: next round"))
+        if plan.notice is not None:
+            self._event(ev.Notice(plan.notice))
+        if plan.sit_out:
+            self._send(Goodbye("back from a restart behind the table: next round"))
         done: set[tuple[int, Payload]] = set()
-        for d in deferred:
+        for d in plan.deferred:
             key = (d.payload.TYPE, d.payload)
             if key in done or recovery.redundant(self.rs, d.payload):
                 continue
