@@ -873,7 +873,7 @@ class Replica:
 
     def _ask_missing(self) -> None:
         mine = self.me.public_key if self._resume is None else None
-        for ask in self._resends.gaps(self.authors, self.now, mine, self.equivocators):
+        for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
             self._send(ask)
 
     # ------------------------------------------------------- chains and forks
@@ -1172,7 +1172,7 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        self._send(Ack(liveness.marks_for(keys, self.authors, self.equivocators)), to=to)
+        self._send(Ack(liveness.marks_for(keys, self.authors, self._forks.proven)), to=to)
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
