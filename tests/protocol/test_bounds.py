@@ -12,7 +12,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
 from p2p_nerts.protocol.replica import StartRound
-from p2p_nerts.protocol.replica import _replica as replica_module
+from p2p_nerts.protocol.replica import _intake as intake_module
 
 pytestmark = pytest.mark.fast
 
@@ -80,8 +80,8 @@ def test_held_entries_are_bounded_in_bytes_per_author() -> None:
 
 
 def test_resend_answers_keep_to_a_budget_per_asker(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replica_module, "RESEND_BYTES", 500)
-    monkeypatch.setattr(replica_module, "RESEND_BURST", 1000)
+    monkeypatch.setattr(intake_module, "RESEND_BYTES", 500)
+    monkeypatch.setattr(intake_module, "RESEND_BURST", 1000)
     net = bot_table(2, seed=6)
     host, guest = net.replicas
     net.output(0, host.handle(StartRound(), net.now))

@@ -5,21 +5,28 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.game.foundations import FoundationLog, Play
-from p2p_nerts.game.scoring import SeatRound
-from p2p_nerts.game.tableau import NERTS, NERTS_SIZE
+from p2p_nerts.game.cards import make_card
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play
+from p2p_nerts.game.moves import foundation_target, perform
+from p2p_nerts.game.scoring import Match, SeatRound
+from p2p_nerts.game.tableau import NERTS, NERTS_SIZE, Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.audit import AuditResult
-from p2p_nerts.protocol.messages import Audit, Summary
+from p2p_nerts.protocol.fairness import commitment
+from p2p_nerts.protocol.messages import Audit, Commit, Summary
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._closing import (
+    audits,
     close_due,
     disagreeing,
+    end_round,
     forked,
     nerts_bound,
     reckon,
     score_due,
     scores,
+    unscore,
+    void_call,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
@@ -96,3 +103,60 @@ def test_summaries_close_the_round_and_a_different_one_is_named() -> None:
     rs.summaries[2] = Summary(digest, (0, 5, 0))
     assert disagreeing(rs, digest) == ()
     assert disagreeing(rs, b"x" * 32) == (0, 1, 2)
+
+
+def test_a_result_taken_back_leaves_the_totals_as_before_it() -> None:
+    rs = _round()
+    match = Match.new(rs.variants, 3)
+    match.totals = [5, 7, 9]
+    rs.results = (SeatRound(0, 4, 0, 4, True), SeatRound(1, 0, 2, -4, False),
+                  SeatRound(2, 6, 0, 6, False, void=True))
+    rs.verdicts = ("", "", "lied")
+    match.add_round(rs.results)
+    assert match.totals == [9, 3, 9]
+    unscore(rs, match)
+    assert (match.totals, match.rounds) == ([5, 7, 9], 0)
+    assert not rs.results and not rs.verdicts
+
+
+def test_a_round_ends_where_the_order_says_and_my_plays_in_the_air_settle() -> None:
+    rs = _round()
+    deck = [make_card(0, 1, r) for r in range(2, 14)] + [make_card(0, 0, 1)]  # Nerts top: an ace
+    deck += [make_card(0, s, r) for s in (2, 3) for r in range(1, 14)]
+    rs.tab = Tableau(0, deck)
+    target = foundation_target(rs.tab, NERTS, rs.log)
+    assert target is not None
+    card = perform(rs.tab, target, (4, 0))
+    assert card is not None and rs.tab.in_flight
+    rs.log.add(Play(4, 0, card, card, NERTS, 0))
+    end_round(rs, "nerts", (9, 1), 12.5)
+    assert (rs.end, rs.ended_at, rs.log.cutoff) == ("nerts", 12.5, (9, 1))
+    assert not rs.tab.in_flight and rs.log.fate((4, 0)) is Fate.STAY
+
+
+def test_a_deadlock_without_a_cutoff_keeps_every_play() -> None:
+    rs = _round()
+    end_round(rs, "deadlock", None, 3.0)
+    assert (rs.end, rs.log.cutoff) == ("deadlock", None)
+
+
+def test_every_audit_but_a_forked_seats_is_replayed() -> None:
+    rs = _round()
+    rs.joint = b"j" * 32
+    for seat in (1, 2):
+        rs.commits[seat] = Commit(commitment(b"another secret"), commitment(b"share"))
+        rs.audits[seat] = AUDIT
+    outcomes = audits(rs, {2})
+    assert list(outcomes) == [1] and not outcomes[1].ok
+    assert "commitment" in outcomes[1].reason
+
+
+def test_a_call_the_audit_shows_invalid_voids_the_round_for_everyone() -> None:
+    rs = _round()
+    rs.verdicts = ("", "", "")
+    assert void_call(rs) is None  # no call: a deadlock
+    rs.call = (9, 1)
+    assert void_call(rs) is None  # a clean call
+    rs.verdicts = ("", "impossible move", "")
+    assert void_call(rs) == ("round 1 counts for nobody: a's Nerts call does not hold up "
+                             "(impossible move)")

@@ -7,20 +7,25 @@ import heapq
 
 import pytest
 
-from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.cards import make_card
+from p2p_nerts.game.foundations import FoundationLog, Play
 from p2p_nerts.game.scoring import SeatRound
+from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.messages import Audit, Summary
+from p2p_nerts.protocol.messages import Audit, Drop, Nerts, Summary
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
     drop_cut,
     drop_stands,
+    forget_after_cut,
+    my_vote,
+    quiet,
     silent,
     tally,
     withholding,
 )
-from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 pytestmark = pytest.mark.fast
 
@@ -161,3 +166,41 @@ def test_a_vote_that_could_complete_a_drop_waits_for_every_seat() -> None:
     assert rs.drop_votes == {1: {0: 5}} and rs.drop_queue == [(11, 2, 1, 5, 1)]
     assert tally(rs, 0, lambda _seat: 50, lambda _seat: 5) == []  # seat 3 voted nothing
     assert rs.drop_votes == {1: {0: 5, 2: 5}} and not rs.drop_queue
+
+
+def test_my_vote_goes_out_on_a_silent_seat_and_comes_back_when_it_is_heard() -> None:
+    rs = _round()
+    heard = {rs.keys[1]: 10.0, rs.keys[VICTIM]: 1.0}
+    silent_now = quiet(rs, heard, 12.0, drop_after=5.0)
+    assert silent_now == {VICTIM}  # never me, whenever I was heard
+    assert my_vote(rs, VICTIM, silent_now, 12.0, 5.0) is True
+    assert my_vote(rs, 1, silent_now, 12.0, 5.0) is None
+    rs.my_drop_votes.add(VICTIM)
+    assert my_vote(rs, VICTIM, silent_now, 12.0, 5.0) is None  # voted already
+    assert my_vote(rs, VICTIM, set(), 12.0, 5.0) is False  # heard again: take it back
+    rs.left[VICTIM] = 4
+    assert my_vote(rs, VICTIM, set(), 12.0, 5.0) is None  # it said GOODBYE: the vote stands
+
+
+def test_what_a_dropped_seat_sent_past_its_cut_is_taken_back_out() -> None:
+    rs = _round()
+    kept = Play(3, VICTIM, make_card(VICTIM, 0, 1), make_card(VICTIM, 0, 1), NERTS)
+    late = Play(5, VICTIM, make_card(VICTIM, 1, 1), make_card(VICTIM, 1, 1), NERTS)
+    for play, seq in ((kept, 2), (late, 4)):
+        rs.log.add(play)
+        rs.play_seq[play.key] = seq
+        rs.plays_by_seat.setdefault(VICTIM, []).append(play)
+        heapq.heappush(rs.ordered, Ordered(play.lamport, VICTIM, 0, Nerts(), seq))
+    heapq.heappush(rs.ordered, Ordered(6, 1, 0, Drop(rs.keys[VICTIM], 3), 9))
+    assert forget_after_cut(rs, VICTIM, 3)
+    assert list(rs.play_seq) == [kept.key] and rs.plays_by_seat[VICTIM] == [kept]
+    assert rs.log.cards_of(VICTIM) == 1
+    assert sorted((o.seat, o.seq) for o in rs.ordered) == [(1, 9), (VICTIM, 2)]
+    assert not forget_after_cut(rs, VICTIM, 3)  # nothing more to take back
+
+
+def test_an_audit_past_the_cut_goes_too() -> None:
+    rs = _round()
+    rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 8
+    assert not forget_after_cut(rs, VICTIM, 8) and VICTIM in rs.audits
+    assert forget_after_cut(rs, VICTIM, 7) and VICTIM not in rs.audits

@@ -5,19 +5,33 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
-from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import AckMark, Ready, seal_message
+from p2p_nerts.protocol.messages import AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._liveness import mark_of, note_marks, received, take_early_marks
+from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
+from p2p_nerts.protocol.replica._liveness import (
+    mark_of,
+    marks_for,
+    note_marks,
+    received,
+    recheck_marks,
+    take_early_marks,
+    take_marks,
+    take_view,
+    view_due,
+)
 from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
 
 SENDER = Identity.from_seed(b"\x07" * 32, "s")
+AUTHOR_ID = Identity.from_seed(b"\x08" * 32, "a")
 SEAT, AUTHOR = 1, 2
 
 
@@ -72,3 +86,83 @@ def test_my_mark_for_an_equivocator_stops_at_its_fork() -> None:
     assert mark_of(SENDER.public_key, log, proof).seq == 3
     log.delivered = 3
     assert mark_of(SENDER.public_key, log, proof).seq == 3
+
+
+def _chain(n: int) -> AuthorLog:
+    """AUTHOR's log with its first ``n`` entries delivered."""
+    log = AuthorLog(AUTHOR_ID.public_key)
+    prev = GENESIS
+    for seq in range(1, n + 1):
+        entry = seal_message(AUTHOR_ID, Ready(True), table_id=b"t" * 16, round=1, seq=seq,
+                             lamport=seq, prev=prev)
+        log.offer(entry)
+        log.mark_delivered(entry)
+        prev = entry.signature
+    return log
+
+
+def _keyed_round() -> RoundState:
+    rs = _round()
+    rs.keys = (rs.keys[0], rs.keys[1], AUTHOR_ID.public_key)
+    return rs
+
+
+def test_a_mark_counts_only_where_it_names_the_entry_we_hold() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    authors = {log.key: log}
+    good = AckMark(log.key, 2, log.id_at(2) or b"")
+    assert take_marks(rs, SEAT, (good,), authors) == []
+    assert rs.marks[SEAT] == {AUTHOR: 2}
+    other = AckMark(log.key, 3, b"x" * 64)  # another entry under our number 3: a fork
+    assert take_marks(rs, SEAT, (other,), authors) == [Lead(log.key, 3, SENDER.public_key)]
+    assert rs.marks[SEAT] == {AUTHOR: 2} and not rs.pending_marks
+
+
+def test_a_mark_for_an_entry_not_here_yet_waits_for_it() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    ahead = _chain(5)
+    mark = AckMark(log.key, 5, ahead.head)
+    assert take_marks(rs, SEAT, (mark,), {log.key: log}) == []
+    assert rs.pending_marks == {AUTHOR: {SEAT: mark}} and rs.marks[SEAT] == {}
+    assert recheck_marks(rs, log) == [] and rs.pending_marks  # still not here
+    assert recheck_marks(rs, ahead) == []
+    assert rs.marks[SEAT] == {AUTHOR: 5} and not rs.pending_marks
+
+
+def test_my_ack_names_every_chain_i_hold_in_order_and_an_equivocators_up_to_its_fork() -> None:
+    log, other = _chain(3), _log(2)
+    authors = {log.key: log, other.key: other, b"\x09" * 32: AuthorLog(b"\x09" * 32)}
+    marks = marks_for([log.key, other.key, b"\x09" * 32, b"\x0a" * 32], authors, {})
+    assert marks == tuple(sorted((mark_of(log.key, log, None), mark_of(other.key, other, None))))
+    proof = ForkProof(log.key, 2, b"", b"")
+    forked = marks_for([log.key], authors, {log.key: proof})
+    assert forked == (AckMark(log.key, 1, log.id_at(1) or b""),)
+
+
+def _view_entry(lamport: int, number: int = 1) -> Entry:
+    return seal_message(SENDER, Ready(True), table_id=b"t" * 16, round=number, seq=1,
+                        lamport=lamport, prev=GENESIS)
+
+
+def test_only_a_seats_latest_view_of_this_round_is_kept() -> None:
+    rs = _round()
+    new = View(nerts=5, top=None, work=(), waste=None, stock=20)
+    old = View(nerts=9, top=None, work=(), waste=None, stock=30)
+    take_view(rs, SEAT, _view_entry(8), new)
+    take_view(rs, SEAT, _view_entry(6), old)  # overtaken on the way
+    take_view(rs, SEAT, _view_entry(9, number=2), old)  # another round's
+    assert rs.views == {SEAT: new} and rs.view_lamport == {SEAT: 8}
+
+
+def test_my_view_goes_out_when_it_changed_and_not_too_often() -> None:
+    rs = _round()
+    assert view_due(rs, 1.0) is None  # no tableau yet
+    rs.tab = Tableau(0, [make_card(0, s, r) for s in range(4) for r in range(1, 14)])
+    assert view_due(rs, 1.0) == view_of(rs.tab)
+    rs.tab.turn()
+    assert view_due(rs, 1.0 + VIEW_INTERVAL / 2) is None  # too soon
+    assert view_due(rs, 1.0 + VIEW_INTERVAL) == view_of(rs.tab)
+    assert view_due(rs, 2.0 + VIEW_INTERVAL) is None  # unchanged
+    rs.tab.turn()
+    rs.end = "nerts"
+    assert view_due(rs, 5.0) is None  # the round is over

@@ -98,6 +98,17 @@ class Send:
     to: bytes | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Lead:
+    """A peer may hold another entry of ``author`` under ``seq`` than we do: ask for
+    it (of ``via``, or of everyone when None). Its answer, a second signed entry
+    under that number, proves the fork."""
+
+    author: bytes
+    seq: int
+    via: bytes | None
+
+
 @dataclass(slots=True)
 class Outbound:
     """What one call into the replica produced."""
@@ -145,3 +156,13 @@ def settings_of(v: Variants, countdown: float, drop_after: float) -> Settings:
                     target=v.target, jokers=v.jokers, teams=v.teams, lone_rotate=v.lone_rotate,
                     countdown_ms=round(countdown * 1000), drop_after_ms=round(drop_after * 1000))
 
+
+def rules_of(settings: Settings) -> Variants:
+    """The rules a SETTINGS (or a snapshot's) gives, the inverse of
+    :func:`settings_of`; raises VariantError."""
+    return Variants(
+        stock_turn=settings.stock_turn, strict_ties=settings.strict_ties,
+        lone_rotate=settings.lone_rotate, penalty=settings.penalty,
+        target=settings.target, teams=settings.teams,  # type: ignore[arg-type]
+        jokers=settings.jokers,
+    )

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ...game.variants import Variants
 from ..authors import AuthorLog
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
 
@@ -97,11 +96,3 @@ def behind(snapshot: Snapshot, authors: dict[bytes, AuthorLog]) -> bool:
                for head in snapshot.heads)
 
 
-def variants_of(settings: Settings) -> Variants:
-    """The rules a SETTINGS (or a snapshot's) gives; raises VariantError."""
-    return Variants(
-        stock_turn=settings.stock_turn, strict_ties=settings.strict_ties,
-        lone_rotate=settings.lone_rotate, penalty=settings.penalty,
-        target=settings.target, teams=settings.teams,  # type: ignore[arg-type]
-        jokers=settings.jokers,
-    )

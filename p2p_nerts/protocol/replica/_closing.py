@@ -1,18 +1,33 @@
-"""Closing a round: when it can be scored, each seat's audit, the scores and
-verdicts, and whether the summaries agree.
+"""Closing a round: its end, when it can be scored, each seat's audit, the scores
+and verdicts, and whether the summaries agree.
 
-Pure functions over one round's state: the facade flags, signs the SUMMARY and
-VERDICTs, keeps the running totals and changes the phase on what they say.
+Pure functions over one round's state: the facade flags, signs the AUDIT,
+SUMMARY and VERDICTs, keeps the running totals and changes the phase on what
+they say.
 """
 
 from __future__ import annotations
 
-from ...game.foundations import Fate
-from ...game.scoring import SeatRound
+from ...game.foundations import Fate, PlayKey
+from ...game.scoring import Match, SeatRound
 from ...game.tableau import NERTS, NERTS_SIZE
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit
 from ._state import RoundState
+
+
+def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> None:
+    """The round ends (``how``: "nerts" or "deadlock") at ``cutoff`` in the total
+    order, if given: nothing ordered after it counts. My plays still in the air
+    settle as the agreed log says."""
+    rs.end = how
+    rs.ended_at = now
+    if cutoff is not None:
+        rs.log.set_cutoff(cutoff)
+    tab = rs.tab
+    if tab is not None:
+        for key in sorted(tab.in_flight):
+            tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
 
 
 def score_due(rs: RoundState) -> bool:
@@ -35,6 +50,21 @@ def audit_of(rs: RoundState, seat: int, audit: Audit) -> AuditResult:
         plays=rs.plays_by_seat.get(seat, []), log=rs.log,
         calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
     )
+
+
+def audits(rs: RoundState, gone: set[int]) -> dict[int, AuditResult]:
+    """Every audit in replayed, by seat, but those of the seats ``gone`` for a fork."""
+    return {seat: audit_of(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
+            if seat not in gone}
+
+
+def void_call(rs: RoundState) -> str | None:
+    """Why the round counts for nobody, if the audit shows its Nerts call invalid."""
+    caller = rs.call[1] if rs.call else None
+    if caller is None or not rs.verdicts[caller]:
+        return None
+    return (f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
+            f"does not hold up ({rs.verdicts[caller]})")
 
 
 def reckon(rs: RoundState, outcomes: dict[int, AuditResult],
@@ -77,3 +107,18 @@ def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:
     mine = scores(rs.results)
     return tuple(s for s, m in sorted(rs.summaries.items())
                  if s in rs.live and (m.digest != digest or m.scores != mine))
+
+
+def unscore(rs: RoundState, match: Match) -> None:
+    """Take back a result reckoned before a drop was agreed (it scores again).
+
+    A seat that was silent while the others scored can come back to their
+    audits before their votes to drop it, and score itself with its own
+    audit, which the others never had. Nothing is closed before every
+    live seat's summary, so taking the result back here is still in time.
+    """
+    for r in rs.results:
+        if not r.void:
+            match.totals[r.seat] -= r.score
+    match.rounds -= 1
+    rs.results, rs.verdicts = (), ()

@@ -1,5 +1,5 @@
-"""Drops: when a seat counts as silent, how DROP votes are tallied, and whether an
-agreed drop stands.
+"""Drops: when a seat counts as silent and my vote on it is due, how DROP votes
+are tallied, whether an agreed drop stands, and what a drop takes back out.
 
 Pure functions over one round's state. The tally keeps its own part of it (the
 queue of votes, the votes counted, the agreed cuts) and returns what the
@@ -10,9 +10,10 @@ agreed drop in the total order. Nothing here signs, sends or tells the user.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..messages import Drop
 from ._state import RoundState
 
 
@@ -170,3 +171,61 @@ def withholding(rs: RoundState, seat: int, now: float, drop_after: float,
     if others_silent:
         return False
     return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
+
+
+def quiet(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
+          drop_after: float) -> set[int]:
+    """The live seats but mine that are :func:`silent` to me."""
+    return {seat for seat in rs.live if seat != rs.me and silent(
+        rs, last_heard.get(rs.keys[seat]), now, drop_after)}
+
+
+def my_vote(rs: RoundState, seat: int, quiet: set[int], now: float,
+            drop_after: float) -> bool | None:
+    """My vote on ``seat`` now: True to vote it out (silent, or withholding the
+    round's end), False to take my vote back, None to leave things be.
+
+    A seat back (a split healed) before the others agreed gets my vote back,
+    or it would help drop the seat in some later split; not one agreed
+    dropped already, nor one that said GOODBYE.
+    """
+    out = seat in quiet or withholding(rs, seat, now, drop_after,
+                                       others_silent=bool(quiet - {seat}))
+    if out and seat not in rs.my_drop_votes:
+        return True
+    if (not out and seat in rs.my_drop_votes and seat not in rs.dropping
+            and seat not in rs.left):
+        return False
+    return None
+
+
+def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
+    """Undo what a dropped seat sent past the agreed cut, on every replica alike;
+    whether a play or audit that a result may have counted went.
+
+    Peers that heard such entries before the agreement take them back out;
+    the dropped seat itself gets those cards back. So every replica ends
+    with the same log, and no card is lost.
+    """
+    late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
+    for key in late:
+        rs.log.remove(key)
+        del rs.play_seq[key]
+        if victim == rs.me and rs.tab is not None:
+            if key in rs.tab.in_flight:
+                rs.tab.settle(key, stayed=False)
+            else:  # it had looked settled here: the vote that cut it came after
+                rs.tab.take_back(key)
+    if late:
+        gone = set(late)
+        rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
+                                    if p.key not in gone]
+    rs.ordered = [o for o in rs.ordered
+                  if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
+    heapq.heapify(rs.ordered)
+    audit_late = rs.audit_seq.get(victim, 0) > cut
+    if audit_late:
+        # Only the dropped seat itself, or whoever heard it before the cut
+        # was agreed, holds it: everyone scores the seat as dropped.
+        del rs.audits[victim]
+    return bool(late) or audit_late

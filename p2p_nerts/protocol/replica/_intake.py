@@ -1,23 +1,152 @@
-"""Intake: whether an author's next entry can be acted on now, and whether a PLAY
-is well formed for its seat.
+"""Intake: what comes in, before it is acted on. A frame's envelope checks;
+whose entries are heard at all (strangers are not); whether an author's next
+entry can be acted on now; and the resends, both ways.
 
-Pure functions over the round and the phase. The facade delivers in sequence,
-holds what must wait, and rejects what these refuse (``EnvelopeError``: the
-entry takes its sequence slot and changes nothing else).
+Pure functions over the round and the phase, and two small classes owning
+what they keep (keys once placed and watchers; resend budgets and times).
+The facade delivers in sequence, holds what must wait, rejects what these
+refuse (``EnvelopeError``: a sequenced entry takes its slot and changes
+nothing else) and sends what they say.
 """
 
 from __future__ import annotations
 
-from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ...game.tableau import SOURCES
-from ..envelope import Entry, EnvelopeError
-from ..messages import MsgType
-from ..messages import Play as PlayMsg
-from ._base import NEEDS_DEAL, ROUND_TYPES, Phase
+from collections.abc import Mapping
+
+from ..authors import AuthorLog
+from ..budget import TokenBucket
+from ..envelope import LINK_MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
+from ..messages import MsgType, Payload, Resend, parse_payload
+from ..proof import ForkProof
+from ._base import (
+    LINK_TYPES,
+    MAX_LAMPORT_JUMP,
+    NEEDS_DEAL,
+    RESEND_BURST,
+    RESEND_BYTES,
+    RESEND_INTERVAL,
+    ROUND_TYPES,
+    Phase,
+)
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
 IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+
+
+def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
+               clock: int) -> tuple[Entry, Payload]:
+    """Check a frame's envelope and decode it, or raise ``EnvelopeError``.
+
+    ``via`` is the key of the authenticated link it came on (None when
+    unknown): a link entry (unsigned) is taken only of a link type, from its
+    author, on its own link. ``clock``: my Lamport time.
+    """
+    if raw[:len(LINK_MAGIC)] == LINK_MAGIC:
+        if via is None:
+            raise EnvelopeError("unlinked")  # nobody vouches for an unsigned entry
+        entry = open_link_entry(raw, via)
+        if entry.type not in LINK_TYPES:
+            raise EnvelopeError("unsigned_type")
+    else:
+        entry = open_entry(raw)
+    if entry.table_id != table_id:
+        raise EnvelopeError("wrong_table")
+    if entry.lamport > clock + MAX_LAMPORT_JUMP:
+        raise EnvelopeError("lamport_jump")  # would run every clock out of range
+    return entry, parse_payload(entry.type, entry.payload)
+
+
+class Places:
+    """Keys heard as players beyond those holding a place now, and the watchers."""
+
+    def __init__(self) -> None:
+        self.placed: set[bytes] = set()  # keys heard from while they had a place
+        #: Keys without a place that asked for the table's entries (a RESEND): the
+        #: spectators a front end may admit (``NetSession.admits_spectator``).
+        self.watchers: set[bytes] = set()
+
+    def heard_of(self, entry: Entry, *, is_host: bool, seated: frozenset[bytes]) -> bool:
+        """Whether a key without a place may still be heard: it had one (a seat given
+        up, a player catching up to ask back in), or it asks the host for one
+        (its HELLO, asking where its own chain ends before it signs more; its
+        JOIN; and the ACKs that tell the host a JOIN was lost on the way); and
+        anyone's RESEND, asking for entries (a newcomer's lobby, a spectator's
+        table), which makes it a watcher.
+        Anything else from a key that never had a place is a stranger's."""
+        if entry.author in self.placed:
+            return True
+        if entry.type == MsgType.RESEND:
+            # Someone watching asks for entries: answered within its budget
+            # (RESEND_BYTES), and only where its link is admitted at all.
+            self.watchers.add(entry.author)
+            return True
+        if not is_host:
+            # A guest that knows no seats yet (just sat down, or back without its
+            # journal) cannot tell players from strangers before the host's
+            # ROSTER; its links come from the host's list of the seated.
+            return not seated
+        return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
+
+
+class Resends:
+    """Resends both ways: what peers ask of us, within a budget of bytes a second
+    for each asker, and the gaps we ask to have filled, each author's at most
+    every RESEND_INTERVAL."""
+
+    def __init__(self) -> None:
+        self._budgets: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
+        self._asked: dict[bytes, float] = {}  # by author
+
+    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int,
+               now: float) -> tuple[list[bytes], bool]:
+        """The frames to send ``asker``, of those it asks for, and whether its budget
+        held some back: a peer asking again and again cannot make us send
+        without limit (it asks again for what the budget held back)."""
+        frames: list[bytes] = []
+        if log is None:
+            return frames, False
+        budget = self._budget(asker)
+        for seq in range(lo, min(hi, lo + 1023) + 1):
+            frame = log.entries.get(seq)
+            if frame is not None:
+                if not budget.take(now, len(frame)):
+                    return frames, True
+                frames.append(frame)
+        return frames, False
+
+    def spend(self, asker: bytes, now: float, size: int) -> bool:
+        """Take ``size`` bytes of an answer from ``asker``'s budget (False: spent)."""
+        return self._budget(asker).take(now, size)
+
+    def _budget(self, asker: bytes) -> TokenBucket:
+        budget = self._budgets.get(asker)
+        if budget is None:
+            budget = self._budgets[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
+        return budget
+
+    def gaps(self, authors: Mapping[bytes, AuthorLog], now: float, mine: bytes | None,
+             proven: Mapping[bytes, ForkProof]) -> list[Resend]:
+        """What to ask for now: each author's first gap. Not mine (``mine``: my key,
+        None while I learn from the table where my chain ends), nor a proven
+        equivocator's past its fork (all it signed after is void)."""
+        asks: list[Resend] = []
+        for key, log in authors.items():
+            gap = log.missing()
+            if gap is None or key == mine:
+                continue
+            proof = proven.get(key)
+            if proof is not None and log.delivered >= proof.cut:
+                continue
+            if now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
+                continue
+            self._asked[key] = now
+            asks.append(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
+        return asks
+
+    def forget(self, key: bytes) -> None:
+        """An author forgotten (to make room): it starts again from its first entry."""
+        self._asked.pop(key, None)
 
 
 def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:
@@ -41,26 +170,3 @@ def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:
     if entry.round == rs.number and entry.type in NEEDS_DEAL:
         return rs.joint is not None
     return True
-
-
-def check_play(rs: RoundState, seat: int, msg: PlayMsg) -> None:
-    """Refuse a PLAY that no honest ``seat`` signs: a card not its own or not in the
-    game, an unknown source, a joker's declared face out of range (or one
-    declared for a plain card), or a pile that an ace does not start."""
-    v = rs.variants
-    card, pile, decl = msg.card, msg.pile, msg.decl
-    if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
-        raise EnvelopeError("bad_field:card")
-    if msg.src not in SOURCES:
-        raise EnvelopeError("bad_field:src")
-    is_joker = card & 15 == JOKER_RANK
-    if is_joker:
-        if not ACE <= decl & 15 <= KING:
-            raise EnvelopeError("bad_field:decl")
-    elif decl != 0:
-        raise EnvelopeError("bad_field:decl")
-    face = decl if is_joker else card & 63
-    starts = face & 15 == ACE
-    if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
-                                                     jokers=v.jokers):
-        raise EnvelopeError("bad_field:pile")

@@ -1,17 +1,22 @@
-"""Liveness: who holds what. The marks a seat's ACK names (how far it holds each
-author's chain), counted only once we hold what that seat sent before saying
-so, and the mark this replica states for each author in its own ACKs.
+"""Liveness: who holds what, and what each seat shows. The marks a seat's ACK
+names (how far it holds each author's chain), counted only once we hold what
+that seat sent before saying so; the marks this replica states in its own
+ACKs; and the public views of the tableaux, theirs and mine.
 
 Pure functions over one round's state and the authors' logs: the facade
-signs the ACKs.
+signs the ACKs, and asks for the entries that a mark naming another entry
+than ours leads to (a fork).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from ..authors import AuthorLog
-from ..envelope import GENESIS
-from ..messages import AckMark
+from ..envelope import GENESIS, Entry
+from ..messages import AckMark, View
 from ..proof import ForkProof
+from ._base import VIEW_INTERVAL, Lead, view_of
 from ._state import RoundState
 
 
@@ -20,8 +25,8 @@ def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,
     """What ``seat`` says it holds (its ACK numbered ``seq``, ``log`` its chain),
     to check now: once we hold what it sent before saying so. Its DROP vote
     may be among what we miss, and the marks wait for it (``take_early_marks``).
-    Only the marks of the round's seats; the facade checks each against the
-    entry we hold under its number (``Replica._take_marks``)."""
+    Only the marks of the round's seats; each is checked against the entry we
+    hold under its number (:func:`take_marks`)."""
     marks = {author: mark for mark in upto
              if (author := rs.seat_of(mark.author)) is not None}
     if not received(rs, log, seq):
@@ -66,3 +71,84 @@ def mark_of(key: bytes, log: AuthorLog, proof: ForkProof | None) -> AckMark:
     if proof is not None and log.delivered > proof.cut:
         return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
     return AckMark(key, log.delivered, log.head)
+
+
+def marks_for(keys: Iterable[bytes], authors: Mapping[bytes, AuthorLog],
+              proven: Mapping[bytes, ForkProof]) -> tuple[AckMark, ...]:
+    """My marks for these authors' chains, for an ACK (none for a chain I hold
+    nothing of), in a canonical order."""
+    return tuple(sorted(mark for k in keys if (log := authors.get(k)) is not None
+                        and (mark := mark_of(k, log, proven.get(k))).seq))
+
+
+def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
+    """Keep ``seat``'s latest view of this round (views may come out of order)."""
+    if entry.round == rs.number and entry.lamport >= rs.view_lamport.get(seat, 0):
+        rs.views[seat] = view
+        rs.view_lamport[seat] = entry.lamport
+
+
+def view_due(rs: RoundState, now: float) -> View | None:
+    """My tableau's public view, to send now: at most every VIEW_INTERVAL, only
+    once it changed, and not after the round's end."""
+    tab = rs.tab
+    if tab is None or rs.end is not None or now - rs.view_sent_at < VIEW_INTERVAL:
+        return None
+    mark = (len(tab.log), len(tab.in_flight))
+    if mark == rs.view_mark:
+        return None
+    rs.view_mark = mark
+    rs.view_sent_at = now
+    return view_of(tab)
+
+
+def take_marks(rs: RoundState, seat: int, upto: Iterable[AckMark],
+               authors: Mapping[bytes, AuthorLog]) -> list[Lead]:
+    """Count what ``seat`` says it holds, where it holds the very entries we hold.
+
+    A mark counts towards finality only once it names the id of our own
+    entry under that number: peers holding different entries of one
+    author (it equivocated) then never count each other's, and the entry
+    is never final anywhere. A mark for an entry we do not hold yet waits
+    for it (:func:`recheck_marks`); one naming another entry than ours is a
+    lead to a fork, returned.
+    """
+    leads: list[Lead] = []
+    held = rs.marks.setdefault(seat, {})
+    for mark in upto:
+        author = rs.seat_of(mark.author)
+        if author is None or mark.seq <= held.get(author, 0):
+            continue
+        log = authors.get(mark.author)
+        if log is not None and not _check_mark(rs, seat, author, log, mark, leads):
+            rs.pending_marks.setdefault(author, {})[seat] = mark
+    return leads
+
+
+def _check_mark(rs: RoundState, seat: int, author: int, log: AuthorLog, mark: AckMark,
+                leads: list[Lead]) -> bool:
+    """Count a mark if it names our own entry; False while we do not hold that one."""
+    ours = log.chain_id(mark.seq)
+    if ours is None:
+        return False
+    if ours == mark.head:
+        held = rs.marks.setdefault(seat, {})
+        held[author] = max(held.get(author, 0), mark.seq)
+    else:
+        leads.append(Lead(mark.author, mark.seq, rs.keys[seat]))
+    return True
+
+
+def recheck_marks(rs: RoundState, log: AuthorLog) -> list[Lead]:
+    """Marks that waited for this author's entries: check those now held."""
+    leads: list[Lead] = []
+    author = rs.seat_of(log.key)
+    waiting = rs.pending_marks.get(author) if author is not None else None
+    if not waiting or author is None:
+        return leads
+    for seat, mark in list(waiting.items()):
+        if _check_mark(rs, seat, author, log, mark, leads):
+            del waiting[seat]
+    if not waiting:
+        del rs.pending_marks[author]
+    return leads

@@ -31,31 +31,24 @@ from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
 from ...game.deadlock import AllStuck
-from ...game.foundations import Fate, FoundationLog, Play, PlayKey
+from ...game.foundations import Fate, FoundationLog, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
-    OP_NERTS,
     OP_ROTATE,
     ROTATE_ALL,
     Tableau,
     Target,
-    apply_move,
 )
 from ...game.variants import VariantError, Variants
 from .. import events as ev
-from ..audit import AuditResult
 from ..authors import AuthorLog, Equivocation
-from ..budget import TokenBucket
 from ..clock import LamportClock
 from ..envelope import (
     GENESIS,
-    LINK_MAGIC,
     Entry,
     EnvelopeError,
     author_of,
-    open_entry,
-    open_link_entry,
 )
 from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
@@ -88,19 +81,20 @@ from ..messages import (
     Summary,
     Verdict,
     View,
-    link_message,
     parse_payload,
-    seal_message,
 )
 from ..messages import Play as PlayMsg
-from ..proof import ForkProof, check_fork, strict_pair
+from ..proof import ForkProof
 from ..resume import Deferred, Resume
 from . import _catchup as catchup
 from . import _closing as closing
 from . import _drops as drops
+from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
+from . import _recovery as recovery
+from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
@@ -109,22 +103,16 @@ from ._base import (
     EPHEMERAL,
     HEARTBEAT,
     LAMPORT_PROBLEMS,
-    LINK_TYPES,
     MAX_AUTHORS,
-    MAX_LAMPORT_JUMP,
-    RESEND_BURST,
-    RESEND_BYTES,
-    RESEND_INTERVAL,
     ROUND_TYPES,
-    SIT_DOWN_WAIT,
-    VIEW_INTERVAL,
     CommandError,
+    Lead,
     Outbound,
     Phase,
     Send,
     clocks_problem,
+    rules_of,
     settings_of,
-    view_of,
 )
 from ._commands import (
     ArrangeSeats,
@@ -143,7 +131,10 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._forks import Forks
 from ._order import Finality, final_event
+from ._outbox import Outbox
+from ._recovery import Recovery
 from ._state import Ordered, RoundState, index_of, void
 from ._view import TableView
 
@@ -182,15 +173,15 @@ class Replica:
         self.auto_next = auto_next
         self.max_seats = max_seats
         self.clock = LamportClock()
-        self.seq = 0
+        self._outbox = Outbox(identity, table_id, self.clock)
         self.authors: dict[bytes, AuthorLog] = {}
         self.last_heard: dict[bytes, float] = {}
         self.seats = ()
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
-        self._resend_budget: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
-        self._placed: set[bytes] = set()  # keys heard from while they had a place
+        self._places = intake.Places()
+        self._resends = intake.Resends()
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -208,9 +199,6 @@ class Replica:
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
         self.watching = False
-        #: Keys without a place that asked for the table's entries (a RESEND): the
-        #: spectators a front end may admit (``NetSession.admits_spectator``).
-        self.watchers: set[bytes] = set()
         #: My play, signed and returned by :meth:`handle`, not yet delivered to
         #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
         #: other peers start checking it while I apply it (one cold pass through
@@ -218,24 +206,21 @@ class Replica:
         #: applies it first, so nothing is ever judged without it.
         self._unapplied: tuple[Entry, Payload] | None = None
         self._out = Outbound()
-        self._asked: dict[bytes, float] = {}
         self._last_ack = -1.0
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
-        self._restoring = False
-        self._catching_up = False  # restored: hear every live peer, fill every gap
-        self._heard: set[bytes] = set()
-        self._secrets: dict[int, tuple[bytes, bytes]] = {}
-        self._signed: dict[int, Entry] = {}  # restoring: my journaled entries by seq
-        #: Keys proven to have signed two entries under one number, for the whole
-        #: game: the host seats them no more.
-        self.equivocators: dict[bytes, ForkProof] = {}
-        self._suspected: dict[tuple[bytes, int], float] = {}  # fork leads asked about
+        self._recovery = Recovery()
+        self._forks = Forks()
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
         self._order = Finality(self.authors, self.clock)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self.now = 0.0
+
+    @property
+    def seq(self) -> int:
+        """The last sequence number I signed (or, back at a table, learned I had)."""
+        return self._outbox.seq
 
     @property
     def seats(self) -> tuple[Seat, ...]:
@@ -261,27 +246,16 @@ class Replica:
         records = list(records)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._restoring = True
-        for rec in records:
-            if rec.kind is Kind.SECRETS:
-                round_no, deck, share = unpack(rec)
-                assert isinstance(round_no, int)
-                assert isinstance(deck, bytes) and isinstance(share, bytes)
-                r._secrets[round_no] = (deck, share)
-            elif rec.kind is Kind.ENTRY and author_of(rec.data) == identity.public_key:
-                entry = open_entry(rec.data)
-                r._signed[entry.seq] = entry
+        r._recovery.load(records, identity.public_key)
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
             elif rec.kind is Kind.LINK:
                 r._receive_one(rec.data[PUBLIC_KEY_LEN:], rec.data[:PUBLIC_KEY_LEN])
             elif rec.kind is Kind.MOVE:
-                r._redo(unpack(rec))
+                recovery.redo(r.rs, unpack(rec))
             r._advance()
-        r._restoring = False
-        r._signed = {}
-        r._catching_up = True
+        r._recovery.replayed()
         peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
         peers.discard(identity.public_key)
         if peers:
@@ -301,7 +275,7 @@ class Replica:
             return
         # My entries are journaled in sequence: this one is either the next,
         # or was delivered already where live play signed it (see _send).
-        signed = self._signed.get(self.seq + 1)
+        signed = self._recovery.signed(self.seq + 1)
         if signed is not None and signed.raw == raw:
             self._replay_own(signed)
 
@@ -310,19 +284,8 @@ class Replica:
         assert log is not None
         if log.offer(entry) == "duplicate":
             return
-        self.seq = max(self.seq, entry.seq)
-        self.clock.time = max(self.clock.time, entry.lamport)
+        self._outbox.took(entry)
         self._deliver(entry, parse_payload(entry.type, entry.payload), log)
-
-    def _redo(self, fields: list[object]) -> None:
-        round_no, *move = fields
-        rs = self.rs
-        if rs is None or rs.tab is None or rs.number != round_no:
-            raise ValueError("journal move for a round that is not being played")
-        ints = [int(x) for x in move]  # type: ignore[call-overload]
-        apply_move(rs.tab, ints)
-        if ints[0] == OP_NERTS:
-            rs.i_called = True
 
     # =================================================================== API
     def handle(self, command: Command, now: float) -> Outbound:
@@ -421,21 +384,9 @@ class Replica:
 
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
-            if raw[:len(LINK_MAGIC)] == LINK_MAGIC:
-                if via is None:
-                    raise EnvelopeError("unlinked")  # nobody vouches for an unsigned entry
-                entry = open_link_entry(raw, via)
-                if entry.type not in LINK_TYPES:
-                    raise EnvelopeError("unsigned_type")
-            else:
-                entry = open_entry(raw)
-            if entry.table_id != self.table_id:
-                raise EnvelopeError("wrong_table")
-            if entry.lamport > self.clock.time + MAX_LAMPORT_JUMP:
-                raise EnvelopeError("lamport_jump")  # would run every clock out of range
-            payload = parse_payload(entry.type, entry.payload)
-            if self._catching_up and not self._restoring:
-                self._heard.add(entry.author)
+            entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
+            if self._recovery.catching_up and not self._recovery.restoring:
+                self._recovery.heard.add(entry.author)
             self._accept(entry, payload)
         except EnvelopeError as exc:
             self._reject(exc.reason)
@@ -481,26 +432,17 @@ class Replica:
 
     def _start_round(self) -> None:
         """Host: fix the roster and start the next round."""
-        if not self.is_host:
-            raise CommandError("only the host starts a round")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("a round is already under way")
-        if not self.seats:
-            raise CommandError("nobody is seated")
-        try:
-            self.variants.check_players(len(self.seats))
-        except VariantError as exc:
-            raise CommandError(str(exc)) from None
+        lobby.host_between_rounds(self.is_host, self.phase, "starts a round",
+                                  "a round is already under way")
+        lobby.check_deal(self.seats, self.variants)
         number = self.rs.number + 1 if self.rs else 1
         self._send(settings_of(self.variants, self.countdown, self.drop_after))
         self._send(Roster(self.seats), round_no=number)
 
     def _change_settings(self, variants: Variants, countdown: float | None,
                          drop_after: float | None) -> None:
-        if not self.is_host:
-            raise CommandError("only the host changes the settings")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("settings change between rounds")
+        lobby.host_between_rounds(self.is_host, self.phase, "changes the settings",
+                                  "settings change between rounds")
         countdown = self.countdown if countdown is None else countdown
         drop_after = self.drop_after if drop_after is None else drop_after
         problem = clocks_problem(countdown, drop_after)
@@ -509,15 +451,11 @@ class Replica:
         self._send(settings_of(variants, countdown, drop_after))
 
     def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
-        if not self.is_host:
-            raise CommandError("only the host arranges the seats")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise CommandError("seats are arranged between rounds")
-        by_key = {s.key: s for s in self.seats}
-        if len(order) != len(by_key) or set(order) != by_key.keys():
-            raise CommandError("every seated player needs exactly one seat")
-        if order != tuple(by_key):
-            self._send(Roster(tuple(by_key[key] for key in order)))
+        lobby.host_between_rounds(self.is_host, self.phase, "arranges the seats",
+                                  "seats are arranged between rounds")
+        seats = lobby.arranged(self.seats, order)
+        if seats is not None:
+            self._send(Roster(seats))
 
     def _move(self, target: Target) -> None:
         rs, tab = self._playing()
@@ -596,16 +534,6 @@ class Replica:
         """This table as a front end reads it: read-only (see ``_view``)."""
         return TableView(self)
 
-    def _behind(self, rs: RoundState) -> bool:
-        """After a restart: not every live peer heard from yet, or entries still missing."""
-        if not self._catching_up:
-            return False
-        peers = {rs.keys[s] for s in rs.live if s != rs.me}
-        if peers <= self._heard and all(
-                self.authors[k].missing() is None for k in peers if k in self.authors):
-            self._catching_up = False
-        return self._catching_up
-
     # ============================================================ internals
     def _flush(self) -> Outbound:
         out, self._out = self._out, Outbound()
@@ -635,7 +563,7 @@ class Replica:
             return "you were dropped from this round; you play again next round"
         if rs.me in rs.forks:
             return "this seat signed two different entries under one number: it sits out"
-        if self._behind(rs) or self._resume is not None:
+        if self._recovery.behind(rs, self.authors) or self._resume is not None:
             return "catching up with the table"
         return None
 
@@ -663,53 +591,33 @@ class Replica:
                 and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
                      or rs.me in rs.forks)):
             return None  # no seat in this round, or dropped: nothing of ours counts in it
-        if self._resume is not None and payload.TYPE not in EPHEMERAL and not self._restoring:
+        restoring = self._recovery.restoring
+        if self._resume is not None and payload.TYPE not in EPHEMERAL and not restoring:
             # Not before we know where our chain ends at this table. A round's
             # entry keeps its round: it is for that round, or for none.
             if round_no is None and payload.TYPE in ROUND_TYPES and rs is not None:
                 round_no = rs.number
             self._resume.deferred.append(Deferred(payload, round_no, to))
             return None
-        if self._restoring:
+        if restoring:
             # The journal holds what we signed here before the crash (if we got
             # this far): deliver it now, where live play delivered it.
-            signed = self._signed.get(self.seq + 1)
+            signed = self._recovery.signed(self.seq + 1)
             if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
                 self._replay_own(signed)
             return None
         number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
+        mine = self.authors.get(self.me.public_key)
         if payload.TYPE in EPHEMERAL:
-            # An ephemeral entry carries my latest sequence number: peers learn from
-            # it what I have sent, and ask again for anything lost.
-            # It names my chain head too, so a peer holding another entry of
-            # mine under that number notices: the last one delivered to myself
-            # (a VIEW riding with a play is signed before the play is).
-            mine = self.authors.get(self.me.public_key)
-            head = GENESIS if mine is None else mine.head
-            seq = max(mine.delivered if mine is not None else 0, 1)
-            lamport = max(self.clock.time, 1)
-            if payload.TYPE in LINK_TYPES:
-                raw = link_message(self.me.public_key, payload, table_id=self.table_id,
-                                   round=number, seq=seq, lamport=lamport, prev=head)
-            else:
-                raw = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                                   seq=seq, lamport=lamport, prev=head).raw
-            self._out.sends.append(Send(raw, to))
+            # It names the last entry delivered to myself (a VIEW riding with a
+            # play is signed before the play is).
+            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to))
             return None
-        self.seq += 1
-        lamport = self.clock.tick()
-        if expect_lamport is not None and lamport != expect_lamport:
-            raise AssertionError("Lamport time moved under a local play")
-        entry = seal_message(self.me, payload, table_id=self.table_id, round=number,
-                             seq=self.seq, lamport=lamport, prev=self._my_head())
+        entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
+                                       expect_lamport)
         self._record(Record(Kind.ENTRY, entry.raw))
         self._out.sends.append(Send(entry.raw, to))
         return entry, payload
-
-    def _my_head(self) -> bytes:
-        """The id of my last entry: what my next one names as its predecessor."""
-        log = self.authors.get(self.me.public_key)
-        return GENESIS if log is None else log.head
 
     def _deliver_own(self, entry: Entry, payload: Payload) -> None:
         log = self._author(self.me.public_key)
@@ -718,7 +626,7 @@ class Replica:
         self._deliver(entry, payload, log)
 
     def _record(self, record: Record) -> None:
-        if not self._restoring:
+        if not self._recovery.restoring:
             self._out.journal.append(record)
 
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
@@ -753,34 +661,18 @@ class Replica:
         """Hear these keys as players though no place of theirs is known yet: the
         authors of a game record that a seat-less replica reads from its start
         (their JOINs come before the ROSTER that seats them)."""
-        self._placed.update(keys)
+        self._places.placed.update(keys)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table or held one: a player the table
         keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self.holds_place(key) or key in self._placed
+        return self.holds_place(key) or key in self._places.placed
 
-    def _heard_of(self, entry: Entry) -> bool:
-        """Whether a key without a place may still be heard: it had one (a seat given
-        up, a player catching up to ask back in), or it asks the host for one
-        (its HELLO, asking where its own chain ends before it signs more; its
-        JOIN; and the ACKs that tell the host a JOIN was lost on the way); and
-        anyone's RESEND, asking for entries (a newcomer's lobby, a spectator's
-        table), which makes it a watcher.
-        Anything else from a key that never had a place is a stranger's."""
-        if entry.author in self._placed:
-            return True
-        if entry.type == MsgType.RESEND:
-            # Someone watching asks for entries: answered within its budget
-            # (RESEND_BYTES), and only where its link is admitted at all.
-            self.watchers.add(entry.author)
-            return True
-        if not self.is_host:
-            # A guest that knows no seats yet (just sat down, or back without its
-            # journal) cannot tell players from strangers before the host's
-            # ROSTER; its links come from the host's list of the seated.
-            return not self.seated
-        return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
+    @property
+    def watchers(self) -> set[bytes]:
+        """Keys without a place that asked for the table's entries (a RESEND): the
+        spectators a front end may admit (``NetSession.admits_spectator``)."""
+        return self._places.watchers
 
     def _evict_stranger(self) -> bool:
         """Make room by forgetting the longest-silent key that holds no seat.
@@ -795,7 +687,7 @@ class Replica:
         oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
         del self.authors[oldest]
         self.last_heard.pop(oldest, None)
-        self._asked.pop(oldest, None)
+        self._resends.forget(oldest)
         return True
 
     # -------------------------------------------------------------- arrival
@@ -809,11 +701,11 @@ class Replica:
                 raise EnvelopeError("own_entry")
         else:
             if placed:
-                self._placed.add(entry.author)
-            elif not self._heard_of(entry):
+                self._places.placed.add(entry.author)
+            elif not self._places.heard_of(entry, is_host=self.is_host, seated=self.seated):
                 raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
             if (self.is_host and not placed and entry.type == MsgType.ACK
-                    and entry.author not in self._placed):
+                    and entry.author not in self._places.placed):
                 log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask
                 if log is not None:                # again
                     log.note_claim(entry.seq)
@@ -878,7 +770,7 @@ class Replica:
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
             self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
         if rs is not None and rs.pending_marks:
-            self._recheck_marks(rs, log)
+            self._follow(liveness.recheck_marks(rs, log))
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -891,8 +783,7 @@ class Replica:
         log.mark_delivered(entry)
         if mine:
             # Signed here, or (back from a journal that was behind) fetched from the table.
-            self.seq = max(self.seq, entry.seq)
-            self.clock.time = max(self.clock.time, entry.lamport)
+            self._outbox.took(entry)
         else:
             self._observe(entry)
             self.last_heard[entry.author] = self.now
@@ -947,7 +838,7 @@ class Replica:
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
-                if self._resume is not None and not self._restoring:
+                if self._resume is not None and not self._recovery.restoring:
                     self._heard_while_resuming(entry.author, upto)
                 seated = self.seated
                 if entry.author in seated:
@@ -971,10 +862,8 @@ class Replica:
                         and m.seq >= self.sitting_down[entry.author] for m in upto):
                     del self.sitting_down[entry.author]  # it holds its seat: deal it in
             case View():
-                if (rs is not None and seat is not None and entry.round == rs.number
-                        and entry.lamport >= rs.view_lamport.get(seat, 0)):
-                    rs.views[seat] = payload
-                    rs.view_lamport[seat] = entry.lamport
+                if rs is not None and seat is not None:
+                    liveness.take_view(rs, seat, entry, payload)
             case Resend(author=author, from_seq=lo, to_seq=hi):
                 self._answer_resend(entry.author, author, lo, hi)
             case Snapshot():
@@ -988,151 +877,78 @@ class Replica:
                 pass  # HELLO: liveness only
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
-        """Send ``asker`` what it lacks, within its budget of bytes a second: a peer
-        asking again and again cannot make us send without limit (it asks again
-        for what the budget held back)."""
+        """Send ``asker`` what it lacks, within its budget (``Resends``); below what
+        we still hold of ``author``, the host's snapshot first."""
         log = self.authors.get(author)
         if log is None:
             return
-        budget = self._resend_budget.get(asker)
-        if budget is None:
-            budget = self._resend_budget[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
         if lo <= log.floor:
-            if not self._send_snapshot(asker, budget):
+            if not self._send_snapshot(asker):
                 return
             lo = log.floor + 1
-        for seq in range(lo, min(hi, lo + 1023) + 1):
-            frame = log.entries.get(seq)
-            if frame is not None:
-                if not budget.take(self.now, len(frame)):
-                    self.rejected["resend_budget"] += 1
-                    return
-                self._out.sends.append(Send(frame, asker))
+        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now)
+        self._out.sends += [Send(frame, asker) for frame in frames]
+        if held_back:
+            self.rejected["resend_budget"] += 1
 
     def _ask_missing(self) -> None:
-        for key, log in self.authors.items():
-            gap = log.missing()
-            if gap is None or (key == self.me.public_key and self._resume is None):
-                continue
-            proof = self.equivocators.get(key)
-            if proof is not None and log.delivered >= proof.cut:
-                continue  # all it signed after that is void: nothing more to fetch
-            if self.now - self._asked.get(key, -1e9) < RESEND_INTERVAL:
-                continue
-            self._asked[key] = self.now
-            self._send(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
+        mine = self.me.public_key if self._resume is None else None
+        for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
+            self._send(ask)
 
     # ------------------------------------------------------- chains and forks
     def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
-        """Count what ``seat`` says it holds, where it holds the very entries we hold.
+        """Count what ``seat`` says it holds (``liveness.take_marks``), and follow
+        the leads to a fork that it gives."""
+        self._follow(liveness.take_marks(rs, seat, upto, self.authors))
 
-        A mark counts towards finality only once it names the id of our own
-        entry under that number: peers holding different entries of one
-        author (it equivocated) then never count each other's, and the entry
-        is never final anywhere. A mark for an entry we do not hold yet waits
-        for it; one naming another entry than ours is a lead to a fork.
-        """
-        held = rs.marks.setdefault(seat, {})
-        for mark in upto:
-            author = rs.seat_of(mark.author)
-            if author is None or mark.seq <= held.get(author, 0):
-                continue
-            log = self.authors.get(mark.author)
-            if log is not None and not self._check_mark(rs, seat, author, log, mark):
-                rs.pending_marks.setdefault(author, {})[seat] = mark
-
-    def _check_mark(self, rs: RoundState, seat: int, author: int, log: AuthorLog,
-                    mark: AckMark) -> bool:
-        """Count a mark if it names our own entry; False while we do not hold that one."""
-        ours = log.chain_id(mark.seq)
-        if ours is None:
-            return False
-        if ours == mark.head:
-            held = rs.marks.setdefault(seat, {})
-            held[author] = max(held.get(author, 0), mark.seq)
-        else:
-            self._suspect(mark.author, mark.seq, rs.keys[seat])
-        return True
-
-    def _recheck_marks(self, rs: RoundState, log: AuthorLog) -> None:
-        """Marks that waited for this author's entries: check those now held."""
-        author = rs.seat_of(log.key)
-        waiting = rs.pending_marks.get(author) if author is not None else None
-        if not waiting or author is None:
-            return
-        for seat, mark in list(waiting.items()):
-            if self._check_mark(rs, seat, author, log, mark):
-                del waiting[seat]
-        if not waiting:
-            del rs.pending_marks[author]
+    def _follow(self, leads: Iterable[Lead]) -> None:
+        for lead in leads:
+            self._suspect(lead.author, lead.seq, lead.via)
 
     def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
-        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it.
-
-        Its answer is a second signed entry under that number, which proves
-        the fork (see _conflict). Asked at most every RESEND_INTERVAL, and no
-        more once the author is proven.
-        """
-        rs = self.rs
-        seat = rs.seat_of(author) if rs is not None else None
-        if rs is not None and seat is not None and seat in rs.forks:
-            return
-        if self.now - self._suspected.get((author, seq), -1e9) < RESEND_INTERVAL:
-            return
-        self._suspected[(author, seq)] = self.now
-        self._send(Resend(author, seq, seq), to=via)
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for
+        it, as often as ``Forks.ask`` allows (see _conflict)."""
+        if self._forks.ask(self.rs, Lead(author, seq, via), self.now):
+            self._send(Resend(author, seq, seq), to=via)
 
     def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
         """Two entries of one author under one number: a proof, or a lead to one."""
-        first = open_entry(known)
-        if strict_pair(first, entry):
-            self._proven(ForkProof(entry.author, entry.seq, first.raw, entry.raw))
-        elif entry.seq > 1:
-            # They name different predecessors: the chains parted earlier. Ask
-            # whoever sent this branch for the entry before, until a strict pair.
-            self._suspect(entry.author, entry.seq - 1, via)
+        found = forks.conflict(known, entry, via)
+        if isinstance(found, ForkProof):
+            self._proven(found)
+        elif found is not None:
+            self._follow((found,))
+
+    @property
+    def equivocators(self) -> dict[bytes, ForkProof]:
+        """Keys proven to have signed two entries under one number, for the whole
+        game: the host seats them no more."""
+        return self._forks.proven
 
     def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
-        """Hold a checked proof: void the author's disputed entries, and tell everyone.
-
-        Its entries from the fork on differ between peers, so none of them is
-        final anywhere (finality needs matching marks); taking them out now,
-        on each peer as it learns the proof, changes no decision already
-        taken. It leaves the live seats only where its FORK entry comes in
-        the total order (_fork_final), the same point on every peer.
-        """
-        known = self.equivocators.get(proof.author)
-        if known is None or proof.seq < known.seq:
-            self.equivocators[proof.author] = proof
+        """Hold a checked proof (``Forks.hold``): void the author's disputed entries,
+        and tell everyone."""
         rs = self.rs
-        seat = rs.seat_of(proof.author) if rs is not None else None
-        if rs is None or seat is None:
+        held = self._forks.hold(rs, proof)
+        if rs is None or held is None:
             return
-        held = rs.forks.get(seat)
-        if held is not None and held.seq <= proof.seq:
-            return
-        rs.forks[seat] = proof
-        self._forget_after_cut(rs, seat, proof.cut)
-        if (publish and held is None and seat != rs.me and rs.me in rs.live
+        self._forget_after_cut(rs, held.seat, proof.cut)
+        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
                 and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
             self._send(Fork(proof.first, proof.second))
 
     def _fork_final(self, rs: RoundState, item: Ordered) -> None:
         """A FORK's turn in the total order: its accused leaves the round, flagged."""
         assert isinstance(item.payload, Fork)
-        accused = rs.seat_of(author_of(item.payload.first))
-        if accused is None or accused not in rs.live:
+        convicted = forks.convict(rs, item.payload)
+        if convicted is None:
             return
-        proof = rs.forks[accused]
-        rs.flagged[accused] = "equivocation"
+        accused = convicted.seat
         self._event(ev.Flagged(accused, rs.names[accused],
-                               f"equivocation: signed two entries numbered {proof.seq}",
+                               f"equivocation: signed two entries numbered {convicted.proof.seq}",
                                (item.payload.first, item.payload.second)))
-        # Like an agreed drop whose cut is the fork, taking effect here: what it
-        # signed before counts (every peer holds the same), nothing after.
-        cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
-        rs.dropping[accused] = cut
-        self._leave_round(rs, accused, cut, (item.lamport, item.seat))
+        self._leave_round(rs, accused, convicted.cut, (item.lamport, item.seat))
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
@@ -1148,57 +964,29 @@ class Replica:
             self._resume.heard(peer, None)
 
     def _resumed(self) -> None:
-        """Sign again once the table has told us where our chain ends.
-
-        If it held entries of ours the journal did not (it was truncated,
-        stale or lost), say so in one line; a seat of a round under way then
-        sits the round out (it cannot replay moves it no longer has), with a
-        GOODBYE signed after the table's head, and plays again from the next.
-        """
+        """Sign again once the table has told us where our chain ends
+        (``recovery.resumed``)."""
         res = self._resume
         log = self.authors.get(self.me.public_key)
         delivered = log.delivered if log is not None else 0
-        if res is None or self._restoring or not res.complete(self.now, delivered):
+        if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
             return
         self._resume = None
-        deferred = res.deferred
-        behind = res.behind(delivered)
+        plan = recovery.resumed(res, delivered, self.rs, self.phase)
         rs = self.rs
-        if behind:
-            out = (rs is not None and rs.me in rs.live
-                   and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
-            self._event(ev.Notice(
-                f"the table held {behind} entries of ours that our journal did not; "
-                f"going on after entry {delivered}"
-                + ("; sitting this round out" if out else "")))
-            if out:
-                deferred = [d for d in deferred if d.payload.TYPE not in ROUND_TYPES]
-                self._send(Goodbye("back from a restart behind the table: next round"))
+        if plan.notice is not None:
+            self._event(ev.Notice(plan.notice))
+        if plan.sit_out:
+            self._send(Goodbye("back from a restart behind the table: next round"))
         done: set[tuple[int, Payload]] = set()
-        for d in deferred:
+        for d in plan.deferred:
             key = (d.payload.TYPE, d.payload)
-            if key in done or self._already_sent(d.payload):
+            if key in done or recovery.redundant(self.rs, d.payload):
                 continue
             if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
                 continue  # its round closed while we learned: it counts for nobody now
             done.add(key)
             self._send(d.payload, round_no=d.round_no, to=d.to)
-
-    def _already_sent(self, payload: Payload) -> bool:
-        """A deferred round entry that something signed meanwhile made redundant."""
-        rs = self.rs
-        if rs is None or rs.me is None:
-            return False
-        match payload:
-            case Commit():
-                return rs.me in rs.commits
-            case Reveal():
-                return rs.me in rs.reveals
-            case Audit():
-                return rs.me in rs.audits
-            case Summary():
-                return rs.me in rs.summaries
-        return False
 
     # ---------------------------------------------------------------- lobby
     def _host_join(self, key: bytes, name: str) -> None:
@@ -1231,16 +1019,13 @@ class Replica:
             self._send(Roster(tuple(s for s in self.seats if s.key != key)))
 
     def _maybe_auto_start(self) -> None:
-        if self.phase is Phase.LOBBY and self.auto_start and len(self.seats) >= self.auto_start:
-            self._auto_start()
-        elif (self.phase is Phase.BETWEEN and self.next_round_at is not None
-              and self.now >= self.next_round_at
-              and (not self.sitting_down.keys() & self.seated
-                   or self.now >= self.next_round_at + SIT_DOWN_WAIT)):
+        due = lobby.auto_deal_due(self.phase, len(self.seats), self.auto_start,
+                                  self.next_round_at, self.now, self.sitting_down.keys(),
+                                  self.seated)
+        if not due:
+            return
+        if self.phase is Phase.BETWEEN:
             self.next_round_at = None
-            self._auto_start()
-
-    def _auto_start(self) -> None:
         try:
             self._start_round()
         except CommandError as exc:
@@ -1251,18 +1036,11 @@ class Replica:
         if entry.author != self.host_key:
             raise EnvelopeError("not_host")
         number = self.rs.number if self.rs else 0
-        if entry.round == number + 1:
-            try:
-                self.variants.check_players(len(seats))  # what the host checks to deal
-            except VariantError:
-                raise EnvelopeError("bad_field:roster") from None
-            self.seats = seats
+        begins = lobby.roster_begins(entry.round, number, self.phase, self.variants, seats)
+        self.seats = seats
+        if begins:
             self._prune(entry.round)
             self._begin_round(entry.round)
-        elif entry.round == number and self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-            self.seats = seats
-        else:
-            raise EnvelopeError("wrong_round")
         self._event(ev.RosterChanged(tuple(s.name for s in seats),
                                      tuple(fingerprint_of(s.key) for s in seats),
                                      index_of(seats, self.me.public_key)))
@@ -1271,12 +1049,7 @@ class Replica:
         assert isinstance(payload, Settings)
         if entry.author != self.host_key:
             raise EnvelopeError("not_host")
-        if self.phase not in (Phase.LOBBY, Phase.BETWEEN):
-            raise EnvelopeError("settings_mid_round")
-        try:
-            self.variants = catchup.variants_of(payload)
-        except VariantError:
-            raise EnvelopeError("bad_field:settings") from None
+        self.variants = lobby.variants_of(payload, self.phase)
         # The host's clocks, whatever this peer was started with: nobody may start
         # early, and every peer counts a seat silent after the same time.
         self.countdown = payload.countdown_ms / 1000
@@ -1314,7 +1087,7 @@ class Replica:
                                                     self.me.public_key).items():
             self.authors[key].prune(upto)
 
-    def _send_snapshot(self, asker: bytes, budget: TokenBucket) -> bool:
+    def _send_snapshot(self, asker: bytes) -> bool:
         """Host: answer a RESEND for entries no longer held with the snapshot (only
         the host's is taken up). False when the asker's budget is spent."""
         snapshot = self._pruning.floor
@@ -1322,7 +1095,7 @@ class Replica:
         queued = len(sends)
         if snapshot is not None and self.is_host:
             self._send(snapshot, to=asker)
-        if len(sends) == queued or budget.take(self.now, len(sends[-1].data)):
+        if len(sends) == queued or self._resends.spend(asker, self.now, len(sends[-1].data)):
             return True
         sends.pop()
         self.rejected["resend_budget"] += 1
@@ -1342,7 +1115,7 @@ class Replica:
                     "cannot catch up; start again without --resume to sit down afresh"))
             return
         try:
-            variants = catchup.variants_of(snapshot.settings)
+            variants = rules_of(snapshot.settings)
             variants.check_players(len(snapshot.seats))
         except VariantError:
             raise EnvelopeError("bad_field:snapshot") from None
@@ -1352,7 +1125,7 @@ class Replica:
             if log is not None:
                 log.take_up(head.seq, head.lamport, head.id)
         mine = self.authors.get(self.me.public_key)
-        self.seq = max(self.seq, mine.delivered if mine is not None else 0)
+        self._outbox.seq = max(self._outbox.seq, mine.delivered if mine is not None else 0)
         seated = {seat.key for seat in snapshot.seats}
         self.clock.time = max([self.clock.time, *(h.lamport for h in snapshot.heads
                                                   if h.author in seated)])
@@ -1364,8 +1137,8 @@ class Replica:
         self.match = Match(variants, len(seated), [0] * len(seated), snapshot.rounds)
         self.phase = Phase.OVER if snapshot.over else Phase.BETWEEN
         self.rs = self.prev_rs = None
-        self._placed.update(seated)
-        self._catching_up = True
+        self._places.placed.update(seated)
+        self._recovery.catching_up = True
         self._begin_round(snapshot.round)
         self._event(ev.RosterChanged(tuple(s.name for s in self.seats),
                                      tuple(fingerprint_of(s.key) for s in self.seats),
@@ -1374,30 +1147,23 @@ class Replica:
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
-        keys = tuple(s.key for s in self.seats)
-        me = index_of(self.seats, self.me.public_key)
-        rs = RoundState(
-            number=number, keys=keys, names=tuple(s.name for s in self.seats),
-            variants=self.variants, me=me, live=set(range(len(keys))),
-            log=FoundationLog(strict_ties=self.variants.strict_ties),
-            stuck=[False] * len(keys),
-        )
+        rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
+        keys, me = rs.keys, rs.me
         if self.phase is Phase.OVER:
             self.totals = {}  # a new game
-        rounds = self.match.rounds if self.match is not None and self.totals else 0
+        played = self.match.rounds if self.match is not None and self.totals else 0
         self.ready = {}  # ready for the next deal: said afresh after each round
         self.match = Match.new(self.variants, len(keys))
         self.match.totals = [self.totals.get(k, 0) for k in keys]
-        self.match.rounds = rounds
-        rs.begun = self.now
-        self._suspected.clear()
+        self.match.rounds = played
+        self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
         for key in keys:
             self.last_heard.setdefault(key, self.now)
             self.last_heard[key] = max(self.last_heard[key], self.now)
         if me is not None:
-            known = self._secrets.pop(number, None)
+            known = self._recovery.secrets.pop(number, None)
             if known is None:
                 known = (self.rng(SECRET_LEN), self.rng(SECRET_LEN))
                 self._record(secrets_record(number, *known))
@@ -1407,84 +1173,43 @@ class Replica:
         self._drain_all()
 
     def _round_entry(self, entry: Entry, payload: Payload) -> None:
+        seat = rounds.seat_for(self.rs, entry)
         rs = self.rs
-        if rs is not None and entry.round < rs.number:
-            # A vote or verdict sent while its author still waited on the round
-            # we have closed (or a dropped seat's): honest, only too late.
-            raise EnvelopeError("late")
-        if rs is None or entry.round != rs.number:
-            raise EnvelopeError("wrong_round")
-        seat = rs.seat_of(entry.author)
-        if seat is None:
-            raise EnvelopeError("not_seated")
+        assert rs is not None
         if rs.drop_queue:
             # This entry may be what makes a vote due (its author's time has
             # moved on): count it first, so that whatever this entry completes
             # (the last AUDIT, say) is judged with the same live seats everywhere.
             self._tally_drops(rs)
-        if seat in rs.dropping and entry.seq > rs.dropping[seat]:
-            raise EnvelopeError("dropped")
-        if seat in rs.forks and entry.seq > rs.forks[seat].cut:
-            raise EnvelopeError("void")  # past its proven fork: counts for nobody
-        match payload:
-            case Commit():
-                if seat in rs.commits:
-                    raise EnvelopeError("second_commit")
-                rs.commits[seat] = payload
+        step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
+                           host_key=self.host_key)
+        match step:
+            case rounds.Added(play=play, mine=mine):
+                self._event(ev.PlayAdded(play, mine))
+                if not mine:
+                    # At once and straight to its author, whose play is then final
+                    # about one round trip later. Everyone else learns how far I am
+                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2.
+                    self._ack_to.add(entry.author)
+            case rounds.Look.REVEAL:
                 self._maybe_reveal(rs)
-            case Reveal(share=share):
-                commit = rs.commits.get(seat)
-                if commit is None or commitment(share) != commit.share:
-                    self._flag(rs, seat, "revealed a share it had not committed to")
-                    raise EnvelopeError("bad_reveal")
-                rs.reveals[seat] = share
+            case rounds.Look.DEAL:
                 self._maybe_deal(rs)
-            case Go():
-                if entry.author != self.host_key:
-                    raise EnvelopeError("not_host")
-                rs.go_pending = payload
-                rs.go_seq = entry.seq
+            case rounds.Look.GO:
                 self._maybe_go(rs)
-            case PlayMsg():
-                self._play_entry(rs, seat, entry, payload)
-            case Nerts() | Stuck():
-                if isinstance(payload, Nerts):
-                    rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-                elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
-                    rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
-                heapq.heappush(rs.ordered,
-                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            case Drop(who=who, upto=upto):
-                victim = rs.seat_of(who)
-                if victim is None or victim == seat:
-                    raise EnvelopeError("bad_field:who")
-                heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
+            case rounds.Look.TALLY:
                 self._tally_drops(rs)
-            case Fork(first=first, second=second):
-                proof = check_fork(first, second, self.table_id)
-                accused = rs.seat_of(proof.author)
-                if accused is None or accused == seat:
-                    raise EnvelopeError("bad_proof")
-                self._proven(proof, publish=False)
-                heapq.heappush(rs.ordered,
-                               Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            case Audit():
-                rs.audits[seat] = payload
-                rs.audit_seq[seat] = entry.seq
+            case rounds.Look.SCORE:
                 self._maybe_score(rs)
-            case Summary():
-                rs.summaries[seat] = payload
+            case rounds.Look.CLOSE:
                 self._maybe_close(rs)
-            case Result():
-                if seat in rs.signed_results:
-                    raise EnvelopeError("second_result")
-                rs.signed_results[seat] = payload
-            case Verdict(seat=accused, ok=ok, reason=reason):
-                if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
-                    self._event(ev.Notice(
-                        f"{rs.names[seat]} flags {rs.names[accused]} ({reason}); we did not"))
-            case _:
-                raise EnvelopeError("unexpected_type")
+            case rounds.Proven(proof=proof):
+                self._proven(proof, publish=False)
+            case rounds.Tell(text=text):
+                self._event(ev.Notice(text))
+            case rounds.Cheat(reason=reason, error=error):
+                self._flag(rs, seat, reason)
+                raise EnvelopeError(error)
 
     def _maybe_reveal(self, rs: RoundState) -> None:
         if shuffle.reveal_due(rs):
@@ -1504,7 +1229,7 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        check = shuffle.go_check(self.table_id, rs, catching_up=self._catching_up)
+        check = shuffle.go_check(self.table_id, rs, catching_up=self._recovery.catching_up)
         if check is None or check is shuffle.GoCheck.WAIT:
             return  # (on a wait, the drop's effect looks again: _leave_round)
         if check is shuffle.GoCheck.MISMATCH:
@@ -1516,21 +1241,6 @@ class Replica:
         if self.countdown <= 0:
             rs.started = True
             self._event(ev.RoundStarted(rs.number))
-
-    def _play_entry(self, rs: RoundState, seat: int, entry: Entry, msg: PlayMsg) -> None:
-        intake.check_play(rs, seat, msg)
-        play = Play(entry.lamport, seat, msg.card, msg.pile, msg.src, msg.decl)
-        rs.plays_by_seat.setdefault(seat, []).append(play)
-        rs.play_seq[play.key] = entry.seq
-        rs.log.add(play)
-        mine = seat == rs.me
-        self._event(ev.PlayAdded(play, mine))
-        heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, msg, entry.seq))
-        if not mine:
-            # At once and straight to its author, whose play is then final about
-            # one round trip later. Everyone else learns how far I am from my
-            # heartbeats, so a play costs N-1 acks, not (N-1)^2.
-            self._ack_to.add(rs.keys[seat])
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone.
@@ -1553,9 +1263,7 @@ class Replica:
             for rs in (self.rs, self.prev_rs):
                 keys.update(rs.keys if rs is not None else ())
             self._last_ack = self.now
-        marks = tuple(sorted(mark for k in keys if (log := self.authors.get(k)) is not None
-                             and (mark := liveness.mark_of(k, log, self.equivocators.get(k))).seq))
-        self._send(Ack(marks), to=to)
+        self._send(Ack(liveness.marks_for(keys, self.authors, self._forks.proven)), to=to)
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
@@ -1630,19 +1338,13 @@ class Replica:
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
         the vote back from one heard again."""
-        quiet = {seat for seat in rs.live if seat != rs.me and drops.silent(
-            rs, self.last_heard.get(rs.keys[seat]), self.now, self.drop_after)}
+        quiet = drops.quiet(rs, self.last_heard, self.now, self.drop_after)
         for seat in sorted(rs.live):
-            if seat == rs.me:
-                continue
-            silent = seat in quiet or drops.withholding(
-                rs, seat, self.now, self.drop_after, others_silent=bool(quiet - {seat}))
-            if silent and seat not in rs.my_drop_votes:
+            vote = None if seat == rs.me else drops.my_vote(rs, seat, quiet, self.now,
+                                                            self.drop_after)
+            if vote:
                 self._vote_drop(rs, seat)
-            elif (not silent and seat in rs.my_drop_votes and seat not in rs.dropping
-                  and seat not in rs.left):
-                # Back (a split healed) before the others agreed: take the vote
-                # back, or it would help drop the seat in some later split.
+            elif vote is False:
                 rs.my_drop_votes.discard(seat)
                 self._send(Drop(rs.keys[seat], 0))
 
@@ -1702,65 +1404,19 @@ class Replica:
             self._stuck_final(rs, min(rs.live), True, at)
 
     def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
-        """Undo what a dropped seat sent past the agreed cut, on every replica alike.
-
-        Peers that heard such entries before the agreement take them back out;
-        the dropped seat itself gets those cards back. So every replica ends
-        with the same log, and no card is lost.
-        """
-        late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
-        for key in late:
-            rs.log.remove(key)
-            del rs.play_seq[key]
-            if victim == rs.me and rs.tab is not None:
-                if key in rs.tab.in_flight:
-                    rs.tab.settle(key, stayed=False)
-                else:  # it had looked settled here: the vote that cut it came after
-                    rs.tab.take_back(key)
-        if late:
-            gone = set(late)
-            rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
-                                        if p.key not in gone]
-        rs.ordered = [o for o in rs.ordered
-                      if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
-        heapq.heapify(rs.ordered)
-        audit_late = rs.audit_seq.get(victim, 0) > cut
-        if audit_late:
-            # Only the dropped seat itself, or whoever heard it before the cut
-            # was agreed, holds it: everyone scores the seat as dropped.
-            del rs.audits[victim]
-        if (late or audit_late) and rs.results and rs is self.rs and self.phase is Phase.SCORING:
-            self._unscore(rs)
-
-    def _unscore(self, rs: RoundState) -> None:
-        """Take back a result reckoned before a drop was agreed (it scores again).
-
-        A seat that was silent while the others scored can come back to their
-        audits before their votes to drop it, and score itself with its own
-        audit, which the others never had. Nothing is closed before every
-        live seat's summary, so taking the result back here is still in time.
-        """
-        assert self.match is not None
-        for r in rs.results:
-            if not r.void:
-                self.match.totals[r.seat] -= r.score
-        self.match.rounds -= 1
-        rs.results, rs.verdicts = (), ()
+        """Undo what a dropped seat sent past the agreed cut (``drops.forget_after_cut``),
+        and a result reckoned with it."""
+        if (drops.forget_after_cut(rs, victim, cut) and rs.results and rs is self.rs
+                and self.phase is Phase.SCORING):
+            assert self.match is not None
+            closing.unscore(rs, self.match)
 
     # -------------------------------------------------------------- ending
     def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
-        rs.end = how
-        rs.ended_at = self.now
-        if cutoff is not None:
-            rs.log.set_cutoff(cutoff)
-        tab = rs.tab
-        if tab is not None:
-            for key in sorted(tab.in_flight):
-                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
+        closing.end_round(rs, how, cutoff, self.now)
         self.phase = Phase.SCORING
-        if rs.me is not None and tab is not None:
-            moves = tuple(tab.log)
-            self._send(Audit(rs.deck_secret, moves))
+        if rs.me is not None and rs.tab is not None:
+            self._send(Audit(rs.deck_secret, tuple(rs.tab.log)))
         self._maybe_score(rs)
 
     def _maybe_score(self, rs: RoundState) -> None:
@@ -1768,14 +1424,16 @@ class Replica:
             return
         assert rs.end is not None and rs.joint is not None
         gone = closing.forked(rs)
-        outcomes = {seat: self._audit(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
-                    if seat not in gone}
+        outcomes = closing.audits(rs, gone)
+        for seat, res in outcomes.items():
+            if not res.ok:  # flagged to everyone, with its reason
+                self._flag(rs, seat, res.reason)
+                if rs.me is not None:
+                    self._send(Verdict(seat, False, res.reason[:200]))
         rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
-        caller = rs.call[1] if rs.call else None
-        if caller is not None and rs.verdicts[caller]:
-            self._event(ev.Notice(
-                f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
-                f"does not hold up ({rs.verdicts[caller]})"))
+        nobody = closing.void_call(rs)
+        if nobody is not None:
+            self._event(ev.Notice(nobody))
         assert self.match is not None
         self.match.add_round(rs.results)
         self.totals.update(zip(rs.keys, self.match.totals, strict=True))
@@ -1785,15 +1443,6 @@ class Replica:
         if rs.me is not None:
             self._send(Summary(digest, closing.scores(rs.results)))
         self._maybe_close(rs)
-
-    def _audit(self, rs: RoundState, seat: int, audit: Audit) -> AuditResult:
-        """Audit one seat's round; a failure is flagged to everyone with its reason."""
-        res = closing.audit_of(rs, seat, audit)
-        if not res.ok:
-            self._flag(rs, seat, res.reason)
-            if rs.me is not None:
-                self._send(Verdict(seat, False, res.reason[:200]))
-        return res
 
     def _maybe_close(self, rs: RoundState) -> None:
         if self.phase is not Phase.SCORING or not closing.close_due(rs):
@@ -1841,15 +1490,9 @@ class Replica:
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
-        tab = rs.tab
-        if tab is None or rs.end is not None or self.now - rs.view_sent_at < VIEW_INTERVAL:
-            return
-        mark = (len(tab.log), len(tab.in_flight))
-        if mark == rs.view_mark:
-            return
-        rs.view_mark = mark
-        rs.view_sent_at = self.now
-        self._send(view_of(tab))
+        view = liveness.view_due(rs, self.now)
+        if view is not None:
+            self._send(view)
 
     def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
         if seat not in rs.flagged:

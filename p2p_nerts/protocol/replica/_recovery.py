@@ -1,0 +1,127 @@
+"""Recovery: what a replica back from a crash knows from its journal, while it
+replays it and after, until it has caught up with the table.
+
+A small class owns that knowledge (my journaled entries, the round secrets,
+whether the replay runs, whom I heard since); pure functions redo a journaled
+move and judge what a resumed seat still has to sign. The facade replays the
+journal through its own paths and signs; nothing here does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from ...game.tableau import OP_NERTS, apply_move
+from ..authors import AuthorLog
+from ..envelope import Entry, author_of, open_entry
+from ..journal import Kind, Record, unpack
+from ..messages import Audit, Commit, Payload, Reveal, Summary
+from ..resume import Deferred, Resume
+from ._base import ROUND_TYPES, Phase
+from ._state import RoundState
+
+
+class Recovery:
+    """A journal being replayed (``restoring``), and then caught up with."""
+
+    def __init__(self) -> None:
+        self.restoring = False
+        #: My deck secret and joint share, by round: a round replayed deals again
+        #: from the very same ones.
+        self.secrets: dict[int, tuple[bytes, bytes]] = {}
+        self._signed: dict[int, Entry] = {}  # while restoring: my journaled entries by seq
+        #: Restored: hear every live peer, fill every gap, before moving again.
+        self.catching_up = False
+        self.heard: set[bytes] = set()
+
+    def load(self, records: Iterable[Record], me: bytes) -> None:
+        """Start replaying: my own entries and secrets in the journal first."""
+        self.restoring = True
+        for rec in records:
+            if rec.kind is Kind.SECRETS:
+                round_no, deck, share = unpack(rec)
+                assert isinstance(round_no, int)
+                assert isinstance(deck, bytes) and isinstance(share, bytes)
+                self.secrets[round_no] = (deck, share)
+            elif rec.kind is Kind.ENTRY and author_of(rec.data) == me:
+                entry = open_entry(rec.data)
+                self._signed[entry.seq] = entry
+
+    def signed(self, seq: int) -> Entry | None:
+        """My journaled entry numbered ``seq``, while restoring."""
+        return self._signed.get(seq)
+
+    def replayed(self) -> None:
+        """The journal is replayed: catch up with the table from here."""
+        self.restoring = False
+        self._signed = {}
+        self.catching_up = True
+
+    def behind(self, rs: RoundState, authors: Mapping[bytes, AuthorLog]) -> bool:
+        """After a restart: not every live peer heard from yet, or entries still missing."""
+        if not self.catching_up:
+            return False
+        peers = {rs.keys[s] for s in rs.live if s != rs.me}
+        if peers <= self.heard and all(
+                authors[k].missing() is None for k in peers if k in authors):
+            self.catching_up = False
+        return self.catching_up
+
+
+def redo(rs: RoundState | None, fields: list[object]) -> None:
+    """Make a journaled move of mine again on my tableau."""
+    round_no, *move = fields
+    if rs is None or rs.tab is None or rs.number != round_no:
+        raise ValueError("journal move for a round that is not being played")
+    ints = [int(x) for x in move]  # type: ignore[call-overload]
+    apply_move(rs.tab, ints)
+    if ints[0] == OP_NERTS:
+        rs.i_called = True
+
+
+def redundant(rs: RoundState | None, payload: Payload) -> bool:
+    """A deferred round entry that something signed meanwhile made redundant."""
+    if rs is None or rs.me is None:
+        return False
+    match payload:
+        case Commit():
+            return rs.me in rs.commits
+        case Reveal():
+            return rs.me in rs.reveals
+        case Audit():
+            return rs.me in rs.audits
+        case Summary():
+            return rs.me in rs.summaries
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What a seat back at a table does once it has learned where its chain ends:
+    say ``notice`` (its journal was behind the table), sit the round out
+    (``sit_out``: a GOODBYE signed after the table's head), and sign what it
+    held back meanwhile (``deferred``, each unless redundant by then)."""
+
+    notice: str | None
+    sit_out: bool
+    deferred: tuple[Deferred, ...]
+
+
+def resumed(res: Resume, delivered: int, rs: RoundState | None, phase: Phase) -> Resumed:
+    """How a seat goes on, holding its own chain up to ``delivered``.
+
+    If the table held entries of ours the journal did not (it was truncated,
+    stale or lost), say so in one line; a seat of a round under way then
+    sits the round out (it cannot replay moves it no longer has), and plays
+    again from the next: its held-back round entries go unsigned.
+    """
+    behind = res.behind(delivered)
+    if not behind:
+        return Resumed(None, False, tuple(res.deferred))
+    out = (rs is not None and rs.me in rs.live
+           and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+    notice = (f"the table held {behind} entries of ours that our journal did not; "
+              f"going on after entry {delivered}" + ("; sitting this round out" if out else ""))
+    deferred = [d for d in res.deferred if not out or d.payload.TYPE not in ROUND_TYPES]
+    return Resumed(notice, out, tuple(deferred))

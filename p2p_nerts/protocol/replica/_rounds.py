@@ -1,0 +1,213 @@
+"""A round's entries as they are delivered: what each records in the round, and
+what the facade must look at next (a reveal, the deal, the GO, the drop tally,
+scoring, closing); whether a PLAY is well formed for its seat; and a new
+round's state.
+
+Pure functions over one round's state. A step comes back as a value; the
+facade signs, tells the user and changes the phase on it. An entry that no
+honest author signs raises ``EnvelopeError`` (it takes its sequence slot and
+changes nothing else).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from enum import Enum
+
+from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
+from ...game.foundations import FoundationLog, Play
+from ...game.tableau import SOURCES
+from ...game.variants import Variants
+from ..envelope import Entry, EnvelopeError
+from ..fairness import commitment
+from ..messages import (
+    Audit,
+    Commit,
+    Drop,
+    Fork,
+    Go,
+    Nerts,
+    Payload,
+    Result,
+    Reveal,
+    Seat,
+    Stuck,
+    Summary,
+    Verdict,
+)
+from ..messages import Play as PlayMsg
+from ..proof import ForkProof, check_fork
+from ._state import Ordered, RoundState, index_of
+
+
+class Look(Enum):
+    """What may be due now that an entry is in."""
+
+    NOTHING = "nothing"
+    REVEAL = "reveal"  # every commitment may be in
+    DEAL = "deal"  # every share may be revealed
+    GO = "go"  # the host's GO may start play
+    TALLY = "tally"  # a DROP vote may be due
+    SCORE = "score"  # every audit may be in
+    CLOSE = "close"  # every summary may be in
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """A PLAY entered the foundation log (pending its turn in the total order)."""
+
+    play: Play
+    mine: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Proven:
+    """A FORK's proof checked out: hold it (it is told already, by this entry)."""
+
+    proof: ForkProof
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """Something for the user to read."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cheat:
+    """An entry that proves its author cheated: flag it for ``reason``, and refuse the
+    entry (``EnvelopeError(error)``)."""
+
+    reason: str
+    error: str
+
+
+Step = Look | Added | Proven | Tell | Cheat
+
+
+def check_play(rs: RoundState, seat: int, msg: PlayMsg) -> None:
+    """Refuse a PLAY that no honest ``seat`` signs: a card not its own or not in the
+    game, an unknown source, a joker's declared face out of range (or one
+    declared for a plain card), or a pile that an ace does not start."""
+    v = rs.variants
+    card, pile, decl = msg.card, msg.pile, msg.decl
+    if card >> 6 != seat or not is_valid_card(card, seats=len(rs.keys), jokers=v.jokers):
+        raise EnvelopeError("bad_field:card")
+    if msg.src not in SOURCES:
+        raise EnvelopeError("bad_field:src")
+    is_joker = card & 15 == JOKER_RANK
+    if is_joker:
+        if not ACE <= decl & 15 <= KING:
+            raise EnvelopeError("bad_field:decl")
+    elif decl != 0:
+        raise EnvelopeError("bad_field:decl")
+    face = decl if is_joker else card & 63
+    starts = face & 15 == ACE
+    if starts != (pile == card) or not is_valid_card(pile, seats=len(rs.keys),
+                                                     jokers=v.jokers):
+        raise EnvelopeError("bad_field:pile")
+
+
+def new_round(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variants,
+              now: float) -> RoundState:
+    """The state of round ``number`` as it begins, with these seats and rules."""
+    keys = tuple(s.key for s in seats)
+    return RoundState(
+        number=number, keys=keys, names=tuple(s.name for s in seats),
+        variants=variants, me=index_of(seats, me), live=set(range(len(keys))),
+        log=FoundationLog(strict_ties=variants.strict_ties),
+        stuck=[False] * len(keys), begun=now,
+    )
+
+
+def seat_for(rs: RoundState | None, entry: Entry) -> int:
+    """The seat of a round entry's author, if the entry is for this round."""
+    if rs is not None and entry.round < rs.number:
+        # A vote or verdict sent while its author still waited on the round
+        # we have closed (or a dropped seat's): honest, only too late.
+        raise EnvelopeError("late")
+    if rs is None or entry.round != rs.number:
+        raise EnvelopeError("wrong_round")
+    seat = rs.seat_of(entry.author)
+    if seat is None:
+        raise EnvelopeError("not_seated")
+    return seat
+
+
+def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id: bytes,
+         host_key: bytes) -> Step:
+    """Record ``seat``'s round entry; what to look at next."""
+    if seat in rs.dropping and entry.seq > rs.dropping[seat]:
+        raise EnvelopeError("dropped")
+    if seat in rs.forks and entry.seq > rs.forks[seat].cut:
+        raise EnvelopeError("void")  # past its proven fork: counts for nobody
+    match payload:
+        case Commit():
+            if seat in rs.commits:
+                raise EnvelopeError("second_commit")
+            rs.commits[seat] = payload
+            return Look.REVEAL
+        case Reveal(share=share):
+            commit = rs.commits.get(seat)
+            if commit is None or commitment(share) != commit.share:
+                return Cheat("revealed a share it had not committed to", "bad_reveal")
+            rs.reveals[seat] = share
+            return Look.DEAL
+        case Go():
+            if entry.author != host_key:
+                raise EnvelopeError("not_host")
+            rs.go_pending = payload
+            rs.go_seq = entry.seq
+            return Look.GO
+        case PlayMsg():
+            check_play(rs, seat, payload)
+            play = Play(entry.lamport, seat, payload.card, payload.pile, payload.src,
+                        payload.decl)
+            rs.plays_by_seat.setdefault(seat, []).append(play)
+            rs.play_seq[play.key] = entry.seq
+            rs.log.add(play)
+            heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
+                                               entry.seq))
+            return Added(play, seat == rs.me)
+        case Nerts() | Stuck():
+            if isinstance(payload, Nerts):
+                rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
+            elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
+                rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
+            heapq.heappush(rs.ordered,
+                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+            return Look.NOTHING
+        case Drop(who=who, upto=upto):
+            victim = rs.seat_of(who)
+            if victim is None or victim == seat:
+                raise EnvelopeError("bad_field:who")
+            heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
+            return Look.TALLY
+        case Fork(first=first, second=second):
+            proof = check_fork(first, second, table_id)
+            accused = rs.seat_of(proof.author)
+            if accused is None or accused == seat:
+                raise EnvelopeError("bad_proof")
+            heapq.heappush(rs.ordered,
+                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+            return Proven(proof)
+        case Audit():
+            rs.audits[seat] = payload
+            rs.audit_seq[seat] = entry.seq
+            return Look.SCORE
+        case Summary():
+            rs.summaries[seat] = payload
+            return Look.CLOSE
+        case Result():
+            if seat in rs.signed_results:
+                raise EnvelopeError("second_result")
+            rs.signed_results[seat] = payload
+            return Look.NOTHING
+        case Verdict(seat=accused, ok=ok, reason=reason):
+            if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
+                return Tell(f"{rs.names[seat]} flags {rs.names[accused]} ({reason}); we did not")
+            return Look.NOTHING
+        case _:
+            raise EnvelopeError("unexpected_type")

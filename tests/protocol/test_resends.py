@@ -1,0 +1,74 @@
+"""Resends on their own: what we answer a peer within its budget, and which gaps we
+ask to have filled, how often (no network, no replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.protocol.authors import AuthorLog
+from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import Ready, Resend, seal_message
+from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._base import RESEND_BURST, RESEND_BYTES, RESEND_INTERVAL
+from p2p_nerts.protocol.replica._intake import Resends
+
+pytestmark = pytest.mark.fast
+
+AUTHOR = Identity.from_seed(b"\x06" * 32, "a")
+ASKER = b"\x02" * 32
+
+
+def _log(n: int, claimed: int = 0) -> AuthorLog:
+    """AUTHOR's log, its first ``n`` entries delivered; ``claimed``: said sent."""
+    log = AuthorLog(AUTHOR.public_key)
+    prev = GENESIS
+    for seq in range(1, n + 1):
+        entry = seal_message(AUTHOR, Ready(True), table_id=b"t" * 16, round=0, seq=seq,
+                             lamport=seq, prev=prev)
+        log.offer(entry)
+        log.mark_delivered(entry)
+        prev = entry.signature
+    log.note_claim(claimed)
+    return log
+
+
+def test_an_asker_gets_the_frames_we_hold_in_order() -> None:
+    log = _log(5)
+    frames, held_back = Resends().answer(ASKER, log, 2, 9, 0.0)
+    assert frames == [log.entries[s] for s in (2, 3, 4, 5)] and not held_back
+    assert Resends().answer(ASKER, None, 1, 3, 0.0) == ([], False)  # an author we keep nothing of
+
+
+def test_an_asker_gets_no_more_than_its_budget_and_more_as_time_passes() -> None:
+    log = _log(3)
+    size = len(log.entries[1])
+    resends = Resends()
+    asks = RESEND_BURST // size + 1
+    answered = sum(len(resends.answer(ASKER, log, 1, 1, 0.0)[0]) for _ in range(asks))
+    assert answered == asks - 1
+    assert resends.answer(ASKER, log, 1, 1, 0.0) == ([], True)
+    assert resends.answer(b"\x03" * 32, log, 1, 1, 0.0)[0]  # another asker: its own budget
+    assert resends.answer(ASKER, log, 1, 1, size / RESEND_BYTES)[0]  # the budget refills
+
+
+def test_each_gap_is_asked_for_at_most_every_resend_interval() -> None:
+    log = _log(2, claimed=6)
+    resends = Resends()
+    authors = {log.key: log}
+    assert resends.gaps(authors, 1.0, None, {}) == [Resend(log.key, 3, 6)]
+    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL / 2, None, {}) == []
+    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL, None, {}) == [Resend(log.key, 3, 6)]
+    resends.forget(log.key)
+    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL, None, {}) == [Resend(log.key, 3, 6)]
+
+
+def test_no_gap_of_mine_nor_of_an_equivocator_past_its_fork_is_asked_for() -> None:
+    log = _log(2, claimed=6)
+    authors = {log.key: log}
+    assert Resends().gaps(authors, 0.0, log.key, {}) == []  # mine: I know what I sent
+    proof = ForkProof(log.key, 3, b"", b"")
+    assert Resends().gaps(authors, 0.0, None, {log.key: proof}) == []
+    assert Resends().gaps({log.key: _log(1, claimed=6)}, 0.0, None, {log.key: proof}) == [
+        Resend(log.key, 2, 6)]  # what it signed before the fork still counts
+    assert Resends().gaps({log.key: _log(3)}, 0.0, None, {}) == []  # no gap
