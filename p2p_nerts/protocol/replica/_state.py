@@ -60,7 +60,8 @@ class RoundState:
     marks: dict[int, dict[int, int]] = field(default_factory=dict)
     #: Marks from an ACK whose sender's earlier entries have not all arrived:
     #: seat → (the ACK's seq, its marks). They count once those entries are
-    #: here, so that a DROP vote sent before the ACK is never missed (see _final).
+    #: here, so that a DROP vote sent before the ACK is never missed (see
+    #: ``_order``, ``final``).
     early_marks: dict[int, tuple[int, dict[int, AckMark]]] = field(default_factory=dict)
     #: Marks naming entries we do not hold yet: author seat → {seat → its mark}.
     pending_marks: dict[int, dict[int, AckMark]] = field(default_factory=dict)
