@@ -6,6 +6,7 @@ import asyncio
 import functools
 import io
 import json
+import secrets
 from pathlib import Path
 
 import pytest
@@ -196,9 +197,12 @@ def test_nerts_event_counts_this_players_own_games(
 
 
 def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:
-    """What ``nerts`` alone does beside its screen: an event view elsewhere finds the game."""
+    """What ``nerts`` alone does beside its screen: an event view elsewhere finds the game.
+    Its table's name is this run's own, so that no other server (another test's) can
+    serve the very record found."""
     with Store(tmp_path / DB_FILE) as store:
-        keep(store, _game().replicas[2], "Table A", EVENING, journal=_game().journals[2])
+        table = f"Table {secrets.token_hex(4)}"
+        keep(store, _game().replicas[2], table, EVENING, journal=_game().journals[2])
         found: list[tuple[str, bytes]] = []
 
         async def event_view() -> None:  # until it hears this player's own record
