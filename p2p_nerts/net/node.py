@@ -192,7 +192,6 @@ class NetSession:
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
-        self._ended_at: float | None = None  # when the game ended (Unix time), once it has
         self._record: GameRecord | None = None  # its record, as the game ended
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
@@ -626,10 +625,10 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._ended_at = time.time()
             # Copied now, while the journal holds the rounds the replica has
             # forgotten: it goes with finish_table, before the others have signed.
-            self._record = self._journaled_record()
+            self._record = (None if self._store is None
+                            else self._journaled_record(self.replica, self._store))
             self._keep_when_signed()
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
@@ -823,8 +822,7 @@ class NetSession:
         if self._store is None or r is None or r.match is None:
             return None
         if self._record is None:  # a game given up before its end
-            self._record = self._journaled_record()
-        assert self._record is not None
+            self._record = self._journaled_record(r, self._store)
         record = merged(record_of(r, self.table_name, self._record.saved_at),
                         self._record.entries)
         loop = asyncio.get_running_loop()
@@ -847,21 +845,19 @@ class NetSession:
         reckoned.add_done_callback(done)
         return asyncio.ensure_future(_settled(reckoned))
 
-    def _journaled_record(self) -> GameRecord | None:
+    def _journaled_record(self, r: Replica, store: Store) -> GameRecord:
         """The game's record from the replica (its last rounds) and the journal (the
-        rounds it has forgotten), dated at the game's end, however long the seat
-        stays (the standings' window reads it); a game given up is dated as left."""
+        rounds it has forgotten), dated as it is copied: at the game's end, and
+        kept so however long the seat stays (the standings' window reads the
+        date); a game given up, as it is left."""
         from ..records.record import record_of
 
-        r = self._replica
-        if self._store is None or r is None:
-            return None
         try:
-            journal = self._store.records(r.table_id)
+            journal = store.records(r.table_id)
         except JournalError as exc:
             _log.error("cannot read the game's journal for its record: %s", exc)
             journal = []
-        return record_of(r, self.table_name, self._ended_at or time.time(), journal)
+        return record_of(r, self.table_name, time.time(), journal)
 
     def _keep_when_signed(self) -> None:
         """Put the game in the history once every seat that finished it has signed its
