@@ -7,6 +7,7 @@ import functools
 import io
 import json
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,17 +37,28 @@ LOOPBACK = ["127.0.0.1"]
 EVENING = 1_700_000_000.0
 
 
-async def served_by(servers: list[ResultsServer], since: float) -> list[tuple[str, bytes]]:
-    """What ``servers`` serve, as ``collect`` finds it: only theirs, since other
-    programs on this machine (another test's players) may serve results too."""
-    ours = {f"127.0.0.1:{server.port}" for server in servers}
-    deadline = asyncio.get_running_loop().time() + 45
+Served = list[tuple[str, bytes]]
+
+
+async def collected(since: float, mine: Callable[[str, bytes], bool],
+                    enough: Callable[[Served], bool] = bool, *, within: float = 45) -> Served:
+    """What ``collect`` finds that ``mine`` says is this test's, asked again (3 s at a
+    time) until ``enough`` of it is in: other programs on this machine (another
+    test's players) may serve results too."""
+    deadline = asyncio.get_running_loop().time() + within
     while True:
         found = [(where, data) for where, data in await collect(LOOPBACK, since, listen=3)
-                 if where in ours]
-        if {where for where, _data in found} == ours:
+                 if mine(where, data)]
+        if enough(found):
             return found
-        assert asyncio.get_running_loop().time() < deadline, f"only {found} of {ours}"
+        assert asyncio.get_running_loop().time() < deadline, f"only {found}"
+
+
+async def served_by(servers: list[ResultsServer], since: float) -> Served:
+    """What ``servers`` serve, every one of them, and nothing another serves."""
+    ours = {f"127.0.0.1:{server.port}" for server in servers}
+    return await collected(since, lambda where, _data: where in ours,
+                           lambda found: {where for where, _data in found} == ours)
 
 
 def _table_of(data: bytes) -> str | None:
@@ -207,10 +219,7 @@ def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> Non
 
         async def event_view() -> None:  # until it hears this player's own record
             kept = store.records_since(EVENING - 1)
-            while not found:
-                found.extend((where, data) for where, data
-                             in await collect(LOOPBACK, EVENING - 1, listen=3)
-                             if data in kept)
+            found.extend(await collected(EVENING - 1, lambda _where, data: data in kept))
 
         asyncio.run(serving_results(store, _game().replicas[2].me, LOOPBACK, event_view()))
         assert [data for _where, data in found] == store.records_since(EVENING - 1)
@@ -283,11 +292,10 @@ def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
             host, bot = t.peers
             assert await bot.wait(180) == 0, bot.tail()  # the game is over: the bot is gone
             await host.wait_for_line("staying 600 s after the game", 30)
-            standings = Standings()
-            while not standings.games:  # until the host's history has the signed game
-                found = await collect(LOOPBACK, 0.0, listen=3)  # this table's, not others'
-                standings = tally([(where, data) for where, data in found
-                                   if _table_of(data) == t.name], 0.0)
+            # Until the host's history has the signed game (this table's, not others').
+            standings = tally(await collected(
+                0.0, lambda _where, data: _table_of(data) == t.name,
+                lambda found: bool(tally(found, 0.0).games), within=120), 0.0)
             assert host.proc is not None and host.proc.returncode is None  # still running
             host.terminate()
             assert await host.wait(30) == 0, host.tail()
