@@ -63,11 +63,14 @@ class ListPage(Page):
     """A title, rows to choose one of (↑↓ or a click, then Enter or a click again), and
     lines below them."""
 
-    def __init__(self, identity: Identity, title: str, below: str) -> None:
+    def __init__(self, identity: Identity, title: str, below: str, rows: Sequence[str],
+                 lines: Sequence[str] = ()) -> None:
         super().__init__()
         self.identity = identity
         self.chosen = 0
         self._title = title
+        self._row_texts = rows
+        self._lines_below = lines
         keys = KeyBindings()
         for key, action in (("up", lambda: self.move(-1)), ("down", lambda: self.move(1)),
                             ("enter", self.choose),
@@ -100,11 +103,11 @@ class ListPage(Page):
         return self._title
 
     def rows(self) -> Sequence[str]:
-        raise NotImplementedError
+        return self._row_texts
 
     def lines(self) -> Sequence[str]:
-        """The lines under the list (none by default)."""
-        return ()
+        """The lines under the list."""
+        return self._lines_below
 
     def opened(self, index: int) -> None:
         """Row ``index`` was chosen."""
@@ -156,23 +159,17 @@ class HistoryPage(ListPage):
     empty = NO_GAMES
 
     def __init__(self, identity: Identity, store: Store, open_page: Callable[[Page], None]) -> None:
-        super().__init__(identity, "history", "Your statistics")
+        me = identity.fingerprint
+        self.games: list[tuple[int, Game]] = store.games()
+        stats = statistics([g for _n, g in self.games], me)
+        super().__init__(identity, "history", "Your statistics",
+                         [game_line(n, g, me) for n, g in self.games],
+                         statistics_text(stats) if self.games else [])
         self.store = store
         self._open = open_page
-        self.me = identity.fingerprint
-        self.games: list[tuple[int, Game]] = store.games()
-        self._rows_text = [game_line(n, g, self.me) for n, g in self.games]
-        stats = statistics([g for _n, g in self.games], self.me)
-        self._stats = statistics_text(stats) if self.games else []
 
     def heading(self) -> str:
         return f"Your games · {counted(len(self.games), 'game')} kept, newest first"
-
-    def rows(self) -> Sequence[str]:
-        return self._rows_text
-
-    def lines(self) -> Sequence[str]:
-        return self._stats
 
     def opened(self, index: int) -> None:
         number, game = self.games[index]
@@ -186,23 +183,17 @@ class GamePage(ListPage):
 
     def __init__(self, identity: Identity, store: Store, number: int, game: Game,
                  open_page: Callable[[Page], None]) -> None:
-        super().__init__(identity, f"game #{number}", "The game")
+        super().__init__(identity, f"game #{number}", "The game",
+                         [round_line(game, r) for r in game["rounds"]],
+                         [game_line(number, game, identity.fingerprint)])
         self.store = store
         self.number = number
         self.game = game
         self._open = open_page
-        self._rows_text = [round_line(game, r) for r in game["rounds"]]
-        self._lines = [game_line(number, game, identity.fingerprint)]
         self.loading: int | None = None  # the round being read from the record
 
     def heading(self) -> str:
         return f"Rounds of game #{self.number} at {self.game['table']}"
-
-    def rows(self) -> Sequence[str]:
-        return self._rows_text
-
-    def lines(self) -> Sequence[str]:
-        return self._lines
 
     def opened(self, index: int) -> None:
         if self.loading is not None:
