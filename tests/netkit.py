@@ -19,3 +19,9 @@ async def until(holds: Callable[[], bool], what: str = "the condition", *,
                 await asyncio.sleep(0.02)
     except TimeoutError:
         raise AssertionError(f"never: {what}") from None
+
+
+#: Seconds ``find_table`` listens for a namesake after a first match in a test that
+#: expects two: its default is short so as not to keep a player waiting, and a
+#: busy machine may answer later than that.
+SETTLE = 3.0

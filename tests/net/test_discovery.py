@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-import zeroconf._core
 from hypothesis import given
 from hypothesis import strategies as st
 from zeroconf import InterfaceChoice, ServiceInfo
@@ -37,22 +36,12 @@ from p2p_nerts.net.discovery import (
 )
 from p2p_nerts.net.interfaces import advertised_addresses, interfaces_from, interfaces_setting
 
+from ..netkit import SETTLE
+
 pytestmark = pytest.mark.timeout(15)
 
 LOOPBACK = ["127.0.0.1"]
 FINGERPRINT = "0123456789abcdef"
-
-
-@pytest.fixture
-def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none.
-
-    The same trick as python-zeroconf's own ``quick_timing`` test fixture.
-    """
-    monkeypatch.setattr(zeroconf._core, "_CHECK_TIME", 10, raising=False)
-    monkeypatch.setattr(zeroconf._core, "_REGISTER_TIME", 10, raising=False)
-    monkeypatch.setattr(zeroconf._core, "_UNREGISTER_TIME", 10, raising=False)
-    monkeypatch.setattr(zeroconf._core, "_PROBE_RANDOM_DELAY_INTERVAL", (1, 5), raising=False)
 
 
 def unique_name() -> str:
@@ -382,7 +371,7 @@ def test_find_table_by_name_and_its_failures() -> None:
             # a fresh browse right after the last one may hear only one twin.
             await asyncio.sleep(1.1)
             with pytest.raises(AmbiguousTableError) as ambiguous:
-                await find_table(twin, LOOPBACK, timeout=20)
+                await find_table(twin, LOOPBACK, timeout=20, settle=SETTLE)
             assert len(ambiguous.value.candidates) == 2
             with pytest.raises(TableNotFoundError, match="no table named"):
                 await find_table(unique_name(), LOOPBACK, timeout=0.3)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from types import TracebackType
 
 import pytest
-import zeroconf._core
 
 from p2p_nerts.net.discovery import (
     AmbiguousTableError,
@@ -30,17 +29,11 @@ from p2p_nerts.net.discovery import (
 )
 from p2p_nerts.net.discovery import _find as finding
 
+from ..netkit import SETTLE
+
 pytestmark = pytest.mark.timeout(20)
 
 LOOPBACK = ["127.0.0.1"]
-
-
-@pytest.fixture
-def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
-                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
-        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
-    yield
 
 
 def ad(name: str, instance: str = "", host: str = "Ana",
@@ -72,6 +65,7 @@ def test_a_table_is_described_by_its_host_and_fingerprint() -> None:
 
 
 @pytest.mark.usefixtures("quick_mdns")
+@pytest.mark.timeout(90)  # each look waits up to 20 s on a busy machine
 def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> None:
     tag = secrets.token_hex(4)
     red, blue = ad(f"x{tag} Red room"), ad(f"x{tag} Blue room", host="Bo",
@@ -84,7 +78,7 @@ def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> Non
             # A responder answers a record at most once a second (RFC 6762 §6).
             await asyncio.sleep(1.1)
             with pytest.raises(AmbiguousTableError) as ambiguous:
-                await find_table(f"x{tag}", LOOPBACK, timeout=20)
+                await find_table(f"x{tag}", LOOPBACK, timeout=20, settle=SETTLE)
             assert sorted(t.instance for t in ambiguous.value.candidates) == sorted(
                 [one.ad.instance, two.ad.instance])
             said = str(ambiguous.value)

@@ -10,9 +10,11 @@ from ..interfaces import Interfaces
 from ._ad import AmbiguousTableError, DiscoveryError, TableAd, TableNotFoundError
 from ._browser import TableBrowser
 
-_FIND_SETTLE = 0.6  # s: how long to listen for a second match (resolution is slower under load)
+_FIND_SETTLE = 0.6
 """Seconds ``find_table`` keeps listening after a first match, so that two
-tables with the same name are reported as ambiguous instead of picked at random."""
+tables with the same name are reported as ambiguous instead of picked at random:
+long enough for a namesake's answer on a LAN, short enough not to keep a
+player waiting."""
 
 
 def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
@@ -42,14 +44,15 @@ def describe_table(table: TableAd) -> str:
     return f"{table.name!r} ({host})"
 
 
-async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 3.0) -> TableAd:
+async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 3.0, *,
+                     settle: float = _FIND_SETTLE) -> TableAd:
     """Find the table for ``nerts join [TABLE]``: see :func:`matching` for what matches.
 
     Raises ``TableNotFoundError`` when nothing matches within ``timeout``
     seconds (saying which tables were seen, or, when no mDNS answer came at
     all, to join by address) and ``AmbiguousTableError`` when several tables
     match. Unless the exact instance name was given, it listens a further
-    0.6 s after the first match to notice a second one. A socket that mDNS
+    ``settle`` seconds after the first match to notice a second one. A socket that mDNS
     cannot use (multicast blocked) is a ``DiscoveryError``.
     """
     what = "table" if name is None else f"table named {name!r}"
@@ -64,7 +67,7 @@ async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 
                      and t.instance.casefold() == name.casefold()]
             if exact:
                 return exact[0]
-            await asyncio.sleep(_FIND_SETTLE)
+            await asyncio.sleep(settle)
             await browser.settle(timeout)  # a second table seen but not resolved yet counts
             seen = browser.tables
     except OSError as exc:
