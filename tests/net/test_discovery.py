@@ -38,7 +38,7 @@ from p2p_nerts.net.interfaces import advertised_addresses, interfaces_from, inte
 
 from ..netkit import SETTLE
 
-pytestmark = pytest.mark.timeout(15)
+pytestmark = pytest.mark.timeout(90)  # a safety net above the 20 s each look may wait
 
 LOOPBACK = ["127.0.0.1"]
 FINGERPRINT = "0123456789abcdef"
