@@ -189,9 +189,9 @@ class _TimedRound(RoundSim):
         super().__init__(cfg, round_no, rng)
         self.costs: list[int] = []
 
-    def _act(self, s: int, b_obj: object) -> None:
+    def _act(self, s: int, b: int) -> None:
         t0 = time.perf_counter_ns()
-        super()._act(s, b_obj)
+        super()._act(s, b)
         self.costs.append(time.perf_counter_ns() - t0)
 
 

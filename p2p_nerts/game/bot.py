@@ -13,8 +13,9 @@ import random
 from dataclasses import dataclass
 from enum import Enum
 
+from .foundations import FoundationLog
 from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
-from .tableau import NERTS, WASTE, WORK0, Foundations, Tableau, Target
+from .tableau import NERTS, WASTE, WORK0, Tableau, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ class Bot:
         base = self.skill.turn_ms if action.act is Act.TURN else self.skill.think_ms
         return base * (0.6 + 0.8 * self.rng.random()) / 1000.0
 
-    def decide(self, tab: Tableau, fnd: Foundations) -> Action:
+    def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
         """The next thing this bot does (nothing changes until the caller applies it)."""
         if tab.can_call_nerts():
             return _CALL
@@ -111,7 +112,7 @@ class Bot:
             self.idle_turns = 0
             self.lone_rotations = 0
 
-    def _eager(self, tab: Tableau, fnd: Foundations) -> Target | None:
+    def _eager(self, tab: Tableau, fnd: FoundationLog) -> Target | None:
         """Nerts pile first, then foundations, then the work piles."""
         nerts, waste = tab.nerts, tab.waste
         if nerts and (target := card_target(tab, NERTS, nerts[-1], fnd)):

@@ -24,6 +24,7 @@ from .cards import ACE, KING, owner_of
 PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
 Order = tuple[int, int, int]  # (lamport, draw, seat): sorts plays, see order()
 _MASK = (1 << 64) - 1
+_STATE_DOMAIN = b"p2p-nerts/v1/foundations\x00"
 
 
 def order(key: PlayKey) -> Order:
@@ -166,17 +167,21 @@ class FoundationLog:
     def completed(self) -> int:
         return sum(1 for pile in self.piles.values() if pile.complete)
 
-    def state_hash(self) -> bytes:
-        """SHA-256 of the canonical foundation state: piles by id, staying cards in order."""
-        h = hashlib.sha256(b"p2p-nerts/v1/foundations\x00")
+    def state(self) -> bytes:
+        """The canonical foundation state, what :meth:`state_hash` covers: piles by
+        id, each with its staying cards in order (two views agree when these do)."""
+        out = bytearray()
         for pile_id in sorted(self.piles):
-            pile = self.piles[pile_id]
-            if not pile.stays:
-                continue
-            h.update(pile_id.to_bytes(2, "big") + len(pile.stays).to_bytes(1, "big"))
-            for p in pile.stays:
-                h.update(p.card.to_bytes(2, "big") + p.face.to_bytes(1, "big"))
-        return h.digest()
+            stays = self.piles[pile_id].stays
+            if stays:
+                out += pile_id.to_bytes(2, "big") + len(stays).to_bytes(1, "big")
+                for p in stays:
+                    out += p.card.to_bytes(2, "big") + p.face.to_bytes(1, "big")
+        return bytes(out)
+
+    def state_hash(self) -> bytes:
+        """SHA-256 of the canonical foundation state (:meth:`state`)."""
+        return hashlib.sha256(_STATE_DOMAIN + self.state()).digest()
 
     # ----------------------------------------------------------------- changes
     def add(self, play: Play) -> list[Play]:

@@ -12,16 +12,17 @@ from __future__ import annotations
 from functools import cache
 
 from .cards import ACE, JOKER_RANK, make_face, stacks_on
-from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
+from .foundations import FoundationLog
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
 
 
-def foundation_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+def foundation_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
     """A foundation move for the playable card of ``src``, or None."""
     card = tab.top(src)
     return None if card is None else card_target(tab, src, card, fnd)
 
 
-def card_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+def card_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Target | None:
     """A foundation move for ``card``, the playable card of ``src``, or None."""
     rank = card & 15
     if rank == ACE:
@@ -38,7 +39,7 @@ def _up(src: int, pile: int) -> Target:
     return Target(src, pile=pile)
 
 
-def _joker_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+def _joker_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Target | None:
     """Declare a joker as the lowest face a pile wants (a fixed joker: only its own face)."""
     fixed = tab.bound.get(card)
     options = sorted((face & 15, face) for face in fnd.wanted_faces()
@@ -76,7 +77,7 @@ def _onto(src: int, dst: int) -> Target:
     return Target(src, work=dst)
 
 
-def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+def best_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
     """Where "send" puts the card of ``src``: a foundation first, else a work pile."""
     return foundation_target(tab, src, fnd) or work_target(tab, src)
 
@@ -91,7 +92,7 @@ def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
     return above[0] == below[0] - 1 and above[1] != below[1]
 
 
-def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
+def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """A work-pile run move that enables progress at once, or None.
 
     Moving the run from index ``i`` of pile A onto pile B is productive when it
@@ -166,7 +167,7 @@ def _group_tops(cards: list[int], step: int) -> list[int]:
     return tops
 
 
-def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
+def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """The first productive move available right now (no stock turn), or None."""
     for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
         target = foundation_target(tab, src, fnd)
@@ -176,12 +177,12 @@ def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
             or run_moves(tab, fnd))
 
 
-def is_stuck(tab: Tableau, fnd: Foundations) -> bool:
+def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:
     """No productive move now, nor for any card the waste cycle will show."""
     return productive_move(tab, fnd) is None and not cycle_helps(tab, fnd)
 
 
-def cycle_helps(tab: Tableau, fnd: Foundations) -> bool:
+def cycle_helps(tab: Tableau, fnd: FoundationLog) -> bool:
     """Whether a card the waste cycle will show could go up or onto a work pile."""
     for card in set(cycle_cards(tab)):
         if card & 15 == JOKER_RANK or card & 15 == ACE or fnd.pile_for(card & 63) is not None:

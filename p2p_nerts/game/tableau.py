@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name, make_face
 
@@ -47,18 +46,6 @@ def source_name(src: int) -> str:
     if src == WASTE:
         return "waste"
     return f"work pile {src - WORK0 + 1}"
-
-
-class Foundations(Protocol):
-    """What a tableau needs to know about the foundations: which pile takes a face."""
-
-    def pile_for(self, face: int) -> int | None:
-        """The id of a pile that takes ``face`` next (an ace always gets one)."""
-        ...
-
-    def wanted_faces(self) -> Iterator[int]:
-        """Every face some pile would take now (aces excluded)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
