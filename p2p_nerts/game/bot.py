@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
+from typing import Final
 
 from .foundations import FoundationLog
 from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
@@ -56,11 +57,11 @@ class Action:
     target: Target | None = None
 
 
-_TURN = Action(Act.TURN)
-_CALL = Action(Act.CALL)
-_ROTATE = Action(Act.ROTATE)
-_STUCK = Action(Act.STUCK)
-_WAIT = Action(Act.WAIT)
+_TURN: Final = Action(Act.TURN)
+_CALL: Final = Action(Act.CALL)
+_ROTATE: Final = Action(Act.ROTATE)
+_STUCK: Final = Action(Act.STUCK)
+_WAIT: Final = Action(Act.WAIT)
 
 
 class Bot:

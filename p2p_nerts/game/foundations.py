@@ -18,13 +18,14 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Final
 
 from .cards import ACE, KING, owner_of
 
 PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
 Order = tuple[int, int, int]  # (lamport, draw, seat): sorts plays, see order()
-_MASK = (1 << 64) - 1
-_STATE_DOMAIN = b"p2p-nerts/v1/foundations\x00"
+_MASK: Final = (1 << 64) - 1
+_STATE_DOMAIN: Final = b"p2p-nerts/v1/foundations\x00"
 
 
 def order(key: PlayKey) -> Order:

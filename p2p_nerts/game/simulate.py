@@ -20,6 +20,7 @@ import heapq
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from .bot import SKILLS, Act, Action, Bot
 from .cards import full_deck, shuffle_deck
@@ -31,10 +32,15 @@ from .tableau import Tableau
 from .variants import Variants
 
 # Event kinds, in the order they are handled when their times are equal.
-_DELIVER, _FINAL, _CALL_HEARD, _END, _ACT = range(5)
-MAX_EVENTS_PER_ROUND = 2_000_000
+_DELIVER: Final = 0
+_FINAL: Final = 1
+_CALL_HEARD: Final = 2
+_END: Final = 3
+_ACT: Final = 4
+MAX_EVENTS_PER_ROUND: Final = 2_000_000
 # What a bot's next pause is drawn for: a stock turn at the start, a card move when woken.
-_FIRST_THINK, _WAKE_THINK = Action(Act.TURN), Action(Act.MOVE)
+_FIRST_THINK: Final = Action(Act.TURN)
+_WAKE_THINK: Final = Action(Act.MOVE)
 
 
 @dataclass(frozen=True, slots=True)
