@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Final
 
@@ -85,17 +85,22 @@ class Play:
         return self.card & 63 if self.card & 15 else self.declared
 
 
-@dataclass(slots=True)
 class Pile:
-    """One foundation pile: its plays in order and what they fold to."""
+    """One foundation pile: its plays in order and what they fold to.
 
-    pile_id: int
-    plays: list[Play] = field(default_factory=list)
-    fates: list[Fate] = field(default_factory=list)
-    stays: list[Play] = field(default_factory=list)
-    suit: int = -1
-    top_rank: int = 0
-    top_lamport: int = -1
+    A plain class, not a dataclass: every view starts each pile of the round,
+    and compiled code builds a class with its own ``__init__`` natively.
+    """
+
+    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank")
+
+    def __init__(self, pile_id: int) -> None:
+        self.pile_id = pile_id
+        self.plays: list[Play] = []
+        self.stays: list[Play] = []
+        self.suit = -1
+        self.top_rank = 0
+        self.top_lamport = -1
 
     @property
     def complete(self) -> bool:
@@ -198,14 +203,15 @@ class FoundationLog:
         pile = self.piles.get(play.pile)
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
-        last = pile.plays[-1] if pile.plays else None
-        if last is None or before(last.key, key):  # in order: the usual case
-            pile.plays.append(play)
-            self._unwant(pile)
+        plays = pile.plays
+        if not plays or before(plays[-1].key, key):  # in order: the usual case
+            plays.append(play)
+            wanted = pile.wants
             fate = self._step(pile, play)
-            pile.fates.append(fate)
             self._fate[key] = fate
-            self._want(pile)
+            if fate is Fate.STAY:  # (only a play that stays changes what the pile wants)
+                self._unwant(pile, wanted)
+                self._want(pile)
             return [play]
         bisect.insort(pile.plays, play, key=lambda p: order(p.key))
         return [play, *self._refold(pile, changed_besides=key)]
@@ -235,13 +241,12 @@ class FoundationLog:
         return changed
 
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
-        self._unwant(pile)
-        pile.fates, pile.stays = [], []
+        self._unwant(pile, pile.wants)
+        pile.stays = []
         pile.suit, pile.top_rank, pile.top_lamport = -1, 0, -1
         changed = []
         for play in pile.plays:
             fate = self._step(pile, play)
-            pile.fates.append(fate)
             if self._fate.get(play.key) != fate:
                 self._fate[play.key] = fate
                 if play.key != changed_besides:
@@ -270,8 +275,8 @@ class FoundationLog:
         pile.stays.append(play)
         return Fate.STAY
 
-    def _unwant(self, pile: Pile) -> None:
-        face = pile.wants
+    def _unwant(self, pile: Pile, face: int | None) -> None:
+        """``pile`` no longer takes ``face`` (what it wanted before it changed)."""
         if face is not None:
             piles = self._wanting[face]
             if len(piles) == 1:
