@@ -70,6 +70,7 @@ class Bot:
     def __init__(self, skill: Skill, rng: random.Random, *, lone_rotate: bool = False) -> None:
         self.skill = skill
         self.rng = rng
+        self._random = rng.random  # (bound once: a bot draws several times an action)
         self.lone_rotate = lone_rotate and skill.rotates_alone
         self.idle_turns = 0
         self.lone_rotations = 0
@@ -77,7 +78,7 @@ class Bot:
     def think_time(self, action: Action) -> float:
         """Seconds the bot pauses before doing ``action``."""
         base = self.skill.turn_ms if action.act is Act.TURN else self.skill.think_ms
-        return base * (0.6 + 0.8 * self.rng.random()) / 1000.0
+        return base * (0.6 + 0.8 * self._random()) / 1000.0
 
     def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
         """The next thing this bot does (nothing changes until the caller applies it)."""
@@ -118,9 +119,9 @@ class Bot:
         nerts, waste = tab.nerts, tab.waste
         if nerts and (target := card_target(tab, NERTS, nerts[-1], fnd)):
             return target
-        attention = self.skill.attention
+        attention, draw = self.skill.attention, self._random
         for i, pile in enumerate(tab.work):
-            if (pile and self.rng.random() < attention
+            if (pile and draw() < attention
                     and (target := card_target(tab, WORK0 + i, pile[-1], fnd))):
                 return target
         if waste and (target := card_target(tab, WASTE, waste[-1], fnd)):

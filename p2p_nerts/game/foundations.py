@@ -176,13 +176,13 @@ class FoundationLog:
     def state(self) -> bytes:
         """The canonical foundation state, what :meth:`state_hash` covers: piles by
         id, each with its staying cards in order (two views agree when these do)."""
-        out = bytearray()
-        for pile_id in sorted(self.piles):
+        out: list[int] = []  # bytes: a pile's id (2, big-endian) and its count, then
+        for pile_id in sorted(self.piles):  # each card (2) and the face it shows
             stays = self.piles[pile_id].stays
             if stays:
-                out += pile_id.to_bytes(2, "big") + len(stays).to_bytes(1, "big")
+                out += (pile_id >> 8, pile_id & 255, len(stays))
                 for p in stays:
-                    out += p.card.to_bytes(2, "big") + p.face.to_bytes(1, "big")
+                    out += (p.card >> 8, p.card & 255, p.face)
         return bytes(out)
 
     def state_hash(self) -> bytes:

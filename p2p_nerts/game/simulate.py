@@ -134,6 +134,7 @@ class RoundSim:
         #: (time, kind, sequence, seat, bot or call index, play): the sequence
         #: keeps equal times in the order they were scheduled.
         self._events: list[tuple[float, int, int, int, int, Play | None]] = []
+        self._random = rng.random
         self._min_delay = cfg.min_delay
         self._delay_span = cfg.max_delay - cfg.min_delay
         #: When a play is final: every play ordered before it has reached everyone.
@@ -184,7 +185,7 @@ class RoundSim:
         heapq.heappush(self._events, (self.now + delay, kind, self._seq, seat, n, play))
 
     def _delay(self) -> float:
-        return self._min_delay + self._delay_span * self.rng.random()
+        return self._min_delay + self._delay_span * self._random()
 
     # ---------------------------------------------------------------- events
     def _act(self, s: int, b: int) -> None:
