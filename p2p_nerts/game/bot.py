@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final
+from typing import Final, final
 
 from .foundations import FoundationLog
 from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
@@ -51,10 +51,31 @@ class Act(Enum):
     WAIT = "wait"  # nothing to do until own plays settle
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Action:
-    act: Act
-    target: Target | None = None
+    """What a bot does next: an act, and the target of a move.
+
+    Immutable and compared by value, like a frozen dataclass, but written out:
+    a bot makes one for nearly every card it moves, and compiled code builds a
+    class with its own ``__init__`` natively (a dataclass's generated one stays
+    interpreted).
+    """
+
+    __slots__ = ("act", "target")
+
+    def __init__(self, act: Act, target: Target | None = None) -> None:
+        self.act: Final = act
+        self.target: Final = target
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Action) and self.act is other.act
+                and self.target == other.target)
+
+    def __hash__(self) -> int:
+        return hash((self.act, self.target))
+
+    def __repr__(self) -> str:
+        return f"Action({self.act}, {self.target!r})"
 
 
 _TURN: Final = Action(Act.TURN)
