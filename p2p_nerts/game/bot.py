@@ -50,6 +50,13 @@ class Act(Enum):
     STUCK = "stuck"  # vote stuck and wait
     WAIT = "wait"  # nothing to do until own plays settle
 
+# The acts the hot paths compare with, as Final constants: on Python 3.11 an
+# enum member read off its class goes through the enum metaclass's __getattr__
+# hook, and a bot compares its act several times an action.
+_MOVE: Final = Act.MOVE
+_TURN_ACT: Final = Act.TURN
+_ROTATE_ACT: Final = Act.ROTATE
+
 
 @final
 class Action:
@@ -98,7 +105,7 @@ class Bot:
 
     def think_time(self, action: Action) -> float:
         """Seconds the bot pauses before doing ``action``."""
-        base = self.skill.turn_ms if action.act is Act.TURN else self.skill.think_ms
+        base = self.skill.turn_ms if action.act is _TURN_ACT else self.skill.think_ms
         return base * (0.6 + 0.8 * self._random()) / 1000.0
 
     def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
@@ -107,14 +114,14 @@ class Bot:
             return _CALL
         target = self._eager(tab, fnd)
         if target is not None:
-            return Action(Act.MOVE, target)
+            return Action(_MOVE, target)
         cycle = -(-(len(tab.stock) + len(tab.waste)) // tab.stock_turn) + 1
         if (tab.stock or tab.waste) and self.idle_turns <= cycle:
             return _TURN
         target = productive_move(tab, fnd)
         if target is not None:
             # Inattention let something slip by during the cycle: find it now.
-            return Action(Act.MOVE, target)
+            return Action(_MOVE, target)
         if cycle_helps(tab, fnd):  # not stuck: keep turning
             return _TURN
         if tab.in_flight:
@@ -126,12 +133,12 @@ class Bot:
 
     def applied(self, action: Action) -> None:
         """Tell the bot its action was carried out (it keeps count of idle turns)."""
-        if action.act is Act.TURN:
+        if action.act is _TURN_ACT:
             self.idle_turns += 1
-        elif action.act is Act.ROTATE:
+        elif action.act is _ROTATE_ACT:
             self.lone_rotations += 1
             self.idle_turns = 0
-        elif action.act is Act.MOVE:
+        elif action.act is _MOVE:
             self.idle_turns = 0
             self.lone_rotations = 0
 

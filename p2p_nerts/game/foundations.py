@@ -64,6 +64,13 @@ class Fate(IntEnum):
     CUT = 2  # ordered after the Nerts call: never counts
 
 
+# The fates, as Final constants for the fold (one per play per view): on Python
+# 3.11 a member read off its enum class goes through the metaclass's __getattr__.
+_STAY: Final = Fate.STAY
+_BOUNCE: Final = Fate.BOUNCE
+_CUT: Final = Fate.CUT
+
+
 @dataclass(frozen=True, slots=True)
 class Play:
     """One card sent to a foundation: the unit of the replicated log."""
@@ -209,7 +216,7 @@ class FoundationLog:
             wanted = pile.wants
             fate = self._step(pile, play)
             self._fate[key] = fate
-            if fate is Fate.STAY:  # (only a play that stays changes what the pile wants)
+            if fate is _STAY:  # (only a play that stays changes what the pile wants)
                 self._unwant(pile, wanted)
                 self._want(pile)
             return [play]
@@ -257,7 +264,7 @@ class FoundationLog:
     def _step(self, pile: Pile, play: Play) -> Fate:
         """Fold one play onto a pile (plays arrive here in :func:`order`)."""
         if self.cutoff is not None and before(self.cutoff, play.key):
-            return Fate.CUT
+            return _CUT
         face = play.face
         rank, suit = face & 15, face >> 4
         if play.card == pile.pile_id:
@@ -270,10 +277,10 @@ class FoundationLog:
             ok = (rank == pile.top_rank and play.lamport == pile.top_lamport
                   and not self.strict_ties)
         if not ok:
-            return Fate.BOUNCE
+            return _BOUNCE
         pile.suit, pile.top_rank, pile.top_lamport = suit, rank, play.lamport
         pile.stays.append(play)
-        return Fate.STAY
+        return _STAY
 
     def _unwant(self, pile: Pile, face: int | None) -> None:
         """``pile`` no longer takes ``face`` (what it wanted before it changed)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .cards import ACE, JOKER_RANK, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
 from .foundations import FoundationLog
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
 
@@ -59,13 +59,15 @@ def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target |
     if card is None:
         return None
     empty = None
+    plain = not tab.jokers
+    bases = STACK_BASES[card & 63]  # without jokers, _fits is stacks_on: a look-up here
     for dst, pile in enumerate(tab.work):
         if WORK0 + dst == src:
             continue
         if not pile:
             if empty is None:
                 empty = dst
-        elif _fits(tab, card, pile):
+        elif pile[-1] & 63 in bases if plain else _fits(tab, card, pile):
             return _onto(src, dst)
     if allow_empty and empty is not None and src < WORK0:
         return _onto(src, empty)

@@ -41,6 +41,15 @@ MAX_EVENTS_PER_ROUND: Final = 2_000_000
 # What a bot's next pause is drawn for: a stock turn at the start, a card move when woken.
 _FIRST_THINK: Final = Action(Act.TURN)
 _WAKE_THINK: Final = Action(Act.MOVE)
+# Enum members compared on every action and play, as Final constants: on Python
+# 3.11 a member read off its enum class goes through the metaclass's __getattr__.
+_MOVE: Final = Act.MOVE
+_TURN: Final = Act.TURN
+_CALL: Final = Act.CALL
+_ROTATE: Final = Act.ROTATE
+_STUCK: Final = Act.STUCK
+_STAY: Final = Fate.STAY
+_BOUNCE: Final = Fate.BOUNCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +205,7 @@ class RoundSim:
         action = bot.decide(seat.tab, seat.view)
         self.actions += 1
         act = action.act
-        if act is Act.MOVE and action.target is not None:
+        if act is _MOVE and action.target is not None:
             target = action.target
             key: PlayKey | None = None
             if target.pile is not None:
@@ -206,18 +215,18 @@ class RoundSim:
             if key is not None and card is not None:
                 self._send(s, Play(key[0], s, card, target.pile or 0, target.src,
                                    target.declared))
-        elif act is Act.TURN:
+        elif act is _TURN:
             seat.tab.turn()
-        elif act is Act.CALL:
+        elif act is _CALL:
             seat.clock += 1
             seat.tab.record_nerts_call(seat.clock)
             self._call(s, (seat.clock, s))
             return
-        elif act is Act.ROTATE:
+        elif act is _ROTATE:
             seat.tab.rotate(alone=True)
         else:  # STUCK votes and waits; WAIT waits for its plays to settle
             seat.idle[b] = True
-            if act is Act.STUCK:
+            if act is _STUCK:
                 seat.stuck[b] = True
                 self._check_all_stuck()
             return
@@ -243,11 +252,11 @@ class RoundSim:
         seat = self.seats[s]
         key = play.key
         fate = seat.view.fate(key)
-        seat.tab.settle(key, stayed=fate is Fate.STAY)
+        seat.tab.settle(key, stayed=fate is _STAY)
         self.unsettled -= 1
-        if fate is Fate.STAY:
+        if fate is _STAY:
             self.stuck_rule.card_played()
-        elif fate is Fate.BOUNCE:
+        elif fate is _BOUNCE:
             self.bounces += 1
             if seat.view.first_over(key) is not None:
                 self.collisions += 1
@@ -306,8 +315,8 @@ class RoundSim:
                 seat.view.set_cutoff(cutoff)
             for key in sorted(seat.tab.in_flight):
                 fate = seat.view.fate(key)
-                seat.tab.settle(key, stayed=fate is Fate.STAY)
-                if fate is Fate.BOUNCE:
+                seat.tab.settle(key, stayed=fate is _STAY)
+                if fate is _BOUNCE:
                     self.bounces += 1
         state = self.truth.state()
         for s, seat in enumerate(self.seats):
