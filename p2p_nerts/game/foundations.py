@@ -16,9 +16,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from enum import IntEnum
-from typing import Final
+from typing import Final, final
 
 from .cards import ACE, KING, owner_of
 
@@ -71,16 +70,45 @@ _BOUNCE: Final = Fate.BOUNCE
 _CUT: Final = Fate.CUT
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class Play:
-    """One card sent to a foundation: the unit of the replicated log."""
+    """One card sent to a foundation: the unit of the replicated log.
 
-    lamport: int
-    author: int
-    card: int
-    pile: int
-    src: int
-    declared: int = 0
+    An immutable value (Final attributes, equal and hashed by value, printed
+    like a dataclass), written out rather than a frozen dataclass: the author
+    of every play builds one, and compiled code builds a class with its own
+    ``__init__`` natively (a dataclass's generated one stays interpreted).
+    """
+
+    __slots__ = ("author", "card", "declared", "lamport", "pile", "src")
+
+    def __init__(self, lamport: int, author: int, card: int, pile: int, src: int,
+                 declared: int = 0) -> None:
+        self.lamport: Final = lamport
+        self.author: Final = author
+        self.card: Final = card
+        self.pile: Final = pile
+        self.src: Final = src
+        self.declared: Final = declared
+
+    def _fields(self) -> tuple[int, int, int, int, int, int]:
+        return (self.lamport, self.author, self.card, self.pile, self.src, self.declared)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Play) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Play(lamport={self.lamport}, author={self.author}, card={self.card}, "
+                f"pile={self.pile}, src={self.src}, declared={self.declared})")
+
+    def __copy__(self) -> Play:
+        return self  # a value: any copy of it is itself
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Play:
+        return self
 
     @property
     def key(self) -> PlayKey:
