@@ -239,7 +239,8 @@ class FoundationLog:
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
         plays = pile.plays
-        if not plays or before(plays[-1].key, key):  # in order: the usual case
+        # In order, the usual case (a later Lamport time needs no draw to tell).
+        if not plays or plays[-1].lamport < play.lamport or before(plays[-1].key, key):
             plays.append(play)
             wanted = pile.wants
             fate = self._step(pile, play)

@@ -103,15 +103,20 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """
     nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
     plain = not tab.jokers
-    built = [(n, pile) for n, pile in enumerate(tab.work) if pile]
-    for a, pile_a in built:
+    work = tab.work
+    for a in range(WORK_PILES):
+        pile_a = work[a]
+        if not pile_a:
+            continue
         base, size = pile_a[0] & 15, len(pile_a)
-        for b, onto in built:
-            if a == b:
+        for b in range(WORK_PILES):
+            onto = work[b]
+            if a == b or not onto:
                 continue
             if plain:  # pile A is a run: only its card one rank below B's top can lead
-                i = base - (onto[-1] & 15) + 1
-                if not (0 <= i < size and stacks_on(pile_a[i], onto[-1])):
+                top = onto[-1]
+                i = base - (top & 15) + 1
+                if not (0 <= i < size and stacks_on(pile_a[i], top)):
                     continue
             else:
                 found = _joker_run_index(tab, pile_a, onto)
