@@ -16,10 +16,14 @@
 The engine measured is the one this Python imports: pure, or compiled by
 ``scripts/compile_engine.py``. ``--compiled DIR`` also times (c) in child
 processes, the pure engine and the one compiled in DIR in turn, and prints the
-ratio of each pair (so a drift of the machine's speed cancels out).
+ratio of each pair (so a drift of the machine's speed cancels out); each
+``--baseline DIR`` (another checkout's package, pure or compiled, such as the
+code before a change) joins the turn, first, and the ratios are against it.
 
 Each rate is the median of several runs, with the slowest and fastest run.
-Usage: ``scripts/bench_engine.py [--runs N] [--quick] [--compiled DIR]``.
+Rates count this process's CPU time, not the wall clock: the engine runs on
+one core, and on a shared machine the wall clock also counts other work.
+Usage: ``scripts/bench_engine.py [--runs N] [--quick] [--compiled DIR] [--baseline DIR]``.
 """
 
 from __future__ import annotations
@@ -53,9 +57,9 @@ def rate(work: Callable[[], int], runs: int) -> tuple[float, float, float]:
     """(median, min, max) of units per second over ``runs`` runs of ``work``."""
     rates = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         units = work()
-        rates.append(units / (time.perf_counter() - t0))
+        rates.append(units / (time.process_time() - t0))
     return statistics.median(rates), min(rates), max(rates)
 
 
@@ -131,12 +135,12 @@ def simulated_rounds(rounds: int) -> tuple[float, int]:
     cfg = SimConfig(players=4, seed=7)
     rng = random.Random(cfg.seed)
     actions = 0
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for n in range(1, rounds + 1):
         sim = RoundSim(cfg, n, rng)
         sim.run()
         actions += sim.actions
-    return time.perf_counter() - t0, actions
+    return time.process_time() - t0, actions
 
 
 def round_figures(rounds: int, runs: int) -> tuple[tuple[float, float, float], float]:
@@ -153,32 +157,45 @@ def compiled() -> bool:
     return not simulate_module.__file__.endswith(".py")
 
 
-def child_rate(rounds: int, path: Path | None) -> float:
-    """Rounds/s of (c) in a fresh process, importing the engine from ``path``
-    (or, with None, the pure sources beside this script)."""
+def child_rate(rounds: int, path: Path | None, *, expect: str | None) -> tuple[float, float]:
+    """Rounds/s of (c) in a fresh process and the bot actions a round, importing
+    the engine from ``path`` (or, with None, the pure sources beside this script);
+    ``expect`` ("pure", "compiled" or None for either) is what must be found there."""
     env = dict(os.environ, PYTHONPATH=str(path or Path(__file__).resolve().parents[1]))
     out = subprocess.run([sys.executable, __file__, "--child", str(rounds)], env=env,
                          capture_output=True, text=True, check=True).stdout.split()
-    if path is not None and out[1] != "compiled":
+    if expect == "compiled" and out[2] != "compiled":
         raise SystemExit(f"bench_engine: {path} holds no compiled engine "
                          "(run scripts/compile_engine.py --out DIR)")
-    if path is None and out[1] != "pure":
+    if expect == "pure" and out[2] != "pure":
         raise SystemExit("bench_engine: the sources hold compiled modules "
                          "(scripts/compile_engine.py --clean)")
-    return float(out[0])
+    return float(out[0]), float(out[1])
 
 
-def compare(directory: Path, rounds: int, runs: int) -> None:
-    pure, fast = [], []
-    for _ in range(runs):  # in turn, so the ratio of each pair sees one machine speed
-        pure.append(child_rate(rounds, None))
-        fast.append(child_rate(rounds, directory))
-    ratios = [f / p for f, p in zip(fast, pure, strict=True)]
-    print(f"\n(c) pure against compiled ({directory}), {runs} pairs in turn:")
-    print(f"    pure {statistics.median(pure):8,.0f} rounds/s   compiled "
-          f"{statistics.median(fast):8,.0f} rounds/s   compiled/pure median "
-          f"{statistics.median(ratios):4.2f} [{min(ratios):4.2f}–{max(ratios):4.2f}]   "
-          f"compiled = {statistics.median(fast) / POUNCE_ROUNDS_PER_S:4.2f}× pounce")
+def compare(engines: list[tuple[str, Path | None, str | None]], rounds: int,
+            runs: int) -> None:
+    """Time (c) for each engine in turn, ``runs`` times, so that each round of
+    runs sees one machine speed; ratios are to the first engine, pair by pair."""
+    rates: list[list[float]] = [[] for _ in engines]
+    per_round = [0.0] * len(engines)
+    for _ in range(runs):
+        for n, (_label, path, expect) in enumerate(engines):
+            rate_n, per_round[n] = child_rate(rounds, path, expect=expect)
+            rates[n].append(rate_n)
+    print(f"\n(c) in fresh processes, {runs} runs of each in turn "
+          f"(ratios pair by pair against {engines[0][0]}):")
+    print(f"    {'engine':34} {'rounds/s':>9} {'µs/action':>10} {'ratio':>17} {'× pounce':>9}")
+    for n, (label, _path, _expect) in enumerate(engines):
+        med = statistics.median(rates[n])
+        ratios = [b / a for a, b in zip(rates[0], rates[n], strict=True)]
+        print(f"    {label:34} {med:9,.0f} {1e6 / (med * per_round[n]):10.1f} "
+              f"{statistics.median(ratios):5.2f} [{min(ratios):4.2f}–{max(ratios):4.2f}] "
+              f"{med / POUNCE_ROUNDS_PER_S:8.2f}×")
+    best = max(statistics.median(r) for r in rates)
+    verdict = "met" if best >= ENGINE_GOAL * POUNCE_ROUNDS_PER_S else "NOT MET"
+    print(f"    goal {ENGINE_GOAL}× pounce = {ENGINE_GOAL * POUNCE_ROUNDS_PER_S:.0f} rounds/s: "
+          f"{verdict} (fastest engine {best:,.0f})")
 
 
 # ----------------------------------------------------------------- (d) growth
@@ -189,9 +206,9 @@ class _TimedRound(RoundSim):
         super().__init__(cfg, round_no, rng)
         self.costs: list[int] = []
 
-    def _act(self, s: int, b_obj: object) -> None:
+    def _act(self, s: int, b: int) -> None:
         t0 = time.perf_counter_ns()
-        super()._act(s, b_obj)
+        super()._act(s, b)
         self.costs.append(time.perf_counter_ns() - t0)
 
 
@@ -229,12 +246,18 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="smaller workloads")
     parser.add_argument("--compiled", type=Path, metavar="DIR",
                         help="also compare (c) against the engine compiled in DIR")
+    parser.add_argument("--baseline", type=Path, action="append", default=[], metavar="DIR",
+                        help="also time (c) with the p2p_nerts package in DIR (another "
+                             "checkout, pure or compiled), in turn with the others")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        seconds, _ = simulated_rounds(args.child)
-        print(args.child / seconds, "compiled" if compiled() else "pure")
+        seconds, actions = simulated_rounds(args.child)
+        print(args.child / seconds, actions / args.child, "compiled" if compiled() else "pure")
         return 0
+    for directory in (*args.baseline, *([args.compiled] if args.compiled else [])):
+        if not (directory / "p2p_nerts" / "game").is_dir():
+            parser.error(f"{directory} holds no p2p_nerts/game package")
     runs = max(5, args.runs)
     scale = 1 if args.quick else 3
 
@@ -255,8 +278,13 @@ def main() -> int:
     print(f"    reference, pounce's simulator: {POUNCE_ROUNDS_PER_S} rounds/s, "
           f"{POUNCE_US_PER_STEP} µs a step → here {rounds[0] / POUNCE_ROUNDS_PER_S:4.2f}× "
           f"pounce's rounds/s (goal {ENGINE_GOAL}×)")
+    engines: list[tuple[str, Path | None, str | None]] = [
+        (f"baseline {d}", d, None) for d in args.baseline]
+    engines.append(("pure (these sources)", None, "pure"))
     if args.compiled is not None:
-        compare(args.compiled, 50 * scale, runs)
+        engines.append((f"compiled ({args.compiled})", args.compiled, "compiled"))
+    if len(engines) > 1:
+        compare(engines, 50 * scale, runs)
 
     if compiled():  # (d) subclasses the round, which a compiled class does not allow
         print("\n(d) measured on the pure engine only")

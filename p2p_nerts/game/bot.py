@@ -12,9 +12,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
+from typing import Final, final
 
+from .foundations import FoundationLog
 from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
-from .tableau import NERTS, WASTE, WORK0, Foundations, Tableau, Target
+from .tableau import NERTS, WASTE, WORK0, Tableau, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,18 +50,46 @@ class Act(Enum):
     STUCK = "stuck"  # vote stuck and wait
     WAIT = "wait"  # nothing to do until own plays settle
 
+# The acts the hot paths compare with, as Final constants: on Python 3.11 an
+# enum member read off its class goes through the enum metaclass's __getattr__
+# hook, and a bot compares its act several times an action.
+_MOVE: Final = Act.MOVE
+_TURN_ACT: Final = Act.TURN
+_ROTATE_ACT: Final = Act.ROTATE
 
-@dataclass(frozen=True, slots=True)
+
+@final
 class Action:
-    act: Act
-    target: Target | None = None
+    """What a bot does next: an act, and the target of a move.
+
+    Immutable and compared by value, like a frozen dataclass, but written out:
+    a bot makes one for nearly every card it moves, and compiled code builds a
+    class with its own ``__init__`` natively (a dataclass's generated one stays
+    interpreted).
+    """
+
+    __slots__ = ("act", "target")
+
+    def __init__(self, act: Act, target: Target | None = None) -> None:
+        self.act: Final = act
+        self.target: Final = target
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Action) and self.act is other.act
+                and self.target == other.target)
+
+    def __hash__(self) -> int:
+        return hash((self.act, self.target))
+
+    def __repr__(self) -> str:
+        return f"Action({self.act}, {self.target!r})"
 
 
-_TURN = Action(Act.TURN)
-_CALL = Action(Act.CALL)
-_ROTATE = Action(Act.ROTATE)
-_STUCK = Action(Act.STUCK)
-_WAIT = Action(Act.WAIT)
+_TURN: Final = Action(Act.TURN)
+_CALL: Final = Action(Act.CALL)
+_ROTATE: Final = Action(Act.ROTATE)
+_STUCK: Final = Action(Act.STUCK)
+_WAIT: Final = Action(Act.WAIT)
 
 
 class Bot:
@@ -68,29 +98,30 @@ class Bot:
     def __init__(self, skill: Skill, rng: random.Random, *, lone_rotate: bool = False) -> None:
         self.skill = skill
         self.rng = rng
+        self._random = rng.random  # (bound once: a bot draws several times an action)
         self.lone_rotate = lone_rotate and skill.rotates_alone
         self.idle_turns = 0
         self.lone_rotations = 0
 
     def think_time(self, action: Action) -> float:
         """Seconds the bot pauses before doing ``action``."""
-        base = self.skill.turn_ms if action.act is Act.TURN else self.skill.think_ms
-        return base * (0.6 + 0.8 * self.rng.random()) / 1000.0
+        base = self.skill.turn_ms if action.act is _TURN_ACT else self.skill.think_ms
+        return base * (0.6 + 0.8 * self._random()) / 1000.0
 
-    def decide(self, tab: Tableau, fnd: Foundations) -> Action:
+    def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
         """The next thing this bot does (nothing changes until the caller applies it)."""
         if tab.can_call_nerts():
             return _CALL
         target = self._eager(tab, fnd)
         if target is not None:
-            return Action(Act.MOVE, target)
+            return Action(_MOVE, target)
         cycle = -(-(len(tab.stock) + len(tab.waste)) // tab.stock_turn) + 1
         if (tab.stock or tab.waste) and self.idle_turns <= cycle:
             return _TURN
         target = productive_move(tab, fnd)
         if target is not None:
             # Inattention let something slip by during the cycle: find it now.
-            return Action(Act.MOVE, target)
+            return Action(_MOVE, target)
         if cycle_helps(tab, fnd):  # not stuck: keep turning
             return _TURN
         if tab.in_flight:
@@ -102,23 +133,23 @@ class Bot:
 
     def applied(self, action: Action) -> None:
         """Tell the bot its action was carried out (it keeps count of idle turns)."""
-        if action.act is Act.TURN:
+        if action.act is _TURN_ACT:
             self.idle_turns += 1
-        elif action.act is Act.ROTATE:
+        elif action.act is _ROTATE_ACT:
             self.lone_rotations += 1
             self.idle_turns = 0
-        elif action.act is Act.MOVE:
+        elif action.act is _MOVE:
             self.idle_turns = 0
             self.lone_rotations = 0
 
-    def _eager(self, tab: Tableau, fnd: Foundations) -> Target | None:
+    def _eager(self, tab: Tableau, fnd: FoundationLog) -> Target | None:
         """Nerts pile first, then foundations, then the work piles."""
         nerts, waste = tab.nerts, tab.waste
         if nerts and (target := card_target(tab, NERTS, nerts[-1], fnd)):
             return target
-        attention = self.skill.attention
+        attention, draw = self.skill.attention, self._random
         for i, pile in enumerate(tab.work):
-            if (pile and self.rng.random() < attention
+            if (pile and draw() < attention
                     and (target := card_target(tab, WORK0 + i, pile[-1], fnd))):
                 return target
         if waste and (target := card_target(tab, WASTE, waste[-1], fnd)):

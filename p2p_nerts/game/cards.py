@@ -14,17 +14,20 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterable
+from typing import Final
 
-SUITS = "♠♥♦♣"
+SUITS: Final = "♠♥♦♣"
 RANK_NAMES = ("", "A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-ACE, KING = 1, 13
-JOKER_RANK = 0
-BLACK, RED = 0, 1
-MAX_SEATS = 8
-JOKER_GLYPH = "¤"
+ACE: Final = 1
+KING: Final = 13
+JOKER_RANK: Final = 0
+BLACK: Final = 0
+RED: Final = 1
+MAX_SEATS: Final = 8
+JOKER_GLYPH: Final = "¤"
 
 #: Colour of each suit: ♠ black, ♥ red, ♦ red, ♣ black.
-SUIT_COLOR = (BLACK, RED, RED, BLACK)
+SUIT_COLOR: Final = (BLACK, RED, RED, BLACK)
 
 
 def make_card(owner: int, suit: int, rank: int) -> int:
@@ -70,7 +73,7 @@ def _stack_bases(face: int) -> frozenset[int]:
 
 
 #: By face: the faces it may lie on in a work pile (one rank up, the other colour).
-STACK_BASES: tuple[frozenset[int], ...] = tuple(_stack_bases(face) for face in range(64))
+STACK_BASES: Final[tuple[frozenset[int], ...]] = tuple(_stack_bases(face) for face in range(64))
 
 
 def stacks_on(card: int, below: int) -> bool:
@@ -109,7 +112,7 @@ def full_deck(owner: int, *, jokers: bool = False) -> list[int]:
     return deck
 
 
-SHUFFLE_DOMAIN = b"p2p-nerts/v1/shuffle\x00"
+SHUFFLE_DOMAIN: Final = b"p2p-nerts/v1/shuffle\x00"
 
 
 def shuffle_deck(seed: bytes, owner: int, *, jokers: bool = False) -> list[int]:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Final, final
 
 from .cards import ACE, KING, owner_of
 
 PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
 Order = tuple[int, int, int]  # (lamport, draw, seat): sorts plays, see order()
-_MASK = (1 << 64) - 1
+_MASK: Final = (1 << 64) - 1
+_STATE_DOMAIN: Final = b"p2p-nerts/v1/foundations\x00"
 
 
 def order(key: PlayKey) -> Order:
@@ -62,16 +63,52 @@ class Fate(IntEnum):
     CUT = 2  # ordered after the Nerts call: never counts
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
-    """One card sent to a foundation: the unit of the replicated log."""
+# The fates, as Final constants for the fold (one per play per view): on Python
+# 3.11 a member read off its enum class goes through the metaclass's __getattr__.
+_STAY: Final = Fate.STAY
+_BOUNCE: Final = Fate.BOUNCE
+_CUT: Final = Fate.CUT
 
-    lamport: int
-    author: int
-    card: int
-    pile: int
-    src: int
-    declared: int = 0
+
+@final
+class Play:
+    """One card sent to a foundation: the unit of the replicated log.
+
+    An immutable value (Final attributes, equal and hashed by value, printed
+    like a dataclass), written out rather than a frozen dataclass: the author
+    of every play builds one, and compiled code builds a class with its own
+    ``__init__`` natively (a dataclass's generated one stays interpreted).
+    """
+
+    __slots__ = ("author", "card", "declared", "lamport", "pile", "src")
+
+    def __init__(self, lamport: int, author: int, card: int, pile: int, src: int,
+                 declared: int = 0) -> None:
+        self.lamport: Final = lamport
+        self.author: Final = author
+        self.card: Final = card
+        self.pile: Final = pile
+        self.src: Final = src
+        self.declared: Final = declared
+
+    def _fields(self) -> tuple[int, int, int, int, int, int]:
+        return (self.lamport, self.author, self.card, self.pile, self.src, self.declared)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Play) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Play(lamport={self.lamport}, author={self.author}, card={self.card}, "
+                f"pile={self.pile}, src={self.src}, declared={self.declared})")
+
+    def __copy__(self) -> Play:
+        return self  # a value: any copy of it is itself
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Play:
+        return self
 
     @property
     def key(self) -> PlayKey:
@@ -83,17 +120,22 @@ class Play:
         return self.card & 63 if self.card & 15 else self.declared
 
 
-@dataclass(slots=True)
 class Pile:
-    """One foundation pile: its plays in order and what they fold to."""
+    """One foundation pile: its plays in order and what they fold to.
 
-    pile_id: int
-    plays: list[Play] = field(default_factory=list)
-    fates: list[Fate] = field(default_factory=list)
-    stays: list[Play] = field(default_factory=list)
-    suit: int = -1
-    top_rank: int = 0
-    top_lamport: int = -1
+    A plain class, not a dataclass: every view starts each pile of the round,
+    and compiled code builds a class with its own ``__init__`` natively.
+    """
+
+    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank")
+
+    def __init__(self, pile_id: int) -> None:
+        self.pile_id = pile_id
+        self.plays: list[Play] = []
+        self.stays: list[Play] = []
+        self.suit = -1
+        self.top_rank = 0
+        self.top_lamport = -1
 
     @property
     def complete(self) -> bool:
@@ -166,17 +208,21 @@ class FoundationLog:
     def completed(self) -> int:
         return sum(1 for pile in self.piles.values() if pile.complete)
 
+    def state(self) -> bytes:
+        """The canonical foundation state, what :meth:`state_hash` covers: piles by
+        id, each with its staying cards in order (two views agree when these do)."""
+        out: list[int] = []  # bytes: a pile's id (2, big-endian) and its count, then
+        for pile_id in sorted(self.piles):  # each card (2) and the face it shows
+            stays = self.piles[pile_id].stays
+            if stays:
+                out += (pile_id >> 8, pile_id & 255, len(stays))
+                for p in stays:
+                    out += (p.card >> 8, p.card & 255, p.face)
+        return bytes(out)
+
     def state_hash(self) -> bytes:
-        """SHA-256 of the canonical foundation state: piles by id, staying cards in order."""
-        h = hashlib.sha256(b"p2p-nerts/v1/foundations\x00")
-        for pile_id in sorted(self.piles):
-            pile = self.piles[pile_id]
-            if not pile.stays:
-                continue
-            h.update(pile_id.to_bytes(2, "big") + len(pile.stays).to_bytes(1, "big"))
-            for p in pile.stays:
-                h.update(p.card.to_bytes(2, "big") + p.face.to_bytes(1, "big"))
-        return h.digest()
+        """SHA-256 of the canonical foundation state (:meth:`state`)."""
+        return hashlib.sha256(_STATE_DOMAIN + self.state()).digest()
 
     # ----------------------------------------------------------------- changes
     def add(self, play: Play) -> list[Play]:
@@ -192,14 +238,16 @@ class FoundationLog:
         pile = self.piles.get(play.pile)
         if pile is None:
             pile = self.piles[play.pile] = Pile(play.pile)
-        last = pile.plays[-1] if pile.plays else None
-        if last is None or before(last.key, key):  # in order: the usual case
-            pile.plays.append(play)
-            self._unwant(pile)
+        plays = pile.plays
+        # In order, the usual case (a later Lamport time needs no draw to tell).
+        if not plays or plays[-1].lamport < play.lamport or before(plays[-1].key, key):
+            plays.append(play)
+            wanted = pile.wants
             fate = self._step(pile, play)
-            pile.fates.append(fate)
             self._fate[key] = fate
-            self._want(pile)
+            if fate is _STAY:  # (only a play that stays changes what the pile wants)
+                self._unwant(pile, wanted)
+                self._want(pile)
             return [play]
         bisect.insort(pile.plays, play, key=lambda p: order(p.key))
         return [play, *self._refold(pile, changed_besides=key)]
@@ -229,13 +277,12 @@ class FoundationLog:
         return changed
 
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
-        self._unwant(pile)
-        pile.fates, pile.stays = [], []
+        self._unwant(pile, pile.wants)
+        pile.stays = []
         pile.suit, pile.top_rank, pile.top_lamport = -1, 0, -1
         changed = []
         for play in pile.plays:
             fate = self._step(pile, play)
-            pile.fates.append(fate)
             if self._fate.get(play.key) != fate:
                 self._fate[play.key] = fate
                 if play.key != changed_besides:
@@ -246,7 +293,7 @@ class FoundationLog:
     def _step(self, pile: Pile, play: Play) -> Fate:
         """Fold one play onto a pile (plays arrive here in :func:`order`)."""
         if self.cutoff is not None and before(self.cutoff, play.key):
-            return Fate.CUT
+            return _CUT
         face = play.face
         rank, suit = face & 15, face >> 4
         if play.card == pile.pile_id:
@@ -259,13 +306,13 @@ class FoundationLog:
             ok = (rank == pile.top_rank and play.lamport == pile.top_lamport
                   and not self.strict_ties)
         if not ok:
-            return Fate.BOUNCE
+            return _BOUNCE
         pile.suit, pile.top_rank, pile.top_lamport = suit, rank, play.lamport
         pile.stays.append(play)
-        return Fate.STAY
+        return _STAY
 
-    def _unwant(self, pile: Pile) -> None:
-        face = pile.wants
+    def _unwant(self, pile: Pile, face: int | None) -> None:
+        """``pile`` no longer takes ``face`` (what it wanted before it changed)."""
         if face is not None:
             piles = self._wanting[face]
             if len(piles) == 1:

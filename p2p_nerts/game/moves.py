@@ -11,17 +11,18 @@ from __future__ import annotations
 
 from functools import cache
 
-from .cards import ACE, JOKER_RANK, make_face, stacks_on
-from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Foundations, Tableau, Target
+from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
+from .foundations import FoundationLog
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
 
 
-def foundation_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+def foundation_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
     """A foundation move for the playable card of ``src``, or None."""
     card = tab.top(src)
     return None if card is None else card_target(tab, src, card, fnd)
 
 
-def card_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+def card_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Target | None:
     """A foundation move for ``card``, the playable card of ``src``, or None."""
     rank = card & 15
     if rank == ACE:
@@ -38,7 +39,7 @@ def _up(src: int, pile: int) -> Target:
     return Target(src, pile=pile)
 
 
-def _joker_target(tab: Tableau, src: int, card: int, fnd: Foundations) -> Target | None:
+def _joker_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Target | None:
     """Declare a joker as the lowest face a pile wants (a fixed joker: only its own face)."""
     fixed = tab.bound.get(card)
     options = sorted((face & 15, face) for face in fnd.wanted_faces()
@@ -58,13 +59,15 @@ def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target |
     if card is None:
         return None
     empty = None
+    plain = not tab.jokers
+    bases = STACK_BASES[card & 63]  # without jokers, _fits is stacks_on: a look-up here
     for dst, pile in enumerate(tab.work):
         if WORK0 + dst == src:
             continue
         if not pile:
             if empty is None:
                 empty = dst
-        elif _fits(tab, card, pile):
+        elif pile[-1] & 63 in bases if plain else _fits(tab, card, pile):
             return _onto(src, dst)
     if allow_empty and empty is not None and src < WORK0:
         return _onto(src, empty)
@@ -76,7 +79,7 @@ def _onto(src: int, dst: int) -> Target:
     return Target(src, work=dst)
 
 
-def best_target(tab: Tableau, src: int, fnd: Foundations) -> Target | None:
+def best_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
     """Where "send" puts the card of ``src``: a foundation first, else a work pile."""
     return foundation_target(tab, src, fnd) or work_target(tab, src)
 
@@ -91,7 +94,7 @@ def _fits(tab: Tableau, card: int, pile: list[int]) -> bool:
     return above[0] == below[0] - 1 and above[1] != below[1]
 
 
-def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
+def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """A work-pile run move that enables progress at once, or None.
 
     Moving the run from index ``i`` of pile A onto pile B is productive when it
@@ -100,15 +103,20 @@ def run_moves(tab: Tableau, fnd: Foundations) -> Target | None:
     """
     nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
     plain = not tab.jokers
-    built = [(n, pile) for n, pile in enumerate(tab.work) if pile]
-    for a, pile_a in built:
+    work = tab.work
+    for a in range(WORK_PILES):
+        pile_a = work[a]
+        if not pile_a:
+            continue
         base, size = pile_a[0] & 15, len(pile_a)
-        for b, onto in built:
-            if a == b:
+        for b in range(WORK_PILES):
+            onto = work[b]
+            if a == b or not onto:
                 continue
             if plain:  # pile A is a run: only its card one rank below B's top can lead
-                i = base - (onto[-1] & 15) + 1
-                if not (0 <= i < size and stacks_on(pile_a[i], onto[-1])):
+                top = onto[-1]
+                i = base - (top & 15) + 1
+                if not (0 <= i < size and stacks_on(pile_a[i], top)):
                     continue
             else:
                 found = _joker_run_index(tab, pile_a, onto)
@@ -166,7 +174,7 @@ def _group_tops(cards: list[int], step: int) -> list[int]:
     return tops
 
 
-def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
+def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """The first productive move available right now (no stock turn), or None."""
     for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
         target = foundation_target(tab, src, fnd)
@@ -176,12 +184,12 @@ def productive_move(tab: Tableau, fnd: Foundations) -> Target | None:
             or run_moves(tab, fnd))
 
 
-def is_stuck(tab: Tableau, fnd: Foundations) -> bool:
+def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:
     """No productive move now, nor for any card the waste cycle will show."""
     return productive_move(tab, fnd) is None and not cycle_helps(tab, fnd)
 
 
-def cycle_helps(tab: Tableau, fnd: Foundations) -> bool:
+def cycle_helps(tab: Tableau, fnd: FoundationLog) -> bool:
     """Whether a card the waste cycle will show could go up or onto a work pile."""
     for card in set(cycle_cards(tab)):
         if card & 15 == JOKER_RANK or card & 15 == ACE or fnd.pile_for(card & 63) is not None:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import heapq
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from .bot import SKILLS, Act, Action, Bot
 from .cards import full_deck, shuffle_deck
@@ -31,10 +32,24 @@ from .tableau import Tableau
 from .variants import Variants
 
 # Event kinds, in the order they are handled when their times are equal.
-_DELIVER, _FINAL, _CALL_HEARD, _END, _ACT = range(5)
-MAX_EVENTS_PER_ROUND = 2_000_000
+_DELIVER: Final = 0
+_FINAL: Final = 1
+_CALL_HEARD: Final = 2
+_END: Final = 3
+_ACT: Final = 4
+MAX_EVENTS_PER_ROUND: Final = 2_000_000
 # What a bot's next pause is drawn for: a stock turn at the start, a card move when woken.
-_FIRST_THINK, _WAKE_THINK = Action(Act.TURN), Action(Act.MOVE)
+_FIRST_THINK: Final = Action(Act.TURN)
+_WAKE_THINK: Final = Action(Act.MOVE)
+# Enum members compared on every action and play, as Final constants: on Python
+# 3.11 a member read off its enum class goes through the metaclass's __getattr__.
+_MOVE: Final = Act.MOVE
+_TURN: Final = Act.TURN
+_CALL: Final = Act.CALL
+_ROTATE: Final = Act.ROTATE
+_STUCK: Final = Act.STUCK
+_STAY: Final = Fate.STAY
+_BOUNCE: Final = Fate.BOUNCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +140,14 @@ class RoundSim:
             self.seats.append(_Seat(tab, FoundationLog(strict_ties=v.strict_ties), bots))
         #: The foundations everyone agrees on at the end: any seat's view then.
         self.truth = self.seats[0].view
-        self._events: list[tuple[float, int, int, int, object]] = []
+        #: (time, kind, sequence, seat, bot or call index, play): the sequence
+        #: keeps equal times in the order they were scheduled.
+        self._events: list[tuple[float, int, int, int, int, Play | None]] = []
+        self._random = rng.random
+        self._min_delay = cfg.min_delay
+        self._delay_span = cfg.max_delay - cfg.min_delay
+        #: When a play is final: every play ordered before it has reached everyone.
+        self._final_after = 2 * cfg.max_delay
         self._seq = 0
         self.now = 0.0
         self.ended: str | None = None
@@ -143,14 +165,22 @@ class RoundSim:
         for s, first in enumerate(self.seats):
             for b, bot in enumerate(first.bots):
                 self._push(bot.think_time(_FIRST_THINK), _ACT, s, b)
-        # Indexed by event kind.
-        handlers: tuple[Callable[[int, object], None], ...] = (
-            self._deliver, self._final, self._call_heard, self._end, self._act)
         events = self._events
+        pop = heapq.heappop
         count = 0
         while events and self.ended is None:
-            self.now, kind, _, seat, arg = heapq.heappop(events)
-            handlers[kind](seat, arg)
+            self.now, kind, _, seat, n, play = pop(events)
+            # Most frequent first: bot actions, then deliveries.
+            if kind == _ACT:
+                self._act(seat, n)
+            elif kind == _DELIVER and play is not None:
+                self._deliver(seat, play)
+            elif kind == _FINAL and play is not None:
+                self._final(seat, play)
+            elif kind == _CALL_HEARD:
+                self._call_heard(seat, self.calls[n])
+            else:
+                self._end()
             count += 1
             if count > MAX_EVENTS_PER_ROUND:
                 raise RuntimeError("simulated round did not end (engine bug)")
@@ -158,24 +188,24 @@ class RoundSim:
             raise RuntimeError("simulated round ran out of events without ending")
         return self._report()
 
-    def _push(self, delay: float, kind: int, seat: int, arg: object = None) -> None:
+    def _push(self, delay: float, kind: int, seat: int, n: int = 0,
+              play: Play | None = None) -> None:
         self._seq += 1
-        heapq.heappush(self._events, (self.now + delay, kind, self._seq, seat, arg))
+        heapq.heappush(self._events, (self.now + delay, kind, self._seq, seat, n, play))
 
     def _delay(self) -> float:
-        return self.cfg.min_delay + (self.cfg.max_delay - self.cfg.min_delay) * self.rng.random()
+        return self._min_delay + self._delay_span * self._random()
 
     # ---------------------------------------------------------------- events
-    def _act(self, s: int, b_obj: object) -> None:
+    def _act(self, s: int, b: int) -> None:
         seat = self.seats[s]
         if seat.heard_call:
             return
-        b = int(b_obj)  # type: ignore[call-overload]
         bot = seat.bots[b]
         action = bot.decide(seat.tab, seat.view)
         self.actions += 1
         act = action.act
-        if act is Act.MOVE and action.target is not None:
+        if act is _MOVE and action.target is not None:
             target = action.target
             key: PlayKey | None = None
             if target.pile is not None:
@@ -185,18 +215,18 @@ class RoundSim:
             if key is not None and card is not None:
                 self._send(s, Play(key[0], s, card, target.pile or 0, target.src,
                                    target.declared))
-        elif act is Act.TURN:
+        elif act is _TURN:
             seat.tab.turn()
-        elif act is Act.CALL:
+        elif act is _CALL:
             seat.clock += 1
             seat.tab.record_nerts_call(seat.clock)
             self._call(s, (seat.clock, s))
             return
-        elif act is Act.ROTATE:
+        elif act is _ROTATE:
             seat.tab.rotate(alone=True)
         else:  # STUCK votes and waits; WAIT waits for its plays to settle
             seat.idle[b] = True
-            if act is Act.STUCK:
+            if act is _STUCK:
                 seat.stuck[b] = True
                 self._check_all_stuck()
             return
@@ -209,48 +239,46 @@ class RoundSim:
         self.unsettled += 1
         for other in range(len(self.seats)):
             if other != s:
-                self._push(self._delay(), _DELIVER, other, play)
-        self._push(2 * self.cfg.max_delay, _FINAL, s, play)
+                self._push(self._delay(), _DELIVER, other, 0, play)
+        self._push(self._final_after, _FINAL, s, 0, play)
 
-    def _deliver(self, s: int, play_obj: object) -> None:
-        assert isinstance(play_obj, Play)
+    def _deliver(self, s: int, play: Play) -> None:
         seat = self.seats[s]
-        seat.clock = max(seat.clock, play_obj.lamport) + 1
-        seat.view.add(play_obj)
+        seat.clock = max(seat.clock, play.lamport) + 1
+        seat.view.add(play)
         self._wake(s)
 
-    def _final(self, s: int, play_obj: object) -> None:
-        assert isinstance(play_obj, Play)
+    def _final(self, s: int, play: Play) -> None:
         seat = self.seats[s]
-        key = play_obj.key
+        key = play.key
         fate = seat.view.fate(key)
-        seat.tab.settle(key, stayed=fate is Fate.STAY)
+        seat.tab.settle(key, stayed=fate is _STAY)
         self.unsettled -= 1
-        if fate is Fate.STAY:
+        if fate is _STAY:
             self.stuck_rule.card_played()
-        elif fate is Fate.BOUNCE:
+        elif fate is _BOUNCE:
             self.bounces += 1
             if seat.view.first_over(key) is not None:
                 self.collisions += 1
         self._wake(s)
 
     def _call(self, s: int, key: PlayKey) -> None:
+        n = len(self.calls)
         self.calls.append(key)
         self._call_heard(s, key)
         for other in range(len(self.seats)):
             if other != s:
-                self._push(self._delay(), _CALL_HEARD, other, key)
-        self._push(2 * self.cfg.max_delay, _END, s)
+                self._push(self._delay(), _CALL_HEARD, other, n)
+        self._push(self._final_after, _END, s)
 
-    def _call_heard(self, s: int, key_obj: object) -> None:
+    def _call_heard(self, s: int, key: PlayKey) -> None:
         """A seat learns of a Nerts call: it stops playing and cuts its view there."""
-        assert isinstance(key_obj, tuple)
         seat = self.seats[s]
         seat.heard_call = True
-        if seat.view.cutoff is None or before(key_obj, seat.view.cutoff):
-            seat.view.set_cutoff(key_obj)
+        if seat.view.cutoff is None or before(key, seat.view.cutoff):
+            seat.view.set_cutoff(key)
 
-    def _end(self, _s: int, _arg: object) -> None:
+    def _end(self) -> None:
         if self.ended is None:
             self._finish("nerts", min(self.calls, key=order))
 
@@ -287,12 +315,13 @@ class RoundSim:
                 seat.view.set_cutoff(cutoff)
             for key in sorted(seat.tab.in_flight):
                 fate = seat.view.fate(key)
-                seat.tab.settle(key, stayed=fate is Fate.STAY)
-                if fate is Fate.BOUNCE:
+                seat.tab.settle(key, stayed=fate is _STAY)
+                if fate is _BOUNCE:
                     self.bounces += 1
-        digest = self.truth.state_hash()
+        state = self.truth.state()
         for s, seat in enumerate(self.seats):
-            if seat.view.state_hash() != digest or len(seat.view) != len(self.truth):
+            if seat.view is not self.truth and (seat.view.state() != state
+                                                or len(seat.view) != len(self.truth)):
                 raise AssertionError(f"seat {s} ended the round with other foundations")
             check_accounting(s, seat.tab, self.truth, self.cfg.variants.jokers)
 

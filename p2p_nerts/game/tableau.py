@@ -15,22 +15,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Final
 
 from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name, make_face
 
 #: Sources of a card, also used on the wire (``src`` of a foundation play).
-NERTS, WASTE = 0, 1
-WORK0 = 2
-WORK_PILES = 4
-NERTS_SIZE = 13
-SOURCES = range(WORK0 + WORK_PILES)
+NERTS: Final = 0
+WASTE: Final = 1
+WORK0: Final = 2
+WORK_PILES: Final = 4
+NERTS_SIZE: Final = 13
+SOURCES: Final = range(WORK0 + WORK_PILES)
 
 # Move-log opcodes: the first int of every log entry.
-OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_SETTLE, OP_NERTS = range(1, 8)
+OP_TURN: Final = 1
+OP_FOUND: Final = 2
+OP_WORK: Final = 3
+OP_SLIDE: Final = 4
+OP_ROTATE: Final = 5
+OP_SETTLE: Final = 6
+OP_NERTS: Final = 7
 #: ``landed`` of a settle entry for a play that stayed on its foundation.
-STAYED = -1
-ROTATE_ALONE, ROTATE_ALL = 0, 1
+STAYED: Final = -1
+ROTATE_ALONE: Final = 0
+ROTATE_ALL: Final = 1
 
 
 class IllegalMove(Exception):
@@ -47,18 +55,6 @@ def source_name(src: int) -> str:
     if src == WASTE:
         return "waste"
     return f"work pile {src - WORK0 + 1}"
-
-
-class Foundations(Protocol):
-    """What a tableau needs to know about the foundations: which pile takes a face."""
-
-    def pile_for(self, face: int) -> int | None:
-        """The id of a pile that takes ``face`` next (an ace always gets one)."""
-        ...
-
-    def wanted_faces(self) -> Iterator[int]:
-        """Every face some pile would take now (aces excluded)."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

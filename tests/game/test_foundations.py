@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections import Counter
 
@@ -235,3 +236,15 @@ def test_first_over_without_a_winner() -> None:
     assert log.first_over((3, 1)) is None
     log = fold([ace(1, 0), play(3, 1, "4S", AS0)])
     assert log.first_over((3, 1)) == log.play((1, 0))  # the top it did not fit on
+
+
+def test_a_play_is_a_value() -> None:
+    """Equal and hashed by its fields, printed by them, and copied as itself (a
+    replica's deep copy shares it), like the frozen dataclass it replaces."""
+    a, same, other = play(3, 1, "2S", AS0), play(3, 1, "2S", AS0), play(3, 1, "2S", AS1)
+    assert a == same and hash(a) == hash(same) and a != other and a != a.key
+    assert len({a, same, other}) == 2
+    assert copy.deepcopy(a) is a and copy.copy(a) is a
+    assert repr(a) == (f"Play(lamport=3, author=1, card={c('2S', 1)}, pile={AS0}, "
+                       f"src={NERTS}, declared=0)")
+    assert (a.key, a.face) == ((3, 1), c("2S") & 63)
