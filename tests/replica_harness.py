@@ -28,7 +28,7 @@ def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
 def game_record(net: MemNet, k: int, table: str, saved_at: float) -> GameRecord:
     """Replica ``k``'s record of the game: what it still holds and what it journaled
     (as a node makes it: a replica forgets finished rounds)."""
-    return record_of(net.replicas[k], table, saved_at, net.journals[k])
+    return record_of(net.replicas[k], table, saved_at, net.written(k))
 
 
 def replica_with(**options: Any) -> Callable[..., Replica]:
