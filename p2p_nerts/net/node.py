@@ -846,14 +846,14 @@ class NetSession:
         return asyncio.ensure_future(_settled(reckoned))
 
     def _journaled_record(self, r: Replica, store: Store) -> GameRecord:
-        """The game's record from the replica (its last rounds) and the journal (the
-        rounds it has forgotten), dated as it is copied: at the game's end, and
-        kept so however long the seat stays (the standings' window reads the
-        date); a game given up, as it is left."""
+        """The game's record from the replica (its last rounds) and the store (the
+        rounds it has forgotten: ``Store.written``), dated as it is copied: at
+        the game's end, and kept so however long the seat stays (the standings'
+        window reads the date); a game given up, as it is left."""
         from ..records.record import record_of
 
         try:
-            journal = store.records(r.table_id)
+            journal = store.written(r.table_id)
         except JournalError as exc:
             _log.error("cannot read the game's journal for its record: %s", exc)
             journal = []
