@@ -236,12 +236,14 @@ class Store:
         new = path.with_name(path.name + ".tmp")
         try:
             _write_durably(new, done.kept, _create)
-            os.replace(new, path)
+            os.close(self._open.pop(table_id))  # (Windows renames no file held open)
+            try:
+                os.replace(new, path)
+            finally:
+                self._open[table_id] = _append_to(path)  # the new file, or still the old
         except OSError:
             new.unlink(missing_ok=True)
             raise
-        os.close(self._open.pop(table_id))  # the old file's: appends go to the new one
-        self._open[table_id] = _append_to(path)
         self._unsynced.discard(table_id)  # all of it was just made durable
         _sync_dir(path.parent)
 
