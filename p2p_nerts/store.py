@@ -13,14 +13,15 @@ already hold from us (what we only received, they still hold and resend). A
 record torn by a crash is cut off the file before anything more is appended:
 records after a fragment would make the journal damaged for good.
 
-A journal is compacted as each round begins (``replica.compact``: a
-``--resume`` then replays the round before and the current one, not the
-game): the new journal is written beside the old (``.tmp``), ``fsync``ed and
-renamed over it, and the directory ``fsync``ed, so a crash at any moment
-leaves the old journal or the new one whole. The signed entries it no longer
-holds go first to the table's ``.past`` file (appended, ``fsync``ed): the
-game's record reads them at the end (:meth:`Store.written`). A crash between
-the two appends them again at the next compaction: a record keeps each once.
+A journal is compacted in each break between rounds (:meth:`Store.compact`,
+``replica.compact``: a ``--resume`` then replays the last two rounds closed
+and the one under way, not the game): the new journal is written beside the
+old (``.tmp``), ``fsync``ed and renamed over it, and the directory
+``fsync``ed, so a crash at any moment leaves the old journal or the new one
+whole. The signed entries it no longer holds go first to the table's
+``.past`` file (appended, ``fsync``ed): the game's record reads them at the
+end (:meth:`Store.written`). A crash between the two appends them again at
+the next compaction: a record keeps each once.
 
 Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
@@ -56,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from .protocol.journal import Kind, Record
-from .protocol.replica import compact, compacts
+from .protocol.replica import compact
 
 if sys.platform != "win32":
     import fcntl
@@ -202,7 +203,6 @@ class Store:
 
         Raises OSError when the disk will not take them.
         """
-        records = list(records)
         data = b"".join(_framed(r) for r in records)
         if not data or table_id in self._closed:
             return
@@ -212,13 +212,14 @@ class Store:
             fd = self._open[table_id] = _append_to(self._journal(table_id))
         _write(fd, data)
         self._unsynced.add(table_id)
-        if compacts(records):
-            self._compact(table_id)
 
-    def _compact(self, table_id: bytes) -> None:
-        """Rewrite the journal from where the previous round began (see the module's
-        docstring). Raises OSError when the disk will not take it (the old
-        journal is then whole), JournalError when the journal makes no sense."""
+    def compact(self, table_id: bytes) -> None:
+        """Rewrite the journal from where the previous round began (between rounds:
+        ``replica.compacts``; see the module's docstring). Raises OSError when
+        the disk will not take it (the old journal is then whole), JournalError
+        when the journal makes no sense."""
+        if table_id in self._closed:
+            return
         path = self._journal(table_id)
         try:
             done = compact(self._cut_torn_tail(table_id))
@@ -236,7 +237,8 @@ class Store:
         new = path.with_name(path.name + ".tmp")
         try:
             _write_durably(new, done.kept, _create)
-            os.close(self._open.pop(table_id))  # (Windows renames no file held open)
+            if (fd := self._open.pop(table_id, None)) is not None:
+                os.close(fd)  # (Windows renames no file held open)
             try:
                 os.replace(new, path)
             finally:

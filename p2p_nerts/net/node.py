@@ -48,6 +48,7 @@ from ..protocol.replica import (
     Replica,
     SeatLost,
     TurnAway,
+    compacts,
 )
 from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
@@ -549,6 +550,9 @@ class NetSession:
             self._writes.append(lambda store: store.append(table_id, journal))
             me = self._identity.public_key
             self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
+        if compacts(out.events) and self._store is not None:  # a break: nothing waits
+            table_id = self.replica.table_id
+            self._writes.append(lambda store: store.compact(table_id))
         sends = ((send.data, send.to) for send in out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()

@@ -10,8 +10,8 @@ a file per table).
 
 A long game must not make a long journal (a ``--resume`` replays all of it):
 as each round begins the replica notes the table's state (a SNAPSHOT record),
-and the journal is then rewritten to start from the note before
-(``replica/_catchup.py``), as the replica's memory is.
+and as each round closes the journal is rewritten to start from the note
+before the last (``replica/_catchup.py``), as the replica's memory is.
 """
 
 from __future__ import annotations

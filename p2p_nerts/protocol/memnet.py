@@ -79,7 +79,7 @@ class MemNet:
         self.events[sender].extend(out.events)
         journal = self.journals[sender]
         journal.extend(out.journal)
-        if compacts(out.journal) and (done := compact(journal)) is not None:
+        if compacts(out.events) and (done := compact(journal)) is not None:
             self.journals[sender] = list(done.kept)
             self.pasts[sender] += done.past
         for send in out.sends:

@@ -1,5 +1,5 @@
-"""A long game makes no long journal: as each round begins the journal is rewritten
-to start where the round before began, and ``--resume`` replays only that.
+"""A long game makes no long journal: as each round closes the journal is rewritten
+to start where the round before it began, and ``--resume`` replays only that.
 
 In memory (the memnet compacts each replica's journal as a store does) and
 through the store's files: the rewrite is crash-safe (a new file, ``fsync``,
@@ -49,19 +49,37 @@ def _size(records: list[Record]) -> int:
     return sum(len(r.data) for r in records)
 
 
-def _batches(monkeypatch: pytest.MonkeyPatch, k: int) -> list[list[Record]]:
-    """Every batch of journal records replica ``k`` produces from now on, as a
-    session hands them to its store."""
-    batches: list[list[Record]] = []
+#: What a replica's call gave its store: journal records, and whether it closed a
+#: round (the store is then compacted).
+Batch = tuple[list[Record], bool]
+
+
+def _batches(monkeypatch: pytest.MonkeyPatch, k: int) -> list[Batch]:
+    """Every batch replica ``k`` produces from now on, as a session hands them to its
+    store."""
+    batches: list[Batch] = []
     route = MemNet._route
 
     def routed(net: MemNet, sender: int, out: Outbound) -> None:
-        if sender == k and out.journal:
-            batches.append(list(out.journal))
+        if sender == k and (out.journal or compacts(out.events)):
+            batches.append((list(out.journal), compacts(out.events)))
         route(net, sender, out)
 
     monkeypatch.setattr(MemNet, "_route", routed)
     return batches
+
+
+def _whole(batches: list[Batch]) -> list[Record]:
+    """The journal as it would be without compaction."""
+    return [r for records, _ in batches for r in records]
+
+
+def _feed(store: Store, batches: list[Batch]) -> None:
+    """Write the batches as the session does: append each, compact in the breaks."""
+    for records, closes in batches:
+        store.append(TABLE_ID, records)
+        if closes:
+            store.compact(TABLE_ID)
 
 
 def _restored(net: MemNet, k: int, records: list[Record]) -> Replica:
@@ -97,7 +115,7 @@ def test_the_journal_holds_the_last_two_rounds_however_long_the_game(
             assert mine == {number - 1, number} - {0}
         sizes.append(_size(net.journals[1]))
     assert max(sizes[2:]) < 2 * sizes[1]  # flat after round 2 (rounds differ in length)
-    assert sizes[-1] * 3 < _size([r for batch in batches for r in batch])
+    assert sizes[-1] * 3 < _size(_whole(batches))
     for k, journal in enumerate(net.journals):
         # The signed entries it no longer holds went to the record's side.
         assert {r.data for r in net.pasts[k]}.isdisjoint(r.data for r in journal)
@@ -114,8 +132,9 @@ def test_a_compacted_journal_restores_what_the_whole_one_does(
     net.output(0, net.replicas[0].handle(StartRound(), net.now))  # round 5, under way
     assert net.run(lambda: len(net.replicas[1].rs.log) >= 12  # type: ignore[union-attr]
                    and net.replicas[1].phase is Phase.PLAYING, limit=net.now + 600)
-    whole = [r for batch in batches for r in batch]
-    assert len(net.journals[1]) * 2 < len(whole)
+    whole = _whole(batches)
+    assert snapshot_of(net.journals[1][0]).round == 3  # compacted as round 4 closed
+    assert len(net.journals[1]) < len(whole)
     live = state_of(net.replicas[1])
     assert state_of(_restored(net, 1, whole)) == live
     assert state_of(_restored(net, 1, net.journals[1])) == live
@@ -129,7 +148,7 @@ def test_a_seat_killed_after_compactions_comes_back_from_the_snapshot_and_plays_
     assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 120)
     host = net.replicas[0]
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 6, limit=net.now + 600)
-    assert snapshot_of(net.journals[k][0]).round == 5
+    assert snapshot_of(net.journals[k][0]).round == 4  # compacted as round 5 closed
     back = crash_and_restore(net, k, outage=1.0)  # the very state it had (seq, clock...)
     assert back.prev_rs is not None and back.prev_rs.number == 5
     assert net.run(lambda: all(r.phase is Phase.BETWEEN for r in net.replicas),
@@ -150,8 +169,7 @@ def test_the_store_compacts_its_journal_file_as_the_memnet_does(
     net = _long_game(seed=54, rounds=4)
     path = tmp_path / DB_FILE
     with Store(path) as store:
-        for batch in batches:  # as the session appends them
-            store.append(TABLE_ID, batch)
+        _feed(store, batches)
     name = TABLE_ID.hex()
     assert _files(path) == [f"{name}.log", f"{name}.past"]  # no .tmp left
     with Store(path) as store:  # the next process
@@ -160,7 +178,7 @@ def test_the_store_compacts_its_journal_file_as_the_memnet_does(
         back = _restored(net, 1, store.records(TABLE_ID))
         assert state_of(back) == state_of(net.replicas[1])
         # The game's record is whole: what the uncompacted journal would give.
-        whole = [r for batch in batches for r in batch]
+        whole = _whole(batches)
         assert (record_of(net.replicas[1], "t", 0.0, store.written(TABLE_ID))
                 == record_of(net.replicas[1], "t", 0.0, whole))
         store.finish_table(TABLE_ID, {"winner": "p0"})
@@ -187,7 +205,7 @@ def test_a_crash_during_compaction_leaves_the_old_journal_whole(
     with pytest.raises(OSError, match="killed"):
         for batch in batches:
             fed += 1
-            store.append(TABLE_ID, batch)
+            _feed(store, [batch])
     store.close()
     monkeypatch.setattr(os, "replace", real)
     (tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log.tmp").write_bytes(b"torn")
@@ -196,8 +214,7 @@ def test_a_crash_during_compaction_leaves_the_old_journal_whole(
         undone = compact(old)
         assert undone is not None and len(undone.kept) < len(old)
         assert state_of(_restored(net, 1, old)) == state_of(_restored(net, 1, list(undone.kept)))
-        for batch in batches[fed:]:  # the seat plays on; the next compactions go through
-            store.append(TABLE_ID, batch)
+        _feed(store, batches[fed:])  # the seat plays on; the next compactions go through
         assert store.records(TABLE_ID) == net.journals[1]
         assert not (tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log.tmp").exists()
         # Entries archived by the compaction that died are archived again: once each
@@ -212,15 +229,13 @@ def test_a_torn_tail_of_the_past_file_is_cut_off_before_more_is_archived(
     batches = _batches(monkeypatch, 1)
     net = _long_game(seed=56, rounds=4)
     path = tmp_path / DB_FILE
-    notes = [i for i, batch in enumerate(batches) if compacts(batch)]
+    breaks = [i for i, (_, closes) in enumerate(batches) if closes]
     with Store(path) as store:
-        for batch in batches[:notes[2]]:  # two compactions so far
-            store.append(TABLE_ID, batch)
+        _feed(store, batches[:breaks[2]])  # rounds 1 and 2 closed: a compaction so far
     past = tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.past"
     past.write_bytes(past.read_bytes()[:-5])  # a crash tore its last append
     with Store(path) as store:
-        for batch in batches[notes[2]:]:
-            store.append(TABLE_ID, batch)
+        _feed(store, batches[breaks[2]:])
         assert store.records(TABLE_ID) == net.journals[1]
     with Store(path) as store:  # reads back whole: only the torn entry is missing
         written = {r.data for r in store.written(TABLE_ID)}

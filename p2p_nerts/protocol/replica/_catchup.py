@@ -12,8 +12,9 @@ entry older than that (a newcomer, a spectator, a peer back from a long
 outage) gets the host's snapshot as the previous round began, and replays
 from there what every peer still holds.
 
-The journal follows the same rule (:func:`compact`): a ``--resume`` replays it,
-and a long game must not make that long either.
+The journal follows the same rule (:func:`compact`, in each break between
+rounds): a ``--resume`` replays it, and a long game must not make that long
+either.
 
 Pure: the facade asks and applies (signs the snapshot, prunes the logs,
 takes a snapshot up); a store applies :func:`compact` to its journal.
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 
 import msgpack
 
+from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import HEADER_LEN, author_of
 from ..journal import Kind, Record, snapshot_of, unpack
@@ -117,16 +119,17 @@ class Compaction:
     past: tuple[Record, ...]
 
 
-def compacts(batch: Iterable[Record]) -> bool:
-    """Whether a batch of records begins a round: the journal may then be compacted."""
-    return any(record.kind is Kind.SNAPSHOT for record in batch)
+def compacts(events: Iterable[ev.Event]) -> bool:
+    """Whether a call closed a round: in the break that follows, the journal is
+    compacted (nothing waits on the disk then, as the next deal would)."""
+    return any(isinstance(event, ev.RoundOver) for event in events)
 
 
 def compact(records: Sequence[Record]) -> Compaction | None:
     """The journal from its last snapshot but one (None: it starts there already).
 
-    That snapshot was noted as the previous round began, where the replica's
-    memory starts too: the previous round is replayed whole (a peer still
+    Between rounds, that snapshot was noted as the previous round began, where
+    the replica's memory starts too: the previous round is replayed whole (a peer still
     closing it asks for it, and its score is shown), the current one as far as
     it went. Before that note the journal keeps only what a replay from it
     needs: entries above the heads it names (arrived early, held, delivered
