@@ -13,6 +13,16 @@ already hold from us (what we only received, they still hold and resend). A
 record torn by a crash is cut off the file before anything more is appended:
 records after a fragment would make the journal damaged for good.
 
+A journal is compacted in each break between rounds (:meth:`Store.compact`,
+``replica.compact``: a ``--resume`` then replays the last two rounds closed
+and the one under way, not the game): the new journal is written beside the
+old (``.tmp``), ``fsync``ed and renamed over it, and the directory
+``fsync``ed, so a crash at any moment leaves the old journal or the new one
+whole. The signed entries it no longer holds go first to the table's
+``.past`` file (appended, ``fsync``ed): the game's record reads them at the
+end (:meth:`Store.written`). A crash between the two appends them again at
+the next compaction: a record keeps each once.
+
 Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
 play. A SQLite transaction cost 14 µs here with its code in the CPU's caches,
@@ -41,12 +51,13 @@ import struct
 import sys
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .protocol.journal import Kind, Record
+from .protocol.replica import compact
 
 if sys.platform != "win32":
     import fcntl
@@ -128,6 +139,7 @@ class Store:
         self._path = path
         self._open: dict[bytes, int] = {}  # file descriptors, by table id
         self._unsynced: set[bytes] = set()  # tables appended to since the last sync
+        self._past_cut: set[bytes] = set()  # tables whose .past this process checked
         #: Tables over or given up here: the last frames of a game (goodbyes,
         #: acknowledgements) must not make their journal again.
         self._closed: set[bytes] = set()
@@ -197,12 +209,45 @@ class Store:
         fd = self._open.get(table_id)
         if fd is None:
             self._cut_torn_tail(table_id)  # first append of this process: no fragment before it
-            fd = self._open[table_id] = os.open(
-                self._journal(table_id), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        view = memoryview(data)
-        while view:  # a regular file takes it all at once, but write may say otherwise
-            view = view[os.write(fd, view):]
+            fd = self._open[table_id] = _append_to(self._journal(table_id))
+        _write(fd, data)
         self._unsynced.add(table_id)
+
+    def compact(self, table_id: bytes) -> None:
+        """Rewrite the journal from where the previous round began (between rounds:
+        ``replica.compacts``; see the module's docstring). Raises OSError when
+        the disk will not take it (the old journal is then whole), JournalError
+        when the journal makes no sense."""
+        if table_id in self._closed:
+            return
+        path = self._journal(table_id)
+        try:
+            done = compact(self._cut_torn_tail(table_id))
+        except ValueError as exc:
+            raise JournalError(f"cannot compact the journal {path} ({exc}): move it aside "
+                               "to play on without it") from None
+        if done is None:
+            return
+        if done.past:
+            past = self._past(table_id)
+            if table_id not in self._past_cut:
+                self._cut_torn_tail(table_id, past)
+                self._past_cut.add(table_id)
+            _write_durably(past, done.past, _append_to)
+        new = path.with_name(path.name + ".tmp")
+        try:
+            _write_durably(new, done.kept, _create)
+            if (fd := self._open.pop(table_id, None)) is not None:
+                os.close(fd)  # (Windows renames no file held open)
+            try:
+                os.replace(new, path)
+            finally:
+                self._open[table_id] = _append_to(path)  # the new file, or still the old
+        except OSError:
+            new.unlink(missing_ok=True)
+            raise
+        self._unsynced.discard(table_id)  # all of it was just made durable
+        _sync_dir(path.parent)
 
     def sync(self) -> None:
         """Make every record appended so far durable: one ``fsync`` per journal written to.
@@ -229,13 +274,19 @@ class Store:
         """
         return self._cut_torn_tail(table_id)
 
+    def written(self, table_id: bytes) -> list[Record]:
+        """What a game record reads of the table's journal: the signed entries that
+        compaction moved out of it (to its ``.past`` file), then the journal."""
+        return [*self._cut_torn_tail(table_id, self._past(table_id)), *self.records(table_id)]
+
     def journal_path(self, table_id: bytes) -> Path:
         """Where the table's journal lives (named in messages about it)."""
         return self._journal(table_id)
 
-    def _cut_torn_tail(self, table_id: bytes) -> list[Record]:
-        """Read the journal; truncate it after its last whole record; its records."""
-        path = self._journal(table_id)
+    def _cut_torn_tail(self, table_id: bytes, path: Path | None = None) -> list[Record]:
+        """Read the journal (or the table's other file at ``path``); truncate it after
+        its last whole record; its records."""
+        path = path or self._journal(table_id)
         try:
             data = path.read_bytes()
         except FileNotFoundError:
@@ -345,10 +396,15 @@ class Store:
         fd = self._open.pop(table_id, None)
         if fd is not None:
             os.close(fd)
-        self._journal(table_id).unlink(missing_ok=True)
+        journal = self._journal(table_id)
+        for path in (journal, journal.with_name(journal.name + ".tmp"), self._past(table_id)):
+            path.unlink(missing_ok=True)
 
     def _journal(self, table_id: bytes) -> Path:
         return self._journals / f"{table_id.hex()}.log"
+
+    def _past(self, table_id: bytes) -> Path:
+        return self._journals / f"{table_id.hex()}.past"
 
 
 def _lock(path: Path) -> int | None:
@@ -368,6 +424,40 @@ def _lock(path: Path) -> int | None:
 def _unlock(fd: int | None) -> None:
     if fd is not None:
         os.close(fd)  # closing the last descriptor lets go of the lock
+
+
+def _append_to(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+
+def _create(path: Path) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:  # a regular file takes it all at once, but write may say otherwise
+        view = view[os.write(fd, view):]
+
+
+def _write_durably(path: Path, records: Iterable[Record],
+                   opening: Callable[[Path], int]) -> None:
+    fd = opening(path)
+    try:
+        _write(fd, b"".join(_framed(r) for r in records))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_dir(path: Path) -> None:
+    """Make a rename in ``path`` durable (there is no such call on Windows)."""
+    if sys.platform != "win32":
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def _parse(data: bytes, path: Path) -> tuple[list[Record], int]:

@@ -44,13 +44,15 @@ flagged (any is a bug), the rounds completed (agreed by every
 peer), divergences (peers that computed another result: must be 0), rounds a
 peer left without seeing them agreed, and each peer's resident memory (VmRSS)
 at the first round and at the end, after rounds 1, 5 and every tenth (noted as
-the host writes each round), and the last against round 5. Exit status 0 when every round was
-completed with no divergence and no card, audit or comeback problem.
+the host writes each round) with the size of its journal then, and the last
+against round 5. Exit status 0 when every round was completed with no
+divergence and no card, audit or comeback problem.
 
     scripts/soak.py --short                   # 8 peers, 2 rounds, well under a minute
     scripts/soak.py --rounds 30 --players 8   # the long run
     scripts/soak.py --rounds 30 --adversary silent-cheater
     scripts/soak.py --rounds 5 --players 4 --kills 100
+    scripts/soak.py --rounds 100 --players 4 --pace 0.01 --crash-round 73
 """
 
 from __future__ import annotations
@@ -218,8 +220,7 @@ async def stale_journal(table: PeerTable, rng: random.Random, report: Report) ->
 def cut_journal(peer: PeerProcess, lost: int) -> int:
     """Drop a dead peer's journal from its ``lost``-th last own entry on; return how
     many records went (the table still holds those entries: they were sent)."""
-    # The peer's own data dir: its home for the host, bots/1 for a ``nerts bot``.
-    data = peer.home if (peer.home / DB_FILE).exists() else peer.home / "bots" / "1"
+    data = data_dir(peer)
     me = load_or_create(data / "identity.key").public_key
     with Store(data / DB_FILE) as store:
         table = store.unfinished()
@@ -231,6 +232,21 @@ def cut_journal(peer: PeerProcess, lost: int) -> int:
         journal.unlink()
         store.append(table.table_id, keep)
     return len(records) - len(keep)
+
+
+def data_dir(peer: PeerProcess) -> Path:
+    """The peer's own data dir: its home for the host, bots/1 for a ``nerts bot``."""
+    return peer.home if (peer.home / DB_FILE).exists() else peer.home / "bots" / "1"
+
+
+def journal_bytes(peer: PeerProcess) -> int:
+    """The size of the peer's journals (what a ``--resume`` replays; not the entries
+    compaction moved out for the game's record)."""
+    try:
+        return sum(f.stat().st_size
+                   for f in (data_dir(peer) / f"{DB_FILE}.journal").glob("*.log"))
+    except OSError:  # a file compacted away as we looked
+        return 0
 
 
 @dataclass(frozen=True)
@@ -288,6 +304,8 @@ class Report:
     rss_end_kb: dict[str, int] = field(default_factory=dict)
     #: Each peer's VmRSS as the host wrote each round's summary line.
     rss_by_round_kb: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: ...and the size of its journal then.
+    journal_by_round_b: dict[int, dict[str, int]] = field(default_factory=dict)
     adversary: dict[str, Any] = field(default_factory=dict)
     #: --kills: each kill (peer, round, how long down) and how its --resume went:
     #: "back", or the one line the peer said when it would not come back.
@@ -330,6 +348,7 @@ async def sample_rss(table: PeerTable, report: Report) -> None:
     while True:
         while round_line(table.peers[0], number) is not None:
             report.rss_by_round_kb[number] = {p.name: rss_kb(p) for p in table.peers}
+            report.journal_by_round_b[number] = {p.name: journal_bytes(p) for p in table.peers}
             number += 1
         await asyncio.sleep(0.5)
 
@@ -378,7 +397,7 @@ async def wait_until(test: Any, timeout: float, table: PeerTable, what: str,
 
 
 async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Report,
-                down: float | None = None) -> None:
+                down: float | None = None, round_no: int | None = None) -> None:
     """Kill one peer at a random moment of a random round; bring it back with --resume.
 
     ``down`` fixes how long it stays dead (else 0.2-1.5 s); longer than
@@ -387,7 +406,8 @@ async def chaos(table: PeerTable, rng: random.Random, rounds: int, report: Repor
     """
     victim = rng.randrange(1 if down is not None else 0, table.players)
     # A long outage outlasts a few rounds: leave rounds to come back to.
-    round_no = rng.randint(1, max(1, rounds // 2 if down is not None else rounds - 1))
+    drawn = rng.randint(1, max(1, rounds // 2 if down is not None else rounds - 1))
+    round_no = round_no or drawn
     host = table.peers[0]
     await wait_until(lambda: f"round {round_no} starts" in host.log.read_text(),
                      60.0 * round_no, table, f"round {round_no}")
@@ -584,7 +604,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
             args.rounds = report.rounds_asked = max(args.rounds,
                                                     round_under_way(table.peers[0]) + 1)
         elif adversary is None:
-            await chaos(table, rng, args.rounds, report, args.down)
+            await chaos(table, rng, args.rounds, report, args.down, args.crash_round)
         elif adversary.during is not None:  # one misbehaving peer at a time: no chaos then
             await adversary.during(table, rng, report)
         budget = 60.0 + 30.0 * args.rounds
@@ -653,6 +673,9 @@ def show(report: Report) -> None:
     for number in shown:
         print(f"VmRSS MB after round {number}: " + ", ".join(
             f"{name} {kb / 1024:.1f}" for name, kb in by_round[number].items()))
+        print(f"journal KB after round {number}: " + ", ".join(
+            f"{name} {b / 1024:.0f}"
+            for name, b in report.journal_by_round_b.get(number, {}).items()))
     fifth = by_round.get(5)
     if fifth and by_round and max(by_round) > 5:
         last = by_round[max(by_round)]
@@ -675,6 +698,8 @@ def main() -> int:
     parser.add_argument("--down", type=float, metavar="SECONDS",
                         help="keep the killed peer (a guest) down this long; past --drop-after "
                              "it is dropped from its round and must sit down again")
+    parser.add_argument("--crash-round", type=int, metavar="N",
+                        help="the random crash falls in round N (else a random round)")
     parser.add_argument("--kills", type=int, default=0, metavar="N",
                         help="kill a random peer N times at random moments (instead of the "
                              "one crash) and resume it each time")

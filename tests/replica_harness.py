@@ -6,10 +6,12 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
+from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.replica import Open, Outbound, Phase, Replica, StartRound
 from p2p_nerts.records.record import GameRecord, record_of
 
@@ -28,7 +30,7 @@ def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:
 def game_record(net: MemNet, k: int, table: str, saved_at: float) -> GameRecord:
     """Replica ``k``'s record of the game: what it still holds and what it journaled
     (as a node makes it: a replica forgets finished rounds)."""
-    return record_of(net.replicas[k], table, saved_at, net.journals[k])
+    return record_of(net.replicas[k], table, saved_at, net.written(k))
 
 
 def replica_with(**options: Any) -> Callable[..., Replica]:
@@ -155,3 +157,36 @@ def assert_one_agreed_game(net: MemNet) -> None:
             overs.setdefault(number, set()).add((e.foundation_hash, e.results, e.names))
     assert all(len(found) == 1 for found in overs.values()), overs
     assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1
+
+
+def state_of(r: Replica) -> tuple[object, ...]:
+    """What a replica restored from its journal must have exactly as it was."""
+    rs = r.rs
+    assert rs is not None
+    tab = rs.tab
+    mine = () if tab is None else (  # a seat out of the round watches without one
+        tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
+        dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
+    # The clock too: an ACK sent before the crash told the others how far it
+    # was, and nothing signed after the restart may be dated earlier.
+    return (*mine, rs.log.state_hash(), r.seq, r.clock.time, r.phase, rs.number, rs.me,
+            sorted(rs.live), r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
+
+
+def crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
+    """Kill replica ``k`` (a crash: it stops dead), wait, then restart it from its journal."""
+    dead = net.replicas[k]
+    before = state_of(dead)
+    net.down.add(k)
+    del net.drivers[k]
+    until = net.now + outage
+    assert net.run(lambda: net.now >= until, limit=until + 1)
+    host_key = net.replicas[0].me.public_key
+    back = Replica.restore(dead.me, TABLE_ID, host_key, net.journals[k], net.now,
+                           rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0,
+                           auto_start=dead.auto_start, auto_next=dead.auto_next)
+    assert state_of(back) == before, "the restarted replica has exactly its old tableau"
+    net.replicas[k] = back
+    net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
+    net.down.discard(k)
+    return back

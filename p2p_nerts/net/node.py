@@ -48,6 +48,7 @@ from ..protocol.replica import (
     Replica,
     SeatLost,
     TurnAway,
+    compacts,
 )
 from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
@@ -549,6 +550,9 @@ class NetSession:
             self._writes.append(lambda store: store.append(table_id, journal))
             me = self._identity.public_key
             self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
+        if compacts(out.events) and self._store is not None:  # a break: nothing waits
+            table_id = self.replica.table_id
+            self._writes.append(lambda store: store.compact(table_id))
         sends = ((send.data, send.to) for send in out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()
@@ -846,14 +850,14 @@ class NetSession:
         return asyncio.ensure_future(_settled(reckoned))
 
     def _journaled_record(self, r: Replica, store: Store) -> GameRecord:
-        """The game's record from the replica (its last rounds) and the journal (the
-        rounds it has forgotten), dated as it is copied: at the game's end, and
-        kept so however long the seat stays (the standings' window reads the
-        date); a game given up, as it is left."""
+        """The game's record from the replica (its last rounds) and the store (the
+        rounds it has forgotten: ``Store.written``), dated as it is copied: at
+        the game's end, and kept so however long the seat stays (the standings'
+        window reads the date); a game given up, as it is left."""
         from ..records.record import record_of
 
         try:
-            journal = store.records(r.table_id)
+            journal = store.written(r.table_id)
         except JournalError as exc:
             _log.error("cannot read the game's journal for its record: %s", exc)
             journal = []

@@ -7,6 +7,11 @@ Settles and agreed rotations are not recorded: replaying the inputs makes them
 happen again, at the same points.
 Records are plain bytes so any store can keep them (``store.py`` appends them to
 a file per table).
+
+A long game must not make a long journal (a ``--resume`` replays all of it):
+as each round begins the replica notes the table's state (a SNAPSHOT record),
+and as each round closes the journal is rewritten to start from the note
+before the last (``replica/_catchup.py``), as the replica's memory is.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from enum import IntEnum
 
 import msgpack
 
-from .envelope import MAGIC
+from .envelope import MAGIC, EnvelopeError
 from .identity import PUBLIC_KEY_LEN
+from .messages import Snapshot
 
 
 class Kind(IntEnum):
@@ -25,6 +31,7 @@ class Kind(IntEnum):
     SECRETS = 2  # [round, deck secret, joint share]
     MOVE = 3  # [round, *move-log ints]: a decision of this player's
     LINK = 4  # link key (32) || a link entry (unsigned ACK) received on that link
+    SNAPSHOT = 5  # a Snapshot's wire map: the table as a round began, as this seat noted it
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +68,18 @@ def unpack(record: Record) -> list[object]:
     if not isinstance(fields, list) or not fields or not isinstance(fields[0], int):
         raise ValueError("corrupt journal record")
     return fields
+
+
+def snapshot_record(snapshot: Snapshot) -> Record:
+    return Record(Kind.SNAPSHOT, msgpack.packb(snapshot.to_wire()))
+
+
+def snapshot_of(record: Record) -> Snapshot:
+    """The snapshot a SNAPSHOT record holds (raises ValueError if it holds none)."""
+    try:
+        fields = msgpack.unpackb(record.data, raw=False)
+        if not isinstance(fields, dict):
+            raise ValueError("not a map")
+        return Snapshot.from_wire(fields)
+    except (ValueError, TypeError, EnvelopeError, msgpack.UnpackException):
+        raise ValueError("corrupt journal snapshot") from None

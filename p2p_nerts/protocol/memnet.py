@@ -20,7 +20,7 @@ from .botdriver import BotDriver
 from .events import Event
 from .identity import Identity
 from .journal import Record
-from .replica import Open, Outbound, Replica
+from .replica import Open, Outbound, Replica, compact, compacts
 
 TABLE_ID = bytes(range(16))
 
@@ -48,7 +48,10 @@ class MemNet:
     partners: dict[int, BotDriver] = field(default_factory=dict)
     now: float = 0.0
     events: list[list[Event]] = field(default_factory=list)
+    #: Each replica's journal, compacted as a store compacts it (``replica.compact``)...
     journals: list[list[Record]] = field(default_factory=list)
+    #: ...and the signed entries compaction took out of it (the game record's).
+    pasts: list[list[Record]] = field(default_factory=list)
     delivered: int = 0
     dropped: int = 0
     duplicated: int = 0
@@ -63,6 +66,7 @@ class MemNet:
     def __post_init__(self) -> None:
         self.events = [[] for _ in self.replicas]
         self.journals = [[] for _ in self.replicas]
+        self.pasts = [[] for _ in self.replicas]
         self._index = {r.me.public_key: i for i, r in enumerate(self.replicas)}
 
     def output(self, sender: int, out: Outbound) -> None:
@@ -73,7 +77,11 @@ class MemNet:
 
     def _route(self, sender: int, out: Outbound) -> None:
         self.events[sender].extend(out.events)
-        self.journals[sender].extend(out.journal)
+        journal = self.journals[sender]
+        journal.extend(out.journal)
+        if compacts(out.events) and (done := compact(journal)) is not None:
+            self.journals[sender] = list(done.kept)
+            self.pasts[sender] += done.past
         for send in out.sends:
             targets = ([self._index[send.to]] if send.to in self._index
                        else [i for i in range(len(self.replicas)) if i != sender])
@@ -92,12 +100,18 @@ class MemNet:
                         self.faults.max_delay - self.faults.min_delay)
                     self._push(self.now + delay, sender, target, send.data)
 
+    def written(self, k: int) -> list[Record]:
+        """Every record replica ``k`` journaled that a game record reads: what
+        compaction took out, then the journal."""
+        return [*self.pasts[k], *self.journals[k]]
+
     def join(self, replica: Replica, driver: BotDriver) -> int:
         """A newcomer comes onto the network and asks for a seat; returns its index."""
         index = len(self.replicas)
         self.replicas.append(replica)
         self.events.append([])
         self.journals.append([])
+        self.pasts.append([])
         self._index[replica.me.public_key] = index
         self.drivers[index] = driver
         self.output(index, replica.handle(Open(), self.now))

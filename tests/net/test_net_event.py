@@ -150,7 +150,7 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
 
     monkeypatch.setattr("p2p_nerts.net.results.collect", network)
     with Store(tmp_path / DB_FILE) as store:
-        keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().journals[1])
+        keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().written(1))
         [own] = store.records_since(0.0)
         tables = LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK, store=store)
         found = asyncio.run(tables.results(EVENING - 60))
@@ -191,7 +191,7 @@ def test_nerts_event_counts_this_players_own_games(
         monkeypatch: pytest.MonkeyPatch) -> None:
     with Store(tmp_path / DB_FILE) as store:
         keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,  # not yet ended: in window
-             journal=_game().journals[1])
+             journal=_game().written(1))
 
     async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
         return []
@@ -214,7 +214,7 @@ def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> Non
     serve the very record found."""
     with Store(tmp_path / DB_FILE) as store:
         table = f"Table {secrets.token_hex(4)}"
-        keep(store, _game().replicas[2], table, EVENING, journal=_game().journals[2])
+        keep(store, _game().replicas[2], table, EVENING, journal=_game().written(2))
         found: list[tuple[str, bytes]] = []
 
         async def event_view() -> None:  # until it hears this player's own record

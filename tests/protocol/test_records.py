@@ -112,9 +112,9 @@ def test_every_player_history_has_the_same_scores(tmp_path: Path) -> None:
     games = []
     for k, replica in enumerate(net.replicas):
         with Store(tmp_path / str(k) / DB_FILE) as store:
-            number = keep(store, replica, "Test table", 1_700_000_000.0, journal=net.journals[k])
+            number = keep(store, replica, "Test table", 1_700_000_000.0, journal=net.written(k))
             assert keep(store, replica, "Test table", 1_700_000_001.0,
-                        journal=net.journals[k]) == number  # replaced
+                        journal=net.written(k)) == number  # replaced
             [(kept, game)] = store.games()
             assert kept == number
             games.append(game)
@@ -245,7 +245,7 @@ def test_history_export_and_verify_on_the_command_line(
     data_dir = tmp_path / "p1"
     with Store(data_dir / DB_FILE) as store:
         number = keep(store, net.replicas[1], "Test table", 1_700_000_000.0,
-                      journal=net.journals[1])
+                      journal=net.written(1))
     assert cli.main(["history", "--json", "--data-dir", str(data_dir)]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["me"] == net.replicas[1].me.fingerprint
@@ -334,7 +334,7 @@ def test_replay_away_from_a_terminal_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with Store(tmp_path / DB_FILE) as store:
         number = keep(store, _game().replicas[0], "Test table", 1_700_000_000.0,
-                      journal=_game().journals[0])
+                      journal=_game().written(0))
     assert cli.main(["replay", str(number), "--data-dir", str(tmp_path)]) == 1  # captured
     assert capsys.readouterr().err == "nerts: nerts replay plays in a terminal: run it in one\n"
     assert cli.main(["replay", str(number), "--round", "9", "--data-dir", str(tmp_path)]) == 1

@@ -6,12 +6,10 @@ import random
 
 import pytest
 
-from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
-from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import open_entry
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import MsgType, Resend, seal_message
 from p2p_nerts.protocol.replica import HEARTBEAT, Open, Phase, Replica, StartRound
 
@@ -19,41 +17,10 @@ from ..replica_harness import (
     AskBack,
     assert_one_agreed_game,
     check_round,
+    crash_and_restore,
     random_table,
     replica_with,
 )
-
-
-def _state(r: Replica) -> tuple[object, ...]:
-    rs = r.rs
-    assert rs is not None
-    tab = rs.tab
-    mine = () if tab is None else (  # a seat out of the round watches without one
-        tuple(tab.nerts), tuple(map(tuple, tab.work)), tuple(tab.stock), tuple(tab.waste),
-        dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
-    # The clock too: an ACK sent before the crash told the others how far it
-    # was, and nothing signed after the restart may be dated earlier.
-    return (*mine, rs.log.state_hash(), r.seq, r.clock.time, r.phase, rs.number, rs.me,
-            sorted(rs.live), r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
-
-
-def _crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
-    """Kill replica ``k`` (a crash: it stops dead), wait, then restart it from its journal."""
-    dead = net.replicas[k]
-    before = _state(dead)
-    net.down.add(k)
-    del net.drivers[k]
-    until = net.now + outage
-    assert net.run(lambda: net.now >= until, limit=until + 1)
-    host_key = net.replicas[0].me.public_key
-    back = Replica.restore(dead.me, TABLE_ID, host_key, net.journals[k], net.now,
-                           rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0,
-                           auto_start=dead.auto_start, auto_next=dead.auto_next)
-    assert _state(back) == before, "the restarted replica has exactly its old tableau"
-    net.replicas[k] = back
-    net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
-    net.down.discard(k)
-    return back
 
 
 def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None:
@@ -61,7 +28,7 @@ def test_killed_peer_restarts_with_same_tableau_and_the_game_completes() -> None
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 15, limit=600)
-    _crash_and_restore(net, 2, outage=2.0)  # back before the others would drop it
+    crash_and_restore(net, 2, outage=2.0)  # back before the others would drop it
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
                    limit=net.now + 1800)
     check_round(net, 1, honest={0, 1, 2, 3})
@@ -79,7 +46,7 @@ def test_a_restarted_seat_plays_by_the_hosts_clocks_not_its_own_options() -> Non
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
-    back = _crash_and_restore(net, 1, outage=1.0)  # options: countdown 0, drop_after 5
+    back = crash_and_restore(net, 1, outage=1.0)  # options: countdown 0, drop_after 5
     assert (back.countdown, back.drop_after) == (1.0, 4.0)
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
                    limit=net.now + 1800)
@@ -91,7 +58,7 @@ def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12, limit=600)
-    back = _crash_and_restore(net, 1, outage=12.0)  # longer than drop_after (5 s)
+    back = crash_and_restore(net, 1, outage=12.0)  # longer than drop_after (5 s)
     seat = back.my_seat
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER)
                                for i, r in enumerate(net.replicas) if i != 1),
@@ -119,7 +86,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
     host.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
-    back = _crash_and_restore(net, 2, outage=outage)
+    back = crash_and_restore(net, 2, outage=outage)
     assert host.rs is not None
     crashed_in, dealing = 1, host.rs.number + 1  # its roster is fixed by now
     asked: set[int] = set()
@@ -176,7 +143,7 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
         assert net.run(waited, limit=until + 1)
         if host.phase is Phase.OVER:
             break
-        back = _crash_and_restore(net, 1 + rng.randrange(2), outage=1.0)
+        back = crash_and_restore(net, 1 + rng.randrange(2), outage=1.0)
         assert back.rs is not None
     assert net.run(lambda: all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3600)
@@ -207,7 +174,7 @@ def test_random_crash_schedules_end_in_one_agreed_game(seed: int, host_too: bool
         net.run(waited, limit=until + 1)
         if net.replicas[0].phase is Phase.OVER:
             break
-        _crash_and_restore(net, rng.randrange(0 if host_too else 1, len(net.replicas)),
+        crash_and_restore(net, rng.randrange(0 if host_too else 1, len(net.replicas)),
                            outage=rng.choice([0.5, 3, 7, 15, 30]))
     assert net.run(lambda: ask_back() or all(r.phase is Phase.OVER for r in net.replicas),
                    limit=net.now + 3600)
@@ -227,7 +194,7 @@ def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() ->
     host.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
-    back = _crash_and_restore(net, 2, outage=40.0)  # dropped; the table plays round 2
+    back = crash_and_restore(net, 2, outage=40.0)  # dropped; the table plays round 2
     assert host.rs is not None and host.rs.number > 1 and back.rs is not None
     net.cut.add(2)  # it hears nobody for longer than drop_after
     quiet = net.now + 2.5

@@ -13,9 +13,10 @@ import random
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.journal import Kind, Record, snapshot_of
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Open, Phase, Replica, StartRound
 
@@ -102,6 +103,31 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
              and "journal did not" in e.text]
     assert len(notes) == 1 and "sitting this round out" in notes[0], notes
     assert back.seq > seq_before  # it went on after the table's head
+    _agreed(net, number)
+
+
+def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanly() -> None:
+    """The journal starts at a snapshot (compacted as rounds closed) and lost its last
+    entries: the seat takes the snapshot up, and still signs no number twice."""
+    net = bot_table(4, seed=55, variants=Variants(target=10_000))
+    host = net.replicas[0]
+    host.auto_next = 1.0
+    net.output(0, host.handle(StartRound(), net.now))
+    k = 2
+    key = net.replicas[k].me.public_key
+    assert net.run(lambda: host.rs is not None and host.rs.number == 4
+                   and len(host.rs.log) >= 12, limit=3600)
+    records = net.journals[k]
+    assert records[0].kind is Kind.SNAPSHOT and snapshot_of(records[0]).round == 2
+    seq_before = net.replicas[k].seq
+    back = _come_back(net, k, records[:_own_entries(records, key)[-3]])
+    assert back.seq < seq_before
+    number = _run_to_next_round(net, k)
+    _no_harm(net, k)
+    notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)
+             and "journal did not" in e.text]
+    assert len(notes) == 1 and "sitting this round out" in notes[0], notes
+    assert back.seq > seq_before
     _agreed(net, number)
 
 

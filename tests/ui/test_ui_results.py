@@ -30,7 +30,7 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
     net = _game()
     me = net.replicas[1]
     with Store(tmp_path / DB_FILE) as store:
-        number = keep(store, me, "Test table", time.time(), journal=net.journals[1])
+        number = keep(store, me, "Test table", time.time(), journal=net.written(1))
         assert number is not None
         [(_n, game)] = store.games()
         printed = history_text(store.games(), me.me.fingerprint)  # what nerts history says
@@ -77,7 +77,7 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
 def test_a_long_history_scrolls_with_the_choice(tmp_path: Path) -> None:
     me = _game().replicas[1]
     with Store(tmp_path / DB_FILE) as store:
-        number = keep(store, me, "Test table", 1_700_000_000.0, journal=_game().journals[1])
+        number = keep(store, me, "Test table", 1_700_000_000.0, journal=_game().written(1))
         assert number is not None
         [(_n, game)] = store.games()
         data = store.game_record(number)

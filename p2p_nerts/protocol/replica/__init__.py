@@ -22,6 +22,7 @@ from ._base import (
     clocks_problem,
     view_of,
 )
+from ._catchup import Compaction, compact, compacts
 from ._commands import (
     ArrangeSeats,
     AskToWatch,
@@ -57,6 +58,7 @@ __all__ = [
     "ChangeSettings",
     "Command",
     "CommandError",
+    "Compaction",
     "LeaveTable",
     "Move",
     "Open",
@@ -76,5 +78,7 @@ __all__ = [
     "TurnAway",
     "VoteStuck",
     "clocks_problem",
+    "compact",
+    "compacts",
     "view_of",
 ]

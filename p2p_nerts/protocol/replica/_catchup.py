@@ -12,17 +12,27 @@ entry older than that (a newcomer, a spectator, a peer back from a long
 outage) gets the host's snapshot as the previous round began, and replays
 from there what every peer still holds.
 
+The journal follows the same rule (:func:`compact`, in each break between
+rounds): a ``--resume`` replays it, and a long game must not make that long
+either.
+
 Pure: the facade asks and applies (signs the snapshot, prunes the logs,
-takes a snapshot up).
+takes a snapshot up); a store applies :func:`compact` to its journal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+import msgpack
+
+from .. import events as ev
 from ..authors import AuthorLog
+from ..envelope import HEADER_LEN, author_of
+from ..journal import Kind, Record, snapshot_of, unpack
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
+from ._base import EPHEMERAL
 
 
 @dataclass(slots=True)
@@ -96,3 +106,71 @@ def behind(snapshot: Snapshot, authors: dict[bytes, AuthorLog]) -> bool:
                for head in snapshot.heads)
 
 
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A journal rewritten to start where the round before the current one began.
+
+    ``kept`` is the new journal: that round's snapshot first, then what a
+    replay from it needs. ``past`` are the signed entries it no longer holds:
+    a resume does not need them, but the game's record does.
+    """
+
+    kept: tuple[Record, ...]
+    past: tuple[Record, ...]
+
+
+def compacts(events: Iterable[ev.Event]) -> bool:
+    """Whether a call closed a round: in the break that follows, the journal is
+    compacted (nothing waits on the disk then, as the next deal would)."""
+    return any(isinstance(event, ev.RoundOver) for event in events)
+
+
+def compact(records: Sequence[Record]) -> Compaction | None:
+    """The journal from its last snapshot but one (None: it starts there already).
+
+    Between rounds, that snapshot was noted as the previous round began, where
+    the replica's memory starts too: the previous round is replayed whole (a peer still
+    closing it asks for it, and its score is shown), the current one as far as
+    it went. Before that note the journal keeps only what a replay from it
+    needs: entries above the heads it names (arrived early, held, delivered
+    after it) and my secrets and moves from its round on. The rest (older
+    rounds, ACKs, a snapshot taken up from the host) goes; the records after
+    the note stay as they were, in order.
+    """
+    notes = [i for i, record in enumerate(records) if record.kind is Kind.SNAPSHOT]
+    if len(notes) < 2 or notes[-2] == 0:
+        return None
+    at = notes[-2]
+    start = snapshot_of(records[at])
+    heads = {head.author: head.seq for head in start.heads}
+    kept, past = [records[at]], list[Record]()
+    for record in records[:at]:
+        if record.kind is Kind.ENTRY:
+            seq = _sequence(record.data)
+            if seq is None:
+                continue  # an ACK, or a snapshot taken up: nothing a replay from here reads
+            (kept if seq > heads.get(author_of(record.data), 0) else past).append(record)
+        elif record.kind in (Kind.SECRETS, Kind.MOVE) and _round(unpack(record)) >= start.round:
+            kept.append(record)
+    kept.extend(records[at + 1:])
+    return Compaction(tuple(kept), tuple(past))
+
+
+def _sequence(raw: bytes) -> int | None:
+    """A journaled frame's sequence number, None for an ephemeral one (checked when it
+    came: the body is read without trusting it again)."""
+    body = msgpack.unpackb(raw[HEADER_LEN:], raw=False)
+    if not isinstance(body, list) or len(body) < 7:
+        raise ValueError("corrupt journal entry")
+    seq, msg_type = body[4], body[6]
+    if msg_type in EPHEMERAL:
+        return None
+    if type(seq) is not int:
+        raise ValueError("corrupt journal entry")
+    return seq
+
+
+def _round(fields: list[object]) -> int:
+    number = fields[0]
+    assert isinstance(number, int)  # unpack checked it
+    return number

@@ -52,7 +52,15 @@ from ..envelope import (
 )
 from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
-from ..journal import Kind, Record, move_record, secrets_record, unpack
+from ..journal import (
+    Kind,
+    Record,
+    move_record,
+    secrets_record,
+    snapshot_of,
+    snapshot_record,
+    unpack,
+)
 from ..messages import (
     Ack,
     AckMark,
@@ -247,6 +255,9 @@ class Replica:
         r = cls(identity, table_id, host_key, **options)
         r.now = now
         r._recovery.load(records, identity.public_key)
+        if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
+            start = snapshot_of(records[0])                # began (later ones replay again)
+            r._take_up(start, rules_of(start.settings))
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
@@ -1083,6 +1094,7 @@ class Replica:
             settings=settings_of(self.variants, self.countdown, self.drop_after),
             totals=self.totals, rounds=self.match.rounds if self.match is not None else 0,
             authors=self.authors, player=self.player)
+        self._record(snapshot_record(snapshot))  # where the journal will start (_catchup)
         for key, upto in self._pruning.round_begins(snapshot, self.seated,
                                                     self.me.public_key).items():
             self.authors[key].prune(upto)
@@ -1120,6 +1132,11 @@ class Replica:
         except VariantError:
             raise EnvelopeError("bad_field:snapshot") from None
         self._record(Record(Kind.ENTRY, entry.raw))
+        self._take_up(snapshot, variants)
+
+    def _take_up(self, snapshot: Snapshot, variants: Variants) -> None:
+        """Go on from ``snapshot``: the host's, or my own note that a compacted
+        journal starts with. Its round begins as it did for everyone."""
         for head in snapshot.heads:
             log = self._author(head.author)
             if log is not None:
@@ -1127,8 +1144,10 @@ class Replica:
         mine = self.authors.get(self.me.public_key)
         self._outbox.seq = max(self._outbox.seq, mine.delivered if mine is not None else 0)
         seated = {seat.key for seat in snapshot.seats}
+        dated = seated | {self.me.public_key}  # (mine: what I sign next comes after it)
         self.clock.time = max([self.clock.time, *(h.lamport for h in snapshot.heads
-                                                  if h.author in seated)])
+                                                  if h.author in dated)])
+        self._pruning.begun = (catchup.positions(snapshot), snapshot)
         self.variants = variants
         self.countdown = snapshot.settings.countdown_ms / 1000
         self.drop_after = snapshot.settings.drop_after_ms / 1000
@@ -1137,7 +1156,7 @@ class Replica:
         self.match = Match(variants, len(seated), [0] * len(seated), snapshot.rounds)
         self.phase = Phase.OVER if snapshot.over else Phase.BETWEEN
         self.rs = self.prev_rs = None
-        self._places.placed.update(seated)
+        self._places.placed.update(seated | {head.author for head in snapshot.heads})
         self._recovery.catching_up = True
         self._begin_round(snapshot.round)
         self._event(ev.RosterChanged(tuple(s.name for s in self.seats),
