@@ -25,7 +25,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from ..protocol.replica import (
     Phase,
     Replica,
     SeatLost,
+    Send,
     TurnAway,
 )
 from ..session import Listener
@@ -107,6 +108,10 @@ class TableConfig:
     wait_for_seat: bool = False
     """A guest at a full table waits for a free seat (asking again as the
     table's roster changes) instead of being turned away."""
+    views: bool = True
+    """This seat draws the other seats' tableaux (a screen), and says so as it
+    links: the others send their VIEWs only to the peers that do (a bot or a
+    headless seat does not, and views were near half of a table's frames)."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
@@ -517,11 +522,12 @@ class NetSession:
             # The info frame goes out in the clear: at a table with a code the
             # player's name waits for the encrypted part.
             name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port)
+            return Info(NET_VERSION, None, name, self._advertised_port,
+                        views=self._config.views)
         seats = len(r.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY)
+                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
         """Tell the listeners, then journal, then send: all frames in one write per peer.
@@ -549,7 +555,7 @@ class NetSession:
             self._writes.append(lambda store: store.append(table_id, journal))
             me = self._identity.public_key
             self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
-        sends = ((send.data, send.to) for send in out.sends)
+        sends = self._frames(out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()
             self._mesh.send_all(sends)
@@ -576,6 +582,19 @@ class NetSession:
                 self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
+
+    def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
+        """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
+        peer that draws the tableaux, and to no other."""
+        viewers: list[bytes] | None = None
+        for send in sends:
+            if not send.shown or send.to is not None:
+                yield send.data, send.to
+                continue
+            if viewers is None:
+                viewers = self._mesh.viewers()
+            for key in viewers:
+                yield send.data, key
 
     @staticmethod
     def _tell(listener: Listener, event: ev.Event) -> None:
