@@ -39,7 +39,9 @@ pair with its own baseline; the players' applied and final latencies and
 their CPU share, with the ratios of the watched games to the unwatched.
 
 Every peer is a process with a NetSession (manual join, no mDNS), a journal
-(a Store in a temporary directory, as the commands keep one) and a bot;
+(a Store in a temporary directory, as the commands keep one) and a bot; a bot
+draws no other seat's tableau, so no peer sends it a VIEW (``--screens N``: the
+first N players draw them, as players at a screen do; spectators always do);
 times are ``time.monotonic()``, one clock for every process of the host. The
 bots play at ``--pace`` for the latency games (unhurried enough that the peers
 do not fight for the CPU) and at ``--fast-pace`` for the footprint game.
@@ -407,6 +409,9 @@ def main() -> int:
     parser.add_argument("--target", type=int, default=40, help="score that ends each game")
     parser.add_argument("--spectators", type=int, metavar="N",
                         help="measure only what N spectators cost a 4-player table")
+    parser.add_argument("--screens", type=int, default=0, metavar="N",
+                        help="N players of each game draw the others' tableaux (a player "
+                             "at a screen is sent their views; a bot is not)")
     parser.add_argument("--pairs", type=int, default=1,
                         help="with --spectators: pairs of games (0 and N watching)")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
@@ -452,7 +457,7 @@ def main() -> int:
     verdicts: list[str] = []
     for players, pace in rows:
         before = baselines()
-        results = game(players, pace, args.target)
+        results = game(players, pace, args.target, screens=args.screens)
         after = baselines()
         hot, rtt = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         applied, final = latencies(results)
