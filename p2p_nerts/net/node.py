@@ -110,8 +110,8 @@ class TableConfig:
     table's roster changes) instead of being turned away."""
     views: bool = True
     """This seat draws the other seats' tableaux (a screen), and says so as it
-    links: the others send their VIEWs only to the peers that do (a bot or a
-    headless seat does not, and views were near half of a table's frames)."""
+    links: the others send their VIEWs only to the peers that do. A bot or a
+    headless seat reads none, and a table of them sends far fewer frames."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
