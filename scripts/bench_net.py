@@ -39,7 +39,9 @@ pair with its own baseline; the players' applied and final latencies and
 their CPU share, with the ratios of the watched games to the unwatched.
 
 Every peer is a process with a NetSession (manual join, no mDNS), a journal
-(a Store in a temporary directory, as the commands keep one) and a bot;
+(a Store in a temporary directory, as the commands keep one) and a bot; a bot
+draws no other seat's tableau, so no peer sends it a VIEW (``--screens N``: the
+first N players draw them, as players at a screen do; spectators always do);
 times are ``time.monotonic()``, one clock for every process of the host. The
 bots play at ``--pace`` for the latency games (unhurried enough that the peers
 do not fight for the CPU) and at ``--fast-pace`` for the footprint game.
@@ -231,10 +233,13 @@ def last_of_all(sent: dict[tuple[int, int], float], heard: dict[tuple[int, int],
 
 # ------------------------------------------------------------------ one peer
 async def peer(role: str, port: int, host_port: int, players: int, pace: float,
-               target: int, out: Path) -> None:
-    """Play one seat and write when each play was made, applied and final here."""
+               target: int, out: Path, views: bool) -> None:
+    """Play one seat and write when each play was made, applied and final here.
+
+    ``views``: it says it draws the other seats' tableaux, as a seat with a
+    screen (or a spectator) does, and is sent their VIEWs; a bot is not."""
     config = TableConfig(variants=Variants(target=target), countdown=0.0, drop_after=5.0,
-                         auto_start=players, auto_next=0.3)
+                         auto_start=players, auto_next=0.3, views=views)
     me = Identity.generate(f"{role}{port}")
     endpoint = Endpoint(LOCAL, port)
     # A journal, as `nerts host/join/bot` keep one: every frame is journaled
@@ -323,8 +328,10 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
 
 
 # ------------------------------------------------------------------ one game
-def game(players: int, pace: float, target: int, spectators: int = 0) -> list[dict[str, Any]]:
-    """One game's players' results (the spectators', if any, are left out)."""
+def game(players: int, pace: float, target: int, spectators: int = 0,
+         screens: int = 0) -> list[dict[str, Any]]:
+    """One game's players' results (the spectators', if any, are left out). The first
+    ``screens`` players, and every spectator, draw the others' tableaux."""
     ports = [free_port() for _ in range(players + spectators)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"peer{i}.json" for i in range(players + spectators)]
@@ -334,7 +341,8 @@ def game(players: int, pace: float, target: int, spectators: int = 0) -> list[di
             role = "host" if i == 0 else "spectator" if i >= players else "guest"
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "--peer", role, str(ports[i]), str(ports[0]),
-                 str(players), str(pace), str(target), str(outs[i])],
+                 str(players), str(pace), str(target), str(outs[i]),
+                 str(int(i < screens or i >= players))],
                 stderr=subprocess.DEVNULL))
             if i == 0 or (spectators and i == players + spectators - 1):
                 time.sleep(0.5)  # the host listening; the spectators linked
@@ -401,10 +409,13 @@ def main() -> int:
     parser.add_argument("--target", type=int, default=40, help="score that ends each game")
     parser.add_argument("--spectators", type=int, metavar="N",
                         help="measure only what N spectators cost a 4-player table")
+    parser.add_argument("--screens", type=int, default=0, metavar="N",
+                        help="N players of each game draw the others' tableaux (a player "
+                             "at a screen is sent their views; a bot is not)")
     parser.add_argument("--pairs", type=int, default=1,
                         help="with --spectators: pairs of games (0 and N watching)")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--peer", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--peer", nargs=8, help=argparse.SUPPRESS)
     parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo:
@@ -416,9 +427,9 @@ def main() -> int:
                                signed == "1"))
         return 0
     if args.peer:
-        role, port, host_port, players, pace, target, out = args.peer
+        role, port, host_port, players, pace, target, out, views = args.peer
         asyncio.run(peer(role, int(port), int(host_port), int(players), float(pace),
-                         int(target), Path(out)))
+                         int(target), Path(out), views == "1"))
         return 0
 
     if args.spectators is not None:
@@ -446,7 +457,7 @@ def main() -> int:
     verdicts: list[str] = []
     for players, pace in rows:
         before = baselines()
-        results = game(players, pace, args.target)
+        results = game(players, pace, args.target, screens=args.screens)
         after = baselines()
         hot, rtt = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         applied, final = latencies(results)

@@ -279,7 +279,7 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         drop_after=getattr(args, "drop_after", DROP_AFTER),
         auto_start=getattr(args, "auto_start", None), auto_next=getattr(args, "auto_next", None),
         max_seats=getattr(args, "seats", 8), code=args.code,
-        wait_for_seat=getattr(args, "wait", False))
+        wait_for_seat=getattr(args, "wait", False), views=not args.headless)
     endpoint = Endpoint(listen_addresses(args.bind, interfaces), args.port,
                         args.advertise_port)
     # Every seat serves its player's kept games to the LAN's standings views while it

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..game.variants import Variants
 from ..protocol.identity import Identity
@@ -68,6 +68,7 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
     host = await NetSession.host(identity, config, Endpoint(LOOPBACK), interfaces=None,
                                  table_name=f"{identity.name}'s solo table", clock=clock)
     host.networked = False  # every seat is in this process: none falls silent alone
+    bots_config = replace(config, views=False)  # only the player's screen draws the others
     guests: list[NetSession] = []
     runs: list[asyncio.Task[None]] = []
     drivers: list[asyncio.Task[None]] = []
@@ -76,7 +77,7 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
         for name in bot_names(identity.name, bots):
             voice = speaking_as(name)  # its connections and timers log under its name
             guest = await asyncio.create_task(
-                NetSession.join(Identity.generate(name), (LOOPBACK, host.port), config,
+                NetSession.join(Identity.generate(name), (LOOPBACK, host.port), bots_config,
                                 Endpoint(LOOPBACK), clock=clock), context=voice)
             guests.append(guest)
             runs.append(asyncio.create_task(guest.run(), context=voice))

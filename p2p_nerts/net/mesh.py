@@ -206,6 +206,12 @@ class Mesh:
             if link is not None:
                 link.send_all(frames)
 
+    def viewers(self) -> list[bytes]:
+        """The peers that hear the table's traffic and draw the other seats' tableaux
+        (their info frame says so): the only ones a VIEW is for."""
+        return [key for key, link in self.links.items()
+                if link.peer.views and self._admitted(key)]
+
     # ------------------------------------------------------------ the peers list
     def set_seated(self, keys: Iterable[bytes]) -> None:
         """Host: the seated keys changed; tell everyone where the others listen."""

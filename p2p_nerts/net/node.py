@@ -25,7 +25,7 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from ..protocol.replica import (
     Phase,
     Replica,
     SeatLost,
+    Send,
     TurnAway,
     compacts,
 )
@@ -108,6 +109,10 @@ class TableConfig:
     wait_for_seat: bool = False
     """A guest at a full table waits for a free seat (asking again as the
     table's roster changes) instead of being turned away."""
+    views: bool = True
+    """This seat draws the other seats' tableaux (a screen), and says so as it
+    links: the others send their VIEWs only to the peers that do. A bot or a
+    headless seat reads none, and a table of them sends far fewer frames."""
 
     def __post_init__(self) -> None:
         if self.code is not None:
@@ -518,11 +523,12 @@ class NetSession:
             # The info frame goes out in the clear: at a table with a code the
             # player's name waits for the encrypted part.
             name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port)
+            return Info(NET_VERSION, None, name, self._advertised_port,
+                        views=self._config.views)
         seats = len(r.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY)
+                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
         """Tell the listeners, then journal, then send: all frames in one write per peer.
@@ -553,7 +559,7 @@ class NetSession:
         if compacts(out.events) and self._store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
             self._writes.append(lambda store: store.compact(table_id))
-        sends = ((send.data, send.to) for send in out.sends)
+        sends = self._frames(out.sends)
         if own and not self._routing:  # nothing queued before them
             self._write_store()
             self._mesh.send_all(sends)
@@ -580,6 +586,19 @@ class NetSession:
                 self._write_store()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
+
+    def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
+        """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
+        peer that draws the tableaux, and to no other."""
+        viewers: list[bytes] | None = None
+        for send in sends:
+            if not send.shown or send.to is not None:
+                yield send.data, send.to
+                continue
+            if viewers is None:
+                viewers = self._mesh.viewers()
+            for key in viewers:
+                yield send.data, key
 
     @staticmethod
     def _tell(listener: Listener, event: ev.Event) -> None:

@@ -10,7 +10,7 @@ Info frame (the first frame both ways, before the handshake)::
 
     {"v": protocol version, "tid": table id (16 bytes) or nil, "name": text,
      "port": listen port, "seats": seated, "full": bool, "playing": bool,
-     "code": bool}
+     "code": bool, "views": bool}
 
 A guest joining by address does not know the table id yet: it sends nil and
 learns it from the host's info frame. The version is read before anything
@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 8
+NET_VERSION = 9
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -72,7 +72,9 @@ Nerts call its audit does not bear out, counts only foundation plays that
 stayed as progress against a deadlock, and makes a drop take effect at a point
 of the total order: a v6 peer would read the same entries apart, or flag an
 honest v7 seat. v8 adds SNAPSHOT: peers forget finished rounds, and a v7
-peer asking for one would wait forever for entries nobody sends.
+peer asking for one would wait forever for entries nobody sends. v9 adds
+``views`` to the info frame: a peer that draws no other seat's tableau (a bot,
+a headless seat) is sent no VIEW, and a v8 peer would never send it one.
 Either way the other peer is told the versions differ before anything else.
 """
 
@@ -80,7 +82,8 @@ MAX_PEERS = 64
 _MAX_INFO = 512
 _MAX_PEERS_FRAME = 64 + MAX_PEERS * (PUBLIC_KEY_LEN + 64)
 _MAX_NAME = 64
-_INFO_FIELDS = frozenset({"v", "tid", "name", "port", "seats", "full", "playing", "code"})
+_INFO_FIELDS = frozenset({"v", "tid", "name", "port", "seats", "full", "playing", "code",
+                          "views"})
 
 
 class WireError(Exception):
@@ -99,12 +102,15 @@ class Info:
     full: bool = False
     playing: bool = False
     code: bool = False
+    #: It draws the other seats' tableaux (a screen), so it wants their VIEWs.
+    views: bool = True
 
 
 def encode_info(info: Info) -> bytes:
     return msgpack.packb({
         "v": info.v, "tid": info.tid, "name": info.name, "port": info.port,
         "seats": info.seats, "full": info.full, "playing": info.playing, "code": info.code,
+        "views": info.views,
     })
 
 
@@ -133,7 +139,7 @@ def decode_info(payload: bytes) -> Info:
         raise WireError("info frame: bad port")
     if type(seats) is not int or not 0 <= seats <= MAX_PEERS:
         raise WireError("info frame: bad seat count")
-    flags = [message[k] for k in ("full", "playing", "code")]
+    flags = [message[k] for k in ("full", "playing", "code", "views")]
     if any(type(f) is not bool for f in flags):
         raise WireError("info frame: flags must be booleans")
     return Info(version, tid, name, port, seats, *flags)

@@ -33,6 +33,8 @@ def test_info_round_trip() -> None:
     assert decode_info(encode_info(info)) == info
     newcomer = Info(NET_VERSION, None, "Bo", 0)
     assert decode_info(encode_info(newcomer)) == newcomer
+    headless = Info(NET_VERSION, None, "Bot", 0, views=False)  # draws no other tableau
+    assert decode_info(encode_info(headless)) == headless
 
 
 def test_other_version_is_read_far_enough_to_say_so() -> None:
@@ -58,11 +60,16 @@ def test_refusals_stop_newcomers_only() -> None:
     msgpack.packb({"v": NET_VERSION, "tid": None}),
     encode_info(Info(NET_VERSION, TID, "x", 1)).replace(TID, b"\x00" * 16)[:-1],
     msgpack.packb({"v": NET_VERSION, "tid": b"short", "name": "x", "port": 1, "seats": 0,
-                   "full": False, "playing": False, "code": False}),
+                   "full": False, "playing": False, "code": False,
+                   "views": True}),
     msgpack.packb({"v": NET_VERSION, "tid": None, "name": "x", "port": 70000, "seats": 0,
-                   "full": False, "playing": False, "code": False}),
+                   "full": False, "playing": False, "code": False,
+                   "views": True}),
     msgpack.packb({"v": NET_VERSION, "tid": None, "name": "x", "port": 1, "seats": 0,
-                   "full": 0, "playing": False, "code": False}),
+                   "full": 0, "playing": False, "code": False,
+                   "views": True}),
+    msgpack.packb({"v": NET_VERSION, "tid": None, "name": "x", "port": 1, "seats": 0,
+                   "full": False, "playing": False, "code": False, "views": 1}),
     bytes(600),
 ])
 def test_bad_info_frames_are_refused(payload: bytes) -> None:

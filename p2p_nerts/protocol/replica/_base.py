@@ -96,6 +96,10 @@ class Send:
 
     data: bytes
     to: bytes | None = None
+    #: A VIEW: only peers that draw the other seats' tableaux need it (a bot or a
+    #: headless seat does not), and a transport that knows which ones do may
+    #: leave the others out. Nothing else the table decides reads a view.
+    shown: bool = False
 
 
 @dataclass(frozen=True, slots=True)

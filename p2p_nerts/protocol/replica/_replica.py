@@ -622,7 +622,8 @@ class Replica:
         if payload.TYPE in EPHEMERAL:
             # It names the last entry delivered to myself (a VIEW riding with a
             # play is signed before the play is).
-            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to))
+            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to,
+                                        shown=payload.TYPE is MsgType.VIEW))
             return None
         entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
                                        expect_lamport)
