@@ -301,18 +301,10 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         raise EnvelopeError("bad_field:prev")
     if not isinstance(payload, dict):
         raise EnvelopeError("bad_field:payload")
-    return Entry(
-        version=PROTOCOL_VERSION,
-        table_id=table_id,
-        round=_int(round_, "round", 0),
-        author=author,
-        seq=_int(seq, "seq", 1),
-        lamport=_int(lamport, "lamport", 1),
-        type=_int(msg_type, "type", 0, MAX_MSG_TYPE),
-        prev=prev,
-        payload=payload,
-        raw=raw,
-    )
+    # Positional: one is built for every received frame, and keywords cost more.
+    return Entry(PROTOCOL_VERSION, table_id, _int(round_, "round", 0), author,
+                 _int(seq, "seq", 1), _int(lamport, "lamport", 1),
+                 _int(msg_type, "type", 0, MAX_MSG_TYPE), prev, payload, raw)
 
 
 def _int(value: object, name: str, lo: int, hi: int = MAX_INT) -> int:

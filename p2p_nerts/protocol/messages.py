@@ -17,7 +17,7 @@ import enum
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Self
+from typing import ClassVar, NamedTuple, NoReturn, Self
 
 from .envelope import GENESIS, MAX_ENTRY, MAX_INT, Entry, EnvelopeError, seal, seal_link
 from .identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, clean_name
@@ -140,32 +140,27 @@ class _Reader:
     Errors name the field by its Python attribute (`bad_field:card`), which is
     what a developer reading a log wants; an unexpected key is named as sent
     when it is a short identifier, else as "?".
+
+    Every received entry goes through here, so the usual case is made cheap:
+    a map with exactly the wanted keys passes one set comparison, and only a
+    map that fails it is searched for the key to name.
     """
 
     __slots__ = ("_keys", "_map")
 
-    def __init__(self, keys: Mapping[str, str], payload: Mapping[str, object]) -> None:
-        if not isinstance(payload, Mapping):
+    def __init__(self, cls: type[Payload], payload: Mapping[str, object]) -> None:
+        if type(payload) is not dict and not isinstance(payload, Mapping):
             raise EnvelopeError("bad_field:payload")
-        wanted = keys.values()
-        for key in payload:
-            if key not in wanted:
-                # Name the stray key only if it is harmless to log (the envelope
-                # lets only text keys through, but a caller may hand over any map).
-                shown = (key if isinstance(key, str) and key.isascii() and key.isidentifier()
-                         and len(key) <= 16 else "?")
-                raise EnvelopeError(f"bad_field:{shown}")
-        for attr, key in keys.items():
-            if key not in payload:
-                raise EnvelopeError(f"bad_field:{attr}")
-        self._keys = keys
+        if payload.keys() != cls.WIRE:
+            _key_problem(cls.KEYS, payload)
+        self._keys = cls.KEYS
         self._map = payload
 
     def raw(self, attr: str) -> object:
         return self._map[self._keys[attr]]
 
     def integer(self, attr: str, lo: int = 0, hi: int = MAX_INT) -> int:
-        return _int(self.raw(attr), attr, lo, hi)
+        return _int(self._map[self._keys[attr]], attr, lo, hi)
 
     def opt_integer(self, attr: str, lo: int = 0, hi: int = MAX_INT) -> int | None:
         value = self.raw(attr)
@@ -199,6 +194,23 @@ class _Reader:
         if type(value) is not list or not min_len <= len(value) <= max_len:
             raise EnvelopeError(f"bad_field:{attr}")
         return value
+
+
+def _key_problem(keys: Mapping[str, str], payload: Mapping[str, object]) -> NoReturn:
+    """Raise for a map whose keys are not exactly ``keys``' wire keys: the first
+    unexpected key as sent, else the first missing attribute."""
+    wanted = keys.values()
+    for key in payload:
+        if key not in wanted:
+            # Name the stray key only if it is harmless to log (the envelope
+            # lets only text keys through, but a caller may hand over any map).
+            shown = (key if isinstance(key, str) and key.isascii() and key.isidentifier()
+                     and len(key) <= 16 else "?")
+            raise EnvelopeError(f"bad_field:{shown}")
+    for attr, key in keys.items():
+        if key not in payload:
+            raise EnvelopeError(f"bad_field:{attr}")
+    raise EnvelopeError("bad_field:payload")  # (keys that compare unlike themselves)
 
 
 def _int(value: object, attr: str, lo: int, hi: int) -> int:
@@ -250,6 +262,13 @@ class Payload:
 
     TYPE: ClassVar[MsgType]
     KEYS: ClassVar[Mapping[str, str]] = {}
+    #: The wire keys of ``KEYS``, as a set to check a received map against at once.
+    WIRE: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls) -> None:
+        # (No super() call: a slotted dataclass's methods cannot use the
+        # zero-argument form, and object's hook does nothing.)
+        cls.WIRE = frozenset(cls.KEYS.values())
 
     def to_wire(self) -> dict[str, object]:
         """The msgpack map for this payload (tuples pack as arrays)."""
@@ -258,7 +277,7 @@ class Payload:
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         """Validate an untrusted map and build the payload; raises EnvelopeError."""
-        _Reader(cls.KEYS, payload)
+        _Reader(cls, payload)
         return cls()
 
 
@@ -276,7 +295,7 @@ class Hello(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.name("name"), r.integer("version", 1, MAX_APP_VERSION))
 
 
@@ -291,7 +310,7 @@ class Join(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.name("name"), r.opt_blob("code_proof"))
 
 
@@ -323,7 +342,7 @@ class Roster(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        return cls(_seats(_Reader(cls.KEYS, payload).array("seats", MAX_SEATS, min_len=1)))
+        return cls(_seats(_Reader(cls, payload).array("seats", MAX_SEATS, min_len=1)))
 
 
 def _seats(items: list[object]) -> tuple[Seat, ...]:
@@ -371,7 +390,7 @@ class Settings(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         stock_turn = r.integer("stock_turn", 1, 3)
         if stock_turn == 2:
             raise EnvelopeError("bad_field:stock_turn")
@@ -401,7 +420,7 @@ class Ready(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        return cls(_Reader(cls.KEYS, payload).flag("on"))
+        return cls(_Reader(cls, payload).flag("on"))
 
 
 # -- fair shuffle and round start -----------------------------------------------
@@ -423,7 +442,7 @@ class Commit(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.blob("deck"), r.blob("share"))
 
 
@@ -437,7 +456,7 @@ class Reveal(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        return cls(_Reader(cls.KEYS, payload).blob("share"))
+        return cls(_Reader(cls, payload).blob("share"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -451,7 +470,7 @@ class Go(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        return cls(_Reader(cls.KEYS, payload).blob("joint"))
+        return cls(_Reader(cls, payload).blob("joint"))
 
 
 # -- play ---------------------------------------------------------------------
@@ -483,14 +502,10 @@ class Play(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
-        return cls(
-            card=r.integer("card", 0, MAX_CARD),
-            pile=r.integer("pile", 0, MAX_CARD),
-            src=r.integer("src", 0, MAX_SRC),
-            decl=r.integer("decl", 0, MAX_DECL),
-            mv=r.integer("mv"),
-        )
+        r = _Reader(cls, payload)
+        return cls(r.integer("card", 0, MAX_CARD), r.integer("pile", 0, MAX_CARD),
+                   r.integer("src", 0, MAX_SRC), r.integer("decl", 0, MAX_DECL),
+                   r.integer("mv"))
 
 
 class AckMark(NamedTuple):
@@ -517,7 +532,7 @@ class Ack(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         marks = []
         for item in r.array("upto", MAX_ACK_AUTHORS):
             if type(item) is not list or len(item) != 3:
@@ -555,7 +570,7 @@ class View(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         nerts = r.integer("nerts", 0, MAX_PILE)
         top = r.opt_integer("top", 0, MAX_CARD)
         if (nerts == 0) != (top is None):
@@ -582,7 +597,7 @@ class Stuck(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.flag("on"), r.integer("moves"))
 
 
@@ -608,7 +623,7 @@ class Summary(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         scores = _ints(r.raw("scores"), "scores", MAX_SEATS, -MAX_INT, MAX_INT)
         return cls(r.blob("digest"), scores)
 
@@ -628,7 +643,7 @@ class Audit(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         moves = tuple(
             _ints(move, "moves", MAX_MOVE_INTS, -MAX_INT, MAX_INT, min_len=1)
             for move in r.array("moves", MAX_MOVES)
@@ -648,7 +663,7 @@ class Verdict(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.integer("seat", 0, MAX_SEATS - 1), r.flag("ok"), r.text("reason"))
 
 
@@ -667,7 +682,7 @@ class Resend(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         from_seq = r.integer("from_seq", 1)
         to_seq = r.integer("to_seq", from_seq, from_seq + MAX_RESEND - 1)
         return cls(r.blob("author", PUBLIC_KEY_LEN), from_seq, to_seq)
@@ -683,7 +698,7 @@ class Goodbye(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        return cls(_Reader(cls.KEYS, payload).text("reason"))
+        return cls(_Reader(cls, payload).text("reason"))
 
 
 def _ints(
@@ -710,7 +725,7 @@ class Drop(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.integer("upto"))
 
 
@@ -725,7 +740,7 @@ class Refuse(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.text("reason"))
 
 
@@ -745,7 +760,7 @@ class Fork(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         return cls(_frame(r.raw("first"), "first"), _frame(r.raw("second"), "second"))
 
 
@@ -805,7 +820,7 @@ class Snapshot(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         settings = r.raw("settings")
         if not isinstance(settings, Mapping):
             raise EnvelopeError("bad_field:settings")
@@ -850,7 +865,7 @@ class Result(Payload):
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        r = _Reader(cls.KEYS, payload)
+        r = _Reader(cls, payload)
         totals = _ints(r.raw("totals"), "totals", MAX_SEATS, -MAX_INT, MAX_INT, min_len=1)
         return cls(totals, r.blob("digest"))
 
