@@ -80,7 +80,7 @@ class Play:
     ``__init__`` natively (a dataclass's generated one stays interpreted).
     """
 
-    __slots__ = ("author", "card", "declared", "lamport", "pile", "src")
+    __slots__ = ("author", "card", "declared", "face", "key", "lamport", "pile", "src")
 
     def __init__(self, lamport: int, author: int, card: int, pile: int, src: int,
                  declared: int = 0) -> None:
@@ -90,6 +90,10 @@ class Play:
         self.pile: Final = pile
         self.src: Final = src
         self.declared: Final = declared
+        #: Its name in the log, and the face it shows (its own, or what its owner
+        #: declared for a joker): read by every view, so computed once.
+        self.key: Final[PlayKey] = (lamport, author)
+        self.face: Final = card & 63 if card & 15 else declared
 
     def _fields(self) -> tuple[int, int, int, int, int, int]:
         return (self.lamport, self.author, self.card, self.pile, self.src, self.declared)
@@ -109,15 +113,6 @@ class Play:
 
     def __deepcopy__(self, memo: dict[int, object]) -> Play:
         return self
-
-    @property
-    def key(self) -> PlayKey:
-        return (self.lamport, self.author)
-
-    @property
-    def face(self) -> int:
-        """The face it shows: its own, or what its owner declared for a joker."""
-        return self.card & 63 if self.card & 15 else self.declared
 
 
 class Pile:
