@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,13 +13,15 @@ import msgpack
 import pytest
 
 from p2p_nerts import cli
+from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import HEADER_LEN, MAGIC, Entry, open_entry, seal
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import MemNet, bot_table, identities
+from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import Game, keep, statistics, summarize
@@ -26,7 +29,7 @@ from p2p_nerts.records.record import GameRecord, RecordError, decode, encode
 from p2p_nerts.records.verify import replay, verify
 from p2p_nerts.store import DB_FILE, Store
 
-from ..replica_harness import game_record
+from ..replica_harness import game_record, play_round
 
 PLAYERS = 3
 
@@ -153,6 +156,25 @@ def keep_summary(record: GameRecord, replica: Replica) -> Game:
     game = summarize(record, replay(record), replica.me.public_key)
     assert game is not None
     return game
+
+
+def test_a_game_a_newcomer_joined_between_rounds_verifies_from_every_seat() -> None:
+    """The newcomer's entries come before the ROSTER that seats it in a replay: they
+    are a player's, held until it is seated, never refused as a stranger's."""
+    net = bot_table(2, seed=31, variants=Variants(target=10_000))
+    host = net.replicas[0]
+    play_round(net)
+    late = Replica(Identity.from_seed(b"\x31" * 32, "Cy"), TABLE_ID, host.me.public_key,
+                   rng=random.Random(31).randbytes, countdown=0.0, drop_after=5.0)
+    net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(31))))
+    assert net.run(lambda: late.me.public_key in host.seated, limit=net.now + 10)
+    play_round(net)
+    play_round(net)
+    replays = [replay(game_record(net, k, "Test table", 1_700_000_000.0)) for k in range(3)]
+    assert [done.problems for done in replays] == [[], [], []]
+    assert [len(done.rounds) for done in replays] == [3, 3, 3]  # the newcomer caught up on round 1
+    assert late.me.public_key in replays[0].round_keys[3]
+    assert replays[0].replica.totals == replays[2].replica.totals == host.totals
 
 
 def test_a_forged_signature_is_found() -> None:

@@ -731,8 +731,11 @@ class Replica:
         log = self._author(entry.author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        if not placed and entry.seq > log.delivered + 1:
-            raise EnvelopeError("stranger")  # held for a key without a place: kept for nothing
+        if not self.player(entry.author) and entry.seq > log.delivered + 1:
+            # Held for a key that never had a place: kept for nothing. A player's
+            # are held, also before the ROSTER that seats it is read (a record
+            # read from its start: see admit).
+            raise EnvelopeError("stranger")
         verdict = log.offer(entry)
         if verdict == "duplicate":
             self.rejected["duplicate"] += 1
