@@ -64,8 +64,11 @@ class AuthorLog:
     def offer(self, entry: Entry) -> str:
         """Classify an arriving entry: "next", "held", "duplicate" (raises on equivocation)."""
         seq = entry.seq
-        self.claimed = max(self.claimed, seq)
-        known = self._known_frame(seq)
+        if seq > self.claimed:
+            self.claimed = seq
+        held = self.held.get(seq)
+        # Sequenced entries are always signed: only ACK and VIEW travel as link entries.
+        known = held.raw if held is not None else self.entries.get(seq)
         if known is not None:
             if known[HEADER_LEN:] != entry.body:
                 raise Equivocation(known, entry)
@@ -81,10 +84,11 @@ class AuthorLog:
         return "held"
 
     def mark_delivered(self, entry: Entry) -> None:
-        self.delivered = entry.seq
-        self.lamport = max(self.lamport, entry.lamport)
-        self.entries[entry.seq] = entry.raw
-        self.head = entry.signature
+        self.delivered = seq = entry.seq
+        if entry.lamport > self.lamport:
+            self.lamport = entry.lamport
+        self.entries[seq] = raw = entry.raw
+        self.head = raw[_SIG_START:HEADER_LEN]  # (signed, as every sequenced entry)
 
     def prune(self, upto: int) -> None:
         """Forget the delivered entries before ``upto``: rounds every seat holds.
@@ -137,14 +141,6 @@ class AuthorLog:
                 return None
             head = entry.signature
         return head
-
-    def _known_frame(self, seq: int) -> bytes | None:
-        """The frame this author signed under ``seq``, if we hold it (same body, same id)."""
-        held = self.held.get(seq)
-        if held is not None:
-            return held.raw
-        # Sequenced entries are always signed: only ACK and VIEW travel as link entries.
-        return self.entries.get(seq)
 
     def missing(self) -> tuple[int, int] | None:
         """The first gap to ask for again, as an inclusive range, or None.

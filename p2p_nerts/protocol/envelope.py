@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import msgpack
 
@@ -101,14 +101,16 @@ class EnvelopeError(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """One verified, validated entry of the table log.
 
     `raw` is the exact frame as received (or sent), to store and forward
     byte for byte.  `payload` is the decoded but not yet type-checked payload
-    map (see messages.parse_payload); it is left out of comparisons because
-    `raw` already pins it down.
+    map (see messages.parse_payload); `raw` pins it down, so an entry hashes
+    by its frame.
+
+    A named tuple rather than a frozen dataclass: one is built for every frame
+    that arrives, and a tuple is built several times faster.
     """
 
     version: int
@@ -121,8 +123,11 @@ class Entry:
     #: Sequenced: the signature of the author's entry seq - 1 (GENESIS for seq 1).
     #: Ephemeral: the signature of the author's entry ``seq``, its chain head then.
     prev: bytes
-    payload: Mapping[str, object] = field(compare=False)
-    raw: bytes = field(repr=False)
+    payload: Mapping[str, object]
+    raw: bytes
+
+    def __hash__(self) -> int:
+        return hash(self.raw)  # (the payload map is not hashable; the frame pins it)
 
     @property
     def id(self) -> bytes:

@@ -58,7 +58,7 @@ class Finality:
             return False
         # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
         # whose entries up to the fork we hold (silenced).
-        asked = rs.live - {author} - ({skip} if skip is not None else set())
+        asked = rs.live - {author, skip}
         if rs.forks:
             asked -= self.silenced(rs)
         cut = dropping.get(author)
@@ -71,11 +71,12 @@ class Finality:
         if votes and any(0 < upto < seq for voter, upto in votes.items()
                          if voter in rs.live and voter not in dropping):
             return False
-        marks = rs.marks
-        return all(q in dropping or (
-            self.known(rs, q) >= lamport
-            and (q == rs.me or marks.get(q, {}).get(author, 0) >= seq))
-            for q in asked)
+        marks, me = rs.marks, rs.me
+        for q in asked:
+            if q not in dropping and (self.known(rs, q) < lamport or (
+                    q != me and marks.get(q, {}).get(author, 0) < seq)):
+                return False
+        return True
 
     def silenced(self, rs: RoundState) -> set[int]:
         """Proven equivocators whose entries up to their fork we hold: nothing they

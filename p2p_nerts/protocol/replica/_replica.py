@@ -1207,8 +1207,8 @@ class Replica:
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         match step:
-            case rounds.Added(play=play, mine=mine):
-                self._event(ev.PlayAdded(play, mine))
+            case rounds.Added(mine=mine):
+                self._event(step)
                 if not mine:
                     # At once and straight to its author, whose play is then final
                     # about one round trip later. Everyone else learns how far I am

@@ -19,6 +19,7 @@ from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
 from ...game.foundations import FoundationLog, Play
 from ...game.tableau import SOURCES
 from ...game.variants import Variants
+from .. import events as ev
 from ..envelope import Entry, EnvelopeError
 from ..fairness import commitment
 from ..messages import (
@@ -53,12 +54,10 @@ class Look(Enum):
     CLOSE = "close"  # every summary may be in
 
 
-@dataclass(frozen=True, slots=True)
-class Added:
-    """A PLAY entered the foundation log (pending its turn in the total order)."""
-
-    play: Play
-    mine: bool
+#: A PLAY entered the foundation log (pending its turn in the total order). The
+#: step is the very event the facade tells the user: one object per received
+#: play, not two alike.
+Added = ev.PlayAdded
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +143,16 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
     if seat in rs.forks and entry.seq > rs.forks[seat].cut:
         raise EnvelopeError("void")  # past its proven fork: counts for nobody
     match payload:
+        case PlayMsg():
+            check_play(rs, seat, payload)
+            play = Play(entry.lamport, seat, payload.card, payload.pile, payload.src,
+                        payload.decl)
+            rs.plays_by_seat.setdefault(seat, []).append(play)
+            rs.play_seq[play.key] = entry.seq
+            rs.log.add(play)
+            heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
+                                               entry.seq))
+            return Added(play, seat == rs.me)
         case Commit():
             if seat in rs.commits:
                 raise EnvelopeError("second_commit")
@@ -161,16 +170,6 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             rs.go_pending = payload
             rs.go_seq = entry.seq
             return Look.GO
-        case PlayMsg():
-            check_play(rs, seat, payload)
-            play = Play(entry.lamport, seat, payload.card, payload.pile, payload.src,
-                        payload.decl)
-            rs.plays_by_seat.setdefault(seat, []).append(play)
-            rs.play_seq[play.key] = entry.seq
-            rs.log.add(play)
-            heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
-                                               entry.seq))
-            return Added(play, seat == rs.me)
         case Nerts() | Stuck():
             if isinstance(payload, Nerts):
                 rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
