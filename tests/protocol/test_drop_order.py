@@ -57,7 +57,9 @@ def _dropped(net: MemNet) -> set[int]:
     return seen[0]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+# 13 and 14: a vote counted on the seat cut off before a DROP it had been handed,
+# ordered before that vote, was in its tally (the others counted them in order).
+@pytest.mark.parametrize("seed", [1, 2, 3, 13, 14])
 @pytest.mark.parametrize("heal", [DROP_AFTER - 0.3, DROP_AFTER + 0.2, DROP_AFTER + 0.6, 8.0])
 def test_a_drop_racing_its_withdrawals_ends_alike_everywhere(seed: int, heal: float) -> None:
     """One seat is cut off for about the drop timeout: some votes are out when it is

@@ -83,6 +83,17 @@ def test_a_vote_waits_until_nothing_earlier_can_come() -> None:
     assert _tally(rs, known=10) == [] and rs.drop_votes == {VICTIM: {0: 5}}
 
 
+def test_votes_ordered_after_an_entry_being_delivered_wait_for_it() -> None:
+    """Its author's acks may say it is heard past later votes while the entry (a DROP
+    of its own, say) is not in the queue yet: only the votes before it count."""
+    rs = _round()
+    _votes(rs, (10, 0, VICTIM, 5, 1), (14, 0, VICTIM, 0, 2))
+    assert tally(rs, 0, lambda _seat: 100, lambda _seat: 10, (12, 1)) == []
+    assert rs.drop_votes == {VICTIM: {0: 5}} and rs.drop_queue == [(14, 0, VICTIM, 0, 2)]
+    _votes(rs, (12, 1, VICTIM, 6, 3))
+    assert _tally(rs) == [Agreed(VICTIM, 6, 12, 1, 3)]  # before the withdrawal, as elsewhere
+
+
 def test_the_deciding_vote_waits_for_the_victims_entries_up_to_the_cut() -> None:
     rs = _round()
     _votes(rs, (10, 0, VICTIM, 5, 1), (12, 1, VICTIM, 6, 1))

@@ -13,6 +13,7 @@ import heapq
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ...game.foundations import PlayKey
 from ..messages import Drop
 from ._state import RoundState
 
@@ -39,7 +40,8 @@ class Agreed:
 
 
 def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
-          delivered: Callable[[int], int | None]) -> list[Fetch | Agreed]:
+          delivered: Callable[[int], int | None],
+          before: PlayKey | None = None) -> list[Fetch | Agreed]:
     """Count DROP votes and withdrawals in (Lamport, voter) order, as they become due.
 
     Counted as they arrived, a vote and its withdrawal (a split healed) from
@@ -54,11 +56,19 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
     cut (``delivered``, None when we keep no log of it); then the drop is
     agreed, and takes effect at this vote's place in the total order
     (``host``, the host's seat, decides whether it stands: :func:`drop_stands`).
+
+    ``before``: count only the votes ordered before this place, that of an
+    entry being delivered. Its author's time has moved on to it, and past it
+    as far as its author's acks say, while the entry itself is not counted
+    yet: a vote ordered after it must wait for it, or a DROP it is would be
+    counted after later votes here and before them everywhere else.
     """
     decisions: list[Fetch | Agreed] = []
     queue = rs.drop_queue
     while queue:
         lamport, voter, victim, upto, seq = queue[0]
+        if before is not None and (lamport, voter) >= before:
+            break
         if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
             heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
             continue

@@ -1200,10 +1200,11 @@ class Replica:
         rs = self.rs
         assert rs is not None
         if rs.drop_queue:
-            # This entry may be what makes a vote due (its author's time has
-            # moved on): count it first, so that whatever this entry completes
-            # (the last AUDIT, say) is judged with the same live seats everywhere.
-            self._tally_drops(rs)
+            # This entry may be what makes a vote ordered before it due (its
+            # author's time has moved on): count those first, so that whatever
+            # this entry completes (the last AUDIT, say) is judged with the same
+            # live seats everywhere.
+            self._tally_drops(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         match step:
@@ -1379,15 +1380,17 @@ class Replica:
         # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
         self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
 
-    def _tally_drops(self, rs: RoundState) -> None:
-        """Count the DROP votes now due (``drops.tally``); an agreed drop takes effect
-        at its deciding vote's place in the total order (_drop_effect)."""
+    def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
+        """Count the DROP votes now due (``drops.tally``; ``before``: only those ordered
+        before it); an agreed drop takes effect at its deciding vote's place in the
+        total order (_drop_effect)."""
         def delivered(seat: int) -> int | None:
             log = self._author(rs.keys[seat])
             return None if log is None else log.delivered
 
         for decision in drops.tally(rs, rs.seat_of(self.host_key),
-                                    lambda seat: self._order.known(rs, seat), delivered):
+                                    lambda seat: self._order.known(rs, seat), delivered,
+                                    before):
             match decision:
                 case drops.Fetch(victim=victim, cut=cut):
                     self.authors[rs.keys[victim]].note_claim(cut)
