@@ -8,7 +8,7 @@ import heapq
 import pytest
 
 from p2p_nerts.game.cards import make_card
-from p2p_nerts.game.foundations import FoundationLog, Play
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
@@ -23,6 +23,7 @@ from p2p_nerts.protocol.replica._drops import (
     quiet,
     silent,
     tally,
+    void_play,
     withholding,
 )
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
@@ -208,6 +209,26 @@ def test_what_a_dropped_seat_sent_past_its_cut_is_taken_back_out() -> None:
     assert rs.log.cards_of(VICTIM) == 1
     assert sorted((o.seat, o.seq) for o in rs.ordered) == [(1, 9), (VICTIM, 2)]
     assert not forget_after_cut(rs, VICTIM, 3)  # nothing more to take back
+
+
+def test_a_play_past_the_cut_goes_at_its_turn_and_the_next_on_its_pile_is_judged_without_it(
+) -> None:
+    rs = _round()
+    ace = make_card(VICTIM, 0, 1)
+    late = Play(5, VICTIM, ace, ace, NERTS)
+    two = Play(6, 1, make_card(1, 0, 2), ace, NERTS)  # on the pile the late ace began
+    for play, seq in ((late, 4), (two, 3)):
+        rs.log.add(play)
+        rs.play_seq[play.key] = seq
+        rs.plays_by_seat.setdefault(play.key[1], []).append(play)
+    assert rs.log.fate(two.key) is Fate.STAY
+    rs.dropping[VICTIM] = 3
+    void_play(rs, late.key)
+    assert rs.log.fate(two.key) is Fate.BOUNCE
+    assert late.key not in rs.log and list(rs.play_seq) == [two.key]
+    assert rs.plays_by_seat[VICTIM] == []
+    void_play(rs, late.key)  # once only
+    assert not forget_after_cut(rs, VICTIM, 3)  # nothing left that a result counted
 
 
 def test_an_audit_past_the_cut_goes_too() -> None:

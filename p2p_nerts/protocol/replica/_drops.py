@@ -209,6 +209,15 @@ def my_vote(rs: RoundState, seat: int, quiet: set[int], now: float,
     return None
 
 
+def void_play(rs: RoundState, key: PlayKey) -> None:
+    """A dropped seat's play past the agreed cut, at its turn in the total order:
+    out of the round now, so that the plays ordered after it are judged without
+    it, on every peer alike (the drop's effect, ordered later, takes out the
+    rest: :func:`forget_after_cut`)."""
+    if key in rs.play_seq:
+        _take_out(rs, key)
+
+
 def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
     """Undo what a dropped seat sent past the agreed cut, on every replica alike;
     whether a play or audit that a result may have counted went.
@@ -219,17 +228,7 @@ def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
     """
     late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
     for key in late:
-        rs.log.remove(key)
-        del rs.play_seq[key]
-        if victim == rs.me and rs.tab is not None:
-            if key in rs.tab.in_flight:
-                rs.tab.settle(key, stayed=False)
-            else:  # it had looked settled here: the vote that cut it came after
-                rs.tab.take_back(key)
-    if late:
-        gone = set(late)
-        rs.plays_by_seat[victim] = [p for p in rs.plays_by_seat.get(victim, [])
-                                    if p.key not in gone]
+        _take_out(rs, key)
     rs.ordered = [o for o in rs.ordered
                   if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
     heapq.heapify(rs.ordered)
@@ -239,3 +238,17 @@ def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
         # was agreed, holds it: everyone scores the seat as dropped.
         del rs.audits[victim]
     return bool(late) or audit_late
+
+
+def _take_out(rs: RoundState, key: PlayKey) -> None:
+    """A play past its author's agreed cut out of the round: out of the log, and its
+    card its owner's again (mine: back to my tableau, however it had settled)."""
+    rs.log.remove(key)
+    del rs.play_seq[key]
+    rs.plays_by_seat[key[1]] = [p for p in rs.plays_by_seat.get(key[1], []) if p.key != key]
+    tab = rs.tab
+    if key[1] == rs.me and tab is not None:
+        if key in tab.in_flight:
+            tab.settle(key, stayed=False)
+        else:  # it had looked settled here: the vote that cut it came after
+            tab.take_back(key)

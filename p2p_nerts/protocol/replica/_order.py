@@ -67,9 +67,7 @@ class Finality:
             # second drop can cut them again); those past it never will.
             return seq <= cut and all(self.known(rs, q) >= lamport for q in asked
                                       if q not in dropping)
-        votes = rs.drop_votes.get(author)
-        if votes and any(0 < upto < seq for voter, upto in votes.items()
-                         if voter in rs.live and voter not in dropping):
+        if may_be_cut(rs, author, seq):
             return False
         marks, me = rs.marks, rs.me
         for q in asked:
@@ -137,13 +135,31 @@ class Finality:
 
 def unsure_before(rs: RoundState, key: PlayKey) -> bool:
     """Whether another seat's play on my play's pile, ordered before it, may not
-    be held alike by every live seat (so my play's fate is not settled yet)."""
+    be held alike by every live seat, or may yet be cut by its author's drop (so
+    my play's fate is not settled yet)."""
     pile = rs.log.play(key).pile
     return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
                and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
-               and not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
-                           for q in rs.live if q != o.seat)
+               and (may_be_cut(rs, o.seat, o.seq)
+                    or not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
+                               for q in rs.live if q != o.seat))
                for o in rs.ordered)
+
+
+def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
+    """Whether a drop of ``author`` could still cut its entry ``seq``: one agreed with
+    a cut short of it (the entry goes out at its turn), a vote against it waiting
+    to be counted, or a vote counted from a seat still voting that holds less of
+    it. (A vote yet to come cannot: it is from a seat that holds the entry, by
+    its acks, or it orders before the entry and is waited for.)"""
+    cut = rs.dropping.get(author)
+    if cut is not None:
+        return seq > cut
+    if any(victim == author for _l, _v, victim, _u, _s in rs.drop_queue):
+        return True
+    votes = rs.drop_votes.get(author, {})
+    return any(0 < upto < seq for voter, upto in votes.items()
+               if voter in rs.live and voter not in rs.dropping)
 
 
 def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:

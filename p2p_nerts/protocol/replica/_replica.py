@@ -1297,8 +1297,10 @@ class Replica:
             self._tally_drops(rs)
         while rs is not None and rs.ordered and self._order.ready(rs, rs.ordered[0]):
             item = heapq.heappop(rs.ordered)
-            if void(rs, item):
-                continue  # past its author's agreed cut: taken out at the drop's effect
+            if void(rs, item):  # past its author's agreed cut: it never counts
+                if item.kind == MsgType.PLAY:
+                    drops.void_play(rs, (item.lamport, item.seat))
+                continue
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
             elif isinstance(item.payload, Drop):
