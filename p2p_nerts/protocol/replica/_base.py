@@ -67,6 +67,10 @@ ROUND_TYPES = frozenset({
     MsgType.FORK,
 })
 
+#: The host's entries about the table between rounds: each is for the round it is
+#: made in (a ROSTER for the next one begins it), and stale once another began.
+BETWEEN_ROUND_TYPES = frozenset({MsgType.ROSTER, MsgType.SETTINGS})
+
 #: Move-log operations that are the player's own decisions (journaled for recovery).
 DECISIONS = frozenset({OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE, OP_ROTATE, OP_NERTS})
 #: Round entries that only make sense once every deck is dealt.

@@ -105,6 +105,7 @@ from . import _recovery as recovery
 from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import (
+    BETWEEN_ROUND_TYPES,
     COUNTDOWN,
     DECISIONS,
     DROP_AFTER,
@@ -605,8 +606,10 @@ class Replica:
         restoring = self._recovery.restoring
         if self._resume is not None and payload.TYPE not in EPHEMERAL and not restoring:
             # Not before we know where our chain ends at this table. A round's
-            # entry keeps its round: it is for that round, or for none.
-            if round_no is None and payload.TYPE in ROUND_TYPES and rs is not None:
+            # entry (or the host's between rounds) keeps its round: it is for
+            # that round, or for none.
+            if (round_no is None and rs is not None
+                    and payload.TYPE in ROUND_TYPES | BETWEEN_ROUND_TYPES):
                 round_no = rs.number
             self._resume.deferred.append(Deferred(payload, round_no, to))
             return None
@@ -1000,6 +1003,9 @@ class Replica:
                 continue
             if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
                 continue  # its round closed while we learned: it counts for nobody now
+            if (d.payload.TYPE in BETWEEN_ROUND_TYPES and d.round_no is not None
+                    and self.rs is not None and d.round_no < self.rs.number):
+                continue  # a round began since (a deferred ROSTER began it): stale
             done.add(key)
             self._send(d.payload, round_no=d.round_no, to=d.to)
 
