@@ -18,6 +18,7 @@ from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._closing import (
     audits,
     close_due,
+    counted_audits,
     disagreeing,
     end_round,
     forked,
@@ -57,6 +58,20 @@ def test_a_round_is_scored_once_it_ended_and_every_live_audit_is_in() -> None:
     assert score_due(rs)
     rs.results = (SeatRound(0, 0, 0, 0, called=False),)
     assert not score_due(rs)  # once
+
+
+def test_an_audit_past_its_seats_agreed_drop_cut_does_not_count() -> None:
+    """Its plays past the cut have left the log: it waits for the drop's effect."""
+    rs = _round()
+    rs.audits = {0: AUDIT, 1: AUDIT, 2: AUDIT}
+    rs.audit_seq = {0: 9, 1: 9, 2: 9}
+    rs.end = "nerts"
+    rs.dropping[2] = 9
+    assert score_due(rs)  # its audit is within the cut
+    rs.dropping[2] = 8
+    assert not score_due(rs) and counted_audits(rs).keys() == {0, 1}
+    rs.live.discard(2)  # the drop takes effect
+    assert score_due(rs)
 
 
 def test_a_seat_gone_for_a_fork_is_judged_an_equivocator_and_scores_nothing() -> None:

@@ -32,7 +32,15 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> N
 
 def score_due(rs: RoundState) -> bool:
     """The round has ended, is not scored yet, and every live seat's AUDIT is in."""
-    return rs.end is not None and not rs.results and rs.live <= rs.audits.keys()
+    return rs.end is not None and not rs.results and rs.live <= counted_audits(rs).keys()
+
+
+def counted_audits(rs: RoundState) -> dict[int, Audit]:
+    """The AUDITs that count: not one past its seat's agreed drop cut. Its plays past
+    the cut leave the log at their turns (``drops.void_play``), before the drop
+    takes effect and the audit goes too; until then it could not be replayed."""
+    return {seat: audit for seat, audit in rs.audits.items()
+            if rs.audit_seq.get(seat, 0) <= rs.dropping.get(seat, rs.audit_seq.get(seat, 0))}
 
 
 def forked(rs: RoundState) -> set[int]:
@@ -54,7 +62,7 @@ def audit_of(rs: RoundState, seat: int, audit: Audit) -> AuditResult:
 
 def audits(rs: RoundState, gone: set[int]) -> dict[int, AuditResult]:
     """Every audit in replayed, by seat, but those of the seats ``gone`` for a fork."""
-    return {seat: audit_of(rs, seat, audit) for seat, audit in sorted(rs.audits.items())
+    return {seat: audit_of(rs, seat, audit) for seat, audit in sorted(counted_audits(rs).items())
             if seat not in gone}
 
 
