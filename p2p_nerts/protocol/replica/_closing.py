@@ -13,7 +13,7 @@ from ...game.scoring import Match, SeatRound
 from ...game.tableau import NERTS, NERTS_SIZE
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit
-from ._state import RoundState
+from ._state import RoundState, past_cut
 
 
 def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> None:
@@ -40,7 +40,7 @@ def counted_audits(rs: RoundState) -> dict[int, Audit]:
     the cut leave the log at their turns (``drops.void_play``), before the drop
     takes effect and the audit goes too; until then it could not be replayed."""
     return {seat: audit for seat, audit in rs.audits.items()
-            if rs.audit_seq.get(seat, 0) <= rs.dropping.get(seat, rs.audit_seq.get(seat, 0))}
+            if not past_cut(rs, seat, rs.audit_seq.get(seat, 0))}
 
 
 def forked(rs: RoundState) -> set[int]:

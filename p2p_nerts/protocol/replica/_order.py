@@ -15,7 +15,7 @@ from ..clock import LamportClock
 from ..envelope import author_of
 from ..messages import Drop, Fork, MsgType
 from ..messages import Play as PlayMsg
-from ._state import Ordered, RoundState, void
+from ._state import Ordered, RoundState, past_cut, void
 
 
 class Finality:
@@ -152,9 +152,8 @@ def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
     to be counted, or a vote counted from a seat still voting that holds less of
     it. (A vote yet to come cannot: it is from a seat that holds the entry, by
     its acks, or it orders before the entry and is waited for.)"""
-    cut = rs.dropping.get(author)
-    if cut is not None:
-        return seq > cut
+    if author in rs.dropping:
+        return past_cut(rs, author, seq)
     if any(victim == author for _l, _v, victim, _u, _s in rs.drop_queue):
         return True
     votes = rs.drop_votes.get(author, {})

@@ -122,9 +122,14 @@ class RoundState:
 
 
 
+def past_cut(rs: RoundState, seat: int, seq: int) -> bool:
+    """Whether ``seat``'s entry ``seq`` is past the seat's agreed drop cut."""
+    return seq > rs.dropping.get(seat, seq)
+
+
 def void(rs: RoundState, item: Ordered) -> bool:
     """An entry past its author's agreed drop cut: it never counts."""
-    return not isinstance(item.payload, Drop) and item.seq > rs.dropping.get(item.seat, item.seq)
+    return not isinstance(item.payload, Drop) and past_cut(rs, item.seat, item.seq)
 
 
 def index_of(seats: tuple[Seat, ...], key: bytes) -> int | None:
