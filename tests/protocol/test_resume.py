@@ -23,7 +23,7 @@ from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Open, Phase, Replica, StartRound
 
-from ..replica_harness import AskBack, ask_for_seat, play_round
+from ..replica_harness import AskBack, ask_for_seat, crash_and_restore, play_round
 
 
 def _own_entries(records: list[Record], key: bytes) -> list[int]:
@@ -175,26 +175,17 @@ def test_a_host_back_between_rounds_signs_no_roster_a_deal_made_stale() -> None:
     refuse and which no replay of the host's journal could take. It is not signed."""
     net = bot_table(3, seed=7, variants=Variants(target=10_000))
     play_round(net)
-    dead = net.replicas[0]
-    net.down.add(0)
-    del net.drivers[0]
-    until = net.now + 0.5
-    assert net.run(lambda: net.now >= until, limit=until + 1)
-    back = Replica.restore(dead.me, TABLE_ID, dead.me.public_key, net.journals[0], net.now,
-                           rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0)
-    net.replicas[0] = back
-    net.drivers[0] = BotDriver(back, Bot(SKILLS["hard"], random.Random(0)))
+    back = crash_and_restore(net, 0, 0.5)  # it has heard nobody yet: all it signs waits
     net.output(0, back.handle(StartRound(), net.now))
     late = Replica(Identity.from_seed(b"\x41" * 32, "Cy"), TABLE_ID, back.me.public_key,
                    rng=random.Random(41).randbytes, countdown=0.0, drop_after=5.0)
     net.output(0, ask_for_seat(late, back, net.now))
-    net.down.discard(0)
     assert net.run(lambda: back.phase is Phase.PLAYING, limit=net.now + 60)
     assert back.rs is not None and back.rs.number == 2
     mine = [open_entry(r.data) for r in net.journals[0] if r.kind is Kind.ENTRY]
     rosters = [e.round for e in mine
                if e.author == back.me.public_key and e.type == MsgType.ROSTER]
     assert rosters == sorted(rosters) and rosters[-1] == 2
-    again = Replica.restore(dead.me, TABLE_ID, dead.me.public_key, net.journals[0], net.now,
+    again = Replica.restore(back.me, TABLE_ID, back.me.public_key, net.journals[0], net.now,
                             rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0)
     assert again.rs is not None and again.rs.number == 2
