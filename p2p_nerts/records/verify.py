@@ -180,8 +180,12 @@ def _everything_heard(replica: Replica) -> list[ev.Event]:
     """Acknowledge, in each seat's name, exactly what the replica holds of everyone.
 
     Only the seats' own entries say what they hold, and the record has them
-    all: each acknowledgement is dated at its seat's last entry, so it claims
-    no time that seat did not reach.
+    all: nothing any seat sent can still arrive, so each acknowledgement is
+    dated as late as the replica has read, but before its seat's next entry
+    (held back for a later round), which must not look dated before its own
+    acknowledgement. Dated at its seat's last entry read, it would leave a
+    round's last SUMMARY waiting for its turn when another seat's last word
+    came before it.
     """
     rs = replica.rs
     if rs is None:
@@ -193,7 +197,10 @@ def _everything_heard(replica: Replica) -> list[ev.Event]:
     for key, log in logs.items():
         if log is None or not log.delivered:
             continue
+        after = log.held.get(log.delivered + 1)
+        lamport = (replica.clock.time if after is None
+                   else max(log.lamport, min(replica.clock.time, after.lamport - 1)))
         ack = link_message(key, Ack(marks), table_id=replica.table_id, round=rs.number,
-                           seq=log.delivered, lamport=log.lamport)
+                           seq=log.delivered, lamport=lamport)
         found += replica.receive(ack, 0.0, via=key).events
     return found

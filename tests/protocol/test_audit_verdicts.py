@@ -9,7 +9,7 @@ from p2p_nerts.game.tableau import OP_NERTS
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
-from p2p_nerts.protocol.messages import Audit, Nerts, Payload
+from p2p_nerts.protocol.messages import Audit, Goodbye, Nerts, Payload
 from p2p_nerts.protocol.replica import (
     Command,
     LeaveTable,
@@ -194,3 +194,38 @@ def test_a_false_caller_gone_dark_is_dropped_alone_and_the_round_voided(seed: in
     assert all(r.void and r.score == 0 for r in overs[0].results)
     for i in honest:
         assert [e.seat for e in net.events[i] if isinstance(e, ev.PeerDropped)] == [bad]
+
+
+class CallsAfterGoodbye(Replica):
+    """Says GOODBYE mid-round (a seat sitting the round out) and then, honest
+    no more, calls Nerts anyway: its drop, the call and the round's close race."""
+
+    def handle(self, command: Command, now: float) -> Outbound:
+        rs = self.rs
+        if (not isinstance(command, Move) or rs is None or rs.number != 1 or rs.tab is None
+                or rs.i_called or len(rs.log) < 8):
+            return super().handle(command, now)
+        self.now = now
+        if rs.me not in rs.left:
+            self._send(Goodbye("sitting this round out"))
+        else:
+            lamport = self.clock.time + 1
+            rs.tab.log.append((OP_NERTS, lamport))
+            rs.i_called = True
+            self._send(Nerts(), expect_lamport=lamport)
+        return self._flush()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_call_after_its_callers_goodbye_ends_the_round_alike_everywhere(seed: int) -> None:
+    """Whether the caller's drop takes effect before its call, between the call and
+    the close, or after the close is decided by the total order: every honest
+    peer scores and closes the round alike (the AUDITs and SUMMARYs count at their
+    turns, like the drop)."""
+    net = bot_table(4, seed=seed, classes={OFFENDER: CallsAfterGoodbye},
+                    faults=Faults(max_delay=0.25, duplicate=0.02))
+    _run_round_1(net)
+    over = _honest_overs(net, 1)[0]
+    assert over.verdicts[_seat(net, OFFENDER)] != ""  # never a clean result for it
+    totals = {tuple(net.replicas[i].totals.items()) for i in HONEST}
+    assert len(totals) == 1

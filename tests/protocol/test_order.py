@@ -11,7 +11,18 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.clock import LamportClock
-from p2p_nerts.protocol.messages import Drop, MsgType, Stuck
+from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.messages import (
+    Drop,
+    MsgType,
+    Payload,
+    Ready,
+    Roster,
+    Seat,
+    Stuck,
+    seal_message,
+)
 from p2p_nerts.protocol.replica._order import Finality
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
@@ -99,3 +110,28 @@ def test_an_entry_past_its_authors_cut_is_ready_to_be_passed_over() -> None:
     rs, order, _authors, _clock = _table()
     rs.dropping[AUTHOR] = SEQ - 1
     assert order.ready(rs, Ordered(LAMPORT, AUTHOR, MsgType.STUCK, Stuck(True, 0), SEQ))
+
+
+def test_an_ack_past_entries_held_for_a_later_round_counts() -> None:
+    """The host's ROSTER for the next round (and what follows it) waits for this
+    round's close; its ack after them still says how far it is, or the close,
+    waiting for the last SUMMARY's turn, would wait for itself."""
+    rs, order, authors, _clock = _table()
+    other = rs.keys[OTHER]
+    _heard(authors, other, 2, 4)
+    rs.acks[OTHER] = (9, 4)
+    ident = Identity.from_seed(bytes([OTHER + 1]) * 32, "b")
+
+    def held(seq: int, payload: Payload, number: int) -> None:
+        authors[other].held[seq] = seal_message(ident, payload, table_id=b"t" * 16,
+                                                round=number, seq=seq, lamport=5 + seq,
+                                                prev=GENESIS)
+
+    held(3, Roster((Seat(other, "b"),)), 1)
+    assert order.known(rs, OTHER) == 4  # entry 4 is not here yet
+    held(4, Ready(True), 1)
+    assert order.known(rs, OTHER) == 9
+    held(4, Stuck(True, 0), 1)  # one this round orders: not before it is delivered
+    assert order.known(rs, OTHER) == 4
+    held(4, Stuck(True, 0), 2)  # the next round's: it orders nothing in this one
+    assert order.known(rs, OTHER) == 9

@@ -96,7 +96,7 @@ def test_a_deferred_entry_is_redundant_once_its_like_is_in() -> None:
     commit = Commit(commitment(b"d" * 32), commitment(b"s" * 32))
     assert not redundant(rs, commit) and not redundant(rs, Reveal(b"s" * 32))
     rs.commits[0], rs.reveals[0] = commit, b"s" * 32
-    rs.audits[0], rs.summaries[0] = Audit(b"d" * 32, ()), Summary(b"h" * 32, (0, 0))
+    rs.audit_seq[0], rs.summary_seq[0] = 5, 6  # in, whether or not their turns have come
     for payload in (commit, Reveal(b"s" * 32), Audit(b"d" * 32, ()), Summary(b"h" * 32, (0, 0))):
         assert redundant(rs, payload)
     assert not redundant(rs, Ready(True))  # not a round entry of mine: always sent

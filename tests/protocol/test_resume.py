@@ -106,7 +106,17 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
              and "journal did not" in e.text]
     assert len(notes) == 1 and "sitting this round out" in notes[0], notes
     assert back.seq > seq_before  # it went on after the table's head
+    _no_moves_after_goodbye(net.journals[k], key)
     _agreed(net, number)
+
+
+def _no_moves_after_goodbye(records: list[Record], key: bytes) -> None:
+    """A seat that said GOODBYE to sit a round out makes no move in it after that."""
+    mine = [e for r in records if r.kind is Kind.ENTRY and (e := open_entry(r.data)).author == key]
+    bye = next(e for e in mine if e.type == MsgType.GOODBYE)
+    late = [e.seq for e in mine if e.seq > bye.seq and e.round == bye.round
+            and e.type in (MsgType.PLAY, MsgType.STUCK, MsgType.NERTS)]
+    assert not late, late
 
 
 def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanly() -> None:

@@ -141,11 +141,13 @@ def test_a_checked_fork_is_held_and_waits_its_turn() -> None:
              table_id=TABLE, host_key=HOST.public_key)
 
 
-def test_the_closing_entries_make_scoring_and_closing_due() -> None:
+def test_the_closing_entries_wait_for_their_turn_in_the_total_order() -> None:
     rs = _round()
-    audit = Audit(b"d" * 32, ())
-    assert _take(rs, audit, seq=4) is Look.SCORE and rs.audit_seq[SEAT] == 4
-    assert _take(rs, Summary(b"h" * 32, (1, 2)), seq=5) is Look.CLOSE
+    audit, summary = Audit(b"d" * 32, ()), Summary(b"h" * 32, (1, 2))
+    assert _take(rs, audit, seq=4) is Look.HEARD and rs.audit_seq[SEAT] == 4
+    assert _take(rs, summary, seq=5) is Look.HEARD and rs.summary_seq[SEAT] == 5
+    assert not rs.audits and not rs.summaries  # counted at their turns, not as they come
+    assert sorted((o.seq, o.payload) for o in rs.ordered) == [(4, audit), (5, summary)]
     assert _take(rs, Result((1, 2), b"h" * 32), seq=6) is Look.NOTHING
     with pytest.raises(EnvelopeError, match="second_result"):
         _take(rs, Result((1, 2), b"h" * 32), seq=7)

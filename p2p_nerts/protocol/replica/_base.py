@@ -66,6 +66,12 @@ ROUND_TYPES = frozenset({
     MsgType.AUDIT, MsgType.SUMMARY, MsgType.VERDICT, MsgType.DROP, MsgType.RESULT,
     MsgType.FORK,
 })
+#: Round entries acted on at their turn in the round's total order (``rs.ordered``,
+#: DROPs through ``rs.drop_queue``).
+ORDERED_TYPES = frozenset({
+    MsgType.PLAY, MsgType.STUCK, MsgType.NERTS, MsgType.DROP, MsgType.FORK, MsgType.AUDIT,
+    MsgType.SUMMARY,
+})
 
 #: The host's entries about the table between rounds: each is for the round it is
 #: made in (a ROSTER for the next one begins it), and stale once another began.

@@ -12,7 +12,7 @@ from ...game.foundations import Fate, PlayKey
 from ...game.scoring import Match, SeatRound
 from ...game.tableau import NERTS, NERTS_SIZE
 from ..audit import AuditResult, audit_seat, score_round
-from ..messages import Audit
+from ..messages import Audit, MsgType
 from ._state import RoundState, past_cut
 
 
@@ -100,9 +100,10 @@ def scores(results: tuple[SeatRound, ...]) -> tuple[int, ...]:
 
 
 def close_due(rs: RoundState) -> bool:
-    """Scored, and every live seat's SUMMARY is in (a seat-less replica, watching,
-    waits for none)."""
-    return bool(rs.results) and (rs.live <= rs.summaries.keys() or rs.me is None)
+    """Scored, and every live seat's SUMMARY has had its turn (a seat-less replica,
+    watching, waits only for those it holds: it compares them with its own)."""
+    return bool(rs.results) and (rs.live <= rs.summaries.keys() or (
+        rs.me is None and not any(o.kind == MsgType.SUMMARY for o in rs.ordered)))
 
 
 def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:

@@ -232,11 +232,9 @@ def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
     rs.ordered = [o for o in rs.ordered
                   if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
     heapq.heapify(rs.ordered)
-    audit_late = rs.audit_seq.get(victim, 0) > cut
-    if audit_late:
-        # Only the dropped seat itself, or whoever heard it before the cut
-        # was agreed, holds it: everyone scores the seat as dropped.
-        del rs.audits[victim]
+    # Counted only where its turn came before the cut was agreed (the dropped
+    # seat itself, say): everyone scores the seat as dropped.
+    audit_late = rs.audit_seq.get(victim, 0) > cut and rs.audits.pop(victim, None) is not None
     return bool(late) or audit_late
 
 

@@ -15,6 +15,7 @@ from ..clock import LamportClock
 from ..envelope import author_of
 from ..messages import Drop, Fork, MsgType
 from ..messages import Play as PlayMsg
+from ._base import ORDERED_TYPES
 from ._state import Ordered, RoundState, past_cut, void
 
 
@@ -32,7 +33,8 @@ class Finality:
         log = self._authors.get(rs.keys[seat])
         known = log.lamport if log else 0
         ack = rs.acks.get(seat)
-        if ack is not None and log is not None and ack[1] <= log.delivered:
+        if ack is not None and log is not None and (
+                ack[1] <= log.delivered or none_of_round_held(log, ack[1], rs.number)):
             known = max(known, ack[0])
         return known
 
@@ -175,3 +177,19 @@ def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
                    and winner.face & 15 == play.face & 15)
     return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
                         rs.end if fate is Fate.CUT else None)
+
+
+def none_of_round_held(log: AuthorLog, upto: int, number: int) -> bool:
+    """Whether all of ``log``'s entries up to ``upto`` are here, none of those not
+    delivered yet being one ordered in round ``number``.
+
+    Some wait for this round's close (``intake.deliverable``): the host's
+    ROSTER and SETTINGS for the next round, a RESULT signed as its author
+    closed the game, and its author's entries after them. None is ordered in
+    this round, so an ack sent after them still tells how far its author is:
+    the close, which waits for every SUMMARY's turn, would otherwise wait for
+    itself.
+    """
+    return all((entry := log.held.get(seq)) is not None
+               and (entry.type not in ORDERED_TYPES or entry.round != number)
+               for seq in range(log.delivered + 1, upto + 1))

@@ -90,9 +90,9 @@ def redundant(rs: RoundState | None, payload: Payload) -> bool:
         case Reveal():
             return rs.me in rs.reveals
         case Audit():
-            return rs.me in rs.audits
+            return rs.me in rs.audit_seq
         case Summary():
-            return rs.me in rs.summaries
+            return rs.me in rs.summary_seq
     return False
 
 

@@ -573,6 +573,8 @@ class Replica:
             return "you called Nerts: the round is ending"
         if rs.me not in rs.live or rs.me in rs.dropping:
             return "you were dropped from this round; you play again next round"
+        if rs.me in rs.left:
+            return "you left this round; you play again next round"
         if rs.me in rs.forks:
             return "this seat signed two different entries under one number: it sits out"
         if self._recovery.behind(rs, self.authors) or self._resume is not None:
@@ -873,7 +875,9 @@ class Replica:
                 if rs is not None and seat is not None:
                     self._take_marks(rs, seat, liveness.note_marks(rs, seat, entry.seq, log,
                                                                    upto))
-                if rs is not None and seat is not None and entry.round == rs.number:
+                if rs is not None and seat is not None and entry.round >= rs.number:
+                    # (Sent in a later round: its author closed this one, and
+                    # how far it is still counts here, _order.none_of_round_held.)
                     rs.acks[seat] = (entry.lamport, entry.seq)
                 if entry.author in self.sitting_down and any(
                         m.author == self.me.public_key
@@ -1229,10 +1233,11 @@ class Replica:
                 self._maybe_go(rs)
             case rounds.Look.TALLY:
                 self._tally_drops(rs)
-            case rounds.Look.SCORE:
-                self._maybe_score(rs)
-            case rounds.Look.CLOSE:
-                self._maybe_close(rs)
+            case rounds.Look.HEARD:
+                if seat != rs.me:
+                    # Its turn comes once every live seat holds it: say so at
+                    # the next tick rather than at the next heartbeat.
+                    self._last_ack = -HEARTBEAT
             case rounds.Proven(proof=proof):
                 self._proven(proof, publish=False)
             case rounds.Tell(text=text):
@@ -1313,6 +1318,12 @@ class Replica:
                 self._drop_effect(rs, item)
             elif item.kind == MsgType.FORK:
                 self._fork_final(rs, item)
+            elif isinstance(item.payload, Audit):
+                rs.audits[item.seat] = item.payload
+                self._maybe_score(rs)
+            elif isinstance(item.payload, Summary):
+                rs.summaries[item.seat] = item.payload
+                self._maybe_close(rs)
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):

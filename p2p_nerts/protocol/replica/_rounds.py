@@ -50,8 +50,7 @@ class Look(Enum):
     DEAL = "deal"  # every share may be revealed
     GO = "go"  # the host's GO may start play
     TALLY = "tally"  # a DROP vote may be due
-    SCORE = "score"  # every audit may be in
-    CLOSE = "close"  # every summary may be in
+    HEARD = "heard"  # an AUDIT or SUMMARY in: tell everyone at once that I hold it
 
 
 #: A PLAY entered the foundation log (pending its turn in the total order). The
@@ -192,13 +191,14 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             heapq.heappush(rs.ordered,
                            Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             return Proven(proof)
-        case Audit():
-            rs.audits[seat] = payload
-            rs.audit_seq[seat] = entry.seq
-            return Look.SCORE
-        case Summary():
-            rs.summaries[seat] = payload
-            return Look.CLOSE
+        case Audit() | Summary():
+            # Counted at their turn in the total order, like the drops that may
+            # take them back out: the round is scored and closed at one point
+            # of that order, the same on every peer.
+            (rs.audit_seq if isinstance(payload, Audit) else rs.summary_seq)[seat] = entry.seq
+            heapq.heappush(rs.ordered,
+                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+            return Look.HEARD
         case Result():
             if seat in rs.signed_results:
                 raise EnvelopeError("second_result")

@@ -80,9 +80,12 @@ class RoundState:
     #: When this peer saw the round end, or a drop take effect since: audits
     #: (and summaries) are due from then on.
     ended_at: float | None = None
+    #: AUDITs and SUMMARYs counted, each at its turn in the total order; the seq
+    #: of each as it came in (held, whether or not its turn has come).
     audits: dict[int, Audit] = field(default_factory=dict)
-    audit_seq: dict[int, int] = field(default_factory=dict)  # seat → its AUDIT's seq
+    audit_seq: dict[int, int] = field(default_factory=dict)
     summaries: dict[int, Summary] = field(default_factory=dict)
+    summary_seq: dict[int, int] = field(default_factory=dict)
     results: tuple[SeatRound, ...] = ()
     verdicts: tuple[str, ...] = ()
     drop_votes: dict[int, dict[int, int]] = field(default_factory=dict)
