@@ -140,6 +140,20 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._effects import (
+    BeginRound,
+    DealByHand,
+    Effect,
+    Emit,
+    Journal,
+    NextDeal,
+    SetRules,
+    SetSeats,
+    Sign,
+    SittingDown,
+    WaitingSeated,
+    Waits,
+)
 from ._forks import Forks
 from ._order import Finality, final_event
 from ._outbox import Outbox
@@ -330,11 +344,11 @@ class Replica:
             case Open():
                 self._open()
             case StartRound():
-                self._start_round()
+                self._apply(lobby.start_round(self._table))
             case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
-                self._change_settings(variants, countdown, drop_after)
+                self._apply(lobby.change_settings(self._table, variants, countdown, drop_after))
             case ArrangeSeats(order=order):
-                self._arrange_seats(order)
+                self._apply(lobby.arrange(self._table, order))
             case LeaveTable(reason=reason):
                 if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
                     self._send(Leave())
@@ -432,8 +446,7 @@ class Replica:
     def _open(self) -> None:
         """Join the table: the host seats itself, a guest asks for a seat."""
         if self.is_host:
-            self._send(settings_of(self.variants, self.countdown, self.drop_after))
-            self._seat(self.me.public_key, self.me.name)
+            self._apply(lobby.seat_host(self._table, self.me.name))
             return
         if self.seq == 0 and self._resume is None:
             # Nothing signed here yet, as far as we know: the host may hold
@@ -441,33 +454,6 @@ class Replica:
             self._resume = Resume({self.host_key}, self.now, 0)
             self._send(Hello(self.me.name, 1))
         self._send(Join(self.me.name, None))
-
-    def _start_round(self) -> None:
-        """Host: fix the roster and start the next round."""
-        lobby.host_between_rounds(self.is_host, self.phase, "starts a round",
-                                  "a round is already under way")
-        lobby.check_deal(self.seats, self.variants)
-        number = self.rs.number + 1 if self.rs else 1
-        self._send(settings_of(self.variants, self.countdown, self.drop_after))
-        self._send(Roster(self.seats), round_no=number)
-
-    def _change_settings(self, variants: Variants, countdown: float | None,
-                         drop_after: float | None) -> None:
-        lobby.host_between_rounds(self.is_host, self.phase, "changes the settings",
-                                  "settings change between rounds")
-        countdown = self.countdown if countdown is None else countdown
-        drop_after = self.drop_after if drop_after is None else drop_after
-        problem = clocks_problem(countdown, drop_after)
-        if problem is not None:
-            raise CommandError(problem)
-        self._send(settings_of(variants, countdown, drop_after))
-
-    def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
-        lobby.host_between_rounds(self.is_host, self.phase, "arranges the seats",
-                                  "seats are arranged between rounds")
-        seats = lobby.arranged(self.seats, order)
-        if seats is not None:
-            self._send(Roster(seats))
 
     def _move(self, target: Target) -> None:
         rs, tab = self._playing()
@@ -553,6 +539,37 @@ class Replica:
 
     def _event(self, event: ev.Event) -> None:
         self._out.events.append(event)
+
+    def _apply(self, effects: Iterable[Effect]) -> None:
+        """Carry out what a sub-machine decided, in its order: the one place that does."""
+        for effect in effects:
+            match effect:
+                case Sign(payload=payload, to=to, round_no=round_no):
+                    self._send(payload, round_no=round_no, to=to)
+                case Emit(event=event):
+                    self._event(event)
+                case Journal(record=record):
+                    self._record(record)
+                case SetSeats(seats=seats):
+                    self.seats = seats
+                case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
+                    self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
+                case BeginRound(number=number, note=note):
+                    if note:
+                        self._prune(number)
+                    self._begin_round(number)
+                case Waits(key=key, name=name):
+                    self.waiting[key] = name
+                case WaitingSeated():
+                    self.waiting.clear()
+                case SittingDown(newcomers=newcomers):
+                    self.sitting_down = dict.fromkeys(newcomers, self.seq)
+                case NextDeal(at=at):
+                    self.next_round_at = at
+                case DealByHand():
+                    self.auto_start = self.auto_next = None
+                case _:
+                    raise AssertionError(f"no such effect: {effect!r}")
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
@@ -1010,74 +1027,31 @@ class Replica:
             self._send(d.payload, round_no=d.round_no, to=d.to)
 
     # ---------------------------------------------------------------- lobby
+    @property
+    def _table(self) -> lobby.Table:
+        """The table as the lobby reads it, now."""
+        return lobby.Table(self.me.public_key, self.host_key, self.phase, self.seats,
+                           self.rs.number if self.rs else 0, self.variants, self.countdown,
+                           self.drop_after, self.max_seats, self.waiting,
+                           self._forks.proven.keys())
+
     def _host_join(self, key: bytes, name: str) -> None:
-        answer = lobby.answer_join(
-            key, rs=self.rs, in_round=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING),
-            over=self.phase is Phase.OVER, seated=self.seated, taken=len(self.seats),
-            waiting=self.waiting, proven=key in self.equivocators, room=self._room())
-        match answer:
-            case lobby.Refuse(reason=reason):
-                self._send(Refuse(key, reason))
-            case lobby.Wait():
-                self.waiting[key] = name
-                self._event(ev.Notice(f"{name} sits down when this round ends"))
-            case lobby.Retell():
-                self._send(Roster(self.seats))
-            case lobby.SeatIt():
-                self._seat(key, name)
-
-    def _room(self) -> int:
-        """Seats the host offers: its own limit, and no more tableaux than the rules play."""
-        return min(self.max_seats, self.variants.most_seats)
-
-    def _seat(self, key: bytes, name: str) -> None:
-        """Host: a newcomer sits after everyone else, so the partners chosen stay together."""
-        self._send(Roster((*self.seats, Seat(key, name))))
+        self._apply(lobby.join(self._table, key, name, self.rs))
 
     def _unseat(self, key: bytes) -> None:
-        """Host: give a guest's seat up (the host's own seat is the table itself)."""
-        if key != self.host_key and key in self.seated:
-            self._send(Roster(tuple(s for s in self.seats if s.key != key)))
+        self._apply(lobby.unseat(self._table, key))
 
     def _maybe_auto_start(self) -> None:
-        due = lobby.auto_deal_due(self.phase, len(self.seats), self.auto_start,
-                                  self.next_round_at, self.now, self.sitting_down.keys(),
-                                  self.seated)
-        if not due:
-            return
-        if self.phase is Phase.BETWEEN:
-            self.next_round_at = None
-        try:
-            self._start_round()
-        except CommandError as exc:
-            self.auto_start = self.auto_next = None  # say it once, then wait for a person
-            self._event(ev.Notice(f"cannot deal automatically: {exc}"))
+        self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
+                                    next_round_at=self.next_round_at, now=self.now,
+                                    sitting_down=self.sitting_down.keys()))
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
-        if entry.author != self.host_key:
-            raise EnvelopeError("not_host")
-        number = self.rs.number if self.rs else 0
-        begins = lobby.roster_begins(entry.round, number, self.phase, self.variants, seats)
-        self.seats = seats
-        if begins:
-            self._prune(entry.round)
-            self._begin_round(entry.round)
-        self._event(ev.RosterChanged(tuple(s.name for s in seats),
-                                     tuple(fingerprint_of(s.key) for s in seats),
-                                     index_of(seats, self.me.public_key)))
+        self._apply(lobby.roster(self._table, entry, seats))
 
     def _settings(self, entry: Entry, payload: Payload) -> None:
         assert isinstance(payload, Settings)
-        if entry.author != self.host_key:
-            raise EnvelopeError("not_host")
-        self.variants = lobby.variants_of(payload, self.phase)
-        # The host's clocks, whatever this peer was started with: nobody may start
-        # early, and every peer counts a seat silent after the same time.
-        self.countdown = payload.countdown_ms / 1000
-        self.drop_after = payload.drop_after_ms / 1000
-        self._event(ev.SettingsChanged(
-            f"{self.variants.words()}; {self.countdown:g} s countdown, "
-            f"silent seats dropped after {self.drop_after:g} s"))
+        self._apply(lobby.settings(self._table, entry, payload))
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
@@ -1507,20 +1481,7 @@ class Replica:
             self._reseat(rs)
 
     def _reseat(self, rs: RoundState) -> None:
-        """Host, as a round closes: the dropped leave, those waiting sit down.
-
-        A seat dropped this round leaves the table, or every later round
-        would wait for it again, unless it has asked back meanwhile; it keeps
-        its total either way. One ROSTER says both.
-        """
-        seats = lobby.reseat(rs, self.seats, self.waiting, set(self.equivocators),
-                             self.host_key, self.max_seats)
-        self.waiting.clear()
-        keys = {seat.key for seat in seats}
-        if keys != self.seated:
-            newcomers = keys - set(rs.keys)
-            self._send(Roster(seats))
-            self.sitting_down = dict.fromkeys(newcomers, self.seq)
+        self._apply(lobby.closing_roster(self._table, rs))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

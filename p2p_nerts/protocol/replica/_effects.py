@@ -1,0 +1,181 @@
+"""Effects: what a sub-machine asks the facade to do, as plain frozen values.
+
+A sub-machine reads what it is given and returns a list of these instead of
+changing the replica; the facade applies them in order, in one place
+(``Replica._apply``), which is the only code that signs, emits events,
+journals, and changes the table's seats, rules or round. So a decision is a
+value a test compares, and the order of what one step does is written once,
+in the list it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from ...game.foundations import PlayKey
+from ...game.variants import Variants
+from .. import events as ev
+from ..journal import Record
+from ..messages import Head, Payload, Seat, Snapshot
+from ._state import RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Sign:
+    """Sign one of my entries and queue it (to one key, or to everyone); a
+    sequenced one is delivered to myself as well. ``round_no``: the round it
+    is for, when not the current one."""
+
+    payload: Payload
+    to: bytes | None = None
+    round_no: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Tell the user (or the front end) something."""
+
+    event: ev.Event
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """Write a record to the journal (write-ahead: before the sends go out)."""
+
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class SetSeats:
+    """Who sits at the table now (the host's ROSTER, or a snapshot's)."""
+
+    seats: tuple[Seat, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetRules:
+    """The rules and clocks the table plays by now (the host's SETTINGS)."""
+
+    variants: Variants
+    countdown: float
+    drop_after: float
+
+
+@dataclass(frozen=True, slots=True)
+class BeginRound:
+    """Round ``number`` begins with the seats as they are. ``note``: first note
+    where the table stands and forget older rounds (not when the round begins
+    from a snapshot, which is that note)."""
+
+    number: int
+    note: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Waits:
+    """Host: ``key`` sits down as this round closes (the waiting list)."""
+
+    key: bytes
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSeated:
+    """Host, as a round closes: those waiting are seated now (or found no room)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SittingDown:
+    """Host: ``newcomers`` were seated by the ROSTER signed just before; the break
+    waits for them to hold it (they replay the table's entries first)."""
+
+    newcomers: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class NextDeal:
+    """Host: when it deals the next round by itself (None: not by itself now)."""
+
+    at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DealByHand:
+    """Host: deal by itself no more; wait for a person to deal."""
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Forget ``author``'s entries up to ``upto`` (a finished round, held by all)."""
+
+    author: bytes
+    upto: int
+
+
+@dataclass(frozen=True, slots=True)
+class TakeUp:
+    """Go on from the host's snapshot (checked: rules that deal its seats)."""
+
+    snapshot: Snapshot
+    variants: Variants
+
+
+@dataclass(frozen=True, slots=True)
+class TakeHeads:
+    """Hold every author's chain as far as these heads; my clock goes past the
+    times of ``dated`` authors' heads."""
+
+    heads: tuple[Head, ...]
+    dated: Collection[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The game's score as a snapshot gives it: no round under way."""
+
+    totals: dict[bytes, int]
+    rounds: int
+    over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """Hear these keys as players (``Replica.admit``); ``catch_up``: and act on
+    nothing of a round before every live peer was heard and every gap filled."""
+
+    keys: frozenset[bytes]
+    catch_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Someone holds ``author``'s entries up to ``seq``: fetch those we lack."""
+
+    author: bytes
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class CutAfter:
+    """Take back out what ``seat`` sent past ``cut`` in ``rs`` (a proven fork)."""
+
+    rs: RoundState
+    seat: int
+    cut: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveRound:
+    """``seat`` leaves ``rs``'s live seats at ``at`` in the total order, counting up
+    to ``cut``."""
+
+    rs: RoundState
+    seat: int
+    cut: int
+    at: PlayKey
+
+
+Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
+          | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
+          | Claim | CutAfter | LeaveRound)
