@@ -14,11 +14,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
+from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
+from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
-from ._state import RoundState
+from ._base import Phase
+from ._state import RoundState, index_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,20 +135,24 @@ class TakeHeads:
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """The game's score as a snapshot gives it: no round under way."""
+    """The game as a snapshot gives it, between rounds (or over): no round held."""
 
     totals: dict[bytes, int]
-    rounds: int
-    over: bool
+    match: Match
+    phase: Phase
 
 
 @dataclass(frozen=True, slots=True)
 class Admit:
-    """Hear these keys as players (``Replica.admit``); ``catch_up``: and act on
-    nothing of a round before every live peer was heard and every gap filled."""
+    """Hear these keys as players (``Replica.admit``)."""
 
     keys: frozenset[bytes]
-    catch_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUp:
+    """Back at a table: act on nothing of a round before every live peer was heard
+    and every gap filled (``Recovery.behind``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,4 +185,11 @@ class LeaveRound:
 
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | Claim | CutAfter | LeaveRound)
+          | CatchUp | Claim | CutAfter | LeaveRound)
+
+
+def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
+    """The seats changed: who sits where, and whether I do."""
+    return Emit(ev.RosterChanged(tuple(s.name for s in seats),
+                                 tuple(fingerprint_of(s.key) for s in seats),
+                                 index_of(seats, me)))

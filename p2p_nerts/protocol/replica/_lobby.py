@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..envelope import Entry, EnvelopeError
-from ..identity import fingerprint_of
 from ..messages import Refuse as Refusal
 from ..messages import Roster, Seat, Settings
 from ._base import SIT_DOWN_WAIT, CommandError, Phase, clocks_problem, rules_of, settings_of
@@ -32,8 +31,9 @@ from ._effects import (
     SittingDown,
     WaitingSeated,
     Waits,
+    roster_told,
 )
-from ._state import RoundState, index_of
+from ._state import RoundState
 
 #: Phases in which the host may change the table (its settings, its seats).
 BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
@@ -285,12 +285,7 @@ def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> list[Effect]:
         raise EnvelopeError("not_host")
     begins = roster_begins(entry.round, t.number, t.phase, t.variants, seats)
     return [SetSeats(seats), *([BeginRound(entry.round)] if begins else []),
-            Emit(roster_changed(seats, t.me))]
-
-
-def roster_changed(seats: tuple[Seat, ...], me: bytes) -> ev.RosterChanged:
-    return ev.RosterChanged(tuple(s.name for s in seats),
-                            tuple(fingerprint_of(s.key) for s in seats), index_of(seats, me))
+            roster_told(seats, t.me)]
 
 
 def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:

@@ -40,7 +40,7 @@ from ...game.tableau import (
     Tableau,
     Target,
 )
-from ...game.variants import VariantError, Variants
+from ...game.variants import Variants
 from .. import events as ev
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
@@ -51,14 +51,13 @@ from ..envelope import (
     author_of,
 )
 from ..fairness import SECRET_LEN, commitment
-from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
+from ..identity import PUBLIC_KEY_LEN, Identity
 from ..journal import (
     Kind,
     Record,
     move_record,
     secrets_record,
     snapshot_of,
-    snapshot_record,
     unpack,
 )
 from ..messages import (
@@ -141,16 +140,22 @@ from ._commands import (
     VoteStuck,
 )
 from ._effects import (
+    Admit,
     BeginRound,
+    CatchUp,
     DealByHand,
     Effect,
     Emit,
+    Forget,
     Journal,
     NextDeal,
     SetRules,
     SetSeats,
     Sign,
     SittingDown,
+    Standing,
+    TakeHeads,
+    TakeUp,
     WaitingSeated,
     Waits,
 )
@@ -272,7 +277,7 @@ class Replica:
         r._recovery.load(records, identity.public_key)
         if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
             start = snapshot_of(records[0])                # began (later ones replay again)
-            r._take_up(start, rules_of(start.settings))
+            r._apply([TakeUp(start, rules_of(start.settings))])
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
@@ -555,8 +560,13 @@ class Replica:
                 case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
                     self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
                 case BeginRound(number=number, note=note):
-                    if note:
-                        self._prune(number)
+                    if note:  # the table as it stands, where the journal will start
+                        self._apply(self._pruning.begin(catchup.capture(
+                            number, over=self.phase is Phase.OVER, seats=self.seats,
+                            settings=settings_of(self.variants, self.countdown, self.drop_after),
+                            totals=self.totals, authors=self.authors, player=self.player,
+                            rounds=self.match.rounds if self.match is not None else 0),
+                            self.me.public_key))
                     self._begin_round(number)
                 case Waits(key=key, name=name):
                     self.waiting[key] = name
@@ -568,6 +578,27 @@ class Replica:
                     self.next_round_at = at
                 case DealByHand():
                     self.auto_start = self.auto_next = None
+                case Forget(author=author, upto=upto):
+                    self.authors[author].prune(upto)
+                case TakeUp(snapshot=snapshot, variants=variants):
+                    self._apply(self._pruning.take_up(snapshot, variants, self.me.public_key))
+                case TakeHeads(heads=heads, dated=dated):
+                    for head in heads:
+                        log = self._author(head.author)
+                        if log is not None:
+                            log.take_up(head.seq, head.lamport, head.id)
+                    mine = self.authors.get(self.me.public_key)
+                    self._outbox.seq = max(self._outbox.seq,
+                                           mine.delivered if mine is not None else 0)
+                    self.clock.time = max([self.clock.time,
+                                           *(h.lamport for h in heads if h.author in dated)])
+                case Standing(totals=totals, match=match, phase=phase):
+                    self.totals, self.match, self.phase = totals, match, phase
+                    self.rs = self.prev_rs = None
+                case Admit(keys=keys):
+                    self.admit(keys)
+                case CatchUp():
+                    self._recovery.catching_up = True
                 case _:
                     raise AssertionError(f"no such effect: {effect!r}")
 
@@ -1070,19 +1101,6 @@ class Replica:
                 self._vote_drop(rs, seat, again=True)
 
     # ------------------------------------------------------------- pruning
-    def _prune(self, number: int) -> None:
-        """Round ``number`` begins: note where the table stands, and forget what
-        every seat holds of the rounds before the last (see _catchup)."""
-        snapshot = catchup.capture(
-            number, over=self.phase is Phase.OVER, seats=self.seats,
-            settings=settings_of(self.variants, self.countdown, self.drop_after),
-            totals=self.totals, rounds=self.match.rounds if self.match is not None else 0,
-            authors=self.authors, player=self.player)
-        self._record(snapshot_record(snapshot))  # where the journal will start (_catchup)
-        for key, upto in self._pruning.round_begins(snapshot, self.seated,
-                                                    self.me.public_key).items():
-            self.authors[key].prune(upto)
-
     def _send_snapshot(self, asker: bytes) -> bool:
         """Host: answer a RESEND for entries no longer held with the snapshot (only
         the host's is taken up). False when the asker's budget is spent."""
@@ -1098,54 +1116,9 @@ class Replica:
         return False
 
     def _snapshot(self, entry: Entry, snapshot: Snapshot) -> None:
-        """The host's snapshot: take it up if we hold less than it does and have not
-        begun its round; else, if we hold less, say once that we cannot catch up."""
-        if (entry.author != self.host_key or self.is_host
-                or not catchup.behind(snapshot, self.authors)):
-            return
-        if (self.rs.number if self.rs is not None else 0) >= snapshot.round:
-            if self._pruning.refused < snapshot.round:
-                self._pruning.refused = snapshot.round
-                self._event(ev.Notice(
-                    "the table no longer holds entries of rounds this peer missed: it "
-                    "cannot catch up; start again without --resume to sit down afresh"))
-            return
-        try:
-            variants = rules_of(snapshot.settings)
-            variants.check_players(len(snapshot.seats))
-        except VariantError:
-            raise EnvelopeError("bad_field:snapshot") from None
-        self._record(Record(Kind.ENTRY, entry.raw))
-        self._take_up(snapshot, variants)
-
-    def _take_up(self, snapshot: Snapshot, variants: Variants) -> None:
-        """Go on from ``snapshot``: the host's, or my own note that a compacted
-        journal starts with. Its round begins as it did for everyone."""
-        for head in snapshot.heads:
-            log = self._author(head.author)
-            if log is not None:
-                log.take_up(head.seq, head.lamport, head.id)
-        mine = self.authors.get(self.me.public_key)
-        self._outbox.seq = max(self._outbox.seq, mine.delivered if mine is not None else 0)
-        seated = {seat.key for seat in snapshot.seats}
-        dated = seated | {self.me.public_key}  # (mine: what I sign next comes after it)
-        self.clock.time = max([self.clock.time, *(h.lamport for h in snapshot.heads
-                                                  if h.author in dated)])
-        self._pruning.begun = (catchup.positions(snapshot), snapshot)
-        self.variants = variants
-        self.countdown = snapshot.settings.countdown_ms / 1000
-        self.drop_after = snapshot.settings.drop_after_ms / 1000
-        self.seats = snapshot.seats
-        self.totals = {total.key: total.points for total in snapshot.totals}
-        self.match = Match(variants, len(seated), [0] * len(seated), snapshot.rounds)
-        self.phase = Phase.OVER if snapshot.over else Phase.BETWEEN
-        self.rs = self.prev_rs = None
-        self._places.placed.update(seated | {head.author for head in snapshot.heads})
-        self._recovery.catching_up = True
-        self._begin_round(snapshot.round)
-        self._event(ev.RosterChanged(tuple(s.name for s in self.seats),
-                                     tuple(fingerprint_of(s.key) for s in self.seats),
-                                     index_of(self.seats, self.me.public_key)))
+        self._apply(self._pruning.offered(entry, snapshot, host_key=self.host_key,
+                                          is_host=self.is_host, authors=self.authors,
+                                          number=self.rs.number if self.rs is not None else 0))
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
