@@ -279,11 +279,11 @@ def test_taking_a_snapshot_up_sets_the_table_and_begins_its_round_as_noted() -> 
 
 def test_as_a_round_begins_its_note_is_journaled_and_what_every_seat_holds_is_forgotten() -> (
         None):
-    pruning, me, host = Pruning(), HOST_ID.public_key, ME
-    first = _note(1, SEATED, (Head(me, 4, 10, b"a" * 64), Head(host, 3, 9, b"b" * 64)))
+    pruning, me, other = Pruning(), HOST_ID.public_key, ME
+    first = _note(1, SEATED, (Head(me, 4, 10, b"a" * 64), Head(other, 3, 9, b"b" * 64)))
     assert pruning.begin(first, me) == [Journal(snapshot_record(first))]  # nothing before
-    pruning.heard(host, [AckMark(me, 4), AckMark(host, 2)])
+    pruning.heard(other, [AckMark(me, 4), AckMark(other, 2)])
     second = _note(2, SEATED, (Head(me, 9, 30, b"c" * 64),))
     # As far as the first note, and only as far as the other seat holds.
     assert pruning.begin(second, me) == [Journal(snapshot_record(second)), Forget(me, 4),
-                                         Forget(host, 2)]
+                                         Forget(other, 2)]

@@ -66,7 +66,6 @@ from ..messages import (
     Audit,
     Commit,
     Drop,
-    Fork,
     Go,
     Goodbye,
     Hello,
@@ -143,11 +142,13 @@ from ._effects import (
     Admit,
     BeginRound,
     CatchUp,
+    CutAfter,
     DealByHand,
     Effect,
     Emit,
     Forget,
     Journal,
+    LeaveRound,
     NextDeal,
     SetRules,
     SetSeats,
@@ -599,6 +600,10 @@ class Replica:
                     self.admit(keys)
                 case CatchUp():
                     self._recovery.catching_up = True
+                case CutAfter(rs=rs, seat=seat, cut=cut):
+                    self._forget_after_cut(rs, seat, cut)
+                case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
+                    self._leave_round(rs, seat, cut, at)
                 case _:
                     raise AssertionError(f"no such effect: {effect!r}")
 
@@ -969,22 +974,14 @@ class Replica:
         self._follow(liveness.take_marks(rs, seat, upto, self.authors))
 
     def _follow(self, leads: Iterable[Lead]) -> None:
-        for lead in leads:
-            self._suspect(lead.author, lead.seq, lead.via)
+        self._apply(self._forks.follow(self.rs, leads, self.now))
 
     def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
-        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for
-        it, as often as ``Forks.ask`` allows (see _conflict)."""
-        if self._forks.ask(self.rs, Lead(author, seq, via), self.now):
-            self._send(Resend(author, seq, seq), to=via)
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it."""
+        self._follow((Lead(author, seq, via),))
 
     def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
-        """Two entries of one author under one number: a proof, or a lead to one."""
-        found = forks.conflict(known, entry, via)
-        if isinstance(found, ForkProof):
-            self._proven(found)
-        elif found is not None:
-            self._follow((found,))
+        self._apply(self._forks.conflicted(self.rs, known, entry, via, self.now, self.phase))
 
     @property
     def equivocators(self) -> dict[bytes, ForkProof]:
@@ -993,28 +990,10 @@ class Replica:
         return self._forks.proven
 
     def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
-        """Hold a checked proof (``Forks.hold``): void the author's disputed entries,
-        and tell everyone."""
-        rs = self.rs
-        held = self._forks.hold(rs, proof)
-        if rs is None or held is None:
-            return
-        self._forget_after_cut(rs, held.seat, proof.cut)
-        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
-                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            self._send(Fork(proof.first, proof.second))
+        self._apply(self._forks.prove(self.rs, proof, self.phase, publish=publish))
 
     def _fork_final(self, rs: RoundState, item: Ordered) -> None:
-        """A FORK's turn in the total order: its accused leaves the round, flagged."""
-        assert isinstance(item.payload, Fork)
-        convicted = forks.convict(rs, item.payload)
-        if convicted is None:
-            return
-        accused = convicted.seat
-        self._event(ev.Flagged(accused, rs.names[accused],
-                               f"equivocation: signed two entries numbered {convicted.proof.seq}",
-                               (item.payload.first, item.payload.second)))
-        self._leave_round(rs, accused, convicted.cut, (item.lamport, item.seat))
+        self._apply(forks.final(rs, item))
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
