@@ -142,6 +142,7 @@ from ._effects import (
     Admit,
     BeginRound,
     CatchUp,
+    Claim,
     CutAfter,
     DealByHand,
     Effect,
@@ -287,17 +288,10 @@ class Replica:
             elif rec.kind is Kind.MOVE:
                 recovery.redo(r.rs, unpack(rec))
             r._advance()
-        r._recovery.replayed()
-        peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
-        peers.discard(identity.public_key)
-        if peers:
-            r._resume = Resume(peers, now, r.seq)
-        rs = r.rs
-        if rs is not None:
-            if rs.tab is not None:
-                rs.journaled = len(rs.tab.log)
-            if r.phase is Phase.PLAYING and rs.play_from is not None:
-                rs.started = True
+        r._recovery.replayed(r.rs, r.phase)
+        held = r.rs.keys if r.rs is not None else ()
+        r._resume = recovery.rejoin({*r.seated, r.host_key, *held}, identity.public_key, now,
+                                    r.seq)
         r._out = Outbound()
         return r
 
@@ -600,6 +594,10 @@ class Replica:
                     self.admit(keys)
                 case CatchUp():
                     self._recovery.catching_up = True
+                case Claim(author=author, seq=seq):
+                    log = self._author(author)
+                    if log is not None:
+                        log.note_claim(seq)
                 case CutAfter(rs=rs, seat=seat, cut=cut):
                     self._forget_after_cut(rs, seat, cut)
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
@@ -998,15 +996,8 @@ class Replica:
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
         assert self._resume is not None
-        me = self.me.public_key
-        mine = next((m.seq for m in upto if m.author == me), None)
-        if mine is not None and (peer in self.seated or peer == self.host_key):
-            log = self._author(me)
-            if log is not None:
-                log.note_claim(mine)  # we fetch those of ours we lack (_ask_missing)
-            self._resume.heard(peer, mine)
-        else:
-            self._resume.heard(peer, None)
+        self._apply(recovery.heard(self._resume, peer, upto, self.me.public_key,
+                                   peer in self.seated or peer == self.host_key))
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
@@ -1017,24 +1008,12 @@ class Replica:
         if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
             return
         self._resume = None
-        plan = recovery.resumed(res, delivered, self.rs, self.phase)
-        rs = self.rs
-        if plan.notice is not None:
-            self._event(ev.Notice(plan.notice))
-        if plan.sit_out:
-            self._send(Goodbye("back from a restart behind the table: next round"))
+        plan, began = recovery.resumed(res, delivered, self.rs, self.phase), self.rs
+        self._apply(plan.said())
         done: set[tuple[int, Payload]] = set()
         for d in plan.deferred:
-            key = (d.payload.TYPE, d.payload)
-            if key in done or recovery.redundant(self.rs, d.payload):
-                continue
-            if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
-                continue  # its round closed while we learned: it counts for nobody now
-            if (d.payload.TYPE in BETWEEN_ROUND_TYPES and d.round_no is not None
-                    and self.rs is not None and d.round_no < self.rs.number):
-                continue  # a round began since (a deferred ROSTER began it): stale
-            done.add(key)
-            self._send(d.payload, round_no=d.round_no, to=d.to)
+            if recovery.due(d, began, self.rs, done):
+                self._send(d.payload, round_no=d.round_no, to=d.to)
 
     # ---------------------------------------------------------------- lobby
     @property
