@@ -9,6 +9,7 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import Play as FoundationPlay
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.fairness import commitment
 from p2p_nerts.protocol.identity import Identity
@@ -31,6 +32,7 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._effects import Emit, EndRound
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
@@ -40,6 +42,7 @@ from p2p_nerts.protocol.replica._rounds import (
     check_play,
     new_round,
     seat_for,
+    stuck_final,
     take,
 )
 from p2p_nerts.protocol.replica._state import RoundState
@@ -193,3 +196,17 @@ def test_a_well_formed_play_passes() -> None:
     check_play(rs, SEAT, Play(make_card(SEAT, 0, 2), make_card(0, 0, 1), NERTS, 0, 3))
 
 
+
+
+def test_a_stuck_vote_taking_effect_rotates_once_every_live_seat_is_stuck() -> None:
+    rs = _round()
+    assert rs.tab is None  # (no tableau: nothing of mine to rotate)
+    assert stuck_final(rs, 0, True, (3, 0)) == [Emit(ev.StuckChanged((True, False)))]
+    rs.my_vote, rs.my_vote_at = True, 3
+    assert stuck_final(rs, 1, True, (4, 1)) == [Emit(ev.StuckChanged((True, True))),
+                                                Emit(ev.Rotated(1))]
+    assert rs.stuck == [False, False] and not rs.my_vote  # every vote before it ends
+    stuck_final(rs, 0, True, (5, 0))
+    # Stuck again with nothing played since the rotation: the round ends there.
+    assert stuck_final(rs, 1, True, (6, 1)) == [Emit(ev.StuckChanged((True, True))),
+                                                EndRound(rs, "deadlock", (6, 1))]

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from ...game.tableau import Target
 from ...game.variants import Variants
+from ._base import Phase
+from ._state import RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,3 +119,23 @@ class AskToWatch:
 Command = (Open | StartRound | ChangeSettings | ArrangeSeats | SetReady | Move | Turn
            | RotateAlone | VoteStuck | CallNerts | LeaveTable | SeatLost | TurnAway
            | AskToWatch)
+
+
+def refused(rs: RoundState | None, phase: Phase, watching: bool) -> str | None:
+    """Why my moves are refused right now for what the round says (None: they are
+    not; the facade adds catching up after a restart)."""
+    if watching:
+        return "you are watching this table: a spectator does not play"
+    if rs is None or rs.tab is None or phase is not Phase.PLAYING:
+        return "no round is being played"
+    if not rs.started:
+        return "wait for the countdown"
+    if rs.end is not None:
+        return "the round is over"
+    if rs.i_called:
+        return "you called Nerts: the round is ending"
+    if rs.me not in rs.live or rs.me in rs.dropping:
+        return "you were dropped from this round; you play again next round"
+    if rs.me in rs.forks:
+        return "this seat signed two different entries under one number: it sits out"
+    return None

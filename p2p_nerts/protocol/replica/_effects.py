@@ -164,6 +164,31 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class SetPhase:
+    """The table's phase changes (play starts, say)."""
+
+    phase: Phase
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """The entry being delivered breaks the rules: refuse it (``reason``), and do
+    nothing more of what it would have done."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EndRound:
+    """``rs`` ends (``how``: a Nerts call, a deadlock), its foundations cut off at
+    ``cutoff`` in the total order."""
+
+    rs: RoundState
+    how: str
+    cutoff: PlayKey | None
+
+
+@dataclass(frozen=True, slots=True)
 class CutAfter:
     """Take back out what ``seat`` sent past ``cut`` in ``rs`` (a proven fork)."""
 
@@ -185,7 +210,7 @@ class LeaveRound:
 
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | CutAfter | LeaveRound)
+          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound)
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:

@@ -30,7 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from ...game.deadlock import AllStuck
 from ...game.foundations import Fate, FoundationLog, PlayKey
 from ...game.moves import is_stuck, perform
 from ...game.scoring import Match, team_names
@@ -137,6 +136,7 @@ from ._commands import (
     Turn,
     TurnAway,
     VoteStuck,
+    refused,
 )
 from ._effects import (
     Admit,
@@ -147,10 +147,13 @@ from ._effects import (
     DealByHand,
     Effect,
     Emit,
+    EndRound,
     Forget,
+    Invalid,
     Journal,
     LeaveRound,
     NextDeal,
+    SetPhase,
     SetRules,
     SetSeats,
     Sign,
@@ -598,6 +601,12 @@ class Replica:
                     log = self._author(author)
                     if log is not None:
                         log.note_claim(seq)
+                case SetPhase(phase=phase):
+                    self.phase = phase
+                case Invalid(reason=reason):
+                    raise EnvelopeError(reason)
+                case EndRound(rs=rs, how=how, cutoff=cutoff):
+                    self._end_round(rs, how, cutoff)
                 case CutAfter(rs=rs, seat=seat, cut=cut):
                     self._forget_after_cut(rs, seat, cut)
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
@@ -611,24 +620,11 @@ class Replica:
 
     def blocked(self) -> str | None:
         """Why my moves are refused right now (for a UI to say), or None if I may move."""
-        rs = self.rs
-        if self.watching:
-            return "you are watching this table: a spectator does not play"
-        if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
-            return "no round is being played"
-        if not rs.started:
-            return "wait for the countdown"
-        if rs.end is not None:
-            return "the round is over"
-        if rs.i_called:
-            return "you called Nerts: the round is ending"
-        if rs.me not in rs.live or rs.me in rs.dropping:
-            return "you were dropped from this round; you play again next round"
-        if rs.me in rs.forks:
-            return "this seat signed two different entries under one number: it sits out"
-        if self._recovery.behind(rs, self.authors) or self._resume is not None:
+        reason = refused(self.rs, self.phase, self.watching)
+        if reason is None and self.rs is not None and (
+                self._recovery.behind(self.rs, self.authors) or self._resume is not None):
             return "catching up with the table"
-        return None
+        return reason
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
@@ -1164,18 +1160,8 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        check = shuffle.go_check(self.table_id, rs, catching_up=self._recovery.catching_up)
-        if check is None or check is shuffle.GoCheck.WAIT:
-            return  # (on a wait, the drop's effect looks again: _leave_round)
-        if check is shuffle.GoCheck.MISMATCH:
-            self._event(ev.Notice("the host dealt from another joint value; round void"))
-            raise EnvelopeError("go_mismatch")
-        rs.play_from = self.now + self.countdown
-        self.phase = Phase.PLAYING
-        self._event(ev.RoundStarting(rs.number, self.countdown))
-        if self.countdown <= 0:
-            rs.started = True
-            self._event(ev.RoundStarted(rs.number))
+        self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,
+                               now=self.now, countdown=self.countdown))
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone.
@@ -1250,26 +1236,7 @@ class Replica:
             self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
-        """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
-
-        ``key`` is the deciding entry's place in the total order (the vote, or
-        the DROP whose effect left every live seat stuck), where a deadlock
-        cuts the foundations off.
-        """
-        rs.stuck[seat] = on
-        self._event(ev.StuckChanged(tuple(rs.stuck)))
-        if not all(rs.stuck[s] for s in rs.live):
-            return
-        if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
-            self._end_round(rs, "deadlock", key)
-            return
-        rs.stuck = [False] * len(rs.keys)
-        if key is None or rs.my_vote_at <= key[0]:
-            rs.my_vote = False  # a rotation ends every vote taken before it
-        tab = rs.tab
-        if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
-            tab.rotate(alone=False)
-        self._event(ev.Rotated(rs.rotations))
+        self._apply(rounds.stuck_final(rs, seat, on, key))
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ...game.foundations import FoundationLog, Play
+from ...game.deadlock import AllStuck
+from ...game.foundations import FoundationLog, Play, PlayKey
 from ...game.tableau import SOURCES
 from ...game.variants import Variants
 from .. import events as ev
@@ -39,6 +40,7 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
+from ._effects import Effect, Emit, EndRound
 from ._state import Ordered, RoundState, index_of
 
 
@@ -210,3 +212,25 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             return Look.NOTHING
         case _:
             raise EnvelopeError("unexpected_type")
+
+
+def stuck_final(rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> list[Effect]:
+    """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
+
+    ``key`` is the deciding entry's place in the total order (the vote, or
+    the DROP whose effect left every live seat stuck), where a deadlock
+    cuts the foundations off.
+    """
+    rs.stuck[seat] = on
+    told = Emit(ev.StuckChanged(tuple(rs.stuck)))
+    if not all(rs.stuck[s] for s in rs.live):
+        return [told]
+    if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
+        return [told, EndRound(rs, "deadlock", key)]
+    rs.stuck = [False] * len(rs.keys)
+    if key is None or rs.my_vote_at <= key[0]:
+        rs.my_vote = False  # a rotation ends every vote taken before it
+    tab = rs.tab
+    if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
+        tab.rotate(alone=False)
+    return [told, Emit(ev.Rotated(rs.rotations))]
