@@ -612,7 +612,7 @@ class Replica:
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
                     self._leave_round(rs, seat, cut, at)
                 case _:
-                    raise AssertionError(f"no such effect: {effect!r}")
+                    assert_never(effect)
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
