@@ -49,13 +49,11 @@ from ..envelope import (
     EnvelopeError,
     author_of,
 )
-from ..fairness import SECRET_LEN, commitment
 from ..identity import PUBLIC_KEY_LEN, Identity
 from ..journal import (
     Kind,
     Record,
     move_record,
-    secrets_record,
     snapshot_of,
     unpack,
 )
@@ -63,7 +61,6 @@ from ..messages import (
     Ack,
     AckMark,
     Audit,
-    Commit,
     Drop,
     Go,
     Goodbye,
@@ -1078,27 +1075,16 @@ class Replica:
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
         rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
-        keys, me = rs.keys, rs.me
-        if self.phase is Phase.OVER:
-            self.totals = {}  # a new game
-        played = self.match.rounds if self.match is not None and self.totals else 0
+        self.totals, self.match = rounds.standing(rs.keys, self.variants, self.totals,
+                                                  self.match, over=self.phase is Phase.OVER)
         self.ready = {}  # ready for the next deal: said afresh after each round
-        self.match = Match.new(self.variants, len(keys))
-        self.match.totals = [self.totals.get(k, 0) for k in keys]
-        self.match.rounds = played
         self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
-        for key in keys:
-            self.last_heard.setdefault(key, self.now)
-            self.last_heard[key] = max(self.last_heard[key], self.now)
-        if me is not None:
-            known = self._recovery.secrets.pop(number, None)
-            if known is None:
-                known = (self.rng(SECRET_LEN), self.rng(SECRET_LEN))
-                self._record(secrets_record(number, *known))
-            rs.deck_secret, rs.share = known
-            self._send(Commit(commitment(rs.deck_secret), commitment(rs.share)))
+        for key in rs.keys:
+            self.last_heard[key] = max(self.last_heard.get(key, self.now), self.now)
+        if rs.me is not None:
+            self._apply(rounds.commit(rs, self._recovery.secrets.pop(number, None), self.rng))
         # Round entries that arrived early can now be delivered.
         self._drain_all()
 
