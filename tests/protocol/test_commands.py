@@ -11,8 +11,8 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._commands import refused
+from p2p_nerts.protocol.replica import CommandError, Phase
+from p2p_nerts.protocol.replica._commands import refused, rotate_alone
 from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
@@ -50,3 +50,14 @@ def test_a_seat_moves_only_while_its_round_is_played_and_it_is_in_it() -> None:
     gone.live.discard(0)
     assert refused(gone, Phase.PLAYING, False) == (
         "you were dropped from this round; you play again next round")
+
+
+def test_the_lone_rotation_is_for_a_table_that_plays_it_and_a_player_with_no_move() -> None:
+    rs = _playing()
+    assert rs.tab is not None
+    with pytest.raises(CommandError, match="without the lone rotation"):
+        rotate_alone(rs, rs.tab)
+    rs.variants = Variants(lone_rotate=True)
+    with pytest.raises(CommandError, match="you can still play"):
+        rotate_alone(rs, rs.tab)  # this deal still has a move
+    assert not rs.tab.log

@@ -29,13 +29,14 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import Claim, Emit, Sign
+from p2p_nerts.protocol.replica._effects import Claim, Emit, Journal, Sign
 from p2p_nerts.protocol.replica._recovery import (
     SIT_OUT,
     Recovery,
     Resumed,
     due,
     heard,
+    new_moves,
     redo,
     redundant,
     rejoin,
@@ -199,3 +200,13 @@ def test_a_replayed_round_is_journaled_so_far_and_on_once_its_countdown_ran() ->
     shuffling = _round()
     Recovery().replayed(shuffling, Phase.SHUFFLE)
     assert not shuffling.started
+
+
+def test_my_new_decisions_are_journaled_once_each() -> None:
+    rs = _round()
+    rs.tab = _tab()
+    assert new_moves(rs, rs.tab) == []
+    rs.tab.turn()
+    turned = [Journal(move_record(2, move)) for move in rs.tab.log]
+    assert turned and new_moves(rs, rs.tab) == turned
+    assert new_moves(rs, rs.tab) == []  # journaled already

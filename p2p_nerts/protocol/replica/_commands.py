@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...game.tableau import Target
+from ...game.moves import is_stuck
+from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
-from ._base import Phase
+from ._base import CommandError, Phase
 from ._state import RoundState
 
 
@@ -139,3 +140,13 @@ def refused(rs: RoundState | None, phase: Phase, watching: bool) -> str | None:
     if rs.me in rs.forks:
         return "this seat signed two different entries under one number: it sits out"
     return None
+
+
+def rotate_alone(rs: RoundState, tab: Tableau) -> None:
+    """My lone rotation, where the table plays it and I have no move left."""
+    if not rs.variants.lone_rotate:
+        raise CommandError("this table plays without the lone rotation")
+    if not is_stuck(tab, rs.log):
+        raise CommandError("the lone rotation is for a player with no move left: "
+                           "you can still play or turn up a card that fits")
+    tab.rotate(alone=True)

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ...game.tableau import OP_NERTS, apply_move
+from ...game.tableau import OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, apply_move
 from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
-from ..journal import Kind, Record, unpack
+from ..journal import Kind, Record, move_record, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
 from ..resume import Deferred, Resume
-from ._base import BETWEEN_ROUND_TYPES, ROUND_TYPES, Phase
-from ._effects import Claim, Effect, Emit, Sign
+from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
+from ._effects import Claim, Effect, Emit, Journal, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
@@ -78,6 +78,16 @@ class Recovery:
                 authors[k].missing() is None for k in peers if k in authors):
             self.catching_up = False
         return self.catching_up
+
+
+def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
+    """My new decisions on the tableau, to journal; what follows from them (settles,
+    agreed rotations) replays by itself."""
+    effects: list[Effect] = [Journal(move_record(rs.number, move))
+                             for move in tab.log[rs.journaled:]
+                             if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
+    rs.journaled = len(tab.log)
+    return effects
 
 
 def redo(rs: RoundState | None, fields: list[object]) -> None:

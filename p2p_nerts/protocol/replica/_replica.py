@@ -31,11 +31,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
 from ...game.foundations import Fate, FoundationLog, PlayKey
-from ...game.moves import is_stuck, perform
+from ...game.moves import perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
-    OP_ROTATE,
-    ROTATE_ALL,
     Tableau,
     Target,
 )
@@ -53,7 +51,6 @@ from ..identity import PUBLIC_KEY_LEN, Identity
 from ..journal import (
     Kind,
     Record,
-    move_record,
     snapshot_of,
     unpack,
 )
@@ -101,7 +98,6 @@ from . import _shuffle as shuffle
 from ._base import (
     BETWEEN_ROUND_TYPES,
     COUNTDOWN,
-    DECISIONS,
     DROP_AFTER,
     EPHEMERAL,
     HEARTBEAT,
@@ -134,6 +130,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
     refused,
+    rotate_alone,
 )
 from ._effects import (
     Admit,
@@ -336,7 +333,9 @@ class Replica:
             case CallNerts():
                 self._call_nerts()
             case RotateAlone():
-                self._rotate_alone()
+                rs, tab = self._playing()
+                rotate_alone(rs, tab)
+                self._journal_moves(rs, tab)
             case SetReady(on=on):
                 if self.watching:
                     raise CommandError("you are watching this table: a spectator has no seat")
@@ -472,16 +471,6 @@ class Replica:
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
         self._unapplied = signed
-
-    def _rotate_alone(self) -> None:
-        rs, tab = self._playing()
-        if not rs.variants.lone_rotate:
-            raise CommandError("this table plays without the lone rotation")
-        if not is_stuck(tab, rs.log):
-            raise CommandError("the lone rotation is for a player with no move left: "
-                               "you can still play or turn up a card that fits")
-        tab.rotate(alone=True)
-        self._journal_moves(rs, tab)
 
     def _call_nerts(self) -> None:
         rs, tab = self._playing()
@@ -689,11 +678,7 @@ class Replica:
             self._out.journal.append(record)
 
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
-        """Journal my new decisions on the tableau (settles and agreed rotations replay)."""
-        for move in tab.log[rs.journaled:]:
-            if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
-                self._record(move_record(rs.number, move))
-        rs.journaled = len(tab.log)
+        self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
         log = self.authors.get(key)
