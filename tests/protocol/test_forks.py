@@ -1,5 +1,6 @@
 """The fork sub-machine on its own: when a lead is asked about, which proof holds,
-and what a FORK does at its turn (no network, no replica)."""
+and what a FORK does at its turn (no network, no replica), and the effects it
+returns for each."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import pytest
 
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import Fork, Ready, seal_message
+from p2p_nerts.protocol.messages import Fork, MsgType, Ready, Resend, seal_message
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._base import RESEND_INTERVAL, Lead
-from p2p_nerts.protocol.replica._forks import Forks, Held, conflict, convict
-from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._base import RESEND_INTERVAL, Lead, Phase
+from p2p_nerts.protocol.replica._effects import CutAfter, Emit, LeaveRound, Sign
+from p2p_nerts.protocol.replica._forks import Forks, Held, conflict, convict, final
+from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 pytestmark = pytest.mark.fast
 
@@ -103,3 +106,49 @@ def test_a_fork_keeps_an_earlier_agreed_cut_and_skips_a_seat_gone() -> None:
     assert convicted is not None and convicted.cut == 3
     rs.live.discard(SEAT)
     assert convict(rs, Fork(a.raw, b.raw)) is None
+
+
+def test_leads_are_followed_with_resends_to_whoever_gave_them() -> None:
+    forks, rs = Forks(), _round()
+    via = b"via" * 8
+    leads = (Lead(LIAR.public_key, 4, via), Lead(LIAR.public_key, 4, None),
+             Lead(LIAR.public_key, 2, None))
+    assert forks.follow(rs, leads, 1.0) == [  # the second asks too soon again
+        Sign(Resend(LIAR.public_key, 4, 4), to=via), Sign(Resend(LIAR.public_key, 2, 2))]
+
+
+def test_a_proof_takes_out_what_its_seat_sent_past_it_and_is_published_once() -> None:
+    forks, rs = Forks(), _round()
+    a, b = _entry(3, True), _entry(3, False)
+    proof = ForkProof(LIAR.public_key, 3, a.raw, b.raw)
+    assert forks.prove(rs, proof, Phase.PLAYING) == [CutAfter(rs, SEAT, 2),
+                                                     Sign(Fork(a.raw, b.raw))]
+    assert forks.prove(rs, proof, Phase.PLAYING) == []  # held already
+    for phase, publish in ((Phase.BETWEEN, True), (Phase.PLAYING, False)):
+        again = _round()
+        assert Forks().prove(again, proof, phase, publish=publish) == [CutAfter(again, SEAT, 2)]
+    assert Forks().prove(None, proof, Phase.PLAYING) == []
+
+
+def test_a_conflict_is_held_as_a_proof_or_followed_as_a_lead() -> None:
+    rs = _round()
+    a, b = _entry(1, True), _entry(1, False)
+    assert Forks().conflicted(rs, a.raw, b, None, 0.0, Phase.SHUFFLE) == [
+        CutAfter(rs, SEAT, 0), Sign(Fork(a.raw, b.raw))]
+    c, d = _entry(4, True, prev=b"\x01" * 64), _entry(4, False, prev=b"\x02" * 64)
+    assert Forks().conflicted(_round(), c.raw, d, b"v" * 32, 0.0, Phase.PLAYING) == [
+        Sign(Resend(LIAR.public_key, 3, 3), to=b"v" * 32)]
+    assert Forks().conflicted(rs, c.raw, d, None, 0.0, Phase.PLAYING) == []  # proven: no lead
+
+
+def test_a_fork_at_its_turn_is_flagged_with_its_proof_and_its_seat_leaves_there() -> None:
+    rs = _round()
+    a, b = _entry(3, True), _entry(3, False)
+    rs.forks[SEAT] = ForkProof(LIAR.public_key, 3, a.raw, b.raw)
+    item = Ordered(9, 2, MsgType.FORK, Fork(a.raw, b.raw), 5)
+    assert final(rs, item) == [
+        Emit(ev.Flagged(SEAT, "liar", "equivocation: signed two entries numbered 3",
+                        (a.raw, b.raw))),
+        LeaveRound(rs, SEAT, 2, (9, 2))]
+    rs.live.discard(SEAT)
+    assert final(rs, item) == []

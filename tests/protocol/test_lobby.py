@@ -1,17 +1,35 @@
 """The lobby on its own: the host's answer to a JOIN, the roster as a round
 closes, what a host may ask between rounds and when it deals by itself, and
-what a ROSTER or SETTINGS sets (no network, no replica)."""
+what a ROSTER or SETTINGS sets (no network, no replica): the answers, and the
+effects the facade applies for them, in their order."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.envelope import EnvelopeError
-from p2p_nerts.protocol.messages import Seat, Settings
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
+from p2p_nerts.protocol.identity import Identity, fingerprint_of
+from p2p_nerts.protocol.messages import Payload, Roster, Seat, Settings, seal_message
+from p2p_nerts.protocol.messages import Refuse as Refusal
 from p2p_nerts.protocol.replica import CommandError, Phase
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
+from p2p_nerts.protocol.replica._effects import (
+    BeginRound,
+    DealByHand,
+    Emit,
+    NextDeal,
+    SetRules,
+    SetSeats,
+    Sign,
+    SittingDown,
+    WaitingSeated,
+    Waits,
+)
 from p2p_nerts.protocol.replica._lobby import (
     EQUIVOCATOR,
     FULL,
@@ -19,14 +37,24 @@ from p2p_nerts.protocol.replica._lobby import (
     Refuse,
     Retell,
     SeatIt,
+    Table,
     Wait,
     answer_join,
+    arrange,
     arranged,
+    auto_deal,
     auto_deal_due,
+    change_settings,
     check_deal,
+    closing_roster,
     host_between_rounds,
+    join,
     reseat,
+    roster,
     roster_begins,
+    settings,
+    start_round,
+    unseat,
     variants_of,
 )
 from p2p_nerts.protocol.replica._state import RoundState
@@ -136,3 +164,89 @@ def test_settings_set_the_rules_between_rounds_only() -> None:
         variants_of(settings_of(rules, 3.0, 10.0), Phase.PLAYING)
     with pytest.raises(EnvelopeError, match="bad_field:settings"):
         variants_of(Settings(stock_turn=7), Phase.LOBBY)
+
+
+def _table(phase: Phase = Phase.BETWEEN, *, me: bytes = HOST, seats: tuple[Seat, ...] = SEATS,
+           number: int = 2, max_seats: int = 8, waiting: dict[bytes, str] | None = None,
+           proven: frozenset[bytes] = frozenset()) -> Table:
+    return Table(me, HOST, phase, seats, number, Variants(), 3.0, 10.0, max_seats,
+                 waiting or {}, proven)
+
+
+def test_a_join_gets_a_seat_a_place_on_the_waiting_list_a_retelling_or_a_no() -> None:
+    assert join(_table(), NEW, "new", _round()) == [Sign(Roster((*SEATS, Seat(NEW, "new"))))]
+    assert join(_table(Phase.PLAYING), NEW, "new", _round()) == [
+        Waits(NEW, "new"), Emit(ev.Notice("new sits down when this round ends"))]
+    assert join(_table(), A, "a", _round()) == [Sign(Roster(SEATS))]
+    assert join(_table(max_seats=3), NEW, "new", _round()) == [Sign(Refusal(NEW, FULL))]
+    assert join(_table(proven=frozenset({NEW})), NEW, "new", None) == [
+        Sign(Refusal(NEW, EQUIVOCATOR))]
+    assert join(_table(Phase.PLAYING), A, "a", _round()) == []  # live: catches up
+
+
+def test_a_guest_s_seat_is_given_up_and_the_host_s_never() -> None:
+    assert unseat(_table(), A) == [Sign(Roster((SEATS[0], SEATS[2])))]
+    assert unseat(_table(), HOST) == []
+    assert unseat(_table(), NEW) == []
+
+
+def test_host_commands_sign_what_every_peer_then_plays_by() -> None:
+    t = _table()
+    assert start_round(t) == [Sign(t.settings), Sign(Roster(SEATS), round_no=3)]
+    rules = Variants(target=50)
+    assert change_settings(t, rules, None, 20.0) == [Sign(settings_of(rules, 3.0, 20.0))]
+    assert arrange(t, (A, HOST, B)) == [Sign(Roster((SEATS[1], SEATS[0], SEATS[2])))]
+    assert arrange(t, (HOST, A, B)) == []
+    with pytest.raises(CommandError, match="only the host starts a round"):
+        start_round(_table(me=A))
+    with pytest.raises(CommandError, match="countdown"):
+        change_settings(t, rules, -1.0, None)
+
+
+def test_a_host_dealing_by_itself_deals_once_due_or_says_once_why_it_cannot() -> None:
+    t = _table()
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=9.0, sitting_down=()) == []
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=10.0, sitting_down=()) == [
+        NextDeal(None), *start_round(t)]
+    alone = _table(Phase.LOBBY, seats=SEATS[:1])
+    assert auto_deal(alone, auto_start=1, next_round_at=None, now=0.0, sitting_down=()) == [
+        DealByHand(),
+        Emit(ev.Notice("cannot deal automatically: a table seats 2 to 8 players, not 1"))]
+
+
+def _entry(author: Identity, payload: Payload, number: int) -> Entry:
+    return open_entry(seal_message(author, payload, table_id=b"t" * 16, round=number, seq=1,
+                                   lamport=1).raw)
+
+
+def test_the_host_s_roster_sets_the_seats_and_may_begin_the_round() -> None:
+    host = Identity.from_seed(b"h" * 32, "host")
+    seats = (Seat(host.public_key, "host"), Seat(A, "a"))
+    t = replace(_table(seats=seats), host_key=host.public_key)
+    told = Emit(ev.RosterChanged(("host", "a"), tuple(fingerprint_of(s.key) for s in seats),
+                                 None))
+    assert roster(t, _entry(host, Roster(seats), 3), seats) == [SetSeats(seats), BeginRound(3),
+                                                                told]
+    assert roster(t, _entry(host, Roster(seats), 2), seats) == [SetSeats(seats), told]
+    with pytest.raises(EnvelopeError, match="not_host"):
+        roster(_table(seats=seats), _entry(host, Roster(seats), 3), seats)
+
+
+def test_the_host_s_settings_set_the_rules_and_its_clocks() -> None:
+    host = Identity.from_seed(b"h" * 32, "host")
+    t = replace(_table(), host_key=host.public_key)
+    rules = Variants(target=50)
+    sent = settings_of(rules, 1.5, 12.0)
+    assert settings(t, _entry(host, sent, 2), sent) == [
+        SetRules(rules, 1.5, 12.0),
+        Emit(ev.SettingsChanged(f"{rules.words()}; 1.5 s countdown, "
+                                "silent seats dropped after 12 s"))]
+    with pytest.raises(EnvelopeError, match="not_host"):
+        settings(_table(), _entry(host, sent, 2), sent)
+
+
+def test_as_a_round_closes_one_roster_reseats_and_the_break_waits_for_newcomers() -> None:
+    assert closing_roster(_table(), _round()) == [WaitingSeated()]
+    t = _table(waiting={NEW: "new"})
+    assert closing_roster(t, _round()) == [
+        WaitingSeated(), Sign(Roster((*SEATS, Seat(NEW, "new")))), SittingDown(frozenset({NEW}))]

@@ -13,16 +13,46 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import pytest
+
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.scoring import Match
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.envelope import open_entry
+from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind, snapshot_of
+from p2p_nerts.protocol.journal import Kind, Record, snapshot_of, snapshot_record
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
-from p2p_nerts.protocol.messages import MsgType, Resend, Snapshot, parse_payload, seal_message
+from p2p_nerts.protocol.messages import (
+    AckMark,
+    Head,
+    MsgType,
+    Resend,
+    Seat,
+    Snapshot,
+    Total,
+    parse_payload,
+    seal_message,
+)
 from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.protocol.replica._base import settings_of
+from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
+from p2p_nerts.protocol.replica._effects import (
+    Admit,
+    BeginRound,
+    CatchUp,
+    Emit,
+    Forget,
+    Journal,
+    SetRules,
+    SetSeats,
+    Standing,
+    TakeHeads,
+    TakeUp,
+    roster_told,
+)
 
 from ..replica_harness import check_round, play_round, round_overs
 
@@ -182,3 +212,78 @@ def test_a_snapshot_it_cannot_take_up_is_said_once_and_changes_nothing() -> None
     assert len(notices) == 1 and "cannot catch up" in notices[0]
     assert all(out.journal == [] for out in outs)
     assert late.rs.number == 2 and late.authors[key].delivered == held
+
+
+# The pruning sub-machine on its own: the effects it returns for the facade.
+HOST_ID = Identity.from_seed(b"h" * 32, "host")
+ME, OTHER = b"m" * 32, b"o" * 32
+
+
+def _note(number: int, seats: tuple[Seat, ...], heads: tuple[Head, ...],
+          rules: Variants | None = None) -> Snapshot:
+    return Snapshot(number, False, seats, settings_of(rules or Variants(), 1.5, 12.0),
+                    (Total(ME, 30),), 2, heads)
+
+
+def _offer(snapshot: Snapshot, author: Identity = HOST_ID) -> Entry:
+    return open_entry(seal_message(author, snapshot, table_id=TABLE_ID, round=1, seq=1,
+                                   lamport=1).raw)
+
+
+SEATED = (Seat(HOST_ID.public_key, "host"), Seat(ME, "me"))
+HEADS = (Head(HOST_ID.public_key, 7, 40, b"i" * 64),)
+
+
+def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round() -> None:
+    pruning, snapshot = Pruning(), _note(3, SEATED, HEADS)
+    entry = _offer(snapshot)
+    host = HOST_ID.public_key
+    assert pruning.offered(entry, snapshot, host_key=host, is_host=False, authors={},
+                           number=1) == [Journal(Record(Kind.ENTRY, entry.raw)),
+                                         TakeUp(snapshot, Variants())]
+    assert pruning.offered(entry, snapshot, host_key=host, is_host=True, authors={},
+                           number=1) == []
+    assert pruning.offered(entry, snapshot, host_key=OTHER, is_host=False, authors={},
+                           number=1) == []
+    held = AuthorLog(host)
+    held.take_up(7, 40, b"i" * 64)  # we hold as far as it: not behind
+    assert pruning.offered(entry, snapshot, host_key=host, is_host=False,
+                           authors={host: held}, number=1) == []
+    # Its round begun already: said once.
+    assert pruning.offered(entry, snapshot, host_key=host, is_host=False, authors={},
+                           number=3) == [Emit(ev.Notice(CANNOT_CATCH_UP))]
+    assert pruning.offered(entry, snapshot, host_key=host, is_host=False, authors={},
+                           number=3) == []
+    alone = _note(4, SEATED[:1], HEADS)
+    with pytest.raises(EnvelopeError, match="bad_field:snapshot"):
+        pruning.offered(_offer(alone), alone, host_key=host, is_host=False, authors={},
+                        number=1)
+
+
+def test_taking_a_snapshot_up_sets_the_table_and_begins_its_round_as_noted() -> None:
+    pruning, snapshot = Pruning(), _note(3, SEATED, HEADS)
+    rules = Variants()
+    effects = pruning.take_up(snapshot, rules, ME)
+    assert effects == [
+        TakeHeads(HEADS, frozenset({HOST_ID.public_key, ME})),
+        SetRules(rules, 1.5, 12.0),
+        SetSeats(SEATED),
+        Standing({ME: 30}, Match(rules, 2, [0, 0], 2), Phase.BETWEEN),
+        Admit(frozenset({HOST_ID.public_key, ME})),
+        CatchUp(),
+        BeginRound(3, note=False),
+        roster_told(SEATED, ME),
+    ]
+    assert pruning.begun == ({HOST_ID.public_key: 7}, snapshot)
+
+
+def test_as_a_round_begins_its_note_is_journaled_and_what_every_seat_holds_is_forgotten() -> (
+        None):
+    pruning, me, other = Pruning(), HOST_ID.public_key, ME
+    first = _note(1, SEATED, (Head(me, 4, 10, b"a" * 64), Head(other, 3, 9, b"b" * 64)))
+    assert pruning.begin(first, me) == [Journal(snapshot_record(first))]  # nothing before
+    pruning.heard(other, [AckMark(me, 4), AckMark(other, 2)])
+    second = _note(2, SEATED, (Head(me, 9, 30, b"c" * 64),))
+    # As far as the first note, and only as far as the other seat holds.
+    assert pruning.begin(second, me) == [Journal(snapshot_record(second)), Forget(me, 4),
+                                         Forget(other, 2)]

@@ -10,14 +10,38 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.tableau import OP_NERTS, OP_TURN, Tableau
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.fairness import commitment
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, move_record, secrets_record, unpack
-from p2p_nerts.protocol.messages import Audit, Commit, Ready, Reveal, Summary, seal_message
+from p2p_nerts.protocol.messages import (
+    AckMark,
+    Audit,
+    Commit,
+    Goodbye,
+    Payload,
+    Ready,
+    Reveal,
+    Roster,
+    Summary,
+    seal_message,
+)
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._recovery import Recovery, Resumed, redo, redundant, resumed
+from p2p_nerts.protocol.replica._effects import Claim, Emit, Journal, Sign
+from p2p_nerts.protocol.replica._recovery import (
+    SIT_OUT,
+    Recovery,
+    Resumed,
+    due,
+    heard,
+    new_moves,
+    redo,
+    redundant,
+    rejoin,
+    resumed,
+)
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Deferred, Resume
 
@@ -47,7 +71,7 @@ def test_the_journal_gives_back_my_entries_and_secrets_while_it_is_replayed() ->
     first = rec.signed(1)
     assert first is not None and first.author == ME.public_key
     assert rec.signed(2) is not None and rec.signed(3) is None
-    rec.replayed()
+    rec.replayed(None, Phase.LOBBY)
     assert not rec.restoring and rec.catching_up and rec.signed(1) is None
 
 
@@ -56,7 +80,7 @@ def test_caught_up_once_every_live_peer_is_heard_and_nothing_is_missing() -> Non
     log = AuthorLog(OTHER.public_key)
     authors = {OTHER.public_key: log}
     assert not rec.behind(rs, authors)  # not restored: never behind
-    rec.replayed()
+    rec.replayed(None, Phase.LOBBY)
     assert rec.behind(rs, authors)  # not heard yet
     rec.heard.add(OTHER.public_key)
     log.note_claim(3)
@@ -130,3 +154,59 @@ def test_a_seat_behind_the_table_between_rounds_only_says_so() -> None:
     rs = _round()
     rs.live.discard(0)  # dropped already: nothing to sit out
     assert not resumed(res, 5, rs, Phase.PLAYING).sit_out
+
+
+def test_a_seat_back_at_a_table_learns_from_everyone_there_but_itself() -> None:
+    res = rejoin({ME.public_key, OTHER.public_key}, ME.public_key, 5.0, 9)
+    assert res is not None and (res.waiting, res.since, res.journal_seq) == (
+        {OTHER.public_key}, 5.0, 9)
+    assert rejoin({ME.public_key}, ME.public_key, 5.0, 9) is None  # nobody to ask
+
+
+def test_what_the_table_holds_of_my_chain_is_fetched_on_the_word_of_a_seat_only() -> None:
+    me, other = ME.public_key, OTHER.public_key
+    res = Resume({other}, 0.0, 4)
+    assert heard(res, other, (AckMark(other, 3), AckMark(me, 6)), me, False) == []
+    assert res.table_seq == 0 and not res.waiting  # a stranger's word: heard, no more
+    res = Resume({other}, 0.0, 4)
+    assert heard(res, other, (AckMark(me, 6),), me, True) == [Claim(me, 6)]
+    assert res.table_seq == 6 and not res.waiting
+    assert heard(Resume({other}, 0.0, 4), other, (), me, True) == []
+
+
+def test_what_a_resumed_seat_says_and_which_held_back_entries_it_still_signs() -> None:
+    assert resumed(_resume(4), 4, _round(), Phase.PLAYING).said() == []
+    plan = resumed(_resume(4), 7, _round(), Phase.PLAYING)
+    assert plan.said() == [Emit(ev.Notice(plan.notice or "")), Sign(Goodbye(SIT_OUT))]
+    rs, later = _round(), _round()
+    later.number = 3
+    done: set[tuple[int, Payload]] = set()
+    ready, audit = Deferred(Ready(True), None, None), Deferred(Audit(b"d" * 32, ()), 2, None)
+    assert due(ready, rs, rs, done) and not due(ready, rs, rs, done)  # once
+    assert due(audit, rs, later, set())  # for the round under way as learning ended
+    assert not due(audit, later, later, set())  # its round closed meanwhile
+    rs.audits[0] = Audit(b"d" * 32, ())
+    assert not due(audit, rs, rs, set())  # signed meanwhile
+    roster = Deferred(Roster(()), 2, None)
+    assert due(roster, rs, rs, set()) and not due(roster, rs, later, set())  # a round began
+
+
+def test_a_replayed_round_is_journaled_so_far_and_on_once_its_countdown_ran() -> None:
+    rs = _round()
+    rs.tab, rs.play_from = _tab(), 1.0
+    rs.tab.turn()
+    Recovery().replayed(rs, Phase.PLAYING)
+    assert rs.journaled == len(rs.tab.log) > 0 and rs.started
+    shuffling = _round()
+    Recovery().replayed(shuffling, Phase.SHUFFLE)
+    assert not shuffling.started
+
+
+def test_my_new_decisions_are_journaled_once_each() -> None:
+    rs = _round()
+    rs.tab = _tab()
+    assert new_moves(rs, rs.tab) == []
+    rs.tab.turn()
+    turned = [Journal(move_record(2, move)) for move in rs.tab.log]
+    assert turned and new_moves(rs, rs.tab) == turned
+    assert new_moves(rs, rs.tab) == []  # journaled already

@@ -7,11 +7,14 @@ import pytest
 
 from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import Play as FoundationPlay
+from p2p_nerts.game.scoring import Match
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.fairness import commitment
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.journal import secrets_record
 from p2p_nerts.protocol.messages import (
     Audit,
     Commit,
@@ -31,6 +34,7 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._effects import Emit, EndRound, Journal, Sign
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
@@ -38,8 +42,11 @@ from p2p_nerts.protocol.replica._rounds import (
     Proven,
     Tell,
     check_play,
+    commit,
     new_round,
     seat_for,
+    standing,
+    stuck_final,
     take,
 )
 from p2p_nerts.protocol.replica._state import RoundState
@@ -195,3 +202,41 @@ def test_a_well_formed_play_passes() -> None:
     check_play(rs, SEAT, Play(make_card(SEAT, 0, 2), make_card(0, 0, 1), NERTS, 0, 3))
 
 
+
+
+def test_a_stuck_vote_taking_effect_rotates_once_every_live_seat_is_stuck() -> None:
+    rs = _round()
+    assert rs.tab is None  # (no tableau: nothing of mine to rotate)
+    assert stuck_final(rs, 0, True, (3, 0)) == [Emit(ev.StuckChanged((True, False)))]
+    rs.my_vote, rs.my_vote_at = True, 3
+    assert stuck_final(rs, 1, True, (4, 1)) == [Emit(ev.StuckChanged((True, True))),
+                                                Emit(ev.Rotated(1))]
+    assert rs.stuck == [False, False] and not rs.my_vote  # every vote before it ends
+    stuck_final(rs, 0, True, (5, 0))
+    # Stuck again with nothing played since the rotation: the round ends there.
+    assert stuck_final(rs, 1, True, (6, 1)) == [Emit(ev.StuckChanged((True, True))),
+                                                EndRound(rs, "deadlock", (6, 1))]
+
+
+def test_a_round_begins_with_each_seat_s_total_so_far_or_a_new_game() -> None:
+    keys = (HOST.public_key, AUTHOR.public_key)
+    before = Match.new(Variants(), 2)
+    before.rounds = 4
+    totals = {AUTHOR.public_key: 12, b"gone" * 8: 30}
+    kept, match = standing(keys, Variants(), totals, before, over=False)
+    assert kept is totals and match.totals == [0, 12] and match.rounds == 4
+    kept, match = standing(keys, Variants(), totals, before, over=True)
+    assert kept == {} and match.totals == [0, 0] and match.rounds == 0
+    assert standing(keys, Variants(), {}, None, over=False)[1].rounds == 0
+
+
+def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() -> None:
+    rs = _round()
+    known = (b"d" * 32, b"s" * 32)
+    assert commit(rs, known, lambda n: b"x" * n) == [
+        Sign(Commit(commitment(b"d" * 32), commitment(b"s" * 32)))]
+    fresh = _round()
+    assert commit(fresh, None, lambda n: b"r" * n) == [
+        Journal(secrets_record(2, b"r" * 32, b"r" * 32)),
+        Sign(Commit(commitment(b"r" * 32), commitment(b"r" * 32)))]
+    assert (fresh.deck_secret, fresh.share) == (b"r" * 32, b"r" * 32)

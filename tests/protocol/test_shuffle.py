@@ -7,12 +7,16 @@ import pytest
 
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
 from p2p_nerts.protocol.messages import Commit, Go
+from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica._effects import Emit, Invalid, SetPhase
 from p2p_nerts.protocol.replica._shuffle import (
     GoCheck,
     deal,
     deal_due,
+    go,
     go_check,
     joint_of_live,
     live_joint,
@@ -109,3 +113,26 @@ def test_a_go_naming_another_deal_is_void_unless_a_drop_may_explain_it() -> None
     assert go_check(TABLE, rs, catching_up=False) is GoCheck.START
     rs.play_from = 1.0
     assert go_check(TABLE, rs, catching_up=False) is None  # play has started
+
+
+def test_the_host_s_go_starts_play_after_the_countdown_or_voids_the_round_here() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    deal(rs, live_joint(TABLE, rs))
+    assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == []  # no GO yet
+    rs.go_pending = Go(b"x" * 32)
+    assert go(TABLE, rs, catching_up=True, now=5.0, countdown=3.0) == []  # may be a drop
+    assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == [
+        Emit(ev.Notice("the host dealt from another joint value; round void")),
+        Invalid("go_mismatch")]
+    rs.go_pending = Go(rs.joint or b"")
+    assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == [
+        SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(2, 3.0))]
+    assert rs.play_from == 8.0 and not rs.started
+    at_once = _round()
+    _revealed(at_once, 0, 1, 2)
+    deal(at_once, live_joint(TABLE, at_once))
+    at_once.go_pending = Go(at_once.joint or b"")
+    assert go(TABLE, at_once, catching_up=False, now=5.0, countdown=0.0) == [
+        SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(2, 0.0)), Emit(ev.RoundStarted(2))]
+    assert at_once.started

@@ -16,8 +16,9 @@ The journal follows the same rule (:func:`compact`, in each break between
 rounds): a ``--resume`` replays it, and a long game must not make that long
 either.
 
-Pure: the facade asks and applies (signs the snapshot, prunes the logs,
-takes a snapshot up); a store applies :func:`compact` to its journal.
+Pure: ``Pruning`` returns the effects (``_effects``) and the facade applies
+them (journals the note, prunes the logs, takes a snapshot up); a store
+applies :func:`compact` to its journal.
 """
 
 from __future__ import annotations
@@ -27,12 +28,32 @@ from dataclasses import dataclass, field
 
 import msgpack
 
+from ...game.scoring import Match
+from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..authors import AuthorLog
-from ..envelope import HEADER_LEN, author_of
-from ..journal import Kind, Record, snapshot_of, unpack
+from ..envelope import HEADER_LEN, Entry, EnvelopeError, author_of
+from ..journal import Kind, Record, snapshot_of, snapshot_record, unpack
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
-from ._base import EPHEMERAL
+from ._base import EPHEMERAL, Phase, rules_of
+from ._effects import (
+    Admit,
+    BeginRound,
+    CatchUp,
+    Effect,
+    Emit,
+    Forget,
+    Journal,
+    SetRules,
+    SetSeats,
+    Standing,
+    TakeHeads,
+    TakeUp,
+    roster_told,
+)
+
+CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
+                   "cannot catch up; start again without --resume to sit down afresh")
 
 
 @dataclass(slots=True)
@@ -78,6 +99,54 @@ class Pruning:
             if floor > 0:
                 floors[author] = floor
         return floors
+
+    def begin(self, snapshot: Snapshot, me: bytes) -> list[Effect]:
+        """Round ``snapshot.round`` begins (``snapshot``: :func:`capture`): journal the
+        note, where a compacted journal will start, and forget what every seat
+        holds of the rounds before the last (:meth:`round_begins`)."""
+        floors = self.round_begins(snapshot, {seat.key for seat in snapshot.seats}, me)
+        return [Journal(snapshot_record(snapshot)),
+                *(Forget(author, upto) for author, upto in floors.items())]
+
+    def offered(self, entry: Entry, snapshot: Snapshot, *, host_key: bytes, is_host: bool,
+                authors: dict[bytes, AuthorLog], number: int) -> list[Effect]:
+        """The host's snapshot (``entry``), in round ``number``: take it up if we hold
+        less than it does and have not begun its round; else, if we hold less,
+        say once that we cannot catch up. Raises ``EnvelopeError`` for one that
+        deals no table."""
+        if entry.author != host_key or is_host or not behind(snapshot, authors):
+            return []
+        if number >= snapshot.round:
+            if self.refused >= snapshot.round:
+                return []
+            self.refused = snapshot.round
+            return [Emit(ev.Notice(CANNOT_CATCH_UP))]
+        try:
+            variants = rules_of(snapshot.settings)
+            variants.check_players(len(snapshot.seats))
+        except VariantError:
+            raise EnvelopeError("bad_field:snapshot") from None
+        return [Journal(Record(Kind.ENTRY, entry.raw)), TakeUp(snapshot, variants)]
+
+    def take_up(self, snapshot: Snapshot, variants: Variants, me: bytes) -> list[Effect]:
+        """Go on from ``snapshot``: the host's, or my own note that a compacted
+        journal starts with. Its round begins as it did for everyone (the
+        snapshot is its note), and the round is caught up with before moving."""
+        self.begun = (positions(snapshot), snapshot)
+        seated = frozenset(seat.key for seat in snapshot.seats)
+        settings = snapshot.settings
+        return [
+            TakeHeads(snapshot.heads, seated | {me}),  # (mine: what I sign next comes after)
+            SetRules(variants, settings.countdown_ms / 1000, settings.drop_after_ms / 1000),
+            SetSeats(snapshot.seats),
+            Standing({total.key: total.points for total in snapshot.totals},
+                     Match(variants, len(seated), [0] * len(seated), snapshot.rounds),
+                     Phase.OVER if snapshot.over else Phase.BETWEEN),
+            Admit(seated | {head.author for head in snapshot.heads}),
+            CatchUp(),
+            BeginRound(snapshot.round, note=False),
+            roster_told(snapshot.seats, me),
+        ]
 
 
 def positions(snapshot: Snapshot) -> dict[bytes, int]:

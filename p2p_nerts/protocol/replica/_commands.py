@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...game.tableau import Target
+from ...game.moves import is_stuck
+from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
+from ._base import CommandError, Phase
+from ._state import RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,3 +120,35 @@ class AskToWatch:
 Command = (Open | StartRound | ChangeSettings | ArrangeSeats | SetReady | Move | Turn
            | RotateAlone | VoteStuck | CallNerts | LeaveTable | SeatLost | TurnAway
            | AskToWatch)
+
+
+def refused(rs: RoundState | None, phase: Phase, watching: bool) -> str | None:
+    """Why my moves are refused right now for what the round says (None: they are
+    not; the facade adds catching up after a restart)."""
+    if watching:
+        return "you are watching this table: a spectator does not play"
+    if rs is None or rs.tab is None or phase is not Phase.PLAYING:
+        return "no round is being played"
+    if not rs.started:
+        return "wait for the countdown"
+    if rs.end is not None:
+        return "the round is over"
+    if rs.i_called:
+        return "you called Nerts: the round is ending"
+    if rs.me not in rs.live or rs.me in rs.dropping:
+        return "you were dropped from this round; you play again next round"
+    if rs.me in rs.left:
+        return "you left this round; you play again next round"
+    if rs.me in rs.forks:
+        return "this seat signed two different entries under one number: it sits out"
+    return None
+
+
+def rotate_alone(rs: RoundState, tab: Tableau) -> None:
+    """My lone rotation, where the table plays it and I have no move left."""
+    if not rs.variants.lone_rotate:
+        raise CommandError("this table plays without the lone rotation")
+    if not is_stuck(tab, rs.log):
+        raise CommandError("the lone rotation is for a player with no move left: "
+                           "you can still play or turn up a card that fits")
+    tab.rotate(alone=True)

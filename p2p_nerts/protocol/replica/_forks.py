@@ -2,20 +2,24 @@
 follows, and what a FORK does at its turn in the total order.
 
 A small class owns what outlives a round (the proven keys, the leads asked
-about); the rest are pure functions of one round's state. They say what the
-facade must do (ask for an entry, forget what a proven seat sent past its
-fork, publish a FORK, tell the user); nothing here signs or sends.
+about); the rest are pure functions of one round's state. They return what
+the facade must do as effects (``_effects``: ask for an entry, take out what
+a proven seat sent past its fork, publish a FORK, tell the user, the accused
+leaving the round); nothing here signs or sends.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .. import events as ev
 from ..envelope import Entry, author_of, open_entry
-from ..messages import Fork
+from ..messages import Fork, Resend
 from ..proof import ForkProof, strict_pair
-from ._base import RESEND_INTERVAL, Lead
-from ._state import RoundState
+from ._base import RESEND_INTERVAL, Lead, Phase
+from ._effects import CutAfter, Effect, Emit, LeaveRound, Sign
+from ._state import Ordered, RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +63,34 @@ class Forks:
             return False
         self._asked[(lead.author, lead.seq)] = now
         return True
+
+    def follow(self, rs: RoundState | None, leads: Iterable[Lead], now: float) -> list[Effect]:
+        """Ask for the entries these leads name, as often as :meth:`ask` allows: a
+        second signed entry under that number, the answer, proves the fork."""
+        return [Sign(Resend(lead.author, lead.seq, lead.seq), to=lead.via)
+                for lead in leads if self.ask(rs, lead, now)]
+
+    def prove(self, rs: RoundState | None, proof: ForkProof, phase: Phase, *,
+              publish: bool = True) -> list[Effect]:
+        """Hold a checked proof (:meth:`hold`): take out the author's disputed
+        entries, and tell everyone, once, while a round is under way."""
+        held = self.hold(rs, proof)
+        if rs is None or held is None:
+            return []
+        effects: list[Effect] = [CutAfter(rs, held.seat, proof.cut)]
+        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
+                and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
+            effects.append(Sign(Fork(proof.first, proof.second)))
+        return effects
+
+    def conflicted(self, rs: RoundState | None, known: bytes, entry: Entry, via: bytes | None,
+                   now: float, phase: Phase) -> list[Effect]:
+        """Two entries of one author under one number (:func:`conflict`): hold the
+        proof, or follow the lead to one."""
+        found = conflict(known, entry, via)
+        if isinstance(found, ForkProof):
+            return self.prove(rs, found, phase)
+        return [] if found is None else self.follow(rs, (found,), now)
 
     def hold(self, rs: RoundState | None, proof: ForkProof) -> Held | None:
         """Keep a checked proof (the lowest one of each author), and against its
@@ -109,3 +141,17 @@ def convict(rs: RoundState, fork: Fork) -> Convicted | None:
     cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
     rs.dropping[accused] = cut
     return Convicted(accused, proof, cut)
+
+
+def final(rs: RoundState, item: Ordered) -> list[Effect]:
+    """A FORK's turn in the total order (:func:`convict`): its accused, flagged with
+    the proof, leaves the round there."""
+    assert isinstance(item.payload, Fork)
+    convicted = convict(rs, item.payload)
+    if convicted is None:
+        return []
+    seat = convicted.seat
+    return [Emit(ev.Flagged(seat, rs.names[seat],
+                            f"equivocation: signed two entries numbered {convicted.proof.seq}",
+                            (item.payload.first, item.payload.second))),
+            LeaveRound(rs, seat, convicted.cut, (item.lamport, item.seat))]

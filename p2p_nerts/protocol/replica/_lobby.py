@@ -2,20 +2,37 @@
 closes; what a host may ask between rounds, and when it deals by itself; and
 what a ROSTER or SETTINGS from the host sets.
 
-Pure functions: they say what the answer is, or refuse (``CommandError`` for
-a local command, ``EnvelopeError`` for an entry); the facade signs the
-ROSTER, SETTINGS or REFUSE, keeps the waiting list and begins the round.
+Pure functions of the table as it stands (:class:`Table`): they return the
+effects to apply (``_effects``), or refuse (``CommandError`` for a local
+command, ``EnvelopeError`` for an entry); the facade signs the ROSTER,
+SETTINGS or REFUSE, keeps the waiting list and begins the round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from ...game.variants import VariantError, Variants
-from ..envelope import EnvelopeError
-from ..messages import Seat, Settings
-from ._base import SIT_DOWN_WAIT, CommandError, Phase, rules_of
+from .. import events as ev
+from ..envelope import Entry, EnvelopeError
+from ..messages import Refuse as Refusal
+from ..messages import Roster, Seat, Settings
+from ._base import SIT_DOWN_WAIT, CommandError, Phase, clocks_problem, rules_of, settings_of
+from ._effects import (
+    BeginRound,
+    DealByHand,
+    Effect,
+    Emit,
+    NextDeal,
+    SetRules,
+    SetSeats,
+    Sign,
+    SittingDown,
+    WaitingSeated,
+    Waits,
+    roster_told,
+)
 from ._state import RoundState
 
 #: Phases in which the host may change the table (its settings, its seats).
@@ -51,8 +68,77 @@ class Retell:
 Answer = Refuse | Wait | SeatIt | Retell
 
 
+@dataclass(frozen=True, slots=True)
+class Table:
+    """What the lobby reads of the table, as it stands when asked (read only)."""
+
+    me: bytes
+    host_key: bytes
+    phase: Phase
+    seats: tuple[Seat, ...]
+    number: int  # the current round's, 0 before the first
+    variants: Variants
+    countdown: float
+    drop_after: float
+    max_seats: int  # the host's own limit
+    waiting: Mapping[bytes, str]  # host: who sits down as this round closes
+    proven: Collection[bytes]  # proven equivocators: never seated again
+
+    @property
+    def is_host(self) -> bool:
+        return self.me == self.host_key
+
+    @property
+    def seated(self) -> frozenset[bytes]:
+        return frozenset(s.key for s in self.seats)
+
+    @property
+    def settings(self) -> Settings:
+        return settings_of(self.variants, self.countdown, self.drop_after)
+
+    @property
+    def room(self) -> int:
+        """Seats the host offers: its own limit, and no more tableaux than the rules play."""
+        return min(self.max_seats, self.variants.most_seats)
+
+
+def seat_host(t: Table, name: str) -> list[Effect]:
+    """The host opens its table: its SETTINGS, then a seat for itself."""
+    return [Sign(t.settings), sit(t, t.me, name)]
+
+
+def sit(t: Table, key: bytes, name: str) -> Sign:
+    """Host: a newcomer sits after everyone else, so the partners chosen stay together."""
+    return Sign(Roster((*t.seats, Seat(key, name))))
+
+
+def unseat(t: Table, key: bytes) -> list[Effect]:
+    """Host: give a guest's seat up (the host's own seat is the table itself)."""
+    if key != t.host_key and key in t.seated:
+        return [Sign(Roster(tuple(s for s in t.seats if s.key != key)))]
+    return []
+
+
+def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]:
+    """Host: what ``key``'s JOIN gets (:func:`answer_join`)."""
+    answer = answer_join(
+        key, rs=rs, in_round=t.phase not in BETWEEN_ROUNDS and t.phase is not Phase.OVER,
+        over=t.phase is Phase.OVER, seated=t.seated, taken=len(t.seats),
+        waiting=t.waiting, proven=key in t.proven, room=t.room)
+    match answer:
+        case Refuse(reason=reason):
+            return [Sign(Refusal(key, reason))]
+        case Wait():
+            return [Waits(key, name), Emit(ev.Notice(f"{name} sits down when this round ends"))]
+        case Retell():
+            return [Sign(Roster(t.seats))]
+        case SeatIt():
+            return [sit(t, key, name)]
+    return []
+
+
 def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool,
-                seated: frozenset[bytes], taken: int, waiting: dict[bytes, str],
+                seated: frozenset[bytes], taken: int, waiting: Mapping[bytes, str],
                 proven: bool, room: int) -> Answer | None:
     """The host's answer to ``key``'s JOIN; None when there is nothing to say.
 
@@ -83,7 +169,7 @@ def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool
     return SeatIt()
 
 
-def reseat(rs: RoundState, seats: tuple[Seat, ...], waiting: dict[bytes, str],
+def reseat(rs: RoundState, seats: tuple[Seat, ...], waiting: Mapping[bytes, str],
            proven: set[bytes], host_key: bytes, max_seats: int) -> tuple[Seat, ...]:
     """The roster as a round closes: the dropped leave, those waiting sit down.
 
@@ -99,6 +185,16 @@ def reseat(rs: RoundState, seats: tuple[Seat, ...], waiting: dict[bytes, str],
         if key not in kept and key not in gone and len(kept) < max_seats:
             kept[key] = Seat(key, name)
     return tuple(kept.values())
+
+
+def closing_roster(t: Table, rs: RoundState) -> list[Effect]:
+    """Host, as ``rs`` closes: one ROSTER says who leaves and who sits down
+    (:func:`reseat`); the break waits for the newcomers to catch up."""
+    seats = reseat(rs, t.seats, t.waiting, set(t.proven), t.host_key, t.max_seats)
+    keys = {seat.key for seat in seats}
+    if keys == t.seated:
+        return [WaitingSeated()]
+    return [WaitingSeated(), Sign(Roster(seats)), SittingDown(frozenset(keys - set(rs.keys)))]
 
 
 def host_between_rounds(is_host: bool, phase: Phase, only: str, when: str) -> None:
@@ -120,6 +216,34 @@ def check_deal(seats: tuple[Seat, ...], variants: Variants) -> None:
         raise CommandError(str(exc)) from None
 
 
+def start_round(t: Table) -> list[Effect]:
+    """Host: fix the roster and start the next round, under the rules it announces."""
+    host_between_rounds(t.is_host, t.phase, "starts a round", "a round is already under way")
+    check_deal(t.seats, t.variants)
+    return [Sign(t.settings), Sign(Roster(t.seats), round_no=t.number + 1)]
+
+
+def change_settings(t: Table, variants: Variants, countdown: float | None,
+                    drop_after: float | None) -> list[Effect]:
+    """Host: new rules, and clocks (None: as they are), between rounds."""
+    host_between_rounds(t.is_host, t.phase, "changes the settings",
+                        "settings change between rounds")
+    countdown = t.countdown if countdown is None else countdown
+    drop_after = t.drop_after if drop_after is None else drop_after
+    problem = clocks_problem(countdown, drop_after)
+    if problem is not None:
+        raise CommandError(problem)
+    return [Sign(settings_of(variants, countdown, drop_after))]
+
+
+def arrange(t: Table, order: tuple[bytes, ...]) -> list[Effect]:
+    """Host: the seats in ``order`` (:func:`arranged`), between rounds."""
+    host_between_rounds(t.is_host, t.phase, "arranges the seats",
+                        "seats are arranged between rounds")
+    seats = arranged(t.seats, order)
+    return [] if seats is None else [Sign(Roster(seats))]
+
+
 def arranged(seats: tuple[Seat, ...], order: tuple[bytes, ...]) -> tuple[Seat, ...] | None:
     """The seats in ``order`` (every seated key once), or None if that is the order
     already."""
@@ -139,6 +263,42 @@ def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
         return bool(auto_start) and seats >= (auto_start or 0)
     return (phase is Phase.BETWEEN and next_round_at is not None and now >= next_round_at
             and (not seated.intersection(sitting_down) or now >= next_round_at + SIT_DOWN_WAIT))
+
+
+def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
+              sitting_down: Collection[bytes]) -> list[Effect]:
+    """Host: deal by itself now if due (:func:`auto_deal_due`); a deal it cannot make
+    is said once, and then it waits for a person."""
+    if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,
+                         t.seated):
+        return []
+    over: list[Effect] = [NextDeal(None)] if t.phase is Phase.BETWEEN else []
+    try:
+        return [*over, *start_round(t)]
+    except CommandError as exc:
+        return [*over, DealByHand(), Emit(ev.Notice(f"cannot deal automatically: {exc}"))]
+
+
+def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> list[Effect]:
+    """The host's ROSTER: the seats it sets, and the round it may begin."""
+    if entry.author != t.host_key:
+        raise EnvelopeError("not_host")
+    begins = roster_begins(entry.round, t.number, t.phase, t.variants, seats)
+    return [SetSeats(seats), *([BeginRound(entry.round)] if begins else []),
+            roster_told(seats, t.me)]
+
+
+def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:
+    """The host's SETTINGS: the rules, and the host's clocks whatever this peer was
+    started with (nobody may start early, and every peer counts a seat silent
+    after the same time)."""
+    if entry.author != t.host_key:
+        raise EnvelopeError("not_host")
+    variants = variants_of(payload, t.phase)
+    countdown, drop_after = payload.countdown_ms / 1000, payload.drop_after_ms / 1000
+    return [SetRules(variants, countdown, drop_after), Emit(ev.SettingsChanged(
+        f"{variants.words()}; {countdown:g} s countdown, "
+        f"silent seats dropped after {drop_after:g} s"))]
 
 
 def roster_begins(entry_round: int, number: int, phase: Phase, variants: Variants,

@@ -3,8 +3,9 @@ replays it and after, until it has caught up with the table.
 
 A small class owns that knowledge (my journaled entries, the round secrets,
 whether the replay runs, whom I heard since); pure functions redo a journaled
-move and judge what a resumed seat still has to sign. The facade replays the
-journal through its own paths and signs; nothing here does.
+move, learn from the table where my chain ends, and judge what a resumed seat
+still has to sign (as effects, ``_effects``). The facade replays the journal
+through its own paths and signs; nothing here does.
 """
 
 from __future__ import annotations
@@ -12,14 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ...game.tableau import OP_NERTS, apply_move
+from ...game.tableau import OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, apply_move
+from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
-from ..journal import Kind, Record, unpack
-from ..messages import Audit, Commit, Payload, Reveal, Summary
+from ..journal import Kind, Record, move_record, unpack
+from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
 from ..resume import Deferred, Resume
-from ._base import ROUND_TYPES, Phase
+from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
+from ._effects import Claim, Effect, Emit, Journal, Sign
 from ._state import RoundState
+
+SIT_OUT = "back from a restart behind the table: next round"
 
 
 class Recovery:
@@ -52,11 +57,17 @@ class Recovery:
         """My journaled entry numbered ``seq``, while restoring."""
         return self._signed.get(seq)
 
-    def replayed(self) -> None:
-        """The journal is replayed: catch up with the table from here."""
+    def replayed(self, rs: RoundState | None, phase: Phase) -> None:
+        """The journal is replayed: catch up with the table from here. My moves so
+        far are journaled already, and a round whose countdown had run is on."""
         self.restoring = False
         self._signed = {}
         self.catching_up = True
+        if rs is not None:
+            if rs.tab is not None:
+                rs.journaled = len(rs.tab.log)
+            if phase is Phase.PLAYING and rs.play_from is not None:
+                rs.started = True
 
     def behind(self, rs: RoundState, authors: Mapping[bytes, AuthorLog]) -> bool:
         """After a restart: not every live peer heard from yet, or entries still missing."""
@@ -67,6 +78,16 @@ class Recovery:
                 authors[k].missing() is None for k in peers if k in authors):
             self.catching_up = False
         return self.catching_up
+
+
+def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
+    """My new decisions on the tableau, to journal; what follows from them (settles,
+    agreed rotations) replays by itself."""
+    effects: list[Effect] = [Journal(move_record(rs.number, move))
+                             for move in tab.log[rs.journaled:]
+                             if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
+    rs.journaled = len(tab.log)
+    return effects
 
 
 def redo(rs: RoundState | None, fields: list[object]) -> None:
@@ -96,6 +117,45 @@ def redundant(rs: RoundState | None, payload: Payload) -> bool:
     return False
 
 
+def rejoin(peers: Iterable[bytes], me: bytes, now: float, seq: int) -> Resume | None:
+    """Back at a table with ``peers`` (seated, host, this round's), my journal
+    ending at ``seq``: learn where my chain ends there before signing (None:
+    nobody to ask)."""
+    others = set(peers) - {me}
+    return Resume(others, now, seq) if others else None
+
+
+def heard(res: Resume, peer: bytes, upto: Iterable[AckMark], me: bytes,
+          at_table: bool) -> list[Effect]:
+    """An ACK from ``peer`` while learning: how far it holds my chain (the word of a
+    seat or the host only: ``at_table``); those of mine we lack we fetch."""
+    mine = next((m.seq for m in upto if m.author == me), None)
+    if mine is not None and at_table:
+        res.heard(peer, mine)
+        return [Claim(me, mine)]
+    res.heard(peer, None)
+    return []
+
+
+def due(d: Deferred, began: RoundState | None, rs: RoundState | None,
+        done: set[tuple[int, Payload]]) -> bool:
+    """Whether an entry held back while learning is still to be signed now (and
+    note it as signed in ``done``): not twice, not when signed meanwhile, not a
+    round entry for another round than the one under way when learning ended
+    (``began``; its round closed: it counts for nobody now), not a host's entry
+    between rounds once a round began since (a held-back ROSTER began it)."""
+    key = (d.payload.TYPE, d.payload)
+    if key in done or redundant(rs, d.payload):
+        return False
+    if d.payload.TYPE in ROUND_TYPES and (began is None or d.round_no != began.number):
+        return False
+    if (d.payload.TYPE in BETWEEN_ROUND_TYPES and d.round_no is not None
+            and rs is not None and d.round_no < rs.number):
+        return False
+    done.add(key)
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class Resumed:
     """What a seat back at a table does once it has learned where its chain ends:
@@ -106,6 +166,11 @@ class Resumed:
     notice: str | None
     sit_out: bool
     deferred: tuple[Deferred, ...]
+
+    def said(self) -> list[Effect]:
+        """What the seat says before it signs what it held back (:func:`due`)."""
+        return [*([Emit(ev.Notice(self.notice))] if self.notice is not None else []),
+                *([Sign(Goodbye(SIT_OUT))] if self.sit_out else [])]
 
 
 def resumed(res: Resume, delivered: int, rs: RoundState | None, phase: Phase) -> Resumed:

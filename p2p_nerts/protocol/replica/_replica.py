@@ -30,17 +30,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from ...game.deadlock import AllStuck
 from ...game.foundations import Fate, FoundationLog, PlayKey
-from ...game.moves import is_stuck, perform
+from ...game.moves import perform
 from ...game.scoring import Match, team_names
 from ...game.tableau import (
-    OP_ROTATE,
-    ROTATE_ALL,
     Tableau,
     Target,
 )
-from ...game.variants import VariantError, Variants
+from ...game.variants import Variants
 from .. import events as ev
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
@@ -50,24 +47,18 @@ from ..envelope import (
     EnvelopeError,
     author_of,
 )
-from ..fairness import SECRET_LEN, commitment
-from ..identity import PUBLIC_KEY_LEN, Identity, fingerprint_of
+from ..identity import PUBLIC_KEY_LEN, Identity
 from ..journal import (
     Kind,
     Record,
-    move_record,
-    secrets_record,
     snapshot_of,
-    snapshot_record,
     unpack,
 )
 from ..messages import (
     Ack,
     AckMark,
     Audit,
-    Commit,
     Drop,
-    Fork,
     Go,
     Goodbye,
     Hello,
@@ -107,7 +98,6 @@ from . import _shuffle as shuffle
 from ._base import (
     BETWEEN_ROUND_TYPES,
     COUNTDOWN,
-    DECISIONS,
     DROP_AFTER,
     EPHEMERAL,
     HEARTBEAT,
@@ -139,6 +129,34 @@ from ._commands import (
     Turn,
     TurnAway,
     VoteStuck,
+    refused,
+    rotate_alone,
+)
+from ._effects import (
+    Admit,
+    BeginRound,
+    CatchUp,
+    Claim,
+    CutAfter,
+    DealByHand,
+    Effect,
+    Emit,
+    EndRound,
+    Forget,
+    Invalid,
+    Journal,
+    LeaveRound,
+    NextDeal,
+    SetPhase,
+    SetRules,
+    SetSeats,
+    Sign,
+    SittingDown,
+    Standing,
+    TakeHeads,
+    TakeUp,
+    WaitingSeated,
+    Waits,
 )
 from ._forks import Forks
 from ._order import Finality, final_event
@@ -258,7 +276,7 @@ class Replica:
         r._recovery.load(records, identity.public_key)
         if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
             start = snapshot_of(records[0])                # began (later ones replay again)
-            r._take_up(start, rules_of(start.settings))
+            r._apply([TakeUp(start, rules_of(start.settings))])
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
@@ -267,17 +285,10 @@ class Replica:
             elif rec.kind is Kind.MOVE:
                 recovery.redo(r.rs, unpack(rec))
             r._advance()
-        r._recovery.replayed()
-        peers = {*r.seated, r.host_key, *(r.rs.keys if r.rs is not None else ())}
-        peers.discard(identity.public_key)
-        if peers:
-            r._resume = Resume(peers, now, r.seq)
-        rs = r.rs
-        if rs is not None:
-            if rs.tab is not None:
-                rs.journaled = len(rs.tab.log)
-            if r.phase is Phase.PLAYING and rs.play_from is not None:
-                rs.started = True
+        r._recovery.replayed(r.rs, r.phase)
+        held = r.rs.keys if r.rs is not None else ()
+        r._resume = recovery.rejoin({*r.seated, r.host_key, *held}, identity.public_key, now,
+                                    r.seq)
         r._out = Outbound()
         return r
 
@@ -322,7 +333,9 @@ class Replica:
             case CallNerts():
                 self._call_nerts()
             case RotateAlone():
-                self._rotate_alone()
+                rs, tab = self._playing()
+                rotate_alone(rs, tab)
+                self._journal_moves(rs, tab)
             case SetReady(on=on):
                 if self.watching:
                     raise CommandError("you are watching this table: a spectator has no seat")
@@ -330,11 +343,11 @@ class Replica:
             case Open():
                 self._open()
             case StartRound():
-                self._start_round()
+                self._apply(lobby.start_round(self._table))
             case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
-                self._change_settings(variants, countdown, drop_after)
+                self._apply(lobby.change_settings(self._table, variants, countdown, drop_after))
             case ArrangeSeats(order=order):
-                self._arrange_seats(order)
+                self._apply(lobby.arrange(self._table, order))
             case LeaveTable(reason=reason):
                 if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
                     self._send(Leave())
@@ -432,8 +445,7 @@ class Replica:
     def _open(self) -> None:
         """Join the table: the host seats itself, a guest asks for a seat."""
         if self.is_host:
-            self._send(settings_of(self.variants, self.countdown, self.drop_after))
-            self._seat(self.me.public_key, self.me.name)
+            self._apply(lobby.seat_host(self._table, self.me.name))
             return
         if self.seq == 0 and self._resume is None:
             # Nothing signed here yet, as far as we know: the host may hold
@@ -441,33 +453,6 @@ class Replica:
             self._resume = Resume({self.host_key}, self.now, 0)
             self._send(Hello(self.me.name, 1))
         self._send(Join(self.me.name, None))
-
-    def _start_round(self) -> None:
-        """Host: fix the roster and start the next round."""
-        lobby.host_between_rounds(self.is_host, self.phase, "starts a round",
-                                  "a round is already under way")
-        lobby.check_deal(self.seats, self.variants)
-        number = self.rs.number + 1 if self.rs else 1
-        self._send(settings_of(self.variants, self.countdown, self.drop_after))
-        self._send(Roster(self.seats), round_no=number)
-
-    def _change_settings(self, variants: Variants, countdown: float | None,
-                         drop_after: float | None) -> None:
-        lobby.host_between_rounds(self.is_host, self.phase, "changes the settings",
-                                  "settings change between rounds")
-        countdown = self.countdown if countdown is None else countdown
-        drop_after = self.drop_after if drop_after is None else drop_after
-        problem = clocks_problem(countdown, drop_after)
-        if problem is not None:
-            raise CommandError(problem)
-        self._send(settings_of(variants, countdown, drop_after))
-
-    def _arrange_seats(self, order: tuple[bytes, ...]) -> None:
-        lobby.host_between_rounds(self.is_host, self.phase, "arranges the seats",
-                                  "seats are arranged between rounds")
-        seats = lobby.arranged(self.seats, order)
-        if seats is not None:
-            self._send(Roster(seats))
 
     def _move(self, target: Target) -> None:
         rs, tab = self._playing()
@@ -486,16 +471,6 @@ class Replica:
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
         self._unapplied = signed
-
-    def _rotate_alone(self) -> None:
-        rs, tab = self._playing()
-        if not rs.variants.lone_rotate:
-            raise CommandError("this table plays without the lone rotation")
-        if not is_stuck(tab, rs.log):
-            raise CommandError("the lone rotation is for a player with no move left: "
-                               "you can still play or turn up a card that fits")
-        tab.rotate(alone=True)
-        self._journal_moves(rs, tab)
 
     def _call_nerts(self) -> None:
         rs, tab = self._playing()
@@ -554,32 +529,88 @@ class Replica:
     def _event(self, event: ev.Event) -> None:
         self._out.events.append(event)
 
+    def _apply(self, effects: Iterable[Effect]) -> None:
+        """Carry out what a sub-machine decided, in its order: the one place that does."""
+        for effect in effects:
+            match effect:
+                case Sign(payload=payload, to=to, round_no=round_no):
+                    self._send(payload, round_no=round_no, to=to)
+                case Emit(event=event):
+                    self._event(event)
+                case Journal(record=record):
+                    self._record(record)
+                case SetSeats(seats=seats):
+                    self.seats = seats
+                case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
+                    self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
+                case BeginRound(number=number, note=note):
+                    if note:  # the table as it stands, where the journal will start
+                        self._apply(self._pruning.begin(catchup.capture(
+                            number, over=self.phase is Phase.OVER, seats=self.seats,
+                            settings=settings_of(self.variants, self.countdown, self.drop_after),
+                            totals=self.totals, authors=self.authors, player=self.player,
+                            rounds=self.match.rounds if self.match is not None else 0),
+                            self.me.public_key))
+                    self._begin_round(number)
+                case Waits(key=key, name=name):
+                    self.waiting[key] = name
+                case WaitingSeated():
+                    self.waiting.clear()
+                case SittingDown(newcomers=newcomers):
+                    self.sitting_down = dict.fromkeys(newcomers, self.seq)
+                case NextDeal(at=at):
+                    self.next_round_at = at
+                case DealByHand():
+                    self.auto_start = self.auto_next = None
+                case Forget(author=author, upto=upto):
+                    self.authors[author].prune(upto)
+                case TakeUp(snapshot=snapshot, variants=variants):
+                    self._apply(self._pruning.take_up(snapshot, variants, self.me.public_key))
+                case TakeHeads(heads=heads, dated=dated):
+                    for head in heads:
+                        log = self._author(head.author)
+                        if log is not None:
+                            log.take_up(head.seq, head.lamport, head.id)
+                    mine = self.authors.get(self.me.public_key)
+                    self._outbox.seq = max(self._outbox.seq,
+                                           mine.delivered if mine is not None else 0)
+                    self.clock.time = max([self.clock.time,
+                                           *(h.lamport for h in heads if h.author in dated)])
+                case Standing(totals=totals, match=match, phase=phase):
+                    self.totals, self.match, self.phase = totals, match, phase
+                    self.rs = self.prev_rs = None
+                case Admit(keys=keys):
+                    self.admit(keys)
+                case CatchUp():
+                    self._recovery.catching_up = True
+                case Claim(author=author, seq=seq):
+                    log = self._author(author)
+                    if log is not None:
+                        log.note_claim(seq)
+                case SetPhase(phase=phase):
+                    self.phase = phase
+                case Invalid(reason=reason):
+                    raise EnvelopeError(reason)
+                case EndRound(rs=rs, how=how, cutoff=cutoff):
+                    self._end_round(rs, how, cutoff)
+                case CutAfter(rs=rs, seat=seat, cut=cut):
+                    self._forget_after_cut(rs, seat, cut)
+                case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
+                    self._leave_round(rs, seat, cut, at)
+                case _:
+                    assert_never(effect)
+
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
         self._event(ev.Rejected(reason))
 
     def blocked(self) -> str | None:
         """Why my moves are refused right now (for a UI to say), or None if I may move."""
-        rs = self.rs
-        if self.watching:
-            return "you are watching this table: a spectator does not play"
-        if rs is None or rs.tab is None or self.phase is not Phase.PLAYING:
-            return "no round is being played"
-        if not rs.started:
-            return "wait for the countdown"
-        if rs.end is not None:
-            return "the round is over"
-        if rs.i_called:
-            return "you called Nerts: the round is ending"
-        if rs.me not in rs.live or rs.me in rs.dropping:
-            return "you were dropped from this round; you play again next round"
-        if rs.me in rs.left:
-            return "you left this round; you play again next round"
-        if rs.me in rs.forks:
-            return "this seat signed two different entries under one number: it sits out"
-        if self._recovery.behind(rs, self.authors) or self._resume is not None:
+        reason = refused(self.rs, self.phase, self.watching)
+        if reason is None and self.rs is not None and (
+                self._recovery.behind(self.rs, self.authors) or self._resume is not None):
             return "catching up with the table"
-        return None
+        return reason
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
@@ -647,11 +678,7 @@ class Replica:
             self._out.journal.append(record)
 
     def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
-        """Journal my new decisions on the tableau (settles and agreed rotations replay)."""
-        for move in tab.log[rs.journaled:]:
-            if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL):
-                self._record(move_record(rs.number, move))
-        rs.journaled = len(tab.log)
+        self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
         log = self.authors.get(key)
@@ -925,22 +952,14 @@ class Replica:
         self._follow(liveness.take_marks(rs, seat, upto, self.authors))
 
     def _follow(self, leads: Iterable[Lead]) -> None:
-        for lead in leads:
-            self._suspect(lead.author, lead.seq, lead.via)
+        self._apply(self._forks.follow(self.rs, leads, self.now))
 
     def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
-        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for
-        it, as often as ``Forks.ask`` allows (see _conflict)."""
-        if self._forks.ask(self.rs, Lead(author, seq, via), self.now):
-            self._send(Resend(author, seq, seq), to=via)
+        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it."""
+        self._follow((Lead(author, seq, via),))
 
     def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
-        """Two entries of one author under one number: a proof, or a lead to one."""
-        found = forks.conflict(known, entry, via)
-        if isinstance(found, ForkProof):
-            self._proven(found)
-        elif found is not None:
-            self._follow((found,))
+        self._apply(self._forks.conflicted(self.rs, known, entry, via, self.now, self.phase))
 
     @property
     def equivocators(self) -> dict[bytes, ForkProof]:
@@ -949,41 +968,16 @@ class Replica:
         return self._forks.proven
 
     def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
-        """Hold a checked proof (``Forks.hold``): void the author's disputed entries,
-        and tell everyone."""
-        rs = self.rs
-        held = self._forks.hold(rs, proof)
-        if rs is None or held is None:
-            return
-        self._forget_after_cut(rs, held.seat, proof.cut)
-        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
-                and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            self._send(Fork(proof.first, proof.second))
+        self._apply(self._forks.prove(self.rs, proof, self.phase, publish=publish))
 
     def _fork_final(self, rs: RoundState, item: Ordered) -> None:
-        """A FORK's turn in the total order: its accused leaves the round, flagged."""
-        assert isinstance(item.payload, Fork)
-        convicted = forks.convict(rs, item.payload)
-        if convicted is None:
-            return
-        accused = convicted.seat
-        self._event(ev.Flagged(accused, rs.names[accused],
-                               f"equivocation: signed two entries numbered {convicted.proof.seq}",
-                               (item.payload.first, item.payload.second)))
-        self._leave_round(rs, accused, convicted.cut, (item.lamport, item.seat))
+        self._apply(forks.final(rs, item))
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
         assert self._resume is not None
-        me = self.me.public_key
-        mine = next((m.seq for m in upto if m.author == me), None)
-        if mine is not None and (peer in self.seated or peer == self.host_key):
-            log = self._author(me)
-            if log is not None:
-                log.note_claim(mine)  # we fetch those of ours we lack (_ask_missing)
-            self._resume.heard(peer, mine)
-        else:
-            self._resume.heard(peer, None)
+        self._apply(recovery.heard(self._resume, peer, upto, self.me.public_key,
+                                   peer in self.seated or peer == self.host_key))
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
@@ -994,94 +988,39 @@ class Replica:
         if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
             return
         self._resume = None
-        plan = recovery.resumed(res, delivered, self.rs, self.phase)
-        rs = self.rs
-        if plan.notice is not None:
-            self._event(ev.Notice(plan.notice))
-        if plan.sit_out:
-            self._send(Goodbye("back from a restart behind the table: next round"))
+        plan, began = recovery.resumed(res, delivered, self.rs, self.phase), self.rs
+        self._apply(plan.said())
         done: set[tuple[int, Payload]] = set()
         for d in plan.deferred:
-            key = (d.payload.TYPE, d.payload)
-            if key in done or recovery.redundant(self.rs, d.payload):
-                continue
-            if d.payload.TYPE in ROUND_TYPES and (rs is None or d.round_no != rs.number):
-                continue  # its round closed while we learned: it counts for nobody now
-            if (d.payload.TYPE in BETWEEN_ROUND_TYPES and d.round_no is not None
-                    and self.rs is not None and d.round_no < self.rs.number):
-                continue  # a round began since (a deferred ROSTER began it): stale
-            done.add(key)
-            self._send(d.payload, round_no=d.round_no, to=d.to)
+            if recovery.due(d, began, self.rs, done):
+                self._send(d.payload, round_no=d.round_no, to=d.to)
 
     # ---------------------------------------------------------------- lobby
+    @property
+    def _table(self) -> lobby.Table:
+        """The table as the lobby reads it, now."""
+        return lobby.Table(self.me.public_key, self.host_key, self.phase, self.seats,
+                           self.rs.number if self.rs else 0, self.variants, self.countdown,
+                           self.drop_after, self.max_seats, self.waiting,
+                           self._forks.proven.keys())
+
     def _host_join(self, key: bytes, name: str) -> None:
-        answer = lobby.answer_join(
-            key, rs=self.rs, in_round=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING),
-            over=self.phase is Phase.OVER, seated=self.seated, taken=len(self.seats),
-            waiting=self.waiting, proven=key in self.equivocators, room=self._room())
-        match answer:
-            case lobby.Refuse(reason=reason):
-                self._send(Refuse(key, reason))
-            case lobby.Wait():
-                self.waiting[key] = name
-                self._event(ev.Notice(f"{name} sits down when this round ends"))
-            case lobby.Retell():
-                self._send(Roster(self.seats))
-            case lobby.SeatIt():
-                self._seat(key, name)
-
-    def _room(self) -> int:
-        """Seats the host offers: its own limit, and no more tableaux than the rules play."""
-        return min(self.max_seats, self.variants.most_seats)
-
-    def _seat(self, key: bytes, name: str) -> None:
-        """Host: a newcomer sits after everyone else, so the partners chosen stay together."""
-        self._send(Roster((*self.seats, Seat(key, name))))
+        self._apply(lobby.join(self._table, key, name, self.rs))
 
     def _unseat(self, key: bytes) -> None:
-        """Host: give a guest's seat up (the host's own seat is the table itself)."""
-        if key != self.host_key and key in self.seated:
-            self._send(Roster(tuple(s for s in self.seats if s.key != key)))
+        self._apply(lobby.unseat(self._table, key))
 
     def _maybe_auto_start(self) -> None:
-        due = lobby.auto_deal_due(self.phase, len(self.seats), self.auto_start,
-                                  self.next_round_at, self.now, self.sitting_down.keys(),
-                                  self.seated)
-        if not due:
-            return
-        if self.phase is Phase.BETWEEN:
-            self.next_round_at = None
-        try:
-            self._start_round()
-        except CommandError as exc:
-            self.auto_start = self.auto_next = None  # say it once, then wait for a person
-            self._event(ev.Notice(f"cannot deal automatically: {exc}"))
+        self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
+                                    next_round_at=self.next_round_at, now=self.now,
+                                    sitting_down=self.sitting_down.keys()))
 
     def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
-        if entry.author != self.host_key:
-            raise EnvelopeError("not_host")
-        number = self.rs.number if self.rs else 0
-        begins = lobby.roster_begins(entry.round, number, self.phase, self.variants, seats)
-        self.seats = seats
-        if begins:
-            self._prune(entry.round)
-            self._begin_round(entry.round)
-        self._event(ev.RosterChanged(tuple(s.name for s in seats),
-                                     tuple(fingerprint_of(s.key) for s in seats),
-                                     index_of(seats, self.me.public_key)))
+        self._apply(lobby.roster(self._table, entry, seats))
 
     def _settings(self, entry: Entry, payload: Payload) -> None:
         assert isinstance(payload, Settings)
-        if entry.author != self.host_key:
-            raise EnvelopeError("not_host")
-        self.variants = lobby.variants_of(payload, self.phase)
-        # The host's clocks, whatever this peer was started with: nobody may start
-        # early, and every peer counts a seat silent after the same time.
-        self.countdown = payload.countdown_ms / 1000
-        self.drop_after = payload.drop_after_ms / 1000
-        self._event(ev.SettingsChanged(
-            f"{self.variants.words()}; {self.countdown:g} s countdown, "
-            f"silent seats dropped after {self.drop_after:g} s"))
+        self._apply(lobby.settings(self._table, entry, payload))
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
@@ -1100,19 +1039,6 @@ class Replica:
                 self._vote_drop(rs, seat, again=True)
 
     # ------------------------------------------------------------- pruning
-    def _prune(self, number: int) -> None:
-        """Round ``number`` begins: note where the table stands, and forget what
-        every seat holds of the rounds before the last (see _catchup)."""
-        snapshot = catchup.capture(
-            number, over=self.phase is Phase.OVER, seats=self.seats,
-            settings=settings_of(self.variants, self.countdown, self.drop_after),
-            totals=self.totals, rounds=self.match.rounds if self.match is not None else 0,
-            authors=self.authors, player=self.player)
-        self._record(snapshot_record(snapshot))  # where the journal will start (_catchup)
-        for key, upto in self._pruning.round_begins(snapshot, self.seated,
-                                                    self.me.public_key).items():
-            self.authors[key].prune(upto)
-
     def _send_snapshot(self, asker: bytes) -> bool:
         """Host: answer a RESEND for entries no longer held with the snapshot (only
         the host's is taken up). False when the asker's budget is spent."""
@@ -1128,80 +1054,24 @@ class Replica:
         return False
 
     def _snapshot(self, entry: Entry, snapshot: Snapshot) -> None:
-        """The host's snapshot: take it up if we hold less than it does and have not
-        begun its round; else, if we hold less, say once that we cannot catch up."""
-        if (entry.author != self.host_key or self.is_host
-                or not catchup.behind(snapshot, self.authors)):
-            return
-        if (self.rs.number if self.rs is not None else 0) >= snapshot.round:
-            if self._pruning.refused < snapshot.round:
-                self._pruning.refused = snapshot.round
-                self._event(ev.Notice(
-                    "the table no longer holds entries of rounds this peer missed: it "
-                    "cannot catch up; start again without --resume to sit down afresh"))
-            return
-        try:
-            variants = rules_of(snapshot.settings)
-            variants.check_players(len(snapshot.seats))
-        except VariantError:
-            raise EnvelopeError("bad_field:snapshot") from None
-        self._record(Record(Kind.ENTRY, entry.raw))
-        self._take_up(snapshot, variants)
-
-    def _take_up(self, snapshot: Snapshot, variants: Variants) -> None:
-        """Go on from ``snapshot``: the host's, or my own note that a compacted
-        journal starts with. Its round begins as it did for everyone."""
-        for head in snapshot.heads:
-            log = self._author(head.author)
-            if log is not None:
-                log.take_up(head.seq, head.lamport, head.id)
-        mine = self.authors.get(self.me.public_key)
-        self._outbox.seq = max(self._outbox.seq, mine.delivered if mine is not None else 0)
-        seated = {seat.key for seat in snapshot.seats}
-        dated = seated | {self.me.public_key}  # (mine: what I sign next comes after it)
-        self.clock.time = max([self.clock.time, *(h.lamport for h in snapshot.heads
-                                                  if h.author in dated)])
-        self._pruning.begun = (catchup.positions(snapshot), snapshot)
-        self.variants = variants
-        self.countdown = snapshot.settings.countdown_ms / 1000
-        self.drop_after = snapshot.settings.drop_after_ms / 1000
-        self.seats = snapshot.seats
-        self.totals = {total.key: total.points for total in snapshot.totals}
-        self.match = Match(variants, len(seated), [0] * len(seated), snapshot.rounds)
-        self.phase = Phase.OVER if snapshot.over else Phase.BETWEEN
-        self.rs = self.prev_rs = None
-        self._places.placed.update(seated | {head.author for head in snapshot.heads})
-        self._recovery.catching_up = True
-        self._begin_round(snapshot.round)
-        self._event(ev.RosterChanged(tuple(s.name for s in self.seats),
-                                     tuple(fingerprint_of(s.key) for s in self.seats),
-                                     index_of(self.seats, self.me.public_key)))
+        self._apply(self._pruning.offered(entry, snapshot, host_key=self.host_key,
+                                          is_host=self.is_host, authors=self.authors,
+                                          number=self.rs.number if self.rs is not None else 0))
 
     # ---------------------------------------------------------------- round
     def _begin_round(self, number: int) -> None:
         self.sitting_down.clear()
         rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
-        keys, me = rs.keys, rs.me
-        if self.phase is Phase.OVER:
-            self.totals = {}  # a new game
-        played = self.match.rounds if self.match is not None and self.totals else 0
+        self.totals, self.match = rounds.standing(rs.keys, self.variants, self.totals,
+                                                  self.match, over=self.phase is Phase.OVER)
         self.ready = {}  # ready for the next deal: said afresh after each round
-        self.match = Match.new(self.variants, len(keys))
-        self.match.totals = [self.totals.get(k, 0) for k in keys]
-        self.match.rounds = played
         self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
-        for key in keys:
-            self.last_heard.setdefault(key, self.now)
-            self.last_heard[key] = max(self.last_heard[key], self.now)
-        if me is not None:
-            known = self._recovery.secrets.pop(number, None)
-            if known is None:
-                known = (self.rng(SECRET_LEN), self.rng(SECRET_LEN))
-                self._record(secrets_record(number, *known))
-            rs.deck_secret, rs.share = known
-            self._send(Commit(commitment(rs.deck_secret), commitment(rs.share)))
+        for key in rs.keys:
+            self.last_heard[key] = max(self.last_heard.get(key, self.now), self.now)
+        if rs.me is not None:
+            self._apply(rounds.commit(rs, self._recovery.secrets.pop(number, None), self.rng))
         # Round entries that arrived early can now be delivered.
         self._drain_all()
 
@@ -1264,18 +1134,8 @@ class Replica:
         self._drain_all()
 
     def _maybe_go(self, rs: RoundState) -> None:
-        check = shuffle.go_check(self.table_id, rs, catching_up=self._recovery.catching_up)
-        if check is None or check is shuffle.GoCheck.WAIT:
-            return  # (on a wait, the drop's effect looks again: _leave_round)
-        if check is shuffle.GoCheck.MISMATCH:
-            self._event(ev.Notice("the host dealt from another joint value; round void"))
-            raise EnvelopeError("go_mismatch")
-        rs.play_from = self.now + self.countdown
-        self.phase = Phase.PLAYING
-        self._event(ev.RoundStarting(rs.number, self.countdown))
-        if self.countdown <= 0:
-            rs.started = True
-            self._event(ev.RoundStarted(rs.number))
+        self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,
+                               now=self.now, countdown=self.countdown))
 
     def _ack(self, to: bytes | None = None) -> None:
         """Say how far I am: to one author right after its play, else to everyone.
@@ -1356,26 +1216,7 @@ class Replica:
             self._settle_mine(rs, key)
 
     def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
-        """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
-
-        ``key`` is the deciding entry's place in the total order (the vote, or
-        the DROP whose effect left every live seat stuck), where a deadlock
-        cuts the foundations off.
-        """
-        rs.stuck[seat] = on
-        self._event(ev.StuckChanged(tuple(rs.stuck)))
-        if not all(rs.stuck[s] for s in rs.live):
-            return
-        if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
-            self._end_round(rs, "deadlock", key)
-            return
-        rs.stuck = [False] * len(rs.keys)
-        if key is None or rs.my_vote_at <= key[0]:
-            rs.my_vote = False  # a rotation ends every vote taken before it
-        tab = rs.tab
-        if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
-            tab.rotate(alone=False)
-        self._event(ev.Rotated(rs.rotations))
+        self._apply(rounds.stuck_final(rs, seat, on, key))
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
@@ -1518,20 +1359,7 @@ class Replica:
             self._reseat(rs)
 
     def _reseat(self, rs: RoundState) -> None:
-        """Host, as a round closes: the dropped leave, those waiting sit down.
-
-        A seat dropped this round leaves the table, or every later round
-        would wait for it again, unless it has asked back meanwhile; it keeps
-        its total either way. One ROSTER says both.
-        """
-        seats = lobby.reseat(rs, self.seats, self.waiting, set(self.equivocators),
-                             self.host_key, self.max_seats)
-        self.waiting.clear()
-        keys = {seat.key for seat in seats}
-        if keys != self.seated:
-            newcomers = keys - set(rs.keys)
-            self._send(Roster(seats))
-            self.sitting_down = dict.fromkeys(newcomers, self.seq)
+        self._apply(lobby.closing_roster(self._table, rs))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

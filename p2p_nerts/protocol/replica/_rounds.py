@@ -12,16 +12,20 @@ changes nothing else).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
 from ...game.cards import ACE, JOKER_RANK, KING, is_valid_card
-from ...game.foundations import FoundationLog, Play
+from ...game.deadlock import AllStuck
+from ...game.foundations import FoundationLog, Play, PlayKey
+from ...game.scoring import Match
 from ...game.tableau import SOURCES
 from ...game.variants import Variants
 from .. import events as ev
 from ..envelope import Entry, EnvelopeError
-from ..fairness import commitment
+from ..fairness import SECRET_LEN, commitment
+from ..journal import secrets_record
 from ..messages import (
     Audit,
     Commit,
@@ -39,6 +43,7 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
+from ._effects import Effect, Emit, EndRound, Journal, Sign
 from ._state import Ordered, RoundState, index_of
 
 
@@ -118,6 +123,33 @@ def new_round(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variant
         log=FoundationLog(strict_ties=variants.strict_ties),
         stuck=[False] * len(keys), begun=now,
     )
+
+
+def standing(keys: tuple[bytes, ...], variants: Variants, totals: dict[bytes, int],
+             match: Match | None, *, over: bool) -> tuple[dict[bytes, int], Match]:
+    """The game's totals as a round with these seats begins (none after a game
+    over: a new game), and its match: each seat's total so far, the rounds
+    played."""
+    if over:
+        totals = {}
+    played = match.rounds if match is not None and totals else 0
+    begun = Match.new(variants, len(keys))
+    begun.totals = [totals.get(k, 0) for k in keys]
+    begun.rounds = played
+    return totals, begun
+
+
+def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
+           rng: Callable[[int], bytes]) -> list[Effect]:
+    """My deck secret and joint share for the round, and my COMMIT to them: the
+    journal's (``known``: a round replayed deals again from the very same), or
+    fresh ones, journaled before anything is signed with them."""
+    effects: list[Effect] = []
+    if known is None:
+        known = (rng(SECRET_LEN), rng(SECRET_LEN))
+        effects.append(Journal(secrets_record(rs.number, *known)))
+    rs.deck_secret, rs.share = known
+    return [*effects, Sign(Commit(commitment(rs.deck_secret), commitment(rs.share)))]
 
 
 def seat_for(rs: RoundState | None, entry: Entry) -> int:
@@ -210,3 +242,25 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             return Look.NOTHING
         case _:
             raise EnvelopeError("unexpected_type")
+
+
+def stuck_final(rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> list[Effect]:
+    """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
+
+    ``key`` is the deciding entry's place in the total order (the vote, or
+    the DROP whose effect left every live seat stuck), where a deadlock
+    cuts the foundations off.
+    """
+    rs.stuck[seat] = on
+    told = Emit(ev.StuckChanged(tuple(rs.stuck)))
+    if not all(rs.stuck[s] for s in rs.live):
+        return [told]
+    if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
+        return [told, EndRound(rs, "deadlock", key)]
+    rs.stuck = [False] * len(rs.keys)
+    if key is None or rs.my_vote_at <= key[0]:
+        rs.my_vote = False  # a rotation ends every vote taken before it
+    tab = rs.tab
+    if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
+        tab.rotate(alone=False)
+    return [told, Emit(ev.Rotated(rs.rotations))]

@@ -2,7 +2,8 @@
 
 Pure functions over one round's state. The deal fixes the round's joint value
 and my tableau (the shuffle's own part of the round); everything else is a
-question the facade asks before it signs a REVEAL or a GO, or starts play.
+question the facade asks before it signs a REVEAL or a GO, or the effects
+(``_effects``) of the host's GO: play starts, or the round is void here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 from enum import Enum
 
 from ...game.tableau import Tableau
+from .. import events as ev
 from ..fairness import deal_for, joint_value
+from ._base import Phase
+from ._effects import Effect, Emit, Invalid, SetPhase
 from ._state import RoundState
 
 
@@ -91,3 +95,23 @@ def go_check(table_id: bytes, rs: RoundState, *, catching_up: bool) -> GoCheck |
             return GoCheck.WAIT
         return GoCheck.MISMATCH
     return GoCheck.START
+
+
+def go(table_id: bytes, rs: RoundState, *, catching_up: bool, now: float,
+       countdown: float) -> list[Effect]:
+    """The host's GO, once we have dealt (:func:`go_check`): play starts after the
+    countdown; nothing yet on a wait (the drop's effect looks again); on
+    another joint value, the round is void here."""
+    check = go_check(table_id, rs, catching_up=catching_up)
+    if check is None or check is GoCheck.WAIT:
+        return []
+    if check is GoCheck.MISMATCH:
+        return [Emit(ev.Notice("the host dealt from another joint value; round void")),
+                Invalid("go_mismatch")]
+    rs.play_from = now + countdown
+    effects: list[Effect] = [SetPhase(Phase.PLAYING),
+                             Emit(ev.RoundStarting(rs.number, countdown))]
+    if countdown <= 0:
+        rs.started = True
+        effects.append(Emit(ev.RoundStarted(rs.number)))
+    return effects

@@ -1,0 +1,220 @@
+"""Effects: what a sub-machine asks the facade to do, as plain frozen values.
+
+A sub-machine reads what it is given and returns a list of these instead of
+changing the replica; the facade applies them in order, in one place
+(``Replica._apply``), which is the only code that signs, emits events,
+journals, and changes the table's seats, rules or round. So a decision is a
+value a test compares, and the order of what one step does is written once,
+in the list it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from ...game.foundations import PlayKey
+from ...game.scoring import Match
+from ...game.variants import Variants
+from .. import events as ev
+from ..identity import fingerprint_of
+from ..journal import Record
+from ..messages import Head, Payload, Seat, Snapshot
+from ._base import Phase
+from ._state import RoundState, index_of
+
+
+@dataclass(frozen=True, slots=True)
+class Sign:
+    """Sign one of my entries and queue it (to one key, or to everyone); a
+    sequenced one is delivered to myself as well. ``round_no``: the round it
+    is for, when not the current one."""
+
+    payload: Payload
+    to: bytes | None = None
+    round_no: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """Tell the user (or the front end) something."""
+
+    event: ev.Event
+
+
+@dataclass(frozen=True, slots=True)
+class Journal:
+    """Write a record to the journal (write-ahead: before the sends go out)."""
+
+    record: Record
+
+
+@dataclass(frozen=True, slots=True)
+class SetSeats:
+    """Who sits at the table now (the host's ROSTER, or a snapshot's)."""
+
+    seats: tuple[Seat, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetRules:
+    """The rules and clocks the table plays by now (the host's SETTINGS)."""
+
+    variants: Variants
+    countdown: float
+    drop_after: float
+
+
+@dataclass(frozen=True, slots=True)
+class BeginRound:
+    """Round ``number`` begins with the seats as they are. ``note``: first note
+    where the table stands and forget older rounds (not when the round begins
+    from a snapshot, which is that note)."""
+
+    number: int
+    note: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Waits:
+    """Host: ``key`` sits down as this round closes (the waiting list)."""
+
+    key: bytes
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingSeated:
+    """Host, as a round closes: those waiting are seated now (or found no room)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SittingDown:
+    """Host: ``newcomers`` were seated by the ROSTER signed just before; the break
+    waits for them to hold it (they replay the table's entries first)."""
+
+    newcomers: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class NextDeal:
+    """Host: when it deals the next round by itself (None: not by itself now)."""
+
+    at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class DealByHand:
+    """Host: deal by itself no more; wait for a person to deal."""
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """Forget ``author``'s entries up to ``upto`` (a finished round, held by all)."""
+
+    author: bytes
+    upto: int
+
+
+@dataclass(frozen=True, slots=True)
+class TakeUp:
+    """Go on from the host's snapshot (checked: rules that deal its seats)."""
+
+    snapshot: Snapshot
+    variants: Variants
+
+
+@dataclass(frozen=True, slots=True)
+class TakeHeads:
+    """Hold every author's chain as far as these heads; my clock goes past the
+    times of ``dated`` authors' heads."""
+
+    heads: tuple[Head, ...]
+    dated: Collection[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The game as a snapshot gives it, between rounds (or over): no round held."""
+
+    totals: dict[bytes, int]
+    match: Match
+    phase: Phase
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    """Hear these keys as players (``Replica.admit``)."""
+
+    keys: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class CatchUp:
+    """Back at a table: act on nothing of a round before every live peer was heard
+    and every gap filled (``Recovery.behind``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Someone holds ``author``'s entries up to ``seq``: fetch those we lack."""
+
+    author: bytes
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetPhase:
+    """The table's phase changes (play starts, say)."""
+
+    phase: Phase
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """The entry being delivered breaks the rules: refuse it (``reason``), and do
+    nothing more of what it would have done."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EndRound:
+    """``rs`` ends (``how``: a Nerts call, a deadlock), its foundations cut off at
+    ``cutoff`` in the total order."""
+
+    rs: RoundState
+    how: str
+    cutoff: PlayKey | None
+
+
+@dataclass(frozen=True, slots=True)
+class CutAfter:
+    """Take back out what ``seat`` sent past ``cut`` in ``rs`` (a proven fork)."""
+
+    rs: RoundState
+    seat: int
+    cut: int
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveRound:
+    """``seat`` leaves ``rs``'s live seats at ``at`` in the total order, counting up
+    to ``cut``."""
+
+    rs: RoundState
+    seat: int
+    cut: int
+    at: PlayKey
+
+
+Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
+          | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
+          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound)
+
+
+def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
+    """The seats changed: who sits where, and whether I do."""
+    return Emit(ev.RosterChanged(tuple(s.name for s in seats),
+                                 tuple(fingerprint_of(s.key) for s in seats),
+                                 index_of(seats, me)))
