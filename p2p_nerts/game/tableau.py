@@ -72,7 +72,7 @@ class Target:
 class Tableau:
     """The cards of one seat that are not (finally) on the foundations."""
 
-    __slots__ = ("bound", "in_flight", "jokers", "log", "nerts", "owner", "stock",
+    __slots__ = ("bound", "forfeited", "in_flight", "jokers", "log", "nerts", "owner", "stock",
                  "stock_turn", "waste", "work")
 
     def __init__(self, owner: int, deck: Sequence[int], *, stock_turn: int = 3,
@@ -96,6 +96,8 @@ class Tableau:
         #: Cards sent to a foundation whose fate is not final: play key → (card, source).
         self.in_flight: dict[tuple[int, int], tuple[int, int]] = {}
         self.log: list[tuple[int, ...]] = []
+        #: Plays of ours the table holds that this tableau never made: play key → card.
+        self.forfeited: dict[tuple[int, int], int] = {}
 
     # ----------------------------------------------------------------- reading
     def top(self, src: int) -> int | None:
@@ -240,6 +242,22 @@ class Tableau:
         self.log.append((OP_SETTLE, card, key[0], landed))
         return landed
 
+    def forfeit(self, key: tuple[int, int], card: int) -> bool:
+        """A play of ours that stayed, which this tableau never made, takes its card.
+
+        Back from a journal that lost its last moves, a seat learns its own
+        plays from the table; the card of one that stayed is on the
+        foundations, and would be here too. It leaves whichever pile holds it
+        (the seat sits the round out: what it no longer has of its moves, it
+        cannot replay). False when no pile holds it.
+        """
+        for pile in (self.nerts, self.waste, self.stock, *self.work):
+            if card in pile:
+                pile.remove(card)
+                self.forfeited[key] = card
+                return True
+        return False
+
     def take_back(self, key: tuple[int, int]) -> int | None:
         """A play of ours that had stayed is undone after all: the card comes back as
         a bounce would. Returns where it landed, or None if no play of ours under
@@ -250,6 +268,10 @@ class Tableau:
         here (its fate was fixed by the plays before it, and the vote that
         cut it was ordered after it).
         """
+        card = self.forfeited.pop(key, None)
+        if card is not None:  # (it comes back on top of the waste)
+            self.in_flight[key] = (card, WASTE)
+            return self.settle(key, stayed=False)
         settled = next((m for m in reversed(self.log)
                         if m[0] == OP_SETTLE and m[2] == key[0]), None)  # its last word
         launched = next((m for m in reversed(self.log)

@@ -267,6 +267,18 @@ def test_a_play_that_had_stayed_is_taken_back_as_a_bounce() -> None:
     assert tab.nerts == cs("KS 4H")
 
 
+def test_a_play_the_table_holds_that_this_tableau_never_made_gives_up_its_card() -> None:
+    """Back from a journal that lost its last moves: the card is on the foundations,
+    so it leaves the pile that still holds it (once), and a drop that takes the
+    play back out puts it on the waste."""
+    tab = tableau(nerts=cs("KS 4H"), waste=cs("2C 4D"))
+    assert tab.forfeit((3, 0), c("4H"))
+    assert tab.nerts == cs("KS") and tab.log == []  # not a move of the player's
+    assert not tab.forfeit((4, 0), c("4H"))  # held nowhere any more
+    assert tab.take_back((3, 0)) == WASTE and tab.waste == cs("2C 4D 4H")
+    assert tab.take_back((3, 0)) is None
+
+
 def test_only_a_play_that_stayed_is_taken_back() -> None:
     tab = tableau(nerts=cs("KS 4H"), waste=cs("2C 4D"))
     tab.launch(WASTE, (5, 0), pile=c("AH", 1))

@@ -13,6 +13,7 @@ import random
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.simulate import cards_accounted
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
@@ -100,6 +101,7 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     seq_before = net.replicas[k].seq
     back = _come_back(net, k, records[:cut])
     assert back.seq < seq_before
+    _cards_where_the_table_says(net, back)
     number = _run_to_next_round(net, k)
     _no_harm(net, k)
     notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)
@@ -108,6 +110,18 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     assert back.seq > seq_before  # it went on after the table's head
     _no_moves_after_goodbye(net.journals[k], key)
     _agreed(net, number)
+
+
+def _cards_where_the_table_says(net: MemNet, back: Replica) -> None:
+    """The round it sits out closes with every card of its deck in one place: the
+    plays its journal lost are on the foundations, not in its tableau too."""
+    rs = back.rs
+    assert rs is not None and rs.me is not None
+    number = rs.number
+    assert net.run(lambda: back.phase in (Phase.BETWEEN, Phase.OVER)
+                   or (back.rs is not None and back.rs.number > number), limit=net.now + 600)
+    assert back.rs is rs and rs.tab is not None
+    assert cards_accounted(rs.me, rs.tab, rs.log, rs.variants.jokers)
 
 
 def _no_moves_after_goodbye(records: list[Record], key: bytes) -> None:

@@ -1203,6 +1203,9 @@ class Replica:
             self._event(final_event(rs, key, mine=False))
         elif rs.tab is not None and key in rs.tab.in_flight:
             self._settle_mine(rs, key)
+        elif rs.tab is not None and rs.log.fate(key) is Fate.STAY:
+            assert isinstance(item.payload, PlayMsg)
+            rs.tab.forfeit(key, item.payload.card)  # fetched back: my journal had lost it
 
     def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
         assert rs.tab is not None
