@@ -21,9 +21,10 @@ Two workloads, in turn in the same run:
 The replica measured is the one this Python imports: pure, or compiled by
 ``scripts/compile_engine.py``. ``--compiled DIR`` runs the whole measurement
 in child processes instead, the pure sources and the build in DIR in turn, and
-prints each one's ratios and compiled against pure, pair by pair (so a drift
-of the machine's speed cancels out).
-Usage: ``scripts/bench_replica.py [--compiled DIR] [--runs N]``.
+prints each one's ratios and speed-up against the first, pair by pair (so a
+drift of the machine's speed cancels out); each ``--baseline DIR`` (another
+checkout's package, such as the code before a change) joins the turn, first.
+Usage: ``scripts/bench_replica.py [--compiled DIR] [--baseline DIR] [--runs N]``.
 """
 
 from __future__ import annotations
@@ -172,50 +173,52 @@ def report(figures: dict[str, list[float]]) -> None:
               f"(target <= {TARGET}x)")
 
 
-def child(path: Path | None, *, expect: str) -> dict[str, float]:
+def child(path: Path | None, *, expect: str | None) -> dict[str, float]:
     """Medians of one measurement in a fresh process importing the package from
-    ``path`` (None: the sources beside this script), which must be ``expect``."""
+    ``path`` (None: the sources beside this script); ``expect`` ("pure",
+    "compiled" or None for either) is what must be found there."""
     env = dict(os.environ, PYTHONPATH=str(path or Path(__file__).resolve().parents[1]))
     out = json.loads(subprocess.run([sys.executable, __file__, "--child"], env=env,
                                     capture_output=True, text=True, check=True).stdout)
-    if out.pop("engine") != expect:
+    engine = out.pop("engine")
+    if expect is not None and engine != expect:
         where = path or "the sources"
         raise SystemExit(f"bench_replica: {where} holds no {expect} replica "
                          "(scripts/compile_engine.py --out DIR, or --clean)")
     return {k: float(v) for k, v in out.items()}
 
 
-def compare(directory: Path, runs: int) -> None:
-    """Pure and compiled in turn, ``runs`` times each; ratios pair by pair."""
-    engines = (("pure (these sources)", None, "pure"),
-               (f"compiled ({directory})", directory, "compiled"))
+def compare(engines: list[tuple[str, Path | None, str | None]], runs: int) -> None:
+    """Each engine in turn, ``runs`` times; speed-ups against the first, pair by pair."""
     results: list[list[dict[str, float]]] = [[] for _ in engines]
     for _ in range(runs):
         for n, (_label, path, expect) in enumerate(engines):
             results[n].append(child(path, expect=expect))
-    print(f"in fresh processes, {runs} runs of each in turn; medians of the runs' medians")
-    print(f"    {'engine':34} {'verify':>8} " + " ".join(f"{w + ' batched':>19}"
+    print(f"in fresh processes, {runs} runs of each in turn; medians of the runs' medians, "
+          f"ratios to the same run's verify (target <= {TARGET}x), speed-up against "
+          f"{engines[0][0]} pair by pair")
+    print(f"    {'engine':34} {'verify':>8} " + " ".join(f"{w + ' batched':>28}"
                                                        for w in WORKLOADS))
     for n, (label, _path, _expect) in enumerate(engines):
         cells = []
         for w in WORKLOADS:
             us = statistics.median(r[f"{w} batched"] for r in results[n])
             ratio = statistics.median(r[f"{w} batched"] / r["verify"] for r in results[n])
-            cells.append(f"{us:8.1f} µs {ratio:5.2f}x")
+            gain = statistics.median(a[f"{w} batched"] / b[f"{w} batched"]
+                                     for a, b in zip(results[0], results[n], strict=True))
+            cells.append(f"{us:6.1f} µs {ratio:5.2f}x  {gain:4.2f}x as fast")
         verify_us = statistics.median(r["verify"] for r in results[n])
-        print(f"    {label:34} {verify_us:5.1f} µs " + " ".join(f"{c:>19}" for c in cells))
-    for w in WORKLOADS:
-        gains = [p[f"{w} batched"] / c[f"{w} batched"]
-                 for p, c in zip(results[0], results[1], strict=True)]
-        print(f"    {w}: compiled {statistics.median(gains):.2f}x as fast as pure "
-              f"[{min(gains):.2f}-{max(gains):.2f}]   (ratios to verify, target <= {TARGET}x)")
+        print(f"    {label:34} {verify_us:5.1f} µs " + " ".join(f"{c:>28}" for c in cells))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compiled", type=Path, metavar="DIR",
                         help="compare the pure sources with the build in DIR, in turn")
-    parser.add_argument("--runs", type=int, default=5, help="runs of each with --compiled")
+    parser.add_argument("--baseline", type=Path, action="append", default=[], metavar="DIR",
+                        help="also time the p2p_nerts package in DIR (another checkout, pure "
+                             "or compiled, such as the code before a change), first in the turn")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each in turn")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -223,12 +226,18 @@ def main() -> int:
         medians["engine"] = "compiled" if compiled() else "pure"
         print(json.dumps(medians))
         return 0
-    if args.compiled is not None:
-        if not (args.compiled / "p2p_nerts" / "protocol").is_dir():
-            parser.error(f"{args.compiled} holds no p2p_nerts package")
-        compare(args.compiled, max(1, args.runs))
+    for directory in (*args.baseline, *([args.compiled] if args.compiled else [])):
+        if not (directory / "p2p_nerts" / "protocol").is_dir():
+            parser.error(f"{directory} holds no p2p_nerts package")
+    if args.compiled is None and not args.baseline:
+        report(measure())
         return 0
-    report(measure())
+    engines: list[tuple[str, Path | None, str | None]] = [
+        (f"baseline {d}", d, None) for d in args.baseline]
+    engines.append(("pure (these sources)", None, "pure"))
+    if args.compiled is not None:
+        engines.append((f"compiled ({args.compiled})", args.compiled, "compiled"))
+    compare(engines, max(1, args.runs))
     return 0
 
 
