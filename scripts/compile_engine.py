@@ -15,8 +15,9 @@ beside their sources, where Python's import prefers them.
 - ``compile_engine.py``: compile the package this Python imports (a checkout
   or an editable install; a plain install's copy in site-packages too).
 - ``compile_engine.py --out DIR``: copy the package to ``DIR`` and compile the
-  copy, leaving the sources alone; use it with ``PYTHONPATH=DIR`` (CI runs the
-  tests this way against the compiled engine).
+  copy, leaving the sources alone; use it with ``PYTHONPATH=DIR`` for a script,
+  or from ``DIR`` for ``python -m`` and pytest, which put the working directory
+  (a checkout's sources) first on the path (CI runs the fast tier in ``DIR``).
 - ``compile_engine.py --clean``: remove compiled modules, back to pure Python.
 
 Needs mypy (it brings mypyc; ``pip install -e '.[test]'`` has it) and a C
