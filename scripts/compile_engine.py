@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
 """Compile the rules engine (``p2p_nerts/game``) to C with mypyc: an optional speed-up.
 
+With it go the leaf modules of a received play's path in the protocol
+(``PROTOCOL_LEAVES``: the envelope, per-author sequencing, the clock, and the
+replica's intake, round, state and ordering functions), not the replica's
+facade: tests subclass it and the soak patches it, which compiled classes do
+not allow.
+
 The pure-Python package stays the reference and the fallback: nothing imports
 or needs the compiled modules, and a checkout without them plays the same.
 mypyc turns the already type-checked modules into extension modules that sit
@@ -9,8 +15,9 @@ beside their sources, where Python's import prefers them.
 - ``compile_engine.py``: compile the package this Python imports (a checkout
   or an editable install; a plain install's copy in site-packages too).
 - ``compile_engine.py --out DIR``: copy the package to ``DIR`` and compile the
-  copy, leaving the sources alone; use it with ``PYTHONPATH=DIR`` (CI runs the
-  tests this way against the compiled engine).
+  copy, leaving the sources alone; use it with ``PYTHONPATH=DIR`` for a script,
+  or from ``DIR`` for ``python -m`` and pytest, which put the working directory
+  (a checkout's sources) first on the path (CI runs the fast tier in ``DIR``).
 - ``compile_engine.py --clean``: remove compiled modules, back to pure Python.
 
 Needs mypy (it brings mypyc; ``pip install -e '.[test]'`` has it) and a C
@@ -30,6 +37,17 @@ import tempfile
 from pathlib import Path
 
 ENGINE = "game"
+#: Paths under the package: the received path's pure helpers, which hold no
+#: class a test or script subclasses or patches.
+PROTOCOL_LEAVES = (
+    "protocol/envelope.py",
+    "protocol/authors.py",
+    "protocol/clock.py",
+    "protocol/replica/_intake.py",
+    "protocol/replica/_order.py",
+    "protocol/replica/_rounds.py",
+    "protocol/replica/_state.py",
+)
 
 
 def package_dir() -> Path:
@@ -39,9 +57,15 @@ def package_dir() -> Path:
     return Path(spec.origin).parent
 
 
+def sources(package: Path) -> list[Path]:
+    """The modules to compile: the whole engine and the protocol's leaves."""
+    return sorted([*(package / ENGINE).glob("*.py"), *(package / p for p in PROTOCOL_LEAVES)])
+
+
 def compiled_modules(package: Path) -> list[Path]:
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return sorted((package / ENGINE).glob(f"*{suffix}"))
+    return [built for source in sources(package)
+            if (built := source.with_name(source.stem + suffix)).exists()]
 
 
 def clean(package: Path) -> int:
@@ -60,14 +84,13 @@ def compile_in(package: Path) -> None:
     except ImportError as exc:
         raise SystemExit(f"compile_engine: needs mypy and setuptools ({exc.name} is missing): "
                          "pip install mypy setuptools") from exc
-    sources = sorted(str(p.relative_to(package.parent))
-                     for p in (package / ENGINE).glob("*.py"))
+    modules = [str(p.relative_to(package.parent)) for p in sources(package)]
     root = package.parent
     with tempfile.TemporaryDirectory(prefix="nerts-mypyc-") as tmp:
         saved = Path.cwd()
         os.chdir(root)  # mypyc names modules by their paths from here
         try:
-            setup(name="p2p-nerts-engine", ext_modules=mypycify(sources, target_dir=tmp),
+            setup(name="p2p-nerts-engine", ext_modules=mypycify(modules, target_dir=tmp),
                   script_args=["-q", "build_ext", "--inplace", "--build-temp", tmp,
                                "--build-lib", tmp])
         finally:
@@ -93,7 +116,8 @@ def main() -> int:
     if not built:
         print("compile_engine: mypyc built nothing", file=sys.stderr)
         return 1
-    print(f"compiled {len(built)} modules of p2p_nerts/{ENGINE} in {package}")
+    print(f"compiled {len(built)} modules (p2p_nerts/{ENGINE} and "
+          f"{len(PROTOCOL_LEAVES)} of p2p_nerts/protocol) in {package}")
     return 0
 
 

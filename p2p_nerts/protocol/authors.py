@@ -13,18 +13,19 @@ branch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from .envelope import GENESIS, HEADER_LEN, Entry
 from .identity import SIGNATURE_LEN
 
-_SIG_START = HEADER_LEN - SIGNATURE_LEN
+_SIG_START: Final = HEADER_LEN - SIGNATURE_LEN
 
 #: Entries held per author while waiting for a gap to fill.
-MAX_HELD = 1024
+MAX_HELD: Final = 1024
 #: Bytes of them (as received) per author: early AUDITs are large. Only keys
 #: with a place at the table get entries held (a stranger's are dropped), so
 #: this bounds the held entries of the whole table too.
-MAX_HELD_BYTES = 1 << 20
+MAX_HELD_BYTES: Final = 1 << 20
 
 
 class Equivocation(Exception):

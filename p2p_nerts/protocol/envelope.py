@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import msgpack
 
@@ -59,34 +59,35 @@ __all__ = [
     "seal_link",
 ]
 
-MAGIC = b"NZ"
-LINK_MAGIC = b"NL"
-DOMAIN = b"p2p-nerts/v1/entry\x00"
-PROTOCOL_VERSION = 2
+# Final, so compiled code (scripts/compile_engine.py) reads them as constants.
+MAGIC: Final = b"NZ"
+LINK_MAGIC: Final = b"NL"
+DOMAIN: Final = b"p2p-nerts/v1/entry\x00"
+PROTOCOL_VERSION: Final = 2
 #: The `prev` of an author's first entry (and the head of one that signed nothing).
-GENESIS = bytes(SIGNATURE_LEN)
-HEADER_LEN = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
-MIN_ENTRY = HEADER_LEN + 1
-LINK_MIN_ENTRY = len(LINK_MAGIC) + 1
-MAX_ENTRY = 64 * 1024
-TABLE_ID_LEN = 16
+GENESIS: Final = bytes(SIGNATURE_LEN)
+HEADER_LEN: Final = len(MAGIC) + PUBLIC_KEY_LEN + SIGNATURE_LEN  # 98
+MIN_ENTRY: Final = HEADER_LEN + 1
+LINK_MIN_ENTRY: Final = len(LINK_MAGIC) + 1
+MAX_ENTRY: Final = 64 * 1024
+TABLE_ID_LEN: Final = 16
 # Largest integer accepted anywhere on the wire: exact in a double, so any
 # implementation can hold it, and far beyond any honest counter.
-MAX_INT = 2**53 - 1
-MAX_MSG_TYPE = 255
-BODY_FIELDS = ("version", "table_id", "round", "author", "seq", "lamport", "type", "prev",
+MAX_INT: Final = 2**53 - 1
+MAX_MSG_TYPE: Final = 255
+BODY_FIELDS: Final = ("version", "table_id", "round", "author", "seq", "lamport", "type", "prev",
                "payload")
 
 # Per-container caps for the decoder, so a tiny frame cannot claim a huge
 # allocation.  The biggest legitimate containers are an AUDIT move list
 # (5000 items), a reason string (200 characters, up to 800 bytes) and the two
 # frames a FORK carries as its proof (bin, each at most a whole entry).
-_MAX_ARRAY = 5000
-_MAX_MAP = 32
-_MAX_STR = 1024
-_MAX_BIN = MAX_ENTRY
+_MAX_ARRAY: Final = 5000
+_MAX_MAP: Final = 32
+_MAX_STR: Final = 1024
+_MAX_BIN: Final = MAX_ENTRY
 
-_SIG_START = len(MAGIC) + PUBLIC_KEY_LEN
+_SIG_START: Final = len(MAGIC) + PUBLIC_KEY_LEN
 
 
 class EnvelopeError(Exception):
@@ -271,6 +272,9 @@ def _no_ext(code: int, data: bytes) -> object:
     raise ValueError("ext types are not allowed")
 
 
+_new_tuple = tuple.__new__
+
+
 def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
     try:
         obj = msgpack.unpackb(
@@ -306,10 +310,11 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         raise EnvelopeError("bad_field:prev")
     if not isinstance(payload, dict):
         raise EnvelopeError("bad_field:payload")
-    # Positional: one is built for every received frame, and keywords cost more.
-    return Entry(PROTOCOL_VERSION, table_id, _int(round_, "round", 0), author,
-                 _int(seq, "seq", 1), _int(lamport, "lamport", 1),
-                 _int(msg_type, "type", 0, MAX_MSG_TYPE), prev, payload, raw)
+    # One is built for every received frame: straight from its fields, as a named
+    # tuple's own constructor (a Python function taking each by name) costs more.
+    return _new_tuple(Entry, (PROTOCOL_VERSION, table_id, _int(round_, "round", 0), author,
+                              _int(seq, "seq", 1), _int(lamport, "lamport", 1),
+                              _int(msg_type, "type", 0, MAX_MSG_TYPE), prev, payload, raw))
 
 
 def _int(value: object, name: str, lo: int, hi: int = MAX_INT) -> int:

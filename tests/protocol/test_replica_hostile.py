@@ -43,6 +43,7 @@ from p2p_nerts.protocol.replica import (
     StartRound,
 )
 
+from ..gamekit import ENGINE_COMPILED
 from ..replica_harness import play_round, quiet_deal, round_overs
 
 
@@ -331,6 +332,8 @@ def test_random_payload_packing_roundtrip_guard() -> None:
     assert msgpack.unpackb(blob, raw=False)["a"][1] == b"x"
 
 
+@pytest.mark.skipif(ENGINE_COMPILED, reason="deep-copies a replica, whose tableau a compiled "
+                    "engine cannot copy (the pure tier runs it)")
 def test_an_entry_dated_before_its_authors_own_ack_is_refused_and_named() -> None:
     """A cheater dating a play back (to win a collision) is caught by its own ACK.
 

@@ -12,6 +12,7 @@ nothing else) and sends what they say.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 from ..authors import AuthorLog
 from ..budget import TokenBucket
@@ -19,6 +20,7 @@ from ..envelope import LINK_MAGIC, Entry, EnvelopeError, open_entry, open_link_e
 from ..messages import MsgType, Payload, Resend, parse_payload
 from ..proof import ForkProof
 from ._base import (
+    BETWEEN_ROUND_TYPES,
     LINK_TYPES,
     MAX_LAMPORT_JUMP,
     NEEDS_DEAL,
@@ -32,6 +34,9 @@ from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
 IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+#: Read for every entry delivered, as a Final constant: on Python 3.11 a member
+#: read off its enum class goes through the metaclass.
+_RESULT: Final = MsgType.RESULT
 
 
 def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
@@ -156,17 +161,18 @@ def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:
     deal (an honest PLAY can overtake a slow peer's REVEAL). Everything
     else goes on, so a bad entry is judged, not left blocking its author.
     """
-    if entry.type in (MsgType.ROSTER, MsgType.SETTINGS):
+    kind = entry.type
+    if kind in BETWEEN_ROUND_TYPES:
         # The host sends these once it has closed a round; a peer still
         # closing it takes them after (they set up the next round).
         return phase not in IN_ROUND
-    if entry.type not in ROUND_TYPES:
+    if kind not in ROUND_TYPES:
         return True
-    if (entry.type == MsgType.RESULT and rs is not None and entry.round == rs.number
+    if (kind == _RESULT and rs is not None and entry.round == rs.number
             and phase in IN_ROUND):
         return False  # signed as its author closed the game, which we are still closing
     if rs is None or entry.round > rs.number:
         return False
-    if entry.round == rs.number and entry.type in NEEDS_DEAL:
+    if entry.round == rs.number and kind in NEEDS_DEAL:
         return rs.joint is not None
     return True

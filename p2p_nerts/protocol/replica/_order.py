@@ -8,6 +8,8 @@ they say, in (Lamport, seat) order, identically on every peer.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ...game.foundations import Fate, PlayKey, before
 from .. import events as ev
 from ..authors import AuthorLog
@@ -17,6 +19,12 @@ from ..messages import Drop, Fork, MsgType
 from ..messages import Play as PlayMsg
 from ._base import ORDERED_TYPES
 from ._state import Ordered, RoundState, past_cut, void
+
+# Read for every play, as Final constants: on Python 3.11 a member read off its
+# enum class goes through the metaclass.
+_STAY: Final = Fate.STAY
+_CUT: Final = Fate.CUT
+_PLAY: Final = MsgType.PLAY
 
 
 class Finality:
@@ -123,7 +131,7 @@ class Finality:
         if tab is None or not tab.in_flight or rs.end is not None:
             return []
         settled: list[PlayKey] = []
-        barrier = min((o for o in rs.ordered if o.kind != MsgType.PLAY), default=None)
+        barrier = min((o for o in rs.ordered if o.kind != _PLAY), default=None)
         for key in sorted(tab.in_flight):
             if barrier is not None and before((barrier.lamport, barrier.seat), key):
                 break
@@ -140,7 +148,7 @@ def unsure_before(rs: RoundState, key: PlayKey) -> bool:
     be held alike by every live seat, or may yet be cut by its author's drop (so
     my play's fate is not settled yet)."""
     pile = rs.log.play(key).pile
-    return any(o.kind == MsgType.PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
+    return any(o.kind == _PLAY and o.seat != rs.me and before((o.lamport, o.seat), key)
                and isinstance(o.payload, PlayMsg) and o.payload.pile == pile
                and (may_be_cut(rs, o.seat, o.seq)
                     or not all(q == rs.me or rs.marks.get(q, {}).get(o.seat, 0) >= o.seq
@@ -156,9 +164,12 @@ def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
     its acks, or it orders before the entry and is waited for.)"""
     if author in rs.dropping:
         return past_cut(rs, author, seq)
-    if any(victim == author for _l, _v, victim, _u, _s in rs.drop_queue):
+    # (Each is tested for being empty first: asked of every play, nearly always.)
+    if rs.drop_queue and any(victim == author for _l, _v, victim, _u, _s in rs.drop_queue):
         return True
-    votes = rs.drop_votes.get(author, {})
+    votes = rs.drop_votes.get(author)
+    if not votes:
+        return False
     return any(0 < upto < seq for voter, upto in votes.items()
                if voter in rs.live and voter not in rs.dropping)
 
@@ -167,16 +178,16 @@ def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
     """How a play ended up, for the seat that made it or anyone watching."""
     fate, play = rs.log.fate(key), rs.log.play(key)
     first, tie = None, False
-    if fate is not Fate.STAY:
+    if fate is not _STAY:
         winner = rs.log.first_over(key)
         first = rs.names[winner.author] if winner else None
-        if fate is Fate.CUT:
+        if fate is _CUT:
             tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
         else:
             tie = (winner is not None and winner.lamport == play.lamport
                    and winner.face & 15 == play.face & 15)
     return ev.PlayFinal(rs.number, play, fate, mine, first, tie,
-                        rs.end if fate is Fate.CUT else None)
+                        rs.end if fate is _CUT else None)
 
 
 def none_of_round_held(log: AuthorLog, upto: int, number: int) -> bool:

@@ -7,6 +7,7 @@ change it, and nothing else keeps round state.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final, final
 
 from ...game.deadlock import StuckRule
 from ...game.foundations import FoundationLog, Play, PlayKey, before
@@ -17,18 +18,37 @@ from ..messages import AckMark, Audit, Commit, Drop, Go, Payload, Result, Seat, 
 from ..proof import ForkProof
 
 
-@dataclass(slots=True)
+@final
 class Ordered:
-    """A round entry acted on in total order once final (``foundations.order``)."""
+    """A round entry acted on in total order once final (``foundations.order``).
 
-    lamport: int
-    seat: int
-    kind: int
-    payload: Payload
-    seq: int
+    A value written out rather than a dataclass: one is built for every play
+    received, and compiled code builds a class with its own ``__init__``
+    natively (a dataclass's generated one stays interpreted, and costs more
+    compiled than pure).
+    """
+
+    __slots__ = ("kind", "lamport", "payload", "seat", "seq")
+
+    def __init__(self, lamport: int, seat: int, kind: int, payload: Payload, seq: int) -> None:
+        self.lamport: Final = lamport
+        self.seat: Final = seat
+        self.kind: Final = kind
+        self.payload: Final = payload
+        self.seq: Final = seq
+
+    def _fields(self) -> tuple[int, int, int, Payload, int]:
+        return (self.lamport, self.seat, self.kind, self.payload, self.seq)
 
     def __lt__(self, other: Ordered) -> bool:
         return before((self.lamport, self.seat), (other.lamport, other.seat))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Ordered) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return (f"Ordered(lamport={self.lamport}, seat={self.seat}, kind={self.kind}, "
+                f"payload={self.payload!r}, seq={self.seq})")
 
 
 @dataclass(slots=True)
