@@ -104,6 +104,13 @@ class Send:
     #: headless seat does not), and a transport that knows which ones do may
     #: leave the others out. Nothing else the table decides reads a view.
     shown: bool = False
+    #: To every peer but these (``to`` None): a heartbeat leaves out the peers
+    #: that had the very same marks from me lately.
+    besides: frozenset[bytes] = frozenset()
+
+    def reaches(self, key: bytes) -> bool:
+        """Whether this goes to ``key`` (a VIEW aside: the transport knows who draws)."""
+        return key == self.to if self.to is not None else key not in self.besides
 
 
 @dataclass(frozen=True, slots=True)
