@@ -549,7 +549,11 @@ class NetSession:
         exception: nobody else has them yet, so they are journaled and go out
         first, and the other peers start on a play while our listeners hear
         of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
+        An empty output (most ticks, most ACKs heard) has nothing to route: what
+        a routing holds back is sent as the outermost one ends.
         """
+        if not (out.sends or out.events or out.journal):
+            return
         journal = out.journal
         if journal and self._store is not None:
             table_id = self.replica.table_id
