@@ -204,7 +204,8 @@ class LocalTable:
             if send.to is not None:
                 targets = [self._index[send.to]] if send.to in self._index else []
             else:
-                targets = [t for t in range(len(self._replicas)) if t != sender]
+                targets = [t for t in range(len(self._replicas)) if t != sender
+                           and send.reaches(self._replicas[t].me.public_key)]
             for target in targets:
                 low, high = self._delay
                 due = now + low + (high - low) * self._delay_rng.random()

@@ -33,6 +33,10 @@ One run measures:
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
+``--baseline DIR`` plays each latency game twice in turn, first with the
+``p2p_nerts`` of another checkout (the code before a change), then with this
+one's; ``--peers`` picks the table sizes.
+
 ``--spectators N`` measures instead what spectators (``NetSession.watch``) cost
 the players: 4-player games with none and with N watching, alternating, each
 pair with its own baseline; the players' applied and final latencies and
@@ -329,9 +333,11 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
 
 # ------------------------------------------------------------------ one game
 def game(players: int, pace: float, target: int, spectators: int = 0,
-         screens: int = 0) -> list[dict[str, Any]]:
+         screens: int = 0, code: str | None = None) -> list[dict[str, Any]]:
     """One game's players' results (the spectators', if any, are left out). The first
-    ``screens`` players, and every spectator, draw the others' tableaux."""
+    ``screens`` players, and every spectator, draw the others' tableaux. ``code``:
+    a checkout whose ``p2p_nerts`` the peers run instead of this one's."""
+    env = None if code is None else {**os.environ, "PYTHONPATH": code}
     ports = [free_port() for _ in range(players + spectators)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"peer{i}.json" for i in range(players + spectators)]
@@ -343,7 +349,7 @@ def game(players: int, pace: float, target: int, spectators: int = 0,
                 [sys.executable, __file__, "--peer", role, str(ports[i]), str(ports[0]),
                  str(players), str(pace), str(target), str(outs[i]),
                  str(int(i < screens or i >= players))],
-                stderr=subprocess.DEVNULL))
+                stderr=subprocess.DEVNULL, env=env))
             if i == 0 or (spectators and i == players + spectators - 1):
                 time.sleep(0.5)  # the host listening; the spectators linked
         for proc in procs:
@@ -412,6 +418,12 @@ def main() -> int:
     parser.add_argument("--screens", type=int, default=0, metavar="N",
                         help="N players of each game draw the others' tableaux (a player "
                              "at a screen is sent their views; a bot is not)")
+    parser.add_argument("--peers", type=int, nargs="+", choices=(2, 4, 8), default=[2, 4, 8],
+                        help="the table sizes of the latency games (the footprint game "
+                             "only with all three)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="before each latency game, the same game with the p2p_nerts of "
+                             "the checkout in DIR (the code before a change), in turn")
     parser.add_argument("--pairs", type=int, default=1,
                         help="with --spectators: pairs of games (0 and N watching)")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
@@ -444,7 +456,7 @@ def main() -> int:
           "around it")
     floors: dict[tuple[int, bool], tuple[list[float], list[float]]] = {}
     for signed in (False, True):
-        for n in (2, 4, 8):
+        for n in args.peers:
             lat, acked = floors[n, signed] = floor(n, args.pace, signed=signed)
             fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
             print(f"{'signed floor' if signed else 'floor'}, {n} {'signed' if signed else 'bare'}"
@@ -453,11 +465,18 @@ def main() -> int:
                   f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
           f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
-    rows = [(n, args.pace) for n in (2, 4, 8)] + [(8, args.fast_pace)]
+    rows = [(n, args.pace) for n in args.peers]
+    if set(args.peers) == {2, 4, 8}:
+        rows.append((8, args.fast_pace))
     verdicts: list[str] = []
-    for players, pace in rows:
+    runs = [(n, pace, code) for n, pace in rows
+            for code in ([args.baseline, None] if args.baseline and pace == args.pace
+                         else [None])]
+    for players, pace, code in runs:
+        if args.baseline:
+            print(f"{'':>19}{'the baseline, ' + args.baseline if code else 'this checkout'}:")
         before = baselines()
-        results = game(players, pace, args.target, screens=args.screens)
+        results = game(players, pace, args.target, screens=args.screens, code=code)
         after = baselines()
         hot, rtt = (before[0] + after[0]) / 2, (before[1] + after[1]) / 2
         applied, final = latencies(results)
@@ -477,12 +496,12 @@ def main() -> int:
         print(f"{'':>19}{traffic(results, len(applied))}")
         print(f"{'':>19}(baseline around this game: {before[1] * 1e6:.0f} µs before, "
               f"{after[1] * 1e6:.0f} µs after; back to back {hot * 1e6:.0f} µs)")
-        if pace == args.pace:
+        if pace == args.pace and code is None:
             verdicts.append(f"{players} peers: applied median {am / rtt:.1f}x (target <= 4x): "
                             f"{'ok' if am <= 4 * rtt else 'MISSED'}; final median "
                             f"{fm / rtt:.1f}x (target <= 8x): "
                             f"{'ok' if fm <= 8 * rtt else 'MISSED'}")
-        if players == 8 and pace == args.pace:
+        if players == 8 and pace == args.pace and code is None:
             verdicts.append(f"8 peers: applied p99 {a99 / rtt:.1f}x (target < 10x): "
                             f"{'ok' if a99 < 10 * rtt else 'MISSED'}")
         if pace == args.fast_pace:

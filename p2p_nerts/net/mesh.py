@@ -196,15 +196,27 @@ class Mesh:
         queues: dict[bytes, list[bytes]] = {}
         # A link without a place hears none of the table's traffic, only what is
         # addressed to it: the answers to what it sent (the ACK that tells a
-        # newcomer where its chain ends, a refusal).
-        admitted = {key for key in self.links if self._admitted(key)}
+        # newcomer where its chain ends, a refusal). Who has a place is asked
+        # once per call, and only when something goes to everyone: most calls
+        # carry nothing, or one ACK to one author.
+        admitted: list[bytes] | None = None
         for data, to in sends:
-            for key in (admitted if to is None else (to,) if to in self.links else ()):
+            if to is not None:
+                if to in self.links:
+                    queues.setdefault(to, []).append(data)
+                continue
+            if admitted is None:
+                admitted = self.hearers()
+            for key in admitted:
                 queues.setdefault(key, []).append(data)
         for key, frames in queues.items():
             link = self.links.get(key)
             if link is not None:
                 link.send_all(frames)
+
+    def hearers(self) -> list[bytes]:
+        """The peers that hear the table's traffic (what goes to everyone)."""
+        return [key for key in self.links if self._admitted(key)]
 
     def viewers(self) -> list[bytes]:
         """The peers that hear the table's traffic and draw the other seats' tableaux

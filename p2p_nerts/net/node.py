@@ -549,7 +549,11 @@ class NetSession:
         exception: nobody else has them yet, so they are journaled and go out
         first, and the other peers start on a play while our listeners hear
         of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
+        An empty output (most ticks, most ACKs heard) has nothing to route: what
+        a routing holds back is sent as the outermost one ends.
         """
+        if not (out.sends or out.events or out.journal):
+            return
         journal = out.journal
         if journal and self._store is not None:
             table_id = self.replica.table_id
@@ -589,16 +593,21 @@ class NetSession:
 
     def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
         """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
-        peer that draws the tableaux, and to no other."""
+        peer that draws the tableaux, and to no other; a heartbeat to each peer
+        but those it leaves out (``Send.besides``)."""
         viewers: list[bytes] | None = None
         for send in sends:
-            if not send.shown or send.to is not None:
+            if send.to is not None or not (send.shown or send.besides):
                 yield send.data, send.to
-                continue
-            if viewers is None:
-                viewers = self._mesh.viewers()
-            for key in viewers:
-                yield send.data, key
+            elif send.shown:
+                if viewers is None:
+                    viewers = self._mesh.viewers()
+                for key in viewers:
+                    yield send.data, key
+            else:
+                for key in self._mesh.hearers():
+                    if key not in send.besides:
+                        yield send.data, key
 
     @staticmethod
     def _tell(listener: Listener, event: ev.Event) -> None:

@@ -84,7 +84,8 @@ class MemNet:
             self.pasts[sender] += done.past
         for send in out.sends:
             targets = ([self._index[send.to]] if send.to in self._index
-                       else [i for i in range(len(self.replicas)) if i != sender])
+                       else [i for i in range(len(self.replicas)) if i != sender
+                             and send.reaches(self.replicas[i].me.public_key)])
             for target in targets:
                 if target == sender:
                     continue

@@ -11,6 +11,7 @@ from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Audit, Goodbye, Nerts, Payload
 from p2p_nerts.protocol.replica import (
+    CallNerts,
     Command,
     LeaveTable,
     Move,
@@ -47,7 +48,13 @@ class FalseCaller(Replica):
 
 
 class Withholder(Replica):
-    """Stays on the line but never publishes its AUDIT."""
+    """Stays on the line but never publishes its AUDIT (nor calls Nerts: a call its
+    audit would have to back voids the round for everyone, another rule)."""
+
+    def handle(self, command: Command, now: float) -> Outbound:
+        if isinstance(command, CallNerts):
+            return Outbound()
+        return super().handle(command, now)
 
     def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:

@@ -37,6 +37,7 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import (
+    HEARTBEAT,
     MAX_AUTHORS,
     ArrangeSeats,
     ChangeSettings,
@@ -352,10 +353,12 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     assert len(host.seats) == 3
 
 
-def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
-    """A heartbeat says how far I hold every seat; the ACK straight after a play only
-    how far I hold its author's (all its finality needs), so the author parses one
-    mark, not one per seat, on the way there."""
+def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_heartbeat(
+) -> None:
+    """The ACK straight after a play says how far I hold every seat, as a heartbeat
+    does: the heartbeat then leaves out the peers acked within the last HEARTBEAT,
+    and one of those that hears nothing more from me gets its own, a HEARTBEAT
+    after its ACK. No peer waits longer than that for my marks."""
     net = quiet_deal(3, seed=5)
     host, a, b = net.replicas
     keys = [r.me.public_key for r in net.replicas]
@@ -364,15 +367,18 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
     rs = host.rs
     assert rs is not None
 
-    def acks(out: Outbound, to: bytes | None) -> list[dict[bytes, int]]:
+    def acks(out: Outbound, to: bytes | None) -> list[tuple[dict[bytes, int], frozenset[bytes]]]:
         found = []
         for send in out.sends:
             if send.to == to and send.data[:2] == LINK_MAGIC:
                 entry = open_link_entry(send.data, host.me.public_key)
                 payload = parse_payload(entry.type, entry.payload)
                 if isinstance(payload, Ack):
-                    found.append({m.author: m.seq for m in payload.upto})
+                    found.append(({m.author: m.seq for m in payload.upto}, send.besides))
         return found
+
+    def every() -> dict[bytes, int]:
+        return {keys[0]: host.seq, keys[1]: sent[keys[1]], keys[2]: sent[keys[2]]}
 
     def played(r: Replica) -> bytes:
         """A new PLAY signed by ``r`` (an ace of its deck: taken whatever its fate)."""
@@ -387,14 +393,19 @@ def test_an_ack_straight_to_an_author_carries_only_its_own_mark() -> None:
         heads[key] = entry.signature
         return entry.raw
 
-    now = net.now + 1
-    assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [{keys[2]: sent[keys[2]]}]
-    assert acks(host.receive(played(a), now, via=keys[1]), keys[1]) == [{keys[1]: sent[keys[1]]}]
+    now = net.now + 1  # a heartbeat is due
+    assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [(every(), frozenset())]
     # Two at once from a: one ACK for both.
     both = [(played(a), keys[1]), (played(a), keys[1])]
-    assert acks(host.receive_batch(both, now), keys[1]) == [{keys[1]: sent[keys[1]]}]
-    assert acks(host.tick(now + 1), None) == [
-        {keys[0]: host.seq, keys[1]: sent[keys[1]], keys[2]: sent[keys[2]]}]
+    assert acks(host.receive_batch(both, now + 0.1), keys[1]) == [(every(), frozenset())]
+    beat = now + HEARTBEAT / 2
+    assert acks(host.tick(beat), None) == [(every(), frozenset(keys[1:]))]
+    # b's own, a HEARTBEAT after its ACK; a's (acked later) not yet.
+    out = host.tick(now + HEARTBEAT + 0.02)
+    assert acks(out, keys[2]) == [(every(), frozenset())] and acks(out, keys[1]) == []
+    assert acks(host.tick(now + HEARTBEAT + 0.12), keys[1]) == [(every(), frozenset())]
+    assert acks(host.tick(beat + HEARTBEAT - 0.02), None) == []
+    assert acks(host.tick(beat + HEARTBEAT + 0.02), None) == [(every(), frozenset())]
 
 
 def test_a_strangers_ack_cannot_make_us_chase_entries_that_never_were() -> None:

@@ -10,7 +10,12 @@ from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ready, Resend, seal_message
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._base import RESEND_BURST, RESEND_BYTES, RESEND_INTERVAL
+from p2p_nerts.protocol.replica._base import (
+    RESEND_BURST,
+    RESEND_BYTES,
+    RESEND_GRACE,
+    RESEND_INTERVAL,
+)
 from p2p_nerts.protocol.replica._intake import Resends
 
 pytestmark = pytest.mark.fast
@@ -52,23 +57,46 @@ def test_an_asker_gets_no_more_than_its_budget_and_more_as_time_passes() -> None
     assert resends.answer(ASKER, log, 1, 1, size / RESEND_BYTES)[0]  # the budget refills
 
 
-def test_each_gap_is_asked_for_at_most_every_resend_interval() -> None:
+def _gaps(authors: dict[bytes, AuthorLog], mine: bytes | None = None,
+          proven: dict[bytes, ForkProof] | None = None) -> list[Resend]:
+    """What a fresh Resends asks for once the gaps it sees have lasted the grace."""
+    resends = Resends()
+    assert resends.gaps(authors, 0.0, mine, proven or {}) == []
+    return resends.gaps(authors, RESEND_GRACE, mine, proven or {})
+
+
+def test_a_gap_is_asked_for_once_it_lasted_the_grace_then_at_most_every_resend_interval(
+) -> None:
     log = _log(2, claimed=6)
     resends = Resends()
     authors = {log.key: log}
-    assert resends.gaps(authors, 1.0, None, {}) == [Resend(log.key, 3, 6)]
-    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL / 2, None, {}) == []
-    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL, None, {}) == [Resend(log.key, 3, 6)]
+    assert resends.gaps(authors, 0.0, None, {}) == []  # most likely on its way
+    assert resends.gaps(authors, RESEND_GRACE / 2, None, {}) == []
+    first = RESEND_GRACE
+    assert resends.gaps(authors, first, None, {}) == [Resend(log.key, 3, 6)]
+    assert resends.gaps(authors, first + RESEND_INTERVAL / 2, None, {}) == []
+    assert resends.gaps(authors, first + RESEND_INTERVAL, None, {}) == [Resend(log.key, 3, 6)]
     resends.forget(log.key)
-    assert resends.gaps(authors, 1.0 + RESEND_INTERVAL, None, {}) == [Resend(log.key, 3, 6)]
+    again = first + RESEND_INTERVAL
+    assert resends.gaps(authors, again, None, {}) == []  # seen afresh
+    assert resends.gaps(authors, again + 1.5 * RESEND_GRACE, None, {}) == [Resend(log.key, 3, 6)]
+
+
+def test_a_gap_that_moves_on_waits_the_grace_again() -> None:
+    """Entries came in, and a later one is missing: it may be on its way too."""
+    resends = Resends()
+    assert resends.gaps({AUTHOR.public_key: _log(2, claimed=6)}, 0.0, None, {}) == []
+    later = {AUTHOR.public_key: _log(3, claimed=6)}
+    assert resends.gaps(later, RESEND_GRACE, None, {}) == []
+    assert resends.gaps(later, 2 * RESEND_GRACE, None, {}) == [Resend(AUTHOR.public_key, 4, 6)]
 
 
 def test_no_gap_of_mine_nor_of_an_equivocator_past_its_fork_is_asked_for() -> None:
     log = _log(2, claimed=6)
     authors = {log.key: log}
-    assert Resends().gaps(authors, 0.0, log.key, {}) == []  # mine: I know what I sent
+    assert _gaps(authors, log.key) == []  # mine: I know what I sent
     proof = ForkProof(log.key, 3, b"", b"")
-    assert Resends().gaps(authors, 0.0, None, {log.key: proof}) == []
-    assert Resends().gaps({log.key: _log(1, claimed=6)}, 0.0, None, {log.key: proof}) == [
+    assert _gaps(authors, None, {log.key: proof}) == []
+    assert _gaps({log.key: _log(1, claimed=6)}, None, {log.key: proof}) == [
         Resend(log.key, 2, 6)]  # what it signed before the fork still counts
     assert Resends().gaps({log.key: _log(3)}, 0.0, None, {}) == []  # no gap

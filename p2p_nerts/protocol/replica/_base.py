@@ -38,6 +38,9 @@ HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+#: A gap is asked for once it has lasted this long: the entry is most likely on
+#: its way (a peer's ACK naming it can overtake it, coming straight from a third).
+RESEND_GRACE = 0.1
 #: Bytes of RESEND answers one peer gets a second, and at once: a newcomer
 #: catching up on a long game takes a few seconds; a peer asking in a loop
 #: gets no more.
@@ -110,6 +113,13 @@ class Send:
     #: headless seat does not), and a transport that knows which ones do may
     #: leave the others out. Nothing else the table decides reads a view.
     shown: bool = False
+    #: To every peer but these (``to`` None): a heartbeat leaves out the peers
+    #: that had the very same marks from me lately.
+    besides: frozenset[bytes] = frozenset()
+
+    def reaches(self, key: bytes) -> bool:
+        """Whether this goes to ``key`` (a VIEW aside: the transport knows who draws)."""
+        return key == self.to if self.to is not None else key not in self.besides
 
 
 @dataclass(frozen=True, slots=True)

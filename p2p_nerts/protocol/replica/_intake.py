@@ -26,6 +26,7 @@ from ._base import (
     NEEDS_DEAL,
     RESEND_BURST,
     RESEND_BYTES,
+    RESEND_GRACE,
     RESEND_INTERVAL,
     ROUND_TYPES,
     Phase,
@@ -96,12 +97,13 @@ class Places:
 
 class Resends:
     """Resends both ways: what peers ask of us, within a budget of bytes a second
-    for each asker, and the gaps we ask to have filled, each author's at most
-    every RESEND_INTERVAL."""
+    for each asker, and the gaps we ask to have filled, each author's once it
+    lasted RESEND_GRACE and at most every RESEND_INTERVAL."""
 
     def __init__(self) -> None:
         self._budgets: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
         self._asked: dict[bytes, float] = {}  # by author
+        self._gaps: dict[bytes, tuple[int, float]] = {}  # by author: its start, since when
 
     def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int,
                now: float) -> tuple[list[bytes], bool]:
@@ -139,6 +141,13 @@ class Resends:
         for key, log in authors.items():
             gap = log.missing()
             if gap is None or key == mine:
+                self._gaps.pop(key, None)
+                continue
+            start, since = self._gaps.get(key, (gap[0], now))
+            if start != gap[0]:
+                start, since = gap[0], now
+            self._gaps[key] = (start, since)
+            if now - since < RESEND_GRACE:
                 continue
             proof = proven.get(key)
             if proof is not None and log.delivered >= proof.cut:
@@ -152,6 +161,7 @@ class Resends:
     def forget(self, key: bytes) -> None:
         """An author forgotten (to make room): it starts again from its first entry."""
         self._asked.pop(key, None)
+        self._gaps.pop(key, None)
 
 
 def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:

@@ -100,7 +100,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
-    HEARTBEAT,
     LAMPORT_PROBLEMS,
     MAX_AUTHORS,
     ROUND_TYPES,
@@ -159,6 +158,7 @@ from ._effects import (
     Waits,
 )
 from ._forks import Forks
+from ._heartbeats import Heartbeats
 from ._order import Finality, final_event
 from ._outbox import Outbox
 from ._recovery import Recovery
@@ -233,7 +233,7 @@ class Replica:
         #: applies it first, so nothing is ever judged without it.
         self._unapplied: tuple[Entry, Payload] | None = None
         self._out = Outbound()
-        self._last_ack = -1.0
+        self._beats = Heartbeats()
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._recovery = Recovery()
         self._forks = Forks()
@@ -428,8 +428,12 @@ class Replica:
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._maybe_auto_start()
-        if self.seq and now - self._last_ack >= HEARTBEAT:
-            self._ack()  # in every phase: it is how a lost entry is noticed
+        if self.seq:  # in every phase: it is how a lost entry is noticed
+            besides, singles = self._beats.due(now)
+            if besides is not None:
+                self._ack(besides=besides)
+            for key in singles:
+                self._ack(to=key, beat=False)
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             if (rs.play_from is not None and not rs.started and now >= rs.play_from):
                 rs.started = True
@@ -628,7 +632,8 @@ class Replica:
             self._deliver_own(*signed)
 
     def _sign(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
-              expect_lamport: int | None = None) -> tuple[Entry, Payload] | None:
+              expect_lamport: int | None = None,
+              besides: frozenset[bytes] = frozenset()) -> tuple[Entry, Payload] | None:
         """Sign and queue one of my entries; a sequenced one is returned, for
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         rs = self.rs
@@ -659,7 +664,7 @@ class Replica:
             # It names the last entry delivered to myself (a VIEW riding with a
             # play is signed before the play is).
             self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to,
-                                        shown=payload.TYPE is MsgType.VIEW))
+                                        shown=payload.TYPE is MsgType.VIEW, besides=besides))
             return None
         entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
                                        expect_lamport)
@@ -921,7 +926,7 @@ class Replica:
                 # A peer starting at this table: it may be back without its journal
                 # (resume.py). Its own mark, if we hold entries of it, tells it
                 # where its chain ends here; no mark, that it has none.
-                self._ack(to=entry.author)
+                self._send(Ack(self._marks({entry.author})), to=entry.author)
             case _:
                 pass  # HELLO: liveness only
 
@@ -1093,7 +1098,8 @@ class Replica:
                 if not mine:
                     # At once and straight to its author, whose play is then final
                     # about one round trip later. Everyone else learns how far I am
-                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2.
+                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
+                    # (and at a busy table these acks are all the heartbeats).
                     self._ack_to.add(entry.author)
             case rounds.Look.REVEAL:
                 self._maybe_reveal(rs)
@@ -1137,28 +1143,27 @@ class Replica:
         self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,
                                now=self.now, countdown=self.countdown))
 
-    def _ack(self, to: bytes | None = None) -> None:
-        """Say how far I am: to one author right after its play, else to everyone.
+    def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
+             beat: bool = True) -> None:
+        """Say how far I hold every author's chain: straight to one peer (an
+        author right after its play, a HELLO), else to every peer ``besides``
+        those (the heartbeat: ``Heartbeats``, which a straight one stands for
+        unless it is one itself: ``beat``).
 
-        A heartbeat (to everyone) carries every mark. An ACK straight to an
-        author carries only its own: all its play's finality needs from me.
-        The author parses one mark on the way there rather than one per seat
-        (at 8 peers its plays were final 6 % sooner, 6 alternating games each);
-        how far I hold the others it learns from my heartbeats, which is also
-        how every peer learns it once nobody plays (stuck votes, a Nerts call).
+        The last round's seats too: a peer still catching up on it (back
+        from a crash) needs every live seat's word that it holds each
+        entry, also from seats that have since left; this round's keys
+        alone would never give it that, and it would wait forever.
         """
-        if to is not None:
-            keys = {to}
-        else:
-            # The last round's seats too: a peer still catching up on it (back
-            # from a crash) needs every live seat's word that it holds each
-            # entry, also from seats that have since left; this round's keys
-            # alone would never give it that, and it would wait forever.
-            keys = set(self.seated)
-            for rs in (self.rs, self.prev_rs):
-                keys.update(rs.keys if rs is not None else ())
-            self._last_ack = self.now
-        self._send(Ack(liveness.marks_for(keys, self.authors, self._forks.proven)), to=to)
+        keys = set(self.seated)
+        for rs in (self.rs, self.prev_rs):
+            keys.update(rs.keys if rs is not None else ())
+        if to is not None and beat and not self._recovery.restoring:
+            self._beats.acked(to, self.now)
+        self._sign(Ack(self._marks(keys)), to=to, besides=besides)  # ephemeral: no delivery
+
+    def _marks(self, keys: Iterable[bytes]) -> tuple[AckMark, ...]:
+        return liveness.marks_for(keys, self.authors, self._forks.proven)
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
