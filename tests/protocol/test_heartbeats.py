@@ -33,3 +33,13 @@ def test_no_peer_waits_longer_than_a_heartbeat_for_my_marks() -> None:
     assert beats.due(11.1) == (frozenset({B}), [])  # A is back in the heartbeat
     assert beats.due(11.25) == (None, [B])
     assert beats.due(11.65) == (frozenset(), [])  # nobody acked since: everyone
+
+
+def test_soon_makes_everyone_due_at_the_next_tick() -> None:
+    """An AUDIT or SUMMARY in: every peer hears at once that I hold it."""
+    beats = Heartbeats()
+    beats.due(10.0)
+    beats.acked(A, 10.1)
+    beats.soon()
+    assert beats.due(10.15) == (frozenset(), [])  # everyone, A included
+    assert beats.due(10.2) == (None, [])

@@ -30,6 +30,12 @@ class Heartbeats:
         """My marks went straight to ``key``."""
         self._acked[key] = now
 
+    def soon(self) -> None:
+        """Everyone is due my marks at the next tick (an AUDIT or SUMMARY in: the
+        round closes once every live seat has said it holds each)."""
+        self._all = float("-inf")
+        self._acked.clear()
+
     def due(self, now: float) -> tuple[frozenset[bytes] | None, list[bytes]]:
         """Who is due my marks now: ``(besides, singles)``. ``besides`` is None when
         no heartbeat is due, else the peers it leaves out (acked within the

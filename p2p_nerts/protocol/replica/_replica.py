@@ -1113,7 +1113,7 @@ class Replica:
                 if seat != rs.me:
                     # Its turn comes once every live seat holds it: say so at
                     # the next tick rather than at the next heartbeat.
-                    self._last_ack = -HEARTBEAT
+                    self._beats.soon()
             case rounds.Proven(proof=proof):
                 self._proven(proof, publish=False)
             case rounds.Tell(text=text):
