@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from p2p_nerts.game.tableau import OP_NERTS
+from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
@@ -21,7 +22,7 @@ from p2p_nerts.protocol.replica import (
     StartRound,
 )
 
-from ..replica_harness import check_round, play_round
+from ..replica_harness import check_round, play_round, replica_with
 
 OFFENDER = 2
 HONEST = (0, 1, 3)
@@ -236,3 +237,61 @@ def test_a_call_after_its_callers_goodbye_ends_the_round_alike_everywhere(seed: 
     assert over.verdicts[_seat(net, OFFENDER)] != ""  # never a clean result for it
     totals = {tuple(net.replicas[i].totals.items()) for i in HONEST}
     assert len(totals) == 1
+
+
+class StealsThenGoesDark(Replica):
+    """Plays up to three stock cards as if they were its Nerts top, then calls Nerts
+    and says nothing more in that round (the soak's silent cheater)."""
+
+    stolen = 0
+
+    def _move(self, target: Target) -> None:
+        if self.stolen < 3 and self._steal():
+            self.stolen += 1
+        elif self.stolen and not (self.rs is not None and self.rs.i_called):
+            self.stolen = 3
+            rs, tab = self._playing()
+            lamport = self.clock.time + 1
+            tab.log.append((OP_NERTS, lamport))
+            rs.i_called = True
+            self._send(Nerts(), expect_lamport=lamport)
+        else:
+            super()._move(target)
+
+    def _steal(self) -> bool:
+        rs, tab = self._playing()
+        for card in list(tab.stock):
+            tab.stock.remove(card)
+            tab.nerts.append(card)
+            target = foundation_target(tab, NERTS, rs.log)
+            if target is not None:
+                super()._move(target)
+                return True
+            tab.nerts.pop()
+            tab.stock.append(card)
+        return False
+
+    def _flush(self) -> Outbound:
+        out = super()._flush()
+        rs = self.rs
+        if rs is not None and rs.number == 1 and rs.i_called and rs.end is not None:
+            out.sends.clear()
+        return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_honest_seat_is_voted_out_for_an_audit_whose_turn_waits_on_a_dark_seat(
+        seed: int) -> None:
+    """At a quick table (2 s to a drop) the honest audits wait for their turns on
+    the dark cheater's word: sent, they are not held back, and only the cheater
+    is voted out (voting an honest seat out too, each vote would wait on the
+    other's and the round never end)."""
+    quick = {"drop_after": 2.0}
+    net = bot_table(4, seed=seed, classes={
+        i: replica_with(**quick) if i != OFFENDER else
+        (lambda *args, **given: StealsThenGoesDark(*args, **(given | quick)))
+        for i in range(4)}, faults=Faults(max_delay=0.005))
+    _run_round_1(net)
+    over = _honest_overs(net, 1)[0]
+    assert over.verdicts[_seat(net, OFFENDER)] != ""
+    assert all(over.verdicts[_seat(net, i)] == "" for i in HONEST)

@@ -12,7 +12,7 @@ from p2p_nerts.game.foundations import Fate, FoundationLog, Play
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.messages import Audit, Drop, Nerts, Summary
+from p2p_nerts.protocol.messages import Audit, Drop, Nerts
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
@@ -144,11 +144,11 @@ def test_a_seat_withholding_its_audit_or_summary_is_voted_out_as_if_silent() -> 
     assert not withholding(rs, 1, 45.0, 5.0, others_silent=False)  # not yet
     assert withholding(rs, 1, 46.0, 5.0, others_silent=False)
     assert not withholding(rs, 1, 46.0, 5.0, others_silent=True)
-    rs.audits[1] = Audit(b"s" * 32, ())
+    rs.audit_seq[1] = 7  # sent: its turn may wait on the seat holding the round up
     assert not withholding(rs, 1, 46.0, 5.0, others_silent=False)
     rs.results = (SeatRound(0, 0, 0, 0, called=False),)
     assert withholding(rs, 1, 46.0, 5.0, others_silent=False)
-    rs.summaries[1] = Summary(b"d" * 32, (0,))
+    rs.summary_seq[1] = 8
     assert not withholding(rs, 1, 46.0, 5.0, others_silent=False)
 
 

@@ -180,7 +180,9 @@ def withholding(rs: RoundState, seat: int, now: float, drop_after: float,
         return False
     if others_silent:
         return False
-    return seat not in rs.audits or (bool(rs.results) and seat not in rs.summaries)
+    # Sent is enough (``audit_seq``, ``summary_seq``): an AUDIT waiting for its turn
+    # may wait on the very seat that holds the round up.
+    return seat not in rs.audit_seq or (bool(rs.results) and seat not in rs.summary_seq)
 
 
 def quiet(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
