@@ -98,25 +98,41 @@ class SummaryWriter:
             else:
                 self.rounds += 1
             self._flush()
-            self._pending = {
-                "round": event.round,
-                "end": event.end,
-                "players": [
-                    {"name": event.names[r.seat], "seat": r.seat,
-                     "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
-                     "score": r.score, "total": event.totals[r.seat],
-                     "called_nerts": r.called, "void": r.void}
-                    for r in event.results
-                ],
-                "foundation_hash": event.foundation_hash.hex(),
-                "verdicts": list(event.verdicts),
-                "agreed": None,
-                "local": self._accounting(event.round),
-            }
+            self._pending = self._line(event)
         elif isinstance(event, ev.RoundAgreed | ev.Divergence) and self._pending is not None:
             self._pending["agreed"] = isinstance(event, ev.RoundAgreed)
         elif isinstance(event, ev.GameOver):
             self._winner = event.winner
+
+    def resumed(self) -> None:
+        """Back from a journal, the round may be scored already but not closed: its
+        RoundOver came before the crash (a restore tells nothing again) and its
+        line, written as it closes, was not. Take the line up from the round."""
+        view = self._replica.view()
+        rnd, totals = view.round, view.totals
+        if (view.phase is Phase.SCORING and rnd is not None and rnd.results
+                and rnd.end is not None and totals is not None):
+            self.rounds += 1
+            self._pending = self._line(ev.RoundOver(
+                rnd.number, rnd.end, rnd.results, totals, rnd.foundations.state_hash(),
+                rnd.verdicts, rnd.names))
+
+    def _line(self, event: ev.RoundOver) -> dict[str, object]:
+        return {
+            "round": event.round,
+            "end": event.end,
+            "players": [
+                {"name": event.names[r.seat], "seat": r.seat,
+                 "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
+                 "score": r.score, "total": event.totals[r.seat],
+                 "called_nerts": r.called, "void": r.void}
+                for r in event.results
+            ],
+            "foundation_hash": event.foundation_hash.hex(),
+            "verdicts": list(event.verdicts),
+            "agreed": None,
+            "local": self._accounting(event.round),
+        }
 
     def closed(self) -> None:
         """The replica call that closed a round is over: write the round's line."""
@@ -289,6 +305,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     outcome: asyncio.Future[int] = loop.create_future()
     signalled = asyncio.Event()
     writer = SummaryWriter(session.replica, summary)
+    writer.resumed()
     seated = session.replica.my_seat is not None
 
     def settle(code: int) -> None:

@@ -12,7 +12,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 
-from ..replica_harness import ask_for_seat, play_round
+from ..replica_harness import ask_for_seat, crash_and_restore, play_round
 
 
 def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() -> None:
@@ -61,3 +61,28 @@ def test_a_round_scored_again_is_written_once_with_the_last_result() -> None:
     assert [line.get("round") for line in lines] == [over.round, None]
     assert [p["score"] for p in lines[0]["players"]] == [r.score for r in over.results]
     assert lines[1]["rounds"] == 1
+
+
+def test_a_seat_back_from_a_crash_between_scoring_and_close_still_writes_the_round() -> None:
+    """Its RoundOver came before the crash and a restore tells nothing again: the
+    line is taken up from the round as it stands, and written as it closes."""
+    net = bot_table(3, seed=33)
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    guest = net.replicas[1]
+    assert net.run(lambda: guest.phase is Phase.SCORING and guest.rs is not None
+                   and bool(guest.rs.results), limit=600)
+    back = crash_and_restore(net, 1, 0.0)
+    assert back.phase is Phase.SCORING and back.rs is not None and back.rs.results
+    out = io.StringIO()
+    writer = SummaryWriter(back, out)
+    writer.resumed()
+    heard = len(net.events[1])
+    assert net.run(lambda: back.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 60)
+    for event in net.events[1][heard:]:
+        writer.on_event(event)
+    writer.finish({})
+    line = json.loads(out.getvalue().splitlines()[0])
+    over = next(e for e in net.events[0] if isinstance(e, ev.RoundOver))
+    assert line["round"] == over.round and line["agreed"] is True
+    assert [p["score"] for p in line["players"]] == [r.score for r in over.results]
+    assert line["foundation_hash"] == over.foundation_hash.hex()
