@@ -31,6 +31,8 @@ from p2p_nerts.protocol.replica._closing import (
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
+from ..gamekit import c, cs, tableau
+
 pytestmark = pytest.mark.fast
 
 AUDIT = Audit(b"s" * 32, ())
@@ -175,3 +177,13 @@ def test_a_call_the_audit_shows_invalid_voids_the_round_for_everyone() -> None:
     rs.verdicts = ("", "impossible move", "")
     assert void_call(rs) == ("round 1 counts for nobody: a's Nerts call does not hold up "
                              "(impossible move)")
+
+
+def test_a_play_of_mine_the_log_does_not_hold_yet_stays_in_the_air_as_the_round_ends() -> None:
+    """Back from a journal that lost its entry, the move is in my tableau and the
+    entry still to come back from the table: it settles at its turn, as it comes."""
+    rs = _round()
+    rs.tab = tab = tableau(nerts=cs("KS AH"))
+    card = tab.launch(NERTS, (5, 0), pile=c("AH"))
+    end_round(rs, "nerts", (9, 1), 20.0)
+    assert rs.end == "nerts" and tab.in_flight == {(5, 0): (card, NERTS)}

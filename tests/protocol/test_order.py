@@ -135,3 +135,14 @@ def test_an_ack_past_entries_held_for_a_later_round_counts() -> None:
     assert order.known(rs, OTHER) == 4
     held(4, Stuck(True, 0), 2)  # the next round's: it orders nothing in this one
     assert order.known(rs, OTHER) == 9
+
+
+def test_while_i_learn_where_my_chain_ends_nothing_of_mine_past_my_last_entry_is_known() -> None:
+    """A journal that was behind lacks entries I signed, which the table orders."""
+    rs, _order, authors, clock = _table()
+    resuming = True
+    order = Finality(authors, clock, lambda: resuming)
+    _heard(authors, rs.keys[0], 4, 3)  # my own chain, as far as I hold it
+    assert order.known(rs, 0) == 3
+    resuming = False
+    assert order.known(rs, 0) == clock.time

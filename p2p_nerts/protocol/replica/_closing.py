@@ -19,7 +19,9 @@ from ._state import RoundState, past_cut
 def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> None:
     """The round ends (``how``: "nerts" or "deadlock") at ``cutoff`` in the total
     order, if given: nothing ordered after it counts. My plays still in the air
-    settle as the agreed log says."""
+    settle as the agreed log says; one it does not hold yet (its entry lost
+    with a journal that was behind, and still to come back from the table)
+    settles at its turn, as it comes."""
     rs.end = how
     rs.ended_at = now
     if cutoff is not None:
@@ -27,7 +29,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> N
     tab = rs.tab
     if tab is not None:
         for key in sorted(tab.in_flight):
-            tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
+            if key in rs.log:
+                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
 
 
 def score_due(rs: RoundState) -> bool:

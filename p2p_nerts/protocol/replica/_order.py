@@ -8,6 +8,7 @@ they say, in (Lamport, seat) order, identically on every peer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 from ...game.foundations import Fate, PlayKey, before
@@ -30,13 +31,24 @@ _PLAY: Final = MsgType.PLAY
 class Finality:
     """Finality over one replica's logs and clock (it reads them as they change)."""
 
-    def __init__(self, authors: dict[bytes, AuthorLog], clock: LamportClock) -> None:
+    def __init__(self, authors: dict[bytes, AuthorLog], clock: LamportClock,
+                 resuming: Callable[[], bool] = lambda: False) -> None:
         self._authors = authors
         self._clock = clock
+        #: Whether I am still learning where my own chain ends (back at a table).
+        self._resuming = resuming
 
     def known(self, rs: RoundState, seat: int) -> int:
-        """The Lamport time up to which everything from ``seat`` is here."""
+        """The Lamport time up to which everything from ``seat`` is here.
+
+        Mine is my clock, but not while I learn where my chain ends: a journal
+        that was behind lacks entries I signed, which the table holds and
+        orders, so nothing of mine past the last I hold is known yet.
+        """
         if seat == rs.me:
+            if self._resuming():
+                mine = self._authors.get(rs.keys[seat])
+                return mine.lamport if mine is not None else 0
             return self._clock.time
         log = self._authors.get(rs.keys[seat])
         known = log.lamport if log else 0

@@ -240,7 +240,7 @@ class Replica:
         #: Back at a table (restored, or a fresh start with a key that may have sat
         #: here): what it must hear before it signs again (see resume.py).
         self._resume: Resume | None = None
-        self._order = Finality(self.authors, self.clock)
+        self._order = Finality(self.authors, self.clock, lambda: self._resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self.now = 0.0
 
