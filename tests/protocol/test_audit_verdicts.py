@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
@@ -19,6 +19,7 @@ from p2p_nerts.protocol.replica import (
     Outbound,
     Phase,
     Replica,
+    RoundState,
     StartRound,
 )
 
@@ -26,6 +27,15 @@ from ..replica_harness import check_round, play_round, replica_with
 
 OFFENDER = 2
 HONEST = (0, 1, 3)
+
+
+def _call_anyway(replica: Replica, rs: RoundState, tab: Tableau) -> None:
+    """Sign a Nerts call whatever the Nerts pile holds, as its move log would have
+    to show it."""
+    lamport = replica.clock.time + 1
+    tab.log.append((OP_NERTS, lamport))
+    rs.i_called = True
+    replica._send(Nerts(), expect_lamport=lamport)
 
 
 class FalseCaller(Replica):
@@ -40,10 +50,7 @@ class FalseCaller(Replica):
         if (rs is not None and rs.number == 1 and rs.tab is not None
                 and len(rs.tab.nerts) <= 10 and not rs.i_called):
             self.now = now
-            lamport = self.clock.time + 1
-            rs.tab.log.append((OP_NERTS, lamport))
-            rs.i_called = True
-            self._send(Nerts(), expect_lamport=lamport)
+            _call_anyway(self, rs, rs.tab)
             return self._flush()
         return super().handle(Move(target), now)
 
@@ -171,8 +178,9 @@ def test_a_false_call_whose_caller_goes_silent_voids_the_round_too() -> None:
     assert over.totals == (0, 0, 0, 0)
 
 
-class DarkFalseCaller(FalseCaller):
-    """Calls Nerts falsely, then says nothing more in that round: no audit, no ack."""
+class GoesDark(Replica):
+    """Says nothing more in round 1 once it has called Nerts and the round ended:
+    no audit, no ack."""
 
     def _flush(self) -> Outbound:
         out = super()._flush()
@@ -180,6 +188,10 @@ class DarkFalseCaller(FalseCaller):
         if rs is not None and rs.number == 1 and rs.i_called and rs.end is not None:
             out.sends.clear()
         return out
+
+
+class DarkFalseCaller(FalseCaller, GoesDark):
+    """Calls Nerts falsely, then says nothing more in that round."""
 
 
 @pytest.mark.parametrize("seed", [5, 27])
@@ -217,10 +229,7 @@ class CallsAfterGoodbye(Replica):
         if rs.me not in rs.left:
             self._send(Goodbye("sitting this round out"))
         else:
-            lamport = self.clock.time + 1
-            rs.tab.log.append((OP_NERTS, lamport))
-            rs.i_called = True
-            self._send(Nerts(), expect_lamport=lamport)
+            _call_anyway(self, rs, rs.tab)
         return self._flush()
 
 
@@ -239,7 +248,7 @@ def test_a_call_after_its_callers_goodbye_ends_the_round_alike_everywhere(seed: 
     assert len(totals) == 1
 
 
-class StealsThenGoesDark(Replica):
+class StealsThenGoesDark(GoesDark):
     """Plays up to three stock cards as if they were its Nerts top, then calls Nerts
     and says nothing more in that round (the soak's silent cheater)."""
 
@@ -250,11 +259,7 @@ class StealsThenGoesDark(Replica):
             self.stolen += 1
         elif self.stolen and not (self.rs is not None and self.rs.i_called):
             self.stolen = 3
-            rs, tab = self._playing()
-            lamport = self.clock.time + 1
-            tab.log.append((OP_NERTS, lamport))
-            rs.i_called = True
-            self._send(Nerts(), expect_lamport=lamport)
+            _call_anyway(self, *self._playing())
         else:
             super()._move(target)
 
@@ -270,13 +275,6 @@ class StealsThenGoesDark(Replica):
             tab.nerts.pop()
             tab.stock.append(card)
         return False
-
-    def _flush(self) -> Outbound:
-        out = super()._flush()
-        rs = self.rs
-        if rs is not None and rs.number == 1 and rs.i_called and rs.end is not None:
-            out.sends.clear()
-        return out
 
 
 @pytest.mark.parametrize("seed", range(4))
