@@ -3,14 +3,20 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import GENESIS, LINK_MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import Ack, Hello, Ready, parse_payload
-from p2p_nerts.protocol.replica._outbox import Outbox
+from p2p_nerts.protocol.messages import Ack, Hello, MsgType, Ready, Seat, parse_payload
+from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._outbox import Outbox, Signing, deferred_round, signing
+from p2p_nerts.protocol.replica._rounds import new_round
+from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
 
@@ -62,3 +68,52 @@ def test_an_entry_of_mine_delivered_from_elsewhere_moves_my_number_and_clock_on(
     box.took(entry)
     assert (box.seq, box.clock.time) == (3, entry.lamport)
     assert box.sequenced(Ready(False), 0, entry.signature).seq == 4
+
+
+def _seated_round(me: Identity) -> RoundState:
+    other = Identity.from_seed(b"\x06" * 32, "other")
+    return new_round(2, (Seat(me.public_key, "me"), Seat(other.public_key, "other")),
+                     me.public_key, Variants(), 0.0)
+
+
+def test_an_entry_is_signed_at_once_when_nothing_stands_in_its_way() -> None:
+    rs = _seated_round(ME)
+    assert signing(MsgType.PLAY, rs, resuming=False, restoring=False) is Signing.SIGN
+    assert signing(MsgType.READY, None, resuming=False, restoring=False) is Signing.SIGN
+
+
+@pytest.mark.parametrize("out", ["dropped", "dropping", "forked", "no seat"])
+def test_a_round_entry_of_a_seat_out_of_its_round_is_signed_nowhere(out: str) -> None:
+    rs = _seated_round(ME)
+    if out == "dropped":
+        rs.live.discard(0)
+    elif out == "dropping":
+        rs.dropping[0] = 1
+    elif out == "forked":
+        rs.forks[0] = cast(ForkProof, object())
+    else:
+        stranger = Identity.from_seed(b"\x07" * 32, "x")
+        rs = new_round(2, (Seat(stranger.public_key, "x"),), ME.public_key, Variants(), 0.0)
+    assert signing(MsgType.STUCK, rs, resuming=False, restoring=False) is Signing.NOTHING
+    # What is not a round's entry still goes out: the seat says goodbye, acks.
+    assert signing(MsgType.GOODBYE, rs, resuming=False, restoring=False) is Signing.SIGN
+    assert signing(MsgType.ACK, rs, resuming=True, restoring=False) is Signing.SIGN
+
+
+def test_back_at_a_table_only_ephemeral_entries_go_out_until_the_chain_end_is_known() -> None:
+    rs = _seated_round(ME)
+    assert signing(MsgType.PLAY, rs, resuming=True, restoring=False) is Signing.DEFER
+    assert signing(MsgType.JOIN, None, resuming=True, restoring=False) is Signing.DEFER
+    assert signing(MsgType.HELLO, None, resuming=True, restoring=False) is Signing.SIGN
+    # Replaying the journal, what was signed before is delivered again instead.
+    assert signing(MsgType.PLAY, rs, resuming=True, restoring=True) is Signing.REPLAY
+    assert signing(MsgType.ACK, rs, resuming=False, restoring=True) is Signing.REPLAY
+
+
+def test_an_entry_put_off_keeps_the_round_it_was_made_in() -> None:
+    rs = _seated_round(ME)
+    assert deferred_round(MsgType.STUCK, None, rs) == 2
+    assert deferred_round(MsgType.ROSTER, None, rs) == 2
+    assert deferred_round(MsgType.STUCK, 5, rs) == 5
+    assert deferred_round(MsgType.JOIN, None, rs) is None
+    assert deferred_round(MsgType.STUCK, None, None) is None

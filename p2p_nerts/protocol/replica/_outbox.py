@@ -1,19 +1,53 @@
 """The outbox: my own entries, numbered, dated and chained as I sign them.
 
 A small class owning my sequence number and (shared with finality, which
-reads it) my Lamport clock. It only builds frames: the facade decides
-whether an entry may be signed now, journals it, queues it and delivers it
-to myself.
+reads it) my Lamport clock. It only builds frames; :func:`signing` decides
+how an entry I am about to sign is handled now, and the facade journals it,
+queues it and delivers it to myself.
 """
 
 from __future__ import annotations
+
+import enum
 
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import GENESIS, Entry
 from ..identity import Identity
-from ..messages import Payload, link_message, seal_message
-from ._base import LINK_TYPES
+from ..messages import MsgType, Payload, link_message, seal_message
+from ._base import BETWEEN_ROUND_TYPES, EPHEMERAL, LINK_TYPES, ROUND_TYPES
+from ._state import RoundState
+
+
+class Signing(enum.Enum):
+    """What becomes of an entry I am about to sign."""
+
+    SIGN = enum.auto()     #: sign it now
+    NOTHING = enum.auto()  #: no seat in its round, or out of it: nothing of mine counts there
+    DEFER = enum.auto()    #: back at a table: not before I know where my chain ends there
+    REPLAY = enum.auto()   #: restoring: the journal holds what I signed here before the crash
+
+
+def signing(kind: MsgType, rs: RoundState | None, *, resuming: bool,
+            restoring: bool) -> Signing:
+    """How an entry of type ``kind`` that I am about to sign is handled now."""
+    if (kind in ROUND_TYPES and rs is not None
+            and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
+                 or rs.me in rs.forks)):
+        return Signing.NOTHING
+    if resuming and kind not in EPHEMERAL and not restoring:
+        return Signing.DEFER
+    if restoring:
+        return Signing.REPLAY
+    return Signing.SIGN
+
+
+def deferred_round(kind: MsgType, round_no: int | None, rs: RoundState | None) -> int | None:
+    """The round an entry put off until I resume is for: a round's entry (or the
+    host's between rounds) keeps the round it was made in, for it or for none."""
+    if round_no is None and rs is not None and kind in ROUND_TYPES | BETWEEN_ROUND_TYPES:
+        return rs.number
+    return round_no
 
 
 class Outbox:

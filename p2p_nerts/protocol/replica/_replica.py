@@ -96,7 +96,6 @@ from . import _recovery as recovery
 from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import (
-    BETWEEN_ROUND_TYPES,
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
@@ -160,7 +159,7 @@ from ._effects import (
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._order import Finality, final_event
-from ._outbox import Outbox
+from ._outbox import Outbox, Signing, deferred_round, signing
 from ._recovery import Recovery
 from ._state import Ordered, RoundState, index_of, void
 from ._view import TableView
@@ -636,24 +635,17 @@ class Replica:
               besides: frozenset[bytes] = frozenset()) -> tuple[Entry, Payload] | None:
         """Sign and queue one of my entries; a sequenced one is returned, for
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
-        rs = self.rs
-        if (payload.TYPE in ROUND_TYPES and rs is not None
-                and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
-                     or rs.me in rs.forks)):
-            return None  # no seat in this round, or dropped: nothing of ours counts in it
-        restoring = self._recovery.restoring
-        if self._resume is not None and payload.TYPE not in EPHEMERAL and not restoring:
-            # Not before we know where our chain ends at this table. A round's
-            # entry (or the host's between rounds) keeps its round: it is for
-            # that round, or for none.
-            if (round_no is None and rs is not None
-                    and payload.TYPE in ROUND_TYPES | BETWEEN_ROUND_TYPES):
-                round_no = rs.number
-            self._resume.deferred.append(Deferred(payload, round_no, to))
+        how = signing(payload.TYPE, self.rs, resuming=self._resume is not None,
+                      restoring=self._recovery.restoring)
+        if how is Signing.NOTHING:
             return None
-        if restoring:
-            # The journal holds what we signed here before the crash (if we got
-            # this far): deliver it now, where live play delivered it.
+        if how is Signing.DEFER:
+            assert self._resume is not None
+            self._resume.deferred.append(Deferred(
+                payload, deferred_round(payload.TYPE, round_no, self.rs), to))
+            return None
+        if how is Signing.REPLAY:
+            # Deliver what the journal holds, where live play delivered it.
             signed = self._recovery.signed(self.seq + 1)
             if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
                 self._replay_own(signed)
