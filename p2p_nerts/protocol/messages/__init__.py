@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, NamedTuple, NoReturn, Self
 
-from .envelope import GENESIS, MAX_ENTRY, MAX_INT, Entry, EnvelopeError, seal, seal_link
-from .identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, clean_name
+from ..envelope import GENESIS, MAX_ENTRY, MAX_INT, Entry, EnvelopeError, seal, seal_link
+from ..identity import PUBLIC_KEY_LEN, SIGNATURE_LEN, Identity, clean_name
 
 __all__ = [
     "COUNTDOWN_MS",
