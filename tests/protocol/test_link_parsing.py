@@ -1,9 +1,10 @@
-"""ACK parsing: the fused fast path takes and refuses exactly what the field checkers do.
+"""ACK and VIEW parsing: the fast paths take and refuse exactly what the reader did.
 
-`Ack.from_wire` checks its marks in one pass instead of through `_Reader` and
-the per-field checkers. `reference` is the parser written with them, as it
-was before; every payload here, valid or not, must get from both the same Ack
-or the same one-line reason.
+`Ack.from_wire` checks its marks in one pass, `View.from_wire` reads its map
+directly, instead of both going through `_Reader` and a checker call per
+field. `reference` and `view_reference` are the parsers as they were; every
+payload here, valid or not, must get from old and new the same payload or the
+same one-line reason.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ from p2p_nerts.protocol.envelope import MAX_INT, EnvelopeError
 from p2p_nerts.protocol.identity import PUBLIC_KEY_LEN, SIGNATURE_LEN
 from p2p_nerts.protocol.messages import (
     MAX_ACK_AUTHORS,
+    MAX_CARD,
+    MAX_PILE,
+    WORK_PILES,
     Ack,
     AckMark,
     MsgType,
     Payload,
+    View,
     parse_payload,
 )
 from p2p_nerts.protocol.messages._fields import _bytes, _int, _Reader, _strictly_ascending
@@ -45,6 +50,26 @@ def reference(payload: Mapping[str, object]) -> Ack:
     return Ack(tuple(marks))
 
 
+def view_reference(payload: Mapping[str, object]) -> View:
+    """The VIEW parser as it was, through the reader, a checker call per element."""
+
+    def ints(value: object, attr: str, max_len: int, lo: int, hi: int) -> tuple[int, ...]:
+        if type(value) is not list or not 0 <= len(value) <= max_len:
+            raise EnvelopeError(f"bad_field:{attr}")
+        return tuple(_int(v, attr, lo, hi) for v in value)
+
+    r = _Reader(View, payload)
+    nerts = r.integer("nerts", 0, MAX_PILE)
+    top = r.opt_integer("top", 0, MAX_CARD)
+    if (nerts == 0) != (top is None):
+        raise EnvelopeError("bad_field:top")
+    piles = r.array("work", WORK_PILES, min_len=WORK_PILES)
+    work = tuple(ints(pile, "work", MAX_PILE, 0, MAX_CARD) for pile in piles)
+    return View(
+        nerts, top, work, r.opt_integer("waste", 0, MAX_CARD), r.integer("stock", 0, MAX_PILE)
+    )
+
+
 def outcome(parse: Callable[[Mapping[str, object]], Payload], payload: object) -> Payload | str:
     try:
         return parse(payload)  # type: ignore[arg-type]
@@ -52,11 +77,12 @@ def outcome(parse: Callable[[Mapping[str, object]], Payload], payload: object) -
         return exc.reason
 
 
-def assert_same(payload: object) -> Payload | str:
-    """Both parsers, and parse_payload as a peer calls it, agree on `payload`."""
-    want = outcome(reference, payload)
-    assert outcome(Ack.from_wire, payload) == want
-    assert outcome(lambda p: parse_payload(MsgType.ACK, p), payload) == want
+def assert_same(payload: object, old: Callable[[Mapping[str, object]], Payload] = reference,
+                new: type[Payload] = Ack) -> Payload | str:
+    """Old and new parser, and parse_payload as a peer calls it, agree on `payload`."""
+    want = outcome(old, payload)
+    assert outcome(new.from_wire, payload) == want
+    assert outcome(lambda p: parse_payload(new.TYPE, p), payload) == want
     return want
 
 
@@ -112,6 +138,42 @@ def test_a_full_ack_parses_to_its_marks() -> None:
     assert type(ack.upto[0]) is AckMark
 
 
+VIEWS = [View(13, 42, ((1, 2, 3), (4,), (), tuple(range(MAX_PILE))), 7, 35),
+         View(0, None, ((), (), (), ()), None, 0)]
+VIEW_VALUES: list[object] = [
+    None, True, 0, 1, -1, MAX_PILE, MAX_PILE + 1, MAX_CARD, MAX_CARD + 1, 1.0, "1", b"\1", [],
+    [1], [[]] * 3, [[]] * 4, [[]] * 5, [[1024], [], [], []], [[True], [], [], []], (1,),
+    list(range(MAX_PILE + 1)), [[], [], [], list(range(MAX_PILE + 1))], [[], [], [], None],
+]
+
+
+def view_mutations() -> list[object]:
+    """Each sample view with one key's value replaced, or one pile of it, or
+    its keys changed."""
+    out: list[object] = []
+    for view in VIEWS:
+        wire = msgpack.unpackb(msgpack.packb(view.to_wire()))
+        out.append(wire)
+        for key, value in itertools.product(sorted(wire), VIEW_VALUES):
+            out.append(wire | {key: value})
+        for pile, value in itertools.product(range(WORK_PILES), VIEW_VALUES):
+            work = list(wire["w"])
+            work[pile] = value
+            out.append(wire | {"w": work})
+        for first, second in itertools.combinations(sorted(wire), 2):  # which is checked first
+            out.append(wire | {first: "x", second: "x"})
+        out += [wire | {"n": 0, "t": None}, wire | {"n": 1, "t": None}, wire | {"z": 1},
+                {k: v for k, v in wire.items() if k != "k"}, types.MappingProxyType(wire)]
+    return out
+
+
+def test_every_mutation_of_a_view_gets_the_same_answer() -> None:
+    answers = [assert_same(p, view_reference, View) for p in view_mutations()]
+    assert sum(isinstance(a, View) for a in answers) >= 5
+    assert {f"bad_field:{f}" for f in ("nerts", "top", "work", "waste", "stock", "z")} <= set(
+        answers)
+
+
 # -- sweep: random marks, near-valid and not, as a peer would decode them -------
 
 values = st.one_of(
@@ -155,3 +217,27 @@ def test_random_acks_get_the_same_answer(
             marks.insert(i, rows[i])
     payload = msgpack.unpackb(msgpack.packb({"u": marks}, use_bin_type=True))
     assert_same(payload)
+
+
+def mostly(good: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+    """`good` three times in four, else any value: a fault late in the order of
+    checks is then often the first. (Not `good | values`, which would flatten
+    into values' many branches and pick from them far more often.)"""
+    return st.integers(0, 3).flatmap(lambda n: good if n else values)
+
+
+cards = st.integers(0, MAX_CARD)
+counts = st.integers(0, MAX_PILE)
+works = st.lists(mostly(st.lists(cards, max_size=MAX_PILE + 1)),
+                 min_size=WORK_PILES, max_size=WORK_PILES)
+
+
+@pytest.mark.sweep
+@settings(max_examples=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(mostly(counts), mostly(st.none() | cards), mostly(works), mostly(st.none() | cards),
+       mostly(counts))
+def test_random_views_get_the_same_answer(
+    nerts: object, top: object, work: object, waste: object, stock: object
+) -> None:
+    wire = {"n": nerts, "t": top, "w": work, "x": waste, "k": stock}
+    assert_same(msgpack.unpackb(msgpack.packb(wire, use_bin_type=True)), view_reference, View)
