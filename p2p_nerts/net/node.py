@@ -451,7 +451,11 @@ class NetSession:
 
     def _tick(self) -> None:
         try:
-            self._route(self.replica.tick(self._clock()))
+            r = self.replica
+            # Told at each tick, as it is the tick that sends a view: a peer
+            # that starts drawing gets one at the next.
+            r.drawn = self._mesh.draws()
+            self._route(r.tick(self._clock()))
             self._ask_back()
             if self._advertiser is not None and self._ad_facts() != self._ad_shown:
                 self._ad_dirty.set()
