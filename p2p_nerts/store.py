@@ -289,9 +289,10 @@ class Store:
 
         A last record cut short or garbled is one a crash tore as it was
         written: it is left out, and cut off the file. Damage anywhere else is
-        a JournalError.
+        a JournalError. A journal this process appends to is not read again.
         """
-        return self._cut_torn_tail(table_id)
+        known = self._known.get(table_id)
+        return self._cut_torn_tail(table_id) if known is None else list(known)
 
     def written(self, table_id: bytes) -> list[Record]:
         """What a game record reads of the table's journal: the signed entries that
