@@ -21,9 +21,9 @@ old (``.tmp``), ``fsync``ed and renamed over it, and the directory
 whole. It starts from the records this process appended (the file is read
 and checked once, as the first append cuts a torn tail; after a failed write
 or compaction, again from the file). The signed entries it no longer holds go
-first to the table's ``.past`` file (appended, ``fsync``ed): the game's record reads them at the
-end (:meth:`Store.written`). A crash between the two appends them again at
-the next compaction: a record keeps each once.
+first to the table's ``.past`` file (appended, ``fsync``ed): the game's record
+reads them at the end (:meth:`Store.written`). A crash between the two appends
+them again at the next compaction: a record keeps each once.
 
 Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
