@@ -18,10 +18,12 @@ A journal is compacted in each break between rounds (:meth:`Store.compact`,
 and the one under way, not the game): the new journal is written beside the
 old (``.tmp``), ``fsync``ed and renamed over it, and the directory
 ``fsync``ed, so a crash at any moment leaves the old journal or the new one
-whole. The signed entries it no longer holds go first to the table's
-``.past`` file (appended, ``fsync``ed): the game's record reads them at the
-end (:meth:`Store.written`). A crash between the two appends them again at
-the next compaction: a record keeps each once.
+whole. It starts from the records this process appended (the file is read
+and checked once, as the first append cuts a torn tail; after a failed write
+or compaction, again from the file). The signed entries it no longer holds go
+first to the table's ``.past`` file (appended, ``fsync``ed): the game's record
+reads them at the end (:meth:`Store.written`). A crash between the two appends
+them again at the next compaction: a record keeps each once.
 
 Why files and not SQLite rows: every frame a peer receives is journaled
 before its acknowledgement goes out, so the append is on the path of every
@@ -140,6 +142,10 @@ class Store:
         self._open: dict[bytes, int] = {}  # file descriptors, by table id
         self._unsynced: set[bytes] = set()  # tables appended to since the last sync
         self._past_cut: set[bytes] = set()  # tables whose .past this process checked
+        #: Each open journal's records as this process wrote them (read once, as
+        #: the first append cut any torn tail, then kept as appended): compaction
+        #: starts from them instead of reading and checking the file again.
+        self._known: dict[bytes, list[Record]] = {}
         #: Tables over or given up here: the last frames of a game (goodbyes,
         #: acknowledgements) must not make their journal again.
         self._closed: set[bytes] = set()
@@ -171,6 +177,7 @@ class Store:
             os.close(fd)
         self._open.clear()
         self._unsynced.clear()
+        self._known.clear()
         self._db.close()
         _unlock(self._lock)
         self._lock = None
@@ -203,15 +210,23 @@ class Store:
 
         Raises OSError when the disk will not take them.
         """
-        data = b"".join(_framed(r) for r in records)
+        records = tuple(records)
+        data = b"".join(map(_framed, records))
         if not data or table_id in self._closed:
             return
         fd = self._open.get(table_id)
         if fd is None:
-            self._cut_torn_tail(table_id)  # first append of this process: no fragment before it
+            # First append of this process: no fragment before it.
+            self._known[table_id] = self._cut_torn_tail(table_id)
             fd = self._open[table_id] = _append_to(self._journal(table_id))
-        _write(fd, data)
+        try:
+            _write(fd, data)
+        except OSError:
+            self._known.pop(table_id, None)  # part of it may be there: the file says
+            raise
         self._unsynced.add(table_id)
+        if (known := self._known.get(table_id)) is not None:
+            known.extend(records)
 
     def compact(self, table_id: bytes) -> None:
         """Rewrite the journal from where the previous round began (between rounds:
@@ -221,12 +236,15 @@ class Store:
         if table_id in self._closed:
             return
         path = self._journal(table_id)
+        known = self._known.pop(table_id, None)  # back once the new journal is in place
         try:
-            done = compact(self._cut_torn_tail(table_id))
+            done = compact(self._cut_torn_tail(table_id) if known is None else known)
         except ValueError as exc:
             raise JournalError(f"cannot compact the journal {path} ({exc}): move it aside "
                                "to play on without it") from None
         if done is None:
+            if known is not None:
+                self._known[table_id] = known
             return
         if done.past:
             past = self._past(table_id)
@@ -248,6 +266,7 @@ class Store:
             raise
         self._unsynced.discard(table_id)  # all of it was just made durable
         _sync_dir(path.parent)
+        self._known[table_id] = list(done.kept)
 
     def sync(self) -> None:
         """Make every record appended so far durable: one ``fsync`` per journal written to.
@@ -270,9 +289,10 @@ class Store:
 
         A last record cut short or garbled is one a crash tore as it was
         written: it is left out, and cut off the file. Damage anywhere else is
-        a JournalError.
+        a JournalError. A journal this process appends to is not read again.
         """
-        return self._cut_torn_tail(table_id)
+        known = self._known.get(table_id)
+        return self._cut_torn_tail(table_id) if known is None else list(known)
 
     def written(self, table_id: bytes) -> list[Record]:
         """What a game record reads of the table's journal: the signed entries that
@@ -393,6 +413,7 @@ class Store:
     def _drop_journal(self, table_id: bytes) -> None:
         self._closed.add(table_id)
         self._unsynced.discard(table_id)
+        self._known.pop(table_id, None)
         fd = self._open.pop(table_id, None)
         if fd is not None:
             os.close(fd)
@@ -486,12 +507,16 @@ def _damaged(path: Path, at: int) -> str:
 
 
 def _framed(record: Record) -> bytes:
-    kind = int(record.kind)
-    return _RECORD_HEADER.pack(len(record.data), kind, _crc(kind, record.data)) + record.data
+    kind, data = record.kind, record.data
+    return _RECORD_HEADER.pack(len(data), kind, zlib.crc32(data, _KIND_CRC[kind])) + data
 
 
 def _crc(kind: int, data: bytes) -> int:
-    return zlib.crc32(data, zlib.crc32(bytes([kind])))
+    return zlib.crc32(data, _KIND_CRC.get(kind, zlib.crc32(bytes([kind]))))
+
+
+#: The CRC of each kind byte, where a record's CRC starts (it covers kind and data).
+_KIND_CRC = {int(kind): zlib.crc32(bytes([kind])) for kind in Kind}
 
 
 class _Transaction:

@@ -224,6 +224,10 @@ class Mesh:
         return [key for key, link in self.links.items()
                 if link.peer.views and self._admitted(key)]
 
+    def draws(self) -> bool:
+        """Whether any of the :meth:`viewers` is linked now: with none, a VIEW is for no one."""
+        return any(link.peer.views and self._admitted(key) for key, link in self.links.items())
+
     # ------------------------------------------------------------ the peers list
     def set_seated(self, keys: Iterable[bytes]) -> None:
         """Host: the seated keys changed; tell everyone where the others listen."""

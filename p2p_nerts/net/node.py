@@ -199,6 +199,7 @@ class NetSession:
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
         self._record: GameRecord | None = None  # its record, as the game ended
+        self._reckoned: GameRecord | None = None  # the last record replayed for the history
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -451,7 +452,11 @@ class NetSession:
 
     def _tick(self) -> None:
         try:
-            self._route(self.replica.tick(self._clock()))
+            r = self.replica
+            # Told at each tick, as it is the tick that sends a view: a peer
+            # that starts drawing gets one at the next.
+            r.drawn = self._mesh.draws()
+            self._route(r.tick(self._clock()))
             self._ask_back()
             if self._advertiser is not None and self._ad_facts() != self._ad_shown:
                 self._ad_dirty.set()
@@ -845,6 +850,8 @@ class NetSession:
         journal goes), or from the copy made then; its replay (every
         signature and audit checked again) runs in a worker thread, and the
         store is written back here, on the event loop, like every other write.
+        Kept again on the way out, the game is replayed again only if entries
+        came since (most games: none, and a replay is the whole game's CPU again).
         """
         # Here, not at the top: records reads its summaries through net.headless.
         from ..records.history import Kept, to_keep
@@ -857,6 +864,8 @@ class NetSession:
             self._record = self._journaled_record(r, self._store)
         record = merged(record_of(r, self.table_name, self._record.saved_at),
                         self._record.entries)
+        if record == self._reckoned:
+            return None  # nothing came since it was kept: the same replay, the same result
         loop = asyncio.get_running_loop()
         reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
 
@@ -871,7 +880,9 @@ class NetSession:
                 return
             if future.exception() is not None:
                 _log.error("cannot keep the game in the history: %r", future.exception())
-            elif (kept := future.result()) is not None:
+                return
+            self._reckoned = record
+            if (kept := future.result()) is not None:
                 self._with_store(partial(write, kept))
 
         reckoned.add_done_callback(done)

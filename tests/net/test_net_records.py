@@ -7,6 +7,8 @@ import io
 import json
 import random
 import time
+from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,9 @@ from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.records.record import RecordError, decode
+from p2p_nerts.records import history
+from p2p_nerts.records.history import Kept
+from p2p_nerts.records.record import GameRecord, RecordError, decode
 from p2p_nerts.records.verify import verify
 from p2p_nerts.store import DB_FILE, Store
 
@@ -72,12 +76,21 @@ def test_a_loopback_game_is_in_every_players_history_with_the_same_scores(
 
 
 def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each seat signs the result as it sees the game end, so one that saw it first
     lacks the others' signatures. A seat still at the table (a lobby's, a lingering
     headless one) keeps the game as the last comes in, so the record it serves then
-    verifies: the host here stays until its history's copy does."""
+    verifies: the host here stays until its history's copy does. Kept again as it
+    leaves, a game is replayed again only if entries came meanwhile."""
     stores = [Store(tmp_path / name / DB_FILE) for name in ("host", "bo", "cy")]
+    replayed: dict[bytes, list[GameRecord]] = {}  # by the seat keeping it
+    reckon = history.to_keep
+
+    def to_keep(record: GameRecord, me: bytes, flags: Sequence[str] = ()) -> Kept | None:
+        replayed.setdefault(me, []).append(record)
+        return reckon(record, me, flags)
+
+    monkeypatch.setattr(history, "to_keep", to_keep)
     lacking: list[bool] = []  # at the host's game over: had a seat not signed yet?
 
     def signed(store: Store) -> bool:
@@ -118,6 +131,9 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
         # window reads that date), however long it stayed.
         [(_number, left)] = stores[0].games()
         assert left["ended_at"] == at_the_table["ended_at"]
+        assert replayed.get(host.replica.me.public_key)
+        for records in replayed.values():
+            assert all(a != b for a, b in pairwise(records)), "the same game replayed"
 
     try:
         asyncio.run(scenario())

@@ -240,3 +240,48 @@ def test_a_torn_tail_of_the_past_file_is_cut_off_before_more_is_archived(
     with Store(path) as store:  # reads back whole: only the torn entry is missing
         written = {r.data for r in store.written(TABLE_ID)}
         assert len({r.data for r in net.written(1)} - written) == 1
+
+
+def test_a_seat_reads_its_journal_once_and_compacts_from_what_it_appended(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    batches = _batches(monkeypatch, 1)
+    net = _long_game(seed=57, rounds=4)
+    path = tmp_path / DB_FILE
+    journal = tmp_path / f"{DB_FILE}.journal" / f"{TABLE_ID.hex()}.log"
+    real, reads = Path.read_bytes, []
+
+    def read_bytes(self: Path) -> bytes:
+        reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with Store(path) as store:
+        _feed(store, batches)
+        assert store.records(TABLE_ID) == net.journals[1]
+        assert reads.count(journal) == 1  # as it first appended: not at each compaction
+    with Store(path) as store:
+        assert store.records(TABLE_ID) == net.journals[1]
+
+
+def test_a_compaction_that_fails_is_done_again_from_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a failed rename left is read back, not what the seat meant to write."""
+    batches = _batches(monkeypatch, 1)
+    net = _long_game(seed=58, rounds=4)
+    real, renames = os.replace, []
+
+    def failing(src: str | Path, dst: str | Path) -> None:
+        renames.append(dst)
+        if len(renames) == 2:  # the second compaction: the disk refuses the rename
+            raise OSError("no")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with Store(tmp_path / DB_FILE) as store:
+        for batch in batches:
+            try:
+                _feed(store, [batch])
+            except OSError:
+                assert len(renames) == 2  # the failed one: the seat plays on
+        assert len(renames) > 2 and store.records(TABLE_ID) == net.journals[1]
+        assert {r.data for r in store.written(TABLE_ID)} == {r.data for r in net.written(1)}

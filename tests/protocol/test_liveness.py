@@ -166,3 +166,17 @@ def test_my_view_goes_out_when_it_changed_and_not_too_often() -> None:
     rs.tab.turn()
     rs.end = "nerts"
     assert view_due(rs, 5.0) is None  # the round is over
+
+
+def test_no_view_is_made_while_nobody_draws_and_one_goes_out_once_somebody_does() -> None:
+    rs = _round()
+    rs.tab = Tableau(0, [make_card(0, s, r) for s in range(4) for r in range(1, 14)])
+    assert view_due(rs, 1.0) == view_of(rs.tab)
+    assert view_due(rs, 2.0, drawn=False) is None
+    # A peer starts drawing (the one that drew it before may have gone): it is sent
+    # the tableau as it stands though it has not changed, then only as it changes.
+    assert view_due(rs, 3.0) == view_of(rs.tab)
+    assert view_due(rs, 4.0) is None
+    rs.tab.turn()
+    assert view_due(rs, 5.0, drawn=False) is None  # changed, but nobody to show it to
+    assert view_due(rs, 6.0) == view_of(rs.tab)

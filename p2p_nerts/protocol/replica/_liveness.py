@@ -88,9 +88,18 @@ def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
         rs.view_lamport[seat] = entry.lamport
 
 
-def view_due(rs: RoundState, now: float) -> View | None:
+def view_due(rs: RoundState, now: float, *, drawn: bool = True) -> View | None:
     """My tableau's public view, to send now: at most every VIEW_INTERVAL, only
-    once it changed, and not after the round's end."""
+    once it changed, and not after the round's end.
+
+    While no peer draws the tableaux (``drawn`` false: bots, headless seats)
+    none is built or signed, and the last one sent is forgotten: the first
+    peer to start drawing gets the tableau as it stands at the next tick,
+    changed or not.
+    """
+    if not drawn:
+        rs.view_mark = (-1, -1)
+        return None
     tab = rs.tab
     if tab is None or rs.end is not None or now - rs.view_sent_at < VIEW_INTERVAL:
         return None

@@ -225,6 +225,9 @@ class Replica:
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
         self.watching = False
+        #: Whether any peer draws the tableaux (the shell says, as they link): if
+        #: none does, no VIEW is built (see ``liveness.view_due``).
+        self.drawn = True
         #: My play, signed and returned by :meth:`handle`, not yet delivered to
         #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
         #: other peers start checking it while I apply it (one cold pass through
@@ -1363,7 +1366,7 @@ class Replica:
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
-        view = liveness.view_due(rs, self.now)
+        view = liveness.view_due(rs, self.now, drawn=self.drawn)
         if view is not None:
             self._send(view)
 
