@@ -2,8 +2,10 @@
 field checkers and the `Payload` base.
 
 Parsing is strict on purpose (see the package docstring); the checkers here
-are the one definition of each field rule, and every error they raise is
-one reason code, ``bad_field:<attr>``.
+are the definition of each field rule, and every error they raise is one
+reason code, ``bad_field:<attr>``. Only the ACK's marks, parsed more often
+than anything but views, apply them fused into one pass (see Ack.from_wire),
+and a test holds that parse to these checkers' answers.
 """
 
 from __future__ import annotations
