@@ -17,6 +17,7 @@ from ...game.foundations import PlayKey
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
+from ..audit import AuditResult
 from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
@@ -208,9 +209,57 @@ class LeaveRound:
     at: PlayKey
 
 
+# --- closing, drops and the total order
+
+@dataclass(frozen=True, slots=True)
+class MaybeScore:
+    """Score ``rs`` if it is due now (``closing.score``): asked after what may have
+    brought the last AUDIT in or taken a seat out, once that is done."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Reckon:
+    """Score ``rs`` from its audits replayed (``outcomes``; ``gone``: seats out for a
+    proven fork), once the VERDICTs on the failed ones are signed."""
+
+    rs: RoundState
+    outcomes: dict[int, AuditResult]
+    gone: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The running totals by player key, as a round scored leaves them."""
+
+    totals: dict[bytes, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MaybeClose:
+    """Close ``rs`` if it is due now (``closing.close``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class DrainHeld:
+    """Deliver whatever was held back for the round's close (the host's SETTINGS and
+    ROSTER for the next round, say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reseat:
+    """Host, as ``rs`` closes: seat the table for the next round."""
+
+    rs: RoundState
+
+
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound)
+          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
+          | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat)
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:

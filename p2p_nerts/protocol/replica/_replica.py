@@ -32,7 +32,7 @@ from typing import Any, assert_never
 
 from ...game.foundations import Fate, FoundationLog, PlayKey
 from ...game.moves import perform
-from ...game.scoring import Match, team_names
+from ...game.scoring import Match
 from ...game.tableau import (
     Tableau,
     Target,
@@ -70,7 +70,6 @@ from ..messages import (
     Ready,
     Refuse,
     Resend,
-    Result,
     Reveal,
     Roster,
     Seat,
@@ -78,7 +77,6 @@ from ..messages import (
     Snapshot,
     Stuck,
     Summary,
-    Verdict,
     View,
     parse_payload,
 )
@@ -138,6 +136,7 @@ from ._effects import (
     Claim,
     CutAfter,
     DealByHand,
+    DrainHeld,
     Effect,
     Emit,
     EndRound,
@@ -145,7 +144,11 @@ from ._effects import (
     Invalid,
     Journal,
     LeaveRound,
+    MaybeClose,
+    MaybeScore,
     NextDeal,
+    Reckon,
+    Reseat,
     SetPhase,
     SetRules,
     SetSeats,
@@ -154,6 +157,7 @@ from ._effects import (
     Standing,
     TakeHeads,
     TakeUp,
+    Totals,
     WaitingSeated,
     Waits,
 )
@@ -596,11 +600,25 @@ class Replica:
                 case Invalid(reason=reason):
                     raise EnvelopeError(reason)
                 case EndRound(rs=rs, how=how, cutoff=cutoff):
-                    self._end_round(rs, how, cutoff)
+                    self._apply(closing.end_round(rs, how, cutoff, self.now))
                 case CutAfter(rs=rs, seat=seat, cut=cut):
                     self._forget_after_cut(rs, seat, cut)
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
                     self._leave_round(rs, seat, cut, at)
+                case MaybeScore(rs=rs):
+                    self._apply(closing.score(rs))
+                case Reckon(rs=rs, outcomes=outcomes, gone=gone):
+                    assert self.match is not None
+                    self._apply(closing.scored(rs, self.match, outcomes, gone))
+                case Totals(totals=totals):
+                    self.totals.update(totals)
+                case MaybeClose(rs=rs):
+                    self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
+                                              auto_next=self.auto_next, now=self.now))
+                case DrainHeld():
+                    self._drain_all()
+                case Reseat(rs=rs):
+                    self._apply(lobby.closing_roster(self._table, rs))
                 case _:
                     assert_never(effect)
 
@@ -1185,10 +1203,10 @@ class Replica:
                 self._fork_final(rs, item)
             elif isinstance(item.payload, Audit):
                 rs.audits[item.seat] = item.payload
-                self._maybe_score(rs)
+                self._apply((MaybeScore(rs),))
             elif isinstance(item.payload, Summary):
                 rs.summaries[item.seat] = item.payload
-                self._maybe_close(rs)
+                self._apply((MaybeClose(rs),))
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):
@@ -1196,7 +1214,7 @@ class Replica:
             elif isinstance(item.payload, Nerts):
                 rs.call = (item.lamport, item.seat)
                 self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
-                self._end_round(rs, "nerts", rs.call)
+                self._apply((EndRound(rs, "nerts", rs.call),))
         if rs is not None:
             self._settle_own_early(rs)
 
@@ -1292,8 +1310,7 @@ class Replica:
         self._event(ev.PeerDropped(victim, rs.names[victim]))
         self._maybe_reveal(rs)
         self._maybe_deal(rs)
-        self._maybe_score(rs)
-        self._maybe_close(rs)
+        self._apply((MaybeScore(rs), MaybeClose(rs)))
         if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
             self._stuck_final(rs, min(rs.live), True, at)
 
@@ -1305,70 +1322,6 @@ class Replica:
             assert self.match is not None
             closing.unscore(rs, self.match)
 
-    # -------------------------------------------------------------- ending
-    def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
-        closing.end_round(rs, how, cutoff, self.now)
-        self.phase = Phase.SCORING
-        if rs.me is not None and rs.tab is not None:
-            self._send(Audit(rs.deck_secret, tuple(rs.tab.log)))
-        self._maybe_score(rs)
-
-    def _maybe_score(self, rs: RoundState) -> None:
-        if not closing.score_due(rs):
-            return
-        assert rs.end is not None and rs.joint is not None
-        gone = closing.forked(rs)
-        outcomes = closing.audits(rs, gone)
-        for seat, res in outcomes.items():
-            if not res.ok:  # flagged to everyone, with its reason
-                self._flag(rs, seat, res.reason)
-                if rs.me is not None:
-                    self._send(Verdict(seat, False, res.reason[:200]))
-        rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
-        nobody = closing.void_call(rs)
-        if nobody is not None:
-            self._event(ev.Notice(nobody))
-        assert self.match is not None
-        self.match.add_round(rs.results)
-        self.totals.update(zip(rs.keys, self.match.totals, strict=True))
-        digest = rs.log.state_hash()
-        self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
-                                 digest, rs.verdicts, rs.names))
-        if rs.me is not None:
-            self._send(Summary(digest, closing.scores(rs.results)))
-        self._maybe_close(rs)
-
-    def _maybe_close(self, rs: RoundState) -> None:
-        if self.phase is not Phase.SCORING or not closing.close_due(rs):
-            return
-        digest = rs.log.state_hash()
-        differ = closing.disagreeing(rs, digest)
-        if differ:
-            # A faulty or lying peer (closing.disagreeing): say so; there is no repair.
-            self._event(ev.Divergence(rs.number, differ))
-        else:
-            self._event(ev.RoundAgreed(rs.number))
-        assert self.match is not None
-        winner = self.match.winner()
-        if winner is not None:
-            self.phase = Phase.OVER
-            label = team_names(rs.names, rs.variants)[winner]
-            self._event(ev.GameOver(label, tuple(self.match.totals)))
-            if rs.me is not None and rs.me in rs.live:
-                self._send(Result(tuple(self.match.totals), digest))
-        else:
-            self.phase = Phase.BETWEEN
-            if self.is_host and self.auto_next is not None:
-                self.next_round_at = self.now + self.auto_next
-        # The host's SETTINGS and ROSTER for the next round may have waited for
-        # this close: deliver whatever was held back.
-        self._drain_all()
-        if self.is_host:
-            self._reseat(rs)
-
-    def _reseat(self, rs: RoundState) -> None:
-        self._apply(lobby.closing_roster(self._table, rs))
-
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
         view = liveness.view_due(rs, self.now)
@@ -1376,15 +1329,10 @@ class Replica:
             self._send(view)
 
     def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
-        if seat not in rs.flagged:
-            rs.flagged[seat] = reason
-            self._event(ev.Flagged(seat, rs.names[seat], reason))
+        self._apply(closing.flag(rs, seat, reason))
 
     def _flag_key(self, key: bytes, reason: str) -> None:
-        rs = self.rs
-        seat = rs.seat_of(key) if rs else None
-        if rs is not None and seat is not None:
-            self._flag(rs, seat, reason)
+        self._apply(closing.flag_key(self.rs, key, reason))
 
 
 __all__ = ["Replica"]
