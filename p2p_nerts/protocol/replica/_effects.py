@@ -256,10 +256,45 @@ class Reseat:
     rs: RoundState
 
 
+@dataclass(frozen=True, slots=True)
+class Unscore:
+    """Take back ``rs``'s result, reckoned with entries a drop has taken out: it
+    scores again (``closing.unscore``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class GoAgain:
+    """A seat left ``rs`` before play started: the host's GO, waiting, may name the
+    deal of the seats left (``shuffle.joint_of_live``), and start play."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleAgain:
+    """A seat left ``rs``: my REVEAL, or the deal, may be due without it."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class StuckFinal:
+    """``seat``'s stuck vote (``on``) takes effect at ``key`` in the total order
+    (``rounds.stuck_final``): every live seat stuck rotates, or ends the round."""
+
+    rs: RoundState
+    seat: int
+    on: bool
+    key: PlayKey | None
+
+
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
-          | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat)
+          | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat | Unscore | GoAgain
+          | ShuffleAgain | StuckFinal)
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:

@@ -141,6 +141,7 @@ from ._effects import (
     Emit,
     EndRound,
     Forget,
+    GoAgain,
     Invalid,
     Journal,
     LeaveRound,
@@ -152,12 +153,15 @@ from ._effects import (
     SetPhase,
     SetRules,
     SetSeats,
+    ShuffleAgain,
     Sign,
     SittingDown,
     Standing,
+    StuckFinal,
     TakeHeads,
     TakeUp,
     Totals,
+    Unscore,
     WaitingSeated,
     Waits,
 )
@@ -602,9 +606,10 @@ class Replica:
                 case EndRound(rs=rs, how=how, cutoff=cutoff):
                     self._apply(closing.end_round(rs, how, cutoff, self.now))
                 case CutAfter(rs=rs, seat=seat, cut=cut):
-                    self._forget_after_cut(rs, seat, cut)
+                    self._apply(drops.cut_after(
+                        rs, seat, cut, scoring=rs is self.rs and self.phase is Phase.SCORING))
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
-                    self._leave_round(rs, seat, cut, at)
+                    self._apply(drops.leave(rs, seat, cut, at, self.now))
                 case MaybeScore(rs=rs):
                     self._apply(closing.score(rs))
                 case Reckon(rs=rs, outcomes=outcomes, gone=gone):
@@ -619,6 +624,17 @@ class Replica:
                     self._drain_all()
                 case Reseat(rs=rs):
                     self._apply(lobby.closing_roster(self._table, rs))
+                case Unscore(rs=rs):
+                    assert self.match is not None
+                    closing.unscore(rs, self.match)
+                case GoAgain(rs=rs):
+                    if shuffle.joint_of_live(self.table_id, rs):
+                        self._maybe_go(rs)
+                case ShuffleAgain(rs=rs):
+                    self._maybe_reveal(rs)
+                    self._maybe_deal(rs)
+                case StuckFinal(rs=rs, seat=seat, on=on, key=key):
+                    self._apply(rounds.stuck_final(rs, seat, on, key))
                 case _:
                     assert_never(effect)
 
@@ -1051,15 +1067,10 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._unseat(key)
         seat = rs.seat_of(key) if rs else None
-        if rs is None or seat is None:
-            return
-        self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
-        if seat in rs.live and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            rs.left.setdefault(seat, seq)
-            if seat != rs.me:
-                # Again if I voted already: this vote's cut holds the GOODBYE,
-                # which lets even the senior of the last two seats go.
-                self._vote_drop(rs, seat, again=True)
+        if rs is not None and seat is not None:
+            self._apply(drops.goodbye(
+                rs, seat, reason, seq, authors=self.authors,
+                in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
 
     # ------------------------------------------------------------- pruning
     def _send_snapshot(self, asker: bytes) -> bool:
@@ -1198,7 +1209,10 @@ class Replica:
             if item.kind == MsgType.PLAY:
                 self._play_final(rs, item)
             elif isinstance(item.payload, Drop):
-                self._drop_effect(rs, item)
+                victim = rs.seat_of(item.payload.who)
+                assert victim is not None
+                self._apply((LeaveRound(rs, victim, item.payload.upto,
+                                        (item.lamport, item.seat)),))
             elif item.kind == MsgType.FORK:
                 self._fork_final(rs, item)
             elif isinstance(item.payload, Audit):
@@ -1210,7 +1224,8 @@ class Replica:
             elif rs.end is not None:
                 continue
             elif isinstance(item.payload, Stuck):
-                self._stuck_final(rs, item.seat, item.payload.on, (item.lamport, item.seat))
+                self._apply((StuckFinal(rs, item.seat, item.payload.on,
+                                        (item.lamport, item.seat)),))
             elif isinstance(item.payload, Nerts):
                 rs.call = (item.lamport, item.seat)
                 self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
@@ -1241,86 +1256,23 @@ class Replica:
         for key in self._order.settled_early(rs):
             self._settle_mine(rs, key)
 
-    def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
-        self._apply(rounds.stuck_final(rs, seat, on, key))
-
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
-        the vote back from one heard again."""
+        the vote back from one heard again (``drops.check``, a seat at a time)."""
         quiet = drops.quiet(rs, self.last_heard, self.now, self.drop_after)
         for seat in sorted(rs.live):
-            vote = None if seat == rs.me else drops.my_vote(rs, seat, quiet, self.now,
-                                                            self.drop_after)
-            if vote:
-                self._vote_drop(rs, seat)
-            elif vote is False:
-                rs.my_drop_votes.discard(seat)
-                self._send(Drop(rs.keys[seat], 0))
-
-    def _vote_drop(self, rs: RoundState, seat: int, *, again: bool = False) -> None:
-        if rs.me is None or (seat in rs.my_drop_votes and not again):
-            return
-        rs.my_drop_votes.add(seat)
-        log = self.authors.get(rs.keys[seat])
-        # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
-        self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
+            self._apply(drops.check(rs, seat, quiet, self.now, self.drop_after, self.authors))
 
     def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
-        """Count the DROP votes now due (``drops.tally``; ``before``: only those ordered
-        before it); an agreed drop takes effect at its deciding vote's place in the
-        total order (_drop_effect)."""
+        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
+        before it)."""
         def delivered(seat: int) -> int | None:
             log = self._author(rs.keys[seat])
             return None if log is None else log.delivered
 
-        for decision in drops.tally(rs, rs.seat_of(self.host_key),
-                                    lambda seat: self._order.known(rs, seat), delivered,
-                                    before):
-            match decision:
-                case drops.Fetch(victim=victim, cut=cut):
-                    self.authors[rs.keys[victim]].note_claim(cut)
-                case drops.Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter,
-                                  seq=seq):
-                    heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
-                                                       Drop(rs.keys[victim], cut), seq))
-
-    def _drop_effect(self, rs: RoundState, item: Ordered) -> None:
-        """An agreed drop takes effect, at its place in the total order.
-
-        Everything ordered before it was acted on with the seat live, everything
-        after without it, on every peer alike. The seat's entries past the cut
-        are taken back out (its plays return to it).
-        """
-        assert isinstance(item.payload, Drop)
-        victim = rs.seat_of(item.payload.who)
-        assert victim is not None
-        self._leave_round(rs, victim, item.payload.upto, (item.lamport, item.seat))
-
-    def _leave_round(self, rs: RoundState, victim: int, cut: int, at: PlayKey) -> None:
-        """``victim`` leaves the live seats at ``at`` in the total order (a drop or a
-        proven fork), and what it sent past ``cut`` is taken back out."""
-        rs.live.discard(victim)
-        if rs.ended_at is not None:
-            rs.ended_at = self.now  # the others may only now see the round end
-        if (rs.go_pending is not None and rs.play_from is None
-                and shuffle.joint_of_live(self.table_id, rs)):
-            self._maybe_go(rs)
-        self._forget_after_cut(rs, victim, cut)
-        self._event(ev.PeerDropped(victim, rs.names[victim]))
-        self._maybe_reveal(rs)
-        self._maybe_deal(rs)
-        self._apply((MaybeScore(rs), MaybeClose(rs)))
-        if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
-            self._stuck_final(rs, min(rs.live), True, at)
-
-    def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
-        """Undo what a dropped seat sent past the agreed cut (``drops.forget_after_cut``),
-        and a result reckoned with it."""
-        if (drops.forget_after_cut(rs, victim, cut) and rs.results and rs is self.rs
-                and self.phase is Phase.SCORING):
-            assert self.match is not None
-            closing.unscore(rs, self.match)
+        self._apply(drops.count(rs, rs.seat_of(self.host_key),
+                                lambda seat: self._order.known(rs, seat), delivered, before))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
