@@ -22,7 +22,7 @@ from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
 from ._base import Phase
-from ._state import RoundState, index_of
+from ._state import Ordered, RoundState, index_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,11 +290,28 @@ class StuckFinal:
     key: PlayKey | None
 
 
+@dataclass(frozen=True, slots=True)
+class VoidPlay:
+    """A play past its author's agreed drop cut has its turn: out of ``rs`` now
+    (``drops.void_play``)."""
+
+    rs: RoundState
+    key: PlayKey
+
+
+@dataclass(frozen=True, slots=True)
+class Convict:
+    """A FORK has its turn in ``rs``'s total order (``forks.final``)."""
+
+    rs: RoundState
+    item: Ordered
+
+
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
           | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat | Unscore | GoAgain
-          | ShuffleAgain | StuckFinal)
+          | ShuffleAgain | StuckFinal | VoidPlay | Convict)
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:

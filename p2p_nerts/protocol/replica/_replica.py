@@ -24,13 +24,12 @@ Life of a round (``docs/PROTOCOL.md`` has the full state machine):
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from ...game.foundations import Fate, FoundationLog, PlayKey
+from ...game.foundations import FoundationLog, PlayKey
 from ...game.moves import perform
 from ...game.scoring import Match
 from ...game.tableau import (
@@ -57,8 +56,6 @@ from ..journal import (
 from ..messages import (
     Ack,
     AckMark,
-    Audit,
-    Drop,
     Go,
     Goodbye,
     Hello,
@@ -76,7 +73,6 @@ from ..messages import (
     Settings,
     Snapshot,
     Stuck,
-    Summary,
     View,
     parse_payload,
 )
@@ -134,6 +130,7 @@ from ._effects import (
     BeginRound,
     CatchUp,
     Claim,
+    Convict,
     CutAfter,
     DealByHand,
     DrainHeld,
@@ -162,15 +159,16 @@ from ._effects import (
     TakeUp,
     Totals,
     Unscore,
+    VoidPlay,
     WaitingSeated,
     Waits,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
-from ._order import Finality, final_event
+from ._order import Finality
 from ._outbox import Outbox
 from ._recovery import Recovery
-from ._state import Ordered, RoundState, index_of, void
+from ._state import Ordered, RoundState, index_of
 from ._view import TableView
 
 
@@ -635,6 +633,10 @@ class Replica:
                     self._maybe_deal(rs)
                 case StuckFinal(rs=rs, seat=seat, on=on, key=key):
                     self._apply(rounds.stuck_final(rs, seat, on, key))
+                case VoidPlay(rs=rs, key=key):
+                    drops.void_play(rs, key)
+                case Convict(rs=rs, item=item):
+                    self._fork_final(rs, item)
                 case _:
                     assert_never(effect)
 
@@ -1196,65 +1198,20 @@ class Replica:
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
-        """Act on round entries that became final, in (Lamport, seat) order."""
+        """Act on round entries that became final, in (Lamport, seat) order
+        (``Finality.next_turn``: each turn done before the next is looked at)."""
         rs = self.rs
-        if rs is not None and rs.drop_queue:
+        if rs is None:
+            return
+        if rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._order.ready(rs, rs.ordered[0]):
-            item = heapq.heappop(rs.ordered)
-            if void(rs, item):  # past its author's agreed cut: it never counts
-                if item.kind == MsgType.PLAY:
-                    drops.void_play(rs, (item.lamport, item.seat))
-                continue
-            if item.kind == MsgType.PLAY:
-                self._play_final(rs, item)
-            elif isinstance(item.payload, Drop):
-                victim = rs.seat_of(item.payload.who)
-                assert victim is not None
-                self._apply((LeaveRound(rs, victim, item.payload.upto,
-                                        (item.lamport, item.seat)),))
-            elif item.kind == MsgType.FORK:
-                self._fork_final(rs, item)
-            elif isinstance(item.payload, Audit):
-                rs.audits[item.seat] = item.payload
-                self._apply((MaybeScore(rs),))
-            elif isinstance(item.payload, Summary):
-                rs.summaries[item.seat] = item.payload
-                self._apply((MaybeClose(rs),))
-            elif rs.end is not None:
-                continue
-            elif isinstance(item.payload, Stuck):
-                self._apply((StuckFinal(rs, item.seat, item.payload.on,
-                                        (item.lamport, item.seat)),))
-            elif isinstance(item.payload, Nerts):
-                rs.call = (item.lamport, item.seat)
-                self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
-                self._apply((EndRound(rs, "nerts", rs.call),))
-        if rs is not None:
-            self._settle_own_early(rs)
-
-    def _play_final(self, rs: RoundState, item: Ordered) -> None:
-        key = (item.lamport, item.seat)
-        if rs.log.fate(key) is Fate.STAY:
-            rs.stuck_rule.card_played()
-        if item.seat != rs.me:
-            self._event(final_event(rs, key, mine=False))
-        elif rs.tab is not None and key in rs.tab.in_flight:
-            self._settle_mine(rs, key)
-        elif rs.tab is not None and rs.log.fate(key) is Fate.STAY:
-            assert isinstance(item.payload, PlayMsg)
-            rs.tab.forfeit(key, item.payload.card)  # fetched back: my journal had lost it
-
-    def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
-        assert rs.tab is not None
-        event = final_event(rs, key, mine=True)
-        rs.tab.settle(key, stayed=event.fate is Fate.STAY)
-        self._event(event)
-
-    def _settle_own_early(self, rs: RoundState) -> None:
-        """Settle my plays whose fate is fixed already (``Finality.settled_early``)."""
-        for key in self._order.settled_early(rs):
-            self._settle_mine(rs, key)
+        order, events = self._order, self._out.events
+        while (done := order.next_turn(rs)) is not None:
+            if isinstance(done, ev.PlayFinal):
+                events.append(done)
+            else:
+                self._apply(done)
+        self._out.events += order.settle_early(rs)
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
