@@ -164,7 +164,8 @@ class Finality:
     def settle_early(self, rs: RoundState) -> list[ev.PlayFinal]:
         """My plays whose fate is fixed already (:meth:`settled_early`), settled: each
         told as it ended up."""
-        return [settle(rs, key) for key in self.settled_early(rs)]
+        keys = self.settled_early(rs)
+        return [settle(rs, key) for key in keys] if keys else []
 
     def settled_early(self, rs: RoundState) -> list[PlayKey]:
         """My plays whose fate is fixed, to settle without waiting for the total order.

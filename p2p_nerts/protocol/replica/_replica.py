@@ -1211,7 +1211,9 @@ class Replica:
                 events.append(done)
             else:
                 self._apply(done)
-        self._out.events += order.settle_early(rs)
+        settled = order.settle_early(rs)
+        if settled:
+            events += settled
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
