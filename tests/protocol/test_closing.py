@@ -1,5 +1,6 @@
-"""Closing a round on its own: when it is scored, the verdicts, and whose summary
-disagrees (no network, no replica)."""
+"""Closing a round on its own: when it is scored, the verdicts, whose summary
+disagrees, and the effects each step asks of the facade (no network, no
+replica)."""
 
 from __future__ import annotations
 
@@ -11,23 +12,42 @@ from p2p_nerts.game.moves import foundation_target, perform
 from p2p_nerts.game.scoring import Match, SeatRound
 from p2p_nerts.game.tableau import NERTS, NERTS_SIZE, Tableau
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import AuditResult
 from p2p_nerts.protocol.fairness import commitment
-from p2p_nerts.protocol.messages import Audit, Commit, Summary
+from p2p_nerts.protocol.messages import Audit, Commit, Result, Summary, Verdict
 from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._closing import (
     audits,
+    close,
     close_due,
     counted_audits,
     disagreeing,
     end_round,
+    flag,
+    flag_key,
     forked,
     nerts_bound,
     reckon,
+    score,
     score_due,
+    scored,
     scores,
     unscore,
     void_call,
+)
+from p2p_nerts.protocol.replica._effects import (
+    DrainHeld,
+    Emit,
+    MaybeClose,
+    MaybeScore,
+    NextDeal,
+    Reckon,
+    Reseat,
+    SetPhase,
+    Sign,
+    Totals,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
@@ -187,3 +207,114 @@ def test_a_play_of_mine_the_log_does_not_hold_yet_stays_in_the_air_as_the_round_
     card = tab.launch(NERTS, (5, 0), pile=c("AH"))
     end_round(rs, "nerts", (9, 1), 20.0)
     assert rs.end == "nerts" and tab.in_flight == {(5, 0): (card, NERTS)}
+
+
+def test_the_round_ended_scores_after_my_audit_has_gone_out() -> None:
+    rs = _round()
+    assert end_round(rs, "deadlock", None, 3.0) == [SetPhase(Phase.SCORING), MaybeScore(rs)]
+    rs = _round()
+    rs.tab = tab = tableau(nerts=cs("KS AH"))
+    tab.launch(NERTS, (5, 0), pile=c("AH"))
+    assert end_round(rs, "nerts", (9, 1), 4.0) == [
+        SetPhase(Phase.SCORING), Sign(Audit(rs.deck_secret, tuple(tab.log))), MaybeScore(rs)]
+
+
+def test_a_seat_is_flagged_once_with_the_first_reason() -> None:
+    rs = _round()
+    assert flag(rs, 1, "impossible move") == [Emit(ev.Flagged(1, "a", "impossible move"))]
+    assert flag(rs, 1, "lied") == [] and rs.flagged == {1: "impossible move"}
+    assert flag_key(rs, rs.keys[2], "x") == [Emit(ev.Flagged(2, "b", "x"))]
+    assert flag_key(rs, b"?" * 32, "x") == [] and flag_key(None, rs.keys[0], "x") == []
+
+
+def test_a_failed_audit_is_flagged_and_judged_before_the_round_is_reckoned() -> None:
+    rs = _round()
+    assert score(rs) == []  # not ended
+    rs.end, rs.joint = "nerts", b"j" * 32
+    rs.commits = {seat: Commit(commitment(b"another secret"), commitment(b"share"))
+                  for seat in range(3)}
+    rs.audits = {1: AUDIT, 2: AUDIT}
+    assert score(rs) == []  # my own audit is not in yet
+    rs.audits[0] = AUDIT
+    effects = score(rs)
+    assert isinstance(effects[-1], Reckon) and effects[-1].gone == frozenset()
+    outcomes = effects[-1].outcomes
+    assert sorted(outcomes) == [0, 1, 2] and not any(r.ok for r in outcomes.values())
+    reason = outcomes[1].reason
+    assert effects[:-1] == [e for seat in range(3) for e in (
+        Emit(ev.Flagged(seat, rs.names[seat], reason)), Sign(Verdict(seat, False, reason)))]
+
+
+def test_a_seat_less_replica_flags_but_signs_no_verdict() -> None:
+    rs = _round()
+    rs.me, rs.end, rs.joint = None, "nerts", b"j" * 32
+    rs.commits = {1: Commit(commitment(b"another secret"), commitment(b"share"))}
+    rs.live = {1}
+    rs.audits = {1: AUDIT}
+    effects = score(rs)
+    assert [type(e) for e in effects] == [Emit, Reckon]
+
+
+def test_a_round_reckoned_adds_up_tells_and_sums_up_then_looks_at_closing() -> None:
+    rs = _round()
+    rs.end = "deadlock"
+    match = Match.new(rs.variants, 3)
+    match.totals = [10, 20, 30]
+    effects = scored(rs, match, _clean(0, 1), frozenset())
+    assert rs.verdicts[2] and rs.results[2].void and match.rounds == 1
+    digest = rs.log.state_hash()
+    assert effects == [
+        Totals(dict(zip(rs.keys, match.totals, strict=True))),
+        Emit(ev.RoundOver(1, "deadlock", rs.results, tuple(match.totals), digest, rs.verdicts,
+                          rs.names)),
+        Sign(Summary(digest, scores(rs.results))), MaybeClose(rs)]
+
+
+def test_a_call_that_does_not_hold_up_is_told_as_the_round_is_reckoned() -> None:
+    rs = _round()
+    rs.end, rs.call = "nerts", (9, 1)
+    rs.me = None  # watching: no summary of mine
+    match = Match.new(rs.variants, 3)
+    effects = scored(rs, match, _clean(0, 2) | {1: AuditResult(1, False, "lied", 5)},
+                     frozenset())
+    assert effects[0] == Emit(ev.Notice("round 1 counts for nobody: a's Nerts call does not "
+                                        "hold up (lied)"))
+    assert [type(e) for e in effects[1:]] == [Totals, Emit, MaybeClose]
+    assert match.totals == [0, 0, 0]
+
+
+def _summed_up(total: int) -> tuple[RoundState, Match]:
+    rs = _round()
+    rs.end = "nerts"
+    rs.results = tuple(SeatRound(s, 1, 0, 5, called=False) for s in range(3))
+    digest = rs.log.state_hash()
+    rs.summaries = {s: Summary(digest, (5, 5, 5)) for s in range(3)}
+    match = Match.new(rs.variants, 3)
+    match.totals = [total, 5, 5]
+    return rs, match
+
+
+def test_agreed_summaries_close_into_the_break_and_the_host_seats_the_next_round() -> None:
+    rs, match = _summed_up(5)
+    assert close(rs, match, Phase.BETWEEN, is_host=True, auto_next=2.0, now=1.0) == []
+    assert close(rs, match, Phase.SCORING, is_host=True, auto_next=2.0, now=1.0) == [
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0), DrainHeld(),
+        Reseat(rs)]
+    assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == [
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), DrainHeld()]
+    del rs.summaries[2]
+    assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == []
+
+
+def test_a_summary_that_differs_is_named_and_a_winner_ends_the_game_with_my_result() -> None:
+    target = Variants().target
+    rs, match = _summed_up(target)
+    rs.summaries[1] = Summary(b"x" * 32, (5, 5, 5))
+    digest = rs.log.state_hash()
+    effects = close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)
+    assert effects == [Emit(ev.Divergence(1, (1,))), SetPhase(Phase.OVER),
+                       Emit(ev.GameOver("me", (target, 5, 5))),
+                       Sign(Result((target, 5, 5), digest)), DrainHeld()]
+    rs.live.discard(0)  # dropped: no result of mine
+    assert Sign(Result((target, 5, 5), digest)) not in close(
+        rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)

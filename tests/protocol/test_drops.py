@@ -1,5 +1,6 @@
 """The drop sub-machine on its own: silence, the tally of DROP votes, the cut and
-whether it stands (no network, no replica)."""
+whether it stands, and the effects of my votes and of a drop (no network, no
+replica)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,39 @@ from p2p_nerts.game.foundations import Fate, FoundationLog, Play
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.messages import Audit, Drop, Nerts
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.authors import AuthorLog
+from p2p_nerts.protocol.messages import Audit, Drop, Go, MsgType, Nerts
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
+    check,
+    count,
+    cut_after,
     drop_cut,
     drop_stands,
     forget_after_cut,
+    goodbye,
+    leave,
     my_vote,
     quiet,
     silent,
     tally,
     void_play,
+    vote_out,
     withholding,
+)
+from p2p_nerts.protocol.replica._effects import (
+    Claim,
+    CutAfter,
+    Emit,
+    GoAgain,
+    MaybeClose,
+    MaybeScore,
+    ShuffleAgain,
+    Sign,
+    StuckFinal,
+    Unscore,
 )
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
@@ -36,7 +57,8 @@ VICTIM = 2
 def _round(seats: int = 3) -> RoundState:
     return RoundState(number=1, keys=tuple(bytes([k]) * 32 for k in range(seats)),
                       names=tuple(f"p{k}" for k in range(seats)), variants=Variants(),
-                      me=0, live=set(range(seats)), log=FoundationLog(strict_ties=False))
+                      me=0, live=set(range(seats)), log=FoundationLog(strict_ties=False),
+                      stuck=[False] * seats)
 
 
 def _votes(rs: RoundState, *votes: tuple[int, int, int, int, int]) -> None:
@@ -236,3 +258,84 @@ def test_an_audit_past_the_cut_goes_too() -> None:
     rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 8
     assert not forget_after_cut(rs, VICTIM, 8) and VICTIM in rs.audits
     assert forget_after_cut(rs, VICTIM, 7) and VICTIM not in rs.audits
+
+
+def _held(rs: RoundState, seat: int, upto: int) -> dict[bytes, AuthorLog]:
+    log = AuthorLog(rs.keys[seat])
+    log.delivered = upto
+    return {rs.keys[seat]: log}
+
+
+def test_an_agreed_drop_joins_the_total_order_and_a_missing_entry_is_fetched() -> None:
+    rs = _round()
+    _votes(rs, (12, 1, VICTIM, 6, 3), (10, 0, VICTIM, 5, 1))
+    assert count(rs, 0, lambda _seat: 100, lambda _seat: 4) == [Claim(rs.keys[VICTIM], 6)]
+    assert not rs.ordered and not rs.dropping  # waits for the victim's entries
+    assert count(rs, 0, lambda _seat: 100, lambda _seat: 6) == []
+    assert rs.ordered == [Ordered(12, 1, MsgType.DROP, Drop(rs.keys[VICTIM], 6), 3)]
+
+
+def test_my_vote_is_signed_once_cut_where_i_hold_the_seat_unless_asked_again() -> None:
+    rs = _round()
+    authors = _held(rs, VICTIM, 7)
+    assert vote_out(rs, VICTIM, authors) == [Sign(Drop(rs.keys[VICTIM], 7))]
+    assert vote_out(rs, VICTIM, authors) == []  # voted already
+    assert vote_out(rs, VICTIM, authors, again=True) == [Sign(Drop(rs.keys[VICTIM], 7))]
+    assert vote_out(rs, 1, {}) == [Sign(Drop(rs.keys[1], 1))]  # 0 would withdraw
+    rs.me = None  # watching: no vote of mine
+    assert vote_out(rs, VICTIM, authors, again=True) == []
+
+
+def test_a_silent_seat_gets_my_vote_and_one_heard_again_gets_it_back() -> None:
+    rs = _round()
+    authors = _held(rs, VICTIM, 3)
+    assert check(rs, VICTIM, {VICTIM}, 12.0, 5.0, authors) == [Sign(Drop(rs.keys[VICTIM], 3))]
+    assert rs.my_drop_votes == {VICTIM}
+    assert check(rs, VICTIM, {VICTIM}, 12.0, 5.0, authors) == []
+    assert check(rs, 0, {0}, 12.0, 5.0, authors) == []  # never on myself
+    assert check(rs, VICTIM, set(), 12.0, 5.0, authors) == [Sign(Drop(rs.keys[VICTIM], 0))]
+    assert not rs.my_drop_votes
+
+
+def test_a_goodbye_in_play_marks_the_seat_leaving_and_votes_it_out_again() -> None:
+    rs = _round()
+    authors = _held(rs, VICTIM, 9)
+    rs.my_drop_votes.add(VICTIM)
+    told = Emit(ev.Notice("p2 left: bye"))
+    assert goodbye(rs, VICTIM, "bye", 9, in_play=False, authors=authors) == [told]
+    assert not rs.left
+    assert goodbye(rs, VICTIM, "bye", 9, in_play=True, authors=authors) == [
+        told, Sign(Drop(rs.keys[VICTIM], 9))]
+    assert rs.left == {VICTIM: 9}
+    assert goodbye(rs, 0, "bye", 4, in_play=True, authors=authors) == [
+        Emit(ev.Notice("p0 left: bye"))]  # mine: no vote on myself
+
+
+def test_a_seat_leaving_looks_again_at_what_waited_for_it_in_order() -> None:
+    rs = _round()
+    effects = leave(rs, VICTIM, 4, (7, 1), now=3.0)
+    assert VICTIM not in rs.live and rs.ended_at is None
+    assert effects == [CutAfter(rs, VICTIM, 4), Emit(ev.PeerDropped(VICTIM, "p2")),
+                       ShuffleAgain(rs), MaybeScore(rs), MaybeClose(rs)]
+    rs = _round()
+    rs.go_pending, rs.ended_at = Go(b"j" * 32), 1.0  # a GO that may name the others' deal
+    assert leave(rs, VICTIM, 4, (7, 1), now=3.0)[0] == GoAgain(rs) and rs.ended_at == 3.0
+
+
+def test_a_seat_leaving_while_every_other_is_stuck_takes_the_stuck_rules_turn_there() -> None:
+    rs = _round()
+    rs.stuck = [True, True, False]
+    assert leave(rs, VICTIM, 4, (7, 1), now=3.0)[-1] == StuckFinal(rs, 0, True, (7, 1))
+    rs = _round()
+    rs.stuck, rs.end = [True, True, False], "nerts"
+    assert not any(isinstance(e, StuckFinal) for e in leave(rs, VICTIM, 4, (7, 1), now=3.0))
+
+
+def test_a_result_counted_with_entries_past_the_cut_is_taken_back_while_scoring() -> None:
+    rs = _round()
+    rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 8
+    rs.results = (SeatRound(0, 0, 0, 0, called=False),)
+    assert cut_after(rs, VICTIM, 8, scoring=True) == []  # within the cut: nothing goes
+    assert cut_after(rs, VICTIM, 7, scoring=False) == [] and VICTIM not in rs.audits
+    rs.audits[VICTIM] = Audit(b"s" * 32, ())
+    assert cut_after(rs, VICTIM, 7, scoring=True) == [Unscore(rs)]

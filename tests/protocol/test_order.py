@@ -1,5 +1,6 @@
-"""Finality on its own: when a round entry may be acted on in the total order
-(no network, no replica: a round, authors' logs and a clock)."""
+"""Finality on its own: when a round entry may be acted on in the total order, and
+what each does at its turn (no network, no replica: a round, authors' logs and
+a clock)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,43 @@ import heapq
 
 import pytest
 
-from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play
+from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
+    Audit,
     Drop,
+    Fork,
     MsgType,
+    Nerts,
     Payload,
     Ready,
     Roster,
     Seat,
     Stuck,
+    Summary,
     seal_message,
 )
-from p2p_nerts.protocol.replica._order import Finality
+from p2p_nerts.protocol.messages import Play as PlayMsg
+from p2p_nerts.protocol.replica._effects import (
+    Convict,
+    Emit,
+    EndRound,
+    LeaveRound,
+    MaybeClose,
+    MaybeScore,
+    StuckFinal,
+    VoidPlay,
+)
+from p2p_nerts.protocol.replica._order import Finality, turn
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
+
+from ..gamekit import c, cs, tableau
 
 pytestmark = pytest.mark.fast
 
@@ -146,3 +166,89 @@ def test_while_i_learn_where_my_chain_ends_nothing_of_mine_past_my_last_entry_is
     assert order.known(rs, 0) == 3
     resuming = False
     assert order.known(rs, 0) == clock.time
+
+
+def _play(rs: RoundState, seat: int, lamport: int, seq: int, face: str = "AH") -> Ordered:
+    """``seat``'s play of its ``face`` starting a pile, in the log and the order."""
+    card = c(face, seat)
+    rs.log.add(Play(lamport, seat, card, card, NERTS))
+    rs.play_seq[(lamport, seat)] = seq
+    item = Ordered(lamport, seat, MsgType.PLAY, PlayMsg(card, card, NERTS, 0, 0), seq)
+    heapq.heappush(rs.ordered, item)
+    return item
+
+
+def test_nothing_is_taken_before_its_turn_and_then_one_at_a_time() -> None:
+    rs, order, authors, _clock = _table()
+    assert order.next_turn(rs) is None  # nothing in the order
+    _play(rs, AUTHOR, LAMPORT, SEQ)
+    assert order.next_turn(rs) is None and len(rs.ordered) == 1  # OTHER not heard past it
+    _heard(authors, rs.keys[OTHER], 2, LAMPORT)
+    rs.marks[OTHER] = {AUTHOR: SEQ}
+    done = order.next_turn(rs)
+    assert isinstance(done, ev.PlayFinal) and not done.mine and done.fate is Fate.STAY
+    assert not rs.ordered and rs.stuck_rule.played_since_rotation == 1
+
+
+def test_a_play_that_bounced_is_told_so_and_counts_for_no_rotation() -> None:
+    rs, _order, _authors, _clock = _table()
+    ace, two = c("AH", OTHER), c("2H", AUTHOR)
+    rs.log.add(Play(LAMPORT + 1, OTHER, ace, ace, NERTS))
+    rs.log.add(Play(LAMPORT, AUTHOR, two, ace, NERTS))  # ordered before the ace it goes on
+    item = Ordered(LAMPORT, AUTHOR, MsgType.PLAY, PlayMsg(two, ace, NERTS, 0, 0), SEQ)
+    done = turn(rs, item)
+    assert isinstance(done, ev.PlayFinal) and done.fate is not Fate.STAY and not done.mine
+    assert rs.stuck_rule.played_since_rotation == 0
+
+
+def test_my_play_in_the_air_settles_at_its_turn_and_one_settled_early_is_not_told_again(
+) -> None:
+    rs, _order, _authors, _clock = _table()
+    rs.tab = tab = tableau(nerts=cs("KS AH"))
+    card = tab.launch(NERTS, (LAMPORT, 0), pile=c("AH"))
+    item = _play(rs, 0, LAMPORT, 1)
+    assert item.payload == PlayMsg(card, card, NERTS, 0, 0)
+    done = turn(rs, heapq.heappop(rs.ordered))
+    assert isinstance(done, ev.PlayFinal) and done.mine and done.fate is Fate.STAY
+    assert not tab.in_flight
+    assert turn(rs, item) == () and not tab.forfeited  # settled early: nothing more to do
+
+
+def test_a_play_of_mine_the_table_gave_back_takes_its_card_if_it_stayed() -> None:
+    """Back from a journal that lost the move: the card is still in my tableau."""
+    rs, _order, _authors, _clock = _table()
+    rs.tab = tab = tableau(nerts=cs("KS AH"))
+    _play(rs, 0, LAMPORT, 1)
+    assert turn(rs, heapq.heappop(rs.ordered)) == ()
+    assert tab.nerts == cs("KS") and tab.forfeited == {(LAMPORT, 0): c("AH")}
+
+
+def test_a_play_past_its_authors_cut_leaves_the_round_at_its_turn() -> None:
+    rs, _order, _authors, _clock = _table()
+    item = _play(rs, AUTHOR, LAMPORT, SEQ)
+    rs.dropping[AUTHOR] = SEQ - 1
+    assert turn(rs, item) == (VoidPlay(rs, (LAMPORT, AUTHOR)),)
+    stuck = Ordered(LAMPORT, AUTHOR, MsgType.STUCK, Stuck(True, 0), SEQ)
+    assert turn(rs, stuck) == ()  # its other entries past the cut: nothing
+
+
+def test_each_kind_of_entry_does_its_part_at_its_turn() -> None:
+    rs, _order, _authors, _clock = _table()
+    at = (LAMPORT, AUTHOR)
+    drop = Ordered(*at, MsgType.DROP, Drop(rs.keys[OTHER], 2), SEQ)
+    assert turn(rs, drop) == (LeaveRound(rs, OTHER, 2, at),)
+    fork = Ordered(*at, MsgType.FORK, Fork(b"a", b"b"), SEQ)
+    assert turn(rs, fork) == (Convict(rs, fork),)
+    audit = Audit(b"s" * 32, ())
+    assert turn(rs, Ordered(*at, MsgType.AUDIT, audit, SEQ)) == (MaybeScore(rs),)
+    assert rs.audits == {AUTHOR: audit}
+    summary = Summary(b"d" * 32, (0, 0, 0))
+    assert turn(rs, Ordered(*at, MsgType.SUMMARY, summary, SEQ)) == (MaybeClose(rs),)
+    assert rs.summaries == {AUTHOR: summary}
+    stuck = Ordered(*at, MsgType.STUCK, Stuck(True, 0), SEQ)
+    assert turn(rs, stuck) == (StuckFinal(rs, AUTHOR, True, at),)
+    call = Ordered(*at, MsgType.NERTS, Nerts(), SEQ)
+    assert turn(rs, call) == (Emit(ev.NertsCalled(AUTHOR, "a")), EndRound(rs, "nerts", at))
+    assert rs.call == at
+    rs.end = "nerts"
+    assert turn(rs, stuck) == () and turn(rs, call) == ()  # the round is over

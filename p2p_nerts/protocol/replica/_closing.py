@@ -1,27 +1,46 @@
 """Closing a round: its end, when it can be scored, each seat's audit, the scores
 and verdicts, and whether the summaries agree.
 
-Pure functions over one round's state: the facade flags, signs the AUDIT,
-SUMMARY and VERDICTs, keeps the running totals and changes the phase on what
-they say.
+Functions over one round's state that return effects (``_effects``): the
+facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user, keeps
+the running totals and changes the phase on what they say. Each step ends
+with the next one as an effect (``MaybeScore``, ``Reckon``, ``MaybeClose``):
+what I sign I deliver to myself at once, which can change the round, so the
+next step looks at the round only once that is done.
 """
 
 from __future__ import annotations
 
 from ...game.foundations import Fate, PlayKey
-from ...game.scoring import Match, SeatRound
+from ...game.scoring import Match, SeatRound, team_names
 from ...game.tableau import NERTS, NERTS_SIZE
+from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
-from ..messages import Audit, MsgType
+from ..messages import Audit, MsgType, Result, Summary, Verdict
+from ._base import Phase
+from ._effects import (
+    DrainHeld,
+    Effect,
+    Emit,
+    MaybeClose,
+    MaybeScore,
+    NextDeal,
+    Reckon,
+    Reseat,
+    SetPhase,
+    Sign,
+    Totals,
+)
 from ._state import RoundState, past_cut
 
 
-def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> None:
+def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> list[Effect]:
     """The round ends (``how``: "nerts" or "deadlock") at ``cutoff`` in the total
     order, if given: nothing ordered after it counts. My plays still in the air
     settle as the agreed log says; one it does not hold yet (its entry lost
     with a journal that was behind, and still to come back from the table)
-    settles at its turn, as it comes."""
+    settles at its turn, as it comes. Then my AUDIT goes out, and the round
+    is scored if every audit is in."""
     rs.end = how
     rs.ended_at = now
     if cutoff is not None:
@@ -31,6 +50,98 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> N
         for key in sorted(tab.in_flight):
             if key in rs.log:
                 tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
+    effects: list[Effect] = [SetPhase(Phase.SCORING)]
+    if rs.me is not None and tab is not None:
+        effects.append(Sign(Audit(rs.deck_secret, tuple(tab.log))))
+    effects.append(MaybeScore(rs))
+    return effects
+
+
+def flag(rs: RoundState, seat: int, reason: str) -> list[Effect]:
+    """Flag ``seat`` to the user, once a round: the first reason found stands."""
+    if seat in rs.flagged:
+        return []
+    rs.flagged[seat] = reason
+    return [Emit(ev.Flagged(seat, rs.names[seat], reason))]
+
+
+def flag_key(rs: RoundState | None, key: bytes, reason: str) -> list[Effect]:
+    """Flag the seat of ``key`` in round ``rs``, if it has one there."""
+    seat = rs.seat_of(key) if rs is not None else None
+    return [] if rs is None or seat is None else flag(rs, seat, reason)
+
+
+def score(rs: RoundState) -> list[Effect]:
+    """Once scoring is due (:func:`score_due`): every audit replayed, a seat whose
+    audit fails flagged, with my VERDICT on it to everyone; then the round is
+    reckoned (``Reckon``), with the round as those verdicts leave it."""
+    if not score_due(rs):
+        return []
+    assert rs.end is not None and rs.joint is not None
+    gone = forked(rs)
+    outcomes = audits(rs, gone)
+    effects: list[Effect] = []
+    for seat, res in outcomes.items():
+        if not res.ok:
+            effects += flag(rs, seat, res.reason)
+            if rs.me is not None:
+                effects.append(Sign(Verdict(seat, False, res.reason[:200])))
+    effects.append(Reckon(rs, outcomes, frozenset(gone)))
+    return effects
+
+
+def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
+           gone: frozenset[int]) -> list[Effect]:
+    """The round's results and verdicts (:func:`reckon`), added to the ``match``: the
+    totals, the round over told, my SUMMARY of it; then the round may close."""
+    rs.results, rs.verdicts = reckon(rs, outcomes, set(gone))
+    effects: list[Effect] = []
+    nobody = void_call(rs)
+    if nobody is not None:
+        effects.append(Emit(ev.Notice(nobody)))
+    assert rs.end is not None
+    match.add_round(rs.results)
+    digest = rs.log.state_hash()
+    effects += [Totals(dict(zip(rs.keys, match.totals, strict=True))),
+                Emit(ev.RoundOver(rs.number, rs.end, rs.results, tuple(match.totals), digest,
+                                  rs.verdicts, rs.names))]
+    if rs.me is not None:
+        effects.append(Sign(Summary(digest, scores(rs.results))))
+    effects.append(MaybeClose(rs))
+    return effects
+
+
+def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
+          auto_next: float | None, now: float) -> list[Effect]:
+    """Once the round may close (:func:`close_due`, while scoring): whether the
+    summaries agree, the game over or the break before the next round (the
+    host deals it by itself ``auto_next`` later, if set); then what waited for
+    the close is delivered, and the host seats the next round."""
+    if phase is not Phase.SCORING or not close_due(rs):
+        return []
+    digest = rs.log.state_hash()
+    differ = disagreeing(rs, digest)
+    # A faulty or lying peer (disagreeing): say so; there is no repair.
+    effects: list[Effect] = [Emit(ev.Divergence(rs.number, differ) if differ
+                                  else ev.RoundAgreed(rs.number))]
+    assert match is not None
+    winner = match.winner()
+    if winner is not None:
+        effects += [SetPhase(Phase.OVER),
+                    Emit(ev.GameOver(team_names(rs.names, rs.variants)[winner],
+                                     tuple(match.totals)))]
+        if rs.me is not None and rs.me in rs.live:
+            effects.append(Sign(Result(tuple(match.totals), digest)))
+    else:
+        effects.append(SetPhase(Phase.BETWEEN))
+        if is_host and auto_next is not None:
+            effects.append(NextDeal(now + auto_next))
+    # The host's SETTINGS and ROSTER for the next round may have waited for
+    # this close: deliver whatever was held back.
+    effects.append(DrainHeld())
+    if is_host:
+        effects.append(Reseat(rs))
+    return effects
 
 
 def score_due(rs: RoundState) -> bool:

@@ -1,10 +1,12 @@
 """Drops: when a seat counts as silent and my vote on it is due, how DROP votes
 are tallied, whether an agreed drop stands, and what a drop takes back out.
 
-Pure functions over one round's state. The tally keeps its own part of it (the
-queue of votes, the votes counted, the agreed cuts) and returns what the
-facade must do about everything else: fetch a victim's entries, or put an
-agreed drop in the total order. Nothing here signs, sends or tells the user.
+Functions over one round's state. The tally keeps its own part of it (the
+queue of votes, the votes counted, the agreed cuts); an agreed drop joins the
+total order there, and takes effect at its turn. What else a vote, a GOODBYE
+or a drop's effect asks for comes back as effects (``_effects``): my DROP
+votes to sign, entries to fetch, the user told, and what a seat gone may make
+due in the shuffle and the round's close.
 """
 
 from __future__ import annotations
@@ -14,8 +16,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
-from ..messages import Drop
-from ._state import RoundState
+from .. import events as ev
+from ..authors import AuthorLog
+from ..messages import Drop, MsgType
+from ._effects import (
+    Claim,
+    CutAfter,
+    Effect,
+    Emit,
+    GoAgain,
+    MaybeClose,
+    MaybeScore,
+    ShuffleAgain,
+    Sign,
+    StuckFinal,
+    Unscore,
+)
+from ._state import Ordered, RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +109,23 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
             rs.dropping[victim] = cut
             decisions.append(Agreed(victim, cut, lamport, voter, seq))
     return decisions
+
+
+def count(rs: RoundState, host: int | None, known: Callable[[int], int],
+          delivered: Callable[[int], int | None],
+          before: PlayKey | None = None) -> list[Effect]:
+    """The votes now due counted (:func:`tally`): an agreed drop joins the total
+    order at its deciding vote's place (it takes effect at its turn:
+    :func:`leave`); a victim's entries the deciding vote waits for are fetched."""
+    effects: list[Effect] = []
+    for decision in tally(rs, host, known, delivered, before):
+        match decision:
+            case Fetch(victim=victim, cut=cut):
+                effects.append(Claim(rs.keys[victim], cut))
+            case Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter, seq=seq):
+                heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
+                                                   Drop(rs.keys[victim], cut), seq))
+    return effects
 
 
 def inert(rs: RoundState, voting: set[int], voter: int, victim: int,
@@ -209,6 +243,79 @@ def my_vote(rs: RoundState, seat: int, quiet: set[int], now: float,
             and seat not in rs.left):
         return False
     return None
+
+
+def vote_out(rs: RoundState, seat: int, authors: Mapping[bytes, AuthorLog], *,
+         again: bool = False) -> list[Effect]:
+    """My DROP vote on ``seat``, cut where I hold its entries (``authors``); once,
+    unless ``again`` (its GOODBYE came: a later cut that holds it)."""
+    if rs.me is None or (seat in rs.my_drop_votes and not again):
+        return []
+    rs.my_drop_votes.add(seat)
+    log = authors.get(rs.keys[seat])
+    # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
+    return [Sign(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))]
+
+
+def check(rs: RoundState, seat: int, quiet: set[int], now: float, drop_after: float,
+          authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
+    """My vote on one live seat as things stand (:func:`my_vote`; ``quiet``: the
+    seats silent to me, :func:`quiet`): signed, or taken back.
+
+    One seat at a time: each vote I sign is counted at once, and may agree a
+    drop that changes my vote on the next seat."""
+    out = None if seat == rs.me else my_vote(rs, seat, quiet, now, drop_after)
+    if out:
+        return vote_out(rs, seat, authors)
+    if out is False:
+        rs.my_drop_votes.discard(seat)
+        return [Sign(Drop(rs.keys[seat], 0))]
+    return []
+
+
+def goodbye(rs: RoundState, seat: int, reason: str, seq: int, *, in_play: bool,
+            authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
+    """``seat`` said GOODBYE (its entry ``seq``): told; while the round is on
+    (``in_play``), it is marked as leaving and I vote it out."""
+    effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
+    if seat in rs.live and in_play:
+        rs.left.setdefault(seat, seq)
+        if seat != rs.me:
+            # Again if I voted already: this vote's cut holds the GOODBYE,
+            # which lets even the senior of the last two seats go.
+            effects += vote_out(rs, seat, authors, again=True)
+    return effects
+
+
+def leave(rs: RoundState, victim: int, cut: int, at: PlayKey, now: float) -> list[Effect]:
+    """``victim`` leaves the live seats at ``at`` in the total order (an agreed drop,
+    or a proven fork), and what it sent past ``cut`` is taken back out.
+
+    Everything ordered before it was acted on with the seat live, everything
+    after without it, on every peer alike. What waited for the seat may be due
+    now: the host's GO, my REVEAL or the deal, scoring, the close, and the
+    stuck rule, if every seat left is stuck.
+    """
+    rs.live.discard(victim)
+    if rs.ended_at is not None:
+        rs.ended_at = now  # the others may only now see the round end
+    effects: list[Effect] = []
+    if rs.go_pending is not None and rs.play_from is None:
+        effects.append(GoAgain(rs))
+    effects += [CutAfter(rs, victim, cut), Emit(ev.PeerDropped(victim, rs.names[victim])),
+                ShuffleAgain(rs), MaybeScore(rs), MaybeClose(rs)]
+    # (Nothing before it ends the round or changes a vote: those happen at turns.)
+    if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
+        effects.append(StuckFinal(rs, min(rs.live), True, at))
+    return effects
+
+
+def cut_after(rs: RoundState, victim: int, cut: int, *, scoring: bool) -> list[Effect]:
+    """Undo what a dropped seat sent past ``cut`` (:func:`forget_after_cut`), and,
+    while the round is ``scoring``, a result reckoned with it."""
+    if forget_after_cut(rs, victim, cut) and rs.results and scoring:
+        return [Unscore(rs)]
+    return []
 
 
 def void_play(rs: RoundState, key: PlayKey) -> None:

@@ -17,11 +17,12 @@ from ...game.foundations import PlayKey
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
+from ..audit import AuditResult
 from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
 from ._base import Phase
-from ._state import RoundState, index_of
+from ._state import Ordered, RoundState, index_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,9 +209,109 @@ class LeaveRound:
     at: PlayKey
 
 
+# --- closing, drops and the total order
+
+@dataclass(frozen=True, slots=True)
+class MaybeScore:
+    """Score ``rs`` if it is due now (``closing.score``): asked after what may have
+    brought the last AUDIT in or taken a seat out, once that is done."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Reckon:
+    """Score ``rs`` from its audits replayed (``outcomes``; ``gone``: seats out for a
+    proven fork), once the VERDICTs on the failed ones are signed."""
+
+    rs: RoundState
+    outcomes: dict[int, AuditResult]
+    gone: frozenset[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The running totals by player key, as a round scored leaves them."""
+
+    totals: dict[bytes, int]
+
+
+@dataclass(frozen=True, slots=True)
+class MaybeClose:
+    """Close ``rs`` if it is due now (``closing.close``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class DrainHeld:
+    """Deliver whatever was held back for the round's close (the host's SETTINGS and
+    ROSTER for the next round, say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reseat:
+    """Host, as ``rs`` closes: seat the table for the next round."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Unscore:
+    """Take back ``rs``'s result, reckoned with entries a drop has taken out: it
+    scores again (``closing.unscore``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class GoAgain:
+    """A seat left ``rs`` before play started: the host's GO, waiting, may name the
+    deal of the seats left (``shuffle.joint_of_live``), and start play."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleAgain:
+    """A seat left ``rs``: my REVEAL, or the deal, may be due without it."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class StuckFinal:
+    """``seat``'s stuck vote (``on``) takes effect at ``key`` in the total order
+    (``rounds.stuck_final``): every live seat stuck rotates, or ends the round."""
+
+    rs: RoundState
+    seat: int
+    on: bool
+    key: PlayKey | None
+
+
+@dataclass(frozen=True, slots=True)
+class VoidPlay:
+    """A play past its author's agreed drop cut has its turn: out of ``rs`` now
+    (``drops.void_play``)."""
+
+    rs: RoundState
+    key: PlayKey
+
+
+@dataclass(frozen=True, slots=True)
+class Convict:
+    """A FORK has its turn in ``rs``'s total order (``forks.final``)."""
+
+    rs: RoundState
+    item: Ordered
+
+
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound)
+          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
+          | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat | Unscore | GoAgain
+          | ShuffleAgain | StuckFinal | VoidPlay | Convict)
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:

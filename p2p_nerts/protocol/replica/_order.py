@@ -1,14 +1,20 @@
 """Ordering and finality: when an entry of the round can be acted on in the total
-order, and when my own play's fate is fixed before that.
+order, what it does at its turn, and when my own play's fate is fixed before
+that.
 
-Queries only: nothing here changes state. They read the round, every author's
-log (what has arrived from whom) and my Lamport clock; the facade acts on what
-they say, in (Lamport, seat) order, identically on every peer.
+The queries read the round, every author's log (what has arrived from whom)
+and my Lamport clock. The turns are taken one at a time, in (Lamport, seat)
+order, identically on every peer: each comes back as what the facade must
+do (``_effects``), applied before the next is looked at, as what one does
+(a drop, the round's end) changes whether the next is ready. A play that
+just becomes final, nearly every turn, comes back as the event that tells
+it, and nothing more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import heapq
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from ...game.foundations import Fate, PlayKey, before
@@ -16,9 +22,20 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import author_of
-from ..messages import Drop, Fork, MsgType
+from ..messages import Audit, Drop, Fork, MsgType, Nerts, Stuck, Summary
 from ..messages import Play as PlayMsg
 from ._base import ORDERED_TYPES
+from ._effects import (
+    Convict,
+    Effect,
+    Emit,
+    EndRound,
+    LeaveRound,
+    MaybeClose,
+    MaybeScore,
+    StuckFinal,
+    VoidPlay,
+)
 from ._state import Ordered, RoundState, past_cut, void
 
 # Read for every play, as Final constants: on Python 3.11 a member read off its
@@ -26,6 +43,11 @@ from ._state import Ordered, RoundState, past_cut, void
 _STAY: Final = Fate.STAY
 _CUT: Final = Fate.CUT
 _PLAY: Final = MsgType.PLAY
+_FORK: Final = MsgType.FORK
+_NOTHING: Final[tuple[Effect, ...]] = ()
+
+#: What a turn in the total order does: a play told as it ended up, or effects.
+Turn = ev.PlayFinal | Sequence[Effect]
 
 
 class Finality:
@@ -131,6 +153,20 @@ class Finality:
         return all(self.known(rs, q) >= item.lamport for q in rs.live
                    if q not in rs.dropping and q not in silenced)
 
+    def next_turn(self, rs: RoundState) -> Turn | None:
+        """Take the next item of the total order, if it may be acted on now
+        (:meth:`ready`): what it does (:func:`turn`); None while none is ready."""
+        ordered = rs.ordered
+        if not ordered or not self.ready(rs, ordered[0]):
+            return None
+        return turn(rs, heapq.heappop(ordered))
+
+    def settle_early(self, rs: RoundState) -> list[ev.PlayFinal]:
+        """My plays whose fate is fixed already (:meth:`settled_early`), settled: each
+        told as it ended up."""
+        keys = self.settled_early(rs)
+        return [settle(rs, key) for key in keys] if keys else []
+
     def settled_early(self, rs: RoundState) -> list[PlayKey]:
         """My plays whose fate is fixed, to settle without waiting for the total order.
 
@@ -153,6 +189,69 @@ class Finality:
                     break
                 settled.append(key)
         return settled
+
+
+def turn(rs: RoundState, item: Ordered) -> Turn:
+    """What ``item`` does at its turn in the total order.
+
+    Past its author's agreed cut it never counts (a play leaves the round).
+    An AUDIT or SUMMARY counts here, where the drops that may take it back
+    out are ordered too: the round is scored and closed at one point of the
+    order. A stuck vote or Nerts call after the round's end does nothing.
+    """
+    if void(rs, item):
+        return (VoidPlay(rs, (item.lamport, item.seat)),) if item.kind == _PLAY else _NOTHING
+    if item.kind == _PLAY:
+        return play_final(rs, item)
+    payload, at = item.payload, (item.lamport, item.seat)
+    if isinstance(payload, Drop):
+        victim = rs.seat_of(payload.who)
+        assert victim is not None
+        return (LeaveRound(rs, victim, payload.upto, at),)
+    if item.kind == _FORK:
+        return (Convict(rs, item),)
+    if isinstance(payload, Audit):
+        rs.audits[item.seat] = payload
+        return (MaybeScore(rs),)
+    if isinstance(payload, Summary):
+        rs.summaries[item.seat] = payload
+        return (MaybeClose(rs),)
+    if rs.end is not None:
+        return _NOTHING
+    if isinstance(payload, Stuck):
+        return (StuckFinal(rs, item.seat, payload.on, at),)
+    if isinstance(payload, Nerts):
+        rs.call = at
+        return (Emit(ev.NertsCalled(item.seat, rs.names[item.seat])),
+                EndRound(rs, "nerts", at))
+    return _NOTHING
+
+
+def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ...]:
+    """A play's turn: it counts for the stuck rule if it stayed; another seat's is
+    told as it ended up, mine still in the air settles so. Mine the table gave
+    back (my journal had lost it) leaves my tableau if it stayed."""
+    key = (item.lamport, item.seat)
+    stayed = rs.log.fate(key) is _STAY
+    if stayed:
+        rs.stuck_rule.card_played()
+    if item.seat != rs.me:
+        return final_event(rs, key, mine=False)
+    tab = rs.tab
+    if tab is not None and key in tab.in_flight:
+        return settle(rs, key)
+    if tab is not None and stayed:
+        assert isinstance(item.payload, PlayMsg)
+        tab.forfeit(key, item.payload.card)
+    return _NOTHING
+
+
+def settle(rs: RoundState, key: PlayKey) -> ev.PlayFinal:
+    """My play in the air settles as the log says: how it ended up."""
+    assert rs.tab is not None
+    event = final_event(rs, key, mine=True)
+    rs.tab.settle(key, stayed=event.fate is _STAY)
+    return event
 
 
 def unsure_before(rs: RoundState, key: PlayKey) -> bool:

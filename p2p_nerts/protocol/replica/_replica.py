@@ -24,15 +24,14 @@ Life of a round (``docs/PROTOCOL.md`` has the full state machine):
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, assert_never
 
-from ...game.foundations import Fate, FoundationLog, PlayKey
+from ...game.foundations import FoundationLog, PlayKey
 from ...game.moves import perform
-from ...game.scoring import Match, team_names
+from ...game.scoring import Match
 from ...game.tableau import (
     Tableau,
     Target,
@@ -57,8 +56,6 @@ from ..journal import (
 from ..messages import (
     Ack,
     AckMark,
-    Audit,
-    Drop,
     Go,
     Goodbye,
     Hello,
@@ -70,15 +67,12 @@ from ..messages import (
     Ready,
     Refuse,
     Resend,
-    Result,
     Reveal,
     Roster,
     Seat,
     Settings,
     Snapshot,
     Stuck,
-    Summary,
-    Verdict,
     View,
     parse_payload,
 )
@@ -135,33 +129,45 @@ from ._effects import (
     BeginRound,
     CatchUp,
     Claim,
+    Convict,
     CutAfter,
     DealByHand,
+    DrainHeld,
     Effect,
     Emit,
     EndRound,
     Forget,
+    GoAgain,
     Invalid,
     Journal,
     LeaveRound,
+    MaybeClose,
+    MaybeScore,
     NextDeal,
+    Reckon,
+    Reseat,
     SetPhase,
     SetRules,
     SetSeats,
+    ShuffleAgain,
     Sign,
     SittingDown,
     Standing,
+    StuckFinal,
     TakeHeads,
     TakeUp,
+    Totals,
+    Unscore,
+    VoidPlay,
     WaitingSeated,
     Waits,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
-from ._order import Finality, final_event
+from ._order import Finality
 from ._outbox import Outbox, Signing, deferred_round, signing
 from ._recovery import Recovery
-from ._state import Ordered, RoundState, index_of, void
+from ._state import Ordered, RoundState, index_of
 from ._view import TableView
 
 
@@ -598,11 +604,41 @@ class Replica:
                 case Invalid(reason=reason):
                     raise EnvelopeError(reason)
                 case EndRound(rs=rs, how=how, cutoff=cutoff):
-                    self._end_round(rs, how, cutoff)
+                    self._apply(closing.end_round(rs, how, cutoff, self.now))
                 case CutAfter(rs=rs, seat=seat, cut=cut):
-                    self._forget_after_cut(rs, seat, cut)
+                    self._apply(drops.cut_after(
+                        rs, seat, cut, scoring=rs is self.rs and self.phase is Phase.SCORING))
                 case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
-                    self._leave_round(rs, seat, cut, at)
+                    self._apply(drops.leave(rs, seat, cut, at, self.now))
+                case MaybeScore(rs=rs):
+                    self._apply(closing.score(rs))
+                case Reckon(rs=rs, outcomes=outcomes, gone=gone):
+                    assert self.match is not None
+                    self._apply(closing.scored(rs, self.match, outcomes, gone))
+                case Totals(totals=totals):
+                    self.totals.update(totals)
+                case MaybeClose(rs=rs):
+                    self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
+                                              auto_next=self.auto_next, now=self.now))
+                case DrainHeld():
+                    self._drain_all()
+                case Reseat(rs=rs):
+                    self._apply(lobby.closing_roster(self._table, rs))
+                case Unscore(rs=rs):
+                    assert self.match is not None
+                    closing.unscore(rs, self.match)
+                case GoAgain(rs=rs):
+                    if shuffle.joint_of_live(self.table_id, rs):
+                        self._maybe_go(rs)
+                case ShuffleAgain(rs=rs):
+                    self._maybe_reveal(rs)
+                    self._maybe_deal(rs)
+                case StuckFinal(rs=rs, seat=seat, on=on, key=key):
+                    self._apply(rounds.stuck_final(rs, seat, on, key))
+                case VoidPlay(rs=rs, key=key):
+                    drops.void_play(rs, key)
+                case Convict(rs=rs, item=item):
+                    self._fork_final(rs, item)
                 case _:
                     assert_never(effect)
 
@@ -1028,15 +1064,10 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._unseat(key)
         seat = rs.seat_of(key) if rs else None
-        if rs is None or seat is None:
-            return
-        self._event(ev.Notice(f"{rs.names[seat]} left: {reason}"))
-        if seat in rs.live and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            rs.left.setdefault(seat, seq)
-            if seat != rs.me:
-                # Again if I voted already: this vote's cut holds the GOODBYE,
-                # which lets even the senior of the last two seats go.
-                self._vote_drop(rs, seat, again=True)
+        if rs is not None and seat is not None:
+            self._apply(drops.goodbye(
+                rs, seat, reason, seq, authors=self.authors,
+                in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
 
     # ------------------------------------------------------------- pruning
     def _send_snapshot(self, asker: bytes) -> bool:
@@ -1162,207 +1193,40 @@ class Replica:
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
-        """Act on round entries that became final, in (Lamport, seat) order."""
+        """Act on round entries that became final, in (Lamport, seat) order
+        (``Finality.next_turn``: each turn done before the next is looked at)."""
         rs = self.rs
-        if rs is not None and rs.drop_queue:
+        if rs is None:
+            return
+        if rs.drop_queue:
             self._tally_drops(rs)
-        while rs is not None and rs.ordered and self._order.ready(rs, rs.ordered[0]):
-            item = heapq.heappop(rs.ordered)
-            if void(rs, item):  # past its author's agreed cut: it never counts
-                if item.kind == MsgType.PLAY:
-                    drops.void_play(rs, (item.lamport, item.seat))
-                continue
-            if item.kind == MsgType.PLAY:
-                self._play_final(rs, item)
-            elif isinstance(item.payload, Drop):
-                self._drop_effect(rs, item)
-            elif item.kind == MsgType.FORK:
-                self._fork_final(rs, item)
-            elif isinstance(item.payload, Audit):
-                rs.audits[item.seat] = item.payload
-                self._maybe_score(rs)
-            elif isinstance(item.payload, Summary):
-                rs.summaries[item.seat] = item.payload
-                self._maybe_close(rs)
-            elif rs.end is not None:
-                continue
-            elif isinstance(item.payload, Stuck):
-                self._stuck_final(rs, item.seat, item.payload.on, (item.lamport, item.seat))
-            elif isinstance(item.payload, Nerts):
-                rs.call = (item.lamport, item.seat)
-                self._event(ev.NertsCalled(item.seat, rs.names[item.seat]))
-                self._end_round(rs, "nerts", rs.call)
-        if rs is not None:
-            self._settle_own_early(rs)
-
-    def _play_final(self, rs: RoundState, item: Ordered) -> None:
-        key = (item.lamport, item.seat)
-        if rs.log.fate(key) is Fate.STAY:
-            rs.stuck_rule.card_played()
-        if item.seat != rs.me:
-            self._event(final_event(rs, key, mine=False))
-        elif rs.tab is not None and key in rs.tab.in_flight:
-            self._settle_mine(rs, key)
-        elif rs.tab is not None and rs.log.fate(key) is Fate.STAY:
-            assert isinstance(item.payload, PlayMsg)
-            rs.tab.forfeit(key, item.payload.card)  # fetched back: my journal had lost it
-
-    def _settle_mine(self, rs: RoundState, key: PlayKey) -> None:
-        assert rs.tab is not None
-        event = final_event(rs, key, mine=True)
-        rs.tab.settle(key, stayed=event.fate is Fate.STAY)
-        self._event(event)
-
-    def _settle_own_early(self, rs: RoundState) -> None:
-        """Settle my plays whose fate is fixed already (``Finality.settled_early``)."""
-        for key in self._order.settled_early(rs):
-            self._settle_mine(rs, key)
-
-    def _stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
-        self._apply(rounds.stuck_final(rs, seat, on, key))
+        order, events = self._order, self._out.events
+        while (done := order.next_turn(rs)) is not None:
+            if isinstance(done, ev.PlayFinal):
+                events.append(done)
+            else:
+                self._apply(done)
+        settled = order.settle_early(rs)
+        if settled:
+            events += settled
 
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
-        the vote back from one heard again."""
+        the vote back from one heard again (``drops.check``, a seat at a time)."""
         quiet = drops.quiet(rs, self.last_heard, self.now, self.drop_after)
         for seat in sorted(rs.live):
-            vote = None if seat == rs.me else drops.my_vote(rs, seat, quiet, self.now,
-                                                            self.drop_after)
-            if vote:
-                self._vote_drop(rs, seat)
-            elif vote is False:
-                rs.my_drop_votes.discard(seat)
-                self._send(Drop(rs.keys[seat], 0))
-
-    def _vote_drop(self, rs: RoundState, seat: int, *, again: bool = False) -> None:
-        if rs.me is None or (seat in rs.my_drop_votes and not again):
-            return
-        rs.my_drop_votes.add(seat)
-        log = self.authors.get(rs.keys[seat])
-        # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
-        self._send(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))
+            self._apply(drops.check(rs, seat, quiet, self.now, self.drop_after, self.authors))
 
     def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
-        """Count the DROP votes now due (``drops.tally``; ``before``: only those ordered
-        before it); an agreed drop takes effect at its deciding vote's place in the
-        total order (_drop_effect)."""
+        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
+        before it)."""
         def delivered(seat: int) -> int | None:
             log = self._author(rs.keys[seat])
             return None if log is None else log.delivered
 
-        for decision in drops.tally(rs, rs.seat_of(self.host_key),
-                                    lambda seat: self._order.known(rs, seat), delivered,
-                                    before):
-            match decision:
-                case drops.Fetch(victim=victim, cut=cut):
-                    self.authors[rs.keys[victim]].note_claim(cut)
-                case drops.Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter,
-                                  seq=seq):
-                    heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
-                                                       Drop(rs.keys[victim], cut), seq))
-
-    def _drop_effect(self, rs: RoundState, item: Ordered) -> None:
-        """An agreed drop takes effect, at its place in the total order.
-
-        Everything ordered before it was acted on with the seat live, everything
-        after without it, on every peer alike. The seat's entries past the cut
-        are taken back out (its plays return to it).
-        """
-        assert isinstance(item.payload, Drop)
-        victim = rs.seat_of(item.payload.who)
-        assert victim is not None
-        self._leave_round(rs, victim, item.payload.upto, (item.lamport, item.seat))
-
-    def _leave_round(self, rs: RoundState, victim: int, cut: int, at: PlayKey) -> None:
-        """``victim`` leaves the live seats at ``at`` in the total order (a drop or a
-        proven fork), and what it sent past ``cut`` is taken back out."""
-        rs.live.discard(victim)
-        if rs.ended_at is not None:
-            rs.ended_at = self.now  # the others may only now see the round end
-        if (rs.go_pending is not None and rs.play_from is None
-                and shuffle.joint_of_live(self.table_id, rs)):
-            self._maybe_go(rs)
-        self._forget_after_cut(rs, victim, cut)
-        self._event(ev.PeerDropped(victim, rs.names[victim]))
-        self._maybe_reveal(rs)
-        self._maybe_deal(rs)
-        self._maybe_score(rs)
-        self._maybe_close(rs)
-        if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
-            self._stuck_final(rs, min(rs.live), True, at)
-
-    def _forget_after_cut(self, rs: RoundState, victim: int, cut: int) -> None:
-        """Undo what a dropped seat sent past the agreed cut (``drops.forget_after_cut``),
-        and a result reckoned with it."""
-        if (drops.forget_after_cut(rs, victim, cut) and rs.results and rs is self.rs
-                and self.phase is Phase.SCORING):
-            assert self.match is not None
-            closing.unscore(rs, self.match)
-
-    # -------------------------------------------------------------- ending
-    def _end_round(self, rs: RoundState, how: str, cutoff: PlayKey | None) -> None:
-        closing.end_round(rs, how, cutoff, self.now)
-        self.phase = Phase.SCORING
-        if rs.me is not None and rs.tab is not None:
-            self._send(Audit(rs.deck_secret, tuple(rs.tab.log)))
-        self._maybe_score(rs)
-
-    def _maybe_score(self, rs: RoundState) -> None:
-        if not closing.score_due(rs):
-            return
-        assert rs.end is not None and rs.joint is not None
-        gone = closing.forked(rs)
-        outcomes = closing.audits(rs, gone)
-        for seat, res in outcomes.items():
-            if not res.ok:  # flagged to everyone, with its reason
-                self._flag(rs, seat, res.reason)
-                if rs.me is not None:
-                    self._send(Verdict(seat, False, res.reason[:200]))
-        rs.results, rs.verdicts = closing.reckon(rs, outcomes, gone)
-        nobody = closing.void_call(rs)
-        if nobody is not None:
-            self._event(ev.Notice(nobody))
-        assert self.match is not None
-        self.match.add_round(rs.results)
-        self.totals.update(zip(rs.keys, self.match.totals, strict=True))
-        digest = rs.log.state_hash()
-        self._event(ev.RoundOver(rs.number, rs.end, rs.results, tuple(self.match.totals),
-                                 digest, rs.verdicts, rs.names))
-        if rs.me is not None:
-            self._send(Summary(digest, closing.scores(rs.results)))
-        self._maybe_close(rs)
-
-    def _maybe_close(self, rs: RoundState) -> None:
-        if self.phase is not Phase.SCORING or not closing.close_due(rs):
-            return
-        digest = rs.log.state_hash()
-        differ = closing.disagreeing(rs, digest)
-        if differ:
-            # A faulty or lying peer (closing.disagreeing): say so; there is no repair.
-            self._event(ev.Divergence(rs.number, differ))
-        else:
-            self._event(ev.RoundAgreed(rs.number))
-        assert self.match is not None
-        winner = self.match.winner()
-        if winner is not None:
-            self.phase = Phase.OVER
-            label = team_names(rs.names, rs.variants)[winner]
-            self._event(ev.GameOver(label, tuple(self.match.totals)))
-            if rs.me is not None and rs.me in rs.live:
-                self._send(Result(tuple(self.match.totals), digest))
-        else:
-            self.phase = Phase.BETWEEN
-            if self.is_host and self.auto_next is not None:
-                self.next_round_at = self.now + self.auto_next
-        # The host's SETTINGS and ROSTER for the next round may have waited for
-        # this close: deliver whatever was held back.
-        self._drain_all()
-        if self.is_host:
-            self._reseat(rs)
-
-    def _reseat(self, rs: RoundState) -> None:
-        self._apply(lobby.closing_roster(self._table, rs))
+        self._apply(drops.count(rs, rs.seat_of(self.host_key),
+                                lambda seat: self._order.known(rs, seat), delivered, before))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
@@ -1371,15 +1235,10 @@ class Replica:
             self._send(view)
 
     def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
-        if seat not in rs.flagged:
-            rs.flagged[seat] = reason
-            self._event(ev.Flagged(seat, rs.names[seat], reason))
+        self._apply(closing.flag(rs, seat, reason))
 
     def _flag_key(self, key: bytes, reason: str) -> None:
-        rs = self.rs
-        seat = rs.seat_of(key) if rs else None
-        if rs is not None and seat is not None:
-            self._flag(rs, seat, reason)
+        self._apply(closing.flag_key(self.rs, key, reason))
 
 
 __all__ = ["Replica"]

@@ -114,7 +114,7 @@ class RoundState:
     #: at the same point.
     drop_queue: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     #: Agreed drops, seat → its last seq that counts. The seat leaves ``live``
-    #: later, where the vote that agreed stands in the total order (_drop_effect).
+    #: later, where the vote that agreed stands in the total order (``drops.leave``).
     dropping: dict[int, int] = field(default_factory=dict)
     begun: float = 0.0  # when this peer began the round: silence counts from here
     #: Seats that said GOODBYE in this round: seat → that entry's seq.
