@@ -100,7 +100,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
-    LAMPORT_PROBLEMS,
     MAX_AUTHORS,
     ROUND_TYPES,
     CommandError,
@@ -702,20 +701,19 @@ class Replica:
         never journaled or kept, and it is answered nothing. Nothing is held
         early for a key without a place.
         """
-        rs = self.rs
-        return (key in self.seated or key == self.host_key or key == self.me.public_key
-                or key in self.waiting or (rs is not None and key in rs.keys))
+        return intake.has_place(key, seated=self.seated, host_key=self.host_key,
+                                me=self.me.public_key, waiting=self.waiting, rs=self.rs)
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
         authors of a game record that a seat-less replica reads from its start
         (their JOINs come before the ROSTER that seats them)."""
-        self._places.placed.update(keys)
+        self._places.admit(keys)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table or held one: a player the table
         keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self.holds_place(key) or key in self._places.placed
+        return self._places.player(key, self.holds_place(key))
 
     @property
     def watchers(self) -> set[bytes]:
@@ -730,10 +728,9 @@ class Replica:
         says HELLO); only the seated matter to the game. A forgotten key
         that comes back starts again from its first entry, which it resends.
         """
-        strangers = [k for k in self.authors if not self.holds_place(k)]
-        if not strangers:
+        oldest = intake.stranger_to_forget(self.authors, self.holds_place, self.last_heard)
+        if oldest is None:
             return False
-        oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
         del self.authors[oldest]
         self.last_heard.pop(oldest, None)
         self._resends.forget(oldest)
@@ -741,45 +738,28 @@ class Replica:
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
-        placed = self.holds_place(entry.author)  # (our own key always is)
-        if entry.author == self.me.public_key:
-            if entry.seq <= self.seq or entry.type in EPHEMERAL:
-                # A reflection: we never need our own back. Only a seat whose
-                # journal was behind takes entries of its own from the table
-                # (resume.py).
-                raise EnvelopeError("own_entry")
-        else:
-            if placed:
-                self._places.placed.add(entry.author)
-            elif not self._places.heard_of(entry, is_host=self.is_host, seated=self.seated):
-                raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
-            if (self.is_host and not placed and entry.type == MsgType.ACK
-                    and entry.author not in self._places.placed):
-                log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask
-                if log is not None:                # again
+        author = entry.author
+        arrival = self._places.arrival(entry, placed=self.holds_place(author),
+                                       me=self.me.public_key, my_seq=self.seq,
+                                       is_host=self.is_host, seated=self.seated)
+        if arrival is not intake.SEQUENCED:
+            if arrival is intake.ASK_AGAIN:
+                log = self._author(author)
+                if log is not None:
                     log.note_claim(entry.seq)
                 return
-        if entry.type in EPHEMERAL:
-            if entry.type == MsgType.ACK:  # finality depends on acks
+            if arrival is intake.ACK:
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
-                             else Record(Kind.LINK, entry.author + entry.raw))
+                             else Record(Kind.LINK, author + entry.raw))
             self._ephemeral(entry, payload)
             return
-        log = self._author(entry.author)
+        log = self._author(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        if not self.player(entry.author) and entry.seq > log.delivered + 1:
-            # Held for a key that never had a place: kept for nothing. A player's
-            # are held, also before the ROSTER that seats it is read (a record
-            # read from its start: see admit).
-            raise EnvelopeError("stranger")
-        verdict = log.offer(entry)
-        if verdict == "duplicate":
+        if intake.offer(log, entry, player=self.player(author)) == "duplicate":
             self.rejected["duplicate"] += 1
             return
         self._record(Record(Kind.ENTRY, entry.raw))
-        if verdict == "next":
-            log.held[entry.seq] = entry
         self._drain(log, (entry, payload))
 
     def _drain(self, log: AuthorLog, parsed: tuple[Entry, Payload] | None = None) -> None:
@@ -789,21 +769,16 @@ class Replica:
         (to judge it before journaling): the common case, one entry that is
         next in its author's sequence, does not parse it twice.
         """
-        while (entry := log.held.get(log.delivered + 1)) is not None:
-            if not intake.deliverable(self.rs, self.phase, entry):
-                break
-            del log.held[entry.seq]
-            if not log.follows(entry):
-                # Another branch of its author's chain than ours: ask everyone for
-                # the entry before; whoever holds the other branch answers with a
-                # second entry under that number (see _conflict).
-                self._reject("broken_chain")
-                self._suspect(log.key, entry.seq - 1, None)
-                break
-            problem = log.lamport_problem(entry)
-            if problem is not None:
-                self._reject(problem)
-                self._flag_key(entry.author, LAMPORT_PROBLEMS[problem])
+        while (entry := intake.next_held(log, self.rs, self.phase)) is not None:
+            if isinstance(entry, intake.Stop):
+                self._reject(entry.reason)
+                if entry.flag is not None:
+                    self._flag_key(log.key, entry.flag)
+                else:
+                    # Ask everyone for the entry before; whoever holds the other
+                    # branch answers with a second entry under that number (see
+                    # _conflict).
+                    self._suspect(log.key, log.delivered, None)
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
@@ -812,12 +787,11 @@ class Replica:
             except EnvelopeError as exc:
                 # A signed entry that breaks the rules takes its sequence slot (so
                 # the author's later entries are not blocked) and changes nothing
-                # else; honest peers never sign one, so its author is flagged. A
-                # dropped seat's entries, and any for a round we have closed,
-                # are honest: only too late.
+                # else (intake.invalid_flag).
                 self._reject(exc.reason)
-                if exc.reason not in ("dropped", "late", "void"):
-                    self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
+                flag = intake.invalid_flag(exc.reason)
+                if flag is not None:
+                    self._flag_key(entry.author, flag)
         rs = self.rs
         if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
             self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
@@ -934,12 +908,8 @@ class Replica:
         """Send ``asker`` what it lacks, within its budget (``Resends``); below what
         we still hold of ``author``, the host's snapshot first."""
         log = self.authors.get(author)
-        if log is None:
+        if log is None or (self._resends.below_floor(log, lo) and not self._send_snapshot(asker)):
             return
-        if lo <= log.floor:
-            if not self._send_snapshot(asker):
-                return
-            lo = log.floor + 1
         frames, held_back = self._resends.answer(asker, log, lo, hi, self.now)
         self._out.sends += [Send(frame, asker) for frame in frames]
         if held_back:
