@@ -208,13 +208,31 @@ class LeaveRound:
     at: PlayKey
 
 
-Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound)
-
-
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
     """The seats changed: who sits where, and whether I do."""
     return Emit(ev.RosterChanged(tuple(s.name for s in seats),
                                  tuple(fingerprint_of(s.key) for s in seats),
                                  index_of(seats, me)))
+
+
+# --- arrival
+@dataclass(frozen=True, slots=True)
+class Unwait:
+    """Host: ``key`` no longer sits down as this round closes (it left)."""
+
+    key: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Readied:
+    """``key`` says it is ready for the next deal (``on``), or no longer."""
+
+    key: bytes
+    on: bool
+
+
+#: Everything a sub-machine may ask of the facade (after every section: it names them all).
+Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
+          | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
+          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
+          | Unwait | Readied)

@@ -72,9 +72,7 @@ from ..messages import (
     Resend,
     Result,
     Reveal,
-    Roster,
     Seat,
-    Settings,
     Snapshot,
     Stuck,
     Summary,
@@ -145,6 +143,7 @@ from ._effects import (
     Journal,
     LeaveRound,
     NextDeal,
+    Readied,
     SetPhase,
     SetRules,
     SetSeats,
@@ -153,6 +152,7 @@ from ._effects import (
     Standing,
     TakeHeads,
     TakeUp,
+    Unwait,
     WaitingSeated,
     Waits,
 )
@@ -538,6 +538,10 @@ class Replica:
             match effect:
                 case Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
+                case Unwait(key=key):
+                    self.waiting.pop(key, None)
+                case Readied(key=key, on=on):
+                    self.ready[key] = on
                 case Emit(event=event):
                     self._event(event)
                 case Journal(record=record):
@@ -816,29 +820,10 @@ class Replica:
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
             return
-        match payload:
-            case Join(name=name):
-                if self.is_host:
-                    self._host_join(entry.author, name)
-            case Leave():
-                self.waiting.pop(entry.author, None)
-                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-                    self._unseat(entry.author)
-            case Roster(seats=seats):
-                self._roster(entry, seats)
-            case Settings():
-                self._settings(entry, payload)
-            case Ready(on=on):
-                self.ready[entry.author] = on
-                self._event(ev.ReadyChanged(tuple(self.ready.get(s.key, False)
-                                                  for s in self.seats)))
-            case Refuse(who=who, reason=reason):
-                if entry.author == self.host_key and who == self.me.public_key:
-                    self._event(ev.Refused(reason))
-            case Goodbye(reason=reason):
-                self._goodbye(entry.author, reason, entry.seq)
-            case _:
-                raise EnvelopeError("unexpected_type")
+        if isinstance(payload, Goodbye):
+            self._goodbye(entry.author, payload.reason, entry.seq)
+        else:
+            self._apply(lobby.delivered(self._table, entry, payload, self.rs))
 
     def _observe(self, entry: Entry) -> None:
         """Only seated players' times order the table: a stranger cannot move my clock."""
@@ -977,10 +962,7 @@ class Replica:
         return lobby.Table(self.me.public_key, self.host_key, self.phase, self.seats,
                            self.rs.number if self.rs else 0, self.variants, self.countdown,
                            self.drop_after, self.max_seats, self.waiting,
-                           self._forks.proven.keys())
-
-    def _host_join(self, key: bytes, name: str) -> None:
-        self._apply(lobby.join(self._table, key, name, self.rs))
+                           self._forks.proven.keys(), self.ready)
 
     def _unseat(self, key: bytes) -> None:
         self._apply(lobby.unseat(self._table, key))
@@ -989,13 +971,6 @@ class Replica:
         self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
                                     next_round_at=self.next_round_at, now=self.now,
                                     sitting_down=self.sitting_down.keys()))
-
-    def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
-        self._apply(lobby.roster(self._table, entry, seats))
-
-    def _settings(self, entry: Entry, payload: Payload) -> None:
-        assert isinstance(payload, Settings)
-        self._apply(lobby.settings(self._table, entry, payload))
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
