@@ -831,18 +831,15 @@ class Replica:
             self.clock.observe(entry.lamport)
 
     def _ephemeral(self, entry: Entry, payload: Payload) -> None:
-        log = self._author(entry.author)
+        author = entry.author
+        log = self._author(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        self.last_heard[entry.author] = self.now
-        if entry.prev != GENESIS:  # (GENESIS: it has signed nothing yet; seq is 1 all the same)
-            log.note_claim(entry.seq)
-        if entry.prev != GENESIS and entry.seq <= log.delivered and entry.author in self.seated:
-            ours = log.id_at(entry.seq)
-            if ours is not None and ours != entry.prev:
-                self._suspect(entry.author, entry.seq, entry.author)  # its head is not ours
+        self.last_heard[author] = self.now
+        if liveness.claimed(log, entry, self.seated):
+            self._suspect(author, entry.seq, author)  # its head is not ours
         rs = self.rs
-        seat = rs.seat_of(entry.author) if rs else None
+        seat = rs.seat_of(author) if rs else None
         match payload:
             case Ack(upto=upto):
                 # Only what the journal holds moves my clock: a restart replays
@@ -850,44 +847,30 @@ class Replica:
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
                 if self._resume is not None and not self._recovery.restoring:
-                    self._heard_while_resuming(entry.author, upto)
+                    self._heard_while_resuming(author, upto)
                 seated = self.seated
-                if entry.author in seated:
-                    self._pruning.heard(entry.author, upto)
-                for mark in upto if entry.author in seated else ():
-                    # A seated author we never heard from directly (no link to
-                    # it): learning what it sent lets us ask others for it. Only
-                    # a seated peer's word counts: a stranger could otherwise
-                    # send us asking for entries that never were.
-                    other = (self._author(mark.author) if mark.author in seated
-                             else self.authors.get(mark.author))
-                    if other is not None:
-                        other.note_claim(mark.seq)
+                if author in seated:
+                    self._pruning.heard(author, upto)
+                    for mark in liveness.note_claims(upto, seated, self.authors) or ():
+                        other = self._author(mark.author)
+                        if other is not None:
+                            other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    self._take_marks(rs, seat, liveness.note_marks(rs, seat, entry.seq, log,
-                                                                   upto))
-                if rs is not None and seat is not None and entry.round >= rs.number:
-                    # (Sent in a later round: its author closed this one, and
-                    # how far it is still counts here, _order.none_of_round_held.)
-                    rs.acks[seat] = (entry.lamport, entry.seq)
-                if entry.author in self.sitting_down and any(
-                        m.author == self.me.public_key
-                        and m.seq >= self.sitting_down[entry.author] for m in upto):
-                    del self.sitting_down[entry.author]  # it holds its seat: deal it in
+                    self._take_marks(rs, seat, liveness.heard_ack(rs, seat, entry, log, upto))
+                if author in self.sitting_down and liveness.holds_from(
+                        upto, self.me.public_key, self.sitting_down[author]):
+                    del self.sitting_down[author]  # it holds its seat: deal it in
             case View():
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
-            case Resend(author=author, from_seq=lo, to_seq=hi):
-                self._answer_resend(entry.author, author, lo, hi)
+            case Resend(author=about, from_seq=lo, to_seq=hi):
+                self._answer_resend(author, about, lo, hi)
             case Snapshot():
                 self._snapshot(entry, payload)
             case Hello():
-                # A peer starting at this table: it may be back without its journal
-                # (resume.py). Its own mark, if we hold entries of it, tells it
-                # where its chain ends here; no mark, that it has none.
-                self._send(Ack(self._marks({entry.author})), to=entry.author)
+                self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
             case _:
-                pass  # HELLO: liveness only
+                pass
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         """Send ``asker`` what it lacks, within its budget (``Resends``); below what
