@@ -155,6 +155,8 @@ def test_the_closing_entries_wait_for_their_turn_in_the_total_order() -> None:
     assert _take(rs, summary, seq=5) is Look.HEARD and rs.summary_seq[SEAT] == 5
     assert not rs.audits and not rs.summaries  # counted at their turns, not as they come
     assert sorted((o.seq, o.payload) for o in rs.ordered) == [(4, audit), (5, summary)]
+    assert _take(rs, audit, seat=0, who=HOST, seq=3) is Look.NOTHING  # mine: nobody to tell
+    assert rs.audit_seq[0] == 3 and len(rs.ordered) == 3  # waiting for its turn all the same
     assert _take(rs, Result((1, 2), b"h" * 32), seq=6) is Look.NOTHING
     with pytest.raises(EnvelopeError, match="second_result"):
         _take(rs, Result((1, 2), b"h" * 32), seq=7)

@@ -231,8 +231,21 @@ class Readied:
     on: bool
 
 
+@dataclass(frozen=True, slots=True)
+class CheckGo:
+    """Look at the host's GO for ``rs`` again (``_shuffle.go``): the deal just changed."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class DrainAll:
+    """Deliver what every author has held back: what may be delivered just changed
+    (the deal, say, that plays which overtook the last REVEAL wait for)."""
+
+
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
-          | Unwait | Readied)
+          | Unwait | Readied | CheckGo | DrainAll)

@@ -59,7 +59,6 @@ from ..messages import (
     AckMark,
     Audit,
     Drop,
-    Go,
     Goodbye,
     Hello,
     Join,
@@ -71,7 +70,6 @@ from ..messages import (
     Refuse,
     Resend,
     Result,
-    Reveal,
     Seat,
     Snapshot,
     Stuck,
@@ -132,9 +130,11 @@ from ._effects import (
     Admit,
     BeginRound,
     CatchUp,
+    CheckGo,
     Claim,
     CutAfter,
     DealByHand,
+    DrainAll,
     Effect,
     Emit,
     EndRound,
@@ -542,6 +542,10 @@ class Replica:
                     self.waiting.pop(key, None)
                 case Readied(key=key, on=on):
                     self.ready[key] = on
+                case CheckGo(rs=rs):
+                    self._maybe_go(rs)
+                case DrainAll():
+                    self._drain_all()
                 case Emit(event=event):
                     self._event(event)
                 case Journal(record=record):
@@ -1038,10 +1042,7 @@ class Replica:
             case rounds.Look.TALLY:
                 self._tally_drops(rs)
             case rounds.Look.HEARD:
-                if seat != rs.me:
-                    # Its turn comes once every live seat holds it: say so at
-                    # the next tick rather than at the next heartbeat.
-                    self._beats.soon()
+                self._beats.soon()
             case rounds.Proven(proof=proof):
                 self._proven(proof, publish=False)
             case rounds.Tell(text=text):
@@ -1051,21 +1052,10 @@ class Replica:
                 raise EnvelopeError(error)
 
     def _maybe_reveal(self, rs: RoundState) -> None:
-        if shuffle.reveal_due(rs):
-            self._send(Reveal(rs.share))
+        self._apply(shuffle.reveal(rs))
 
     def _maybe_deal(self, rs: RoundState) -> None:
-        if not shuffle.deal_due(rs):
-            return
-        joint = shuffle.live_joint(self.table_id, rs)
-        shuffle.deal(rs, joint)
-        if self.is_host:
-            self._send(Go(joint))
-        self._maybe_go(rs)
-        # Plays that overtook the last REVEAL wait for the deal; if nothing else
-        # comes from their authors (a peer catching up, whose resends are all
-        # in), only this wakes them.
-        self._drain_all()
+        self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
 
     def _maybe_go(self, rs: RoundState) -> None:
         self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,

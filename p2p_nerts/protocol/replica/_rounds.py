@@ -55,7 +55,7 @@ class Look(Enum):
     DEAL = "deal"  # every share may be revealed
     GO = "go"  # the host's GO may start play
     TALLY = "tally"  # a DROP vote may be due
-    HEARD = "heard"  # an AUDIT or SUMMARY in: tell everyone at once that I hold it
+    HEARD = "heard"  # another's AUDIT or SUMMARY in: tell everyone at once that I hold it
 
 
 #: A PLAY entered the foundation log (pending its turn in the total order). The
@@ -227,10 +227,12 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             # Counted at their turn in the total order, like the drops that may
             # take them back out: the round is scored and closed at one point
             # of that order, the same on every peer.
+            # Its turn comes once every live seat holds it: for another's, say so
+            # at the next tick rather than at the next heartbeat.
             (rs.audit_seq if isinstance(payload, Audit) else rs.summary_seq)[seat] = entry.seq
             heapq.heappush(rs.ordered,
                            Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            return Look.HEARD
+            return Look.HEARD if seat != rs.me else Look.NOTHING
         case Result():
             if seat in rs.signed_results:
                 raise EnvelopeError("second_result")
