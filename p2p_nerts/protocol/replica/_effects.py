@@ -20,6 +20,7 @@ from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
+from ..proof import ForkProof
 from ._base import Phase
 from ._state import RoundState, index_of
 
@@ -244,8 +245,43 @@ class DrainAll:
     (the deal, say, that plays which overtook the last REVEAL wait for)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CheckReveal:
+    """Sign my REVEAL for ``rs`` if it is due now (``_shuffle.reveal``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDeal:
+    """Deal ``rs`` if every live share is in now (``_shuffle.deal_now``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Count the DROP votes of ``rs`` now due (a vote just came in)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class BeatSoon:
+    """Tell every peer how far I hold at the next tick, not at the next heartbeat:
+    a closing entry's turn comes once every live seat holds it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HoldProof:
+    """Hold a checked proof of a fork, told already (by a FORK entry)."""
+
+    proof: ForkProof
+
+
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
-          | Unwait | Readied | CheckGo | DrainAll)
+          | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal | Tally | BeatSoon
+          | HoldProof)

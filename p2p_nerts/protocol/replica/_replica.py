@@ -128,9 +128,12 @@ from ._commands import (
 )
 from ._effects import (
     Admit,
+    BeatSoon,
     BeginRound,
     CatchUp,
+    CheckDeal,
     CheckGo,
+    CheckReveal,
     Claim,
     CutAfter,
     DealByHand,
@@ -139,6 +142,7 @@ from ._effects import (
     Emit,
     EndRound,
     Forget,
+    HoldProof,
     Invalid,
     Journal,
     LeaveRound,
@@ -152,6 +156,7 @@ from ._effects import (
     Standing,
     TakeHeads,
     TakeUp,
+    Tally,
     Unwait,
     WaitingSeated,
     Waits,
@@ -546,6 +551,16 @@ class Replica:
                     self._maybe_go(rs)
                 case DrainAll():
                     self._drain_all()
+                case CheckReveal(rs=rs):
+                    self._maybe_reveal(rs)
+                case CheckDeal(rs=rs):
+                    self._maybe_deal(rs)
+                case Tally(rs=rs):
+                    self._tally_drops(rs)
+                case BeatSoon():
+                    self._beats.soon()
+                case HoldProof(proof=proof):
+                    self._proven(proof, publish=False)
                 case Emit(event=event):
                     self._event(event)
                 case Journal(record=record):
@@ -1024,32 +1039,19 @@ class Replica:
             self._tally_drops(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
-        match step:
-            case rounds.Added(mine=mine):
-                self._event(step)
-                if not mine:
-                    # At once and straight to its author, whose play is then final
-                    # about one round trip later. Everyone else learns how far I am
-                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
-                    # (and at a busy table these acks are all the heartbeats).
-                    self._ack_to.add(entry.author)
-            case rounds.Look.REVEAL:
-                self._maybe_reveal(rs)
-            case rounds.Look.DEAL:
-                self._maybe_deal(rs)
-            case rounds.Look.GO:
-                self._maybe_go(rs)
-            case rounds.Look.TALLY:
-                self._tally_drops(rs)
-            case rounds.Look.HEARD:
-                self._beats.soon()
-            case rounds.Proven(proof=proof):
-                self._proven(proof, publish=False)
-            case rounds.Tell(text=text):
-                self._event(ev.Notice(text))
-            case rounds.Cheat(reason=reason, error=error):
-                self._flag(rs, seat, reason)
-                raise EnvelopeError(error)
+        if isinstance(step, rounds.Added):  # the common case: nothing allocated to say so
+            self._event(step)
+            if not step.mine:
+                # At once and straight to its author, whose play is then final
+                # about one round trip later. Everyone else learns how far I am
+                # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
+                # (and at a busy table these acks are all the heartbeats).
+                self._ack_to.add(entry.author)
+        elif isinstance(step, rounds.Cheat):
+            self._flag(rs, seat, step.reason)
+            raise EnvelopeError(step.error)
+        elif step is not rounds.Look.NOTHING:
+            self._apply(rounds.after(rs, step))
 
     def _maybe_reveal(self, rs: RoundState) -> None:
         self._apply(shuffle.reveal(rs))

@@ -43,7 +43,19 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
-from ._effects import Effect, Emit, EndRound, Journal, Sign
+from ._effects import (
+    BeatSoon,
+    CheckDeal,
+    CheckGo,
+    CheckReveal,
+    Effect,
+    Emit,
+    EndRound,
+    HoldProof,
+    Journal,
+    Sign,
+    Tally,
+)
 from ._state import Ordered, RoundState, index_of
 
 
@@ -244,6 +256,26 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             return Look.NOTHING
         case _:
             raise EnvelopeError("unexpected_type")
+
+
+def after(rs: RoundState, step: Look | Proven | Tell) -> list[Effect]:
+    """What follows a round entry taken in (a step of :func:`take` other than a
+    play added, which the facade tells at once, or a cheat, which refuses it)."""
+    if step is Look.REVEAL:
+        return [CheckReveal(rs)]
+    if step is Look.DEAL:
+        return [CheckDeal(rs)]
+    if step is Look.GO:
+        return [CheckGo(rs)]
+    if step is Look.TALLY:
+        return [Tally(rs)]
+    if step is Look.HEARD:
+        return [BeatSoon()]
+    if isinstance(step, Proven):
+        return [HoldProof(step.proof)]
+    if isinstance(step, Tell):
+        return [Emit(ev.Notice(step.text))]
+    return []
 
 
 def stuck_final(rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> list[Effect]:
