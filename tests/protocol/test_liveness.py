@@ -19,6 +19,7 @@ from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._liveness import (
     answer_hello,
     claimed,
+    drained,
     heard_ack,
     holds_from,
     mark_of,
@@ -231,3 +232,19 @@ def test_a_hello_is_answered_with_its_author_s_own_mark_straight_to_it() -> None
     assert answer_hello(SENDER.public_key, {SENDER.public_key: log}, {}) == Sign(
         Ack((AckMark(SENDER.public_key, 1, first.signature),)), to=SENDER.public_key)
     assert answer_hello(AUTHOR_ID.public_key, {}, {}) == Sign(Ack(()), to=AUTHOR_ID.public_key)
+
+
+def test_what_waited_for_an_author_s_entries_is_counted_once_they_are_delivered() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    sender = _log(5)
+    assert drained(rs, sender, {log.key: log}) is None  # nothing waited
+    ahead = _chain(5)
+    fork = AckMark(log.key, 3, b"x" * 64)  # its ACK names another entry 3: held for later
+    assert note_marks(rs, SEAT, 7, sender, (fork,)) == ()
+    waiting = AckMark(log.key, 5, ahead.head)  # a mark for an entry not here yet
+    assert take_marks(rs, 0, (waiting,), {log.key: log}) == []
+    sender.delivered = 7
+    assert drained(rs, sender, {log.key: log}) == [Lead(log.key, 3, SENDER.public_key)]
+    assert not rs.early_marks and rs.pending_marks  # AUTHOR's 5 is still not here
+    assert drained(rs, ahead, {log.key: ahead}) == []
+    assert rs.marks[0] == {AUTHOR: 5} and not rs.pending_marks

@@ -212,3 +212,19 @@ def recheck_marks(rs: RoundState, log: AuthorLog) -> list[Lead]:
     if not waiting:
         del rs.pending_marks[author]
     return leads
+
+
+def drained(rs: RoundState, log: AuthorLog,
+            authors: Mapping[bytes, AuthorLog]) -> list[Lead] | None:
+    """An author's entries were just delivered: count the marks that waited for
+    them (its own ACK's, waiting for what it sent before; others', naming its
+    entries); the leads to a fork they give, or None when no mark waited."""
+    leads: list[Lead] | None = None
+    if rs.early_marks:
+        seat = rs.seat_of(log.key)
+        if seat is not None and seat in rs.early_marks:
+            leads = take_marks(rs, seat, take_early_marks(rs, seat, log), authors)
+    if rs.pending_marks:
+        more = recheck_marks(rs, log)
+        leads = more if leads is None else leads + more
+    return leads

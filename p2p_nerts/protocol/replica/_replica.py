@@ -816,10 +816,8 @@ class Replica:
                 if flag is not None:
                     self._flag_key(entry.author, flag)
         rs = self.rs
-        if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
-            self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
-        if rs is not None and rs.pending_marks:
-            self._follow(liveness.recheck_marks(rs, log))
+        if rs is not None and (leads := liveness.drained(rs, log, self.authors)):
+            self._follow(leads)
         self._ask_missing()
 
     def _drain_all(self) -> None:
