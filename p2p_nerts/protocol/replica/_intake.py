@@ -274,7 +274,12 @@ class Resends:
         None while I learn from the table where my chain ends), nor a proven
         equivocator's past its fork (all it signed after is void)."""
         asks: list[Resend] = []
+        gaps = self._gaps
         for key, log in authors.items():
+            if log.claimed <= log.delivered:  # nothing known to be missing (log.missing)
+                if gaps:
+                    gaps.pop(key, None)
+                continue
             gap = log.missing()
             if gap is None or key == mine:
                 self._gaps.pop(key, None)

@@ -762,9 +762,10 @@ class Replica:
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
         author = entry.author
-        arrival = self._places.arrival(entry, placed=self.holds_place(author),
-                                       me=self.me.public_key, my_seq=self.seq,
-                                       is_host=self.is_host, seated=self.seated)
+        placed = self.holds_place(author)  # (my own key always is)
+        arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
+                                       my_seq=self.seq, is_host=self.is_host,
+                                       seated=self.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
                 log = self._author(author)
@@ -779,7 +780,7 @@ class Replica:
         log = self._author(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        if intake.offer(log, entry, player=self.player(author)) == "duplicate":
+        if intake.offer(log, entry, player=self._places.player(author, placed)) == "duplicate":
             self.rejected["duplicate"] += 1
             return
         self._record(Record(Kind.ENTRY, entry.raw))
@@ -792,7 +793,7 @@ class Replica:
         (to judge it before journaling): the common case, one entry that is
         next in its author's sequence, does not parse it twice.
         """
-        while (entry := intake.next_held(log, self.rs, self.phase)) is not None:
+        while log.held and (entry := intake.next_held(log, self.rs, self.phase)) is not None:
             if isinstance(entry, intake.Stop):
                 self._reject(entry.reason)
                 if entry.flag is not None:
@@ -816,7 +817,8 @@ class Replica:
                 if flag is not None:
                     self._flag_key(entry.author, flag)
         rs = self.rs
-        if rs is not None and (leads := liveness.drained(rs, log, self.authors)):
+        if (rs is not None and (rs.early_marks or rs.pending_marks)
+                and (leads := liveness.drained(rs, log, self.authors))):
             self._follow(leads)
         self._ask_missing()
 
