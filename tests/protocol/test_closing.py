@@ -38,7 +38,7 @@ from p2p_nerts.protocol.replica._closing import (
     void_call,
 )
 from p2p_nerts.protocol.replica._effects import (
-    DrainHeld,
+    DrainAll,
     Emit,
     MaybeClose,
     MaybeScore,
@@ -298,10 +298,10 @@ def test_agreed_summaries_close_into_the_break_and_the_host_seats_the_next_round
     rs, match = _summed_up(5)
     assert close(rs, match, Phase.BETWEEN, is_host=True, auto_next=2.0, now=1.0) == []
     assert close(rs, match, Phase.SCORING, is_host=True, auto_next=2.0, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0), DrainHeld(),
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0), DrainAll(),
         Reseat(rs)]
     assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), DrainHeld()]
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), DrainAll()]
     del rs.summaries[2]
     assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == []
 
@@ -314,7 +314,7 @@ def test_a_summary_that_differs_is_named_and_a_winner_ends_the_game_with_my_resu
     effects = close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)
     assert effects == [Emit(ev.Divergence(1, (1,))), SetPhase(Phase.OVER),
                        Emit(ev.GameOver("me", (target, 5, 5))),
-                       Sign(Result((target, 5, 5), digest)), DrainHeld()]
+                       Sign(Result((target, 5, 5), digest)), DrainAll()]
     rs.live.discard(0)  # dropped: no result of mine
     assert Sign(Result((target, 5, 5), digest)) not in close(
         rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)

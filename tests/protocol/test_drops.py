@@ -36,13 +36,14 @@ from p2p_nerts.protocol.replica._drops import (
     withholding,
 )
 from p2p_nerts.protocol.replica._effects import (
+    CheckDeal,
+    CheckReveal,
     Claim,
     CutAfter,
     Emit,
     GoAgain,
     MaybeClose,
     MaybeScore,
-    ShuffleAgain,
     Sign,
     StuckFinal,
     Unscore,
@@ -316,7 +317,7 @@ def test_a_seat_leaving_looks_again_at_what_waited_for_it_in_order() -> None:
     effects = leave(rs, VICTIM, 4, (7, 1), now=3.0)
     assert VICTIM not in rs.live and rs.ended_at is None
     assert effects == [CutAfter(rs, VICTIM, 4), Emit(ev.PeerDropped(VICTIM, "p2")),
-                       ShuffleAgain(rs), MaybeScore(rs), MaybeClose(rs)]
+                       CheckReveal(rs), CheckDeal(rs), MaybeScore(rs), MaybeClose(rs)]
     rs = _round()
     rs.go_pending, rs.ended_at = Go(b"j" * 32), 1.0  # a GO that may name the others' deal
     assert leave(rs, VICTIM, 4, (7, 1), now=3.0)[0] == GoAgain(rs) and rs.ended_at == 3.0

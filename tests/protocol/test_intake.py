@@ -9,6 +9,7 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
@@ -29,7 +30,21 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_LAMPORT_JUMP
-from p2p_nerts.protocol.replica._intake import Places, deliverable, open_frame
+from p2p_nerts.protocol.replica._intake import (
+    ACK,
+    ASK_AGAIN,
+    EPHEMERAL_NOW,
+    SEQUENCED,
+    Places,
+    Stop,
+    deliverable,
+    has_place,
+    invalid_flag,
+    next_held,
+    offer,
+    open_frame,
+    stranger_to_forget,
+)
 from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
@@ -133,3 +148,116 @@ def test_whoever_asks_for_entries_is_a_watcher() -> None:
     asks = _signed(Resend(b"\x01" * 32, 1, 4))
     assert places.heard_of(asks, is_host=False, seated=frozenset({b"\x01" * 32}))
     assert places.watchers == {AUTHOR.public_key}
+
+
+HOST = b"\x01" * 32
+ME = b"\x02" * 32
+
+
+def _arrival(places: Places, entry: Entry, *, placed: bool, is_host: bool = True,
+             me: bytes = ME, my_seq: int = 0) -> object:
+    return places.arrival(entry, placed=placed, me=me, my_seq=my_seq, is_host=is_host,
+                          seated=frozenset({HOST}))
+
+
+def test_an_arrival_is_sequenced_journaled_as_an_ack_or_acted_on_at_once() -> None:
+    places = Places()
+    assert _arrival(places, _signed(Ready(True)), placed=True) is SEQUENCED
+    assert _arrival(places, _signed(Ack(())), placed=True) is ACK
+    assert _arrival(places, _signed(Hello("a", 1)), placed=True) is EPHEMERAL_NOW
+    assert AUTHOR.public_key in places.placed  # heard while it had a place: a player
+
+
+def test_a_host_fetches_the_join_behind_a_newcomers_ack() -> None:
+    places = Places()
+    assert _arrival(places, _signed(Ack(())), placed=False) is ASK_AGAIN
+    places.admit({AUTHOR.public_key})  # a player already: its ACK is taken as it is
+    assert _arrival(places, _signed(Ack(())), placed=False) is ACK
+
+
+def _arrival_refused(places: Places, entry: Entry, **kw: object) -> str:
+    with pytest.raises(EnvelopeError) as exc:
+        places.arrival(entry, seated=frozenset({HOST}), **kw)  # type: ignore[arg-type]
+    return exc.value.reason
+
+
+def test_my_own_entries_come_back_only_past_what_i_signed_and_strangers_are_dropped() -> None:
+    places = Places()
+    mine = dict(placed=True, me=AUTHOR.public_key, is_host=False)
+    assert _arrival_refused(places, _signed(Ready(True)), my_seq=1, **mine) == "own_entry"
+    assert _arrival_refused(places, _signed(Ack(())), my_seq=0, **mine) == "own_entry"
+    assert _arrival(places, _signed(Ready(True)), placed=True, me=AUTHOR.public_key,
+                    my_seq=0, is_host=False) is SEQUENCED  # fetched back: my journal lost it
+    assert _arrival_refused(places, _signed(Ready(True)), placed=False, me=ME, my_seq=0,
+                            is_host=True) == "stranger"
+    assert not places.placed
+
+
+def test_a_place_is_a_seat_the_host_me_the_waiting_list_or_the_round() -> None:
+    rs = _round()
+    def has(key: bytes, waiting: dict[bytes, str] | None = None) -> bool:
+        return has_place(key, seated=frozenset({HOST}), host_key=ME, me=b"\x03" * 32,
+                         waiting=waiting or {}, rs=rs)
+    assert has(HOST) and has(ME) and has(b"\x03" * 32) and has(AUTHOR.public_key)
+    stranger = b"\x09" * 32
+    assert not has(stranger) and has(stranger, {stranger: "s"})
+    assert Places().player(stranger, True) and not Places().player(stranger, False)
+
+
+def test_the_longest_silent_stranger_is_forgotten_first() -> None:
+    keys = [HOST, b"\x08" * 32, b"\x09" * 32]
+    heard = {HOST: 0.0, b"\x08" * 32: 5.0, b"\x09" * 32: 3.0}
+    assert stranger_to_forget(keys, lambda k: k == HOST, heard) == b"\x09" * 32
+    assert stranger_to_forget([HOST], lambda k: k == HOST, heard) is None
+
+
+def _chain(n: int, lamports: tuple[int, ...] | None = None) -> list[Entry]:
+    entries, prev = [], GENESIS
+    for seq in range(1, n + 1):
+        lamport = lamports[seq - 1] if lamports else seq
+        e = seal_message(AUTHOR, Ready(True), table_id=TABLE, round=0, seq=seq, lamport=lamport,
+                         prev=prev)
+        entries.append(e)
+        prev = e.signature
+    return entries
+
+
+def test_a_strangers_early_entry_is_not_kept_and_a_players_is_held() -> None:
+    first, second = _chain(2)
+    log = AuthorLog(AUTHOR.public_key)
+    with pytest.raises(EnvelopeError, match="stranger"):
+        offer(log, second, player=False)
+    assert offer(log, second, player=True) == "held"
+    assert offer(log, first, player=False) == "next" and log.held[1] is first
+    assert offer(log, first, player=False) == "duplicate"
+
+
+def test_held_entries_come_out_in_sequence_while_deliverable() -> None:
+    first, second = _chain(2)
+    log = AuthorLog(AUTHOR.public_key)
+    assert next_held(log, None, Phase.LOBBY) is None
+    log.held = {2: second, 1: first}
+    assert next_held(log, None, Phase.LOBBY) is first
+    log.mark_delivered(first)
+    assert next_held(log, None, Phase.LOBBY) is second and not log.held
+
+
+def test_a_broken_chain_or_an_impossible_time_stops_the_author() -> None:
+    second = _chain(2)[1]
+    log = AuthorLog(AUTHOR.public_key)
+    log.held = {2: second}
+    log.delivered = 1  # another entry 1 than ours: 2 does not follow our head
+    assert next_held(log, None, Phase.LOBBY) == Stop("broken_chain", None)
+    assert not log.held  # taken out all the same
+    one, two = _chain(2, lamports=(5, 5))
+    log = AuthorLog(AUTHOR.public_key)
+    log.mark_delivered(one)
+    log.held = {2: two}
+    stop = next_held(log, None, Phase.LOBBY)
+    assert isinstance(stop, Stop) and stop.reason == "lamport_not_increasing"
+    assert stop.flag is not None
+
+
+def test_an_invalid_entry_flags_its_author_unless_it_was_only_too_late() -> None:
+    assert invalid_flag("bad_field:card") == "sent an invalid entry (bad_field:card)"
+    assert all(invalid_flag(r) is None for r in ("dropped", "late", "void"))

@@ -12,12 +12,19 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import AckMark, Ready, View, seal_message
+from p2p_nerts.protocol.messages import Ack, AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
+from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._liveness import (
+    answer_hello,
+    claimed,
+    drained,
+    heard_ack,
+    holds_from,
     mark_of,
     marks_for,
+    note_claims,
     note_marks,
     received,
     recheck_marks,
@@ -180,3 +187,78 @@ def test_no_view_is_made_while_nobody_draws_and_one_goes_out_once_somebody_does(
     rs.tab.turn()
     assert view_due(rs, 5.0, drawn=False) is None  # changed, but nobody to show it to
     assert view_due(rs, 6.0) == view_of(rs.tab)
+
+
+def _sent(ident: Identity, payload: Ready | Ack, *, seq: int, prev: bytes, lamport: int = 9,
+          round_no: int = 1) -> Entry:
+    return seal_message(ident, payload, table_id=b"t" * 16, round=round_no, seq=seq,
+                        lamport=lamport, prev=prev)
+
+
+def test_an_ephemeral_entry_names_how_far_its_author_signed_and_its_head() -> None:
+    first = _sent(SENDER, Ready(True), seq=1, prev=GENESIS)
+    log = AuthorLog(SENDER.public_key)
+    log.mark_delivered(first)
+    seated = {SENDER.public_key}
+    assert not claimed(log, _sent(SENDER, Ack(()), seq=3, prev=b"x" * 64), seated)
+    assert log.claimed == 3  # past what we hold: nothing to compare yet
+    assert not claimed(log, _sent(SENDER, Ack(()), seq=1, prev=first.signature), seated)
+    assert claimed(log, _sent(SENDER, Ack(()), seq=1, prev=b"x" * 64), seated)  # not our head
+    assert not claimed(log, _sent(SENDER, Ack(()), seq=1, prev=b"x" * 64), set())
+    fresh = AuthorLog(SENDER.public_key)
+    assert not claimed(fresh, _sent(SENDER, Ack(()), seq=1, prev=GENESIS), seated)
+    assert fresh.claimed == 0  # it has signed nothing yet
+
+
+def test_a_seated_peer_s_marks_are_noted_and_unknown_seated_authors_come_back() -> None:
+    known = AuthorLog(SENDER.public_key)
+    seated = {SENDER.public_key, AUTHOR_ID.public_key}
+    stranger = b"\x09" * 32
+    marks = (AckMark(SENDER.public_key, 4, b"h" * 64), AckMark(AUTHOR_ID.public_key, 2, b"h" * 64),
+             AckMark(stranger, 7, b"h" * 64))
+    unknown = note_claims(marks, seated, {SENDER.public_key: known})
+    assert known.claimed == 4 and unknown == [marks[1]]
+    assert note_claims(marks[:1], seated, {SENDER.public_key: known}) is None
+
+
+def test_an_ack_says_how_far_its_seat_is_in_this_round_or_a_later_one() -> None:
+    rs = _round()
+    log = _log(0)
+    ack = _sent(SENDER, Ack(()), seq=1, prev=GENESIS, lamport=12)
+    assert heard_ack(rs, SEAT, ack, log, ()) == ()
+    assert rs.acks[SEAT] == (12, 1)
+    early = _sent(SENDER, Ack(()), seq=2, prev=GENESIS, lamport=15, round_no=0)
+    heard_ack(rs, SEAT, early, log, ())
+    assert rs.acks[SEAT] == (12, 1)  # sent before this round: says nothing of it
+
+
+def test_a_newcomer_holds_its_seat_once_its_marks_reach_the_roster() -> None:
+    me = b"\x01" * 32
+    assert holds_from((AckMark(me, 5, b"h" * 64),), me, 5)
+    assert not holds_from((AckMark(me, 4, b"h" * 64),), me, 5)
+    assert not holds_from((AckMark(SENDER.public_key, 9, b"h" * 64),), me, 5)
+
+
+def test_a_hello_is_answered_with_its_author_s_own_mark_straight_to_it() -> None:
+    first = _sent(SENDER, Ready(True), seq=1, prev=GENESIS)
+    log = AuthorLog(SENDER.public_key)
+    log.mark_delivered(first)
+    assert answer_hello(SENDER.public_key, {SENDER.public_key: log}, {}) == Sign(
+        Ack((AckMark(SENDER.public_key, 1, first.signature),)), to=SENDER.public_key)
+    assert answer_hello(AUTHOR_ID.public_key, {}, {}) == Sign(Ack(()), to=AUTHOR_ID.public_key)
+
+
+def test_what_waited_for_an_author_s_entries_is_counted_once_they_are_delivered() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    sender = _log(5)
+    assert drained(rs, sender, {log.key: log}) is None  # nothing waited
+    ahead = _chain(5)
+    fork = AckMark(log.key, 3, b"x" * 64)  # its ACK names another entry 3: held for later
+    assert note_marks(rs, SEAT, 7, sender, (fork,)) == ()
+    waiting = AckMark(log.key, 5, ahead.head)  # a mark for an entry not here yet
+    assert take_marks(rs, 0, (waiting,), {log.key: log}) == []
+    sender.delivered = 7
+    assert drained(rs, sender, {log.key: log}) == [Lead(log.key, 3, SENDER.public_key)]
+    assert not rs.early_marks and rs.pending_marks  # AUTHOR's 5 is still not here
+    assert drained(rs, ahead, {log.key: ahead}) == []
+    assert rs.marks[0] == {AUTHOR: 5} and not rs.pending_marks

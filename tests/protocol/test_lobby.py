@@ -14,7 +14,17 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
-from p2p_nerts.protocol.messages import Payload, Roster, Seat, Settings, seal_message
+from p2p_nerts.protocol.messages import (
+    Goodbye,
+    Join,
+    Leave,
+    Payload,
+    Ready,
+    Roster,
+    Seat,
+    Settings,
+    seal_message,
+)
 from p2p_nerts.protocol.messages import Refuse as Refusal
 from p2p_nerts.protocol.replica import CommandError, Phase
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
@@ -23,10 +33,12 @@ from p2p_nerts.protocol.replica._effects import (
     DealByHand,
     Emit,
     NextDeal,
+    Readied,
     SetRules,
     SetSeats,
     Sign,
     SittingDown,
+    Unwait,
     WaitingSeated,
     Waits,
 )
@@ -47,6 +59,7 @@ from p2p_nerts.protocol.replica._lobby import (
     change_settings,
     check_deal,
     closing_roster,
+    delivered,
     host_between_rounds,
     join,
     reseat,
@@ -250,3 +263,43 @@ def test_as_a_round_closes_one_roster_reseats_and_the_break_waits_for_newcomers(
     t = _table(waiting={NEW: "new"})
     assert closing_roster(t, _round()) == [
         WaitingSeated(), Sign(Roster((*SEATS, Seat(NEW, "new")))), SittingDown(frozenset({NEW}))]
+
+
+GUEST = Identity.from_seed(b"g" * 32, "guest")
+
+
+def test_a_join_reaches_only_the_host_and_a_leave_takes_a_guest_off_the_list() -> None:
+    seats = (*SEATS, Seat(GUEST.public_key, "guest"))
+    join_entry = _entry(GUEST, Join("guest", None), 0)
+    assert delivered(_table(seats=SEATS), join_entry, Join("guest", None), _round()) == [
+        Sign(Roster(seats))]
+    assert delivered(_table(me=A), join_entry, Join("guest", None), None) == []
+    leave = _entry(GUEST, Leave(), 0)
+    assert delivered(_table(seats=seats), leave, Leave(), None) == [
+        Unwait(GUEST.public_key), Sign(Roster(SEATS))]
+    assert delivered(_table(Phase.PLAYING, seats=seats), leave, Leave(), None) == [
+        Unwait(GUEST.public_key)]  # mid-round, the seat stays until the round closes
+    assert delivered(_table(me=A, seats=seats), leave, Leave(), None) == [
+        Unwait(GUEST.public_key)]
+
+
+def test_a_ready_is_kept_and_told_with_every_seat_s() -> None:
+    seats = (*SEATS, Seat(GUEST.public_key, "guest"))
+    t = replace(_table(seats=seats), ready={A: True, GUEST.public_key: False})
+    assert delivered(t, _entry(GUEST, Ready(True), 0), Ready(True), None) == [
+        Readied(GUEST.public_key, True), Emit(ev.ReadyChanged((False, True, False, True)))]
+
+
+def test_a_refusal_is_told_only_to_its_newcomer_and_only_from_the_host() -> None:
+    host = Identity.from_seed(b"h" * 32, "host")
+    no = Refusal(A, "the table is full")
+    t = replace(_table(me=A), host_key=host.public_key)
+    assert delivered(t, _entry(host, no, 0), no, None) == [
+        Emit(ev.Refused("the table is full"))]
+    assert delivered(replace(t, me=B), _entry(host, no, 0), no, None) == []
+    assert delivered(t, _entry(GUEST, no, 0), no, None) == []
+
+
+def test_a_goodbye_is_not_the_lobby_s_to_deliver() -> None:
+    with pytest.raises(EnvelopeError, match="unexpected_type"):
+        delivered(_table(), _entry(GUEST, Goodbye("bye"), 0), Goodbye("bye"), None)

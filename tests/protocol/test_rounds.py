@@ -34,13 +34,25 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._effects import Emit, EndRound, Journal, Sign
+from p2p_nerts.protocol.replica._effects import (
+    BeatSoon,
+    CheckDeal,
+    CheckGo,
+    CheckReveal,
+    Emit,
+    EndRound,
+    HoldProof,
+    Journal,
+    Sign,
+    Tally,
+)
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
     Look,
     Proven,
     Tell,
+    after,
     check_play,
     commit,
     new_round,
@@ -155,6 +167,8 @@ def test_the_closing_entries_wait_for_their_turn_in_the_total_order() -> None:
     assert _take(rs, summary, seq=5) is Look.HEARD and rs.summary_seq[SEAT] == 5
     assert not rs.audits and not rs.summaries  # counted at their turns, not as they come
     assert sorted((o.seq, o.payload) for o in rs.ordered) == [(4, audit), (5, summary)]
+    assert _take(rs, audit, seat=0, who=HOST, seq=3) is Look.NOTHING  # mine: nobody to tell
+    assert rs.audit_seq[0] == 3 and len(rs.ordered) == 3  # waiting for its turn all the same
     assert _take(rs, Result((1, 2), b"h" * 32), seq=6) is Look.NOTHING
     with pytest.raises(EnvelopeError, match="second_result"):
         _take(rs, Result((1, 2), b"h" * 32), seq=7)
@@ -240,3 +254,16 @@ def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() ->
         Journal(secrets_record(2, b"r" * 32, b"r" * 32)),
         Sign(Commit(commitment(b"r" * 32), commitment(b"r" * 32)))]
     assert (fresh.deck_secret, fresh.share) == (b"r" * 32, b"r" * 32)
+
+
+def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
+    rs = _round()
+    assert after(rs, Look.REVEAL) == [CheckReveal(rs)]
+    assert after(rs, Look.DEAL) == [CheckDeal(rs)]
+    assert after(rs, Look.GO) == [CheckGo(rs)]
+    assert after(rs, Look.TALLY) == [Tally(rs)]
+    assert after(rs, Look.HEARD) == [BeatSoon()]
+    assert after(rs, Look.NOTHING) == []
+    assert after(rs, Tell("a flags b")) == [Emit(ev.Notice("a flags b"))]
+    proof = ForkProof(AUTHOR.public_key, 3, b"f" * 64, b"s" * 64)
+    assert after(rs, Proven(proof)) == [HoldProof(proof)]

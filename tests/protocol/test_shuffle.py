@@ -9,17 +9,19 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
-from p2p_nerts.protocol.messages import Commit, Go
+from p2p_nerts.protocol.messages import Commit, Go, Reveal
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import Emit, Invalid, SetPhase
+from p2p_nerts.protocol.replica._effects import CheckGo, DrainAll, Emit, Invalid, SetPhase, Sign
 from p2p_nerts.protocol.replica._shuffle import (
     GoCheck,
     deal,
     deal_due,
+    deal_now,
     go,
     go_check,
     joint_of_live,
     live_joint,
+    reveal,
     reveal_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
@@ -136,3 +138,25 @@ def test_the_host_s_go_starts_play_after_the_countdown_or_voids_the_round_here()
     assert go(TABLE, at_once, catching_up=False, now=5.0, countdown=0.0) == [
         SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(2, 0.0)), Emit(ev.RoundStarted(2))]
     assert at_once.started
+
+
+def test_my_reveal_is_signed_once_due_and_only_then() -> None:
+    rs = _round()
+    _committed(rs, 0, 1)
+    assert reveal(rs) == []
+    _committed(rs, 2)
+    assert reveal(rs) == [Sign(Reveal(SHARES[0]))]
+
+
+def test_the_deal_is_made_once_due_and_the_host_signs_its_go() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1)
+    assert deal_now(TABLE, rs, is_host=True) == [] and rs.joint is None
+    _revealed(rs, 2)
+    joint = joint_value(TABLE, 2, SHARES)
+    assert deal_now(TABLE, rs, is_host=True) == [Sign(Go(joint)), CheckGo(rs), DrainAll()]
+    assert rs.joint == joint and rs.tab is not None
+    assert deal_now(TABLE, rs, is_host=True) == []  # dealt once
+    guest = _round()
+    _revealed(guest, 0, 1, 2)
+    assert deal_now(TABLE, guest, is_host=False) == [CheckGo(guest), DrainAll()]

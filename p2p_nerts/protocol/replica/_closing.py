@@ -19,7 +19,7 @@ from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
 from ._effects import (
-    DrainHeld,
+    DrainAll,
     Effect,
     Emit,
     MaybeClose,
@@ -138,7 +138,7 @@ def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
             effects.append(NextDeal(now + auto_next))
     # The host's SETTINGS and ROSTER for the next round may have waited for
     # this close: deliver whatever was held back.
-    effects.append(DrainHeld())
+    effects.append(DrainAll())
     if is_host:
         effects.append(Reseat(rs))
     return effects

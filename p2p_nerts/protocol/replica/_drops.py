@@ -20,6 +20,8 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
 from ._effects import (
+    CheckDeal,
+    CheckReveal,
     Claim,
     CutAfter,
     Effect,
@@ -27,7 +29,6 @@ from ._effects import (
     GoAgain,
     MaybeClose,
     MaybeScore,
-    ShuffleAgain,
     Sign,
     StuckFinal,
     Unscore,
@@ -303,7 +304,7 @@ def leave(rs: RoundState, victim: int, cut: int, at: PlayKey, now: float) -> lis
     if rs.go_pending is not None and rs.play_from is None:
         effects.append(GoAgain(rs))
     effects += [CutAfter(rs, victim, cut), Emit(ev.PeerDropped(victim, rs.names[victim])),
-                ShuffleAgain(rs), MaybeScore(rs), MaybeClose(rs)]
+                CheckReveal(rs), CheckDeal(rs), MaybeScore(rs), MaybeClose(rs)]
     # (Nothing before it ends the round or changes a vote: those happen at turns.)
     if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
         effects.append(StuckFinal(rs, min(rs.live), True, at))

@@ -21,6 +21,7 @@ from ..audit import AuditResult
 from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
+from ..proof import ForkProof
 from ._base import Phase
 from ._state import Ordered, RoundState, index_of
 
@@ -209,6 +210,13 @@ class LeaveRound:
     at: PlayKey
 
 
+def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
+    """The seats changed: who sits where, and whether I do."""
+    return Emit(ev.RosterChanged(tuple(s.name for s in seats),
+                                 tuple(fingerprint_of(s.key) for s in seats),
+                                 index_of(seats, me)))
+
+
 # --- closing, drops and the total order
 
 @dataclass(frozen=True, slots=True)
@@ -244,12 +252,6 @@ class MaybeClose:
 
 
 @dataclass(frozen=True, slots=True)
-class DrainHeld:
-    """Deliver whatever was held back for the round's close (the host's SETTINGS and
-    ROSTER for the next round, say)."""
-
-
-@dataclass(frozen=True, slots=True)
 class Reseat:
     """Host, as ``rs`` closes: seat the table for the next round."""
 
@@ -268,13 +270,6 @@ class Unscore:
 class GoAgain:
     """A seat left ``rs`` before play started: the host's GO, waiting, may name the
     deal of the seats left (``shuffle.joint_of_live``), and start play."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class ShuffleAgain:
-    """A seat left ``rs``: my REVEAL, or the deal, may be due without it."""
 
     rs: RoundState
 
@@ -307,15 +302,73 @@ class Convict:
     item: Ordered
 
 
+# --- arrival
+@dataclass(frozen=True, slots=True)
+class Unwait:
+    """Host: ``key`` no longer sits down as this round closes (it left)."""
+
+    key: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Readied:
+    """``key`` says it is ready for the next deal (``on``), or no longer."""
+
+    key: bytes
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CheckGo:
+    """Look at the host's GO for ``rs`` again (``_shuffle.go``): the deal just changed."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class DrainAll:
+    """Deliver what every author has held back: what may be delivered just changed
+    (the deal, say, that plays which overtook the last REVEAL wait for)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReveal:
+    """Sign my REVEAL for ``rs`` if it is due now (``_shuffle.reveal``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class CheckDeal:
+    """Deal ``rs`` if every live share is in now (``_shuffle.deal_now``)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Count the DROP votes of ``rs`` now due (a vote just came in)."""
+
+    rs: RoundState
+
+
+@dataclass(frozen=True, slots=True)
+class BeatSoon:
+    """Tell every peer how far I hold at the next tick, not at the next heartbeat:
+    a closing entry's turn comes once every live seat holds it."""
+
+
+@dataclass(frozen=True, slots=True)
+class HoldProof:
+    """Hold a checked proof of a fork, told already (by a FORK entry)."""
+
+    proof: ForkProof
+
+
+#: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
-          | MaybeScore | Reckon | Totals | MaybeClose | DrainHeld | Reseat | Unscore | GoAgain
-          | ShuffleAgain | StuckFinal | VoidPlay | Convict)
-
-
-def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
-    """The seats changed: who sits where, and whether I do."""
-    return Emit(ev.RosterChanged(tuple(s.name for s in seats),
-                                 tuple(fingerprint_of(s.key) for s in seats),
-                                 index_of(seats, me)))
+          | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
+          | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
+          | Tally | BeatSoon | HoldProof)

@@ -11,7 +11,9 @@ nothing else) and sends what they say.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
 from typing import Final
 
 from ..authors import AuthorLog
@@ -21,6 +23,8 @@ from ..messages import MsgType, Payload, Resend, parse_payload
 from ..proof import ForkProof
 from ._base import (
     BETWEEN_ROUND_TYPES,
+    EPHEMERAL,
+    LAMPORT_PROBLEMS,
     LINK_TYPES,
     MAX_LAMPORT_JUMP,
     NEEDS_DEAL,
@@ -38,6 +42,38 @@ IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 #: Read for every entry delivered, as a Final constant: on Python 3.11 a member
 #: read off its enum class goes through the metaclass.
 _RESULT: Final = MsgType.RESULT
+_ACK: Final = MsgType.ACK
+_RESEND: Final = MsgType.RESEND
+#: Refusals of an entry that an honest author signs too, only too late (a dropped
+#: seat's, one for a round we have closed, one past a proven fork): not flagged.
+TOO_LATE = frozenset({"dropped", "late", "void"})
+
+
+class Arrival(Enum):
+    """What becomes of an entry from an author who may be heard (:meth:`Places.arrival`)."""
+
+    SEQUENCED = "sequenced"  # offered to its author's chain, delivered in sequence
+    ACK = "ack"  # journaled (finality depends on acks), then acted on at once
+    EPHEMERAL = "ephemeral"  # acted on at once, journaled nowhere
+    ASK_AGAIN = "ask_again"  # host: a newcomer's ACK; its JOIN may have been lost: fetch it
+
+
+#: The verdicts, as Final constants (read for every entry: see _RESULT).
+SEQUENCED: Final = Arrival.SEQUENCED
+ACK: Final = Arrival.ACK
+EPHEMERAL_NOW: Final = Arrival.EPHEMERAL
+ASK_AGAIN: Final = Arrival.ASK_AGAIN
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """An author's next held entry cannot be delivered: refuse it (``reason``) and
+    deliver nothing more of its author now. ``flag``: what its author is flagged
+    for; None for a broken chain, where another branch of it is asked for
+    instead (a second entry under that number is the proof)."""
+
+    reason: str
+    flag: str | None
 
 
 def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
@@ -72,6 +108,38 @@ class Places:
         #: spectators a front end may admit (``NetSession.admits_spectator``).
         self.watchers: set[bytes] = set()
 
+    def admit(self, keys: Iterable[bytes]) -> None:
+        """Hear these keys as players though no place of theirs is known yet."""
+        self.placed.update(keys)
+
+    def player(self, key: bytes, holds: bool) -> bool:
+        """Whether ``key`` (``holds``: it has a place now) is a player the table keeps
+        talking to: it holds a place, or held one."""
+        return holds or key in self.placed
+
+    def arrival(self, entry: Entry, *, placed: bool, me: bytes, my_seq: int, is_host: bool,
+                seated: frozenset[bytes]) -> Arrival:
+        """What becomes of ``entry`` (``placed``: its author has a place now; ``my_seq``:
+        the last number I signed), or ``EnvelopeError``: my own entry come back (a
+        reflection; only a seat whose journal was behind takes entries of its own
+        from the table), or a stranger's (checked, and dropped: see
+        ``Replica.holds_place``)."""
+        kind = entry.type
+        author = entry.author
+        if author == me:
+            if entry.seq <= my_seq or kind in EPHEMERAL:
+                raise EnvelopeError("own_entry")
+        else:
+            if placed:
+                self.placed.add(author)
+            elif not self.heard_of(entry, is_host=is_host, seated=seated):
+                raise EnvelopeError("stranger")
+            if is_host and not placed and kind == _ACK and author not in self.placed:
+                return ASK_AGAIN
+        if kind in EPHEMERAL:
+            return ACK if kind == _ACK else EPHEMERAL_NOW
+        return SEQUENCED
+
     def heard_of(self, entry: Entry, *, is_host: bool, seated: frozenset[bytes]) -> bool:
         """Whether a key without a place may still be heard: it had one (a seat given
         up, a player catching up to ask back in), or it asks the host for one
@@ -82,7 +150,7 @@ class Places:
         Anything else from a key that never had a place is a stranger's."""
         if entry.author in self.placed:
             return True
-        if entry.type == MsgType.RESEND:
+        if entry.type == _RESEND:
             # Someone watching asks for entries: answered within its budget
             # (RESEND_BYTES), and only where its link is admitted at all.
             self.watchers.add(entry.author)
@@ -93,6 +161,66 @@ class Places:
             # ROSTER; its links come from the host's list of the seated.
             return not seated
         return entry.type in (MsgType.HELLO, MsgType.JOIN, MsgType.ACK)
+
+
+def has_place(key: bytes, *, seated: frozenset[bytes], host_key: bytes, me: bytes,
+              waiting: Mapping[bytes, str], rs: RoundState | None) -> bool:
+    """Whether ``key`` has a place at this table: a seat, a place in the round, a
+    place on the waiting list, or the host's or my own key."""
+    return (key in seated or key in (host_key, me) or key in waiting
+            or (rs is not None and key in rs.keys))
+
+
+def stranger_to_forget(keys: Iterable[bytes], holds_place: Callable[[bytes], bool],
+                       last_heard: Mapping[bytes, float]) -> bytes | None:
+    """The longest-silent key without a place, to forget to make room (None: none)."""
+    strangers = [k for k in keys if not holds_place(k)]
+    if not strangers:
+        return None
+    return min(strangers, key=lambda k: last_heard.get(k, -1e18))
+
+
+def offer(log: AuthorLog, entry: Entry, *, player: bool) -> str:
+    """Offer a sequenced entry to its author's chain (``player``: the author is one):
+    "next" (held, to deliver now), "held" (early) or "duplicate"; raises
+    ``EnvelopeError`` for an early entry of a key that never had a place (kept
+    for nothing), ``Equivocation`` for a second entry under one number.
+
+    A player's early entries are held, also before the ROSTER that seats it is
+    read (a record read from its start: ``Replica.admit``).
+    """
+    if not player and entry.seq > log.delivered + 1:
+        raise EnvelopeError("stranger")
+    verdict = log.offer(entry)
+    if verdict == "next":
+        log.held[entry.seq] = entry
+    return verdict
+
+
+def next_held(log: AuthorLog, rs: RoundState | None, phase: Phase) -> Entry | Stop | None:
+    """The author's next entry, taken out of those held, to deliver now; None when
+    it has none that may be delivered yet (:func:`deliverable`).
+
+    One that does not follow our head (another branch of its author's chain
+    than ours) or whose Lamport time cannot be honest is taken out all the
+    same, and comes back as a :class:`Stop`.
+    """
+    entry = log.held.get(log.delivered + 1)
+    if entry is None or not deliverable(rs, phase, entry):
+        return None
+    del log.held[entry.seq]
+    if not log.follows(entry):
+        return Stop("broken_chain", None)
+    problem = log.lamport_problem(entry)
+    if problem is not None:
+        return Stop(problem, LAMPORT_PROBLEMS[problem])
+    return entry
+
+
+def invalid_flag(reason: str) -> str | None:
+    """What the author of a signed entry refused for ``reason`` is flagged for
+    (honest peers never sign one), or None when an honest one did, too late."""
+    return None if reason in TOO_LATE else f"sent an invalid entry ({reason})"
 
 
 class Resends:
@@ -107,12 +235,14 @@ class Resends:
 
     def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int,
                now: float) -> tuple[list[bytes], bool]:
-        """The frames to send ``asker``, of those it asks for, and whether its budget
-        held some back: a peer asking again and again cannot make us send
-        without limit (it asks again for what the budget held back)."""
+        """The frames to send ``asker``, of those it asks for and we still hold, and
+        whether its budget held some back: a peer asking again and again cannot
+        make us send without limit (it asks again for what the budget held
+        back)."""
         frames: list[bytes] = []
         if log is None:
             return frames, False
+        lo = max(lo, log.floor + 1)
         budget = self._budget(asker)
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
@@ -121,6 +251,12 @@ class Resends:
                     return frames, True
                 frames.append(frame)
         return frames, False
+
+    @staticmethod
+    def below_floor(log: AuthorLog, lo: int) -> bool:
+        """Whether an ask from ``lo`` reaches below what we still hold of the author
+        (forgotten rounds): the host's snapshot answers that part first."""
+        return lo <= log.floor
 
     def spend(self, asker: bytes, now: float, size: int) -> bool:
         """Take ``size`` bytes of an answer from ``asker``'s budget (False: spent)."""
@@ -138,7 +274,12 @@ class Resends:
         None while I learn from the table where my chain ends), nor a proven
         equivocator's past its fork (all it signed after is void)."""
         asks: list[Resend] = []
+        gaps = self._gaps
         for key, log in authors.items():
+            if log.claimed <= log.delivered:  # nothing known to be missing (log.missing)
+                if gaps:
+                    gaps.pop(key, None)
+                continue
             gap = log.missing()
             if gap is None or key == mine:
                 self._gaps.pop(key, None)

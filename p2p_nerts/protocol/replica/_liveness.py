@@ -5,18 +5,20 @@ ACKs; and the public views of the tableaux, theirs and mine.
 
 Pure functions over one round's state and the authors' logs: the facade
 signs the ACKs, and asks for the entries that a mark naming another entry
-than ours leads to (a fork).
+than ours leads to (a fork). What an ACK (or any ephemeral entry) tells of
+its author's chain and of the others' is noted here too, on the logs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from ..authors import AuthorLog
 from ..envelope import GENESIS, Entry
-from ..messages import AckMark, View
+from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
+from ._effects import Sign
 from ._state import RoundState
 
 
@@ -79,6 +81,64 @@ def marks_for(keys: Iterable[bytes], authors: Mapping[bytes, AuthorLog],
     nothing of), in a canonical order."""
     return tuple(sorted(mark for k in keys if (log := authors.get(k)) is not None
                         and (mark := mark_of(k, log, proven.get(k))).seq))
+
+
+def claimed(log: AuthorLog, entry: Entry, seated: Collection[bytes]) -> bool:
+    """Note how far an ephemeral ``entry``'s author has signed (it names its head,
+    ``prev``, and its number); True when a seated author names as its head under
+    a number we hold another entry than ours: a lead to a fork."""
+    if entry.prev == GENESIS:  # it has signed nothing yet (its seq is 1 all the same)
+        return False
+    log.note_claim(entry.seq)
+    if entry.seq > log.delivered or entry.author not in seated:
+        return False
+    ours = log.id_at(entry.seq)
+    return ours is not None and ours != entry.prev
+
+
+def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
+                authors: Mapping[bytes, AuthorLog]) -> list[AckMark] | None:
+    """A seated peer's marks: how far each author has sent, noted on the logs we
+    hold, so that we ask others for what we lack (an author we have no link to).
+    The marks of seated authors we hold no log of come back, to be noted once
+    the facade made room for them (None: no such mark). Only a seated peer's
+    word counts: a stranger could otherwise send us asking for entries that
+    never were."""
+    unknown: list[AckMark] | None = None
+    for mark in upto:
+        log = authors.get(mark.author)
+        if log is not None:
+            log.note_claim(mark.seq)
+        elif mark.author in seated:
+            if unknown is None:
+                unknown = []
+            unknown.append(mark)
+    return unknown
+
+
+def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
+              upto: tuple[AckMark, ...]) -> tuple[AckMark, ...]:
+    """``seat``'s ACK (``log`` its chain): how far its author is, and the marks to
+    count now (:func:`note_marks`). An ACK sent in a later round counts too: its
+    author closed this round, and how far it is still counts here
+    (``_order.none_of_round_held``)."""
+    if entry.round >= rs.number:
+        rs.acks[seat] = (entry.lamport, entry.seq)
+    return note_marks(rs, seat, entry.seq, log, upto)
+
+
+def holds_from(upto: Iterable[AckMark], me: bytes, seq: int) -> bool:
+    """Whether these marks hold my chain as far as ``seq`` (a newcomer holds the
+    ROSTER that seated it: it may be dealt in)."""
+    return any(m.author == me and m.seq >= seq for m in upto)
+
+
+def answer_hello(key: bytes, authors: Mapping[bytes, AuthorLog],
+                 proven: Mapping[bytes, ForkProof]) -> Sign:
+    """A peer starting at this table may be back without its journal (``resume``):
+    its own mark, if we hold entries of it, tells it where its chain ends here;
+    no mark, that it has none."""
+    return Sign(Ack(marks_for((key,), authors, proven)), to=key)
 
 
 def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
@@ -160,4 +220,20 @@ def recheck_marks(rs: RoundState, log: AuthorLog) -> list[Lead]:
             del waiting[seat]
     if not waiting:
         del rs.pending_marks[author]
+    return leads
+
+
+def drained(rs: RoundState, log: AuthorLog,
+            authors: Mapping[bytes, AuthorLog]) -> list[Lead] | None:
+    """An author's entries were just delivered: count the marks that waited for
+    them (its own ACK's, waiting for what it sent before; others', naming its
+    entries); the leads to a fork they give, or None when no mark waited."""
+    leads: list[Lead] | None = None
+    if rs.early_marks:
+        seat = rs.seat_of(log.key)
+        if seat is not None and seat in rs.early_marks:
+            leads = take_marks(rs, seat, take_early_marks(rs, seat, log), authors)
+    if rs.pending_marks:
+        more = recheck_marks(rs, log)
+        leads = more if leads is None else leads + more
     return leads

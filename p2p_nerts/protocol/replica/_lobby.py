@@ -11,13 +11,13 @@ SETTINGS or REFUSE, keeps the waiting list and begins the round.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..envelope import Entry, EnvelopeError
+from ..messages import Join, Leave, Payload, Ready, Roster, Seat, Settings
 from ..messages import Refuse as Refusal
-from ..messages import Roster, Seat, Settings
 from ._base import SIT_DOWN_WAIT, CommandError, Phase, clocks_problem, rules_of, settings_of
 from ._effects import (
     BeginRound,
@@ -25,10 +25,12 @@ from ._effects import (
     Effect,
     Emit,
     NextDeal,
+    Readied,
     SetRules,
     SetSeats,
     Sign,
     SittingDown,
+    Unwait,
     WaitingSeated,
     Waits,
     roster_told,
@@ -83,6 +85,7 @@ class Table:
     max_seats: int  # the host's own limit
     waiting: Mapping[bytes, str]  # host: who sits down as this round closes
     proven: Collection[bytes]  # proven equivocators: never seated again
+    ready: Mapping[bytes, bool] = field(default_factory=dict)  # who said it is ready to deal
 
     @property
     def is_host(self) -> bool:
@@ -277,6 +280,31 @@ def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, 
         return [*over, *start_round(t)]
     except CommandError as exc:
         return [*over, DealByHand(), Emit(ev.Notice(f"cannot deal automatically: {exc}"))]
+
+
+def delivered(t: Table, entry: Entry, payload: Payload,
+              rs: RoundState | None) -> list[Effect]:
+    """A lobby entry delivered (``rs``: the round under way, if any): what it does.
+    Any other type between rounds is one no honest peer signs."""
+    author = entry.author
+    match payload:
+        case Join(name=name):
+            return join(t, author, name, rs) if t.is_host else []
+        case Leave():
+            unseats = t.is_host and t.phase in BETWEEN_ROUNDS
+            return [Unwait(author), *(unseat(t, author) if unseats else ())]
+        case Roster(seats=seats):
+            return roster(t, entry, seats)
+        case Settings():
+            return settings(t, entry, payload)
+        case Ready(on=on):
+            return [Readied(author, on), Emit(ev.ReadyChanged(tuple(
+                on if s.key == author else t.ready.get(s.key, False) for s in t.seats)))]
+        case Refusal(who=who, reason=reason):
+            if author == t.host_key and who == t.me:
+                return [Emit(ev.Refused(reason))]
+            return []
+    raise EnvelopeError("unexpected_type")
 
 
 def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> list[Effect]:

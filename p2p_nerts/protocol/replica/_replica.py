@@ -56,7 +56,6 @@ from ..journal import (
 from ..messages import (
     Ack,
     AckMark,
-    Go,
     Goodbye,
     Hello,
     Join,
@@ -67,10 +66,7 @@ from ..messages import (
     Ready,
     Refuse,
     Resend,
-    Reveal,
-    Roster,
     Seat,
-    Settings,
     Snapshot,
     Stuck,
     View,
@@ -93,7 +89,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
-    LAMPORT_PROBLEMS,
     MAX_AUTHORS,
     ROUND_TYPES,
     CommandError,
@@ -126,38 +121,45 @@ from ._commands import (
 )
 from ._effects import (
     Admit,
+    BeatSoon,
     BeginRound,
     CatchUp,
+    CheckDeal,
+    CheckGo,
+    CheckReveal,
     Claim,
     Convict,
     CutAfter,
     DealByHand,
-    DrainHeld,
+    DrainAll,
     Effect,
     Emit,
     EndRound,
     Forget,
     GoAgain,
+    HoldProof,
     Invalid,
     Journal,
     LeaveRound,
     MaybeClose,
     MaybeScore,
     NextDeal,
+    Readied,
     Reckon,
     Reseat,
     SetPhase,
     SetRules,
     SetSeats,
-    ShuffleAgain,
     Sign,
     SittingDown,
     Standing,
     StuckFinal,
     TakeHeads,
     TakeUp,
+    Tally,
     Totals,
     Unscore,
+    Unwait,
     VoidPlay,
     WaitingSeated,
     Waits,
@@ -547,6 +549,24 @@ class Replica:
             match effect:
                 case Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
+                case Unwait(key=key):
+                    self.waiting.pop(key, None)
+                case Readied(key=key, on=on):
+                    self.ready[key] = on
+                case CheckGo(rs=rs):
+                    self._maybe_go(rs)
+                case DrainAll():
+                    self._drain_all()
+                case CheckReveal(rs=rs):
+                    self._maybe_reveal(rs)
+                case CheckDeal(rs=rs):
+                    self._maybe_deal(rs)
+                case Tally(rs=rs):
+                    self._tally_drops(rs)
+                case BeatSoon():
+                    self._beats.soon()
+                case HoldProof(proof=proof):
+                    self._proven(proof, publish=False)
                 case Emit(event=event):
                     self._event(event)
                 case Journal(record=record):
@@ -620,8 +640,6 @@ class Replica:
                 case MaybeClose(rs=rs):
                     self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
                                               auto_next=self.auto_next, now=self.now))
-                case DrainHeld():
-                    self._drain_all()
                 case Reseat(rs=rs):
                     self._apply(lobby.closing_roster(self._table, rs))
                 case Unscore(rs=rs):
@@ -630,9 +648,6 @@ class Replica:
                 case GoAgain(rs=rs):
                     if shuffle.joint_of_live(self.table_id, rs):
                         self._maybe_go(rs)
-                case ShuffleAgain(rs=rs):
-                    self._maybe_reveal(rs)
-                    self._maybe_deal(rs)
                 case StuckFinal(rs=rs, seat=seat, on=on, key=key):
                     self._apply(rounds.stuck_final(rs, seat, on, key))
                 case VoidPlay(rs=rs, key=key):
@@ -733,20 +748,19 @@ class Replica:
         never journaled or kept, and it is answered nothing. Nothing is held
         early for a key without a place.
         """
-        rs = self.rs
-        return (key in self.seated or key == self.host_key or key == self.me.public_key
-                or key in self.waiting or (rs is not None and key in rs.keys))
+        return intake.has_place(key, seated=self.seated, host_key=self.host_key,
+                                me=self.me.public_key, waiting=self.waiting, rs=self.rs)
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
         authors of a game record that a seat-less replica reads from its start
         (their JOINs come before the ROSTER that seats them)."""
-        self._places.placed.update(keys)
+        self._places.admit(keys)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table or held one: a player the table
         keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self.holds_place(key) or key in self._places.placed
+        return self._places.player(key, self.holds_place(key))
 
     @property
     def watchers(self) -> set[bytes]:
@@ -761,10 +775,9 @@ class Replica:
         says HELLO); only the seated matter to the game. A forgotten key
         that comes back starts again from its first entry, which it resends.
         """
-        strangers = [k for k in self.authors if not self.holds_place(k)]
-        if not strangers:
+        oldest = intake.stranger_to_forget(self.authors, self.holds_place, self.last_heard)
+        if oldest is None:
             return False
-        oldest = min(strangers, key=lambda k: self.last_heard.get(k, -1e18))
         del self.authors[oldest]
         self.last_heard.pop(oldest, None)
         self._resends.forget(oldest)
@@ -772,45 +785,29 @@ class Replica:
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: Payload) -> None:
-        placed = self.holds_place(entry.author)  # (our own key always is)
-        if entry.author == self.me.public_key:
-            if entry.seq <= self.seq or entry.type in EPHEMERAL:
-                # A reflection: we never need our own back. Only a seat whose
-                # journal was behind takes entries of its own from the table
-                # (resume.py).
-                raise EnvelopeError("own_entry")
-        else:
-            if placed:
-                self._places.placed.add(entry.author)
-            elif not self._places.heard_of(entry, is_host=self.is_host, seated=self.seated):
-                raise EnvelopeError("stranger")  # checked, and dropped: see holds_place
-            if (self.is_host and not placed and entry.type == MsgType.ACK
-                    and entry.author not in self._places.placed):
-                log = self._author(entry.author)  # a newcomer's JOIN may have been lost: ask
-                if log is not None:                # again
+        author = entry.author
+        placed = self.holds_place(author)  # (my own key always is)
+        arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
+                                       my_seq=self.seq, is_host=self.is_host,
+                                       seated=self.seated)
+        if arrival is not intake.SEQUENCED:
+            if arrival is intake.ASK_AGAIN:
+                log = self._author(author)
+                if log is not None:
                     log.note_claim(entry.seq)
                 return
-        if entry.type in EPHEMERAL:
-            if entry.type == MsgType.ACK:  # finality depends on acks
+            if arrival is intake.ACK:
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
-                             else Record(Kind.LINK, entry.author + entry.raw))
+                             else Record(Kind.LINK, author + entry.raw))
             self._ephemeral(entry, payload)
             return
-        log = self._author(entry.author)
+        log = self._author(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        if not self.player(entry.author) and entry.seq > log.delivered + 1:
-            # Held for a key that never had a place: kept for nothing. A player's
-            # are held, also before the ROSTER that seats it is read (a record
-            # read from its start: see admit).
-            raise EnvelopeError("stranger")
-        verdict = log.offer(entry)
-        if verdict == "duplicate":
+        if intake.offer(log, entry, player=self._places.player(author, placed)) == "duplicate":
             self.rejected["duplicate"] += 1
             return
         self._record(Record(Kind.ENTRY, entry.raw))
-        if verdict == "next":
-            log.held[entry.seq] = entry
         self._drain(log, (entry, payload))
 
     def _drain(self, log: AuthorLog, parsed: tuple[Entry, Payload] | None = None) -> None:
@@ -820,21 +817,16 @@ class Replica:
         (to judge it before journaling): the common case, one entry that is
         next in its author's sequence, does not parse it twice.
         """
-        while (entry := log.held.get(log.delivered + 1)) is not None:
-            if not intake.deliverable(self.rs, self.phase, entry):
-                break
-            del log.held[entry.seq]
-            if not log.follows(entry):
-                # Another branch of its author's chain than ours: ask everyone for
-                # the entry before; whoever holds the other branch answers with a
-                # second entry under that number (see _conflict).
-                self._reject("broken_chain")
-                self._suspect(log.key, entry.seq - 1, None)
-                break
-            problem = log.lamport_problem(entry)
-            if problem is not None:
-                self._reject(problem)
-                self._flag_key(entry.author, LAMPORT_PROBLEMS[problem])
+        while log.held and (entry := intake.next_held(log, self.rs, self.phase)) is not None:
+            if isinstance(entry, intake.Stop):
+                self._reject(entry.reason)
+                if entry.flag is not None:
+                    self._flag_key(log.key, entry.flag)
+                else:
+                    # Ask everyone for the entry before; whoever holds the other
+                    # branch answers with a second entry under that number (see
+                    # _conflict).
+                    self._suspect(log.key, log.delivered, None)
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
@@ -843,17 +835,15 @@ class Replica:
             except EnvelopeError as exc:
                 # A signed entry that breaks the rules takes its sequence slot (so
                 # the author's later entries are not blocked) and changes nothing
-                # else; honest peers never sign one, so its author is flagged. A
-                # dropped seat's entries, and any for a round we have closed,
-                # are honest: only too late.
+                # else (intake.invalid_flag).
                 self._reject(exc.reason)
-                if exc.reason not in ("dropped", "late", "void"):
-                    self._flag_key(entry.author, f"sent an invalid entry ({exc.reason})")
+                flag = intake.invalid_flag(exc.reason)
+                if flag is not None:
+                    self._flag_key(entry.author, flag)
         rs = self.rs
-        if rs is not None and rs.early_marks and (seat := rs.seat_of(log.key)) in rs.early_marks:
-            self._take_marks(rs, seat, liveness.take_early_marks(rs, seat, log))
-        if rs is not None and rs.pending_marks:
-            self._follow(liveness.recheck_marks(rs, log))
+        if (rs is not None and (rs.early_marks or rs.pending_marks)
+                and (leads := liveness.drained(rs, log, self.authors))):
+            self._follow(leads)
         self._ask_missing()
 
     def _drain_all(self) -> None:
@@ -873,29 +863,10 @@ class Replica:
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
             return
-        match payload:
-            case Join(name=name):
-                if self.is_host:
-                    self._host_join(entry.author, name)
-            case Leave():
-                self.waiting.pop(entry.author, None)
-                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-                    self._unseat(entry.author)
-            case Roster(seats=seats):
-                self._roster(entry, seats)
-            case Settings():
-                self._settings(entry, payload)
-            case Ready(on=on):
-                self.ready[entry.author] = on
-                self._event(ev.ReadyChanged(tuple(self.ready.get(s.key, False)
-                                                  for s in self.seats)))
-            case Refuse(who=who, reason=reason):
-                if entry.author == self.host_key and who == self.me.public_key:
-                    self._event(ev.Refused(reason))
-            case Goodbye(reason=reason):
-                self._goodbye(entry.author, reason, entry.seq)
-            case _:
-                raise EnvelopeError("unexpected_type")
+        if isinstance(payload, Goodbye):
+            self._goodbye(entry.author, payload.reason, entry.seq)
+        else:
+            self._apply(lobby.delivered(self._table, entry, payload, self.rs))
 
     def _observe(self, entry: Entry) -> None:
         """Only seated players' times order the table: a stranger cannot move my clock."""
@@ -903,18 +874,15 @@ class Replica:
             self.clock.observe(entry.lamport)
 
     def _ephemeral(self, entry: Entry, payload: Payload) -> None:
-        log = self._author(entry.author)
+        author = entry.author
+        log = self._author(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
-        self.last_heard[entry.author] = self.now
-        if entry.prev != GENESIS:  # (GENESIS: it has signed nothing yet; seq is 1 all the same)
-            log.note_claim(entry.seq)
-        if entry.prev != GENESIS and entry.seq <= log.delivered and entry.author in self.seated:
-            ours = log.id_at(entry.seq)
-            if ours is not None and ours != entry.prev:
-                self._suspect(entry.author, entry.seq, entry.author)  # its head is not ours
+        self.last_heard[author] = self.now
+        if liveness.claimed(log, entry, self.seated):
+            self._suspect(author, entry.seq, author)  # its head is not ours
         rs = self.rs
-        seat = rs.seat_of(entry.author) if rs else None
+        seat = rs.seat_of(author) if rs else None
         match payload:
             case Ack(upto=upto):
                 # Only what the journal holds moves my clock: a restart replays
@@ -922,55 +890,37 @@ class Replica:
                 self._observe(entry)
                 log.vouch(entry.seq, entry.lamport)
                 if self._resume is not None and not self._recovery.restoring:
-                    self._heard_while_resuming(entry.author, upto)
+                    self._heard_while_resuming(author, upto)
                 seated = self.seated
-                if entry.author in seated:
-                    self._pruning.heard(entry.author, upto)
-                for mark in upto if entry.author in seated else ():
-                    # A seated author we never heard from directly (no link to
-                    # it): learning what it sent lets us ask others for it. Only
-                    # a seated peer's word counts: a stranger could otherwise
-                    # send us asking for entries that never were.
-                    other = (self._author(mark.author) if mark.author in seated
-                             else self.authors.get(mark.author))
-                    if other is not None:
-                        other.note_claim(mark.seq)
+                if author in seated:
+                    self._pruning.heard(author, upto)
+                    for mark in liveness.note_claims(upto, seated, self.authors) or ():
+                        other = self._author(mark.author)
+                        if other is not None:
+                            other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
-                    self._take_marks(rs, seat, liveness.note_marks(rs, seat, entry.seq, log,
-                                                                   upto))
-                if rs is not None and seat is not None and entry.round >= rs.number:
-                    # (Sent in a later round: its author closed this one, and
-                    # how far it is still counts here, _order.none_of_round_held.)
-                    rs.acks[seat] = (entry.lamport, entry.seq)
-                if entry.author in self.sitting_down and any(
-                        m.author == self.me.public_key
-                        and m.seq >= self.sitting_down[entry.author] for m in upto):
-                    del self.sitting_down[entry.author]  # it holds its seat: deal it in
+                    self._take_marks(rs, seat, liveness.heard_ack(rs, seat, entry, log, upto))
+                if author in self.sitting_down and liveness.holds_from(
+                        upto, self.me.public_key, self.sitting_down[author]):
+                    del self.sitting_down[author]  # it holds its seat: deal it in
             case View():
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
-            case Resend(author=author, from_seq=lo, to_seq=hi):
-                self._answer_resend(entry.author, author, lo, hi)
+            case Resend(author=about, from_seq=lo, to_seq=hi):
+                self._answer_resend(author, about, lo, hi)
             case Snapshot():
                 self._snapshot(entry, payload)
             case Hello():
-                # A peer starting at this table: it may be back without its journal
-                # (resume.py). Its own mark, if we hold entries of it, tells it
-                # where its chain ends here; no mark, that it has none.
-                self._send(Ack(self._marks({entry.author})), to=entry.author)
+                self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
             case _:
-                pass  # HELLO: liveness only
+                pass
 
     def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
         """Send ``asker`` what it lacks, within its budget (``Resends``); below what
         we still hold of ``author``, the host's snapshot first."""
         log = self.authors.get(author)
-        if log is None:
+        if log is None or (self._resends.below_floor(log, lo) and not self._send_snapshot(asker)):
             return
-        if lo <= log.floor:
-            if not self._send_snapshot(asker):
-                return
-            lo = log.floor + 1
         frames, held_back = self._resends.answer(asker, log, lo, hi, self.now)
         self._out.sends += [Send(frame, asker) for frame in frames]
         if held_back:
@@ -1038,10 +988,7 @@ class Replica:
         return lobby.Table(self.me.public_key, self.host_key, self.phase, self.seats,
                            self.rs.number if self.rs else 0, self.variants, self.countdown,
                            self.drop_after, self.max_seats, self.waiting,
-                           self._forks.proven.keys())
-
-    def _host_join(self, key: bytes, name: str) -> None:
-        self._apply(lobby.join(self._table, key, name, self.rs))
+                           self._forks.proven.keys(), self.ready)
 
     def _unseat(self, key: bytes) -> None:
         self._apply(lobby.unseat(self._table, key))
@@ -1050,13 +997,6 @@ class Replica:
         self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
                                     next_round_at=self.next_round_at, now=self.now,
                                     sitting_down=self.sitting_down.keys()))
-
-    def _roster(self, entry: Entry, seats: tuple[Seat, ...]) -> None:
-        self._apply(lobby.roster(self._table, entry, seats))
-
-    def _settings(self, entry: Entry, payload: Payload) -> None:
-        assert isinstance(payload, Settings)
-        self._apply(lobby.settings(self._table, entry, payload))
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
@@ -1118,52 +1058,25 @@ class Replica:
             self._tally_drops(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
-        match step:
-            case rounds.Added(mine=mine):
-                self._event(step)
-                if not mine:
-                    # At once and straight to its author, whose play is then final
-                    # about one round trip later. Everyone else learns how far I am
-                    # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
-                    # (and at a busy table these acks are all the heartbeats).
-                    self._ack_to.add(entry.author)
-            case rounds.Look.REVEAL:
-                self._maybe_reveal(rs)
-            case rounds.Look.DEAL:
-                self._maybe_deal(rs)
-            case rounds.Look.GO:
-                self._maybe_go(rs)
-            case rounds.Look.TALLY:
-                self._tally_drops(rs)
-            case rounds.Look.HEARD:
-                if seat != rs.me:
-                    # Its turn comes once every live seat holds it: say so at
-                    # the next tick rather than at the next heartbeat.
-                    self._beats.soon()
-            case rounds.Proven(proof=proof):
-                self._proven(proof, publish=False)
-            case rounds.Tell(text=text):
-                self._event(ev.Notice(text))
-            case rounds.Cheat(reason=reason, error=error):
-                self._flag(rs, seat, reason)
-                raise EnvelopeError(error)
+        if isinstance(step, rounds.Added):  # the common case: nothing allocated to say so
+            self._event(step)
+            if not step.mine:
+                # At once and straight to its author, whose play is then final
+                # about one round trip later. Everyone else learns how far I am
+                # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
+                # (and at a busy table these acks are all the heartbeats).
+                self._ack_to.add(entry.author)
+        elif isinstance(step, rounds.Cheat):
+            self._flag(rs, seat, step.reason)
+            raise EnvelopeError(step.error)
+        elif step is not rounds.Look.NOTHING:
+            self._apply(rounds.after(rs, step))
 
     def _maybe_reveal(self, rs: RoundState) -> None:
-        if shuffle.reveal_due(rs):
-            self._send(Reveal(rs.share))
+        self._apply(shuffle.reveal(rs))
 
     def _maybe_deal(self, rs: RoundState) -> None:
-        if not shuffle.deal_due(rs):
-            return
-        joint = shuffle.live_joint(self.table_id, rs)
-        shuffle.deal(rs, joint)
-        if self.is_host:
-            self._send(Go(joint))
-        self._maybe_go(rs)
-        # Plays that overtook the last REVEAL wait for the deal; if nothing else
-        # comes from their authors (a peer catching up, whose resends are all
-        # in), only this wakes them.
-        self._drain_all()
+        self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
 
     def _maybe_go(self, rs: RoundState) -> None:
         self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,

@@ -43,7 +43,19 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
-from ._effects import Effect, Emit, EndRound, Journal, Sign
+from ._effects import (
+    BeatSoon,
+    CheckDeal,
+    CheckGo,
+    CheckReveal,
+    Effect,
+    Emit,
+    EndRound,
+    HoldProof,
+    Journal,
+    Sign,
+    Tally,
+)
 from ._state import Ordered, RoundState, index_of
 
 
@@ -55,7 +67,7 @@ class Look(Enum):
     DEAL = "deal"  # every share may be revealed
     GO = "go"  # the host's GO may start play
     TALLY = "tally"  # a DROP vote may be due
-    HEARD = "heard"  # an AUDIT or SUMMARY in: tell everyone at once that I hold it
+    HEARD = "heard"  # another's AUDIT or SUMMARY in: tell everyone at once that I hold it
 
 
 #: A PLAY entered the foundation log (pending its turn in the total order). The
@@ -227,10 +239,12 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             # Counted at their turn in the total order, like the drops that may
             # take them back out: the round is scored and closed at one point
             # of that order, the same on every peer.
+            # Its turn comes once every live seat holds it: for another's, say so
+            # at the next tick rather than at the next heartbeat.
             (rs.audit_seq if isinstance(payload, Audit) else rs.summary_seq)[seat] = entry.seq
             heapq.heappush(rs.ordered,
                            Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
-            return Look.HEARD
+            return Look.HEARD if seat != rs.me else Look.NOTHING
         case Result():
             if seat in rs.signed_results:
                 raise EnvelopeError("second_result")
@@ -242,6 +256,26 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             return Look.NOTHING
         case _:
             raise EnvelopeError("unexpected_type")
+
+
+def after(rs: RoundState, step: Look | Proven | Tell) -> list[Effect]:
+    """What follows a round entry taken in (a step of :func:`take` other than a
+    play added, which the facade tells at once, or a cheat, which refuses it)."""
+    if step is Look.REVEAL:
+        return [CheckReveal(rs)]
+    if step is Look.DEAL:
+        return [CheckDeal(rs)]
+    if step is Look.GO:
+        return [CheckGo(rs)]
+    if step is Look.TALLY:
+        return [Tally(rs)]
+    if step is Look.HEARD:
+        return [BeatSoon()]
+    if isinstance(step, Proven):
+        return [HoldProof(step.proof)]
+    if isinstance(step, Tell):
+        return [Emit(ev.Notice(step.text))]
+    return []
 
 
 def stuck_final(rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> list[Effect]:

@@ -13,8 +13,9 @@ from enum import Enum
 from ...game.tableau import Tableau
 from .. import events as ev
 from ..fairness import deal_for, joint_value
+from ..messages import Go, Reveal
 from ._base import Phase
-from ._effects import Effect, Emit, Invalid, SetPhase
+from ._effects import CheckGo, DrainAll, Effect, Emit, Invalid, SetPhase, Sign
 from ._state import RoundState
 
 
@@ -29,6 +30,11 @@ class GoCheck(Enum):
 def reveal_due(rs: RoundState) -> bool:
     """Every live seat has committed and I have not revealed my share yet."""
     return rs.me is not None and rs.live <= rs.commits.keys() and rs.me not in rs.reveals
+
+
+def reveal(rs: RoundState) -> list[Effect]:
+    """My REVEAL, once due (:func:`reveal_due`)."""
+    return [Sign(Reveal(rs.share))] if reveal_due(rs) else []
 
 
 def deal_due(rs: RoundState) -> bool:
@@ -53,6 +59,18 @@ def deal(rs: RoundState, joint: bytes) -> None:
         deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
         rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
                          jokers=rs.variants.jokers)
+
+
+def deal_now(table_id: bytes, rs: RoundState, *, is_host: bool) -> list[Effect]:
+    """Deal, once due (:func:`deal_due`): the host signs its GO for the deal, and
+    the GO is looked at (play may start). Plays that overtook the last REVEAL
+    wait for the deal; if nothing else comes from their authors (a peer
+    catching up, whose resends are all in), only this wakes them."""
+    if not deal_due(rs):
+        return []
+    joint = live_joint(table_id, rs)
+    deal(rs, joint)
+    return [*([Sign(Go(joint))] if is_host else []), CheckGo(rs), DrainAll()]
 
 
 def joint_of_live(table_id: bytes, rs: RoundState) -> bool:
