@@ -32,52 +32,22 @@ from typing import Any, assert_never
 from ...game.foundations import FoundationLog, PlayKey
 from ...game.moves import perform
 from ...game.scoring import Match
-from ...game.tableau import (
-    Tableau,
-    Target,
-)
+from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
 from .. import events as ev
+from .. import messages as msg
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
-from ..envelope import (
-    GENESIS,
-    Entry,
-    EnvelopeError,
-    author_of,
-)
+from ..envelope import GENESIS, Entry, EnvelopeError, author_of
 from ..identity import PUBLIC_KEY_LEN, Identity
-from ..journal import (
-    Kind,
-    Record,
-    snapshot_of,
-    unpack,
-)
-from ..messages import (
-    Ack,
-    AckMark,
-    Goodbye,
-    Hello,
-    Join,
-    Leave,
-    MsgType,
-    Nerts,
-    Payload,
-    Ready,
-    Refuse,
-    Resend,
-    Seat,
-    Snapshot,
-    Stuck,
-    View,
-    parse_payload,
-)
-from ..messages import Play as PlayMsg
+from ..journal import Kind, Record, snapshot_of, unpack
 from ..proof import ForkProof
 from ..resume import Deferred, Resume
 from . import _catchup as catchup
 from . import _closing as closing
+from . import _commands as cmd
 from . import _drops as drops
+from . import _effects as fx
 from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
@@ -99,70 +69,6 @@ from ._base import (
     clocks_problem,
     rules_of,
     settings_of,
-)
-from ._commands import (
-    ArrangeSeats,
-    AskToWatch,
-    CallNerts,
-    ChangeSettings,
-    Command,
-    LeaveTable,
-    Move,
-    Open,
-    RotateAlone,
-    SeatLost,
-    SetReady,
-    StartRound,
-    Turn,
-    TurnAway,
-    VoteStuck,
-    refused,
-    rotate_alone,
-)
-from ._effects import (
-    Admit,
-    BeatSoon,
-    BeginRound,
-    CatchUp,
-    CheckDeal,
-    CheckGo,
-    CheckReveal,
-    Claim,
-    Convict,
-    CutAfter,
-    DealByHand,
-    DrainAll,
-    Effect,
-    Emit,
-    EndRound,
-    Forget,
-    GoAgain,
-    HoldProof,
-    Invalid,
-    Journal,
-    LeaveRound,
-    MaybeClose,
-    MaybeScore,
-    NextDeal,
-    Readied,
-    Reckon,
-    Reseat,
-    SetPhase,
-    SetRules,
-    SetSeats,
-    Sign,
-    SittingDown,
-    Standing,
-    StuckFinal,
-    TakeHeads,
-    TakeUp,
-    Tally,
-    Totals,
-    Unscore,
-    Unwait,
-    VoidPlay,
-    WaitingSeated,
-    Waits,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -241,7 +147,7 @@ class Replica:
         #: other peers start checking it while I apply it (one cold pass through
         #: my own delivery, about 60 µs on a peer just woken to play). Any call
         #: applies it first, so nothing is ever judged without it.
-        self._unapplied: tuple[Entry, Payload] | None = None
+        self._unapplied: tuple[Entry, msg.Payload] | None = None
         self._out = Outbound()
         self._beats = Heartbeats()
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
@@ -260,12 +166,12 @@ class Replica:
         return self._outbox.seq
 
     @property
-    def seats(self) -> tuple[Seat, ...]:
+    def seats(self) -> tuple[msg.Seat, ...]:
         """Who sits at the table (the host's last ROSTER): seat index = position."""
         return self._seats
 
     @seats.setter
-    def seats(self, seats: tuple[Seat, ...]) -> None:
+    def seats(self, seats: tuple[msg.Seat, ...]) -> None:
         self._seats = seats
         #: Their keys, looked up for every entry that arrives.
         self.seated = frozenset(s.key for s in seats)
@@ -286,7 +192,7 @@ class Replica:
         r._recovery.load(records, identity.public_key)
         if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
             start = snapshot_of(records[0])                # began (later ones replay again)
-            r._apply([TakeUp(start, rules_of(start.settings))])
+            r._apply([fx.TakeUp(start, rules_of(start.settings))])
         for rec in records:
             if rec.kind is Kind.ENTRY:
                 r._replay_entry(rec.data)
@@ -318,10 +224,10 @@ class Replica:
         if log.offer(entry) == "duplicate":
             return
         self._outbox.took(entry)
-        self._deliver(entry, parse_payload(entry.type, entry.payload), log)
+        self._deliver(entry, msg.parse_payload(entry.type, entry.payload), log)
 
     # =================================================================== API
-    def handle(self, command: Command, now: float) -> Outbound:
+    def handle(self, command: cmd.Command, now: float) -> Outbound:
         """A local command at ``now``: what it produced.
 
         Raises :class:`CommandError` (or ``IllegalMove`` for a card that does
@@ -331,46 +237,46 @@ class Replica:
         self.now = now
         self._apply_own()
         match command:
-            case Move(target=target):
+            case cmd.Move(target=target):
                 self._move(target)
-            case Turn():
+            case cmd.Turn():
                 rs, tab = self._playing()
                 tab.turn()
                 self._journal_moves(rs, tab)
-            case VoteStuck(on=on):
+            case cmd.VoteStuck(on=on):
                 rs, _tab = self._playing()
-                self._send(Stuck(on, len(rs.log)))
-            case CallNerts():
+                self._send(msg.Stuck(on, len(rs.log)))
+            case cmd.CallNerts():
                 self._call_nerts()
-            case RotateAlone():
+            case cmd.RotateAlone():
                 rs, tab = self._playing()
-                rotate_alone(rs, tab)
+                cmd.rotate_alone(rs, tab)
                 self._journal_moves(rs, tab)
-            case SetReady(on=on):
+            case cmd.SetReady(on=on):
                 if self.watching:
                     raise CommandError("you are watching this table: a spectator has no seat")
-                self._send(Ready(on))
-            case Open():
+                self._send(msg.Ready(on))
+            case cmd.Open():
                 self._open()
-            case StartRound():
+            case cmd.StartRound():
                 self._apply(lobby.start_round(self._table))
-            case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
+            case cmd.ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
                 self._apply(lobby.change_settings(self._table, variants, countdown, drop_after))
-            case ArrangeSeats(order=order):
+            case cmd.ArrangeSeats(order=order):
                 self._apply(lobby.arrange(self._table, order))
-            case LeaveTable(reason=reason):
+            case cmd.LeaveTable(reason=reason):
                 if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-                    self._send(Leave())
-                self._send(Goodbye(reason[:200]))
-            case SeatLost(key=key):
+                    self._send(msg.Leave())
+                self._send(msg.Goodbye(reason[:200]))
+            case cmd.SeatLost(key=key):
                 if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
                     self.waiting.pop(key, None)
                     self._unseat(key)
-            case TurnAway(key=key, reason=reason):
+            case cmd.TurnAway(key=key, reason=reason):
                 if self.is_host and key not in self.seated:
-                    self._send(Refuse(key, reason[:200]))
-            case AskToWatch(key=key):
-                self._send(Resend(key, 1, 1024), to=key)
+                    self._send(msg.Refuse(key, reason[:200]))
+            case cmd.AskToWatch(key=key):
+                self._send(msg.Resend(key, 1, 1024), to=key)
             case _:
                 assert_never(command)
         return self._flush()
@@ -465,8 +371,8 @@ class Replica:
             # Nothing signed here yet, as far as we know: the host may hold
             # entries of this key from before (a lost journal). Ask first.
             self._resume = Resume({self.host_key}, self.now, 0)
-            self._send(Hello(self.me.name, 1))
-        self._send(Join(self.me.name, None))
+            self._send(msg.Hello(self.me.name, 1))
+        self._send(msg.Join(self.me.name, None))
 
     def _move(self, target: Target) -> None:
         rs, tab = self._playing()
@@ -479,7 +385,7 @@ class Replica:
         card = perform(tab, target, key)
         assert card is not None
         self._journal_moves(rs, tab)
-        signed = self._sign(PlayMsg(card, target.pile, target.src, target.declared,
+        signed = self._sign(msg.Play(card, target.pile, target.src, target.declared,
                                     len(tab.log) - 1), expect_lamport=lamport)
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
@@ -492,7 +398,7 @@ class Replica:
         tab.record_nerts_call(lamport)
         rs.i_called = True
         self._journal_moves(rs, tab)
-        self._send(Nerts(), expect_lamport=lamport)
+        self._send(msg.Nerts(), expect_lamport=lamport)
 
     # -------------------------------------------------------------- reading
     @property
@@ -543,39 +449,39 @@ class Replica:
     def _event(self, event: ev.Event) -> None:
         self._out.events.append(event)
 
-    def _apply(self, effects: Iterable[Effect]) -> None:
+    def _apply(self, effects: Iterable[fx.Effect]) -> None:
         """Carry out what a sub-machine decided, in its order: the one place that does."""
         for effect in effects:
             match effect:
-                case Sign(payload=payload, to=to, round_no=round_no):
+                case fx.Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
-                case Unwait(key=key):
+                case fx.Unwait(key=key):
                     self.waiting.pop(key, None)
-                case Readied(key=key, on=on):
+                case fx.Readied(key=key, on=on):
                     self.ready[key] = on
-                case CheckGo(rs=rs):
+                case fx.CheckGo(rs=rs):
                     self._maybe_go(rs)
-                case DrainAll():
+                case fx.DrainAll():
                     self._drain_all()
-                case CheckReveal(rs=rs):
+                case fx.CheckReveal(rs=rs):
                     self._maybe_reveal(rs)
-                case CheckDeal(rs=rs):
+                case fx.CheckDeal(rs=rs):
                     self._maybe_deal(rs)
-                case Tally(rs=rs):
+                case fx.Tally(rs=rs):
                     self._tally_drops(rs)
-                case BeatSoon():
+                case fx.BeatSoon():
                     self._beats.soon()
-                case HoldProof(proof=proof):
+                case fx.HoldProof(proof=proof):
                     self._proven(proof, publish=False)
-                case Emit(event=event):
+                case fx.Emit(event=event):
                     self._event(event)
-                case Journal(record=record):
+                case fx.Journal(record=record):
                     self._record(record)
-                case SetSeats(seats=seats):
+                case fx.SetSeats(seats=seats):
                     self.seats = seats
-                case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
+                case fx.SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
                     self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
-                case BeginRound(number=number, note=note):
+                case fx.BeginRound(number=number, note=note):
                     if note:  # the table as it stands, where the journal will start
                         self._apply(self._pruning.begin(catchup.capture(
                             number, over=self.phase is Phase.OVER, seats=self.seats,
@@ -584,21 +490,21 @@ class Replica:
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
                     self._begin_round(number)
-                case Waits(key=key, name=name):
+                case fx.Waits(key=key, name=name):
                     self.waiting[key] = name
-                case WaitingSeated():
+                case fx.WaitingSeated():
                     self.waiting.clear()
-                case SittingDown(newcomers=newcomers):
+                case fx.SittingDown(newcomers=newcomers):
                     self.sitting_down = dict.fromkeys(newcomers, self.seq)
-                case NextDeal(at=at):
+                case fx.NextDeal(at=at):
                     self.next_round_at = at
-                case DealByHand():
+                case fx.DealByHand():
                     self.auto_start = self.auto_next = None
-                case Forget(author=author, upto=upto):
+                case fx.Forget(author=author, upto=upto):
                     self.authors[author].prune(upto)
-                case TakeUp(snapshot=snapshot, variants=variants):
+                case fx.TakeUp(snapshot=snapshot, variants=variants):
                     self._apply(self._pruning.take_up(snapshot, variants, self.me.public_key))
-                case TakeHeads(heads=heads, dated=dated):
+                case fx.TakeHeads(heads=heads, dated=dated):
                     for head in heads:
                         log = self._author(head.author)
                         if log is not None:
@@ -608,51 +514,51 @@ class Replica:
                                            mine.delivered if mine is not None else 0)
                     self.clock.time = max([self.clock.time,
                                            *(h.lamport for h in heads if h.author in dated)])
-                case Standing(totals=totals, match=match, phase=phase):
+                case fx.Standing(totals=totals, match=match, phase=phase):
                     self.totals, self.match, self.phase = totals, match, phase
                     self.rs = self.prev_rs = None
-                case Admit(keys=keys):
+                case fx.Admit(keys=keys):
                     self.admit(keys)
-                case CatchUp():
+                case fx.CatchUp():
                     self._recovery.catching_up = True
-                case Claim(author=author, seq=seq):
+                case fx.Claim(author=author, seq=seq):
                     log = self._author(author)
                     if log is not None:
                         log.note_claim(seq)
-                case SetPhase(phase=phase):
+                case fx.SetPhase(phase=phase):
                     self.phase = phase
-                case Invalid(reason=reason):
+                case fx.Invalid(reason=reason):
                     raise EnvelopeError(reason)
-                case EndRound(rs=rs, how=how, cutoff=cutoff):
+                case fx.EndRound(rs=rs, how=how, cutoff=cutoff):
                     self._apply(closing.end_round(rs, how, cutoff, self.now))
-                case CutAfter(rs=rs, seat=seat, cut=cut):
+                case fx.CutAfter(rs=rs, seat=seat, cut=cut):
                     self._apply(drops.cut_after(
                         rs, seat, cut, scoring=rs is self.rs and self.phase is Phase.SCORING))
-                case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
+                case fx.LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
                     self._apply(drops.leave(rs, seat, cut, at, self.now))
-                case MaybeScore(rs=rs):
+                case fx.MaybeScore(rs=rs):
                     self._apply(closing.score(rs))
-                case Reckon(rs=rs, outcomes=outcomes, gone=gone):
+                case fx.Reckon(rs=rs, outcomes=outcomes, gone=gone):
                     assert self.match is not None
                     self._apply(closing.scored(rs, self.match, outcomes, gone))
-                case Totals(totals=totals):
+                case fx.Totals(totals=totals):
                     self.totals.update(totals)
-                case MaybeClose(rs=rs):
+                case fx.MaybeClose(rs=rs):
                     self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
                                               auto_next=self.auto_next, now=self.now))
-                case Reseat(rs=rs):
+                case fx.Reseat(rs=rs):
                     self._apply(lobby.closing_roster(self._table, rs))
-                case Unscore(rs=rs):
+                case fx.Unscore(rs=rs):
                     assert self.match is not None
                     closing.unscore(rs, self.match)
-                case GoAgain(rs=rs):
+                case fx.GoAgain(rs=rs):
                     if shuffle.joint_of_live(self.table_id, rs):
                         self._maybe_go(rs)
-                case StuckFinal(rs=rs, seat=seat, on=on, key=key):
+                case fx.StuckFinal(rs=rs, seat=seat, on=on, key=key):
                     self._apply(rounds.stuck_final(rs, seat, on, key))
-                case VoidPlay(rs=rs, key=key):
+                case fx.VoidPlay(rs=rs, key=key):
                     drops.void_play(rs, key)
-                case Convict(rs=rs, item=item):
+                case fx.Convict(rs=rs, item=item):
                     self._fork_final(rs, item)
                 case _:
                     assert_never(effect)
@@ -663,7 +569,7 @@ class Replica:
 
     def blocked(self) -> str | None:
         """Why my moves are refused right now (for a UI to say), or None if I may move."""
-        reason = refused(self.rs, self.phase, self.watching)
+        reason = cmd.refused(self.rs, self.phase, self.watching)
         if reason is None and self.rs is not None and (
                 self._recovery.behind(self.rs, self.authors) or self._resume is not None):
             return "catching up with the table"
@@ -677,16 +583,16 @@ class Replica:
         assert rs is not None and rs.tab is not None
         return rs, rs.tab
 
-    def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+    def _send(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
         signed = self._sign(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
         if signed is not None:
             self._deliver_own(*signed)
 
-    def _sign(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+    def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
-              besides: frozenset[bytes] = frozenset()) -> tuple[Entry, Payload] | None:
+              besides: frozenset[bytes] = frozenset()) -> tuple[Entry, msg.Payload] | None:
         """Sign and queue one of my entries; a sequenced one is returned, for
         :meth:`_deliver_own` (None when there is nothing to deliver)."""
         how = signing(payload.TYPE, self.rs, resuming=self._resume is not None,
@@ -710,7 +616,7 @@ class Replica:
             # It names the last entry delivered to myself (a VIEW riding with a
             # play is signed before the play is).
             self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to,
-                                        shown=payload.TYPE is MsgType.VIEW, besides=besides))
+                                        shown=payload.TYPE is msg.MsgType.VIEW, besides=besides))
             return None
         entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
                                        expect_lamport)
@@ -718,7 +624,7 @@ class Replica:
         self._out.sends.append(Send(entry.raw, to))
         return entry, payload
 
-    def _deliver_own(self, entry: Entry, payload: Payload) -> None:
+    def _deliver_own(self, entry: Entry, payload: msg.Payload) -> None:
         log = self._author(self.me.public_key)
         assert log is not None
         log.offer(entry)
@@ -784,7 +690,7 @@ class Replica:
         return True
 
     # -------------------------------------------------------------- arrival
-    def _accept(self, entry: Entry, payload: Payload) -> None:
+    def _accept(self, entry: Entry, payload: msg.Payload) -> None:
         author = entry.author
         placed = self.holds_place(author)  # (my own key always is)
         arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
@@ -810,7 +716,7 @@ class Replica:
         self._record(Record(Kind.ENTRY, entry.raw))
         self._drain(log, (entry, payload))
 
-    def _drain(self, log: AuthorLog, parsed: tuple[Entry, Payload] | None = None) -> None:
+    def _drain(self, log: AuthorLog, parsed: tuple[Entry, msg.Payload] | None = None) -> None:
         """Deliver this author's held entries in sequence while they are deliverable.
 
         ``parsed`` is the entry just accepted and its payload, parsed already
@@ -829,7 +735,7 @@ class Replica:
                     self._suspect(log.key, log.delivered, None)
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
-                       else parse_payload(entry.type, entry.payload))
+                       else msg.parse_payload(entry.type, entry.payload))
             try:
                 self._deliver(entry, payload, log)
             except EnvelopeError as exc:
@@ -851,7 +757,7 @@ class Replica:
         for log in list(self.authors.values()):
             self._drain(log)
 
-    def _deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
+    def _deliver(self, entry: Entry, payload: msg.Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
         log.mark_delivered(entry)
         if mine:
@@ -863,7 +769,7 @@ class Replica:
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
             return
-        if isinstance(payload, Goodbye):
+        if isinstance(payload, msg.Goodbye):
             self._goodbye(entry.author, payload.reason, entry.seq)
         else:
             self._apply(lobby.delivered(self._table, entry, payload, self.rs))
@@ -873,7 +779,7 @@ class Replica:
         if entry.author in self.seated:
             self.clock.observe(entry.lamport)
 
-    def _ephemeral(self, entry: Entry, payload: Payload) -> None:
+    def _ephemeral(self, entry: Entry, payload: msg.Payload) -> None:
         author = entry.author
         log = self._author(author)
         if log is None:
@@ -884,7 +790,7 @@ class Replica:
         rs = self.rs
         seat = rs.seat_of(author) if rs else None
         match payload:
-            case Ack(upto=upto):
+            case msg.Ack(upto=upto):
                 # Only what the journal holds moves my clock: a restart replays
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
@@ -903,14 +809,14 @@ class Replica:
                 if author in self.sitting_down and liveness.holds_from(
                         upto, self.me.public_key, self.sitting_down[author]):
                     del self.sitting_down[author]  # it holds its seat: deal it in
-            case View():
+            case msg.View():
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
-            case Resend(author=about, from_seq=lo, to_seq=hi):
+            case msg.Resend(author=about, from_seq=lo, to_seq=hi):
                 self._answer_resend(author, about, lo, hi)
-            case Snapshot():
+            case msg.Snapshot():
                 self._snapshot(entry, payload)
-            case Hello():
+            case msg.Hello():
                 self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
             case _:
                 pass
@@ -932,7 +838,7 @@ class Replica:
             self._send(ask)
 
     # ------------------------------------------------------- chains and forks
-    def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[AckMark]) -> None:
+    def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[msg.AckMark]) -> None:
         """Count what ``seat`` says it holds (``liveness.take_marks``), and follow
         the leads to a fork that it gives."""
         self._follow(liveness.take_marks(rs, seat, upto, self.authors))
@@ -960,7 +866,7 @@ class Replica:
         self._apply(forks.final(rs, item))
 
     # -------------------------------------------------------------- resuming
-    def _heard_while_resuming(self, peer: bytes, upto: Iterable[AckMark]) -> None:
+    def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
         assert self._resume is not None
         self._apply(recovery.heard(self._resume, peer, upto, self.me.public_key,
                                    peer in self.seated or peer == self.host_key))
@@ -976,7 +882,7 @@ class Replica:
         self._resume = None
         plan, began = recovery.resumed(res, delivered, self.rs, self.phase), self.rs
         self._apply(plan.said())
-        done: set[tuple[int, Payload]] = set()
+        done: set[tuple[int, msg.Payload]] = set()
         for d in plan.deferred:
             if recovery.due(d, began, self.rs, done):
                 self._send(d.payload, round_no=d.round_no, to=d.to)
@@ -1024,7 +930,7 @@ class Replica:
         self.rejected["resend_budget"] += 1
         return False
 
-    def _snapshot(self, entry: Entry, snapshot: Snapshot) -> None:
+    def _snapshot(self, entry: Entry, snapshot: msg.Snapshot) -> None:
         self._apply(self._pruning.offered(entry, snapshot, host_key=self.host_key,
                                           is_host=self.is_host, authors=self.authors,
                                           number=self.rs.number if self.rs is not None else 0))
@@ -1046,7 +952,7 @@ class Replica:
         # Round entries that arrived early can now be delivered.
         self._drain_all()
 
-    def _round_entry(self, entry: Entry, payload: Payload) -> None:
+    def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
         seat = rounds.seat_for(self.rs, entry)
         rs = self.rs
         assert rs is not None
@@ -1099,9 +1005,9 @@ class Replica:
             keys.update(rs.keys if rs is not None else ())
         if to is not None and beat and not self._recovery.restoring:
             self._beats.acked(to, self.now)
-        self._sign(Ack(self._marks(keys)), to=to, besides=besides)  # ephemeral: no delivery
+        self._sign(msg.Ack(self._marks(keys)), to=to, besides=besides)  # ephemeral: no delivery
 
-    def _marks(self, keys: Iterable[bytes]) -> tuple[AckMark, ...]:
+    def _marks(self, keys: Iterable[bytes]) -> tuple[msg.AckMark, ...]:
         return liveness.marks_for(keys, self.authors, self._forks.proven)
 
     # ------------------------------------------------------------ total order
