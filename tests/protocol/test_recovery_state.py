@@ -8,7 +8,7 @@ import pytest
 
 from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
-from p2p_nerts.game.tableau import OP_NERTS, OP_TURN, Tableau
+from p2p_nerts.game.tableau import OP_FOUND, OP_NERTS, OP_TURN, Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
@@ -41,6 +41,7 @@ from p2p_nerts.protocol.replica._recovery import (
     redundant,
     rejoin,
     resumed,
+    unsent_cut,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Deferred, Resume
@@ -210,3 +211,17 @@ def test_my_new_decisions_are_journaled_once_each() -> None:
     turned = [Journal(move_record(2, move)) for move in rs.tab.log]
     assert turned and new_moves(rs, rs.tab) == turned
     assert new_moves(rs, rs.tab) == []  # journaled already
+
+
+def test_a_play_or_call_journaled_without_its_entry_is_not_made_again() -> None:
+    """A torn last write: the move kept, the entry it signed (journaled next) lost."""
+    play = move_record(1, (OP_FOUND, 1, 7, 9, 7, 0))
+    call = move_record(1, (OP_NERTS, 10))
+    turn = move_record(1, (OP_TURN,))
+    kept = [_entry(ME, 1), play, _entry(ME, 2), turn, call, _entry(ME, 3)]
+    assert unsent_cut(kept, ME.public_key) == kept  # each with its entry next
+    assert unsent_cut([*kept, turn, play], ME.public_key) == [*kept, turn]
+    # What others sent is not the entry the move signed, nor is one of mine signed
+    # later (the journal went on after the torn write: a later restore agrees).
+    assert unsent_cut([play, _entry(OTHER, 1), call, turn, _entry(ME, 4)],
+                      ME.public_key) == [_entry(OTHER, 1), turn, _entry(ME, 4)]

@@ -8,12 +8,15 @@ flagged, no proof is raised, and every replica agrees.
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.simulate import cards_accounted
+from p2p_nerts.game.tableau import Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
@@ -22,7 +25,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, snapshot_of
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Open, Phase, Replica, StartRound
+from p2p_nerts.protocol.replica import Move, Open, Phase, Replica, StartRound
 
 from ..replica_harness import AskBack, ask_for_seat, crash_and_restore, play_round
 
@@ -189,6 +192,44 @@ def test_a_seat_back_from_a_whole_journal_plays_on_without_a_word() -> None:
     _no_harm(net, 2)
     assert not any(isinstance(e, ev.Notice) and "journal" in e.text for e in net.events[2])
     assert not any(isinstance(e, ev.PeerDropped) for events in net.events for e in events)
+    _agreed(net, 1)
+
+
+def _play_of(r: Replica) -> Target | None:
+    rs = r.rs
+    if rs is None or rs.tab is None or not r.can_move():
+        return None
+    return next((t for src in range(6) if (t := foundation_target(rs.tab, src, rs.log))), None)
+
+
+@pytest.mark.parametrize("seed", [56, 57])
+def test_a_seat_killed_between_journaling_a_play_and_sending_it_plays_on_without_it(
+        seed: int) -> None:
+    """Everything is journaled before anything goes out, and a crash can tear that
+    last write: the play's MOVE kept, its PLAY lost, and never sent. Nobody saw the
+    play. Back at the table, its card is where it was and the seat plays on: its
+    audit shows no play that the wire does not (a seat flagged for it, before)."""
+    net = bot_table(3, seed=seed)
+    host = net.replicas[0]
+    net.output(0, host.handle(StartRound(), net.now))
+    k = 2
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 6
+                   and _play_of(net.replicas[k]) is not None, limit=600)
+    dead = net.replicas[k]
+    target = _play_of(dead)
+    assert target is not None and dead.rs is not None and dead.rs.tab is not None
+    before = copy.deepcopy(dead.rs.tab)
+    out = dead.handle(Move(target), net.now)  # signed; killed before it went out
+    moves = [rec for rec in out.journal if rec.kind is Kind.MOVE]
+    assert moves and any(rec.kind is Kind.ENTRY for rec in out.journal)
+    back = _come_back(net, k, [*net.journals[k], *moves])
+    assert back.rs is not None and back.rs.tab is not None
+    assert not back.rs.tab.in_flight and back.rs.tab.nerts == before.nerts
+    assert back.rs.tab.work == before.work and back.rs.tab.waste == before.waste
+    assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
+                   limit=net.now + 1800)
+    _no_harm(net, k)
+    assert not any(isinstance(e, ev.Notice) and "journal" in e.text for e in net.events[k])
     _agreed(net, 1)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ...game.tableau import OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, apply_move
+from ...game.tableau import OP_FOUND, OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, apply_move
 from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
@@ -25,6 +25,8 @@ from ._effects import Claim, Effect, Emit, Journal, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
+#: My moves that sign an entry as they are made (a play, a Nerts call).
+SIGNING_MOVES = frozenset({OP_FOUND, OP_NERTS})
 
 
 class Recovery:
@@ -88,6 +90,26 @@ def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
                              if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
     rs.journaled = len(tab.log)
     return effects
+
+
+def unsent_cut(records: list[Record], me: bytes) -> list[Record]:
+    """The journal without the moves of mine whose entry it lost.
+
+    A play or a Nerts call is journaled with the entry it signs, that entry
+    next, in one write, before anything goes out; a crash that tears that
+    write can keep the move and lose the entry, which then never went out.
+    Nobody saw the move, and it is not made again (made again, it would stay
+    in the air and show in my audit as a play the wire does not hold), also
+    by a later restore of the journal that went on after it. Had the entry
+    gone out and the journal lost it later, the table gives it back, and the
+    seat, behind, sits the round out (``resumed``).
+    """
+    def signed_next(i: int) -> bool:
+        return (i + 1 < len(records) and records[i + 1].kind is Kind.ENTRY
+                and author_of(records[i + 1].data) == me)
+
+    return [r for i, r in enumerate(records)
+            if r.kind is not Kind.MOVE or unpack(r)[1] not in SIGNING_MOVES or signed_next(i)]
 
 
 def redo(rs: RoundState | None, fields: list[object]) -> None:

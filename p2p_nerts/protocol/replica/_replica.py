@@ -186,7 +186,7 @@ class Replica:
         the replay takes that entry from the journal and delivers it on the
         spot, in the middle of whatever it was doing, exactly as it was then.
         """
-        records = list(records)
+        records = recovery.unsent_cut(list(records), identity.public_key)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
         r._recovery.load(records, identity.public_key)
