@@ -100,6 +100,32 @@ def test_a_go_from_the_live_seats_shares_deals_again_from_them() -> None:
     assert joint_of_live(TABLE, rs)
 
 
+def test_a_go_from_the_shares_of_a_seat_gone_here_before_the_deal_deals_from_them() -> None:
+    """The drop took effect here before the deal, at the host after it: the host
+    dealt from the left seat's share too, which I hold."""
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    rs.live.discard(2)
+    deal(rs, live_joint(TABLE, rs))
+    rs.go_pending = Go(joint_value(TABLE, 2, SHARES))
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.START
+    assert rs.joint == rs.go_pending.joint and rs.tab is not None
+    deck = deal_for(0, rs.deck_secret, rs.joint, jokers=False)
+    tab = rs.tab
+    assert sorted(tab.stock + tab.nerts + tab.waste + [c for p in tab.work for c in p]) == sorted(
+        deck)
+
+
+def test_a_go_may_add_only_the_shares_of_seats_gone_never_leave_out_a_live_one() -> None:
+    rs = _round()
+    _revealed(rs, 0, 1, 2)
+    rs.live.discard(2)
+    deal(rs, live_joint(TABLE, rs))
+    rs.go_pending = Go(joint_value(TABLE, 2, [SHARES[0], SHARES[2]]))  # without live seat 1
+    assert go_check(TABLE, rs, catching_up=False) is GoCheck.MISMATCH
+    assert rs.joint == live_joint(TABLE, rs)
+
+
 def test_a_go_naming_another_deal_is_void_unless_a_drop_may_explain_it() -> None:
     rs = _round()
     _revealed(rs, 0, 1, 2)

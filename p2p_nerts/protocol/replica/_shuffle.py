@@ -9,6 +9,7 @@ question the facade asks before it signs a REVEAL or a GO, or the effects
 from __future__ import annotations
 
 from enum import Enum
+from itertools import combinations
 
 from ...game.tableau import Tableau
 from .. import events as ev
@@ -74,25 +75,41 @@ def deal_now(table_id: bytes, rs: RoundState, *, is_host: bool) -> list[Effect]:
 
 
 def joint_of_live(table_id: bytes, rs: RoundState) -> bool:
-    """Deal again from the live seats' shares if that is what the host's GO says.
+    """Deal again from the shares the host's GO names, if they are the live seats'
+    (and maybe some of the seats that left this round): True once the joint matches.
 
     A peer back from a crash can hold every REVEAL, its own included,
     before the votes that dropped it, and deal from all of them; the host
-    dealt from the live seats' shares only. True once the joint matches.
+    dealt from the live seats' shares only. The other way round, a drop can
+    take effect here before the deal and at the host after it: the host
+    dealt from the left seat's share too, which we hold. Only seats gone
+    from the round (by the table's votes, at their turn) may be added: a
+    host cannot leave out a live seat's share, nor pick among many deals.
     """
     go = rs.go_pending
     if go is None or rs.joint is None or not rs.live <= rs.reveals.keys():
         return False
     if go.joint == rs.joint:
         return True
-    joint = live_joint(table_id, rs)
-    if joint != go.joint:
+    if not _names_shares(table_id, rs, go.joint):
         return False
     if rs.me in rs.live:
-        deal(rs, joint)
+        deal(rs, go.joint)
     else:
-        rs.joint = joint
+        rs.joint = go.joint
     return True
+
+
+def _names_shares(table_id: bytes, rs: RoundState, joint: bytes) -> bool:
+    """Whether ``joint`` is the joint value of the live seats' shares with those of
+    some seats that left the round (whose shares we hold)."""
+    gone = sorted(s for s in rs.reveals if s not in rs.live)
+    for size in range(len(gone) + 1):
+        for extra in combinations(gone, size):
+            seats = sorted([*rs.live, *extra])
+            if joint_value(table_id, rs.number, [rs.reveals[s] for s in seats]) == joint:
+                return True
+    return False
 
 
 def go_check(table_id: bytes, rs: RoundState, *, catching_up: bool) -> GoCheck | None:
