@@ -59,7 +59,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
-    MAX_AUTHORS,
     ROUND_TYPES,
     CommandError,
     Lead,
@@ -114,13 +113,14 @@ class Replica:
         self.max_seats = max_seats
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
-        self.authors: dict[bytes, AuthorLog] = {}
-        self.last_heard: dict[bytes, float] = {}
+        self._places = intake.Places()
+        #: The author logs and when each was last heard, kept by ``Places``.
+        self.authors = self._places.authors
+        self.last_heard = self._places.last_heard
         self.seats = ()
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
-        self._places = intake.Places()
         self._resends = intake.Resends()
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
@@ -638,11 +638,12 @@ class Replica:
         self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
+        """``key``'s chain, begun if new (``Places.begin_log``); None: no room."""
         log = self.authors.get(key)
         if log is None:
-            if len(self.authors) >= MAX_AUTHORS and not self._evict_stranger():
-                return None
-            log = self.authors[key] = AuthorLog(key)
+            log, forgotten = self._places.begin_log(key, self.holds_place)
+            if forgotten is not None:
+                self._resends.forget(forgotten)
         return log
 
     def holds_place(self, key: bytes) -> bool:
@@ -673,21 +674,6 @@ class Replica:
         """Keys without a place that asked for the table's entries (a RESEND): the
         spectators a front end may admit (``NetSession.admits_spectator``)."""
         return self._places.watchers
-
-    def _evict_stranger(self) -> bool:
-        """Make room by forgetting the longest-silent key that holds no seat.
-
-        Keys come and go over a night (players leave, a flood of strangers
-        says HELLO); only the seated matter to the game. A forgotten key
-        that comes back starts again from its first entry, which it resends.
-        """
-        oldest = intake.stranger_to_forget(self.authors, self.holds_place, self.last_heard)
-        if oldest is None:
-            return False
-        del self.authors[oldest]
-        self.last_heard.pop(oldest, None)
-        self._resends.forget(oldest)
-        return True
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:
@@ -945,8 +931,7 @@ class Replica:
         self._forks.new_round()
         self.prev_rs, self.rs = self.rs, rs
         self.phase = Phase.SHUFFLE
-        for key in rs.keys:
-            self.last_heard[key] = max(self.last_heard.get(key, self.now), self.now)
+        self._places.heard_all(rs.keys, self.now)
         if rs.me is not None:
             self._apply(rounds.commit(rs, self._recovery.secrets.pop(number, None), self.rng))
         # Round entries that arrived early can now be delivered.
