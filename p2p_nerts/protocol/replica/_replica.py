@@ -489,7 +489,9 @@ class Replica:
                             totals=self.totals, authors=self.authors, player=self.player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
-                    self._begin_round(number)
+                    self._apply(rounds.begin(
+                        number, self.seats, self.me.public_key, self.variants, self.now,
+                        totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
                 case fx.Waits(key=key, name=name):
                     self.waiting[key] = name
                 case fx.WaitingSeated():
@@ -560,6 +562,17 @@ class Replica:
                     drops.void_play(rs, key)
                 case fx.Convict(rs=rs, item=item):
                     self._fork_final(rs, item)
+                case fx.RoundBegun(rs=rs, totals=totals, match=match):
+                    self.sitting_down.clear()
+                    self.totals, self.match = totals, match
+                    self.ready = {}  # ready for the next deal: said afresh after each round
+                    self._forks.new_round()
+                    self.prev_rs, self.rs = self.rs, rs
+                    self.phase = Phase.SHUFFLE
+                    self._places.heard_all(rs.keys, self.now)
+                case fx.DrawSecrets(rs=rs):
+                    self._apply(rounds.commit(rs, self._recovery.secrets.pop(rs.number, None),
+                                              self.rng))
                 case _:
                     assert_never(effect)
 
@@ -922,21 +935,6 @@ class Replica:
                                           number=self.rs.number if self.rs is not None else 0))
 
     # ---------------------------------------------------------------- round
-    def _begin_round(self, number: int) -> None:
-        self.sitting_down.clear()
-        rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
-        self.totals, self.match = rounds.standing(rs.keys, self.variants, self.totals,
-                                                  self.match, over=self.phase is Phase.OVER)
-        self.ready = {}  # ready for the next deal: said afresh after each round
-        self._forks.new_round()
-        self.prev_rs, self.rs = self.rs, rs
-        self.phase = Phase.SHUFFLE
-        self._places.heard_all(rs.keys, self.now)
-        if rs.me is not None:
-            self._apply(rounds.commit(rs, self._recovery.secrets.pop(number, None), self.rng))
-        # Round entries that arrived early can now be delivered.
-        self._drain_all()
-
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
         seat = rounds.seat_for(self.rs, entry)
         rs = self.rs
