@@ -269,9 +269,7 @@ class Replica:
                     self._send(msg.Leave())
                 self._send(msg.Goodbye(reason[:200]))
             case cmd.SeatLost(key=key):
-                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-                    self.waiting.pop(key, None)
-                    self._unseat(key)
+                self._apply(lobby.seat_lost(self._table, key))
             case cmd.TurnAway(key=key, reason=reason):
                 if self.is_host and key not in self.seated:
                     self._send(msg.Refuse(key, reason[:200]))
@@ -895,9 +893,6 @@ class Replica:
                            self.drop_after, self.max_seats, self.waiting,
                            self._forks.proven.keys(), self.ready)
 
-    def _unseat(self, key: bytes) -> None:
-        self._apply(lobby.unseat(self._table, key))
-
     def _maybe_auto_start(self) -> None:
         self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
                                     next_round_at=self.next_round_at, now=self.now,
@@ -905,9 +900,7 @@ class Replica:
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
-        self.waiting.pop(key, None)
-        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-            self._unseat(key)
+        self._apply(lobby.goodbye(self._table, key))
         seat = rs.seat_of(key) if rs else None
         if rs is not None and seat is not None:
             self._apply(drops.goodbye(
