@@ -126,7 +126,7 @@ class Places:
         longest-silent other one goes. A forgotten key that comes back starts
         again from its first entry, which it resends.
         """
-        forgotten = None
+        forgotten: bytes | None = None
         if len(self.authors) >= MAX_AUTHORS:
             forgotten = stranger_to_forget(self.authors, holds_place, self.last_heard)
             if forgotten is None:
