@@ -812,7 +812,9 @@ class Replica:
             case msg.Resend(author=about, from_seq=lo, to_seq=hi):
                 self._answer_resend(author, about, lo, hi)
             case msg.Snapshot():
-                self._snapshot(entry, payload)
+                self._apply(self._pruning.offered(
+                    entry, payload, host_key=self.host_key, is_host=self.is_host,
+                    authors=self.authors, number=rs.number if rs is not None else 0))
             case msg.Hello():
                 self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
             case _:
@@ -921,11 +923,6 @@ class Replica:
         sends.pop()
         self.rejected["resend_budget"] += 1
         return False
-
-    def _snapshot(self, entry: Entry, snapshot: msg.Snapshot) -> None:
-        self._apply(self._pruning.offered(entry, snapshot, host_key=self.host_key,
-                                          is_host=self.is_host, authors=self.authors,
-                                          number=self.rs.number if self.rs is not None else 0))
 
     # ---------------------------------------------------------------- round
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
