@@ -29,7 +29,7 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._base import MAX_LAMPORT_JUMP
+from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -261,3 +261,36 @@ def test_a_broken_chain_or_an_impossible_time_stops_the_author() -> None:
 def test_an_invalid_entry_flags_its_author_unless_it_was_only_too_late() -> None:
     assert invalid_flag("bad_field:card") == "sent an invalid entry (bad_field:card)"
     assert all(invalid_flag(r) is None for r in ("dropped", "late", "void"))
+
+
+def _key(n: int) -> bytes:
+    return n.to_bytes(32, "big")
+
+
+def test_a_full_table_forgets_the_longest_silent_stranger_for_a_new_author() -> None:
+    places = Places()
+    for n in range(MAX_AUTHORS):
+        log, forgotten = places.begin_log(_key(n), lambda k: True)
+        assert log is not None and log.key == _key(n) and forgotten is None
+        places.last_heard[_key(n)] = float(n)
+    placed = {_key(0), _key(1)}  # silent longest, but they hold a place
+    log, forgotten = places.begin_log(_key(999), lambda k: k in placed)
+    assert log is places.authors[_key(999)] and forgotten == _key(2)
+    assert _key(2) not in places.authors and _key(2) not in places.last_heard
+    assert len(places.authors) == MAX_AUTHORS
+
+
+def test_a_full_table_of_places_begins_no_chain() -> None:
+    places = Places()
+    for n in range(MAX_AUTHORS):
+        places.begin_log(_key(n), lambda k: True)
+    before = dict(places.authors)
+    assert places.begin_log(_key(999), lambda k: True) == (None, None)
+    assert places.authors == before
+
+
+def test_a_round_beginning_hears_its_seats_now_and_never_earlier() -> None:
+    places = Places()
+    places.last_heard.update({HOST: 2.0, ME: 9.0})
+    places.heard_all((HOST, ME, AUTHOR.public_key), 5.0)
+    assert places.last_heard == {HOST: 5.0, ME: 9.0, AUTHOR.public_key: 5.0}

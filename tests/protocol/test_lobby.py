@@ -60,11 +60,13 @@ from p2p_nerts.protocol.replica._lobby import (
     check_deal,
     closing_roster,
     delivered,
+    goodbye,
     host_between_rounds,
     join,
     reseat,
     roster,
     roster_begins,
+    seat_lost,
     settings,
     start_round,
     unseat,
@@ -201,6 +203,17 @@ def test_a_guest_s_seat_is_given_up_and_the_host_s_never() -> None:
     assert unseat(_table(), A) == [Sign(Roster((SEATS[0], SEATS[2])))]
     assert unseat(_table(), HOST) == []
     assert unseat(_table(), NEW) == []
+
+
+def test_a_guest_gone_between_rounds_loses_its_seat_and_its_place_on_the_waiting_list() -> None:
+    gone = [Unwait(A), Sign(Roster((SEATS[0], SEATS[2])))]
+    assert seat_lost(_table(), A) == gone and goodbye(_table(), A) == gone
+    assert seat_lost(_table(Phase.LOBBY), NEW) == [Unwait(NEW)]  # waited, never sat
+    for phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING, Phase.OVER):
+        assert seat_lost(_table(phase), A) == []  # in a round, the drop vote decides
+        assert goodbye(_table(phase), A) == [Unwait(A)]  # it sits down no more
+    guest = _table(me=A)
+    assert seat_lost(guest, B) == [] and goodbye(guest, B) == [Unwait(B)]
 
 
 def test_host_commands_sign_what_every_peer_then_plays_by() -> None:

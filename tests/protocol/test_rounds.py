@@ -39,10 +39,13 @@ from p2p_nerts.protocol.replica._effects import (
     CheckDeal,
     CheckGo,
     CheckReveal,
+    DrainAll,
+    DrawSecrets,
     Emit,
     EndRound,
     HoldProof,
     Journal,
+    RoundBegun,
     Sign,
     Tally,
 )
@@ -53,6 +56,7 @@ from p2p_nerts.protocol.replica._rounds import (
     Proven,
     Tell,
     after,
+    begin,
     check_play,
     commit,
     new_round,
@@ -267,3 +271,30 @@ def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
     assert after(rs, Tell("a flags b")) == [Emit(ev.Notice("a flags b"))]
     proof = ForkProof(AUTHOR.public_key, 3, b"f" * 64, b"s" * 64)
     assert after(rs, Proven(proof)) == [HoldProof(proof)]
+
+
+def test_a_round_begins_in_its_state_then_my_commit_then_what_was_held() -> None:
+    seats = (Seat(HOST.public_key, "host"), Seat(AUTHOR.public_key, "a"))
+    before = Match.new(Variants(), 2)
+    before.rounds = 3
+    totals = {AUTHOR.public_key: 9}
+    begun, draw, drain = begin(4, seats, AUTHOR.public_key, Variants(), 6.0, totals=totals,
+                               match=before, over=False)
+    assert isinstance(begun, RoundBegun) and draw == DrawSecrets(begun.rs)
+    assert drain == DrainAll()
+    rs = begun.rs
+    assert (rs.number, rs.me, rs.keys, rs.begun) == (4, 1, (HOST.public_key,
+                                                          AUTHOR.public_key), 6.0)
+    assert begun.totals is totals and begun.match.totals == [0, 9]
+    assert begun.match.rounds == 3 and begun.match is not before
+
+
+def test_a_round_i_do_not_sit_in_begins_without_my_commit_and_after_a_game_a_new_game() -> None:
+    other = Identity.from_seed(b"\x07" * 32, "b").public_key
+    seats = (Seat(HOST.public_key, "host"), Seat(other, "b"))
+    effects = begin(1, seats, AUTHOR.public_key, Variants(), 0.0,
+                    totals={HOST.public_key: 50}, match=Match.new(Variants(), 2), over=True)
+    assert [type(e) for e in effects] == [RoundBegun, DrainAll]
+    begun = effects[0]
+    assert isinstance(begun, RoundBegun) and begun.rs.me is None
+    assert begun.totals == {} and begun.match.totals == [0, 0] and begun.match.rounds == 0

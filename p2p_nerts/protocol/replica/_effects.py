@@ -365,10 +365,30 @@ class HoldProof:
     proof: ForkProof
 
 
+# --- places and a round's beginning
+@dataclass(frozen=True, slots=True)
+class RoundBegun:
+    """``rs`` is the table's round now, in its shuffle (the one before it kept as
+    the previous round), with the game's ``totals`` and ``match`` as it begins;
+    nobody is ready for a next deal yet, and its seats are heard from now on."""
+
+    rs: RoundState
+    totals: dict[bytes, int]
+    match: Match
+
+
+@dataclass(frozen=True, slots=True)
+class DrawSecrets:
+    """Draw my deck secret and joint share for ``rs`` (or take the journal's, when
+    it is replayed) and sign my COMMIT to them (``rounds.commit``)."""
+
+    rs: RoundState
+
+
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
           | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
           | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
-          | Tally | BeatSoon | HoldProof)
+          | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets)

@@ -26,6 +26,7 @@ from ._base import (
     EPHEMERAL,
     LAMPORT_PROBLEMS,
     LINK_TYPES,
+    MAX_AUTHORS,
     MAX_LAMPORT_JUMP,
     NEEDS_DEAL,
     RESEND_BURST,
@@ -100,13 +101,47 @@ def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
 
 
 class Places:
-    """Keys heard as players beyond those holding a place now, and the watchers."""
+    """Whose chains the table keeps, and who is heard: the author logs (at most
+    MAX_AUTHORS of them), when each author was last heard, keys heard as players
+    beyond those holding a place now, and the watchers."""
 
     def __init__(self) -> None:
+        #: Every author's chain, by key (the facade and its sub-machines read it).
+        self.authors: dict[bytes, AuthorLog] = {}
+        #: When each author was last heard (by the time passed in).
+        self.last_heard: dict[bytes, float] = {}
         self.placed: set[bytes] = set()  # keys heard from while they had a place
         #: Keys without a place that asked for the table's entries (a RESEND): the
         #: spectators a front end may admit (``NetSession.admits_spectator``).
         self.watchers: set[bytes] = set()
+
+    def begin_log(self, key: bytes,
+                  holds_place: Callable[[bytes], bool]) -> tuple[AuthorLog | None, bytes | None]:
+        """A chain begun for ``key`` (not known yet), and the key forgotten to make
+        room for it; no chain (None) when the table keeps MAX_AUTHORS and every one
+        of them has a place.
+
+        Keys come and go over a night (players leave, a flood of strangers
+        says HELLO); only those with a place matter to the game, and the
+        longest-silent other one goes. A forgotten key that comes back starts
+        again from its first entry, which it resends.
+        """
+        forgotten: bytes | None = None
+        if len(self.authors) >= MAX_AUTHORS:
+            forgotten = stranger_to_forget(self.authors, holds_place, self.last_heard)
+            if forgotten is None:
+                return None, None
+            del self.authors[forgotten]
+            self.last_heard.pop(forgotten, None)
+        log = self.authors[key] = AuthorLog(key)
+        return log, forgotten
+
+    def heard_all(self, keys: Iterable[bytes], now: float) -> None:
+        """A round with these keys begins: each is heard from now on, so that a
+        seat is given the whole drop time before it counts as silent."""
+        heard = self.last_heard
+        for key in keys:
+            heard[key] = max(heard.get(key, now), now)
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet."""

@@ -122,6 +122,21 @@ def unseat(t: Table, key: bytes) -> list[Effect]:
     return []
 
 
+def seat_lost(t: Table, key: bytes) -> list[Effect]:
+    """Host, between rounds: a guest is gone (its link lost, or its goodbye): off
+    the waiting list, and its seat given up at once. In a round, a seat leaves
+    by the table's drop vote instead (``_drops``)."""
+    if not (t.is_host and t.phase in BETWEEN_ROUNDS):
+        return []
+    return [Unwait(key), *unseat(t, key)]
+
+
+def goodbye(t: Table, key: bytes) -> list[Effect]:
+    """``key`` says goodbye: it sits down no more as a round closes, and between
+    rounds the host gives its seat up (:func:`seat_lost`)."""
+    return seat_lost(t, key) or [Unwait(key)]
+
+
 def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]:
     """Host: what ``key``'s JOIN gets (:func:`answer_join`)."""
     answer = answer_join(

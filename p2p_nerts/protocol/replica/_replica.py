@@ -59,7 +59,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     EPHEMERAL,
-    MAX_AUTHORS,
     ROUND_TYPES,
     CommandError,
     Lead,
@@ -114,13 +113,14 @@ class Replica:
         self.max_seats = max_seats
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
-        self.authors: dict[bytes, AuthorLog] = {}
-        self.last_heard: dict[bytes, float] = {}
+        self._places = intake.Places()
+        #: The author logs and when each was last heard, kept by ``Places``.
+        self.authors = self._places.authors
+        self.last_heard = self._places.last_heard
         self.seats = ()
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
-        self._places = intake.Places()
         self._resends = intake.Resends()
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
@@ -269,9 +269,7 @@ class Replica:
                     self._send(msg.Leave())
                 self._send(msg.Goodbye(reason[:200]))
             case cmd.SeatLost(key=key):
-                if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-                    self.waiting.pop(key, None)
-                    self._unseat(key)
+                self._apply(lobby.seat_lost(self._table, key))
             case cmd.TurnAway(key=key, reason=reason):
                 if self.is_host and key not in self.seated:
                     self._send(msg.Refuse(key, reason[:200]))
@@ -489,7 +487,9 @@ class Replica:
                             totals=self.totals, authors=self.authors, player=self.player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
-                    self._begin_round(number)
+                    self._apply(rounds.begin(
+                        number, self.seats, self.me.public_key, self.variants, self.now,
+                        totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
                 case fx.Waits(key=key, name=name):
                     self.waiting[key] = name
                 case fx.WaitingSeated():
@@ -560,6 +560,17 @@ class Replica:
                     drops.void_play(rs, key)
                 case fx.Convict(rs=rs, item=item):
                     self._fork_final(rs, item)
+                case fx.RoundBegun(rs=rs, totals=totals, match=match):
+                    self.sitting_down.clear()
+                    self.totals, self.match = totals, match
+                    self.ready = {}  # ready for the next deal: said afresh after each round
+                    self._forks.new_round()
+                    self.prev_rs, self.rs = self.rs, rs
+                    self.phase = Phase.SHUFFLE
+                    self._places.heard_all(rs.keys, self.now)
+                case fx.DrawSecrets(rs=rs):
+                    self._apply(rounds.commit(rs, self._recovery.secrets.pop(rs.number, None),
+                                              self.rng))
                 case _:
                     assert_never(effect)
 
@@ -638,11 +649,12 @@ class Replica:
         self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
+        """``key``'s chain, begun if new (``Places.begin_log``); None: no room."""
         log = self.authors.get(key)
         if log is None:
-            if len(self.authors) >= MAX_AUTHORS and not self._evict_stranger():
-                return None
-            log = self.authors[key] = AuthorLog(key)
+            log, forgotten = self._places.begin_log(key, self.holds_place)
+            if forgotten is not None:
+                self._resends.forget(forgotten)
         return log
 
     def holds_place(self, key: bytes) -> bool:
@@ -673,21 +685,6 @@ class Replica:
         """Keys without a place that asked for the table's entries (a RESEND): the
         spectators a front end may admit (``NetSession.admits_spectator``)."""
         return self._places.watchers
-
-    def _evict_stranger(self) -> bool:
-        """Make room by forgetting the longest-silent key that holds no seat.
-
-        Keys come and go over a night (players leave, a flood of strangers
-        says HELLO); only the seated matter to the game. A forgotten key
-        that comes back starts again from its first entry, which it resends.
-        """
-        oldest = intake.stranger_to_forget(self.authors, self.holds_place, self.last_heard)
-        if oldest is None:
-            return False
-        del self.authors[oldest]
-        self.last_heard.pop(oldest, None)
-        self._resends.forget(oldest)
-        return True
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:
@@ -815,7 +812,9 @@ class Replica:
             case msg.Resend(author=about, from_seq=lo, to_seq=hi):
                 self._answer_resend(author, about, lo, hi)
             case msg.Snapshot():
-                self._snapshot(entry, payload)
+                self._apply(self._pruning.offered(
+                    entry, payload, host_key=self.host_key, is_host=self.is_host,
+                    authors=self.authors, number=rs.number if rs is not None else 0))
             case msg.Hello():
                 self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
             case _:
@@ -896,9 +895,6 @@ class Replica:
                            self.drop_after, self.max_seats, self.waiting,
                            self._forks.proven.keys(), self.ready)
 
-    def _unseat(self, key: bytes) -> None:
-        self._apply(lobby.unseat(self._table, key))
-
     def _maybe_auto_start(self) -> None:
         self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
                                     next_round_at=self.next_round_at, now=self.now,
@@ -906,9 +902,7 @@ class Replica:
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
-        self.waiting.pop(key, None)
-        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-            self._unseat(key)
+        self._apply(lobby.goodbye(self._table, key))
         seat = rs.seat_of(key) if rs else None
         if rs is not None and seat is not None:
             self._apply(drops.goodbye(
@@ -930,28 +924,7 @@ class Replica:
         self.rejected["resend_budget"] += 1
         return False
 
-    def _snapshot(self, entry: Entry, snapshot: msg.Snapshot) -> None:
-        self._apply(self._pruning.offered(entry, snapshot, host_key=self.host_key,
-                                          is_host=self.is_host, authors=self.authors,
-                                          number=self.rs.number if self.rs is not None else 0))
-
     # ---------------------------------------------------------------- round
-    def _begin_round(self, number: int) -> None:
-        self.sitting_down.clear()
-        rs = rounds.new_round(number, self.seats, self.me.public_key, self.variants, self.now)
-        self.totals, self.match = rounds.standing(rs.keys, self.variants, self.totals,
-                                                  self.match, over=self.phase is Phase.OVER)
-        self.ready = {}  # ready for the next deal: said afresh after each round
-        self._forks.new_round()
-        self.prev_rs, self.rs = self.rs, rs
-        self.phase = Phase.SHUFFLE
-        for key in rs.keys:
-            self.last_heard[key] = max(self.last_heard.get(key, self.now), self.now)
-        if rs.me is not None:
-            self._apply(rounds.commit(rs, self._recovery.secrets.pop(number, None), self.rng))
-        # Round entries that arrived early can now be delivered.
-        self._drain_all()
-
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
         seat = rounds.seat_for(self.rs, entry)
         rs = self.rs

@@ -48,11 +48,14 @@ from ._effects import (
     CheckDeal,
     CheckGo,
     CheckReveal,
+    DrainAll,
+    DrawSecrets,
     Effect,
     Emit,
     EndRound,
     HoldProof,
     Journal,
+    RoundBegun,
     Sign,
     Tally,
 )
@@ -149,6 +152,18 @@ def standing(keys: tuple[bytes, ...], variants: Variants, totals: dict[bytes, in
     begun.totals = [totals.get(k, 0) for k in keys]
     begun.rounds = played
     return totals, begun
+
+
+def begin(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variants, now: float, *,
+          totals: dict[bytes, int], match: Match | None, over: bool) -> list[Effect]:
+    """Round ``number`` begins with these seats and rules (``over``: after a game
+    over, a new game): the round and the game's standing, my COMMIT if I sit in
+    it, then the round's entries that arrived early, which can now be delivered."""
+    rs = new_round(number, seats, me, variants, now)
+    kept, begun = standing(rs.keys, variants, totals, match, over=over)
+    if rs.me is None:
+        return [RoundBegun(rs, kept, begun), DrainAll()]
+    return [RoundBegun(rs, kept, begun), DrawSecrets(rs), DrainAll()]
 
 
 def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
