@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Compile the rules engine (``p2p_nerts/game``) to C with mypyc: an optional speed-up.
 
-With it go the leaf modules of a received play's path in the protocol
-(``PROTOCOL_LEAVES``: the envelope, per-author sequencing, the clock, and the
-replica's intake, round, state and ordering functions), not the replica's
-facade: tests subclass it and the soak patches it, which compiled classes do
-not allow.
+With it goes a received play's path in the protocol (``PROTOCOL``: the
+envelope, per-author sequencing, the clock, and the replica with the
+sub-machines a play passes through). The replica stays open to subclasses in
+Python (the tests' hostile replicas override its methods); patching its class
+or an instance, as the soak's adversaries do, needs the pure package.
 
 The pure-Python package stays the reference and the fallback: nothing imports
 or needs the compiled modules, and a checkout without them plays the same.
@@ -37,14 +37,21 @@ import tempfile
 from pathlib import Path
 
 ENGINE = "game"
-#: Paths under the package: the received path's pure helpers, which hold no
-#: class a test or script subclasses or patches.
-PROTOCOL_LEAVES = (
+#: Paths under the package: what a received play runs through.
+PROTOCOL = (
     "protocol/envelope.py",
     "protocol/authors.py",
     "protocol/clock.py",
+    "protocol/replica/_base.py",
+    "protocol/replica/_effects.py",
+    "protocol/replica/_forks.py",
+    "protocol/replica/_heartbeats.py",
     "protocol/replica/_intake.py",
+    "protocol/replica/_liveness.py",
     "protocol/replica/_order.py",
+    "protocol/replica/_outbox.py",
+    "protocol/replica/_recovery.py",
+    "protocol/replica/_replica.py",
     "protocol/replica/_rounds.py",
     "protocol/replica/_state.py",
 )
@@ -58,8 +65,8 @@ def package_dir() -> Path:
 
 
 def sources(package: Path) -> list[Path]:
-    """The modules to compile: the whole engine and the protocol's leaves."""
-    return sorted([*(package / ENGINE).glob("*.py"), *(package / p for p in PROTOCOL_LEAVES)])
+    """The modules to compile: the whole engine and a received play's path."""
+    return sorted([*(package / ENGINE).glob("*.py"), *(package / p for p in PROTOCOL)])
 
 
 def compiled_modules(package: Path) -> list[Path]:
@@ -117,7 +124,7 @@ def main() -> int:
         print("compile_engine: mypyc built nothing", file=sys.stderr)
         return 1
     print(f"compiled {len(built)} modules (p2p_nerts/{ENGINE} and "
-          f"{len(PROTOCOL_LEAVES)} of p2p_nerts/protocol) in {package}")
+          f"{len(PROTOCOL)} of p2p_nerts/protocol) in {package}")
     return 0
 
 

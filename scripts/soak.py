@@ -587,6 +587,9 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
     if adversary is not None:
         report.adversary = {"kind": args.adversary, "peer": table.peers[ADVERSARY_PEER].name}
         if adversary.inside is not None:
+            if not (sys.modules[Replica.__module__].__file__ or "").endswith(".py"):
+                raise SystemExit("soak: the adversary patches the replica, which compiled code "
+                                 "would not call (scripts/compile_engine.py --clean first)")
             table.peers[ADVERSARY_PEER].prefix = (sys.executable, str(Path(__file__).resolve()),
                                                   "--inside", args.adversary, "--")
     liar = report.liar

@@ -37,7 +37,9 @@ class Recovery:
         #: My deck secret and joint share, by round: a round replayed deals again
         #: from the very same ones.
         self.secrets: dict[int, tuple[bytes, bytes]] = {}
-        self._signed: dict[int, Entry] = {}  # while restoring: my journaled entries by seq
+        #: While restoring: my journaled entries by seq (not ``_signed``: compiled, it
+        #: would be named ``__signed`` in C, a keyword of GCC).
+        self._mine: dict[int, Entry] = {}
         #: Restored: hear every live peer, fill every gap, before moving again.
         self.catching_up = False
         self.heard: set[bytes] = set()
@@ -53,17 +55,17 @@ class Recovery:
                 self.secrets[round_no] = (deck, share)
             elif rec.kind is Kind.ENTRY and author_of(rec.data) == me:
                 entry = open_entry(rec.data)
-                self._signed[entry.seq] = entry
+                self._mine[entry.seq] = entry
 
     def signed(self, seq: int) -> Entry | None:
         """My journaled entry numbered ``seq``, while restoring."""
-        return self._signed.get(seq)
+        return self._mine.get(seq)
 
     def replayed(self, rs: RoundState | None, phase: Phase) -> None:
         """The journal is replayed: catch up with the table from here. My moves so
         far are journaled already, and a round whose countdown had run is on."""
         self.restoring = False
-        self._signed = {}
+        self._mine = {}
         self.catching_up = True
         if rs is not None:
             if rs.tab is not None:

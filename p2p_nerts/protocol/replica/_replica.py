@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from ...game.foundations import FoundationLog, PlayKey
 from ...game.moves import perform
@@ -77,7 +77,19 @@ from ._recovery import Recovery
 from ._state import Ordered, RoundState, index_of
 from ._view import TableView
 
+if TYPE_CHECKING:
+    from _typeshed import IdentityFunction
 
+try:  # comes with mypy, which compiles this module (scripts/compile_engine.py)
+    from mypy_extensions import mypyc_attr
+except ImportError:  # not compiled, then: the decorator would only say how to compile
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> IdentityFunction:
+        return lambda cls: cls
+
+
+#: Compiled, it stays open to subclasses in Python: the hostile replicas of the
+#: tests override its methods, and compiled code calls their overrides.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Replica:
     """One peer's replica of one table."""
 
@@ -327,11 +339,12 @@ class Replica:
             if self._recovery.catching_up and not self._recovery.restoring:
                 self._recovery.heard.add(entry.author)
             self._accept(entry, payload)
-        except EnvelopeError as exc:
-            self._reject(exc.reason)
-        except Equivocation as exc:
+        # One name for each exception: compiled, a name has one type in a function.
+        except EnvelopeError as bad:
+            self._reject(bad.reason)
+        except Equivocation as fork:
             self._reject("equivocation")
-            self._conflict(exc.known, exc.entry, via)
+            self._conflict(fork.known, fork.entry, via)
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -448,7 +461,11 @@ class Replica:
         self._out.events.append(event)
 
     def _apply(self, effects: Iterable[fx.Effect]) -> None:
-        """Carry out what a sub-machine decided, in its order: the one place that does."""
+        """Carry out what a sub-machine decided, in its order: the one place that does.
+
+        A name captured in two cases has one type in both (compiled, it is one
+        typed local): ``key`` is a player's key, never a play's.
+        """
         for effect in effects:
             match effect:
                 case fx.Sign(payload=payload, to=to, round_no=round_no):
@@ -496,8 +513,8 @@ class Replica:
                     self.waiting.clear()
                 case fx.SittingDown(newcomers=newcomers):
                     self.sitting_down = dict.fromkeys(newcomers, self.seq)
-                case fx.NextDeal(at=at):
-                    self.next_round_at = at
+                case fx.NextDeal(at=deal_at):
+                    self.next_round_at = deal_at
                 case fx.DealByHand():
                     self.auto_start = self.auto_next = None
                 case fx.Forget(author=author, upto=upto):
@@ -554,10 +571,10 @@ class Replica:
                 case fx.GoAgain(rs=rs):
                     if shuffle.joint_of_live(self.table_id, rs):
                         self._maybe_go(rs)
-                case fx.StuckFinal(rs=rs, seat=seat, on=on, key=key):
-                    self._apply(rounds.stuck_final(rs, seat, on, key))
-                case fx.VoidPlay(rs=rs, key=key):
-                    drops.void_play(rs, key)
+                case fx.StuckFinal(rs=rs, seat=seat, on=on, key=vote_key):
+                    self._apply(rounds.stuck_final(rs, seat, on, vote_key))
+                case fx.VoidPlay(rs=rs, key=play_key):
+                    drops.void_play(rs, play_key)
                 case fx.Convict(rs=rs, item=item):
                     self._fork_final(rs, item)
                 case fx.RoundBegun(rs=rs, totals=totals, match=match):
