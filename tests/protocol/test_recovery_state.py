@@ -225,3 +225,6 @@ def test_a_play_or_call_journaled_without_its_entry_is_not_made_again() -> None:
     # later (the journal went on after the torn write: a later restore agrees).
     assert unsent_cut([play, _entry(OTHER, 1), call, turn, _entry(ME, 4)],
                       ME.public_key) == [_entry(OTHER, 1), turn, _entry(ME, 4)]
+    # A record that is no play (a bug, a file edited by hand) is replayed, and fails.
+    odd = move_record(1, (OP_FOUND, 3))
+    assert unsent_cut([odd], ME.public_key) == [odd]

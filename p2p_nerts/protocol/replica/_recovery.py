@@ -25,8 +25,9 @@ from ._effects import Claim, Effect, Emit, Journal, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
-#: My moves that sign an entry as they are made (a play, a Nerts call).
-SIGNING_MOVES = frozenset({OP_FOUND, OP_NERTS})
+#: My moves that sign an entry as they are made (a play, a Nerts call), with the
+#: number of fields each has after its op.
+SIGNING_MOVES = {OP_FOUND: 5, OP_NERTS: 1}
 
 
 class Recovery:
@@ -110,8 +111,13 @@ def unsent_cut(records: list[Record], me: bytes) -> list[Record]:
         return (i + 1 < len(records) and records[i + 1].kind is Kind.ENTRY
                 and author_of(records[i + 1].data) == me)
 
+    def signing(record: Record) -> bool:  # (a malformed one is replayed: a journal error)
+        fields = unpack(record)
+        op = fields[1] if len(fields) > 1 else None
+        return isinstance(op, int) and SIGNING_MOVES.get(op) == len(fields) - 2
+
     return [r for i, r in enumerate(records)
-            if r.kind is not Kind.MOVE or unpack(r)[1] not in SIGNING_MOVES or signed_next(i)]
+            if r.kind is not Kind.MOVE or not signing(r) or signed_next(i)]
 
 
 def redo(rs: RoundState | None, fields: list[object]) -> None:
