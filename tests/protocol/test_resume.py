@@ -15,7 +15,7 @@ import pytest
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.simulate import cards_accounted
-from p2p_nerts.game.tableau import Target
+from p2p_nerts.game.tableau import SOURCES, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
@@ -198,7 +198,7 @@ def _play_of(r: Replica) -> Target | None:
     rs = r.rs
     if rs is None or rs.tab is None or not r.can_move():
         return None
-    return next((t for src in range(6) if (t := foundation_target(rs.tab, src, rs.log))), None)
+    return next((t for src in SOURCES if (t := foundation_target(rs.tab, src, rs.log))), None)
 
 
 @pytest.mark.parametrize("seed", [56, 57])

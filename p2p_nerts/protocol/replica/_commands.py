@@ -135,7 +135,7 @@ def refused(rs: RoundState | None, phase: Phase, watching: bool) -> str | None:
         return "the round is over"
     if rs.i_called:
         return "you called Nerts: the round is ending"
-    if rs.me not in rs.live or rs.me in rs.dropping:
+    if rs.me is None or rs.dropped(rs.me):
         return "you were dropped from this round; you play again next round"
     if rs.me in rs.left:
         return "you left this round; you play again next round"

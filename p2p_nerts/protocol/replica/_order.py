@@ -282,7 +282,7 @@ def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
     if not votes:
         return False
     return any(0 < upto < seq for voter, upto in votes.items()
-               if voter in rs.live and voter not in rs.dropping)
+               if not rs.dropped(voter))
 
 
 def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:

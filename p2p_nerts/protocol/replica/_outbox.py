@@ -32,8 +32,7 @@ def signing(kind: MsgType, rs: RoundState | None, *, resuming: bool,
             restoring: bool) -> Signing:
     """How an entry of type ``kind`` that I am about to sign is handled now."""
     if (kind in ROUND_TYPES and rs is not None
-            and (rs.me is None or rs.me not in rs.live or rs.me in rs.dropping
-                 or rs.me in rs.forks)):
+            and (rs.me is None or rs.dropped(rs.me) or rs.me in rs.forks)):
         return Signing.NOTHING
     if resuming and kind not in EPHEMERAL and not restoring:
         return Signing.DEFER

@@ -117,7 +117,7 @@ def unsent_cut(records: list[Record], me: bytes) -> list[Record]:
         return isinstance(op, int) and SIGNING_MOVES.get(op) == len(fields) - 2
 
     return [r for i, r in enumerate(records)
-            if r.kind is not Kind.MOVE or not signing(r) or signed_next(i)]
+            if r.kind is not Kind.MOVE or signed_next(i) or not signing(r)]
 
 
 def redo(rs: RoundState | None, fields: list[object]) -> None:

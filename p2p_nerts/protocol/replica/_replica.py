@@ -74,7 +74,7 @@ from ._heartbeats import Heartbeats
 from ._order import Finality
 from ._outbox import Outbox, Signing, deferred_round, signing
 from ._recovery import Recovery
-from ._state import Ordered, RoundState, index_of
+from ._state import RoundState, index_of
 from ._view import TableView
 
 if TYPE_CHECKING:
@@ -436,8 +436,7 @@ class Replica:
         """Whether my seat is out of the current round: agreed dropped (it takes
         effect later, at its place in the total order) or already gone."""
         rs = self.rs
-        return (rs is not None and rs.me is not None
-                and (rs.me not in rs.live or rs.me in rs.dropping))
+        return rs is not None and rs.me is not None and rs.dropped(rs.me)
 
     @property
     def voted(self) -> bool:
@@ -479,7 +478,7 @@ class Replica:
                 case fx.DrainAll():
                     self._drain_all()
                 case fx.CheckReveal(rs=rs):
-                    self._maybe_reveal(rs)
+                    self._apply(shuffle.reveal(rs))
                 case fx.CheckDeal(rs=rs):
                     self._maybe_deal(rs)
                 case fx.Tally(rs=rs):
@@ -487,7 +486,7 @@ class Replica:
                 case fx.BeatSoon():
                     self._beats.soon()
                 case fx.HoldProof(proof=proof):
-                    self._proven(proof, publish=False)
+                    self._apply(self._forks.prove(self.rs, proof, self.phase, publish=False))
                 case fx.Emit(event=event):
                     self._event(event)
                 case fx.Journal(record=record):
@@ -576,7 +575,7 @@ class Replica:
                 case fx.VoidPlay(rs=rs, key=play_key):
                     drops.void_play(rs, play_key)
                 case fx.Convict(rs=rs, item=item):
-                    self._fork_final(rs, item)
+                    self._apply(forks.final(rs, item))
                 case fx.RoundBegun(rs=rs, totals=totals, match=match):
                     self.sitting_down.clear()
                     self.totals, self.match = totals, match
@@ -875,12 +874,6 @@ class Replica:
         game: the host seats them no more."""
         return self._forks.proven
 
-    def _proven(self, proof: ForkProof, *, publish: bool = True) -> None:
-        self._apply(self._forks.prove(self.rs, proof, self.phase, publish=publish))
-
-    def _fork_final(self, rs: RoundState, item: Ordered) -> None:
-        self._apply(forks.final(rs, item))
-
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
         assert self._resume is not None
@@ -963,13 +956,10 @@ class Replica:
                 # (and at a busy table these acks are all the heartbeats).
                 self._ack_to.add(entry.author)
         elif isinstance(step, rounds.Cheat):
-            self._flag(rs, seat, step.reason)
+            self._apply(closing.flag(rs, seat, step.reason))
             raise EnvelopeError(step.error)
         elif step is not rounds.Look.NOTHING:
             self._apply(rounds.after(rs, step))
-
-    def _maybe_reveal(self, rs: RoundState) -> None:
-        self._apply(shuffle.reveal(rs))
 
     def _maybe_deal(self, rs: RoundState) -> None:
         self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
@@ -1042,9 +1032,6 @@ class Replica:
         view = liveness.view_due(rs, self.now, drawn=self.drawn)
         if view is not None:
             self._send(view)
-
-    def _flag(self, rs: RoundState, seat: int, reason: str) -> None:
-        self._apply(closing.flag(rs, seat, reason))
 
     def _flag_key(self, key: bytes, reason: str) -> None:
         self._apply(closing.flag_key(self.rs, key, reason))

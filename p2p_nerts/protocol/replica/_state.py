@@ -137,6 +137,11 @@ class RoundState:
         """All-stuck rotations so far this round."""
         return self.stuck_rule.rotations
 
+    def dropped(self, seat: int) -> bool:
+        """Whether ``seat`` is out of the round: gone from the live seats, or agreed
+        dropped (it takes effect later, at its place in the total order)."""
+        return seat not in self.live or seat in self.dropping
+
     def seat_of(self, key: bytes) -> int | None:
         try:
             return self.keys.index(key)
