@@ -139,7 +139,7 @@ class LocalTable:
         for i, driver in self._drivers:
             self._route(i, driver.step(now))  # the bots say they are ready
         self._pump(everything=True)
-        self._replicas[0].auto_start = None
+        self._replicas[0].seating.auto_start = None
 
     @property
     def replica(self) -> Replica:

@@ -53,6 +53,7 @@ PROTOCOL = (
     "protocol/replica/_recovery.py",
     "protocol/replica/_replica.py",
     "protocol/replica/_rounds.py",
+    "protocol/replica/_seating.py",
     "protocol/replica/_state.py",
 )
 

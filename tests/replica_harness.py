@@ -117,7 +117,7 @@ def random_table(rng: random.Random, seed: int, auto_next: Sequence[float]) -> M
                     drop=rng.choice([0, 0.02]))
     net = bot_table(n, seed=seed, faults=faults)
     host = net.replicas[0]
-    host.auto_next = rng.choice(auto_next)
+    host.seating.auto_next = rng.choice(auto_next)
     net.output(0, host.handle(StartRound(), net.now))
     return net
 
@@ -170,7 +170,7 @@ def state_of(r: Replica) -> tuple[object, ...]:
     # The clock too: an ACK sent before the crash told the others how far it
     # was, and nothing signed after the restart may be dated earlier.
     return (*mine, rs.log.state_hash(), r.seq, r.clock.time, r.phase, rs.number, rs.me,
-            sorted(rs.live), r.countdown, r.drop_after, rs.my_vote, rs.my_vote_at)
+            sorted(rs.live), r.seating.countdown, r.seating.drop_after, rs.my_vote, rs.my_vote_at)
 
 
 def crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
@@ -184,7 +184,7 @@ def crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
     host_key = net.replicas[0].me.public_key
     back = Replica.restore(dead.me, TABLE_ID, host_key, net.journals[k], net.now,
                            rng=random.Random(1).randbytes, countdown=0.0, drop_after=5.0,
-                           auto_start=dead.auto_start, auto_next=dead.auto_next)
+                           auto_start=dead.seating.auto_start, auto_next=dead.seating.auto_next)
     assert state_of(back) == before, "the restarted replica has exactly its old tableau"
     net.replicas[k] = back
     net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))

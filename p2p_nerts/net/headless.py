@@ -272,9 +272,9 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
         else:
             closed_at = None
         if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not (
-                r.phase is Phase.BETWEEN and r.auto_next is not None):
+                r.phase is Phase.BETWEEN and r.seating.auto_next is not None):
             guests = [s for s in r.seats if s.key != r.host_key]
-            unready = [s.name for s in guests if not r.ready.get(s.key, False)]
+            unready = [s.name for s in guests if not r.seating.ready.get(s.key, False)]
             if not guests:
                 waiting = "waiting for players: this table deals once a player has joined " \
                           "and is ready (or use --auto-start N)"
@@ -339,7 +339,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     watcher = loop.create_task(watch_host(session, host_gone, clock))
     player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
     dealer = (loop.create_task(deal_when_ready(session, clock))
-              if session.replica.is_host and session.replica.auto_start is None else None)
+              if session.replica.is_host and session.replica.seating.auto_start is None else None)
     waiters: list[asyncio.Future[Any]] = [outcome, runner, watcher]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     if watcher.done() and not outcome.done():

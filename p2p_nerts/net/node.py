@@ -532,7 +532,7 @@ class NetSession:
                         views=self._config.views)
         seats = len(r.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
-                    self._advertised_port, seats, full=seats >= r.max_seats,
+                    self._advertised_port, seats, full=seats >= r.seating.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
@@ -794,18 +794,18 @@ class NetSession:
         sent every entry) and one who came first keeps its place.
         """
         r = self.replica
-        if key in r.seated or key in r.waiting:
+        if key in r.seated or key in r.seating.waiting:
             return True
         since = self._up_since.get(key, float("inf"))
         earlier = [k for k in self._mesh.links if k != key and k not in r.seated
-                   and k not in r.waiting and self._up_since.get(k, since) <= since]
+                   and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
         return len(earlier) < MAX_SPECTATORS
 
     def _ad_facts(self) -> _AdFacts:
-        r = self.replica
-        return _AdFacts(min(len(r.seats), r.max_seats), r.variants.summary()[:MAX_VARIANT_CHARS],
-                        _AD_STATES[r.phase],
-                        r.next_round_at if r.phase is Phase.BETWEEN else None)
+        r, seating = self.replica, self.replica.seating
+        return _AdFacts(min(len(r.seats), seating.max_seats),
+                        seating.variants.summary()[:MAX_VARIANT_CHARS], _AD_STATES[r.phase],
+                        seating.next_round_at if r.phase is Phase.BETWEEN else None)
 
     def _next_deal(self, at: float | None) -> int | None:
         """The replica's clock time of the next deal, as Unix time for the lobbies."""
@@ -816,7 +816,7 @@ class NetSession:
         facts = self._ad_shown = self._ad_facts()
         ad = TableAd(
             name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
-            protocol_version=NET_VERSION, seats_taken=facts.seats, seats_total=r.max_seats,
+            protocol_version=NET_VERSION, seats_taken=facts.seats, seats_total=r.seating.max_seats,
             variant=facts.variant, needs_code=self._config.code is not None,
             port=self._advertised_port, host=self._identity.name, state=facts.state,
             next_deal=self._next_deal(facts.next_at),

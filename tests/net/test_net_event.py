@@ -73,7 +73,7 @@ def _table_of(data: bytes) -> str | None:
 def _second_game() -> MemNet:
     """Another table's game (four players), played to its end."""
     net = bot_table(4, seed=9, variants=Variants(target=15))
-    net.replicas[0].auto_next = 0.2
+    net.replicas[0].seating.auto_next = 0.2
     net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
                                and len(r.rs.signed_results) == 4

@@ -403,11 +403,11 @@ def test_a_headless_bot_says_it_is_ready_once_seated() -> None:
         host_runner = asyncio.create_task(host.run())
         guest = await join(host, "Bo")
         key = guest.replica.me.public_key
-        assert not host.replica.ready.get(key, False)
+        assert not host.replica.seating.ready.get(key, False)
         bot = Bot(paced(SKILLS["hard"], 0.05), random.Random(1))
         player = asyncio.create_task(run_headless(guest, bot=bot, summary=None))
-        await until(lambda: host.replica.ready.get(key, False))
-        assert guest.replica.ready == {key: True}  # said once: the host has not said it
+        await until(lambda: host.replica.seating.ready.get(key, False))
+        assert guest.replica.seating.ready == {key: True}  # said once: the host has not said it
         host.close()
         await host_runner
         player.cancel()
@@ -435,7 +435,7 @@ def test_the_host_advertises_the_table_and_keeps_its_seats_current(
             ad = next(a for a in await browser.wait_for(ours(1), 30) if a.name == table)
             assert ad.port == host.port and ad.seats_total == 4 and not ad.needs_code
             assert ad.fingerprint == fingerprint_hex(host.replica.me.public_key)
-            assert ad.variant == host.replica.variants.summary()
+            assert ad.variant == host.replica.seating.variants.summary()
             guest = await join(host, "Bo")
             await browser.wait_for(ours(2), 30)
             host.close()

@@ -39,7 +39,7 @@ def _game() -> MemNet:
     """One whole game of three bots, played to its end (shared: tests only read it)."""
     net = bot_table(PLAYERS, seed=5, variants=Variants(target=20))
     host = net.replicas[0]
-    host.auto_next = 0.2
+    host.seating.auto_next = 0.2
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
                                and len(r.rs.signed_results) == PLAYERS

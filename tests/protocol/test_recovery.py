@@ -47,7 +47,7 @@ def test_a_restarted_seat_plays_by_the_hosts_clocks_not_its_own_options() -> Non
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = crash_and_restore(net, 1, outage=1.0)  # options: countdown 0, drop_after 5
-    assert (back.countdown, back.drop_after) == (1.0, 4.0)
+    assert (back.seating.countdown, back.seating.drop_after) == (1.0, 4.0)
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
                    limit=net.now + 1800)
     check_round(net, 1, honest={0, 1, 2})
@@ -83,7 +83,7 @@ def test_peer_dropped_while_down_sits_down_in_the_hosts_next_round(outage: float
     next round the host deals, agreeing on what it missed."""
     net = bot_table(4, seed=14)
     host = net.replicas[0]
-    host.auto_next = 1.0
+    host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = crash_and_restore(net, 2, outage=outage)
@@ -131,7 +131,7 @@ def test_a_peer_killed_again_and_again_comes_back_exactly_each_time(seed: int) -
     """
     net = bot_table(3, seed=seed)
     host = net.replicas[0]
-    host.auto_next = 0.5
+    host.seating.auto_next = 0.5
     net.output(0, host.handle(StartRound(), net.now))
     rng = random.Random(seed)
     for _ in range(6):
@@ -191,7 +191,7 @@ def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() ->
     included: its next restart failed on its own journal)."""
     net = bot_table(4, seed=14, classes={0: replica_with(countdown=0.0, drop_after=2.0)})
     host = net.replicas[0]
-    host.auto_next = 1.0
+    host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = crash_and_restore(net, 2, outage=40.0)  # dropped; the table plays round 2

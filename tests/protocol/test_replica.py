@@ -235,10 +235,10 @@ def test_clocks_no_peer_would_accept_are_refused_and_change_nothing(
         countdown: float, drop_after: float) -> None:
     net = bot_table(2, seed=1)
     host = net.replicas[0]
-    seq, clocks = host.seq, (host.countdown, host.drop_after)
+    seq, clocks = host.seq, (host.seating.countdown, host.seating.drop_after)
     with pytest.raises(CommandError, match="seconds"):
-        host.handle(ChangeSettings(host.variants, countdown, drop_after), net.now)
-    assert (host.seq, host.countdown, host.drop_after) == (seq, *clocks)
+        host.handle(ChangeSettings(host.seating.variants, countdown, drop_after), net.now)
+    assert (host.seq, host.seating.countdown, host.seating.drop_after) == (seq, *clocks)
     with pytest.raises(ValueError, match="seconds"):  # a program's mistake, said at once
         Replica(Identity.generate("Ann"), TABLE_ID, host.me.public_key,
                 countdown=countdown, drop_after=drop_after)
@@ -311,7 +311,7 @@ def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
     host.handle(Open(), 0.0)
     out = host.tick(1.0)  # one seat cannot play pairs
     assert any(isinstance(e, ev.Notice) and "2 to 8 players, not 1" in e.text for e in out.events)
-    assert host.phase is Phase.LOBBY and host.auto_start is None
+    assert host.phase is Phase.LOBBY and host.seating.auto_start is None
 
 
 def _stranger(n: int) -> Identity:
@@ -331,13 +331,13 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     assert late.me.public_key not in {s.key for s in host.seats}  # not in this round
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
     assert late.me.public_key in {s.key for s in host.seats}
-    assert host.waiting == {}
+    assert host.seating.waiting == {}
 
 
 def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> None:
     net = bot_table(3, seed=22)
     host = net.replicas[0]
-    host.max_seats = 4
+    host.seating.max_seats = 4
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
     first, second = (Replica(_stranger(n), TABLE_ID, host.me.public_key) for n in (2, 3))
@@ -345,10 +345,10 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
     out = ask_for_seat(second, host, net.now)
     refusals = [open_entry(s.data) for s in out.sends if open_entry(s.data).type == MsgType.REFUSE]
     assert len(refusals) == 1  # four seats: three playing, one promised
-    assert list(host.waiting) == [first.me.public_key]
+    assert list(host.seating.waiting) == [first.me.public_key]
     for send in first.handle(LeaveTable(), net.now).sends:
         host.receive(send.data, net.now)
-    assert host.waiting == {}
+    assert host.seating.waiting == {}
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
     assert len(host.seats) == 3
 

@@ -171,7 +171,7 @@ def _snapshot(r: Replica) -> tuple[object, ...]:
                 tuple(rs.stuck), len(rs.audits), len(rs.summaries), len(rs.commits),
                 None if tab is None else (tuple(tab.nerts), tuple(map(tuple, tab.work)),
                                           tuple(tab.stock), tuple(tab.waste), len(tab.log)))
-    return (r.phase, r.seats, r.variants, game)
+    return (r.phase, r.seats, r.seating.variants, game)
 
 
 def _sequence_state(r: Replica) -> tuple[object, ...]:
@@ -284,9 +284,10 @@ def test_the_hosts_settings_with_clocks_out_of_range_change_nothing(
 
     out = guest.receive(settings(**{key: value}), 1.0)
     assert out.events == [ev.Rejected(f"bad_field:{attr}")]
-    assert (guest.countdown, guest.drop_after, guest.variants) == (0.0, DROP_AFTER, Variants())
+    table = guest.seating
+    assert (table.countdown, table.drop_after, table.variants) == (0.0, DROP_AFTER, Variants())
     guest.receive(settings(cd=2500, da=700), 2.0)
-    assert (guest.countdown, guest.drop_after) == (2.5, 0.7)
+    assert (table.countdown, table.drop_after) == (2.5, 0.7)
 
 
 def test_a_round_dealt_to_a_table_the_rules_do_not_allow_is_refused() -> None:

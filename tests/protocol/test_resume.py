@@ -90,7 +90,7 @@ def _agreed(net: MemNet, number: int) -> None:
 def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: int) -> None:
     net = bot_table(4, seed=seed)
     host = net.replicas[0]
-    host.auto_next = 1.0
+    host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     k = 2
     key = net.replicas[k].me.public_key
@@ -140,7 +140,7 @@ def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanl
     entries: the seat takes the snapshot up, and still signs no number twice."""
     net = bot_table(4, seed=55, variants=Variants(target=10_000))
     host = net.replicas[0]
-    host.auto_next = 1.0
+    host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     k = 2
     key = net.replicas[k].me.public_key
@@ -163,7 +163,7 @@ def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanl
 def test_a_seat_back_with_no_journal_at_all_sits_out_cleanly() -> None:
     net = bot_table(3, seed=54)
     host = net.replicas[0]
-    host.auto_next = 1.0
+    host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     seq_before = net.replicas[1].seq

@@ -26,8 +26,8 @@ def test_before_the_first_deal_the_view_shows_the_lobby() -> None:
     assert not view.is_host and host.view().is_host
     # A bot says it is ready: the host's view shows it once the READY is in.
     assert net.run(lambda: host.view().ready(guest.me.public_key), limit=net.now + 10)
-    assert view.variants == guest.variants
-    assert (view.countdown, view.drop_after) == (guest.countdown, guest.drop_after)
+    assert view.variants == guest.seating.variants
+    assert (view.countdown, view.drop_after) == (guest.seating.countdown, guest.seating.drop_after)
     assert view.blocked() == "no round is being played" and not view.can_move()
 
 

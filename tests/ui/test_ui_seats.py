@@ -58,14 +58,14 @@ def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_ro
         return "".join(text for _style, text, *_ in lobby(guest.view(), keys, None))
 
     assert "Waiting for p0 to deal: the host starts each round" in lobby_text()
-    assert net.run(lambda: all(guest.ready.get(s.key) for s in guest.seats
+    assert net.run(lambda: all(guest.seating.ready.get(s.key) for s in guest.seats
                                if s.key != host.me.public_key), limit=net.now + 30)
     assert "r not ready" in hints() and "3 seated, 3 ready" in lobby_text()
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: guest.phase is Phase.PLAYING, limit=net.now + 60)
-    assert not any(guest.ready.values())  # said afresh for each deal
+    assert not any(guest.seating.ready.values())  # said afresh for each deal
     assert net.run(lambda: guest.phase is Phase.BETWEEN, limit=net.now + 1800)
-    assert net.run(lambda: guest.ready.get(guest.me.public_key, False), limit=net.now + 30)
+    assert net.run(lambda: guest.seating.ready.get(guest.me.public_key, False), limit=net.now + 30)
     assert "r not ready" in hints()
 
 
@@ -80,7 +80,7 @@ def test_a_table_opened_with_a_code_shows_it_to_the_host() -> None:
             # At a solo table no seat falls silent: only the countdown (a networked
             # table's line, with the silent-seat time, is test_ui_lan's).
             r = h.replica
-            assert h.row("Clocks:").strip() == f"Clocks:  {r.countdown:g} s to get ready"
+            assert h.row("Clocks:").strip() == f"Clocks:  {r.seating.countdown:g} s to get ready"
     asyncio.run(main())
 
 
@@ -89,12 +89,12 @@ def test_the_host_sets_the_tables_clocks_with_the_settings_form() -> None:
     in the same form, and every seat (the bot's too) plays by them."""
     async def main() -> None:
         async with Harness(bots=1) as h:
-            before = h.replica.countdown
+            before = h.replica.seating.countdown
             offered = sorted({*COUNTDOWNS, before})
             await h.press("o", *[DOWN] * 7, RIGHT, ENTER)  # the countdown: the next one
             chosen = offered[(offered.index(before) + 1) % len(offered)]
-            assert h.replica.countdown == chosen != before
-            assert h.table._replicas[1].countdown == chosen
+            assert h.replica.seating.countdown == chosen != before
+            assert h.table._replicas[1].seating.countdown == chosen
             assert f"{chosen:g} s to get ready" in h.row("Clocks:")
     asyncio.run(main())
 
@@ -106,12 +106,13 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
             assert "Table settings" in h.screen()
             await h.press(RIGHT, DOWN, DOWN, DOWN, DOWN, RIGHT, ENTER)
             assert "Table settings" not in h.screen()
-            assert h.replica.variants == Variants(stock_turn=1, jokers=True)
+            assert h.replica.seating.variants == Variants(stock_turn=1, jokers=True)
             assert "turn 1 · both stay on ties · −2 per Nerts card · to 100 · jokers" in h.row(
                 "Rules:")
-            assert h.table._replicas[1].variants == h.replica.variants  # the bot heard it
+            bot = h.table._replicas[1]
+            assert bot.seating.variants == h.replica.seating.variants  # the bot heard it
             await h.press("o", ESC)
-            assert h.replica.variants.stock_turn == 1  # Esc changes nothing
+            assert h.replica.seating.variants.stock_turn == 1  # Esc changes nothing
             await h.deal()
             rs = h.replica.rs
             assert rs is not None and rs.variants.stock_turn == 1
@@ -166,7 +167,7 @@ def test_a_partners_form_overtaken_by_a_newcomer_says_so_and_changes_nothing() -
         async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
             order = [s.key for s in h.replica.seats]
             await h.press("p", DOWN, RIGHT)
-            h.replica.seats = h.replica.seats[:3]  # as a Roster without the last would
+            h.replica.seating.seats = h.replica.seats[:3]  # as a Roster without the last would
             await h.press(ENTER)
             assert "Someone sat down or left meanwhile" in h.screen()
             assert "Team 1" not in h.screen()

@@ -65,15 +65,14 @@ from ._base import (
     Outbound,
     Phase,
     Send,
-    clocks_problem,
     rules_of,
-    settings_of,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._order import Finality
 from ._outbox import Outbox, Signing, deferred_round, signing
 from ._recovery import Recovery
+from ._seating import Seating
 from ._state import RoundState, index_of
 from ._view import TableView
 
@@ -111,28 +110,16 @@ class Replica:
         self.table_id = table_id
         self.host_key = host_key
         self.is_host = identity.public_key == host_key
-        self.variants = variants or Variants()
+        self.seating = Seating(identity.public_key, host_key, variants=variants or Variants(),
+                               countdown=countdown, drop_after=drop_after, auto_start=auto_start,
+                               auto_next=auto_next, max_seats=max_seats)
         self.rng = rng
-        #: The table's clocks, in seconds. A host announces these in its SETTINGS;
-        #: every replica, the host's too, then plays by the SETTINGS it delivers.
-        problem = clocks_problem(countdown, drop_after)
-        if problem is not None:
-            raise ValueError(problem)
-        self.countdown = countdown
-        self.drop_after = drop_after
-        self.auto_start = auto_start
-        self.auto_next = auto_next
-        self.max_seats = max_seats
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places()
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
-        self.seats = ()
-        self.ready: dict[bytes, bool] = {}
-        #: Host: players who asked for a seat while a round ran (key → name).
-        self.waiting: dict[bytes, str] = {}
         self._resends = intake.Resends()
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
@@ -143,11 +130,6 @@ class Replica:
         #: Running totals by player key, so they survive seats changing between rounds.
         self.totals: dict[bytes, int] = {}
         self.rejected: Counter[str] = Counter()
-        self.next_round_at: float | None = None
-        #: Host: seats given to newcomers between rounds, each with the seq of
-        #: the ROSTER that seated them, until their ACKs show they have it (they
-        #: replay the table's entries first): the break waits for them.
-        self.sitting_down: dict[bytes, int] = {}
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
         self.watching = False
@@ -180,13 +162,11 @@ class Replica:
     @property
     def seats(self) -> tuple[msg.Seat, ...]:
         """Who sits at the table (the host's last ROSTER): seat index = position."""
-        return self._seats
+        return self.seating.seats
 
-    @seats.setter
-    def seats(self, seats: tuple[msg.Seat, ...]) -> None:
-        self._seats = seats
-        #: Their keys, looked up for every entry that arrives.
-        self.seated = frozenset(s.key for s in seats)
+    @property
+    def seated(self) -> frozenset[bytes]:
+        return self.seating.seated
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -354,7 +334,7 @@ class Replica:
         self._apply_own()
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
-            self._maybe_auto_start()
+            self._apply(self.seating.auto_deal(self._table, now))
         if self.seq:  # in every phase: it is how a lost entry is noticed
             besides, singles = self._beats.due(now)
             if besides is not None:
@@ -469,10 +449,9 @@ class Replica:
             match effect:
                 case fx.Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
-                case fx.Unwait(key=key):
-                    self.waiting.pop(key, None)
-                case fx.Readied(key=key, on=on):
-                    self.ready[key] = on
+                case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
+                      | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
+                    self.seating.apply(effect, self.seq)
                 case fx.CheckGo(rs=rs):
                     self._maybe_go(rs)
                 case fx.DrainAll():
@@ -491,31 +470,17 @@ class Replica:
                     self._event(event)
                 case fx.Journal(record=record):
                     self._record(record)
-                case fx.SetSeats(seats=seats):
-                    self.seats = seats
-                case fx.SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
-                    self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
                 case fx.BeginRound(number=number, note=note):
                     if note:  # the table as it stands, where the journal will start
                         self._apply(self._pruning.begin(catchup.capture(
                             number, over=self.phase is Phase.OVER, seats=self.seats,
-                            settings=settings_of(self.variants, self.countdown, self.drop_after),
+                            settings=self.seating.settings,
                             totals=self.totals, authors=self.authors, player=self.player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
                     self._apply(rounds.begin(
-                        number, self.seats, self.me.public_key, self.variants, self.now,
+                        number, self.seats, self.me.public_key, self.seating.variants, self.now,
                         totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
-                case fx.Waits(key=key, name=name):
-                    self.waiting[key] = name
-                case fx.WaitingSeated():
-                    self.waiting.clear()
-                case fx.SittingDown(newcomers=newcomers):
-                    self.sitting_down = dict.fromkeys(newcomers, self.seq)
-                case fx.NextDeal(at=deal_at):
-                    self.next_round_at = deal_at
-                case fx.DealByHand():
-                    self.auto_start = self.auto_next = None
                 case fx.Forget(author=author, upto=upto):
                     self.authors[author].prune(upto)
                 case fx.TakeUp(snapshot=snapshot, variants=variants):
@@ -561,7 +526,7 @@ class Replica:
                     self.totals.update(totals)
                 case fx.MaybeClose(rs=rs):
                     self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
-                                              auto_next=self.auto_next, now=self.now))
+                                              auto_next=self.seating.auto_next, now=self.now))
                 case fx.Reseat(rs=rs):
                     self._apply(lobby.closing_roster(self._table, rs))
                 case fx.Unscore(rs=rs):
@@ -577,9 +542,8 @@ class Replica:
                 case fx.Convict(rs=rs, item=item):
                     self._apply(forks.final(rs, item))
                 case fx.RoundBegun(rs=rs, totals=totals, match=match):
-                    self.sitting_down.clear()
+                    self.seating.new_round()
                     self.totals, self.match = totals, match
-                    self.ready = {}  # ready for the next deal: said afresh after each round
                     self._forks.new_round()
                     self.prev_rs, self.rs = self.rs, rs
                     self.phase = Phase.SHUFFLE
@@ -683,7 +647,7 @@ class Replica:
         early for a key without a place.
         """
         return intake.has_place(key, seated=self.seated, host_key=self.host_key,
-                                me=self.me.public_key, waiting=self.waiting, rs=self.rs)
+                                me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
 
     def admit(self, keys: Iterable[bytes]) -> None:
         """Hear these keys as players though no place of theirs is known yet: the
@@ -819,9 +783,7 @@ class Replica:
                             other.note_claim(mark.seq)
                 if rs is not None and seat is not None:
                     self._take_marks(rs, seat, liveness.heard_ack(rs, seat, entry, log, upto))
-                if author in self.sitting_down and liveness.holds_from(
-                        upto, self.me.public_key, self.sitting_down[author]):
-                    del self.sitting_down[author]  # it holds its seat: deal it in
+                self.seating.acked(author, upto)
             case msg.View():
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
@@ -900,15 +862,8 @@ class Replica:
     @property
     def _table(self) -> lobby.Table:
         """The table as the lobby reads it, now."""
-        return lobby.Table(self.me.public_key, self.host_key, self.phase, self.seats,
-                           self.rs.number if self.rs else 0, self.variants, self.countdown,
-                           self.drop_after, self.max_seats, self.waiting,
-                           self._forks.proven.keys(), self.ready)
-
-    def _maybe_auto_start(self) -> None:
-        self._apply(lobby.auto_deal(self._table, auto_start=self.auto_start,
-                                    next_round_at=self.next_round_at, now=self.now,
-                                    sitting_down=self.sitting_down.keys()))
+        return self.seating.table(self.phase, self.rs.number if self.rs else 0,
+                                  self._forks.proven.keys())
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs
@@ -966,7 +921,7 @@ class Replica:
 
     def _maybe_go(self, rs: RoundState) -> None:
         self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,
-                               now=self.now, countdown=self.countdown))
+                               now=self.now, countdown=self.seating.countdown))
 
     def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
              beat: bool = True) -> None:
@@ -1013,9 +968,10 @@ class Replica:
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
         the vote back from one heard again (``drops.check``, a seat at a time)."""
-        quiet = drops.quiet(rs, self.last_heard, self.now, self.drop_after)
+        quiet = drops.quiet(rs, self.last_heard, self.now, self.seating.drop_after)
         for seat in sorted(rs.live):
-            self._apply(drops.check(rs, seat, quiet, self.now, self.drop_after, self.authors))
+            self._apply(drops.check(rs, seat, quiet, self.now, self.seating.drop_after,
+                                    self.authors))
 
     def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
         """Count the DROP votes now due (``drops.count``; ``before``: only those ordered

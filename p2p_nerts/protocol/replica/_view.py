@@ -200,7 +200,7 @@ class TableView:
 
     def ready(self, key: bytes) -> bool:
         """Whether ``key``'s player last said it is ready for the next deal."""
-        return self._r.ready.get(key, False)
+        return self._r.seating.ready.get(key, False)
 
     def heard_at(self, key: bytes) -> float | None:
         """When ``key``'s peer was last heard from, on the replica's clock; None if never."""
@@ -209,17 +209,17 @@ class TableView:
     @property
     def variants(self) -> Variants:
         """The table's rules for the next round (the host's last SETTINGS)."""
-        return self._r.variants
+        return self._r.seating.variants
 
     @property
     def countdown(self) -> float:
         """Seconds between the deal and the first move."""
-        return self._r.countdown
+        return self._r.seating.countdown
 
     @property
     def drop_after(self) -> float:
         """Seconds of silence after which a seat is voted out of a round."""
-        return self._r.drop_after
+        return self._r.seating.drop_after
 
     @property
     def totals(self) -> tuple[int, ...] | None:

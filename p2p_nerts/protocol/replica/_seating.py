@@ -1,0 +1,136 @@
+"""The table's seating and options: who sits, who waits to sit down, who said it
+is ready, and the rules, clocks and limits the next round is dealt under.
+
+One object owns this state so that the facade does not: the lobby decides from
+it (:meth:`Seating.table`, its read view) and the facade hands it back the
+lobby's decisions that change only it (:meth:`Seating.apply`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import assert_never
+
+from ...game.variants import Variants
+from ..messages import AckMark, Seat, Settings
+from ._base import Phase, clocks_problem, settings_of
+from ._effects import (
+    DealByHand,
+    Effect,
+    NextDeal,
+    Readied,
+    SetRules,
+    SetSeats,
+    SittingDown,
+    Unwait,
+    WaitingSeated,
+    Waits,
+)
+from ._liveness import holds_from
+from ._lobby import Table, auto_deal
+
+#: The effects that change the seating and nothing else (:meth:`Seating.apply`).
+SeatingEffect = (Unwait | Readied | SetSeats | SetRules | Waits | WaitingSeated | SittingDown
+                 | NextDeal | DealByHand)
+
+
+class Seating:
+    """Who sits at one table and under which options, as this replica knows it."""
+
+    def __init__(self, me: bytes, host_key: bytes, *, variants: Variants, countdown: float,
+                 drop_after: float, auto_start: int | None, auto_next: float | None,
+                 max_seats: int) -> None:
+        # A host announces its clocks in its SETTINGS, which every replica (the
+        # host's too) then plays by: clocks that every peer would refuse there
+        # are refused here, before anything is signed.
+        problem = clocks_problem(countdown, drop_after)
+        if problem is not None:
+            raise ValueError(problem)
+        self.me = me
+        self.host_key = host_key
+        self.seats = ()
+        self.ready: dict[bytes, bool] = {}
+        #: Host: players who asked for a seat while a round ran (key → name).
+        self.waiting: dict[bytes, str] = {}
+        #: Host: seats given to newcomers between rounds, each with the seq of
+        #: the ROSTER that seated them, until their ACKs show they have it (they
+        #: replay the table's entries first): the break waits for them.
+        self.sitting_down: dict[bytes, int] = {}
+        self.variants = variants
+        #: The table's clocks, in seconds.
+        self.countdown = countdown
+        self.drop_after = drop_after
+        #: Host: deal by itself once this many are seated; and again this long
+        #: after each round (None: a person deals).
+        self.auto_start = auto_start
+        self.auto_next = auto_next
+        self.max_seats = max_seats  # the host's own limit
+        #: Host: when it deals the next round by itself, if it does.
+        self.next_round_at: float | None = None
+
+    @property
+    def seats(self) -> tuple[Seat, ...]:
+        """Who sits at the table (the host's last ROSTER): seat index = position."""
+        return self._seats
+
+    @seats.setter
+    def seats(self, seats: tuple[Seat, ...]) -> None:
+        self._seats = seats
+        #: Their keys, looked up for every entry that arrives.
+        self.seated = frozenset(s.key for s in seats)
+
+    @property
+    def settings(self) -> Settings:
+        """The SETTINGS that say these rules and clocks."""
+        return settings_of(self.variants, self.countdown, self.drop_after)
+
+    def table(self, phase: Phase, number: int, proven: Collection[bytes]) -> Table:
+        """The table as the lobby reads it, in ``phase`` of round ``number`` (0 before
+        the first), ``proven`` the keys never seated again."""
+        return Table(self.me, self.host_key, phase, self.seats, number, self.variants,
+                     self.countdown, self.drop_after, self.max_seats, self.waiting, proven,
+                     self.ready)
+
+    def apply(self, effect: SeatingEffect, seq: int) -> None:
+        """Carry out a lobby decision about the seating; ``seq`` is the last sequence
+        number this replica signed (the ROSTER that seats a ``SittingDown``'s
+        newcomers, signed just before)."""
+        match effect:
+            case Unwait(key=key):
+                self.waiting.pop(key, None)
+            case Readied(key=key, on=on):
+                self.ready[key] = on
+            case SetSeats(seats=seats):
+                self.seats = seats
+            case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
+                self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
+            case Waits(key=key, name=name):
+                self.waiting[key] = name
+            case WaitingSeated():
+                self.waiting.clear()
+            case SittingDown(newcomers=newcomers):
+                self.sitting_down = dict.fromkeys(newcomers, seq)
+            case NextDeal(at=at):
+                self.next_round_at = at
+            case DealByHand():
+                self.auto_start = self.auto_next = None
+            case _:
+                assert_never(effect)
+
+    def new_round(self) -> None:
+        """A round began: its newcomers are dealt in, and who is ready for the next
+        deal is said afresh."""
+        self.sitting_down.clear()
+        self.ready = {}
+
+    def acked(self, key: bytes, upto: Iterable[AckMark]) -> None:
+        """``key``'s ACK: once it holds the ROSTER that seated it, it has caught up
+        and the break waits for it no more."""
+        if key in self.sitting_down and holds_from(upto, self.me, self.sitting_down[key]):
+            del self.sitting_down[key]
+
+    def auto_deal(self, t: Table, now: float) -> list[Effect]:
+        """Host: what dealing by itself does now (``lobby.auto_deal``), ``t`` this
+        seating's :meth:`table`."""
+        return auto_deal(t, auto_start=self.auto_start, next_round_at=self.next_round_at,
+                         now=now, sitting_down=self.sitting_down.keys())

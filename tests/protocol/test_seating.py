@@ -1,0 +1,145 @@
+"""The seating on its own: who sits and under which options, changed only by the
+lobby's effects, and the read view the lobby decides from (no network, no
+replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.messages import AckMark, Roster, Seat
+from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
+from p2p_nerts.protocol.replica._effects import (
+    DealByHand,
+    NextDeal,
+    Readied,
+    SetRules,
+    SetSeats,
+    Sign,
+    SittingDown,
+    Unwait,
+    WaitingSeated,
+    Waits,
+)
+from p2p_nerts.protocol.replica._lobby import closing_roster, start_round
+from p2p_nerts.protocol.replica._seating import Seating
+from p2p_nerts.protocol.replica._state import RoundState
+
+pytestmark = pytest.mark.fast
+
+HOST, A, B, NEW = (bytes([k]) * 32 for k in range(1, 5))
+SEATS: tuple[Seat, ...] = (Seat(HOST, "host"), Seat(A, "a"), Seat(B, "b"))
+
+
+def _seating(*, auto_next: float | None = None) -> Seating:
+    s = Seating(HOST, HOST, variants=Variants(), countdown=3.0, drop_after=10.0,
+                auto_start=None, auto_next=auto_next, max_seats=8)
+    s.apply(SetSeats(SEATS), 0)
+    return s
+
+
+def test_clocks_every_peer_would_refuse_are_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="countdown"):
+        Seating(HOST, HOST, variants=Variants(), countdown=-1.0, drop_after=10.0,
+                auto_start=None, auto_next=None, max_seats=8)
+    with pytest.raises(ValueError, match="silent seat"):
+        Seating(HOST, HOST, variants=Variants(), countdown=3.0, drop_after=0.0,
+                auto_start=None, auto_next=None, max_seats=8)
+
+
+def test_a_roster_sets_the_seats_and_their_keys_together() -> None:
+    s = _seating()
+    assert s.seats == SEATS and s.seated == {HOST, A, B}
+    s.apply(SetSeats(SEATS[:1]), 5)
+    assert s.seats == SEATS[:1] and s.seated == {HOST}
+
+
+def test_the_waiting_list_fills_empties_and_is_seated() -> None:
+    s = _seating()
+    s.apply(Waits(NEW, "new"), 0)
+    s.apply(Waits(B, "b"), 0)
+    assert s.waiting == {NEW: "new", B: "b"}
+    s.apply(Unwait(B), 0)
+    s.apply(Unwait(B), 0)  # gone already: nothing to do
+    assert s.waiting == {NEW: "new"}
+    s.apply(WaitingSeated(), 0)
+    assert s.waiting == {}
+
+
+def test_rules_and_clocks_are_set_together_and_said_as_one_settings() -> None:
+    s = _seating()
+    rules = Variants(target=50, jokers=True)
+    s.apply(SetRules(rules, 0.5, 4.0), 0)
+    assert (s.variants, s.countdown, s.drop_after) == (rules, 0.5, 4.0)
+    assert s.settings == settings_of(rules, 0.5, 4.0)
+
+
+def test_ready_is_said_per_key_and_afresh_for_each_round() -> None:
+    s = _seating()
+    s.apply(Readied(A, True), 0)
+    s.apply(Readied(B, True), 0)
+    s.apply(Readied(B, False), 0)
+    assert s.ready == {A: True, B: False}
+    s.apply(SittingDown(frozenset({NEW})), 7)
+    s.apply(Waits(NEW, "new"), 0)
+    s.new_round()
+    assert s.ready == {} and s.sitting_down == {}
+    assert s.waiting == {NEW: "new"} and s.seats == SEATS  # the rest stays
+
+
+def test_a_newcomer_sits_down_once_it_holds_the_roster_that_seated_it() -> None:
+    s = _seating()
+    s.apply(SittingDown(frozenset({NEW, B})), 7)  # the ROSTER: my seq 7
+    assert s.sitting_down == {NEW: 7, B: 7}
+    s.acked(NEW, (AckMark(HOST, 6),))  # not that far yet
+    s.acked(NEW, (AckMark(A, 9),))  # another author's chain says nothing of mine
+    s.acked(A, (AckMark(HOST, 9),))  # not a newcomer
+    assert s.sitting_down == {NEW: 7, B: 7}
+    s.acked(NEW, (AckMark(A, 1), AckMark(HOST, 7)))
+    assert s.sitting_down == {B: 7}
+
+
+def test_the_lobby_reads_the_seating_as_it_stands() -> None:
+    s = _seating()
+    s.apply(Waits(NEW, "new"), 0)
+    s.apply(Readied(A, True), 0)
+    t = s.table(Phase.BETWEEN, 2, {B})
+    assert (t.me, t.host_key, t.phase, t.number, set(t.proven)) == (
+        HOST, HOST, Phase.BETWEEN, 2, {B})
+    assert (t.seats, t.variants, t.countdown, t.drop_after, t.max_seats) == (
+        SEATS, Variants(), 3.0, 10.0, 8)
+    assert t.waiting == {NEW: "new"} and t.ready == {A: True} and t.settings == s.settings
+
+
+def test_the_lobby_s_closing_roster_seats_the_waiting_and_waits_for_the_newcomers() -> None:
+    s = _seating()
+    s.apply(Waits(NEW, "new"), 0)
+    rs = RoundState(number=2, keys=(HOST, A, B), names=("host", "a", "b"),
+                    variants=Variants(), me=0, live={0, 1, 2},
+                    log=FoundationLog(strict_ties=False))
+    effects = closing_roster(s.table(Phase.SCORING, 2, ()), rs)
+    assert effects == [WaitingSeated(), Sign(Roster((*SEATS, Seat(NEW, "new")))),
+                       SittingDown(frozenset({NEW}))]
+    for effect in effects:
+        if isinstance(effect, WaitingSeated | SittingDown):  # the ROSTER signed as my seq 12
+            s.apply(effect, 12)
+    assert s.waiting == {} and s.sitting_down == {NEW: 12}
+
+
+def test_a_host_dealing_by_itself_waits_for_the_break_and_the_newcomers() -> None:
+    s = _seating(auto_next=5.0)
+    s.apply(NextDeal(10.0), 0)
+    s.apply(SittingDown(frozenset({B})), 3)  # seated as the round closed
+    t = s.table(Phase.BETWEEN, 2, ())
+    assert s.auto_deal(t, 9.0) == []  # the break is not over
+    assert s.auto_deal(t, 10.0) == []  # B has not caught up
+    deal = [NextDeal(None), *start_round(t)]
+    assert s.auto_deal(t, 10.0 + SIT_DOWN_WAIT) == deal  # waited long enough
+    s.acked(B, (AckMark(HOST, 3),))
+    assert s.auto_deal(t, 10.0) == deal
+    s.apply(DealByHand(), 0)
+    assert (s.auto_start, s.auto_next) == (None, None)
+    s.apply(NextDeal(None), 0)
+    assert s.next_round_at is None and s.auto_deal(t, 99.0) == []
