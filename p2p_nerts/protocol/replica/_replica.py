@@ -166,6 +166,7 @@ class Replica:
 
     @property
     def seated(self) -> frozenset[bytes]:
+        """The seats' keys (``Seating.seated``)."""
         return self.seating.seated
 
     @classmethod
