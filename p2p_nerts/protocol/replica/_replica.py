@@ -38,11 +38,11 @@ from .. import events as ev
 from .. import messages as msg
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
-from ..envelope import GENESIS, Entry, EnvelopeError, author_of
-from ..identity import PUBLIC_KEY_LEN, Identity
-from ..journal import Kind, Record, snapshot_of, unpack
+from ..envelope import Entry, EnvelopeError
+from ..identity import Identity
+from ..journal import Kind, Record, snapshot_of
 from ..proof import ForkProof
-from ..resume import Deferred, Resume
+from ..resume import Resume
 from . import _catchup as catchup
 from . import _closing as closing
 from . import _commands as cmd
@@ -58,7 +58,6 @@ from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
     DROP_AFTER,
-    EPHEMERAL,
     ROUND_TYPES,
     CommandError,
     Lead,
@@ -72,7 +71,7 @@ from ._base import (
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._order import Finality
-from ._outbox import Outbox, Signing, deferred_round, signing
+from ._outbox import Outbox
 from ._recovery import Recovery
 from ._state import RoundState, index_of
 from ._view import TableView
@@ -154,21 +153,12 @@ class Replica:
         #: Whether any peer draws the tableaux (the shell says, as they link): if
         #: none does, no VIEW is built (see ``liveness.view_due``).
         self.drawn = True
-        #: My play, signed and returned by :meth:`handle`, not yet delivered to
-        #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
-        #: other peers start checking it while I apply it (one cold pass through
-        #: my own delivery, about 60 µs on a peer just woken to play). Any call
-        #: applies it first, so nothing is ever judged without it.
-        self._unapplied: tuple[Entry, msg.Payload] | None = None
         self._out = Outbound()
         self._beats = Heartbeats()
         self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._recovery = Recovery()
         self._forks = Forks()
-        #: Back at a table (restored, or a fresh start with a key that may have sat
-        #: here): what it must hear before it signs again (see resume.py).
-        self._resume: Resume | None = None
-        self._order = Finality(self.authors, self.clock, lambda: self._resume is not None)
+        self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self.now = 0.0
 
@@ -176,6 +166,11 @@ class Replica:
     def seq(self) -> int:
         """The last sequence number I signed (or, back at a table, learned I had)."""
         return self._outbox.seq
+
+    @property
+    def _resume(self) -> Resume | None:
+        """Back at a table: what I must hear before I sign again (``Recovery``)."""
+        return self._recovery.resume
 
     @property
     def seats(self) -> tuple[msg.Seat, ...]:
@@ -206,37 +201,18 @@ class Replica:
             start = snapshot_of(records[0])                # began (later ones replay again)
             r._apply([fx.TakeUp(start, rules_of(start.settings))])
         for rec in records:
-            if rec.kind is Kind.ENTRY:
-                r._replay_entry(rec.data)
-            elif rec.kind is Kind.LINK:
-                r._receive_one(rec.data[PUBLIC_KEY_LEN:], rec.data[:PUBLIC_KEY_LEN])
-            elif rec.kind is Kind.MOVE:
-                recovery.redo(r.rs, unpack(rec))
+            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r.seq)
+            if isinstance(replayed, Entry):
+                r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
+            elif replayed is not None:
+                r._receive_one(*replayed)
             r._advance()
         r._recovery.replayed(r.rs, r.phase)
         held = r.rs.keys if r.rs is not None else ()
-        r._resume = recovery.rejoin({*r.seated, r.host_key, *held}, identity.public_key, now,
-                                    r.seq)
+        r._recovery.resume = recovery.rejoin({*r.seated, r.host_key, *held},
+                                             identity.public_key, now, r.seq)
         r._out = Outbound()
         return r
-
-    def _replay_entry(self, raw: bytes) -> None:
-        if author_of(raw) != self.me.public_key:
-            self._receive_one(raw, None)
-            return
-        # My entries are journaled in sequence: this one is either the next,
-        # or was delivered already where live play signed it (see _send).
-        signed = self._recovery.signed(self.seq + 1)
-        if signed is not None and signed.raw == raw:
-            self._replay_own(signed)
-
-    def _replay_own(self, entry: Entry) -> None:
-        log = self._author(entry.author)
-        assert log is not None
-        if log.offer(entry) == "duplicate":
-            return
-        self._outbox.took(entry)
-        self._deliver(entry, msg.parse_payload(entry.type, entry.payload), log)
 
     # =================================================================== API
     def handle(self, command: cmd.Command, now: float) -> Outbound:
@@ -302,7 +278,8 @@ class Replica:
         return self._flush()
 
     def _apply_own(self) -> None:
-        signed, self._unapplied = self._unapplied, None
+        box = self._outbox
+        signed, box.unapplied = box.unapplied, None
         if signed is not None:
             self._deliver_own(*signed)
 
@@ -381,7 +358,7 @@ class Replica:
         if self.seq == 0 and self._resume is None:
             # Nothing signed here yet, as far as we know: the host may hold
             # entries of this key from before (a lost journal). Ask first.
-            self._resume = Resume({self.host_key}, self.now, 0)
+            self._recovery.resume = Resume({self.host_key}, self.now, 0)
             self._send(msg.Hello(self.me.name, 1))
         self._send(msg.Join(self.me.name, None))
 
@@ -401,7 +378,7 @@ class Replica:
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
-        self._unapplied = signed
+        self._outbox.unapplied = signed
 
     def _call_nerts(self) -> None:
         rs, tab = self._playing()
@@ -620,42 +597,19 @@ class Replica:
     def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
               besides: frozenset[bytes] = frozenset()) -> tuple[Entry, msg.Payload] | None:
-        """Sign and queue one of my entries; a sequenced one is returned, for
-        :meth:`_deliver_own` (None when there is nothing to deliver)."""
-        how = signing(payload.TYPE, self.rs, resuming=self._resume is not None,
-                      restoring=self._recovery.restoring)
-        if how is Signing.NOTHING:
-            return None
-        if how is Signing.DEFER:
-            assert self._resume is not None
-            self._resume.deferred.append(Deferred(
-                payload, deferred_round(payload.TYPE, round_no, self.rs), to))
-            return None
-        if how is Signing.REPLAY:
-            # Deliver what the journal holds, where live play delivered it.
-            signed = self._recovery.signed(self.seq + 1)
-            if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
-                self._replay_own(signed)
-            return None
-        number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
-        mine = self.authors.get(self.me.public_key)
-        if payload.TYPE in EPHEMERAL:
-            # It names the last entry delivered to myself (a VIEW riding with a
-            # play is signed before the play is).
-            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to,
-                                        shown=payload.TYPE is msg.MsgType.VIEW, besides=besides))
-            return None
-        entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
-                                       expect_lamport)
-        self._record(Record(Kind.ENTRY, entry.raw))
-        self._out.sends.append(Send(entry.raw, to))
-        return entry, payload
+        """Sign and queue one of my entries (``Outbox.sign``); what to deliver to
+        myself is returned, for :meth:`_deliver_own`."""
+        return self._outbox.sign(self._out, payload, self.rs, self.authors.get(self.me.public_key),
+                                 self._recovery, round_no=round_no, to=to,
+                                 expect_lamport=expect_lamport, besides=besides)
 
     def _deliver_own(self, entry: Entry, payload: msg.Payload) -> None:
+        """Deliver an entry of mine to myself: signed here, or from the journal
+        being replayed (unless delivered already)."""
         log = self._author(self.me.public_key)
         assert log is not None
-        log.offer(entry)
-        self._deliver(entry, payload, log)
+        if log.offer(entry) != "duplicate":
+            self._deliver(entry, payload, log)
 
     def _record(self, record: Record) -> None:
         if not self._recovery.restoring:
@@ -882,14 +836,12 @@ class Replica:
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
-        (``recovery.resumed``)."""
-        res = self._resume
-        log = self.authors.get(self.me.public_key)
-        delivered = log.delivered if log is not None else 0
-        if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
+        (``Recovery.going_on``)."""
+        plan = self._recovery.going_on(self.now, self.authors.get(self.me.public_key),
+                                       self.rs, self.phase)
+        if plan is None:
             return
-        self._resume = None
-        plan, began = recovery.resumed(res, delivered, self.rs, self.phase), self.rs
+        began = self.rs
         self._apply(plan.said())
         done: set[tuple[int, msg.Payload]] = set()
         for d in plan.deferred:
