@@ -3,23 +3,11 @@
 Bytes from the wire and local commands go in, with the current time passed
 in; bytes to send and events for the user come out. No sockets, no clock
 reads, no threads (h11's shape), so every distributed property can be tested
-in memory by wiring replicas together.
-
-Life of a round (``docs/PROTOCOL.md`` has the full state machine):
-
-1. The host sends SETTINGS and a ROSTER whose entry round is the next round
-   number: that fixes the seats (in the host's order; seat = index).
-2. Every seat sends COMMIT (hashes of a deck secret and a joint share); once
-   all commitments are in, every seat sends REVEAL (its joint share). The
-   joint value fixes every deck; the host sends GO with its hash.
-3. Play. A seat's own foundation play applies at once (pending) and goes out
-   as PLAY; peers ACK at once with their Lamport time. A play is *final* when
-   every other live seat has been heard at a Lamport time at or past it:
-   nothing ordered before it can still arrive. STUCK votes and NERTS calls are
-   acted on in (Lamport, seat) order once final, identically everywhere.
-4. After the call (or a deadlock) every seat sends AUDIT (deck secret and move
-   log); every peer replays every seat, scores, and sends SUMMARY (foundation
-   hash and scores). Agreeing summaries close the round.
+in memory by wiring replicas together. ``Replica`` is the facade over the
+package's sub-machines: it applies what they decide, and is the only place
+that signs, delivers to itself, emits events and changes the phase. The life
+of a round and the module map are in ``docs/PROTOCOL.md`` ("Replica state
+machine").
 """
 
 from __future__ import annotations
@@ -155,7 +143,6 @@ class Replica:
         self.drawn = True
         self._out = Outbound()
         self._beats = Heartbeats()
-        self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._recovery = Recovery()
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
@@ -298,7 +285,8 @@ class Replica:
         covers them all."""
         self.now = now
         self._apply_own()
-        self._ack_to.clear()
+        owed = self._beats.owed
+        owed.clear()
         for raw, via in frames:
             self._receive_one(raw, via)
             # After each frame, as Replica.restore does after each journal
@@ -306,7 +294,7 @@ class Replica:
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
         self._resumed()
-        for author in sorted(self._ack_to) if not self.watching else ():
+        for author in sorted(owed) if not self.watching else ():
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
 
@@ -906,7 +894,7 @@ class Replica:
                 # about one round trip later. Everyone else learns how far I am
                 # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
                 # (and at a busy table these acks are all the heartbeats).
-                self._ack_to.add(entry.author)
+                self._beats.owed.add(entry.author)
         elif isinstance(step, rounds.Cheat):
             self._apply(closing.flag(rs, seat, step.reason))
             raise EnvelopeError(step.error)
@@ -922,25 +910,14 @@ class Replica:
 
     def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
              beat: bool = True) -> None:
-        """Say how far I hold every author's chain: straight to one peer (an
-        author right after its play, a HELLO), else to every peer ``besides``
-        those (the heartbeat: ``Heartbeats``, which a straight one stands for
-        unless it is one itself: ``beat``).
-
-        The last round's seats too: a peer still catching up on it (back
-        from a crash) needs every live seat's word that it holds each
-        entry, also from seats that have since left; this round's keys
-        alone would never give it that, and it would wait forever.
-        """
-        keys = set(self.seated)
-        for rs in (self.rs, self.prev_rs):
-            keys.update(rs.keys if rs is not None else ())
+        """Say how far I hold every author's chain (``liveness.my_ack``): straight
+        to one peer (an author right after its play, a HELLO), else to every peer
+        ``besides`` those (the heartbeat: ``Heartbeats``, which a straight one
+        stands for unless it is one itself: ``beat``)."""
         if to is not None and beat and not self._recovery.restoring:
             self._beats.acked(to, self.now)
-        self._sign(msg.Ack(self._marks(keys)), to=to, besides=besides)  # ephemeral: no delivery
-
-    def _marks(self, keys: Iterable[bytes]) -> tuple[msg.AckMark, ...]:
-        return liveness.marks_for(keys, self.authors, self._forks.proven)
+        ack = liveness.my_ack(self.seated, self.rs, self.prev_rs, self.authors, self._forks.proven)
+        self._sign(ack, to=to, besides=besides)  # ephemeral: no delivery
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
