@@ -24,6 +24,7 @@ from p2p_nerts.protocol.replica._liveness import (
     holds_from,
     mark_of,
     marks_for,
+    my_ack,
     note_claims,
     note_marks,
     received,
@@ -144,6 +145,23 @@ def test_my_ack_names_every_chain_i_hold_in_order_and_an_equivocators_up_to_its_
     proof = ForkProof(log.key, 2, b"", b"")
     forked = marks_for([log.key], authors, {log.key: proof})
     assert forked == (AckMark(log.key, 1, log.id_at(1) or b""),)
+
+
+def test_my_ack_names_the_seated_this_rounds_and_the_last_rounds_authors() -> None:
+    def held(key: bytes) -> AuthorLog:
+        log = AuthorLog(key)
+        log.delivered = 1
+        return log
+
+    rs, gone, seated = _round(), b"\x0b" * 32, b"\x0c" * 32
+    before = RoundState(number=0, keys=(gone,), names=("g",), variants=Variants(), me=None,
+                        live={0}, log=FoundationLog(strict_ties=False))
+    authors = {k: held(k) for k in (*rs.keys, gone, seated, b"\x0d" * 32)}
+    every = marks_for([*rs.keys, gone, seated], authors, {})
+    assert len(every) == 5
+    assert my_ack({seated}, rs, before, authors, {}) == Ack(every)  # not the stranger
+    assert my_ack({seated}, None, None, authors, {}) == Ack(marks_for([seated], authors, {}))
+    assert gone not in {m.author for m in my_ack((), rs, None, authors, {}).upto}
 
 
 def _view_entry(lamport: int, number: int = 1) -> Entry:

@@ -1,5 +1,5 @@
-"""The outbox on its own: my entries numbered, dated and chained as I sign them
-(no network, no replica)."""
+"""The outbox on its own: my entries numbered, dated and chained as I sign them,
+and what becomes of each as it is signed (no network, no replica)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,24 @@ from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import GENESIS, LINK_MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import Ack, Hello, MsgType, Ready, Seat, parse_payload
+from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.messages import (
+    Ack,
+    Hello,
+    Join,
+    MsgType,
+    Ready,
+    Seat,
+    Stuck,
+    parse_payload,
+)
 from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._base import Outbound, Send
 from p2p_nerts.protocol.replica._outbox import Outbox, Signing, deferred_round, signing
+from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._rounds import new_round
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.resume import Deferred, Resume
 
 pytestmark = pytest.mark.fast
 
@@ -117,3 +130,59 @@ def test_an_entry_put_off_keeps_the_round_it_was_made_in() -> None:
     assert deferred_round(MsgType.STUCK, 5, rs) == 5
     assert deferred_round(MsgType.JOIN, None, rs) is None
     assert deferred_round(MsgType.STUCK, None, None) is None
+
+
+def test_signed_a_sequenced_entry_is_journaled_queued_and_mine_to_deliver() -> None:
+    box, out, back = Outbox(ME, TABLE, LamportClock()), Outbound(), Recovery()
+    signed = box.sign(out, Ready(True), None, None, back, to=b"k" * 32)
+    assert signed is not None
+    entry, payload = signed
+    assert payload == Ready(True) and (entry.seq, entry.prev, entry.round) == (1, GENESIS, 0)
+    assert out.journal == [Record(Kind.ENTRY, entry.raw)]  # written before it goes out
+    assert out.sends == [Send(entry.raw, b"k" * 32)]
+    mine = AuthorLog(ME.public_key)
+    mine.offer(entry)
+    mine.mark_delivered(entry)
+    again = box.sign(out, Ready(False), _seated_round(ME), mine, back)
+    assert again is not None and (again[0].seq, again[0].prev, again[0].round) == (
+        2, entry.signature, 2)  # the chain, in the round under way
+
+
+def test_signed_an_ephemeral_entry_is_only_queued() -> None:
+    box, out = Outbox(ME, TABLE, LamportClock()), Outbound()
+    besides = frozenset({b"b" * 32})
+    assert box.sign(out, Ack(()), None, None, Recovery(), besides=besides) is None
+    assert out.journal == [] and box.seq == 0
+    (send,) = out.sends
+    assert send.besides == besides and not send.shown
+    assert parse_payload(MsgType.ACK, open_link_entry(send.data, ME.public_key).payload) == Ack(())
+
+
+def test_back_at_a_table_a_sequenced_entry_waits_for_the_resume() -> None:
+    box, out, back = Outbox(ME, TABLE, LamportClock()), Outbound(), Recovery()
+    back.resume = Resume({b"h" * 32}, 0.0, 0)
+    rs = _seated_round(ME)
+    assert box.sign(out, Stuck(True, 0), rs, None, back, to=b"k" * 32) is None
+    assert back.resume.deferred == [Deferred(Stuck(True, 0), 2, b"k" * 32)]
+    assert box.sign(out, Hello("me", 1), rs, None, back) is None  # ephemeral: it goes
+    assert (len(out.sends), out.journal, box.seq) == (1, [], 0)
+
+
+def test_restoring_my_journaled_entry_is_delivered_where_live_play_signed_it() -> None:
+    old = Outbox(ME, TABLE, LamportClock())
+    first = old.sequenced(Ready(True), 0, GENESIS)
+    box, out, back = Outbox(ME, TABLE, LamportClock()), Outbound(), Recovery()
+    back.load([Record(Kind.ENTRY, first.raw)], ME.public_key)
+    assert box.sign(out, Join("me", None), None, None, back) is None  # not what was signed
+    replayed = box.sign(out, Ready(False), None, None, back)  # its payload: the journal's
+    assert replayed is not None and replayed == (first, Ready(True))
+    assert box.sign(out, Ack(()), None, None, back) is None  # nothing ephemeral is replayed
+    assert (out.sends, out.journal, box.seq) == ([], [], 0)  # nothing signed anew
+
+
+def test_an_entry_for_a_round_i_am_out_of_is_nowhere() -> None:
+    box, out = Outbox(ME, TABLE, LamportClock()), Outbound()
+    rs = _seated_round(ME)
+    rs.live.discard(0)
+    assert box.sign(out, Stuck(True, 0), rs, None, Recovery()) is None
+    assert (out.sends, out.journal, box.seq) == ([], [], 0)

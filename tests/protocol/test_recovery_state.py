@@ -96,6 +96,38 @@ def _tab() -> Tableau:
     return Tableau(0, [make_card(0, s, r) for s in range(4) for r in range(1, 14)])
 
 
+def test_each_journal_record_replays_as_it_happened() -> None:
+    rec, rs = Recovery(), _round()
+    rs.tab = _tab()
+    mine, theirs = _entry(ME, 1), _entry(OTHER, 1)
+    link = Record(Kind.LINK, OTHER.public_key + b"frame")
+    rec.load([mine, theirs, link], ME.public_key)
+    assert rec.replay(theirs, rs, ME.public_key, 0) == (theirs.data, None)  # as received
+    assert rec.replay(link, rs, ME.public_key, 0) == (b"frame", OTHER.public_key)  # on its link
+    first = rec.signed(1)
+    assert first is not None and rec.replay(mine, rs, ME.public_key, 0) is first
+    assert rec.replay(mine, rs, ME.public_key, 1) is None  # delivered where it was signed
+    stock = len(rs.tab.stock)
+    assert rec.replay(move_record(2, (OP_TURN,)), rs, ME.public_key, 1) is None
+    assert len(rs.tab.stock) == stock - 3  # my move, made again
+    assert rec.replay(secrets_record(2, b"d" * 32, b"s" * 32), rs, ME.public_key, 1) is None
+
+
+def test_a_seat_back_at_a_table_goes_on_once_the_resume_is_complete() -> None:
+    rec, rs = Recovery(), _round()
+    assert rec.going_on(0.0, None, rs, Phase.PLAYING) is None  # not resuming
+    rec.resume = _resume(0)
+    log = AuthorLog(ME.public_key)
+    assert rec.going_on(0.0, log, rs, Phase.PLAYING) is None  # nobody heard yet
+    rec.restoring = True
+    assert rec.going_on(10.0, log, rs, Phase.PLAYING) is None  # the journal replays first
+    rec.restoring = False
+    res = rec.resume
+    rec.resume.heard(OTHER.public_key, None)
+    plan = rec.going_on(1.0, log, rs, Phase.PLAYING)
+    assert plan == Resumed(None, False, tuple(res.deferred)) and rec.resume is None
+
+
 def test_a_journaled_move_is_made_again_on_its_rounds_tableau() -> None:
     rs = _round()
     rs.tab = _tab()

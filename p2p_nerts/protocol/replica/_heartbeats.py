@@ -18,13 +18,18 @@ from ._base import HEARTBEAT
 
 
 class Heartbeats:
-    """When my marks last went to everyone, and to each peer acked since."""
+    """When my marks last went to everyone, and to each peer acked since; whom
+    the frames being received are owed an ACK straight after."""
 
     def __init__(self) -> None:
         self._all = float("-inf")  # the last heartbeat (to everyone but the fresh)
         #: The peers my ACK went straight to since that heartbeat, or that it
         #: left out: when it did.
         self._acked: dict[bytes, float] = {}
+        #: The authors of the plays received in the batch being taken in: each
+        #: gets my ACK straight after it, one for the whole batch (the facade
+        #: empties it as a batch begins and signs the ACKs as it ends).
+        self.owed: set[bytes] = set()
 
     def acked(self, key: bytes, now: float) -> None:
         """My marks went straight to ``key``."""

@@ -83,6 +83,24 @@ def marks_for(keys: Iterable[bytes], authors: Mapping[bytes, AuthorLog],
                         and (mark := mark_of(k, log, proven.get(k))).seq))
 
 
+def my_ack(seated: Iterable[bytes], rs: RoundState | None, prev_rs: RoundState | None,
+           authors: Mapping[bytes, AuthorLog], proven: Mapping[bytes, ForkProof]) -> Ack:
+    """My ACK: how far I hold the chain of every author seated now, in the
+    round under way (``rs``) or in the round before (``prev_rs``).
+
+    The last round's seats too: a peer still catching up on it (back from a
+    crash) needs every live seat's word that it holds each entry, also from
+    seats that have since left; this round's keys alone would never give it
+    that, and it would wait forever.
+    """
+    keys = set(seated)
+    if rs is not None:
+        keys.update(rs.keys)
+    if prev_rs is not None:
+        keys.update(prev_rs.keys)
+    return Ack(marks_for(keys, authors, proven))
+
+
 def claimed(log: AuthorLog, entry: Entry, seated: Collection[bytes]) -> bool:
     """Note how far an ephemeral ``entry``'s author has signed (it names its head,
     ``prev``, and its number); True when a seated author names as its head under

@@ -1,9 +1,12 @@
 """The outbox: my own entries, numbered, dated and chained as I sign them.
 
-A small class owning my sequence number and (shared with finality, which
-reads it) my Lamport clock. It only builds frames; :func:`signing` decides
-how an entry I am about to sign is handled now, and the facade journals it,
-queues it and delivers it to myself.
+A small class owning my sequence number, (shared with finality, which reads
+it) my Lamport clock, and my play signed but not yet delivered to myself.
+:func:`signing` decides how an entry I am about to sign is handled now, and
+:meth:`Outbox.sign` carries that out in one call: the frame queued, the
+record journaled, the entry put off until I am back at the table, or taken
+from the journal being replayed; what it returns the facade delivers to
+myself (the only place that does).
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import GENESIS, Entry
 from ..identity import Identity
-from ..messages import MsgType, Payload, link_message, seal_message
-from ._base import BETWEEN_ROUND_TYPES, EPHEMERAL, LINK_TYPES, ROUND_TYPES
+from ..journal import Kind, Record
+from ..messages import MsgType, Payload, link_message, parse_payload, seal_message
+from ..resume import Deferred
+from ._base import BETWEEN_ROUND_TYPES, EPHEMERAL, LINK_TYPES, ROUND_TYPES, Outbound, Send
+from ._recovery import Recovery
 from ._state import RoundState
 
 
@@ -57,6 +63,49 @@ class Outbox:
         self.table_id = table_id
         self.clock = clock
         self.seq = 0  # the last number I signed (or, back at a table, learned I had)
+        #: My play, signed and returned by the command that made it, not yet
+        #: delivered to myself: the shell sends it first and calls
+        #: ``Replica.apply_own``, so that the other peers start checking it while
+        #: I apply it (one cold pass through my own delivery on a peer just woken
+        #: to play). Any call applies it first, so nothing is ever judged without it.
+        self.unapplied: tuple[Entry, Payload] | None = None
+
+    def sign(self, out: Outbound, payload: Payload, rs: RoundState | None,
+             mine: AuthorLog | None, back: Recovery, *, round_no: int | None = None,
+             to: bytes | None = None, expect_lamport: int | None = None,
+             besides: frozenset[bytes] = frozenset()) -> tuple[Entry, Payload] | None:
+        """Handle one entry of mine as :func:`signing` says, into ``out``; what to
+        deliver to myself is returned (None: nothing).
+
+        ``mine`` is my log as delivered to myself (its head is the predecessor);
+        ``back`` the journal being replayed and the resume under way. Signed,
+        an ephemeral entry is only queued, a sequenced one journaled, queued
+        and returned. Restoring, my journaled entry of that number is returned
+        instead, where live play delivered it; resuming, the entry waits.
+        """
+        kind = payload.TYPE
+        how = signing(kind, rs, resuming=back.resume is not None, restoring=back.restoring)
+        if how is Signing.SIGN:
+            number = round_no if round_no is not None else (rs.number if rs else 0)
+            if kind in EPHEMERAL:
+                # It names the last entry delivered to myself (a VIEW riding with a
+                # play is signed before the play is).
+                out.sends.append(Send(self.ephemeral(payload, number, mine), to,
+                                      shown=kind is MsgType.VIEW, besides=besides))
+                return None
+            entry = self.sequenced(payload, number, GENESIS if mine is None else mine.head,
+                                   expect_lamport)
+            out.journal.append(Record(Kind.ENTRY, entry.raw))
+            out.sends.append(Send(entry.raw, to))
+            return entry, payload
+        if how is Signing.DEFER:
+            assert back.resume is not None
+            back.resume.deferred.append(Deferred(payload, deferred_round(kind, round_no, rs), to))
+        elif how is Signing.REPLAY and kind not in EPHEMERAL:
+            signed = back.signed(self.seq + 1)
+            if signed is not None and signed.type == kind:
+                return signed, parse_payload(signed.type, signed.payload)
+        return None
 
     def sequenced(self, payload: Payload, number: int, prev: bytes,
                   expect_lamport: int | None = None) -> Entry:

@@ -2,10 +2,13 @@
 replays it and after, until it has caught up with the table.
 
 A small class owns that knowledge (my journaled entries, the round secrets,
-whether the replay runs, whom I heard since); pure functions redo a journaled
-move, learn from the table where my chain ends, and judge what a resumed seat
-still has to sign (as effects, ``_effects``). The facade replays the journal
-through its own paths and signs; nothing here does.
+whether the replay runs, whom I heard since, and the resume under way: what
+a seat back at a table waits to hear before it signs again); it says what
+each journal record replays as, and when a resumed seat goes on. Pure
+functions redo a journaled move, learn from the table where my chain ends,
+and judge what a resumed seat still has to sign (as effects, ``_effects``).
+The facade replays the journal through its own paths and signs; nothing here
+does.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ...game.tableau import OP_FOUND, OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, 
 from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
+from ..identity import PUBLIC_KEY_LEN
 from ..journal import Kind, Record, move_record, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
 from ..resume import Deferred, Resume
@@ -44,6 +48,9 @@ class Recovery:
         #: Restored: hear every live peer, fill every gap, before moving again.
         self.catching_up = False
         self.heard: set[bytes] = set()
+        #: Back at a table (restored, or a fresh start with a key that may have sat
+        #: here): what it must hear before it signs again (see resume.py).
+        self.resume: Resume | None = None
 
     def load(self, records: Iterable[Record], me: bytes) -> None:
         """Start replaying: my own entries and secrets in the journal first."""
@@ -62,6 +69,25 @@ class Recovery:
         """My journaled entry numbered ``seq``, while restoring."""
         return self._mine.get(seq)
 
+    def replay(self, rec: Record, rs: RoundState | None, me: bytes,
+               seq: int) -> Entry | tuple[bytes, bytes | None] | None:
+        """What one journal record replays as, ``seq`` being the last number of
+        mine delivered: an entry of mine to deliver to myself, a frame to take
+        in as it arrived then (``(raw, via)``), or nothing more (a move of mine,
+        made again here on ``rs``'s tableau)."""
+        if rec.kind is Kind.ENTRY:
+            if author_of(rec.data) != me:
+                return rec.data, None
+            # My entries are journaled in sequence: this one is either the next,
+            # or was delivered already where live play signed it (Outbox.sign).
+            signed = self._mine.get(seq + 1)
+            return signed if signed is not None and signed.raw == rec.data else None
+        if rec.kind is Kind.LINK:
+            return rec.data[PUBLIC_KEY_LEN:], rec.data[:PUBLIC_KEY_LEN]
+        if rec.kind is Kind.MOVE:
+            redo(rs, unpack(rec))
+        return None
+
     def replayed(self, rs: RoundState | None, phase: Phase) -> None:
         """The journal is replayed: catch up with the table from here. My moves so
         far are journaled already, and a round whose countdown had run is on."""
@@ -73,6 +99,20 @@ class Recovery:
                 rs.journaled = len(rs.tab.log)
             if phase is Phase.PLAYING and rs.play_from is not None:
                 rs.started = True
+
+    def going_on(self, now: float, mine: AuthorLog | None, rs: RoundState | None,
+                 phase: Phase) -> Resumed | None:
+        """Whether the seat may sign again now, holding its own chain as far as
+        ``mine`` (my log) goes: how it goes on (:func:`resumed`), the resume over;
+        None while it still learns where that chain ends (or replays its journal)."""
+        res = self.resume
+        if res is None or self.restoring:
+            return None
+        delivered = mine.delivered if mine is not None else 0
+        if not res.complete(now, delivered):
+            return None
+        self.resume = None
+        return resumed(res, delivered, rs, phase)
 
     def behind(self, rs: RoundState, authors: Mapping[bytes, AuthorLog]) -> bool:
         """After a restart: not every live peer heard from yet, or entries still missing."""

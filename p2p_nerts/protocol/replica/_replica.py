@@ -3,23 +3,11 @@
 Bytes from the wire and local commands go in, with the current time passed
 in; bytes to send and events for the user come out. No sockets, no clock
 reads, no threads (h11's shape), so every distributed property can be tested
-in memory by wiring replicas together.
-
-Life of a round (``docs/PROTOCOL.md`` has the full state machine):
-
-1. The host sends SETTINGS and a ROSTER whose entry round is the next round
-   number: that fixes the seats (in the host's order; seat = index).
-2. Every seat sends COMMIT (hashes of a deck secret and a joint share); once
-   all commitments are in, every seat sends REVEAL (its joint share). The
-   joint value fixes every deck; the host sends GO with its hash.
-3. Play. A seat's own foundation play applies at once (pending) and goes out
-   as PLAY; peers ACK at once with their Lamport time. A play is *final* when
-   every other live seat has been heard at a Lamport time at or past it:
-   nothing ordered before it can still arrive. STUCK votes and NERTS calls are
-   acted on in (Lamport, seat) order once final, identically everywhere.
-4. After the call (or a deadlock) every seat sends AUDIT (deck secret and move
-   log); every peer replays every seat, scores, and sends SUMMARY (foundation
-   hash and scores). Agreeing summaries close the round.
+in memory by wiring replicas together. ``Replica`` is the facade over the
+package's sub-machines: it applies what they decide, and is the only place
+that signs, delivers to itself, emits events and changes the phase. The life
+of a round and the module map are in ``docs/PROTOCOL.md`` ("Replica state
+machine").
 """
 
 from __future__ import annotations
@@ -38,11 +26,11 @@ from .. import events as ev
 from .. import messages as msg
 from ..authors import AuthorLog, Equivocation
 from ..clock import LamportClock
-from ..envelope import GENESIS, Entry, EnvelopeError, author_of
-from ..identity import PUBLIC_KEY_LEN, Identity
-from ..journal import Kind, Record, snapshot_of, unpack
+from ..envelope import Entry, EnvelopeError
+from ..identity import Identity
+from ..journal import Kind, Record, snapshot_of
 from ..proof import ForkProof
-from ..resume import Deferred, Resume
+from ..resume import Resume
 from . import _catchup as catchup
 from . import _closing as closing
 from . import _commands as cmd
@@ -58,7 +46,6 @@ from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
     DROP_AFTER,
-    EPHEMERAL,
     ROUND_TYPES,
     CommandError,
     Lead,
@@ -70,7 +57,7 @@ from ._base import (
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._order import Finality
-from ._outbox import Outbox, Signing, deferred_round, signing
+from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState, index_of
@@ -136,21 +123,11 @@ class Replica:
         #: Whether any peer draws the tableaux (the shell says, as they link): if
         #: none does, no VIEW is built (see ``liveness.view_due``).
         self.drawn = True
-        #: My play, signed and returned by :meth:`handle`, not yet delivered to
-        #: myself: the shell sends it first and calls :meth:`apply_own`, so that the
-        #: other peers start checking it while I apply it (one cold pass through
-        #: my own delivery, about 60 µs on a peer just woken to play). Any call
-        #: applies it first, so nothing is ever judged without it.
-        self._unapplied: tuple[Entry, msg.Payload] | None = None
         self._out = Outbound()
         self._beats = Heartbeats()
-        self._ack_to: set[bytes] = set()  # authors of plays received in this batch
         self._recovery = Recovery()
         self._forks = Forks()
-        #: Back at a table (restored, or a fresh start with a key that may have sat
-        #: here): what it must hear before it signs again (see resume.py).
-        self._resume: Resume | None = None
-        self._order = Finality(self.authors, self.clock, lambda: self._resume is not None)
+        self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self.now = 0.0
 
@@ -158,6 +135,11 @@ class Replica:
     def seq(self) -> int:
         """The last sequence number I signed (or, back at a table, learned I had)."""
         return self._outbox.seq
+
+    @property
+    def _resume(self) -> Resume | None:
+        """Back at a table: what I must hear before I sign again (``Recovery``)."""
+        return self._recovery.resume
 
     @property
     def seats(self) -> tuple[msg.Seat, ...]:
@@ -187,37 +169,18 @@ class Replica:
             start = snapshot_of(records[0])                # began (later ones replay again)
             r._apply([fx.TakeUp(start, rules_of(start.settings))])
         for rec in records:
-            if rec.kind is Kind.ENTRY:
-                r._replay_entry(rec.data)
-            elif rec.kind is Kind.LINK:
-                r._receive_one(rec.data[PUBLIC_KEY_LEN:], rec.data[:PUBLIC_KEY_LEN])
-            elif rec.kind is Kind.MOVE:
-                recovery.redo(r.rs, unpack(rec))
+            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r.seq)
+            if isinstance(replayed, Entry):
+                r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
+            elif replayed is not None:
+                r._receive_one(*replayed)
             r._advance()
         r._recovery.replayed(r.rs, r.phase)
         held = r.rs.keys if r.rs is not None else ()
-        r._resume = recovery.rejoin({*r.seated, r.host_key, *held}, identity.public_key, now,
-                                    r.seq)
+        r._recovery.resume = recovery.rejoin({*r.seated, r.host_key, *held},
+                                             identity.public_key, now, r.seq)
         r._out = Outbound()
         return r
-
-    def _replay_entry(self, raw: bytes) -> None:
-        if author_of(raw) != self.me.public_key:
-            self._receive_one(raw, None)
-            return
-        # My entries are journaled in sequence: this one is either the next,
-        # or was delivered already where live play signed it (see _send).
-        signed = self._recovery.signed(self.seq + 1)
-        if signed is not None and signed.raw == raw:
-            self._replay_own(signed)
-
-    def _replay_own(self, entry: Entry) -> None:
-        log = self._author(entry.author)
-        assert log is not None
-        if log.offer(entry) == "duplicate":
-            return
-        self._outbox.took(entry)
-        self._deliver(entry, msg.parse_payload(entry.type, entry.payload), log)
 
     # =================================================================== API
     def handle(self, command: cmd.Command, now: float) -> Outbound:
@@ -283,7 +246,8 @@ class Replica:
         return self._flush()
 
     def _apply_own(self) -> None:
-        signed, self._unapplied = self._unapplied, None
+        box = self._outbox
+        signed, box.unapplied = box.unapplied, None
         if signed is not None:
             self._deliver_own(*signed)
 
@@ -302,7 +266,8 @@ class Replica:
         covers them all."""
         self.now = now
         self._apply_own()
-        self._ack_to.clear()
+        owed = self._beats.owed
+        owed.clear()
         for raw, via in frames:
             self._receive_one(raw, via)
             # After each frame, as Replica.restore does after each journal
@@ -310,7 +275,7 @@ class Replica:
             # rotations, must not depend on how frames happened to be batched.
             self._advance()
         self._resumed()
-        for author in sorted(self._ack_to) if not self.watching else ():
+        for author in sorted(owed) if not self.watching else ():
             self._ack(to=author)  # changes no state: nothing more can become final
         return self._flush()
 
@@ -362,7 +327,7 @@ class Replica:
         if self.seq == 0 and self._resume is None:
             # Nothing signed here yet, as far as we know: the host may hold
             # entries of this key from before (a lost journal). Ask first.
-            self._resume = Resume({self.host_key}, self.now, 0)
+            self._recovery.resume = Resume({self.host_key}, self.now, 0)
             self._send(msg.Hello(self.me.name, 1))
         self._send(msg.Join(self.me.name, None))
 
@@ -382,7 +347,7 @@ class Replica:
         # The view rides with the play (one write, one wake-up of each peer)
         # rather than waking every peer again at the next tick.
         self._send_view(rs)
-        self._unapplied = signed
+        self._outbox.unapplied = signed
 
     def _call_nerts(self) -> None:
         rs, tab = self._playing()
@@ -585,42 +550,19 @@ class Replica:
     def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
               besides: frozenset[bytes] = frozenset()) -> tuple[Entry, msg.Payload] | None:
-        """Sign and queue one of my entries; a sequenced one is returned, for
-        :meth:`_deliver_own` (None when there is nothing to deliver)."""
-        how = signing(payload.TYPE, self.rs, resuming=self._resume is not None,
-                      restoring=self._recovery.restoring)
-        if how is Signing.NOTHING:
-            return None
-        if how is Signing.DEFER:
-            assert self._resume is not None
-            self._resume.deferred.append(Deferred(
-                payload, deferred_round(payload.TYPE, round_no, self.rs), to))
-            return None
-        if how is Signing.REPLAY:
-            # Deliver what the journal holds, where live play delivered it.
-            signed = self._recovery.signed(self.seq + 1)
-            if payload.TYPE not in EPHEMERAL and signed is not None and signed.type == payload.TYPE:
-                self._replay_own(signed)
-            return None
-        number = round_no if round_no is not None else (self.rs.number if self.rs else 0)
-        mine = self.authors.get(self.me.public_key)
-        if payload.TYPE in EPHEMERAL:
-            # It names the last entry delivered to myself (a VIEW riding with a
-            # play is signed before the play is).
-            self._out.sends.append(Send(self._outbox.ephemeral(payload, number, mine), to,
-                                        shown=payload.TYPE is msg.MsgType.VIEW, besides=besides))
-            return None
-        entry = self._outbox.sequenced(payload, number, GENESIS if mine is None else mine.head,
-                                       expect_lamport)
-        self._record(Record(Kind.ENTRY, entry.raw))
-        self._out.sends.append(Send(entry.raw, to))
-        return entry, payload
+        """Sign and queue one of my entries (``Outbox.sign``); what to deliver to
+        myself is returned, for :meth:`_deliver_own`."""
+        return self._outbox.sign(self._out, payload, self.rs, self.authors.get(self.me.public_key),
+                                 self._recovery, round_no=round_no, to=to,
+                                 expect_lamport=expect_lamport, besides=besides)
 
     def _deliver_own(self, entry: Entry, payload: msg.Payload) -> None:
+        """Deliver an entry of mine to myself: signed here, or from the journal
+        being replayed (unless delivered already)."""
         log = self._author(self.me.public_key)
         assert log is not None
-        log.offer(entry)
-        self._deliver(entry, payload, log)
+        if log.offer(entry) != "duplicate":
+            self._deliver(entry, payload, log)
 
     def _record(self, record: Record) -> None:
         if not self._recovery.restoring:
@@ -845,14 +787,12 @@ class Replica:
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
-        (``recovery.resumed``)."""
-        res = self._resume
-        log = self.authors.get(self.me.public_key)
-        delivered = log.delivered if log is not None else 0
-        if res is None or self._recovery.restoring or not res.complete(self.now, delivered):
+        (``Recovery.going_on``)."""
+        plan = self._recovery.going_on(self.now, self.authors.get(self.me.public_key),
+                                       self.rs, self.phase)
+        if plan is None:
             return
-        self._resume = None
-        plan, began = recovery.resumed(res, delivered, self.rs, self.phase), self.rs
+        began = self.rs
         self._apply(plan.said())
         done: set[tuple[int, msg.Payload]] = set()
         for d in plan.deferred:
@@ -910,7 +850,7 @@ class Replica:
                 # about one round trip later. Everyone else learns how far I am
                 # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
                 # (and at a busy table these acks are all the heartbeats).
-                self._ack_to.add(entry.author)
+                self._beats.owed.add(entry.author)
         elif isinstance(step, rounds.Cheat):
             self._apply(closing.flag(rs, seat, step.reason))
             raise EnvelopeError(step.error)
@@ -926,25 +866,14 @@ class Replica:
 
     def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
              beat: bool = True) -> None:
-        """Say how far I hold every author's chain: straight to one peer (an
-        author right after its play, a HELLO), else to every peer ``besides``
-        those (the heartbeat: ``Heartbeats``, which a straight one stands for
-        unless it is one itself: ``beat``).
-
-        The last round's seats too: a peer still catching up on it (back
-        from a crash) needs every live seat's word that it holds each
-        entry, also from seats that have since left; this round's keys
-        alone would never give it that, and it would wait forever.
-        """
-        keys = set(self.seated)
-        for rs in (self.rs, self.prev_rs):
-            keys.update(rs.keys if rs is not None else ())
+        """Say how far I hold every author's chain (``liveness.my_ack``): straight
+        to one peer (an author right after its play, a HELLO), else to every peer
+        ``besides`` those (the heartbeat: ``Heartbeats``, which a straight one
+        stands for unless it is one itself: ``beat``)."""
         if to is not None and beat and not self._recovery.restoring:
             self._beats.acked(to, self.now)
-        self._sign(msg.Ack(self._marks(keys)), to=to, besides=besides)  # ephemeral: no delivery
-
-    def _marks(self, keys: Iterable[bytes]) -> tuple[msg.AckMark, ...]:
-        return liveness.marks_for(keys, self.authors, self._forks.proven)
+        ack = liveness.my_ack(self.seated, self.rs, self.prev_rs, self.authors, self._forks.proven)
+        self._sign(ack, to=to, besides=besides)  # ephemeral: no delivery
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
