@@ -4,9 +4,9 @@ entry can be acted on now; and the resends, both ways.
 
 Pure functions over the round and the phase, and two small classes owning
 what they keep (keys once placed and watchers; resend budgets and times).
-The facade delivers in sequence, holds what must wait, rejects what these
-refuse (``EnvelopeError``: a sequenced entry takes its slot and changes
-nothing else) and sends what they say.
+The facade delivers in sequence and holds what must wait; what is to be
+done with an entry they refuse comes back as effects (``_effects``) for it
+to apply, and it sends what they say.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from ._base import (
     RESEND_GRACE,
     RESEND_INTERVAL,
     ROUND_TYPES,
+    Lead,
     Phase,
 )
+from ._effects import Effect, Flag, Follow, Reject
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -252,10 +254,24 @@ def next_held(log: AuthorLog, rs: RoundState | None, phase: Phase) -> Entry | St
     return entry
 
 
-def invalid_flag(reason: str) -> str | None:
-    """What the author of a signed entry refused for ``reason`` is flagged for
-    (honest peers never sign one), or None when an honest one did, too late."""
-    return None if reason in TOO_LATE else f"sent an invalid entry ({reason})"
+def stopped(log: AuthorLog, stop: Stop) -> list[Effect]:
+    """An author's next entry was taken out undelivered (:func:`next_held`): refuse
+    it, and flag its author; or, for a broken chain, ask everyone for the entry
+    before, and whoever holds the other branch answers with a second entry
+    under that number (``Forks.conflicted``)."""
+    if stop.flag is not None:
+        return [Reject(stop.reason), Flag(log.key, stop.flag)]
+    return [Reject(stop.reason), Follow((Lead(log.key, log.delivered, None),))]
+
+
+def refused(author: bytes, reason: str) -> list[Effect]:
+    """A signed entry delivered that breaks the rules (``reason``): it takes its
+    sequence slot, so that the author's later entries are not blocked, and
+    changes nothing else. Its author is flagged, as honest peers never sign
+    one, unless an honest one did, only too late (:data:`TOO_LATE`)."""
+    if reason in TOO_LATE:
+        return [Reject(reason)]
+    return [Reject(reason), Flag(author, f"sent an invalid entry ({reason})")]
 
 
 class Resends:
