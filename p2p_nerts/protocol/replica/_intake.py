@@ -160,7 +160,7 @@ class Places:
         the last number I signed), or ``EnvelopeError``: my own entry come back (a
         reflection; only a seat whose journal was behind takes entries of its own
         from the table), or a stranger's (checked, and dropped: see
-        ``Replica.holds_place``)."""
+        ``has_place``)."""
         kind = entry.type
         author = entry.author
         if author == me:
@@ -203,7 +203,13 @@ class Places:
 def has_place(key: bytes, *, seated: frozenset[bytes], host_key: bytes, me: bytes,
               waiting: Mapping[bytes, str], rs: RoundState | None) -> bool:
     """Whether ``key`` has a place at this table: a seat, a place in the round, a
-    place on the waiting list, or the host's or my own key."""
+    place on the waiting list, or the host's or my own key.
+
+    A key that never had one is a stranger: its entries are checked and
+    dropped (its first JOIN to the host excepted: it asks for a place), never
+    journaled or kept, and it is answered nothing. Nothing is held early for
+    a key without a place.
+    """
     return (key in seated or key in (host_key, me) or key in waiting
             or (rs is not None and key in rs.keys))
 
@@ -284,17 +290,22 @@ class Resends:
         self._asked: dict[bytes, float] = {}  # by author
         self._gaps: dict[bytes, tuple[int, float]] = {}  # by author: its start, since when
 
-    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int,
-               now: float) -> tuple[list[bytes], bool]:
+    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int, now: float,
+               snapshot: bytes | None = None) -> tuple[list[bytes], bool]:
         """The frames to send ``asker``, of those it asks for and we still hold, and
         whether its budget held some back: a peer asking again and again cannot
         make us send without limit (it asks again for what the budget held
-        back)."""
+        back). ``snapshot``: the host's, signed for an ask from below what we
+        still hold (:meth:`below_floor`), goes first, or nothing does."""
         frames: list[bytes] = []
         if log is None:
             return frames, False
-        lo = max(lo, log.floor + 1)
         budget = self._budget(asker)
+        if snapshot is not None:
+            if not budget.take(now, len(snapshot)):
+                return frames, True
+            frames.append(snapshot)
+        lo = max(lo, log.floor + 1)
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
             if frame is not None:
@@ -308,10 +319,6 @@ class Resends:
         """Whether an ask from ``lo`` reaches below what we still hold of the author
         (forgotten rounds): the host's snapshot answers that part first."""
         return lo <= log.floor
-
-    def spend(self, asker: bytes, now: float, size: int) -> bool:
-        """Take ``size`` bytes of an answer from ``asker``'s budget (False: spent)."""
-        return self._budget(asker).take(now, size)
 
     def _budget(self, asker: bytes) -> TokenBucket:
         budget = self._budgets.get(asker)

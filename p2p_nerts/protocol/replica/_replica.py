@@ -684,14 +684,7 @@ class Replica:
         return log
 
     def holds_place(self, key: bytes) -> bool:
-        """Whether ``key`` has a place at this table: a seat, a place in the round, a
-        place on the waiting list, or the host's or our own key.
-
-        A key that never had one is a stranger: its entries are checked and
-        dropped (its first JOIN to the host excepted: it asks for a place),
-        never journaled or kept, and it is answered nothing. Nothing is held
-        early for a key without a place.
-        """
+        """Whether ``key`` has a place at this table (``intake.has_place``)."""
         return intake.has_place(key, seated=self.seated, host_key=self.host_key,
                                 me=self.me.public_key, waiting=self.waiting, rs=self.rs)
 
@@ -828,10 +821,16 @@ class Replica:
         """Send ``asker`` what it lacks, within its budget (``Resends``); below what
         we still hold of ``author``, the host's snapshot first."""
         log = self.authors.get(author)
-        if log is None or (self._resends.below_floor(log, lo) and not self._send_snapshot(asker)):
+        if log is None:
             return
-        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now)
-        self._out.sends += [Send(frame, asker) for frame in frames]
+        sends = self._out.sends
+        queued = len(sends)
+        if (self.is_host and self._pruning.floor is not None
+                and self._resends.below_floor(log, lo)):
+            self._send(self._pruning.floor, to=asker)  # signed here, sent within the budget
+        snapshot = sends.pop().data if len(sends) > queued else None
+        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now, snapshot)
+        sends += [Send(frame, asker) for frame in frames]
         if held_back:
             self.rejected["resend_budget"] += 1
 
@@ -884,21 +883,6 @@ class Replica:
             self._apply(drops.goodbye(
                 rs, seat, reason, seq, authors=self.authors,
                 in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
-
-    # ------------------------------------------------------------- pruning
-    def _send_snapshot(self, asker: bytes) -> bool:
-        """Host: answer a RESEND for entries no longer held with the snapshot (only
-        the host's is taken up). False when the asker's budget is spent."""
-        snapshot = self._pruning.floor
-        sends = self._out.sends
-        queued = len(sends)
-        if snapshot is not None and self.is_host:
-            self._send(snapshot, to=asker)
-        if len(sends) == queued or self._resends.spend(asker, self.now, len(sends[-1].data)):
-            return True
-        sends.pop()
-        self.rejected["resend_budget"] += 1
-        return False
 
     # ---------------------------------------------------------------- round
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
