@@ -10,7 +10,7 @@ in the list it returns.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
@@ -407,7 +407,7 @@ class Follow:
     """Ask for the entries these leads name, as often as ``Forks`` allows: the
     answer, a second entry under one number, proves a fork."""
 
-    leads: tuple[Lead, ...] | list[Lead]
+    leads: Sequence[Lead]
 
 
 @dataclass(frozen=True, slots=True)
