@@ -29,7 +29,8 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP
+from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
+from p2p_nerts.protocol.replica._effects import Flag, Follow, Reject
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -39,10 +40,11 @@ from p2p_nerts.protocol.replica._intake import (
     Stop,
     deliverable,
     has_place,
-    invalid_flag,
     next_held,
     offer,
     open_frame,
+    refused,
+    stopped,
     stranger_to_forget,
 )
 from p2p_nerts.protocol.replica._state import RoundState
@@ -258,9 +260,21 @@ def test_a_broken_chain_or_an_impossible_time_stops_the_author() -> None:
     assert stop.flag is not None
 
 
+def test_a_stopped_author_is_flagged_or_asked_about_the_entry_before() -> None:
+    log = AuthorLog(AUTHOR.public_key)
+    log.mark_delivered(_chain(1)[0])
+    assert stopped(log, Stop("lamport_not_increasing", "lied")) == [
+        Reject("lamport_not_increasing"), Flag(AUTHOR.public_key, "lied")]
+    # Another branch: whoever holds it answers with a second entry 1, the proof.
+    assert stopped(log, Stop("broken_chain", None)) == [
+        Reject("broken_chain"), Follow((Lead(AUTHOR.public_key, 1, None),))]
+
+
 def test_an_invalid_entry_flags_its_author_unless_it_was_only_too_late() -> None:
-    assert invalid_flag("bad_field:card") == "sent an invalid entry (bad_field:card)"
-    assert all(invalid_flag(r) is None for r in ("dropped", "late", "void"))
+    assert refused(AUTHOR.public_key, "bad_field:card") == [
+        Reject("bad_field:card"),
+        Flag(AUTHOR.public_key, "sent an invalid entry (bad_field:card)")]
+    assert all(refused(AUTHOR.public_key, r) == [Reject(r)] for r in ("dropped", "late", "void"))
 
 
 def _key(n: int) -> bytes:

@@ -15,8 +15,9 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
-from p2p_nerts.protocol.replica._effects import Sign
+from p2p_nerts.protocol.replica._effects import Claim, Follow, Sign
 from p2p_nerts.protocol.replica._liveness import (
+    acked,
     answer_hello,
     claimed,
     drained,
@@ -228,15 +229,31 @@ def test_an_ephemeral_entry_names_how_far_its_author_signed_and_its_head() -> No
     assert fresh.claimed == 0  # it has signed nothing yet
 
 
-def test_a_seated_peer_s_marks_are_noted_and_unknown_seated_authors_come_back() -> None:
+def test_a_seated_peer_s_marks_are_noted_and_unknown_seated_authors_claimed() -> None:
     known = AuthorLog(SENDER.public_key)
     seated = {SENDER.public_key, AUTHOR_ID.public_key}
     stranger = b"\x09" * 32
     marks = (AckMark(SENDER.public_key, 4, b"h" * 64), AckMark(AUTHOR_ID.public_key, 2, b"h" * 64),
              AckMark(stranger, 7, b"h" * 64))
     unknown = note_claims(marks, seated, {SENDER.public_key: known})
-    assert known.claimed == 4 and unknown == [marks[1]]
-    assert note_claims(marks[:1], seated, {SENDER.public_key: known}) is None
+    assert known.claimed == 4 and unknown == [Claim(AUTHOR_ID.public_key, 2)]
+    assert note_claims(marks[:1], seated, {SENDER.public_key: known}) == ()
+
+
+def test_an_ack_vouches_for_its_author_counts_its_marks_and_follows_a_fork() -> None:
+    rs, log = _keyed_round(), _chain(3)
+    sender = _log(1)  # it holds what SENDER signed before its ACK: its marks count now
+    authors = {log.key: log, sender.key: sender}
+    good, other = AckMark(log.key, 2, log.id_at(2) or b""), AckMark(log.key, 3, b"x" * 64)
+    ack = _sent(SENDER, Ack((good,)), seq=1, prev=GENESIS, lamport=12)
+    assert acked(ack, (good,), sender, rs, SEAT, authors=authors) == ()
+    assert sender.vouched == (1, 12) and rs.marks[SEAT] == {AUTHOR: 2}
+    ack = _sent(SENDER, Ack((other,)), seq=1, prev=GENESIS, lamport=14)
+    assert acked(ack, (other,), sender, rs, SEAT, authors=authors) == (
+        Follow([Lead(log.key, 3, SENDER.public_key)]),)
+    # No round: only vouched for (its marks count for nothing yet).
+    assert acked(ack, (other,), sender, None, None, authors=authors) == ()
+    assert sender.vouched == (1, 14)
 
 
 def test_an_ack_says_how_far_its_seat_is_in_this_round_or_a_later_one() -> None:

@@ -57,6 +57,18 @@ def test_an_asker_gets_no_more_than_its_budget_and_more_as_time_passes() -> None
     assert resends.answer(ASKER, log, 1, 1, size / RESEND_BYTES)[0]  # the budget refills
 
 
+def test_a_snapshot_goes_first_within_the_budget_or_nothing_does() -> None:
+    log = _log(5)
+    log.prune(3)  # entries 1 and 2 forgotten: the host's snapshot stands for them
+    assert Resends.below_floor(log, 2) and not Resends.below_floor(log, 3)
+    snapshot = b"s" * 100
+    frames, held_back = Resends().answer(ASKER, log, 1, 4, 0.0, snapshot)
+    assert frames == [snapshot, log.entries[3], log.entries[4]] and not held_back
+    spent = Resends()
+    assert spent.answer(ASKER, log, 1, 5, 0.0, b"s" * (RESEND_BURST + 1)) == ([], True)
+    assert spent.answer(ASKER, log, 3, 5, 0.0)[0] == [log.entries[s] for s in (3, 4, 5)]
+
+
 def _gaps(authors: dict[bytes, AuthorLog], mine: bytes | None = None,
           proven: dict[bytes, ForkProof] | None = None) -> list[Resend]:
     """What a fresh Resends asks for once the gaps it sees have lasted the grace."""

@@ -10,7 +10,7 @@ in the list it returns.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
@@ -22,7 +22,7 @@ from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Head, Payload, Seat, Snapshot
 from ..proof import ForkProof
-from ._base import Phase
+from ._base import Lead, Phase
 from ._state import Ordered, RoundState, index_of
 
 
@@ -385,10 +385,36 @@ class DrawSecrets:
     rs: RoundState
 
 
+# --- intake and the chains
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """Refuse what came in (``reason``): count it and tell the user."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
+    signed what no honest peer signs."""
+
+    key: bytes
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Follow:
+    """Ask for the entries these leads name, as often as ``Forks`` allows: the
+    answer, a second entry under one number, proves a fork."""
+
+    leads: Sequence[Lead]
+
+
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
           | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
           | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
           | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
-          | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets)
+          | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets
+          | Reject | Flag | Follow)

@@ -4,9 +4,9 @@ entry can be acted on now; and the resends, both ways.
 
 Pure functions over the round and the phase, and two small classes owning
 what they keep (keys once placed and watchers; resend budgets and times).
-The facade delivers in sequence, holds what must wait, rejects what these
-refuse (``EnvelopeError``: a sequenced entry takes its slot and changes
-nothing else) and sends what they say.
+The facade delivers in sequence and holds what must wait; what is to be
+done with an entry they refuse comes back as effects (``_effects``) for it
+to apply, and it sends what they say.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from ._base import (
     RESEND_GRACE,
     RESEND_INTERVAL,
     ROUND_TYPES,
+    Lead,
     Phase,
 )
+from ._effects import Effect, Flag, Follow, Reject
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -158,7 +160,7 @@ class Places:
         the last number I signed), or ``EnvelopeError``: my own entry come back (a
         reflection; only a seat whose journal was behind takes entries of its own
         from the table), or a stranger's (checked, and dropped: see
-        ``Replica.holds_place``)."""
+        ``has_place``)."""
         kind = entry.type
         author = entry.author
         if author == me:
@@ -201,7 +203,13 @@ class Places:
 def has_place(key: bytes, *, seated: frozenset[bytes], host_key: bytes, me: bytes,
               waiting: Mapping[bytes, str], rs: RoundState | None) -> bool:
     """Whether ``key`` has a place at this table: a seat, a place in the round, a
-    place on the waiting list, or the host's or my own key."""
+    place on the waiting list, or the host's or my own key.
+
+    A key that never had one is a stranger: its entries are checked and
+    dropped (its first JOIN to the host excepted: it asks for a place), never
+    journaled or kept, and it is answered nothing. Nothing is held early for
+    a key without a place.
+    """
     return (key in seated or key in (host_key, me) or key in waiting
             or (rs is not None and key in rs.keys))
 
@@ -252,10 +260,24 @@ def next_held(log: AuthorLog, rs: RoundState | None, phase: Phase) -> Entry | St
     return entry
 
 
-def invalid_flag(reason: str) -> str | None:
-    """What the author of a signed entry refused for ``reason`` is flagged for
-    (honest peers never sign one), or None when an honest one did, too late."""
-    return None if reason in TOO_LATE else f"sent an invalid entry ({reason})"
+def stopped(log: AuthorLog, stop: Stop) -> list[Effect]:
+    """An author's next entry was taken out undelivered (:func:`next_held`): refuse
+    it, and flag its author; or, for a broken chain, ask everyone for the entry
+    before, and whoever holds the other branch answers with a second entry
+    under that number (``Forks.conflicted``)."""
+    if stop.flag is not None:
+        return [Reject(stop.reason), Flag(log.key, stop.flag)]
+    return [Reject(stop.reason), Follow((Lead(log.key, log.delivered, None),))]
+
+
+def refused(author: bytes, reason: str) -> list[Effect]:
+    """A signed entry delivered that breaks the rules (``reason``): it takes its
+    sequence slot, so that the author's later entries are not blocked, and
+    changes nothing else. Its author is flagged, as honest peers never sign
+    one, unless an honest one did, only too late (:data:`TOO_LATE`)."""
+    if reason in TOO_LATE:
+        return [Reject(reason)]
+    return [Reject(reason), Flag(author, f"sent an invalid entry ({reason})")]
 
 
 class Resends:
@@ -268,17 +290,22 @@ class Resends:
         self._asked: dict[bytes, float] = {}  # by author
         self._gaps: dict[bytes, tuple[int, float]] = {}  # by author: its start, since when
 
-    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int,
-               now: float) -> tuple[list[bytes], bool]:
+    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int, now: float,
+               snapshot: bytes | None = None) -> tuple[list[bytes], bool]:
         """The frames to send ``asker``, of those it asks for and we still hold, and
         whether its budget held some back: a peer asking again and again cannot
         make us send without limit (it asks again for what the budget held
-        back)."""
+        back). ``snapshot``: the host's, signed for an ask from below what we
+        still hold (:meth:`below_floor`), goes first, or nothing does."""
         frames: list[bytes] = []
         if log is None:
             return frames, False
-        lo = max(lo, log.floor + 1)
         budget = self._budget(asker)
+        if snapshot is not None:
+            if not budget.take(now, len(snapshot)):
+                return frames, True
+            frames.append(snapshot)
+        lo = max(lo, log.floor + 1)
         for seq in range(lo, min(hi, lo + 1023) + 1):
             frame = log.entries.get(seq)
             if frame is not None:
@@ -292,10 +319,6 @@ class Resends:
         """Whether an ask from ``lo`` reaches below what we still hold of the author
         (forgotten rounds): the host's snapshot answers that part first."""
         return lo <= log.floor
-
-    def spend(self, asker: bytes, now: float, size: int) -> bool:
-        """Take ``size`` bytes of an answer from ``asker``'s budget (False: spent)."""
-        return self._budget(asker).take(now, size)
 
     def _budget(self, asker: bytes) -> TokenBucket:
         budget = self._budgets.get(asker)

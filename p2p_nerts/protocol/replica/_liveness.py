@@ -11,14 +11,14 @@ its author's chain and of the others' is noted here too, on the logs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ..authors import AuthorLog
 from ..envelope import GENESIS, Entry
 from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
-from ._effects import Sign
+from ._effects import Claim, Effect, Follow, Sign
 from ._state import RoundState
 
 
@@ -115,14 +115,13 @@ def claimed(log: AuthorLog, entry: Entry, seated: Collection[bytes]) -> bool:
 
 
 def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
-                authors: Mapping[bytes, AuthorLog]) -> list[AckMark] | None:
+                authors: Mapping[bytes, AuthorLog]) -> Sequence[Effect]:
     """A seated peer's marks: how far each author has sent, noted on the logs we
     hold, so that we ask others for what we lack (an author we have no link to).
-    The marks of seated authors we hold no log of come back, to be noted once
-    the facade made room for them (None: no such mark). Only a seated peer's
-    word counts: a stranger could otherwise send us asking for entries that
-    never were."""
-    unknown: list[AckMark] | None = None
+    Seated authors we hold no log of are claimed (``Claim``) once the facade has
+    begun their chains. Only a seated peer's word counts: a stranger could
+    otherwise send us asking for entries that never were."""
+    unknown: list[Effect] | None = None
     for mark in upto:
         log = authors.get(mark.author)
         if log is not None:
@@ -130,8 +129,8 @@ def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
         elif mark.author in seated:
             if unknown is None:
                 unknown = []
-            unknown.append(mark)
-    return unknown
+            unknown.append(Claim(mark.author, mark.seq))
+    return () if unknown is None else unknown
 
 
 def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
@@ -143,6 +142,17 @@ def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
     if entry.round >= rs.number:
         rs.acks[seat] = (entry.lamport, entry.seq)
     return note_marks(rs, seat, entry.seq, log, upto)
+
+
+def acked(entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog, rs: RoundState | None,
+          seat: int | None, *, authors: Mapping[bytes, AuthorLog]) -> Sequence[Effect]:
+    """An ACK (``log`` its author's chain, ``seat`` its seat in ``rs``): how far its
+    author has signed, and when; the marks to count (:func:`heard_ack`) and
+    the leads to a fork they give."""
+    log.vouch(entry.seq, entry.lamport)
+    leads = (take_marks(rs, seat, heard_ack(rs, seat, entry, log, upto), authors)
+             if rs is not None and seat is not None else None)
+    return (Follow(leads),) if leads else ()  # the common case: nothing allocated
 
 
 def holds_from(upto: Iterable[AckMark], me: bytes, seq: int) -> bool:

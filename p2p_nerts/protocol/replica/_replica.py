@@ -290,7 +290,8 @@ class Replica:
             self._reject(bad.reason)
         except Equivocation as fork:
             self._reject("equivocation")
-            self._conflict(fork.known, fork.entry, via)
+            self._apply(self._forks.conflicted(self.rs, fork.known, fork.entry, via, self.now,
+                                               self.phase))
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -421,7 +422,8 @@ class Replica:
                 case fx.CheckGo(rs=rs):
                     self._maybe_go(rs)
                 case fx.DrainAll():
-                    self._drain_all()
+                    for chain in list(self.authors.values()):
+                        self._drain(chain)
                 case fx.CheckReveal(rs=rs):
                     self._apply(shuffle.reveal(rs))
                 case fx.CheckDeal(rs=rs):
@@ -517,6 +519,12 @@ class Replica:
                 case fx.DrawSecrets(rs=rs):
                     self._apply(rounds.commit(rs, self._recovery.secrets.pop(rs.number, None),
                                               self.rng))
+                case fx.Reject(reason=reason):
+                    self._reject(reason)
+                case fx.Flag(key=key, reason=reason):
+                    self._apply(closing.flag_key(self.rs, key, reason))
+                case fx.Follow(leads=leads):
+                    self._apply(self._forks.follow(self.rs, leads, self.now))
                 case _:
                     assert_never(effect)
 
@@ -581,14 +589,7 @@ class Replica:
         return log
 
     def holds_place(self, key: bytes) -> bool:
-        """Whether ``key`` has a place at this table: a seat, a place in the round, a
-        place on the waiting list, or the host's or our own key.
-
-        A key that never had one is a stranger: its entries are checked and
-        dropped (its first JOIN to the host excepted: it asks for a place),
-        never journaled or kept, and it is answered nothing. Nothing is held
-        early for a key without a place.
-        """
+        """Whether ``key`` has a place at this table (``intake.has_place``)."""
         return intake.has_place(key, seated=self.seated, host_key=self.host_key,
                                 me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
 
@@ -609,6 +610,12 @@ class Replica:
         spectators a front end may admit (``NetSession.admits_spectator``)."""
         return self._places.watchers
 
+    @property
+    def equivocators(self) -> dict[bytes, ForkProof]:
+        """Keys proven to have signed two entries under one number, for the whole
+        game: the host seats them no more."""
+        return self._forks.proven
+
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:
         author = entry.author
@@ -618,9 +625,7 @@ class Replica:
                                        seated=self.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
-                log = self._author(author)
-                if log is not None:
-                    log.note_claim(entry.seq)
+                self._apply((fx.Claim(author, entry.seq),))
                 return
             if arrival is intake.ACK:
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
@@ -645,37 +650,19 @@ class Replica:
         """
         while log.held and (entry := intake.next_held(log, self.rs, self.phase)) is not None:
             if isinstance(entry, intake.Stop):
-                self._reject(entry.reason)
-                if entry.flag is not None:
-                    self._flag_key(log.key, entry.flag)
-                else:
-                    # Ask everyone for the entry before; whoever holds the other
-                    # branch answers with a second entry under that number (see
-                    # _conflict).
-                    self._suspect(log.key, log.delivered, None)
+                self._apply(intake.stopped(log, entry))
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else msg.parse_payload(entry.type, entry.payload))
             try:
                 self._deliver(entry, payload, log)
             except EnvelopeError as exc:
-                # A signed entry that breaks the rules takes its sequence slot (so
-                # the author's later entries are not blocked) and changes nothing
-                # else (intake.invalid_flag).
-                self._reject(exc.reason)
-                flag = intake.invalid_flag(exc.reason)
-                if flag is not None:
-                    self._flag_key(entry.author, flag)
+                self._apply(intake.refused(entry.author, exc.reason))
         rs = self.rs
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.authors))):
-            self._follow(leads)
+            self._apply(self._forks.follow(rs, leads, self.now))
         self._ask_missing()
-
-    def _drain_all(self) -> None:
-        """Deliver what every author has held back: what may be delivered just changed."""
-        for log in list(self.authors.values()):
-            self._drain(log)
 
     def _deliver(self, entry: Entry, payload: msg.Payload, log: AuthorLog) -> None:
         mine = entry.author == self.me.public_key
@@ -705,8 +692,8 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[author] = self.now
-        if liveness.claimed(log, entry, self.seated):
-            self._suspect(author, entry.seq, author)  # its head is not ours
+        if liveness.claimed(log, entry, self.seated):  # its head is not ours
+            self._apply(self._forks.follow(self.rs, (Lead(author, entry.seq, author),), self.now))
         rs = self.rs
         seat = rs.seat_of(author) if rs else None
         match payload:
@@ -714,18 +701,12 @@ class Replica:
                 # Only what the journal holds moves my clock: a restart replays
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
-                log.vouch(entry.seq, entry.lamport)
                 if self._resume is not None and not self._recovery.restoring:
                     self._heard_while_resuming(author, upto)
-                seated = self.seated
-                if author in seated:
+                if author in self.seated:
                     self._pruning.heard(author, upto)
-                    for mark in liveness.note_claims(upto, seated, self.authors) or ():
-                        other = self._author(mark.author)
-                        if other is not None:
-                            other.note_claim(mark.seq)
-                if rs is not None and seat is not None:
-                    self._take_marks(rs, seat, liveness.heard_ack(rs, seat, entry, log, upto))
+                    self._apply(liveness.note_claims(upto, self.seated, self.authors))
+                self._apply(liveness.acked(entry, upto, log, rs, seat, authors=self.authors))
                 self.seating.acked(author, upto)
             case msg.View():
                 if rs is not None and seat is not None:
@@ -745,10 +726,16 @@ class Replica:
         """Send ``asker`` what it lacks, within its budget (``Resends``); below what
         we still hold of ``author``, the host's snapshot first."""
         log = self.authors.get(author)
-        if log is None or (self._resends.below_floor(log, lo) and not self._send_snapshot(asker)):
+        if log is None:
             return
-        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now)
-        self._out.sends += [Send(frame, asker) for frame in frames]
+        sends = self._out.sends
+        queued = len(sends)
+        if (self.is_host and self._pruning.floor is not None
+                and self._resends.below_floor(log, lo)):
+            self._send(self._pruning.floor, to=asker)  # signed here, sent within the budget
+        snapshot = sends.pop().data if len(sends) > queued else None
+        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now, snapshot)
+        sends += [Send(frame, asker) for frame in frames]
         if held_back:
             self.rejected["resend_budget"] += 1
 
@@ -756,28 +743,6 @@ class Replica:
         mine = self.me.public_key if self._resume is None else None
         for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
             self._send(ask)
-
-    # ------------------------------------------------------- chains and forks
-    def _take_marks(self, rs: RoundState, seat: int, upto: Iterable[msg.AckMark]) -> None:
-        """Count what ``seat`` says it holds (``liveness.take_marks``), and follow
-        the leads to a fork that it gives."""
-        self._follow(liveness.take_marks(rs, seat, upto, self.authors))
-
-    def _follow(self, leads: Iterable[Lead]) -> None:
-        self._apply(self._forks.follow(self.rs, leads, self.now))
-
-    def _suspect(self, author: bytes, seq: int, via: bytes | None) -> None:
-        """A peer holds another entry of ``author`` under ``seq`` than we do: ask for it."""
-        self._follow((Lead(author, seq, via),))
-
-    def _conflict(self, known: bytes, entry: Entry, via: bytes | None) -> None:
-        self._apply(self._forks.conflicted(self.rs, known, entry, via, self.now, self.phase))
-
-    @property
-    def equivocators(self) -> dict[bytes, ForkProof]:
-        """Keys proven to have signed two entries under one number, for the whole
-        game: the host seats them no more."""
-        return self._forks.proven
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
@@ -814,21 +779,6 @@ class Replica:
             self._apply(drops.goodbye(
                 rs, seat, reason, seq, authors=self.authors,
                 in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
-
-    # ------------------------------------------------------------- pruning
-    def _send_snapshot(self, asker: bytes) -> bool:
-        """Host: answer a RESEND for entries no longer held with the snapshot (only
-        the host's is taken up). False when the asker's budget is spent."""
-        snapshot = self._pruning.floor
-        sends = self._out.sends
-        queued = len(sends)
-        if snapshot is not None and self.is_host:
-            self._send(snapshot, to=asker)
-        if len(sends) == queued or self._resends.spend(asker, self.now, len(sends[-1].data)):
-            return True
-        sends.pop()
-        self.rejected["resend_budget"] += 1
-        return False
 
     # ---------------------------------------------------------------- round
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
@@ -918,9 +868,6 @@ class Replica:
         view = liveness.view_due(rs, self.now, drawn=self.drawn)
         if view is not None:
             self._send(view)
-
-    def _flag_key(self, key: bytes, reason: str) -> None:
-        self._apply(closing.flag_key(self.rs, key, reason))
 
 
 __all__ = ["Replica"]
