@@ -307,7 +307,7 @@ def test_equivocation_is_proof_of_misbehaviour() -> None:
     net = bot_table(3, seed=4)
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     liar = identities(3)[2]
     mine = net.replicas[2]
     seq = mine.seq
@@ -376,7 +376,7 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
     net = bot_table(3, seed=6)
     host, a = net.replicas[0], net.replicas[1]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     a_key, b_key = identities(3)[1].public_key, identities(3)[2].public_key
     ack = next(s.data for s in a.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)
     now = net.now + 1

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, assert_never
 
-from ...game.foundations import FoundationLog, PlayKey
+from ...game.foundations import PlayKey
 from ...game.moves import perform
 from ...game.scoring import Match
 from ...game.tableau import Tableau, Target
@@ -405,28 +405,9 @@ class Replica:
         return None
 
     @property
-    def tableau(self) -> Tableau | None:
-        return self.rs.tab if self.rs else None
-
-    @property
-    def foundations(self) -> FoundationLog | None:
-        return self.rs.log if self.rs else None
-
-    @property
     def dropped(self) -> bool:
-        """Whether my seat is out of the current round: agreed dropped (it takes
-        effect later, at its place in the total order) or already gone."""
-        rs = self.rs
-        return rs is not None and rs.me is not None and rs.dropped(rs.me)
-
-    @property
-    def voted(self) -> bool:
-        """Whether my seat's stuck vote is on (cast by me, or by my partner at a
-        shared tableau)."""
-        return self.rs is not None and self.rs.my_vote
-
-    def can_move(self) -> bool:
-        return self.blocked() is None
+        """Whether my seat is out of the current round (``RoundState.dropped``)."""
+        return self.rs is not None and self.rs.me is not None and self.rs.dropped(self.rs.me)
 
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
@@ -560,12 +541,9 @@ class Replica:
         self._event(ev.Rejected(reason))
 
     def blocked(self) -> str | None:
-        """Why my moves are refused right now (for a UI to say), or None if I may move."""
-        reason = cmd.refused(self.rs, self.phase, self.watching)
-        if reason is None and self.rs is not None and (
-                self._recovery.behind(self.rs, self.authors) or self._resume is not None):
-            return "catching up with the table"
-        return reason
+        """Why my moves are refused right now (``cmd.refused``), or None if I may move."""
+        return cmd.refused(self.rs, self.phase, self.watching, lambda rs: (
+            self._recovery.behind(rs, self.authors) or self._resume is not None))
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
