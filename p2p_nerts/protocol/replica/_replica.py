@@ -845,13 +845,9 @@ class Replica:
                                   self._forks.proven.keys())
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
-        rs = self.rs
+        rs = self.rs  # the round as the GOODBYE came, whatever the lobby makes of it
         self._apply(lobby.goodbye(self._table, key))
-        seat = rs.seat_of(key) if rs else None
-        if rs is not None and seat is not None:
-            self._apply(drops.goodbye(
-                rs, seat, reason, seq, authors=self.authors,
-                in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
+        self._apply(drops.goodbye(rs, key, reason, seq, phase=self.phase, authors=self.authors))
 
     # ------------------------------------------------------------- pruning
     def _send_snapshot(self, asker: bytes) -> bool:
@@ -946,21 +942,15 @@ class Replica:
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
-        the vote back from one heard again (``drops.check``, a seat at a time)."""
-        quiet = drops.quiet(rs, self.last_heard, self.now, self.seating.drop_after)
-        for seat in sorted(rs.live):
-            self._apply(drops.check(rs, seat, quiet, self.now, self.seating.drop_after,
-                                    self.authors))
+        the vote back from one heard again (``drops.silent_votes``)."""
+        self._apply(drops.silent_votes(rs, self.last_heard, self.now, self.seating.drop_after,
+                                       self.authors))
 
     def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
         """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
         before it)."""
-        def delivered(seat: int) -> int | None:
-            log = self._author(rs.keys[seat])
-            return None if log is None else log.delivered
-
         self._apply(drops.count(rs, rs.seat_of(self.host_key),
-                                lambda seat: self._order.known(rs, seat), delivered, before))
+                                lambda seat: self._order.known(rs, seat), self._author, before))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:
