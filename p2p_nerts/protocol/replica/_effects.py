@@ -181,6 +181,15 @@ class Invalid:
 
 
 @dataclass(frozen=True, slots=True)
+class Flag:
+    """Flag ``seat`` of ``rs`` for ``reason`` (``closing.flag``: once a round)."""
+
+    rs: RoundState
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class EndRound:
     """``rs`` ends (``how``: a Nerts call, a deadlock), its foundations cut off at
     ``cutoff`` in the total order."""
@@ -388,7 +397,7 @@ class DrawSecrets:
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
+          | CatchUp | Claim | SetPhase | Invalid | Flag | EndRound | CutAfter | LeaveRound
           | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
           | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
           | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets)

@@ -492,6 +492,8 @@ class Replica:
                     self.phase = phase
                 case fx.Invalid(reason=reason):
                     raise EnvelopeError(reason)
+                case fx.Flag(rs=rs, seat=seat, reason=reason):
+                    self._apply(closing.flag(rs, seat, reason))
                 case fx.EndRound(rs=rs, how=how, cutoff=cutoff):
                     self._apply(closing.end_round(rs, how, cutoff, self.now))
                 case fx.CutAfter(rs=rs, seat=seat, cut=cut):
@@ -885,9 +887,6 @@ class Replica:
                 # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
                 # (and at a busy table these acks are all the heartbeats).
                 self._ack_to.add(entry.author)
-        elif isinstance(step, rounds.Cheat):
-            self._apply(closing.flag(rs, seat, step.reason))
-            raise EnvelopeError(step.error)
         elif step is not rounds.Look.NOTHING:
             self._apply(rounds.after(rs, step))
 
