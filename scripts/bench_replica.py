@@ -66,7 +66,7 @@ class Table:
     def __init__(self, plays: int) -> None:
         net: MemNet = bot_table(2, seed=1)
         net.output(0, net.replicas[0].handle(StartRound(), net.now))
-        assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+        assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
         self.now = net.now
         self.receiver: Replica = net.replicas[0]
         author = identities(2)[1]

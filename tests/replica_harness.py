@@ -44,7 +44,7 @@ def quiet_deal(n: int, seed: int) -> MemNet:
     flight has landed (a second later), so a test's own frames come next."""
     net = bot_table(n, seed=seed)
     net.output(0, net.replicas[0].handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     net.drivers.clear()
     quiet = net.now + 1
     assert net.run(lambda: net.now >= quiet, limit=quiet + 1)

@@ -145,7 +145,7 @@ def test_a_seat_killed_after_compactions_comes_back_from_the_snapshot_and_plays_
         k: int) -> None:
     net = _long_game(seed=53 + k, rounds=5)
     net.output(0, net.replicas[0].handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 120)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=net.now + 120)
     host = net.replicas[0]
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 6, limit=net.now + 600)
     assert snapshot_of(net.journals[k][0]).round == 4  # compacted as round 5 closed

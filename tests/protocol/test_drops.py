@@ -16,6 +16,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.messages import Audit, Drop, Go, MsgType, Nerts
+from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
@@ -30,6 +31,7 @@ from p2p_nerts.protocol.replica._drops import (
     my_vote,
     quiet,
     silent,
+    silent_votes,
     tally,
     void_play,
     vote_out,
@@ -270,9 +272,9 @@ def _held(rs: RoundState, seat: int, upto: int) -> dict[bytes, AuthorLog]:
 def test_an_agreed_drop_joins_the_total_order_and_a_missing_entry_is_fetched() -> None:
     rs = _round()
     _votes(rs, (12, 1, VICTIM, 6, 3), (10, 0, VICTIM, 5, 1))
-    assert count(rs, 0, lambda _seat: 100, lambda _seat: 4) == [Claim(rs.keys[VICTIM], 6)]
+    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 4).get) == [Claim(rs.keys[VICTIM], 6)]
     assert not rs.ordered and not rs.dropping  # waits for the victim's entries
-    assert count(rs, 0, lambda _seat: 100, lambda _seat: 6) == []
+    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 6).get) == []
     assert rs.ordered == [Ordered(12, 1, MsgType.DROP, Drop(rs.keys[VICTIM], 6), 3)]
 
 
@@ -303,13 +305,32 @@ def test_a_goodbye_in_play_marks_the_seat_leaving_and_votes_it_out_again() -> No
     authors = _held(rs, VICTIM, 9)
     rs.my_drop_votes.add(VICTIM)
     told = Emit(ev.Notice("p2 left: bye"))
-    assert goodbye(rs, VICTIM, "bye", 9, in_play=False, authors=authors) == [told]
+    gone = rs.keys[VICTIM]
+    assert goodbye(rs, gone, "bye", 9, phase=Phase.BETWEEN, authors=authors) == [told]
     assert not rs.left
-    assert goodbye(rs, VICTIM, "bye", 9, in_play=True, authors=authors) == [
+    assert goodbye(rs, gone, "bye", 9, phase=Phase.PLAYING, authors=authors) == [
         told, Sign(Drop(rs.keys[VICTIM], 9))]
     assert rs.left == {VICTIM: 9}
-    assert goodbye(rs, 0, "bye", 4, in_play=True, authors=authors) == [
+    assert goodbye(rs, rs.keys[0], "bye", 4, phase=Phase.SCORING, authors=authors) == [
         Emit(ev.Notice("p0 left: bye"))]  # mine: no vote on myself
+    assert goodbye(rs, b"x" * 32, "bye", 1, phase=Phase.PLAYING, authors=authors) == []
+    assert goodbye(None, gone, "bye", 9, phase=Phase.LOBBY, authors=authors) == []
+
+
+def test_my_silent_votes_go_a_seat_at_a_time_in_seat_order() -> None:
+    rs = _round(4)
+    rs.my_drop_votes.add(1)  # heard again since
+    heard = {rs.keys[0]: 1.0, rs.keys[1]: 11.0, rs.keys[2]: 1.0, rs.keys[3]: 2.0}
+    authors = _held(rs, 2, 5)
+    assert list(silent_votes(rs, heard, 12.0, 5.0, authors)) == [
+        Sign(Drop(rs.keys[1], 0)), Sign(Drop(rs.keys[2], 5)), Sign(Drop(rs.keys[3], 1))]
+    assert rs.my_drop_votes == {2, 3}
+    rs = _round(4)
+    votes = silent_votes(rs, heard, 12.0, 5.0, authors)
+    assert not rs.my_drop_votes  # nothing decided before it is asked for
+    assert next(votes) == Sign(Drop(rs.keys[2], 5))
+    rs.my_drop_votes.add(3)  # what the first vote led to is seen by the next seat's
+    assert list(votes) == []
 
 
 def test_a_seat_leaving_looks_again_at_what_waited_for_it_in_order() -> None:

@@ -30,7 +30,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
-from p2p_nerts.protocol.replica._effects import Flag, Follow, Reject
+from p2p_nerts.protocol.replica._effects import FlagKey, Follow, Reject
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -264,7 +264,7 @@ def test_a_stopped_author_is_flagged_or_asked_about_the_entry_before() -> None:
     log = AuthorLog(AUTHOR.public_key)
     log.mark_delivered(_chain(1)[0])
     assert stopped(log, Stop("lamport_not_increasing", "lied")) == [
-        Reject("lamport_not_increasing"), Flag(AUTHOR.public_key, "lied")]
+        Reject("lamport_not_increasing"), FlagKey(AUTHOR.public_key, "lied")]
     # Another branch: whoever holds it answers with a second entry 1, the proof.
     assert stopped(log, Stop("broken_chain", None)) == [
         Reject("broken_chain"), Follow((Lead(AUTHOR.public_key, 1, None),))]
@@ -273,7 +273,7 @@ def test_a_stopped_author_is_flagged_or_asked_about_the_entry_before() -> None:
 def test_an_invalid_entry_flags_its_author_unless_it_was_only_too_late() -> None:
     assert refused(AUTHOR.public_key, "bad_field:card") == [
         Reject("bad_field:card"),
-        Flag(AUTHOR.public_key, "sent an invalid entry (bad_field:card)")]
+        FlagKey(AUTHOR.public_key, "sent an invalid entry (bad_field:card)")]
     assert all(refused(AUTHOR.public_key, r) == [Reject(r)] for r in ("dropped", "late", "void"))
 
 

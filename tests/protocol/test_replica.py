@@ -156,7 +156,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     net = bot_table(4, seed=5)
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=net.now + 30)
     assert net.run(lambda: len(host.rs.log) >= 8 if host.rs else False, limit=net.now + 300)
     net.cut.add(3)  # seat's machine vanishes: nothing in, nothing out
     del net.drivers[3]
@@ -194,7 +194,7 @@ def test_every_seat_waits_the_hosts_countdown_whatever_its_own() -> None:
     net = bot_table(3, seed=31, classes={0: replica_with(countdown=3.0)})
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: any(r.can_move() for r in net.replicas), limit=net.now + 60)
+    assert net.run(lambda: any(r.view().can_move() for r in net.replicas), limit=net.now + 60)
     assert host.rs is not None and host.rs.play_from is not None
     assert net.now >= host.rs.play_from, "a seat could move before the host's countdown ended"
     for r in net.replicas:
@@ -209,7 +209,7 @@ def test_every_seat_votes_a_silent_one_out_after_the_hosts_time() -> None:
     net = bot_table(4, seed=32, classes={0: replica_with(drop_after=1.0)})
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=net.now + 30)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=net.now + 30)
     net.cut.add(3)
     del net.drivers[3]
     silent_from = net.now
@@ -517,7 +517,7 @@ def _playing_twins(seed: int) -> tuple[Replica, Replica, float]:
     def dealt() -> MemNet:
         net = bot_table(2, seed=seed)
         net.output(0, net.replicas[0].handle(StartRound(), net.now))
-        assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+        assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
         return net
 
     one, two = dealt(), dealt()

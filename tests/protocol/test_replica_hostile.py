@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import random
+from typing import Any
 
 import msgpack
 import pytest
@@ -26,6 +27,7 @@ from p2p_nerts.protocol.messages import (
     MsgType,
     Nerts,
     Payload,
+    Reveal,
     Roster,
     Seat,
     Settings,
@@ -123,6 +125,32 @@ def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words:
         honest_seats = {net.replicas[j].my_seat for j in (0, 1, 3)}
         assert all(over.verdicts[s] == "" for s in honest_seats if s is not None)
     assert len({o.foundation_hash for i, o in enumerate(overs) if i != 2}) == 1
+
+
+class ShareLiar(Replica):
+    """Reveals another joint share than the one it committed to (to steer the deal)."""
+
+    def _send(self, payload: Payload, **kw: Any) -> None:
+        super()._send(Reveal(b"x" * 32) if isinstance(payload, Reveal) else payload, **kw)
+
+
+def test_a_share_revealed_against_its_commitment_is_flagged_and_refused_everywhere() -> None:
+    net = bot_table(3, seed=5, classes={2: ShareLiar})
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    honest = net.replicas[:2]
+    liar = net.replicas[2].me.public_key
+
+    def flagged(r: Replica) -> bool:
+        rs = r.rs
+        seat = rs.seat_of(liar) if rs is not None else None
+        return rs is not None and seat is not None and rs.flagged.get(seat) == (
+            "revealed a share it had not committed to")
+
+    assert net.run(lambda: all(flagged(r) for r in honest), limit=60)
+    assert all(r.rejected["bad_reveal"] >= 1 for r in honest)
+    for r in honest:
+        rs = r.rs
+        assert rs is not None and rs.seat_of(liar) not in rs.reveals  # the lie counts for nothing
 
 
 class BoastfulSummary(Replica):
@@ -307,7 +335,7 @@ def test_equivocation_is_proof_of_misbehaviour() -> None:
     net = bot_table(3, seed=4)
     host = net.replicas[0]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     liar = identities(3)[2]
     mine = net.replicas[2]
     seq = mine.seq
@@ -376,7 +404,7 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
     net = bot_table(3, seed=6)
     host, a = net.replicas[0], net.replicas[1]
     net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.can_move() for r in net.replicas), limit=60)
+    assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     a_key, b_key = identities(3)[1].public_key, identities(3)[2].public_key
     ack = next(s.data for s in a.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)
     now = net.now + 1

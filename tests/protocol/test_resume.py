@@ -184,8 +184,8 @@ def test_a_seat_back_from_a_whole_journal_plays_on_without_a_word() -> None:
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
     back = _come_back(net, 2, list(net.journals[2]))
-    assert not back.can_move()  # not before it has heard the table
-    assert net.run(back.can_move, limit=net.now + 10)
+    assert not back.view().can_move()  # not before it has heard the table
+    assert net.run(back.view().can_move, limit=net.now + 10)
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas),
                    limit=net.now + 1800)
     _no_harm(net, 2)
@@ -196,7 +196,7 @@ def test_a_seat_back_from_a_whole_journal_plays_on_without_a_word() -> None:
 
 def _play_of(r: Replica) -> Target | None:
     rs = r.rs
-    if rs is None or rs.tab is None or not r.can_move():
+    if rs is None or rs.tab is None or not r.view().can_move():
         return None
     return next((t for src in SOURCES if (t := foundation_target(rs.tab, src, rs.log))), None)
 

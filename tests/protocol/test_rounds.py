@@ -43,7 +43,9 @@ from p2p_nerts.protocol.replica._effects import (
     DrawSecrets,
     Emit,
     EndRound,
+    FlagSeat,
     HoldProof,
+    Invalid,
     Journal,
     RoundBegun,
     Sign,
@@ -119,7 +121,7 @@ def test_the_shuffle_entries_make_the_next_step_due() -> None:
     with pytest.raises(EnvelopeError, match="second_commit"):
         _take(rs, commit, seq=2)
     assert _take(rs, Reveal(b"x" * 32), seq=2) == Cheat(
-        "revealed a share it had not committed to", "bad_reveal")
+        SEAT, "revealed a share it had not committed to", "bad_reveal")
     assert _take(rs, Reveal(b"s" * 32), seq=2) is Look.DEAL and rs.reveals[SEAT] == b"s" * 32
     with pytest.raises(EnvelopeError, match="not_host"):
         _take(rs, Go(b"j" * 32), seq=3)
@@ -271,6 +273,8 @@ def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
     assert after(rs, Tell("a flags b")) == [Emit(ev.Notice("a flags b"))]
     proof = ForkProof(AUTHOR.public_key, 3, b"f" * 64, b"s" * 64)
     assert after(rs, Proven(proof)) == [HoldProof(proof)]
+    assert after(rs, Cheat(1, "lied", "bad_reveal")) == [
+        FlagSeat(rs, 1, "lied"), Invalid("bad_reveal")]
 
 
 def test_a_round_begins_in_its_state_then_my_commit_then_what_was_held() -> None:

@@ -24,7 +24,7 @@ from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import StartRound
+from p2p_nerts.protocol.replica import StartRound, TableView
 
 from ..uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
@@ -45,6 +45,12 @@ def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def lan(identity: Identity = PLAYER) -> LanTables:
     return LanTables(identity, LOOPBACK, endpoint=LOCAL)
+
+
+def _my_moves(view: TableView) -> list[tuple[int, ...]]:
+    rnd = view.round
+    tab = rnd.tableau if rnd is not None else None
+    return tab.log if tab is not None else []
 
 
 def unique() -> str:
@@ -180,7 +186,7 @@ def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None
                 await asyncio.sleep(0.02)
             host.act(StartRound())
             while not any(move[0] in (OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE) for move in
-                          (host.replica.tableau.log if host.replica.tableau else [])):
+                          _my_moves(host.replica.view())):
                 await asyncio.sleep(0.05)
         def partners() -> list[asyncio.Task[object]]:
             return [t for t in asyncio.all_tasks() if "drive_partner" in repr(t.get_coro())]

@@ -32,7 +32,7 @@ async def play_round(h: Harness, max_steps: int = 5000) -> int:
         if r.phase is not Phase.PLAYING:
             return pressed
         rs = r.rs
-        if rs is None or not r.can_move():
+        if rs is None or not r.view().can_move():
             continue
         if rs.rotations != rotations:
             rotations, dry = rs.rotations, 0
@@ -49,7 +49,7 @@ async def play_round(h: Harness, max_steps: int = 5000) -> int:
             else:
                 if dry <= (len(tab.stock) + len(tab.waste)) // tab.stock_turn + 2:
                     keys, dry = (SPACE,), dry + 1
-                elif not h.replica.voted:
+                elif not h.replica.view().voted:
                     keys = ("s",)
         if state.selection is not None:
             keys = (ESC, *keys)

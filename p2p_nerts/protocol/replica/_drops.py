@@ -12,13 +12,14 @@ due in the shuffle and the round's close.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
 from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
+from ._base import Phase
 from ._effects import (
     CheckDeal,
     CheckReveal,
@@ -113,11 +114,16 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
 
 
 def count(rs: RoundState, host: int | None, known: Callable[[int], int],
-          delivered: Callable[[int], int | None],
+          log_of: Callable[[bytes], AuthorLog | None],
           before: PlayKey | None = None) -> list[Effect]:
-    """The votes now due counted (:func:`tally`): an agreed drop joins the total
-    order at its deciding vote's place (it takes effect at its turn:
-    :func:`leave`); a victim's entries the deciding vote waits for are fetched."""
+    """The votes now due counted (:func:`tally`, with how far ``log_of`` a seat's
+    key has it delivered): an agreed drop joins the total order at its deciding
+    vote's place (it takes effect at its turn: :func:`leave`); a victim's entries
+    the deciding vote waits for are fetched."""
+    def delivered(seat: int) -> int | None:
+        log = log_of(rs.keys[seat])
+        return None if log is None else log.delivered
+
     effects: list[Effect] = []
     for decision in tally(rs, host, known, delivered, before):
         match decision:
@@ -274,10 +280,26 @@ def check(rs: RoundState, seat: int, quiet: set[int], now: float, drop_after: fl
     return []
 
 
-def goodbye(rs: RoundState, seat: int, reason: str, seq: int, *, in_play: bool,
+def silent_votes(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
+                 drop_after: float, authors: Mapping[bytes, AuthorLog]) -> Iterator[Effect]:
+    """My votes on the live seats (:func:`check`), in seat order, on the seats
+    :func:`quiet` to me as the call begins.
+
+    Lazy, one seat at a time: the facade carries out each seat's vote (which
+    may agree a drop) before the next seat is looked at."""
+    silent_now = quiet(rs, last_heard, now, drop_after)
+    for seat in sorted(rs.live):
+        yield from check(rs, seat, silent_now, now, drop_after, authors)
+
+
+def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: Phase,
             authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
-    """``seat`` said GOODBYE (its entry ``seq``): told; while the round is on
-    (``in_play``), it is marked as leaving and I vote it out."""
+    """``key`` said GOODBYE (its entry ``seq``): told, if it has a seat in the
+    round; while the round is on, it is marked as leaving and I vote it out."""
+    seat = rs.seat_of(key) if rs is not None else None
+    if rs is None or seat is None:
+        return []
+    in_play = phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
     if seat in rs.live and in_play:
         rs.left.setdefault(seat, seq)

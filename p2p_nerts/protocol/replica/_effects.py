@@ -181,6 +181,15 @@ class Invalid:
 
 
 @dataclass(frozen=True, slots=True)
+class FlagSeat:
+    """Flag ``seat`` of ``rs`` for ``reason`` (``closing.flag``: once a round)."""
+
+    rs: RoundState
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class EndRound:
     """``rs`` ends (``how``: a Nerts call, a deadlock), its foundations cut off at
     ``cutoff`` in the total order."""
@@ -394,7 +403,7 @@ class Reject:
 
 
 @dataclass(frozen=True, slots=True)
-class Flag:
+class FlagKey:
     """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
     signed what no honest peer signs."""
 
@@ -413,8 +422,8 @@ class Follow:
 #: Everything a sub-machine may ask of the facade (after every section: it names them all).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | EndRound | CutAfter | LeaveRound
+          | CatchUp | Claim | SetPhase | Invalid | FlagSeat | EndRound | CutAfter | LeaveRound
           | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
           | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
           | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets
-          | Reject | Flag | Follow)
+          | Reject | FlagKey | Follow)

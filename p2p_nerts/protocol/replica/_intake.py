@@ -37,7 +37,7 @@ from ._base import (
     Lead,
     Phase,
 )
-from ._effects import Effect, Flag, Follow, Reject
+from ._effects import Effect, FlagKey, Follow, Reject
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -266,7 +266,7 @@ def stopped(log: AuthorLog, stop: Stop) -> list[Effect]:
     before, and whoever holds the other branch answers with a second entry
     under that number (``Forks.conflicted``)."""
     if stop.flag is not None:
-        return [Reject(stop.reason), Flag(log.key, stop.flag)]
+        return [Reject(stop.reason), FlagKey(log.key, stop.flag)]
     return [Reject(stop.reason), Follow((Lead(log.key, log.delivered, None),))]
 
 
@@ -277,7 +277,7 @@ def refused(author: bytes, reason: str) -> list[Effect]:
     one, unless an honest one did, only too late (:data:`TOO_LATE`)."""
     if reason in TOO_LATE:
         return [Reject(reason)]
-    return [Reject(reason), Flag(author, f"sent an invalid entry ({reason})")]
+    return [Reject(reason), FlagKey(author, f"sent an invalid entry ({reason})")]
 
 
 class Resends:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, assert_never
 
-from ...game.foundations import FoundationLog, PlayKey
+from ...game.foundations import PlayKey
 from ...game.moves import perform
 from ...game.scoring import Match
 from ...game.tableau import Tableau, Target
@@ -371,28 +371,9 @@ class Replica:
         return None
 
     @property
-    def tableau(self) -> Tableau | None:
-        return self.rs.tab if self.rs else None
-
-    @property
-    def foundations(self) -> FoundationLog | None:
-        return self.rs.log if self.rs else None
-
-    @property
     def dropped(self) -> bool:
-        """Whether my seat is out of the current round: agreed dropped (it takes
-        effect later, at its place in the total order) or already gone."""
-        rs = self.rs
-        return rs is not None and rs.me is not None and rs.dropped(rs.me)
-
-    @property
-    def voted(self) -> bool:
-        """Whether my seat's stuck vote is on (cast by me, or by my partner at a
-        shared tableau)."""
-        return self.rs is not None and self.rs.my_vote
-
-    def can_move(self) -> bool:
-        return self.blocked() is None
+        """Whether my seat is out of the current round (``RoundState.dropped``)."""
+        return self.rs is not None and self.rs.me is not None and self.rs.dropped(self.rs.me)
 
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
@@ -478,6 +459,8 @@ class Replica:
                     self.phase = phase
                 case fx.Invalid(reason=reason):
                     raise EnvelopeError(reason)
+                case fx.FlagSeat(rs=rs, seat=seat, reason=reason):
+                    self._apply(closing.flag(rs, seat, reason))
                 case fx.EndRound(rs=rs, how=how, cutoff=cutoff):
                     self._apply(closing.end_round(rs, how, cutoff, self.now))
                 case fx.CutAfter(rs=rs, seat=seat, cut=cut):
@@ -521,7 +504,7 @@ class Replica:
                                               self.rng))
                 case fx.Reject(reason=reason):
                     self._reject(reason)
-                case fx.Flag(key=key, reason=reason):
+                case fx.FlagKey(key=key, reason=reason):
                     self._apply(closing.flag_key(self.rs, key, reason))
                 case fx.Follow(leads=leads):
                     self._apply(self._forks.follow(self.rs, leads, self.now))
@@ -533,12 +516,9 @@ class Replica:
         self._event(ev.Rejected(reason))
 
     def blocked(self) -> str | None:
-        """Why my moves are refused right now (for a UI to say), or None if I may move."""
-        reason = cmd.refused(self.rs, self.phase, self.watching)
-        if reason is None and self.rs is not None and (
-                self._recovery.behind(self.rs, self.authors) or self._resume is not None):
-            return "catching up with the table"
-        return reason
+        """Why my moves are refused right now (``cmd.refused``), or None if I may move."""
+        return cmd.refused(self.rs, self.phase, self.watching, lambda rs: (
+            self._recovery.behind(rs, self.authors) or self._resume is not None))
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
@@ -772,13 +752,9 @@ class Replica:
                                   self._forks.proven.keys())
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
-        rs = self.rs
+        rs = self.rs  # the round as the GOODBYE came, whatever the lobby makes of it
         self._apply(lobby.goodbye(self._table, key))
-        seat = rs.seat_of(key) if rs else None
-        if rs is not None and seat is not None:
-            self._apply(drops.goodbye(
-                rs, seat, reason, seq, authors=self.authors,
-                in_play=self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)))
+        self._apply(drops.goodbye(rs, key, reason, seq, phase=self.phase, authors=self.authors))
 
     # ---------------------------------------------------------------- round
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
@@ -801,9 +777,6 @@ class Replica:
                 # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
                 # (and at a busy table these acks are all the heartbeats).
                 self._beats.owed.add(entry.author)
-        elif isinstance(step, rounds.Cheat):
-            self._apply(closing.flag(rs, seat, step.reason))
-            raise EnvelopeError(step.error)
         elif step is not rounds.Look.NOTHING:
             self._apply(rounds.after(rs, step))
 
@@ -847,21 +820,15 @@ class Replica:
     # ------------------------------------------------------------ dropping
     def _check_silent(self, rs: RoundState) -> None:
         """Vote out the seats silent (or withholding the round's end) to me; take
-        the vote back from one heard again (``drops.check``, a seat at a time)."""
-        quiet = drops.quiet(rs, self.last_heard, self.now, self.seating.drop_after)
-        for seat in sorted(rs.live):
-            self._apply(drops.check(rs, seat, quiet, self.now, self.seating.drop_after,
-                                    self.authors))
+        the vote back from one heard again (``drops.silent_votes``)."""
+        self._apply(drops.silent_votes(rs, self.last_heard, self.now, self.seating.drop_after,
+                                       self.authors))
 
     def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
         """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
         before it)."""
-        def delivered(seat: int) -> int | None:
-            log = self._author(rs.keys[seat])
-            return None if log is None else log.delivered
-
         self._apply(drops.count(rs, rs.seat_of(self.host_key),
-                                lambda seat: self._order.known(rs, seat), delivered, before))
+                                lambda seat: self._order.known(rs, seat), self._author, before))
 
     # -------------------------------------------------------------- misc
     def _send_view(self, rs: RoundState) -> None:

@@ -53,7 +53,9 @@ from ._effects import (
     Effect,
     Emit,
     EndRound,
+    FlagSeat,
     HoldProof,
+    Invalid,
     Journal,
     RoundBegun,
     Sign,
@@ -95,9 +97,10 @@ class Tell:
 
 @dataclass(frozen=True, slots=True)
 class Cheat:
-    """An entry that proves its author cheated: flag it for ``reason``, and refuse the
-    entry (``EnvelopeError(error)``)."""
+    """An entry that proves its author (``seat``) cheated: flag it for ``reason``, and
+    refuse the entry (``EnvelopeError(error)``)."""
 
+    seat: int
     reason: str
     error: str
 
@@ -219,7 +222,7 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
         case Reveal(share=share):
             commit = rs.commits.get(seat)
             if commit is None or commitment(share) != commit.share:
-                return Cheat("revealed a share it had not committed to", "bad_reveal")
+                return Cheat(seat, "revealed a share it had not committed to", "bad_reveal")
             rs.reveals[seat] = share
             return Look.DEAL
         case Go():
@@ -273,9 +276,9 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             raise EnvelopeError("unexpected_type")
 
 
-def after(rs: RoundState, step: Look | Proven | Tell) -> list[Effect]:
+def after(rs: RoundState, step: Look | Proven | Tell | Cheat) -> list[Effect]:
     """What follows a round entry taken in (a step of :func:`take` other than a
-    play added, which the facade tells at once, or a cheat, which refuses it)."""
+    play added, which the facade tells at once); a cheat is flagged, then refused."""
     if step is Look.REVEAL:
         return [CheckReveal(rs)]
     if step is Look.DEAL:
@@ -290,6 +293,8 @@ def after(rs: RoundState, step: Look | Proven | Tell) -> list[Effect]:
         return [HoldProof(step.proof)]
     if isinstance(step, Tell):
         return [Emit(ev.Notice(step.text))]
+    if isinstance(step, Cheat):
+        return [FlagSeat(rs, step.seat, step.reason), Invalid(step.error)]
     return []
 
 

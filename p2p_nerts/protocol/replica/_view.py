@@ -240,11 +240,12 @@ class TableView:
     def voted(self) -> bool:
         """Whether my seat's stuck vote is on (cast by me, or by my partner at a
         shared tableau)."""
-        return self._r.voted
+        rs = self._r.rs
+        return rs is not None and rs.my_vote
 
     def blocked(self) -> str | None:
         """Why my moves would be refused right now (for a screen to say), or None."""
         return self._r.blocked()
 
     def can_move(self) -> bool:
-        return self._r.can_move()
+        return self._r.blocked() is None
