@@ -29,7 +29,8 @@ One run measures:
   receiver, 4.2x-9.3x the idle round trip: above the 4x target by itself);
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
-  CPU time per play;
+  CPU time per play, with the event loop's part of it (the rest: the worker
+  thread replaying the finished game for the history);
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
@@ -288,11 +289,11 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     mesh.send_all = counted  # type: ignore[method-assign]
     session.replica.handle = timed_handle  # type: ignore[method-assign]
     session.subscribe(record)
-    wall, cpu = time.monotonic(), os.times()
+    wall, cpu, loop = time.monotonic(), os.times(), time.thread_time()
     await run_headless(session, bot=None if role == "spectator" else
                        Bot(paced(SKILLS["hard"], pace), random.Random(port)),
                        summary=None, linger=0.5)
-    spent = os.times()
+    spent, looped = os.times(), time.thread_time()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     frames: dict[str, int] = {}
     for data, copies in sent:  # classified after the game, off the measured CPU
@@ -300,7 +301,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         frames[kind] = frames.get(kind, 0) + copies
     out.write_text(json.dumps({
         "trace": trace, "me": session.replica.my_seat, "wall": time.monotonic() - wall,
-        "cpu": spent.user + spent.system - cpu.user - cpu.system,
+        "cpu": spent.user + spent.system - cpu.user - cpu.system, "loop_cpu": looped - loop,
         "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
     }))
 
@@ -318,7 +319,9 @@ def frame_type(data: bytes, me: bytes) -> str:
 
 
 def traffic(results: list[dict[str, Any]], plays: int) -> str:
-    """Frames per play by type, most first, and each peer's CPU per play."""
+    """Frames per play by type, most first, and each peer's CPU per play: all of it,
+    and the event loop's (the rest is worker threads': the game's replay for its
+    history, ``NetSession._keep_game``)."""
     frames: dict[str, int] = {}
     for r in results:
         for kind, n in r["frames"].items():
@@ -327,8 +330,9 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
     parts = " ".join(f"{kind} {n / plays:.1f}" for kind, n in
                      sorted(frames.items(), key=lambda item: -item[1]))
     cpu = statistics.median(r["cpu"] for r in results) / plays
+    loop = statistics.median(r["loop_cpu"] for r in results) / plays
     return (f"frames per play {total / plays:.1f} ({parts}); CPU per peer per play "
-            f"{cpu * 1e6:.0f} µs")
+            f"{cpu * 1e6:.0f} µs, {loop * 1e6:.0f} µs of it on the event loop")
 
 
 # ------------------------------------------------------------------ one game

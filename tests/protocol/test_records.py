@@ -19,7 +19,7 @@ from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.envelope import HEADER_LEN, MAGIC, Entry, open_entry, seal
+from p2p_nerts.protocol.envelope import DOMAIN, HEADER_LEN, MAGIC, Entry, open_entry, seal
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
@@ -185,6 +185,39 @@ def test_a_forged_signature_is_found() -> None:
     entries[i] = raw[:HEADER_LEN - 1] + bytes([raw[HEADER_LEN - 1] ^ 1]) + raw[HEADER_LEN:]
     with pytest.raises(RecordError, match=f"entry {i + 1}: the signature does not match"):
         verify(_with(record, entries))
+
+
+def test_a_tampered_file_is_refused_and_says_how(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record read from a file is checked in full (each signature once, by the
+    replica that reads it): whatever was done to an entry, ``nerts verify`` fails
+    on that entry and says what is wrong with it, in one line."""
+    record = _record()
+    i = _first(record, MsgType.PLAY)
+    raw = record.entries[i]
+    entry = open_entry(raw)
+    author = identities(PLAYERS)[1]
+    not_msgpack = b"\xc1"
+    elsewhere = seal(author, table_id=bytes(16), round=entry.round, seq=entry.seq,
+                     lamport=entry.lamport, type=entry.type, payload=dict(entry.payload),
+                     prev=entry.prev).raw
+    cases = {
+        raw[:HEADER_LEN - 1] + bytes([raw[HEADER_LEN - 1] ^ 1]) + raw[HEADER_LEN:]:
+            f"entry {i + 1}: the signature does not match (forged or changed)",
+        MAGIC + author.public_key + author.sign(DOMAIN + not_msgpack) + not_msgpack:
+            f"entry {i + 1} is malformed (malformed_body)",
+        elsewhere: f"entry {i + 1} belongs to another table",
+    }
+    file = tmp_path / "game.nerts"
+    file.write_bytes(encode(record))
+    assert cli.main(["verify", str(file)]) == 0
+    capsys.readouterr()
+    for changed, reason in cases.items():
+        entries = list(record.entries)
+        entries[i] = changed
+        file.write_bytes(encode(_with(record, entries)))
+        assert cli.main(["verify", str(file)]) == 1
+        assert capsys.readouterr().err == f"nerts: {file}: {reason}\n"
 
 
 def test_a_changed_card_is_found_signed_or_not() -> None:
