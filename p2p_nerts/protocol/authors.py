@@ -57,6 +57,9 @@ class AuthorLog:
     #: up from a snapshot). A peer asking for one gets the host's snapshot.
     floor: int = 0
     held: dict[int, Entry] = field(default_factory=dict)  # arrived early
+    #: How many early entries, and how many bytes of them, this log holds at most.
+    max_held: int = MAX_HELD
+    max_held_bytes: int = MAX_HELD_BYTES
     claimed: int = 0  # highest seq this author is known to have sent
     #: The highest seq and the latest Lamport time the author's own ACKs gave:
     #: everything it signs after all of them must be later than that time.
@@ -78,8 +81,8 @@ class AuthorLog:
             return "duplicate"  # delivered and since pruned: an old replay
         if seq == self.delivered + 1:
             return "next"
-        if len(self.held) >= MAX_HELD or (
-                sum(len(e.raw) for e in self.held.values()) + len(entry.raw) > MAX_HELD_BYTES):
+        if len(self.held) >= self.max_held or (
+                sum(len(e.raw) for e in self.held.values()) + len(entry.raw) > self.max_held_bytes):
             return "duplicate"  # too far ahead to keep; a resend will bring it back
         self.held[seq] = entry
         return "held"

@@ -73,7 +73,11 @@ class Replayed:
 
 def replay(record: GameRecord) -> Replayed:
     """Run the record's entries through a fresh replica; note every problem found."""
-    replica = Replica(_VERIFIER, record.table_id, record.host, countdown=0.0)
+    # Every later round's entries wait for the earlier rounds to close, which
+    # they do only once the whole record is read (``_everything_heard``): the
+    # replica holds what the record holds, however long the game.
+    replica = Replica(_VERIFIER, record.table_id, record.host, countdown=0.0,
+                      max_held=(len(record.entries), sum(map(len, record.entries))))
     out = io.StringIO()
     writer = SummaryWriter(replica, out)
     events: list[ev.Event] = []

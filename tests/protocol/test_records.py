@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import random
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.headless import SummaryWriter
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.authors import MAX_HELD
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import DOMAIN, HEADER_LEN, MAGIC, Entry, open_entry, seal
 from p2p_nerts.protocol.identity import Identity
@@ -175,6 +177,24 @@ def test_a_game_a_newcomer_joined_between_rounds_verifies_from_every_seat() -> N
     assert [len(done.rounds) for done in replays] == [3, 3, 3]  # the newcomer caught up on round 1
     assert late.me.public_key in replays[0].round_keys[3]
     assert replays[0].replica.totals == replays[2].replica.totals == host.totals
+
+
+def test_a_game_longer_than_a_table_holds_early_verifies() -> None:
+    """A replay reads the whole record before any round closes, so every later
+    round's entries wait held: more of one player's than a table holds early
+    (``MAX_HELD``) must not be dropped, or the replay stops short of the end."""
+    net = bot_table(2, seed=5, variants=Variants(target=500))
+    host = net.replicas[0]
+    host.seating.auto_next = 0.2
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
+                               and len(r.rs.signed_results) == 2 for r in net.replicas),
+                   limit=36_000)
+    record = game_record(net, 1, "Test table", 1_700_000_000.0)
+    later = Counter(e.author for e in map(open_entry, record.entries) if e.round > 1)
+    assert max(later.values()) > MAX_HELD  # what the replay must hold at once
+    done = verify(record)
+    assert done.game_over and done.replica.totals == host.totals
 
 
 def test_a_forged_signature_is_found() -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from ..authors import AuthorLog
+from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog
 from ..budget import TokenBucket
 from ..envelope import LINK_MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
 from ..messages import MsgType, Payload, Resend, parse_payload
@@ -105,9 +105,16 @@ def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
 class Places:
     """Whose chains the table keeps, and who is heard: the author logs (at most
     MAX_AUTHORS of them), when each author was last heard, keys heard as players
-    beyond those holding a place now, and the watchers."""
+    beyond those holding a place now, and the watchers.
 
-    def __init__(self) -> None:
+    ``max_held`` bounds the entries each chain holds early, and their bytes: at
+    a table, what a peer may make us keep; reading a whole record, the record
+    itself, all of it at hand (its later rounds wait there for the earlier ones
+    to close).
+    """
+
+    def __init__(self, max_held: tuple[int, int] = (MAX_HELD, MAX_HELD_BYTES)) -> None:
+        self.max_held = max_held
         #: Every author's chain, by key (the facade and its sub-machines read it).
         self.authors: dict[bytes, AuthorLog] = {}
         #: When each author was last heard (by the time passed in).
@@ -135,7 +142,8 @@ class Places:
                 return None, None
             del self.authors[forgotten]
             self.last_heard.pop(forgotten, None)
-        log = self.authors[key] = AuthorLog(key)
+        log = self.authors[key] = AuthorLog(key, max_held=self.max_held[0],
+                                            max_held_bytes=self.max_held[1])
         return log, forgotten
 
     def heard_all(self, keys: Iterable[bytes], now: float) -> None:

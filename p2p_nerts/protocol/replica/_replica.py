@@ -24,7 +24,7 @@ from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
 from .. import events as ev
 from .. import messages as msg
-from ..authors import AuthorLog, Equivocation
+from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog, Equivocation
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
@@ -92,6 +92,7 @@ class Replica:
         auto_start: int | None = None,
         auto_next: float | None = None,
         max_seats: int = 8,
+        max_held: tuple[int, int] = (MAX_HELD, MAX_HELD_BYTES),
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -103,7 +104,7 @@ class Replica:
         self.rng = rng
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
-        self._places = intake.Places()
+        self._places = intake.Places(max_held)  # early entries held per author, and bytes
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
