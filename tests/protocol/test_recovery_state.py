@@ -80,16 +80,21 @@ def test_caught_up_once_every_live_peer_is_heard_and_nothing_is_missing() -> Non
     rec, rs = Recovery(), _round()
     log = AuthorLog(OTHER.public_key)
     authors = {OTHER.public_key: log}
-    assert not rec.behind(rs, authors)  # not restored: never behind
+    rec.heard_out(rs, authors)
+    assert not rec.catching_up  # not restored: never catching up
     rec.replayed(None, Phase.LOBBY)
-    assert rec.behind(rs, authors)  # not heard yet
+    rec.heard_out(rs, authors)
+    assert rec.catching_up  # not heard yet
     rec.heard.add(OTHER.public_key)
     log.note_claim(3)
-    assert rec.behind(rs, authors)  # its entries 1..3 still missing
+    rec.heard_out(rs, authors)
+    assert rec.catching_up  # its entries 1..3 still missing
     log.claimed = 0
-    assert not rec.behind(rs, authors) and not rec.catching_up
+    rec.heard_out(rs, authors)
+    assert not rec.catching_up
     log.note_claim(5)
-    assert not rec.behind(rs, authors)  # once caught up, for good
+    rec.heard_out(rs, authors)
+    assert not rec.catching_up  # once caught up, for good
 
 
 def _tab() -> Tableau:

@@ -8,7 +8,6 @@ table's state does not allow with a :class:`CommandError`, changing nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...game.moves import is_stuck
@@ -124,12 +123,9 @@ Command = (Open | StartRound | ChangeSettings | ArrangeSeats | SetReady | Move |
 
 
 def refused(rs: RoundState | None, phase: Phase, watching: bool,
-            behind: Callable[[RoundState], bool] | None = None) -> str | None:
-    """Why my moves are refused right now, or None if I may move.
-
-    ``behind`` says whether this peer, back after a restart, has yet to hear the
-    table out: asked last, as it may find that it has (and stop asking).
-    """
+            behind: bool = False) -> str | None:
+    """Why my moves are refused right now, or None if I may move (``behind``: this
+    peer, back after a restart, has yet to hear the table out)."""
     if watching:
         return "you are watching this table: a spectator does not play"
     if rs is None or rs.tab is None or phase is not Phase.PLAYING:
@@ -146,7 +142,7 @@ def refused(rs: RoundState | None, phase: Phase, watching: bool,
         return "you left this round; you play again next round"
     if rs.me in rs.forks:
         return "this seat signed two different entries under one number: it sits out"
-    if behind is not None and behind(rs):
+    if behind:
         return "catching up with the table"
     return None
 

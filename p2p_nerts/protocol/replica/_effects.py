@@ -154,7 +154,7 @@ class Admit:
 @dataclass(frozen=True, slots=True)
 class CatchUp:
     """Back at a table: act on nothing of a round before every live peer was heard
-    and every gap filled (``Recovery.behind``)."""
+    and every gap filled (``Recovery.heard_out``)."""
 
 
 @dataclass(frozen=True, slots=True)

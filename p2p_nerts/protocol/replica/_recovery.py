@@ -114,15 +114,16 @@ class Recovery:
         self.resume = None
         return resumed(res, delivered, rs, phase)
 
-    def behind(self, rs: RoundState, authors: Mapping[bytes, AuthorLog]) -> bool:
-        """After a restart: not every live peer heard from yet, or entries still missing."""
+    def heard_out(self, rs: RoundState, authors: Mapping[bytes, AuthorLog]) -> None:
+        """After a restart, catching up ends once every live peer has been heard
+        from and no entry of theirs is missing (settled as frames and time come
+        in, never by a read: what a front end asks must not change the table)."""
         if not self.catching_up:
-            return False
+            return
         peers = {rs.keys[s] for s in rs.live if s != rs.me}
         if peers <= self.heard and all(
                 authors[k].missing() is None for k in peers if k in authors):
             self.catching_up = False
-        return self.catching_up
 
 
 def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:

@@ -518,8 +518,8 @@ class Replica:
 
     def blocked(self) -> str | None:
         """Why my moves are refused right now (``cmd.refused``), or None if I may move."""
-        return cmd.refused(self.rs, self.phase, self.watching, lambda rs: (
-            self._recovery.behind(rs, self.authors) or self._resume is not None))
+        return cmd.refused(self.rs, self.phase, self.watching,
+                           behind=self._recovery.catching_up or self._resume is not None)
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
@@ -733,7 +733,9 @@ class Replica:
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
-        (``Recovery.going_on``)."""
+        (``Recovery.going_on``), and stop catching up once the table is heard out."""
+        if self.rs is not None:
+            self._recovery.heard_out(self.rs, self.authors)
         plan = self._recovery.going_on(self.now, self.authors.get(self.me.public_key),
                                        self.rs, self.phase)
         if plan is None:
