@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Self
+from typing import NamedTuple, Self
 
 from ..envelope import GENESIS, MAX_INT, EnvelopeError
 from ..identity import PUBLIC_KEY_LEN, SIGNATURE_LEN
@@ -20,6 +20,7 @@ from ._fields import (
     _ints,
     _opt_int,
     _Reader,
+    declare,
 )
 
 
@@ -41,8 +42,6 @@ class Ack(Payload):
     and RESEND gaps.
     """
 
-    TYPE = MsgType.ACK
-    KEYS: ClassVar[Mapping[str, str]] = {"upto": "u"}
     upto: tuple[AckMark, ...] = ()
 
     @classmethod
@@ -74,6 +73,9 @@ class Ack(Payload):
         return cls(tuple(marks))
 
 
+declare(Ack, MsgType.ACK, {"upto": "u"})
+
+
 @dataclass(frozen=True, slots=True)
 class View(Payload):
     """The public part of a tableau, for the other screens.
@@ -83,14 +85,6 @@ class View(Payload):
     `stock` the number of face-down stock cards.
     """
 
-    TYPE = MsgType.VIEW
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "nerts": "n",
-        "top": "t",
-        "work": "w",
-        "waste": "x",
-        "stock": "k",
-    }
     nerts: int
     top: int | None
     work: tuple[tuple[int, ...], ...]
@@ -115,3 +109,12 @@ class View(Payload):
         work = tuple([_ints(pile, "work", MAX_PILE, 0, MAX_CARD) for pile in piles])
         return cls(nerts, top, work, _opt_int(payload["x"], "waste", 0, MAX_CARD),
                    _int(payload["k"], "stock", 0, MAX_PILE))
+
+
+declare(View, MsgType.VIEW, {
+    "nerts": "n",
+    "top": "t",
+    "work": "w",
+    "waste": "x",
+    "stock": "k",
+})
