@@ -33,7 +33,7 @@ class AckMark(NamedTuple):
     head: bytes = GENESIS
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Ack(Payload):
     """Acknowledgement and heartbeat.
 
@@ -43,6 +43,10 @@ class Ack(Payload):
     """
 
     upto: tuple[AckMark, ...] = ()
+
+    def __init__(self, upto: tuple[AckMark, ...] = ()) -> None:
+        # Written out, as Play's (one is built for every ACK sent or received).
+        object.__setattr__(self, "upto", upto)
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
@@ -76,7 +80,7 @@ class Ack(Payload):
 declare(Ack, MsgType.ACK, {"upto": "u"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class View(Payload):
     """The public part of a tableau, for the other screens.
 
@@ -90,6 +94,15 @@ class View(Payload):
     work: tuple[tuple[int, ...], ...]
     waste: int | None
     stock: int
+
+    def __init__(self, nerts: int, top: int | None, work: tuple[tuple[int, ...], ...],
+                 waste: int | None, stock: int) -> None:
+        # Written out, as Play's (one is built for every view received).
+        object.__setattr__(self, "nerts", nerts)
+        object.__setattr__(self, "top", top)
+        object.__setattr__(self, "work", work)
+        object.__setattr__(self, "waste", waste)
+        object.__setattr__(self, "stock", stock)
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:

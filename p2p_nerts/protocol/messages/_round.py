@@ -81,7 +81,7 @@ declare(Go, MsgType.GO, {"joint": "j"})
 # -- play ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Play(Payload):
     """A card played to a foundation pile.
 
@@ -89,6 +89,9 @@ class Play(Payload):
     for a new pile, pile == card).  `src`: 0 nerts pile, 1 waste, 2..5 work
     piles 0..3.  `decl`: the face a joker stands for, 0 otherwise.  `mv`:
     index of this move in the author's local move log (for the audit).
+
+    Its ``__init__`` is written out: compiled, a dataclass's generated one
+    stays interpreted, and was most of the cost of parsing a received play.
     """
 
     card: int
@@ -96,6 +99,15 @@ class Play(Payload):
     src: int
     decl: int
     mv: int
+
+    def __init__(self, card: int, pile: int, src: int, decl: int, mv: int) -> None:
+        # Frozen: set as the generated one does (and compiled, straight into the
+        # object, which an alias of object.__setattr__ would not be).
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "pile", pile)
+        object.__setattr__(self, "src", src)
+        object.__setattr__(self, "decl", decl)
+        object.__setattr__(self, "mv", mv)
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
