@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, NoReturn, Self
 
@@ -143,8 +143,10 @@ def _key_problem(keys: Mapping[str, str], payload: Mapping[str, object]) -> NoRe
     """Raise for a map whose keys are not exactly ``keys``' wire keys: the first
     unexpected key as sent, else the first missing attribute."""
     wanted = keys.values()
-    key: object  # (any key at all: the map may be anyone's, and compiled code checks types)
-    for key in payload:
+    # Any key at all (the map may be anyone's): walked as objects, since compiled
+    # code would check each to be the text that a payload map's type promises.
+    sent: Iterable[object] = payload
+    for key in sent:
         if key not in wanted:
             # Name the stray key only if it is harmless to log (the envelope
             # lets only text keys through, but a caller may hand over any map).
