@@ -47,15 +47,25 @@ class RoundStarted(Event):
     round: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class PlayAdded(Event):
-    """A play reached the foundations (not final yet: it may still bounce)."""
+    """A play reached the foundations (not final yet: it may still bounce).
+
+    Its ``__init__`` is written out, as PlayFinal's: one of each is built for
+    every play received, and compiled (``scripts/compile_engine.py``), a
+    dataclass's generated one stays interpreted.
+    """
 
     play: Play
     mine: bool
 
+    def __init__(self, play: Play, mine: bool) -> None:
+        # Frozen: set as the generated one does (compiled, straight into the object).
+        object.__setattr__(self, "play", play)
+        object.__setattr__(self, "mine", mine)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class PlayFinal(Event):
     """A play's fate is final. ``first`` names who took its place if it bounced;
     ``tie`` says it lost by the draw (``foundations.order``) to a play of the same
@@ -69,6 +79,16 @@ class PlayFinal(Event):
     first: str | None = None
     tie: bool = False
     ended: str | None = None
+
+    def __init__(self, round: int, play: Play, fate: Fate, mine: bool,
+                 first: str | None = None, tie: bool = False, ended: str | None = None) -> None:
+        object.__setattr__(self, "round", round)
+        object.__setattr__(self, "play", play)
+        object.__setattr__(self, "fate", fate)
+        object.__setattr__(self, "mine", mine)
+        object.__setattr__(self, "first", first)
+        object.__setattr__(self, "tie", tie)
+        object.__setattr__(self, "ended", ended)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar, NoReturn, Self
 
@@ -143,7 +143,10 @@ def _key_problem(keys: Mapping[str, str], payload: Mapping[str, object]) -> NoRe
     """Raise for a map whose keys are not exactly ``keys``' wire keys: the first
     unexpected key as sent, else the first missing attribute."""
     wanted = keys.values()
-    for key in payload:
+    # Any key at all (the map may be anyone's): walked as objects, since compiled
+    # code would check each to be the text that a payload map's type promises.
+    sent: Iterable[object] = payload
+    for key in sent:
         if key not in wanted:
             # Name the stray key only if it is harmless to log (the envelope
             # lets only text keys through, but a caller may hand over any map).
@@ -216,19 +219,28 @@ def _strictly_ascending(keys: list[bytes], attr: str) -> None:
         raise EnvelopeError(f"bad_field:{attr}")
 
 
-@dataclass(frozen=True, slots=True)
-class Payload:
-    """Base of all payloads: `KEYS` maps attribute names to short wire keys."""
+class _Declared:
+    """What every payload class has (:func:`declare` gives it): its entry type
+    `TYPE`, and `KEYS`, which maps its attribute names to short wire keys.
 
+    Kept off the dataclasses: compiled (``scripts/compile_engine.py``), every
+    value declared in a dataclass's body is taken for a field, ClassVar or not.
+    """
+
+    __slots__ = ()
     TYPE: ClassVar[MsgType]
     KEYS: ClassVar[Mapping[str, str]] = {}
     #: The wire keys of ``KEYS``, as a set to check a received map against at once.
     WIRE: ClassVar[frozenset[str]] = frozenset()
 
-    def __init_subclass__(cls) -> None:
-        # (No super() call: a slotted dataclass's methods cannot use the
-        # zero-argument form, and object's hook does nothing.)
-        cls.WIRE = frozenset(cls.KEYS.values())
+
+@dataclass(frozen=True, slots=True)
+class Payload(_Declared):
+    """Base of all payloads, each a frozen dataclass.
+
+    A dataclass itself, fieldless, so that compiled code compares payloads
+    as dataclasses (by their fields, not as the same object).
+    """
 
     def to_wire(self) -> dict[str, object]:
         """The msgpack map for this payload (tuples pack as arrays)."""
@@ -239,3 +251,12 @@ class Payload:
         """Validate an untrusted map and build the payload; raises EnvelopeError."""
         _Reader(cls, payload)
         return cls()
+
+
+def declare(cls: type[Payload], kind: MsgType, keys: Mapping[str, str] | None = None) -> None:
+    """Give a payload class its entry type and its wire keys (attribute: key, in
+    the order they are packed), once it is defined (see :class:`_Declared`)."""
+    cls.TYPE = kind
+    if keys is not None:
+        cls.KEYS = keys
+        cls.WIRE = frozenset(keys.values())

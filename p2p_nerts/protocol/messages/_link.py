@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Self
+from typing import NamedTuple, Self
 
 from ..envelope import GENESIS, MAX_INT, EnvelopeError
 from ..identity import PUBLIC_KEY_LEN, SIGNATURE_LEN
@@ -20,6 +20,7 @@ from ._fields import (
     _ints,
     _opt_int,
     _Reader,
+    declare,
 )
 
 
@@ -32,7 +33,7 @@ class AckMark(NamedTuple):
     head: bytes = GENESIS
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Ack(Payload):
     """Acknowledgement and heartbeat.
 
@@ -41,9 +42,11 @@ class Ack(Payload):
     and RESEND gaps.
     """
 
-    TYPE = MsgType.ACK
-    KEYS: ClassVar[Mapping[str, str]] = {"upto": "u"}
     upto: tuple[AckMark, ...] = ()
+
+    def __init__(self, upto: tuple[AckMark, ...] = ()) -> None:
+        # Written out, as Play's (one is built for every ACK sent or received).
+        object.__setattr__(self, "upto", upto)
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
@@ -74,7 +77,10 @@ class Ack(Payload):
         return cls(tuple(marks))
 
 
-@dataclass(frozen=True, slots=True)
+declare(Ack, MsgType.ACK, {"upto": "u"})
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class View(Payload):
     """The public part of a tableau, for the other screens.
 
@@ -83,19 +89,20 @@ class View(Payload):
     `stock` the number of face-down stock cards.
     """
 
-    TYPE = MsgType.VIEW
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "nerts": "n",
-        "top": "t",
-        "work": "w",
-        "waste": "x",
-        "stock": "k",
-    }
     nerts: int
     top: int | None
     work: tuple[tuple[int, ...], ...]
     waste: int | None
     stock: int
+
+    def __init__(self, nerts: int, top: int | None, work: tuple[tuple[int, ...], ...],
+                 waste: int | None, stock: int) -> None:
+        # Written out, as Play's (one is built for every view received).
+        object.__setattr__(self, "nerts", nerts)
+        object.__setattr__(self, "top", top)
+        object.__setattr__(self, "work", work)
+        object.__setattr__(self, "waste", waste)
+        object.__setattr__(self, "stock", stock)
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
@@ -115,3 +122,12 @@ class View(Payload):
         work = tuple([_ints(pile, "work", MAX_PILE, 0, MAX_CARD) for pile in piles])
         return cls(nerts, top, work, _opt_int(payload["x"], "waste", 0, MAX_CARD),
                    _int(payload["k"], "stock", 0, MAX_PILE))
+
+
+declare(View, MsgType.VIEW, {
+    "nerts": "n",
+    "top": "t",
+    "work": "w",
+    "waste": "x",
+    "stock": "k",
+})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Self
+from typing import NamedTuple, Self
 
 from ..envelope import EnvelopeError
 from ..identity import PUBLIC_KEY_LEN
@@ -25,6 +25,7 @@ from ._fields import (
     _name,
     _pair,
     _Reader,
+    declare,
 )
 
 
@@ -32,8 +33,6 @@ from ._fields import (
 class Hello(Payload):
     """Announce oneself on a new connection: who, and which app protocol."""
 
-    TYPE = MsgType.HELLO
-    KEYS: ClassVar[Mapping[str, str]] = {"name": "n", "version": "v"}
     name: str
     version: int
 
@@ -43,12 +42,13 @@ class Hello(Payload):
         return cls(r.name("name"), r.integer("version", 1, MAX_APP_VERSION))
 
 
+declare(Hello, MsgType.HELLO, {"name": "n", "version": "v"})
+
+
 @dataclass(frozen=True, slots=True)
 class Join(Payload):
     """Ask for a seat.  `code_proof` proves knowledge of the table code (32 bytes) or is None."""
 
-    TYPE = MsgType.JOIN
-    KEYS: ClassVar[Mapping[str, str]] = {"name": "n", "code_proof": "p"}
     name: str
     code_proof: bytes | None
 
@@ -58,11 +58,16 @@ class Join(Payload):
         return cls(r.name("name"), r.opt_blob("code_proof"))
 
 
+declare(Join, MsgType.JOIN, {"name": "n", "code_proof": "p"})
+
+
 @dataclass(frozen=True, slots=True)
 class Leave(Payload):
     """Give up one's seat (the connection may stay, e.g. to watch)."""
 
-    TYPE = MsgType.LEAVE
+
+
+declare(Leave, MsgType.LEAVE)
 
 
 class Seat(NamedTuple):
@@ -80,13 +85,14 @@ class Roster(Payload):
     ("pairs": seats 2k and 2k+1); a newcomer is seated after the others.
     """
 
-    TYPE = MsgType.ROSTER
-    KEYS: ClassVar[Mapping[str, str]] = {"seats": "s"}
     seats: tuple[Seat, ...]
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         return cls(_seats(_Reader(cls, payload).array("seats", MAX_SEATS, min_len=1)))
+
+
+declare(Roster, MsgType.ROSTER, {"seats": "s"})
 
 
 def _seats(items: list[object]) -> tuple[Seat, ...]:
@@ -110,18 +116,6 @@ class Settings(Payload):
     milliseconds, so every peer reads the very number the host sent.
     """
 
-    TYPE = MsgType.SETTINGS
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "stock_turn": "st",
-        "strict_ties": "ti",
-        "penalty": "pe",
-        "target": "ta",
-        "jokers": "jo",
-        "teams": "te",
-        "lone_rotate": "lr",
-        "countdown_ms": "cd",
-        "drop_after_ms": "da",
-    }
     stock_turn: int = 3
     strict_ties: bool = False
     penalty: bool = True
@@ -154,12 +148,23 @@ class Settings(Payload):
         )
 
 
+declare(Settings, MsgType.SETTINGS, {
+    "stock_turn": "st",
+    "strict_ties": "ti",
+    "penalty": "pe",
+    "target": "ta",
+    "jokers": "jo",
+    "teams": "te",
+    "lone_rotate": "lr",
+    "countdown_ms": "cd",
+    "drop_after_ms": "da",
+})
+
+
 @dataclass(frozen=True, slots=True)
 class Ready(Payload):
     """Ready for the next round (`on=False` takes it back)."""
 
-    TYPE = MsgType.READY
-    KEYS: ClassVar[Mapping[str, str]] = {"on": "r"}
     on: bool
 
     @classmethod
@@ -167,12 +172,13 @@ class Ready(Payload):
         return cls(_Reader(cls, payload).flag("on"))
 
 
+declare(Ready, MsgType.READY, {"on": "r"})
+
+
 @dataclass(frozen=True, slots=True)
 class Refuse(Payload):
     """The host will not seat `who` (table full, round under way), and says why."""
 
-    TYPE = MsgType.REFUSE
-    KEYS: ClassVar[Mapping[str, str]] = {"who": "w", "reason": "r"}
     who: bytes
     reason: str
 
@@ -182,14 +188,18 @@ class Refuse(Payload):
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.text("reason"))
 
 
+declare(Refuse, MsgType.REFUSE, {"who": "w", "reason": "r"})
+
+
 @dataclass(frozen=True, slots=True)
 class Goodbye(Payload):
     """Leaving the network (closing connections), with a human-readable reason."""
 
-    TYPE = MsgType.GOODBYE
-    KEYS: ClassVar[Mapping[str, str]] = {"reason": "r"}
     reason: str = ""
 
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         return cls(_Reader(cls, payload).text("reason"))
+
+
+declare(Goodbye, MsgType.GOODBYE, {"reason": "r"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NamedTuple, Self
+from typing import NamedTuple, Self
 
 from ..envelope import MAX_INT, EnvelopeError
 from ..identity import PUBLIC_KEY_LEN, SIGNATURE_LEN
@@ -21,6 +21,7 @@ from ._fields import (
     _plain,
     _Reader,
     _strictly_ascending,
+    declare,
 )
 from ._lobby import Seat, Settings, _seats
 
@@ -29,8 +30,6 @@ from ._lobby import Seat, Settings, _seats
 class Resend(Payload):
     """Please send again `author`'s entries from_seq..to_seq (inclusive, <= 1024 of them)."""
 
-    TYPE = MsgType.RESEND
-    KEYS: ClassVar[Mapping[str, str]] = {"author": "a", "from_seq": "f", "to_seq": "t"}
     author: bytes
     from_seq: int
     to_seq: int
@@ -41,6 +40,9 @@ class Resend(Payload):
         from_seq = r.integer("from_seq", 1)
         to_seq = r.integer("to_seq", from_seq, from_seq + MAX_RESEND - 1)
         return cls(r.blob("author", PUBLIC_KEY_LEN), from_seq, to_seq)
+
+
+declare(Resend, MsgType.RESEND, {"author": "a", "from_seq": "f", "to_seq": "t"})
 
 
 class Head(NamedTuple):
@@ -73,11 +75,6 @@ class Snapshot(Payload):
     and replays what followed, which every peer still holds.
     """
 
-    TYPE = MsgType.SNAPSHOT
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "round": "r", "over": "o", "seats": "s", "settings": "c", "totals": "t",
-        "rounds": "n", "heads": "h",
-    }
     round: int
     over: bool
     seats: tuple[Seat, ...]
@@ -115,3 +112,9 @@ class Snapshot(Payload):
         return cls(r.integer("round", 1), r.flag("over"),
                    _seats(r.array("seats", MAX_SEATS, min_len=1)), Settings.from_wire(settings),
                    tuple(totals), r.integer("rounds"), tuple(heads))
+
+
+declare(Snapshot, MsgType.SNAPSHOT, {
+    "round": "r", "over": "o", "seats": "s", "settings": "c", "totals": "t",
+    "rounds": "n", "heads": "h",
+})

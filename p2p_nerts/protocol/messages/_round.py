@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import Self
 
 from ..envelope import MAX_ENTRY, MAX_INT, EnvelopeError
 from ..identity import PUBLIC_KEY_LEN
@@ -20,7 +20,9 @@ from ._fields import (
     Payload,
     _int,
     _ints,
+    _key_problem,
     _Reader,
+    declare,
 )
 
 # -- fair shuffle and round start -----------------------------------------------
@@ -35,8 +37,6 @@ class Commit(Payload):
     by REVEAL).  Both come first, so neither can be chosen after seeing others'.
     """
 
-    TYPE = MsgType.COMMIT
-    KEYS: ClassVar[Mapping[str, str]] = {"deck": "d", "share": "s"}
     deck: bytes
     share: bytes
 
@@ -46,12 +46,13 @@ class Commit(Payload):
         return cls(r.blob("deck"), r.blob("share"))
 
 
+declare(Commit, MsgType.COMMIT, {"deck": "d", "share": "s"})
+
+
 @dataclass(frozen=True, slots=True)
 class Reveal(Payload):
     """Opening of the sender's joint-value share (committed as Commit.share)."""
 
-    TYPE = MsgType.REVEAL
-    KEYS: ClassVar[Mapping[str, str]] = {"share": "s"}
     share: bytes
 
     @classmethod
@@ -59,13 +60,14 @@ class Reveal(Payload):
         return cls(_Reader(cls, payload).blob("share"))
 
 
+declare(Reveal, MsgType.REVEAL, {"share": "s"})
+
+
 @dataclass(frozen=True, slots=True)
 class Go(Payload):
     """Start of play.  `joint` is the joint value the sender derived from all
     shares, so a peer that derived another one notices before dealing."""
 
-    TYPE = MsgType.GO
-    KEYS: ClassVar[Mapping[str, str]] = {"joint": "j"}
     joint: bytes
 
     @classmethod
@@ -73,10 +75,13 @@ class Go(Payload):
         return cls(_Reader(cls, payload).blob("joint"))
 
 
+declare(Go, MsgType.GO, {"joint": "j"})
+
+
 # -- play ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Play(Payload):
     """A card played to a foundation pile.
 
@@ -84,34 +89,52 @@ class Play(Payload):
     for a new pile, pile == card).  `src`: 0 nerts pile, 1 waste, 2..5 work
     piles 0..3.  `decl`: the face a joker stands for, 0 otherwise.  `mv`:
     index of this move in the author's local move log (for the audit).
+
+    Its ``__init__`` is written out: compiled, a dataclass's generated one
+    stays interpreted, and was most of the cost of parsing a received play.
     """
 
-    TYPE = MsgType.PLAY
-    KEYS: ClassVar[Mapping[str, str]] = {
-        "card": "c",
-        "pile": "p",
-        "src": "s",
-        "decl": "d",
-        "mv": "m",
-    }
     card: int
     pile: int
     src: int
     decl: int
     mv: int
 
+    def __init__(self, card: int, pile: int, src: int, decl: int, mv: int) -> None:
+        # Frozen: set as the generated one does (and compiled, straight into the
+        # object, which an alias of object.__setattr__ would not be).
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "pile", pile)
+        object.__setattr__(self, "src", src)
+        object.__setattr__(self, "decl", decl)
+        object.__setattr__(self, "mv", mv)
+
     @classmethod
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
-        # The most frequent entry of all: a map with exactly its keys is read at
-        # once rather than through a _Reader, with the same checks in the same order.
-        if type(payload) is not dict or payload.keys() != cls.WIRE:
+        # The most frequent entry of all: a map of as many keys as it has fields
+        # is read at once rather than through a _Reader, with the same checks in
+        # the same order (a key missing means another is there instead). Its
+        # size and five reads cost less than comparing its keys as a set.
+        if type(payload) is not dict or len(payload) != len(cls.WIRE):
             _Reader(cls, payload)  # raises, naming what is wrong (or takes another mapping)
         k = cls.KEYS
-        return cls(_int(payload[k["card"]], "card", 0, MAX_CARD),
-                   _int(payload[k["pile"]], "pile", 0, MAX_CARD),
-                   _int(payload[k["src"]], "src", 0, MAX_SRC),
-                   _int(payload[k["decl"]], "decl", 0, MAX_DECL),
-                   _int(payload[k["mv"]], "mv", 0, MAX_INT))
+        try:
+            card, pile, src, decl, mv = (payload[k["card"]], payload[k["pile"]],
+                                         payload[k["src"]], payload[k["decl"]], payload[k["mv"]])
+        except KeyError:
+            _key_problem(k, payload)
+        return cls(_int(card, "card", 0, MAX_CARD), _int(pile, "pile", 0, MAX_CARD),
+                   _int(src, "src", 0, MAX_SRC), _int(decl, "decl", 0, MAX_DECL),
+                   _int(mv, "mv", 0, MAX_INT))
+
+
+declare(Play, MsgType.PLAY, {
+    "card": "c",
+    "pile": "p",
+    "src": "s",
+    "decl": "d",
+    "mv": "m",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +145,6 @@ class Stuck(Payload):
     only counts while no later play has landed.
     """
 
-    TYPE = MsgType.STUCK
-    KEYS: ClassVar[Mapping[str, str]] = {"on": "o", "moves": "m"}
     on: bool
     moves: int
 
@@ -133,12 +154,17 @@ class Stuck(Payload):
         return cls(r.flag("on"), r.integer("moves"))
 
 
+declare(Stuck, MsgType.STUCK, {"on": "o", "moves": "m"})
+
+
 @dataclass(frozen=True, slots=True)
 class Nerts(Payload):
     """The call.  Its Lamport time is what counts; the audit checks the caller's
     move log shows an empty nerts pile at that time."""
 
-    TYPE = MsgType.NERTS
+
+
+declare(Nerts, MsgType.NERTS)
 
 
 # -- round end ----------------------------------------------------------------
@@ -148,8 +174,6 @@ class Nerts(Payload):
 class Summary(Payload):
     """What the sender computed at round end: foundation hash and per-seat scores."""
 
-    TYPE = MsgType.SUMMARY
-    KEYS: ClassVar[Mapping[str, str]] = {"digest": "h", "scores": "s"}
     digest: bytes
     scores: tuple[int, ...]
 
@@ -160,6 +184,9 @@ class Summary(Payload):
         return cls(r.blob("digest"), scores)
 
 
+declare(Summary, MsgType.SUMMARY, {"digest": "h", "scores": "s"})
+
+
 @dataclass(frozen=True, slots=True)
 class Audit(Payload):
     """Opening of the sender's deck secret (committed as Commit.deck) plus its
@@ -168,8 +195,6 @@ class Audit(Payload):
     Each move is 1..6 ints (|i| < 2**53), in an encoding the game layer owns.
     """
 
-    TYPE = MsgType.AUDIT
-    KEYS: ClassVar[Mapping[str, str]] = {"deck_secret": "s", "moves": "m"}
     deck_secret: bytes
     moves: tuple[tuple[int, ...], ...]
 
@@ -183,12 +208,13 @@ class Audit(Payload):
         return cls(r.blob("deck_secret"), moves)
 
 
+declare(Audit, MsgType.AUDIT, {"deck_secret": "s", "moves": "m"})
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict(Payload):
     """Result of replaying one seat's audit: `ok`, or why not."""
 
-    TYPE = MsgType.VERDICT
-    KEYS: ClassVar[Mapping[str, str]] = {"seat": "t", "ok": "o", "reason": "r"}
     seat: int
     ok: bool
     reason: str = ""
@@ -197,6 +223,9 @@ class Verdict(Payload):
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         r = _Reader(cls, payload)
         return cls(r.integer("seat", 0, MAX_SEATS - 1), r.flag("ok"), r.text("reason"))
+
+
+declare(Verdict, MsgType.VERDICT, {"seat": "t", "ok": "o", "reason": "r"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +237,6 @@ class Drop(Payload):
     count and nothing later does.
     """
 
-    TYPE = MsgType.DROP
-    KEYS: ClassVar[Mapping[str, str]] = {"who": "w", "upto": "u"}
     who: bytes
     upto: int
 
@@ -217,6 +244,9 @@ class Drop(Payload):
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         r = _Reader(cls, payload)
         return cls(r.blob("who", PUBLIC_KEY_LEN), r.integer("upto"))
+
+
+declare(Drop, MsgType.DROP, {"who": "w", "upto": "u"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +258,6 @@ class Fork(Payload):
     agreed up to just before them (see proof.py, which checks them).
     """
 
-    TYPE = MsgType.FORK
-    KEYS: ClassVar[Mapping[str, str]] = {"first": "a", "second": "b"}
     first: bytes
     second: bytes
 
@@ -237,6 +265,9 @@ class Fork(Payload):
     def from_wire(cls, payload: Mapping[str, object]) -> Self:
         r = _Reader(cls, payload)
         return cls(_frame(r.raw("first"), "first"), _frame(r.raw("second"), "second"))
+
+
+declare(Fork, MsgType.FORK, {"first": "a", "second": "b"})
 
 
 def _frame(value: object, attr: str) -> bytes:
@@ -259,8 +290,6 @@ class Result(Payload):
     anyone can then check against the record's own entries.
     """
 
-    TYPE = MsgType.RESULT
-    KEYS: ClassVar[Mapping[str, str]] = {"totals": "t", "digest": "h"}
     totals: tuple[int, ...]
     digest: bytes
 
@@ -269,3 +298,6 @@ class Result(Payload):
         r = _Reader(cls, payload)
         totals = _ints(r.raw("totals"), "totals", MAX_SEATS, -MAX_INT, MAX_INT, min_len=1)
         return cls(totals, r.blob("digest"))
+
+
+declare(Result, MsgType.RESULT, {"totals": "t", "digest": "h"})

@@ -334,11 +334,15 @@ class Resends:
             budget = self._budgets[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
         return budget
 
-    def gaps(self, authors: Mapping[bytes, AuthorLog], now: float, mine: bytes | None,
+    def gaps(self, authors: dict[bytes, AuthorLog], now: float, mine: bytes | None,
              proven: Mapping[bytes, ForkProof]) -> list[Resend]:
         """What to ask for now: each author's first gap. Not mine (``mine``: my key,
         None while I learn from the table where my chain ends), nor a proven
-        equivocator's past its fork (all it signed after is void)."""
+        equivocator's past its fork (all it signed after is void).
+
+        Asked after every entry delivered, of every author: ``authors`` is a
+        dict, not any mapping, so that compiled code walks it in place (a
+        mapping's items are an iterator and a tuple each)."""
         asks: list[Resend] = []
         gaps = self._gaps
         for key, log in authors.items():

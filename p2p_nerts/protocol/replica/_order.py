@@ -100,24 +100,29 @@ class Finality:
         if queue and (before((queue[0][0], queue[0][1]), (lamport, author))
                       or any(victim == author for _l, _v, victim, _u, _s in queue)):
             return False
-        # Not asked: the seat a FORK accuses (``skip``), and proven equivocators
-        # whose entries up to the fork we hold (silenced).
-        asked = rs.live - {author, skip}
-        if rs.forks:
-            asked -= self.silenced(rs)
         cut = dropping.get(author)
         if cut is not None:
-            # Agreed: its entries up to the cut count whoever holds them (no
-            # second drop can cut them again); those past it never will.
-            return seq <= cut and all(self.known(rs, q) >= lamport for q in asked
-                                      if q not in dropping)
-        if may_be_cut(rs, author, seq):
+            if seq > cut:
+                return False  # past an agreed cut: it never counts
+        elif may_be_cut(rs, author, seq):
             return False
+        # Not asked: the seat a FORK accuses (``skip``), proven equivocators whose
+        # entries up to the fork we hold (silenced), and seats agreed dropped.
+        # (Each seat is tested in turn: this is asked of every play, and sets
+        # built for it would be most of its cost.)
+        silenced = self.silenced(rs) if rs.forks else None
         marks, me = rs.marks, rs.me
-        for q in asked:
-            if q not in dropping and (self.known(rs, q) < lamport or (
-                    q != me and marks.get(q, {}).get(author, 0) < seq)):
+        for q in rs.live:
+            if q in (author, skip) or q in dropping or (silenced is not None and q in silenced):
+                continue
+            if self.known(rs, q) < lamport:
                 return False
+            # Agreed dropped: its entries up to the cut count whoever holds them
+            # (no second drop can cut them again), so no seat's marks are asked.
+            if cut is None and q != me:
+                held = marks.get(q)
+                if held is None or held.get(author, 0) < seq:
+                    return False
         return True
 
     def silenced(self, rs: RoundState) -> set[int]:

@@ -208,7 +208,10 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             check_play(rs, seat, payload)
             play = Play(entry.lamport, seat, payload.card, payload.pile, payload.src,
                         payload.decl)
-            rs.plays_by_seat.setdefault(seat, []).append(play)
+            plays = rs.plays_by_seat.get(seat)
+            if plays is None:  # (not setdefault: it builds an empty list for every play)
+                plays = rs.plays_by_seat[seat] = []
+            plays.append(play)
             rs.play_seq[play.key] = entry.seq
             rs.log.add(play)
             heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
