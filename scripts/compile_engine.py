@@ -2,11 +2,11 @@
 """Compile the rules engine (``p2p_nerts/game``) to C with mypyc: an optional speed-up.
 
 With it goes a received play's path in the protocol (``PROTOCOL``: the
-envelope, the payloads, per-author sequencing, the clock, the events, and
-the replica with the sub-machines a play passes through). The replica stays
-open to subclasses in Python (the tests' hostile replicas override its
-methods); patching its class or an instance, as the soak's adversaries do,
-needs the pure package.
+envelope, the payloads, per-author sequencing, the clock, the events, the
+journal records, and the replica with the sub-machines a play passes
+through). The replica stays open to subclasses in Python (the tests' hostile
+replicas override its methods); patching its class or an instance, as the
+soak's adversaries do, needs the pure package.
 
 The pure-Python package stays the reference and the fallback: nothing imports
 or needs the compiled modules, and a checkout without them plays the same.
@@ -44,6 +44,7 @@ PROTOCOL = (
     "protocol/authors.py",
     "protocol/clock.py",
     "protocol/events.py",
+    "protocol/journal.py",
     "protocol/messages/__init__.py",
     "protocol/messages/_codec.py",
     "protocol/messages/_fields.py",

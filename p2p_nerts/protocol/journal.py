@@ -34,10 +34,18 @@ class Kind(IntEnum):
     SNAPSHOT = 5  # a Snapshot's wire map: the table as a round began, as this seat noted it
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Record:
+    """One journal record. Its ``__init__`` is written out, as ``PlayAdded``'s: one
+    is built for every entry taken in, and compiled (``scripts/compile_engine.py``),
+    a dataclass's generated one stays interpreted."""
+
     kind: Kind
     data: bytes
+
+    def __init__(self, kind: Kind, data: bytes) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "data", data)
 
 
 def made_by(record: Record, key: bytes) -> bool:
