@@ -32,11 +32,9 @@ from ..journal import Kind, Record, snapshot_of
 from ..proof import ForkProof
 from ..resume import Resume
 from . import _catchup as catchup
-from . import _closing as closing
 from . import _commands as cmd
 from . import _drops as drops
 from . import _effects as fx
-from . import _forks as forks
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
@@ -61,6 +59,7 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState, index_of
+from ._steps import Steps
 from ._view import TableView
 
 if TYPE_CHECKING:
@@ -130,6 +129,9 @@ class Replica:
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
+        self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
+                            seating=self.seating, forks=self._forks, recovery=self._recovery,
+                            pruning=self._pruning)
         self.now = 0.0
 
     @property
@@ -398,24 +400,25 @@ class Replica:
             match effect:
                 case fx.Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
+                case (fx.CheckGo() | fx.CheckReveal() | fx.HoldProof() | fx.TakeUp() | fx.FlagSeat()
+                      | fx.EndRound() | fx.CutAfter() | fx.LeaveRound() | fx.MaybeScore()
+                      | fx.Reckon() | fx.MaybeClose() | fx.GoAgain() | fx.StuckFinal()
+                      | fx.VoidPlay() | fx.Unscore() | fx.Convict() | fx.DrawSecrets()
+                      | fx.FlagKey() | fx.Follow()):
+                    self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
+                                                   self.now))
                 case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
                       | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
                     self.seating.apply(effect, self.seq)
-                case fx.CheckGo(rs=rs):
-                    self._maybe_go(rs)
                 case fx.DrainAll():
                     for chain in list(self.authors.values()):
                         self._drain(chain)
-                case fx.CheckReveal(rs=rs):
-                    self._apply(shuffle.reveal(rs))
                 case fx.CheckDeal(rs=rs):
                     self._maybe_deal(rs)
                 case fx.Tally(rs=rs):
                     self._tally_drops(rs)
                 case fx.BeatSoon():
                     self._beats.soon()
-                case fx.HoldProof(proof=proof):
-                    self._apply(self._forks.prove(self.rs, proof, self.phase, publish=False))
                 case fx.Emit(event=event):
                     self._event(event)
                 case fx.Journal(record=record):
@@ -433,8 +436,6 @@ class Replica:
                         totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
                 case fx.Forget(author=author, upto=upto):
                     self.authors[author].prune(upto)
-                case fx.TakeUp(snapshot=snapshot, variants=variants):
-                    self._apply(self._pruning.take_up(snapshot, variants, self.me.public_key))
                 case fx.TakeHeads(heads=heads, dated=dated):
                     for head in heads:
                         log = self._author(head.author)
@@ -460,39 +461,10 @@ class Replica:
                     self.phase = phase
                 case fx.Invalid(reason=reason):
                     raise EnvelopeError(reason)
-                case fx.FlagSeat(rs=rs, seat=seat, reason=reason):
-                    self._apply(closing.flag(rs, seat, reason))
-                case fx.EndRound(rs=rs, how=how, cutoff=cutoff):
-                    self._apply(closing.end_round(rs, how, cutoff, self.now))
-                case fx.CutAfter(rs=rs, seat=seat, cut=cut):
-                    self._apply(drops.cut_after(
-                        rs, seat, cut, scoring=rs is self.rs and self.phase is Phase.SCORING))
-                case fx.LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
-                    self._apply(drops.leave(rs, seat, cut, at, self.now))
-                case fx.MaybeScore(rs=rs):
-                    self._apply(closing.score(rs))
-                case fx.Reckon(rs=rs, outcomes=outcomes, gone=gone):
-                    assert self.match is not None
-                    self._apply(closing.scored(rs, self.match, outcomes, gone))
                 case fx.Totals(totals=totals):
                     self.totals.update(totals)
-                case fx.MaybeClose(rs=rs):
-                    self._apply(closing.close(rs, self.match, self.phase, is_host=self.is_host,
-                                              auto_next=self.seating.auto_next, now=self.now))
                 case fx.Reseat(rs=rs):
                     self._apply(lobby.closing_roster(self._table, rs))
-                case fx.Unscore(rs=rs):
-                    assert self.match is not None
-                    closing.unscore(rs, self.match)
-                case fx.GoAgain(rs=rs):
-                    if shuffle.joint_of_live(self.table_id, rs):
-                        self._maybe_go(rs)
-                case fx.StuckFinal(rs=rs, seat=seat, on=on, key=vote_key):
-                    self._apply(rounds.stuck_final(rs, seat, on, vote_key))
-                case fx.VoidPlay(rs=rs, key=play_key):
-                    drops.void_play(rs, play_key)
-                case fx.Convict(rs=rs, item=item):
-                    self._apply(forks.final(rs, item))
                 case fx.RoundBegun(rs=rs, totals=totals, match=match):
                     self.seating.new_round()
                     self.totals, self.match = totals, match
@@ -500,15 +472,8 @@ class Replica:
                     self.prev_rs, self.rs = self.rs, rs
                     self.phase = Phase.SHUFFLE
                     self._places.heard_all(rs.keys, self.now)
-                case fx.DrawSecrets(rs=rs):
-                    self._apply(rounds.commit(rs, self._recovery.secrets.pop(rs.number, None),
-                                              self.rng))
                 case fx.Reject(reason=reason):
                     self._reject(reason)
-                case fx.FlagKey(key=key, reason=reason):
-                    self._apply(closing.flag_key(self.rs, key, reason))
-                case fx.Follow(leads=leads):
-                    self._apply(self._forks.follow(self.rs, leads, self.now))
                 case _:
                     assert_never(effect)
 
@@ -785,10 +750,6 @@ class Replica:
 
     def _maybe_deal(self, rs: RoundState) -> None:
         self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
-
-    def _maybe_go(self, rs: RoundState) -> None:
-        self._apply(shuffle.go(self.table_id, rs, catching_up=self._recovery.catching_up,
-                               now=self.now, countdown=self.seating.countdown))
 
     def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
              beat: bool = True) -> None:

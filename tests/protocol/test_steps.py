@@ -1,0 +1,88 @@
+"""The steps on their own: each asks its sub-machine with the table as it
+stands when the step comes up, and keeps what it reads from the owners (no
+network, no replica)."""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p_nerts.game.foundations import FoundationLog
+from p2p_nerts.game.scoring import SeatRound
+from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.messages import Audit, Commit, Resend
+from p2p_nerts.protocol.proof import ForkProof
+from p2p_nerts.protocol.replica._base import Lead, Phase
+from p2p_nerts.protocol.replica._catchup import Pruning
+from p2p_nerts.protocol.replica._effects import (
+    CutAfter,
+    DrawSecrets,
+    Follow,
+    HoldProof,
+    Journal,
+    Sign,
+    Unscore,
+)
+from p2p_nerts.protocol.replica._forks import Forks
+from p2p_nerts.protocol.replica._recovery import Recovery
+from p2p_nerts.protocol.replica._seating import Seating
+from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._steps import Steps
+
+pytestmark = pytest.mark.fast
+
+ME, LIAR, C = (bytes([k]) * 32 for k in range(1, 4))
+
+
+def _steps() -> Steps:
+    seating = Seating(ME, ME, variants=Variants(), countdown=3.0, drop_after=10.0,
+                      auto_start=None, auto_next=None, max_seats=8)
+    return Steps(b"t" * 16, ME, is_host=True, rng=lambda n: b"r" * n, seating=seating,
+                 forks=Forks(), recovery=Recovery(), pruning=Pruning())
+
+
+def _round() -> RoundState:
+    return RoundState(number=2, keys=(ME, LIAR, C), names=("me", "liar", "c"),
+                      variants=Variants(), me=0, live={0, 1, 2},
+                      log=FoundationLog(strict_ties=False))
+
+
+def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> None:
+    steps, rs = _steps(), _round()
+    steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
+    replayed = steps.decide(DrawSecrets(rs), rs, Phase.SHUFFLE, None, 0.0)
+    assert rs.deck_secret == b"d" * 32 and [type(e) for e in replayed] == [Sign]
+    assert 2 not in steps.recovery.secrets  # taken: the round deals from them once
+    fresh = steps.decide(DrawSecrets(rs), rs, Phase.SHUFFLE, None, 0.0)
+    assert rs.deck_secret == b"r" * 32
+    assert [type(e) for e in fresh] == [Journal, Sign]
+    assert isinstance(fresh[1], Sign) and isinstance(fresh[1].payload, Commit)
+
+
+def test_a_held_proof_and_a_lead_read_the_round_the_table_is_in_when_they_come_up() -> None:
+    steps, rs = _steps(), _round()
+    proof = ForkProof(LIAR, 4, b"first", b"second")
+    assert steps.decide(HoldProof(proof), None, Phase.BETWEEN, None, 0.0) == []  # no round
+    assert steps.forks.proven[LIAR] == proof  # kept for the game all the same
+    assert steps.decide(HoldProof(proof), rs, Phase.PLAYING, None, 0.0) == [CutAfter(rs, 1, proof.cut)]
+    lead = Lead(LIAR, 7, C)
+    assert steps.decide(Follow((lead,)), rs, Phase.PLAYING, None, 0.0) == []  # proven in it
+    assert steps.decide(Follow((lead,)), None, Phase.BETWEEN, None, 0.0) == [
+        Sign(Resend(LIAR, 7, 7), to=C)]
+
+
+def _scored_with_a_late_audit() -> RoundState:
+    rs = _round()
+    rs.audits[1], rs.audit_seq[1] = Audit(b"s" * 32, ()), 9
+    rs.results = (SeatRound(1, 0, 13, -26, False),)
+    return rs
+
+
+def test_a_cut_takes_a_result_back_only_from_the_round_being_scored() -> None:
+    steps = _steps()
+    rs = _scored_with_a_late_audit()
+    assert steps.decide(CutAfter(rs, 1, 4), rs, Phase.SCORING, None, 0.0) == [Unscore(rs)]
+    rs = _scored_with_a_late_audit()
+    assert steps.decide(CutAfter(rs, 1, 4), rs, Phase.PLAYING, None, 0.0) == []
+    rs = _scored_with_a_late_audit()
+    assert steps.decide(CutAfter(rs, 1, 4), _round(), Phase.SCORING, None, 0.0) == []
+    assert 1 not in rs.audits  # taken out all the same
