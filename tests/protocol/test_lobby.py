@@ -20,13 +20,24 @@ from p2p_nerts.protocol.messages import (
     Leave,
     Payload,
     Ready,
+    Resend,
     Roster,
     Seat,
     Settings,
     seal_message,
 )
 from p2p_nerts.protocol.messages import Refuse as Refusal
-from p2p_nerts.protocol.replica import CommandError, Phase
+from p2p_nerts.protocol.replica import (
+    ArrangeSeats,
+    AskToWatch,
+    CommandError,
+    LeaveTable,
+    Phase,
+    SeatLost,
+    SetReady,
+    StartRound,
+    TurnAway,
+)
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
 from p2p_nerts.protocol.replica._effects import (
     BeginRound,
@@ -59,6 +70,7 @@ from p2p_nerts.protocol.replica._lobby import (
     change_settings,
     check_deal,
     closing_roster,
+    command,
     delivered,
     goodbye,
     host_between_rounds,
@@ -227,6 +239,25 @@ def test_host_commands_sign_what_every_peer_then_plays_by() -> None:
         start_round(_table(me=A))
     with pytest.raises(CommandError, match="countdown"):
         change_settings(t, rules, -1.0, None)
+
+
+def test_a_table_command_signs_what_it_asks_and_only_where_it_may() -> None:
+    t = _table()
+    assert command(t, StartRound(), watching=False) == start_round(t)
+    assert command(t, ArrangeSeats((A, HOST, B)), watching=False) == arrange(t, (A, HOST, B))
+    assert command(t, SeatLost(A), watching=False) == seat_lost(t, A)
+    assert command(t, SetReady(True), watching=False) == [Sign(Ready(True))]
+    with pytest.raises(CommandError, match="spectator"):
+        command(t, SetReady(True), watching=True)
+    for phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):  # a seat given up as well
+        assert command(_table(phase), LeaveTable("x" * 300), watching=False) == [
+            Sign(Leave()), Sign(Goodbye("x" * 200))]
+    assert command(_table(Phase.PLAYING), LeaveTable(), watching=False) == [
+        Sign(Goodbye("left the table"))]  # in a round, the drop vote gives the seat up
+    assert command(t, TurnAway(NEW, "no"), watching=False) == [Sign(Refusal(NEW, "no"))]
+    assert command(t, TurnAway(A, "no"), watching=False) == []  # seated: not turned away
+    assert command(_table(me=A), TurnAway(NEW, "no"), watching=False) == []  # not the host
+    assert command(t, AskToWatch(A), watching=True) == [Sign(Resend(A, 1, 1024), to=A)]
 
 
 def test_a_host_dealing_by_itself_deals_once_due_or_says_once_why_it_cannot() -> None:

@@ -12,13 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import assert_never
 
 from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..envelope import Entry, EnvelopeError
-from ..messages import Join, Leave, Payload, Ready, Roster, Seat, Settings
+from ..messages import Goodbye, Join, Leave, Payload, Ready, Resend, Roster, Seat, Settings
 from ..messages import Refuse as Refusal
 from ._base import SIT_DOWN_WAIT, CommandError, Phase, clocks_problem, rules_of, settings_of
+from ._commands import (
+    ArrangeSeats,
+    AskToWatch,
+    ChangeSettings,
+    LeaveTable,
+    SeatLost,
+    SetReady,
+    StartRound,
+    TurnAway,
+)
 from ._effects import (
     BeginRound,
     DealByHand,
@@ -39,6 +50,8 @@ from ._state import RoundState
 
 #: Phases in which the host may change the table (its settings, its seats).
 BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
+#: Phases in which leaving the table gives a seat up (in a round, the drop vote does).
+LEAVES = BETWEEN_ROUNDS | {Phase.OVER}
 
 EQUIVOCATOR = "this seat signed two different entries under one number"
 FULL = "the table is full"
@@ -260,6 +273,38 @@ def arrange(t: Table, order: tuple[bytes, ...]) -> list[Effect]:
                         "seats are arranged between rounds")
     seats = arranged(t.seats, order)
     return [] if seats is None else [Sign(Roster(seats))]
+
+
+#: The commands about the table rather than my play in a round (:func:`command`).
+TableCommand = (StartRound | ChangeSettings | ArrangeSeats | SetReady | LeaveTable | SeatLost
+                | TurnAway | AskToWatch)
+
+
+def command(t: Table, c: TableCommand, *, watching: bool) -> list[Effect]:
+    """What a command about the table signs (a spectator's replica, ``watching``,
+    says it is ready for nothing: it has no seat)."""
+    match c:
+        case StartRound():
+            return start_round(t)
+        case ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
+            return change_settings(t, variants, countdown, drop_after)
+        case ArrangeSeats(order=order):
+            return arrange(t, order)
+        case SeatLost(key=key):
+            return seat_lost(t, key)
+        case SetReady(on=on):
+            if watching:
+                raise CommandError("you are watching this table: a spectator has no seat")
+            return [Sign(Ready(on))]
+        case LeaveTable(reason=reason):  # a LEAVE too where it gives a seat up
+            leave: list[Effect] = [Sign(Leave())] if t.phase in LEAVES else []
+            return [*leave, Sign(Goodbye(reason[:200]))]
+        case TurnAway(key=key, reason=reason):
+            return [Sign(Refusal(key, reason[:200]))] if t.is_host and key not in t.seated else []
+        case AskToWatch(key=key):
+            return [Sign(Resend(key, 1, 1024), to=key)]
+        case _:
+            assert_never(c)
 
 
 def arranged(seats: tuple[Seat, ...], order: tuple[bytes, ...]) -> tuple[Seat, ...] | None:

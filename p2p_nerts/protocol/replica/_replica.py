@@ -211,31 +211,10 @@ class Replica:
                 rs, tab = self._playing()
                 cmd.rotate_alone(rs, tab)
                 self._journal_moves(rs, tab)
-            case cmd.SetReady(on=on):
-                if self.watching:
-                    raise CommandError("you are watching this table: a spectator has no seat")
-                self._send(msg.Ready(on))
             case cmd.Open():
                 self._open()
-            case cmd.StartRound():
-                self._apply(lobby.start_round(self._table))
-            case cmd.ChangeSettings(variants=variants, countdown=countdown, drop_after=drop_after):
-                self._apply(lobby.change_settings(self._table, variants, countdown, drop_after))
-            case cmd.ArrangeSeats(order=order):
-                self._apply(lobby.arrange(self._table, order))
-            case cmd.LeaveTable(reason=reason):
-                if self.phase in (Phase.LOBBY, Phase.BETWEEN, Phase.OVER):
-                    self._send(msg.Leave())
-                self._send(msg.Goodbye(reason[:200]))
-            case cmd.SeatLost(key=key):
-                self._apply(lobby.seat_lost(self._table, key))
-            case cmd.TurnAway(key=key, reason=reason):
-                if self.is_host and key not in self.seated:
-                    self._send(msg.Refuse(key, reason[:200]))
-            case cmd.AskToWatch(key=key):
-                self._send(msg.Resend(key, 1, 1024), to=key)
             case _:
-                assert_never(command)
+                self._apply(lobby.command(self._table, command, watching=self.watching))
         return self._flush()
 
     def apply_own(self, now: float) -> Outbound:
