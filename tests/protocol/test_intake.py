@@ -30,7 +30,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
-from p2p_nerts.protocol.replica._effects import FlagKey, Follow, Reject
+from p2p_nerts.protocol.replica._effects import Admit, Claim, FlagKey, Follow, Reject
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -284,12 +284,12 @@ def _key(n: int) -> bytes:
 def test_a_full_table_forgets_the_longest_silent_stranger_for_a_new_author() -> None:
     places = Places()
     for n in range(MAX_AUTHORS):
-        log, forgotten = places.begin_log(_key(n), lambda k: True)
-        assert log is not None and log.key == _key(n) and forgotten is None
+        log = places.begin_log(_key(n), lambda k: True)
+        assert log is not None and log.key == _key(n)
         places.last_heard[_key(n)] = float(n)
     placed = {_key(0), _key(1)}  # silent longest, but they hold a place
-    log, forgotten = places.begin_log(_key(999), lambda k: k in placed)
-    assert log is places.authors[_key(999)] and forgotten == _key(2)
+    log = places.begin_log(_key(999), lambda k: k in placed)
+    assert log is places.authors[_key(999)]
     assert _key(2) not in places.authors and _key(2) not in places.last_heard
     assert len(places.authors) == MAX_AUTHORS
 
@@ -299,8 +299,20 @@ def test_a_full_table_of_places_begins_no_chain() -> None:
     for n in range(MAX_AUTHORS):
         places.begin_log(_key(n), lambda k: True)
     before = dict(places.authors)
-    assert places.begin_log(_key(999), lambda k: True) == (None, None)
+    assert places.begin_log(_key(999), lambda k: True) is None
     assert places.authors == before
+
+
+def test_the_chains_forget_note_claims_and_admit_as_told() -> None:
+    places = Places()
+    places.apply(Claim(_key(1), 4), lambda k: True)  # a chain begun to note it on
+    assert places.authors[_key(1)].claimed == 4
+    places.apply(Admit(frozenset({_key(2)})), lambda k: True)
+    assert places.player(_key(2), False)
+    for n in range(2, MAX_AUTHORS + 1):
+        places.begin_log(_key(n), lambda k: True)
+    places.apply(Claim(_key(999), 1), lambda k: True)  # no room: nothing begun
+    assert _key(999) not in places.authors
 
 
 def test_a_round_beginning_hears_its_seats_now_and_never_earlier() -> None:

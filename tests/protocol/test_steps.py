@@ -63,7 +63,8 @@ def test_a_held_proof_and_a_lead_read_the_round_the_table_is_in_when_they_come_u
     proof = ForkProof(LIAR, 4, b"first", b"second")
     assert steps.decide(HoldProof(proof), None, Phase.BETWEEN, None, 0.0) == []  # no round
     assert steps.forks.proven[LIAR] == proof  # kept for the game all the same
-    assert steps.decide(HoldProof(proof), rs, Phase.PLAYING, None, 0.0) == [CutAfter(rs, 1, proof.cut)]
+    assert steps.decide(HoldProof(proof), rs, Phase.PLAYING, None, 0.0) == [
+        CutAfter(rs, 1, proof.cut)]
     lead = Lead(LIAR, 7, C)
     assert steps.decide(Follow((lead,)), rs, Phase.PLAYING, None, 0.0) == []  # proven in it
     assert steps.decide(Follow((lead,)), None, Phase.BETWEEN, None, 0.0) == [

@@ -3,7 +3,8 @@ whose entries are heard at all (strangers are not); whether an author's next
 entry can be acted on now; and the resends, both ways.
 
 Pure functions over the round and the phase, and two small classes owning
-what they keep (keys once placed and watchers; resend budgets and times).
+what they keep (the chains, keys once placed and watchers; resend budgets and
+times, which ``Places`` keeps for the chains it keeps).
 The facade delivers in sequence and holds what must wait; what is to be
 done with an entry they refuse comes back as effects (``_effects``) for it
 to apply, and it sends what they say.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final
+from typing import Final, assert_never
 
 from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog
 from ..budget import TokenBucket
@@ -37,7 +38,7 @@ from ._base import (
     Lead,
     Phase,
 )
-from ._effects import Effect, FlagKey, Follow, Reject
+from ._effects import Admit, Claim, Effect, FlagKey, Follow, Forget, Reject
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -105,7 +106,8 @@ def open_frame(raw: bytes, via: bytes | None, table_id: bytes,
 class Places:
     """Whose chains the table keeps, and who is heard: the author logs (at most
     MAX_AUTHORS of them), when each author was last heard, keys heard as players
-    beyond those holding a place now, and the watchers.
+    beyond those holding a place now, and the watchers; what is asked and
+    answered of those chains (``resends``), forgotten with a chain.
 
     ``max_held`` bounds the entries each chain holds early, and their bytes: at
     a table, what a peer may make us keep; reading a whole record, the record
@@ -123,10 +125,10 @@ class Places:
         #: Keys without a place that asked for the table's entries (a RESEND): the
         #: spectators a front end may admit (``NetSession.admits_spectator``).
         self.watchers: set[bytes] = set()
+        self.resends = Resends()
 
-    def begin_log(self, key: bytes,
-                  holds_place: Callable[[bytes], bool]) -> tuple[AuthorLog | None, bytes | None]:
-        """A chain begun for ``key`` (not known yet), and the key forgotten to make
+    def begin_log(self, key: bytes, holds_place: Callable[[bytes], bool]) -> AuthorLog | None:
+        """A chain begun for ``key`` (not known yet), forgetting another key to make
         room for it; no chain (None) when the table keeps MAX_AUTHORS and every one
         of them has a place.
 
@@ -135,16 +137,33 @@ class Places:
         longest-silent other one goes. A forgotten key that comes back starts
         again from its first entry, which it resends.
         """
-        forgotten: bytes | None = None
         if len(self.authors) >= MAX_AUTHORS:
             forgotten = stranger_to_forget(self.authors, holds_place, self.last_heard)
             if forgotten is None:
-                return None, None
+                return None
             del self.authors[forgotten]
             self.last_heard.pop(forgotten, None)
+            self.resends.forget(forgotten)
         log = self.authors[key] = AuthorLog(key, max_held=self.max_held[0],
                                             max_held_bytes=self.max_held[1])
-        return log, forgotten
+        return log
+
+    def apply(self, effect: Forget | Claim | Admit, holds_place: Callable[[bytes], bool]) -> None:
+        """Carry out a decision about the chains (``holds_place``: for a chain begun
+        to note a claim on, as :meth:`begin_log`)."""
+        match effect:
+            case Forget(author=author, upto=upto):
+                self.authors[author].prune(upto)
+            case Claim(author=author, seq=seq):
+                log = self.authors.get(author)
+                if log is None:
+                    log = self.begin_log(author, holds_place)
+                if log is not None:
+                    log.note_claim(seq)
+            case Admit(keys=keys):
+                self.admit(keys)
+            case _:
+                assert_never(effect)
 
     def heard_all(self, keys: Iterable[bytes], now: float) -> None:
         """A round with these keys begins: each is heard from now on, so that a

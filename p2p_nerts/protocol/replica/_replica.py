@@ -107,7 +107,7 @@ class Replica:
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
-        self._resends = intake.Resends()
+        self._resends = self._places.resends
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -381,7 +381,7 @@ class Replica:
                     self._send(payload, round_no=round_no, to=to)
                 case (fx.CheckGo() | fx.CheckReveal() | fx.HoldProof() | fx.TakeUp() | fx.FlagSeat()
                       | fx.EndRound() | fx.CutAfter() | fx.LeaveRound() | fx.MaybeScore()
-                      | fx.Reckon() | fx.MaybeClose() | fx.GoAgain() | fx.StuckFinal()
+                      | fx.Reckon() | fx.MaybeClose() | fx.Reseat() | fx.GoAgain() | fx.StuckFinal()
                       | fx.VoidPlay() | fx.Unscore() | fx.Convict() | fx.DrawSecrets()
                       | fx.FlagKey() | fx.Follow()):
                     self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
@@ -413,8 +413,8 @@ class Replica:
                     self._apply(rounds.begin(
                         number, self.seats, self.me.public_key, self.seating.variants, self.now,
                         totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
-                case fx.Forget(author=author, upto=upto):
-                    self.authors[author].prune(upto)
+                case fx.Forget() | fx.Claim() | fx.Admit():
+                    self._places.apply(effect, self.holds_place)
                 case fx.TakeHeads(heads=heads, dated=dated):
                     for head in heads:
                         log = self._author(head.author)
@@ -428,22 +428,14 @@ class Replica:
                 case fx.Standing(totals=totals, match=match, phase=phase):
                     self.totals, self.match, self.phase = totals, match, phase
                     self.rs = self.prev_rs = None
-                case fx.Admit(keys=keys):
-                    self.admit(keys)
                 case fx.CatchUp():
                     self._recovery.catching_up = True
-                case fx.Claim(author=author, seq=seq):
-                    log = self._author(author)
-                    if log is not None:
-                        log.note_claim(seq)
                 case fx.SetPhase(phase=phase):
                     self.phase = phase
                 case fx.Invalid(reason=reason):
                     raise EnvelopeError(reason)
                 case fx.Totals(totals=totals):
                     self.totals.update(totals)
-                case fx.Reseat(rs=rs):
-                    self._apply(lobby.closing_roster(self._table, rs))
                 case fx.RoundBegun(rs=rs, totals=totals, match=match):
                     self.seating.new_round()
                     self.totals, self.match = totals, match
@@ -508,9 +500,7 @@ class Replica:
         """``key``'s chain, begun if new (``Places.begin_log``); None: no room."""
         log = self.authors.get(key)
         if log is None:
-            log, forgotten = self._places.begin_log(key, self.holds_place)
-            if forgotten is not None:
-                self._resends.forget(forgotten)
+            log = self._places.begin_log(key, self.holds_place)
         return log
 
     def holds_place(self, key: bytes) -> bool:
@@ -694,9 +684,8 @@ class Replica:
     # ---------------------------------------------------------------- lobby
     @property
     def _table(self) -> lobby.Table:
-        """The table as the lobby reads it, now."""
-        return self.seating.table(self.phase, self.rs.number if self.rs else 0,
-                                  self._forks.proven.keys())
+        """The table as the lobby reads it, now (``Steps.table``)."""
+        return self._steps.table(self.rs, self.phase)
 
     def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
         rs = self.rs  # the round as the GOODBYE came, whatever the lobby makes of it

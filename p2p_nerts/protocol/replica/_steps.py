@@ -21,6 +21,7 @@ from ...game.scoring import Match
 from . import _closing as closing
 from . import _drops as drops
 from . import _forks as forks
+from . import _lobby as lobby
 from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import Phase
@@ -42,6 +43,7 @@ from ._effects import (
     MaybeClose,
     MaybeScore,
     Reckon,
+    Reseat,
     StuckFinal,
     TakeUp,
     Unscore,
@@ -55,8 +57,8 @@ from ._state import RoundState
 #: The effects :meth:`Steps.decide` resolves (every other one the facade, or the
 #: owner of what it changes, carries out).
 Step = (CheckGo | CheckReveal | HoldProof | TakeUp | FlagSeat | EndRound | CutAfter | LeaveRound
-        | MaybeScore | Reckon | MaybeClose | GoAgain | StuckFinal | VoidPlay | Unscore | Convict
-        | DrawSecrets | FlagKey | Follow)
+        | MaybeScore | Reckon | MaybeClose | Reseat | GoAgain | StuckFinal | VoidPlay | Unscore
+        | Convict | DrawSecrets | FlagKey | Follow)
 
 
 class Steps:
@@ -127,10 +129,18 @@ class Steps:
             case MaybeClose(rs=rs):
                 return closing.close(rs, match, phase, is_host=self.is_host,
                                      auto_next=self.seating.auto_next, now=now)
+            case Reseat(rs=rs):
+                return lobby.closing_roster(self.table(current, phase), rs)
             case DrawSecrets(rs=rs):
                 return rounds.commit(rs, self.recovery.secrets.pop(rs.number, None), self.rng)
             case _:
                 assert_never(step)
+
+    def table(self, current: RoundState | None, phase: Phase) -> lobby.Table:
+        """The table as the lobby reads it, its round being ``current`` in ``phase``
+        (``Seating.table``; the keys proven to fork are never seated again)."""
+        return self.seating.table(phase, current.number if current is not None else 0,
+                                  self.forks.proven.keys())
 
     def go(self, rs: RoundState, now: float) -> list[Effect]:
         """The host's GO looked at again (``shuffle.go``)."""
