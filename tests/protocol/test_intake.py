@@ -14,6 +14,7 @@ from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
     Ack,
+    Head,
     Hello,
     Join,
     Nerts,
@@ -30,7 +31,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
-from p2p_nerts.protocol.replica._effects import Admit, Claim, FlagKey, Follow, Reject
+from p2p_nerts.protocol.replica._effects import Admit, Claim, FlagKey, Follow, Reject, TakeHeads
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -313,6 +314,8 @@ def test_the_chains_forget_note_claims_and_admit_as_told() -> None:
         places.begin_log(_key(n), lambda k: True)
     places.apply(Claim(_key(999), 1), lambda k: True)  # no room: nothing begun
     assert _key(999) not in places.authors
+    places.apply(TakeHeads((Head(_key(1), 6, 30, b"i" * 64),), ()), lambda k: True)
+    assert places.authors[_key(1)].delivered == 6
 
 
 def test_a_round_beginning_hears_its_seats_now_and_never_earlier() -> None:

@@ -15,6 +15,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.messages import (
     Ack,
+    Head,
     Hello,
     Join,
     MsgType,
@@ -81,6 +82,17 @@ def test_an_entry_of_mine_delivered_from_elsewhere_moves_my_number_and_clock_on(
     box.took(entry)
     assert (box.seq, box.clock.time) == (3, entry.lamport)
     assert box.sequenced(Ready(False), 0, entry.signature).seq == 4
+
+
+def test_chains_taken_up_from_a_snapshot_move_my_number_and_clock_past_their_heads() -> None:
+    box, other = Outbox(ME, TABLE, LamportClock()), b"\x06" * 32
+    mine = AuthorLog(ME.public_key)
+    mine.take_up(5, 20, b"i" * 64)
+    heads = (Head(ME.public_key, 5, 20, b"i" * 64), Head(other, 9, 70, b"j" * 64))
+    box.caught_up(mine, heads, {ME.public_key})  # the other's time is not to go by
+    assert (box.seq, box.clock.time) == (5, 20)
+    box.caught_up(None, heads, {ME.public_key, other})
+    assert (box.seq, box.clock.time) == (5, 70)  # never back
 
 
 def _seated_round(me: Identity) -> RoundState:

@@ -38,7 +38,7 @@ from ._base import (
     Lead,
     Phase,
 )
-from ._effects import Admit, Claim, Effect, FlagKey, Follow, Forget, Reject
+from ._effects import Admit, Claim, Effect, FlagKey, Follow, Forget, Reject, TakeHeads
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -148,22 +148,30 @@ class Places:
                                             max_held_bytes=self.max_held[1])
         return log
 
-    def apply(self, effect: Forget | Claim | Admit, holds_place: Callable[[bytes], bool]) -> None:
+    def apply(self, effect: Forget | Claim | TakeHeads | Admit,
+              holds_place: Callable[[bytes], bool]) -> None:
         """Carry out a decision about the chains (``holds_place``: for a chain begun
-        to note a claim on, as :meth:`begin_log`)."""
+        to note a claim or a head on, as :meth:`begin_log`)."""
         match effect:
             case Forget(author=author, upto=upto):
                 self.authors[author].prune(upto)
             case Claim(author=author, seq=seq):
-                log = self.authors.get(author)
-                if log is None:
-                    log = self.begin_log(author, holds_place)
+                log = self._chain(author, holds_place)
                 if log is not None:
                     log.note_claim(seq)
+            case TakeHeads(heads=heads):
+                for head in heads:
+                    log = self._chain(head.author, holds_place)
+                    if log is not None:
+                        log.take_up(head.seq, head.lamport, head.id)
             case Admit(keys=keys):
                 self.admit(keys)
             case _:
                 assert_never(effect)
+
+    def _chain(self, key: bytes, holds_place: Callable[[bytes], bool]) -> AuthorLog | None:
+        log = self.authors.get(key)
+        return log if log is not None else self.begin_log(key, holds_place)
 
     def heard_all(self, keys: Iterable[bytes], now: float) -> None:
         """A round with these keys begins: each is heard from now on, so that a

@@ -12,13 +12,14 @@ myself (the only place that does).
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection, Sequence
 
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import GENESIS, Entry
 from ..identity import Identity
 from ..journal import Kind, Record
-from ..messages import MsgType, Payload, link_message, parse_payload, seal_message
+from ..messages import Head, MsgType, Payload, link_message, parse_payload, seal_message
 from ..resume import Deferred
 from ._base import BETWEEN_ROUND_TYPES, EPHEMERAL, LINK_TYPES, ROUND_TYPES, Outbound, Send
 from ._recovery import Recovery
@@ -143,3 +144,11 @@ class Outbox:
         fetched from the table): never sign under its number, or before its time."""
         self.seq = max(self.seq, entry.seq)
         self.clock.time = max(self.clock.time, entry.lamport)
+
+    def caught_up(self, mine: AuthorLog | None, heads: Sequence[Head],
+                  dated: Collection[bytes]) -> None:
+        """The table's chains taken up as far as ``heads`` (a snapshot's), ``mine``
+        my own among them: never sign under a number it holds, nor before the time
+        of a ``dated`` author's head."""
+        self.seq = max(self.seq, mine.delivered if mine is not None else 0)
+        self.clock.time = max([self.clock.time, *(h.lamport for h in heads if h.author in dated)])

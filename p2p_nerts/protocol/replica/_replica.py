@@ -415,16 +415,9 @@ class Replica:
                         totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
                 case fx.Forget() | fx.Claim() | fx.Admit():
                     self._places.apply(effect, self.holds_place)
-                case fx.TakeHeads(heads=heads, dated=dated):
-                    for head in heads:
-                        log = self._author(head.author)
-                        if log is not None:
-                            log.take_up(head.seq, head.lamport, head.id)
-                    mine = self.authors.get(self.me.public_key)
-                    self._outbox.seq = max(self._outbox.seq,
-                                           mine.delivered if mine is not None else 0)
-                    self.clock.time = max([self.clock.time,
-                                           *(h.lamport for h in heads if h.author in dated)])
+                case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
+                    self._places.apply(effect, self.holds_place)
+                    self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
                 case fx.Standing(totals=totals, match=match, phase=phase):
                     self.totals, self.match, self.phase = totals, match, phase
                     self.rs = self.prev_rs = None
