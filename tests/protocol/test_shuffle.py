@@ -23,6 +23,7 @@ from p2p_nerts.protocol.replica._shuffle import (
     live_joint,
     reveal,
     reveal_due,
+    start_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 
@@ -157,6 +158,9 @@ def test_the_host_s_go_starts_play_after_the_countdown_or_voids_the_round_here()
     assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == [
         SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(2, 3.0))]
     assert rs.play_from == 8.0 and not rs.started
+    assert start_due(rs, 7.9) == []  # the countdown runs
+    assert start_due(rs, 8.0) == [Emit(ev.RoundStarted(2))] and rs.started
+    assert start_due(rs, 9.0) == []  # said once
     at_once = _round()
     _revealed(at_once, 0, 1, 2)
     deal(at_once, live_joint(TABLE, at_once))

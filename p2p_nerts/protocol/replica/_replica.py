@@ -291,9 +291,7 @@ class Replica:
             for key in singles:
                 self._ack(to=key, beat=False)
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
-            if (rs.play_from is not None and not rs.started and now >= rs.play_from):
-                rs.started = True
-                self._event(ev.RoundStarted(rs.number))
+            self._apply(shuffle.start_due(rs, now))
             self._send_view(rs)
             self._check_silent(rs)
         self._ask_missing()

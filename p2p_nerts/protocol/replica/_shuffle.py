@@ -144,9 +144,13 @@ def go(table_id: bytes, rs: RoundState, *, catching_up: bool, now: float,
         return [Emit(ev.Notice("the host dealt from another joint value; round void")),
                 Invalid("go_mismatch")]
     rs.play_from = now + countdown
-    effects: list[Effect] = [SetPhase(Phase.PLAYING),
-                             Emit(ev.RoundStarting(rs.number, countdown))]
-    if countdown <= 0:
-        rs.started = True
-        effects.append(Emit(ev.RoundStarted(rs.number)))
-    return effects
+    return [SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(rs.number, countdown)),
+            *start_due(rs, now)]
+
+
+def start_due(rs: RoundState, now: float) -> list[Effect]:
+    """Play starts once the GO's countdown has run (at once, with none): said once."""
+    if rs.play_from is None or rs.started or now < rs.play_from:
+        return []
+    rs.started = True
+    return [Emit(ev.RoundStarted(rs.number))]
