@@ -371,7 +371,7 @@ class Replica:
         """Carry out what a sub-machine decided, in its order: the one place that does.
 
         A name captured in two cases has one type in both (compiled, it is one
-        typed local): ``key`` is a player's key, never a play's.
+        typed local): ``rs`` is always a round, ``totals`` the totals by key.
         """
         for effect in effects:
             match effect:
