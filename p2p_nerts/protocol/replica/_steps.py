@@ -9,7 +9,8 @@ sub-machine whose step it is, with the table as it stands at that point of the
 list (its phase, its match, the time), and returns what that decides. The
 facade applies the answer in place, so the order of a list is kept exactly.
 Nothing here signs, emits or changes the phase: every step is a question to a
-sub-machine, and the answers are effects again.
+sub-machine, which may change the round it is about as it answers (a play or
+a result taken back out), and the answers are effects again.
 """
 
 from __future__ import annotations
