@@ -66,7 +66,8 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
     config = TableConfig(variants=variants, countdown=countdown,
                          drop_after=MAX_DROP_AFTER_MS / 1000, max_seats=1 + bots)
     host = await NetSession.host(identity, config, Endpoint(LOOPBACK), interfaces=None,
-                                 table_name=f"{identity.name}'s solo table", clock=clock)
+                                 table_name=f"{identity.name}'s solo table",
+                                 keep_entries=store is not None, clock=clock)
     host.networked = False  # every seat is in this process: none falls silent alone
     bots_config = replace(config, views=False)  # only the player's screen draws the others
     guests: list[NetSession] = []
@@ -106,7 +107,8 @@ def _keep(store: Store, host: NetSession) -> None:
     from ..records.history import keep
 
     try:
-        keep(store, host.replica, host.table_name, time.time(), flags=(SOLO,))
+        keep(store, host.replica, host.table_name, time.time(), flags=(SOLO,),
+             journal=host.entries or ())
     except StoreError as exc:
         _log.error("cannot keep the game in the history: %s", exc)
 

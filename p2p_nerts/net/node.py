@@ -35,7 +35,7 @@ from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.journal import made_by
+from ..protocol.journal import Kind, Record, made_by
 from ..protocol.replica import (
     COUNTDOWN,
     DROP_AFTER,
@@ -222,19 +222,28 @@ class NetSession:
         self.networked = True
         #: A spectator's session (:meth:`watch`): it never sits down.
         self.watching = False
+        #: The signed entries this seat journals, kept in memory, where the game is
+        #: kept in a history but not journaled to a store (``nerts solo --loopback``,
+        #: whose table cannot be resumed): the replica forgets finished rounds, and
+        #: the game's record needs every entry (``records.record.record_of``).
+        self.entries: list[Record] | None = None
         self._advertised_port = 0
 
     # ------------------------------------------------------------ factories
     @classmethod
     async def host(cls, identity: Identity, config: TableConfig, endpoint: Endpoint, *,
                    table_name: str, interfaces: Interfaces | None, store: Store | None = None,
+                   keep_entries: bool = False,
                    clock: Callable[[], float] = time.monotonic) -> NetSession:
         """Open a new table; advertise it on mDNS unless ``interfaces`` is None.
 
         With a ``store``, the replica's journal is written to it before anything
         is sent, so that :meth:`resume` can bring the seat back after a crash.
+        With ``keep_entries``, the signed entries it journals are kept in
+        :attr:`entries` from the first (the table's own rules and seats).
         """
         self = cls(identity, config, is_host=True, store=store, clock=clock)
+        self.entries = [] if keep_entries else None
         self.table_name = table_name
         self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
@@ -560,6 +569,8 @@ class NetSession:
         if not (out.sends or out.events or out.journal):
             return
         journal = out.journal
+        if journal and self.entries is not None:
+            self.entries += (r for r in journal if r.kind is Kind.ENTRY)
         if journal and self._store is not None:
             table_id = self.replica.table_id
             self._writes.append(lambda store: store.append(table_id, journal))
