@@ -13,7 +13,8 @@ One run measures:
 * applied   - a foundation play's latency from the moment its author makes it
   until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
 * final     - the same play's latency until it is final on its author
-  (PlayFinal: every other live peer has been heard past it);
+  (PlayFinal: every other live peer has been heard past it), and how many
+  plays took longer than SLOW_FINAL, with the slowest;
 * floor     - the same fan-out with no protocol at all: as many bare asyncio
   processes, each sending a 200-byte frame to every other at the same pace,
   each receiver answering with a 16-byte ack and doing nothing else (but
@@ -93,6 +94,11 @@ from p2p_nerts.store import Store
 
 LOCAL = "127.0.0.1"
 PINGS = 2000
+#: A play final at its author only this long after it was made waited for
+#: something besides the straight ACKs (a peer's heartbeat, at most 500 ms
+#: away), or for the CPU: a game's p99 is set by its few slowest plays, so
+#: how many took this long, and the slowest, tell a tail from one stall.
+SLOW_FINAL = 0.1
 
 
 # ------------------------------------------------------------------ baseline
@@ -498,6 +504,9 @@ def main() -> int:
                  f"acks), {am / hot:.1f}x the back-to-back round trip"
                  if pace == args.pace else ""))
         print(f"{'':>19}{traffic(results, len(applied))}")
+        slow = sum(1 for f in final if f > SLOW_FINAL)
+        print(f"{'':>19}final after more than {SLOW_FINAL * 1e3:.0f} ms: {slow} of "
+              f"{len(final)} plays (the slowest {max(final) * 1e3:.0f} ms)")
         print(f"{'':>19}(baseline around this game: {before[1] * 1e6:.0f} µs before, "
               f"{after[1] * 1e6:.0f} µs after; back to back {hot * 1e6:.0f} µs)")
         if pace == args.pace and code is None:

@@ -267,6 +267,19 @@ def test_an_ack_says_how_far_its_seat_is_in_this_round_or_a_later_one() -> None:
     assert rs.acks[SEAT] == (12, 1)  # sent before this round: says nothing of it
 
 
+def test_an_ack_overtaken_by_a_later_one_of_its_seat_is_not_kept_in_its_place() -> None:
+    rs = _round()
+    log = _log(3)
+    later = _sent(SENDER, Ack(()), seq=3, prev=GENESIS, lamport=20)
+    heard_ack(rs, SEAT, later, log, ())
+    for late in (_sent(SENDER, Ack(()), seq=3, prev=GENESIS, lamport=18),
+                 _sent(SENDER, Ack(()), seq=2, prev=GENESIS, lamport=16)):
+        heard_ack(rs, SEAT, late, log, ())
+        assert rs.acks[SEAT] == (20, 3)
+    heard_ack(rs, SEAT, _sent(SENDER, Ack(()), seq=4, prev=GENESIS, lamport=20), log, ())
+    assert rs.acks[SEAT] == (20, 4)  # the same time, having signed one more
+
+
 def test_a_newcomer_holds_its_seat_once_its_marks_reach_the_roster() -> None:
     me = b"\x01" * 32
     assert holds_from((AckMark(me, 5, b"h" * 64),), me, 5)

@@ -138,9 +138,15 @@ def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
     """``seat``'s ACK (``log`` its chain): how far its author is, and the marks to
     count now (:func:`note_marks`). An ACK sent in a later round counts too: its
     author closed this round, and how far it is still counts here
-    (``_order.none_of_round_held``)."""
+    (``_order.none_of_round_held``). One overtaken by a later ACK of its seat says
+    less than that one, and is not kept in its place: how far a seat is known to
+    be (``Finality.known``) would go back, and what it held back would wait for
+    the seat's next ACK to us, up to a heartbeat away."""
     if entry.round >= rs.number:
-        rs.acks[seat] = (entry.lamport, entry.seq)
+        heard = (entry.lamport, entry.seq)
+        kept = rs.acks.get(seat)
+        if kept is None or heard > kept:
+            rs.acks[seat] = heard
     return note_marks(rs, seat, entry.seq, log, upto)
 
 
