@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nerts.game.foundations import PlayKey
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import TABLE_ID
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, link_message
-from p2p_nerts.protocol.replica import Move
+from p2p_nerts.protocol.replica import Move, Phase, StartRound
+from p2p_nerts.protocol.replica._base import HEARTBEAT
 
 from ..replica_harness import quiet_deal
 from .test_replica import _to_foundation
@@ -47,3 +49,36 @@ def test_an_ack_overtaken_by_a_later_one_does_not_set_its_seat_back() -> None:
     assert key not in rs.tab.in_flight
     assert any(isinstance(e, ev.PlayFinal) and e.mine and e.play.key == key
                for events in told for e in events)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_at_8_peers_no_play_waits_on_a_heartbeat_to_be_final_at_its_author(seed: int) -> None:
+    """A round of 8 bots, frames 1-30 ms on the way and out of order. A play is final
+    at its author once every other seat holds it and every play ordered before
+    it on its pile (``_order.unsure_before``): the straight ACKs say so about a
+    round trip after it. A seat that takes in a play landing before another
+    seat's on their pile, after acking that one, owes its author an ACK too;
+    without it, that author learned of it from the seat's next ACK to it, up
+    to a heartbeat later."""
+    net = bot_table(8, seed=seed)
+    made: dict[tuple[int, PlayKey], float] = {}
+    final: dict[tuple[int, PlayKey], float] = {}
+    seen = [0] * len(net.replicas)
+
+    def over() -> bool:
+        # Called before each step of the network, at the time of the step before.
+        for i, events in enumerate(net.events):
+            for e in events[seen[i]:]:
+                if isinstance(e, ev.PlayAdded) and e.mine:
+                    made[i, e.play.key] = net.now
+                elif isinstance(e, ev.PlayFinal) and e.mine:
+                    final.setdefault((i, e.play.key), net.now)
+            seen[i] = len(events)
+        return all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in net.replicas)
+
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    assert net.run(over, limit=net.now + 1800), "round did not end"
+    # (A play still in the air at the round's end settles with it, untold.)
+    assert len(final) > 50
+    slowest = max(at - made[play] for play, at in final.items())
+    assert slowest < HEARTBEAT / 2, slowest

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from p2p_nerts.game.cards import make_card
+from p2p_nerts.game.foundations import FoundationLog, Play
+from p2p_nerts.game.tableau import NERTS
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.replica._base import HEARTBEAT
 from p2p_nerts.protocol.replica._heartbeats import Heartbeats
+from p2p_nerts.protocol.replica._state import RoundState
 
 pytestmark = pytest.mark.fast
 
@@ -43,3 +48,24 @@ def test_soon_makes_everyone_due_at_the_next_tick() -> None:
     beats.soon()
     assert beats.due(10.15) == (frozenset(), [])  # everyone, A included
     assert beats.due(10.2) == (None, [])
+
+
+def test_a_play_is_owed_an_ack_and_so_is_every_other_seat_s_it_lands_before_on_its_pile() -> None:
+    """Their fate hangs on it, and their authors had my ACK before I held it."""
+    keys = tuple(bytes([i]) * 32 for i in range(4))
+    rs = RoundState(number=1, keys=keys, names=("me", "b", "c", "d"), variants=Variants(),
+                    me=0, live={0, 1, 2, 3}, log=FoundationLog(strict_ties=False))
+    ace, other_ace = make_card(1, 0, 1), make_card(2, 1, 1)
+    beats = Heartbeats()
+
+    def took(play: Play) -> set[bytes]:
+        rs.log.add(play)
+        beats.owed.clear()
+        beats.owe(rs, play)
+        return set(beats.owed)
+
+    assert took(Play(5, 1, ace, ace, NERTS)) == {keys[1]}
+    rs.log.add(Play(9, 0, make_card(0, 0, 2), ace, NERTS))  # mine
+    assert took(Play(7, 2, other_ace, other_ace, NERTS)) == {keys[2]}  # another pile
+    assert took(Play(8, 3, make_card(3, 0, 2), ace, NERTS)) == {keys[3]}  # before mine
+    assert took(Play(6, 2, make_card(2, 0, 2), ace, NERTS)) == {keys[2], keys[3]}

@@ -9,12 +9,15 @@ each peer hears my marks at least every HEARTBEAT (plus a tick), as with a
 plain heartbeat to everyone, while at a busy table the acks after each play
 are all the ACKs there are.
 
-A small state machine over times and keys; the facade signs the ACKs.
+A small state machine over times and keys (and, for whom a play received
+owes an ACK, the round's foundation log); the facade signs the ACKs.
 """
 
 from __future__ import annotations
 
+from ...game.foundations import Play
 from ._base import HEARTBEAT
+from ._state import RoundState
 
 
 class Heartbeats:
@@ -30,6 +33,25 @@ class Heartbeats:
         #: gets my ACK straight after it, one for the whole batch (the facade
         #: empties it as a batch begins and signs the ACKs as it ends).
         self.owed: set[bytes] = set()
+
+    def owe(self, rs: RoundState, play: Play) -> None:
+        """Another seat's ``play`` was just taken in: its author is owed my ACK straight
+        after the batch, and so is the author of every other play it landed
+        before on its pile (but mine).
+
+        Those plays came before it, each acked straight to its author then,
+        without it; and a play's fate is not settled at its author while a play
+        ordered before it on its pile may not be held by every live seat
+        (``_order.unsure_before``). Nobody else tells that author that I hold
+        this one now: my next ACK to it is a heartbeat away, or its next play.
+        """
+        self.owed.add(rs.keys[play.author])
+        plays = rs.log.piles[play.pile].plays
+        if plays[-1] is play:  # the usual case: it landed last on its pile
+            return
+        for later in plays[plays.index(play) + 1:]:
+            if later.author != rs.me:
+                self.owed.add(rs.keys[later.author])
 
     def acked(self, key: bytes, now: float) -> None:
         """My marks went straight to ``key``."""

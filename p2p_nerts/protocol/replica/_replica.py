@@ -700,10 +700,12 @@ class Replica:
             self._event(step)
             if not step.mine:
                 # At once and straight to its author, whose play is then final
-                # about one round trip later. Everyone else learns how far I am
-                # from my heartbeats, so a play costs N-1 acks, not (N-1)^2
-                # (and at a busy table these acks are all the heartbeats).
-                self._beats.owed.add(entry.author)
+                # about one round trip later; and to the authors of the plays
+                # it lands before on its pile (Heartbeats.owe). Everyone else
+                # learns how far I am from my heartbeats, so a play costs N-1
+                # acks, not (N-1)^2 (and at a busy table these acks are all the
+                # heartbeats).
+                self._beats.owe(rs, step.play)
         elif step is not rounds.Look.NOTHING:
             self._apply(rounds.after(rs, step))
 
