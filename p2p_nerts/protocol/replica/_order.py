@@ -104,7 +104,7 @@ class Finality:
         if cut is not None:
             if seq > cut:
                 return False  # past an agreed cut: it never counts
-        elif may_be_cut(rs, author, seq):
+        elif rs.drop_votes and may_be_cut(rs, author, seq):  # (no vote: nothing can cut it)
             return False
         # Not asked: the seat a FORK accuses (``skip``), proven equivocators whose
         # entries up to the fork we hold (silenced), and seats agreed dropped.
@@ -144,6 +144,9 @@ class Finality:
         needs no word from the seat it accuses: that seat could otherwise keep
         its own conviction from ever becoming final.
         """
+        if item.kind == _PLAY and not rs.dropping:
+            # Nearly every item: a play, with no drop agreed that could void it.
+            return self.final(rs, item.lamport, item.seat, item.seq)
         if void(rs, item):
             return True
         if isinstance(item.payload, Fork):
@@ -204,10 +207,12 @@ def turn(rs: RoundState, item: Ordered) -> Turn:
     out are ordered too: the round is scored and closed at one point of the
     order. A stuck vote or Nerts call after the round's end does nothing.
     """
-    if void(rs, item):
-        return (VoidPlay(rs, (item.lamport, item.seat)),) if item.kind == _PLAY else _NOTHING
     if item.kind == _PLAY:
+        if past_cut(rs, item.seat, item.seq):  # (void, for a play)
+            return (VoidPlay(rs, (item.lamport, item.seat)),)
         return play_final(rs, item)
+    if void(rs, item):
+        return _NOTHING
     payload, at = item.payload, (item.lamport, item.seat)
     if isinstance(payload, Drop):
         victim = rs.seat_of(payload.who)
