@@ -169,6 +169,11 @@ class FoundationLog:
     def play(self, key: PlayKey) -> Play:
         return self._plays[key]
 
+    def outcome(self, key: PlayKey) -> tuple[Fate, Play]:
+        """The fate of the play under ``key``, and the play: what its turn tells."""
+        held: Any = key  # (one tuple for both lookups, compiled: see add)
+        return self._fate[held], self._plays[held]
+
     def plays(self) -> Iterator[Play]:
         return iter(self._plays.values())
 

@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ...game.foundations import Fate, PlayKey, before
+from ...game.foundations import Fate, Play, PlayKey, before
 from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
@@ -242,15 +242,15 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ..
     told as it ended up, mine still in the air settles so. Mine the table gave
     back (my journal had lost it) leaves my tableau if it stayed."""
     key = (item.lamport, item.seat)
-    stayed = rs.log.fate(key) is _STAY
-    if stayed:
+    fate, play = rs.log.outcome(key)
+    if fate is _STAY:
         rs.stuck_rule.card_played()
     if item.seat != rs.me:
-        return final_event(rs, key, mine=False)
+        return final_event(rs, play, fate, mine=False)
     tab = rs.tab
     if tab is not None and key in tab.in_flight:
         return settle(rs, key)
-    if tab is not None and stayed:
+    if tab is not None and fate is _STAY:
         assert isinstance(item.payload, PlayMsg)
         tab.forfeit(key, item.payload.card)
     return _NOTHING
@@ -259,7 +259,8 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ..
 def settle(rs: RoundState, key: PlayKey) -> ev.PlayFinal:
     """My play in the air settles as the log says: how it ended up."""
     assert rs.tab is not None
-    event = final_event(rs, key, mine=True)
+    fate, play = rs.log.outcome(key)
+    event = final_event(rs, play, fate, mine=True)
     rs.tab.settle(key, stayed=event.fate is _STAY)
     return event
 
@@ -295,12 +296,12 @@ def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
                if not rs.dropped(voter))
 
 
-def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
-    """How a play ended up, for the seat that made it or anyone watching."""
-    fate, play = rs.log.fate(key), rs.log.play(key)
+def final_event(rs: RoundState, play: Play, fate: Fate, *, mine: bool) -> ev.PlayFinal:
+    """How ``play`` ended up (``fate``, as the log has it), for the seat that made it
+    or anyone watching."""
     first, tie = None, False
     if fate is not _STAY:
-        winner = rs.log.first_over(key)
+        winner = rs.log.first_over(play.key)
         first = rs.names[winner.author] if winner else None
         if fate is _CUT:
             tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport
