@@ -17,7 +17,7 @@ import bisect
 import hashlib
 from collections.abc import Iterable, Iterator
 from enum import IntEnum
-from typing import Final, final
+from typing import Any, Final, final
 
 from .cards import ACE, KING, owner_of
 
@@ -169,6 +169,11 @@ class FoundationLog:
     def play(self, key: PlayKey) -> Play:
         return self._plays[key]
 
+    def outcome(self, key: PlayKey) -> tuple[Fate, Play]:
+        """The fate of the play under ``key``, and the play: what its turn tells."""
+        held: Any = key  # (one tuple for both lookups, compiled: see add)
+        return self._fate[held], self._plays[held]
+
     def plays(self) -> Iterator[Play]:
         return iter(self._plays.values())
 
@@ -226,7 +231,9 @@ class FoundationLog:
         Adding a play whose key is already known is a no-op (a duplicate
         delivery) and returns [].
         """
-        key = play.key
+        # Held as one object: compiled, a PlayKey variable is two machine ints,
+        # made into a new tuple for each dict it is looked up in or stored under.
+        key: Any = play.key
         if key in self._plays:
             return []
         self._plays[key] = play

@@ -315,11 +315,19 @@ def _decode(raw: bytes, author: bytes, body: bytes) -> Entry:
         raise EnvelopeError("bad_field:prev")
     if not isinstance(payload, dict):
         raise EnvelopeError("bad_field:payload")
+    # An honest body passes the four checks at once; any other is refused by the
+    # checks one by one (_int), which name the first field at fault.
+    if not (type(round_) is int and 0 <= round_ <= MAX_INT and type(seq) is int
+            and 1 <= seq <= MAX_INT and type(lamport) is int and 1 <= lamport <= MAX_INT
+            and type(msg_type) is int and 0 <= msg_type <= MAX_MSG_TYPE):
+        _int(round_, "round", 0)
+        _int(seq, "seq", 1)
+        _int(lamport, "lamport", 1)
+        _int(msg_type, "type", 0, MAX_MSG_TYPE)
     # One is built for every received frame: straight from its fields, as a named
     # tuple's own constructor (a Python function taking each by name) costs more.
-    return _new_tuple(Entry, (PROTOCOL_VERSION, table_id, _int(round_, "round", 0), author,
-                              _int(seq, "seq", 1), _int(lamport, "lamport", 1),
-                              _int(msg_type, "type", 0, MAX_MSG_TYPE), prev, payload, raw))
+    return _new_tuple(Entry, (PROTOCOL_VERSION, table_id, round_, author, seq, lamport,
+                              msg_type, prev, payload, raw))
 
 
 def _int(value: object, name: str, lo: int, hi: int = MAX_INT) -> int:

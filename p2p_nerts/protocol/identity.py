@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import (
@@ -45,10 +46,12 @@ __all__ = [
     "verify",
 ]
 
-PUBLIC_KEY_LEN = 32
-SIGNATURE_LEN = 64
-SEED_LEN = 32
-MAX_NAME_LEN = 24
+# Final, so the compiled modules that import them read them as constants
+# (the envelope checks two of them for every frame).
+PUBLIC_KEY_LEN: Final = 32
+SIGNATURE_LEN: Final = 64
+SEED_LEN: Final = 32
+MAX_NAME_LEN: Final = 24
 
 # Key file layout: magic + format version, seed, UTF-8 name.  The magic makes a
 # wrong file (or a future format) an explicit error rather than a garbage key.

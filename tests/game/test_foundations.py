@@ -59,6 +59,16 @@ def test_wrong_cards_bounce(card: str, why: str) -> None:
     assert log.pile_for(make_face(0, 2)) == AS0  # the pile still waits for its 2
 
 
+def test_outcome_is_the_fate_and_the_play_of_a_key() -> None:
+    plays = [ace(1, 0), play(2, 1, "2S", AS0), play(2, 0, "2S", AS0), play(3, 1, "4S", AS0)]
+    log = fold(plays)
+    assert {log.outcome(p.key)[0] for p in plays} == {Fate.STAY, Fate.BOUNCE}
+    assert [log.outcome(p.key) for p in plays] == [(log.fate(p.key), p) for p in plays]
+    assert log.outcome((plays[1].lamport, plays[1].author)) == (log.fate(plays[1].key), plays[1])
+    with pytest.raises(KeyError):
+        log.outcome((9, 9))
+
+
 def test_a_play_on_a_pile_nobody_started_bounces() -> None:
     log = fold([play(3, 1, "2S", AS0)])
     assert log.fate((3, 1)) is Fate.BOUNCE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 
 import msgpack
 import pytest
@@ -193,6 +194,24 @@ def test_bad_body_field(index: int, value: object, name: str) -> None:
     fields = good_fields()
     fields[index] = value
     assert reason(signed(body_of(*fields))) == f"bad_field:{name}"
+
+
+BAD_INTS: dict[int, list[object]] = {
+    2: [-1, MAX_INT + 1, 1.0, None, True], 4: [0, MAX_INT + 1, False, "7"],
+    5: [0, -1, MAX_INT + 1, b"\x01"], 6: [256, -1, 2.0, None]}
+INT_NAMES = {2: "round", 4: "seq", 5: "lamport", 6: "type"}
+
+
+def test_two_bad_body_integers_name_the_first() -> None:
+    """An honest body's integers are checked at once; a body with any of them
+    wrong is refused by the field checks in turn, which name the first."""
+    for (i, bad_i), (j, bad_j) in itertools.combinations(BAD_INTS.items(), 2):
+        for a, b in itertools.product(bad_i, bad_j):
+            fields = good_fields()
+            fields[i], fields[j] = a, b
+            assert reason(signed(body_of(*fields))) == f"bad_field:{INT_NAMES[i]}"
+            fields[i] = good_fields()[i]
+            assert reason(signed(body_of(*fields))) == f"bad_field:{INT_NAMES[j]}"
 
 
 def test_limits_are_inclusive() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -161,6 +162,34 @@ def rejected(payload: Payload, changes: dict[str, object]) -> str:
 
 PLAY = Play(card=17, pile=17, src=0, decl=0, mv=3)
 VIEW = View(1, 5, ((), (), (), ()), None, 0)
+
+
+#: Values that stand in for a PLAY's field: wrong types, and out of every field's range.
+BAD_PLAY_VALUES: list[object] = [None, True, 1.0, "1", -1, 6, 64, 1024, MAX_INT + 1]
+
+
+def test_a_play_with_fields_wrong_names_the_first_one_wrong() -> None:
+    """A PLAY's fields are checked at once; one with any of them wrong is refused
+    by the field checks in turn (card, pile, src, decl, mv), which name the first."""
+    bounds = {"card": 1023, "pile": 1023, "src": 5, "decl": 63, "mv": MAX_INT}
+    assert list(Play.KEYS) == list(bounds)
+
+    def ok(attr: str, value: object) -> bool:
+        return type(value) is int and 0 <= value <= bounds[attr]
+
+    seen = set()
+    for first, second in itertools.combinations(bounds, 2):
+        for a, b in itertools.product(BAD_PLAY_VALUES, BAD_PLAY_VALUES):
+            data = wire(PLAY, **{Play.KEYS[first]: a, Play.KEYS[second]: b})
+            wrong = [attr for attr in bounds if not ok(attr, data[Play.KEYS[attr]])]
+            if wrong:
+                assert rejected(PLAY, {Play.KEYS[first]: a, Play.KEYS[second]: b}) == (
+                    f"bad_field:{wrong[0]}")
+                seen.add(wrong[0])
+            else:  # (in range for both: src 5, decl 6 or 63, ...)
+                assert parse_payload(MsgType.PLAY, data) == Play(
+                    *(data[Play.KEYS[attr]] for attr in bounds))  # type: ignore[arg-type]
+    assert seen == set(bounds)
 
 
 @pytest.mark.parametrize(

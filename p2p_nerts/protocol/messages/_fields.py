@@ -5,7 +5,9 @@ Parsing is strict on purpose (see the package docstring); the checkers here
 are the definition of each field rule, and every error they raise is one
 reason code, ``bad_field:<attr>``. Only the ACK's marks, parsed more often
 than anything but views, apply them fused into one pass (see Ack.from_wire),
-and a test holds that parse to these checkers' answers.
+and a test holds that parse to these checkers' answers; a PLAY, the most
+frequent signed entry, is accepted by their fused checks too, and refused by
+these checkers one by one.
 """
 
 from __future__ import annotations
@@ -14,33 +16,34 @@ import enum
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, NoReturn, Self
+from typing import ClassVar, Final, NoReturn, Self
 
 from ..envelope import MAX_INT, EnvelopeError
 from ..identity import clean_name
 
-HASH_LEN = 32
-MAX_CARD = 1023
-MAX_SEATS = 8
-MAX_REASON = 200
-MAX_MOVES = 5000
-MAX_MOVE_INTS = 6
-MAX_PILE = 64
-WORK_PILES = 4
-MAX_SRC = 1 + WORK_PILES  # 0 = nerts pile, 1 = waste, 2..5 = work piles 0..3
-MAX_DECL = 63
-MAX_ACK_AUTHORS = 32
-MAX_RESEND = 1024
-MAX_SNAPSHOT_KEYS = 64  # authors (and players' totals) a SNAPSHOT names: a table tracks 64
-MAX_TARGET = 10_000
-MAX_APP_VERSION = 0xFFFF
+# Final, so compiled code reads them as constants (a received play checks some).
+HASH_LEN: Final = 32
+MAX_CARD: Final = 1023
+MAX_SEATS: Final = 8
+MAX_REASON: Final = 200
+MAX_MOVES: Final = 5000
+MAX_MOVE_INTS: Final = 6
+MAX_PILE: Final = 64
+WORK_PILES: Final = 4
+MAX_SRC: Final = 1 + WORK_PILES  # 0 = nerts pile, 1 = waste, 2..5 = work piles 0..3
+MAX_DECL: Final = 63
+MAX_ACK_AUTHORS: Final = 32
+MAX_RESEND: Final = 1024
+MAX_SNAPSHOT_KEYS: Final = 64  # authors (and players' totals) a SNAPSHOT names: a table tracks 64
+MAX_TARGET: Final = 10_000
+MAX_APP_VERSION: Final = 0xFFFF
 TEAMS = ("none", "pairs", "share")
 #: SETTINGS clocks, in milliseconds: the default and the range a peer accepts.
-COUNTDOWN_MS = 3000  # from GO to the first move
-MAX_COUNTDOWN_MS = 60_000
-DROP_AFTER_MS = 6000  # a live seat silent this long is voted out of the round
-MIN_DROP_AFTER_MS = 500
-MAX_DROP_AFTER_MS = 3_600_000
+COUNTDOWN_MS: Final = 3000  # from GO to the first move
+MAX_COUNTDOWN_MS: Final = 60_000
+DROP_AFTER_MS: Final = 6000  # a live seat silent this long is voted out of the round
+MIN_DROP_AFTER_MS: Final = 500
+MAX_DROP_AFTER_MS: Final = 3_600_000
 
 
 class MsgType(enum.IntEnum):

@@ -123,6 +123,13 @@ class Play(Payload):
                                          payload[k["src"]], payload[k["decl"]], payload[k["mv"]])
         except KeyError:
             _key_problem(k, payload)
+        # An honest play passes all five checks at once; any other is refused by
+        # the checks one by one (_int), which name the first field at fault.
+        if (type(card) is int and 0 <= card <= MAX_CARD and type(pile) is int
+                and 0 <= pile <= MAX_CARD and type(src) is int and 0 <= src <= MAX_SRC
+                and type(decl) is int and 0 <= decl <= MAX_DECL and type(mv) is int
+                and 0 <= mv <= MAX_INT):
+            return cls(card, pile, src, decl, mv)
         return cls(_int(card, "card", 0, MAX_CARD), _int(pile, "pile", 0, MAX_CARD),
                    _int(src, "src", 0, MAX_SRC), _int(decl, "decl", 0, MAX_DECL),
                    _int(mv, "mv", 0, MAX_INT))

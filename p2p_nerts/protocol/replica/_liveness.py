@@ -72,7 +72,10 @@ def mark_of(key: bytes, log: AuthorLog, proof: ForkProof | None) -> AckMark:
     never count for one another (nor its entries before the fork be final)."""
     if proof is not None and log.delivered > proof.cut:
         return AckMark(key, proof.cut, log.id_at(proof.cut) or GENESIS)
-    return AckMark(key, log.delivered, log.head)
+    # (tuple.__new__ builds the same AckMark in C, as Ack.from_wire does: the
+    # NamedTuple's own constructor is Python code, even compiled, and one mark
+    # is built for every seat in every ACK I send.)
+    return tuple.__new__(AckMark, (key, log.delivered, log.head))
 
 
 def marks_for(keys: Iterable[bytes], authors: Mapping[bytes, AuthorLog],

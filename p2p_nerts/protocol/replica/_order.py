@@ -17,7 +17,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ...game.foundations import Fate, PlayKey, before
+from ...game.foundations import Fate, Play, PlayKey, before
 from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
@@ -104,7 +104,7 @@ class Finality:
         if cut is not None:
             if seq > cut:
                 return False  # past an agreed cut: it never counts
-        elif may_be_cut(rs, author, seq):
+        elif rs.drop_votes and may_be_cut(rs, author, seq):  # (no vote: nothing can cut it)
             return False
         # Not asked: the seat a FORK accuses (``skip``), proven equivocators whose
         # entries up to the fork we hold (silenced), and seats agreed dropped.
@@ -144,6 +144,9 @@ class Finality:
         needs no word from the seat it accuses: that seat could otherwise keep
         its own conviction from ever becoming final.
         """
+        if item.kind == _PLAY and not rs.dropping:
+            # Nearly every item: a play, with no drop agreed that could void it.
+            return self.final(rs, item.lamport, item.seat, item.seq)
         if void(rs, item):
             return True
         if isinstance(item.payload, Fork):
@@ -204,10 +207,12 @@ def turn(rs: RoundState, item: Ordered) -> Turn:
     out are ordered too: the round is scored and closed at one point of the
     order. A stuck vote or Nerts call after the round's end does nothing.
     """
-    if void(rs, item):
-        return (VoidPlay(rs, (item.lamport, item.seat)),) if item.kind == _PLAY else _NOTHING
     if item.kind == _PLAY:
+        if past_cut(rs, item.seat, item.seq):  # (void, for a play)
+            return (VoidPlay(rs, (item.lamport, item.seat)),)
         return play_final(rs, item)
+    if void(rs, item):
+        return _NOTHING
     payload, at = item.payload, (item.lamport, item.seat)
     if isinstance(payload, Drop):
         victim = rs.seat_of(payload.who)
@@ -237,15 +242,15 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ..
     told as it ended up, mine still in the air settles so. Mine the table gave
     back (my journal had lost it) leaves my tableau if it stayed."""
     key = (item.lamport, item.seat)
-    stayed = rs.log.fate(key) is _STAY
-    if stayed:
+    fate, play = rs.log.outcome(key)
+    if fate is _STAY:
         rs.stuck_rule.card_played()
     if item.seat != rs.me:
-        return final_event(rs, key, mine=False)
+        return final_event(rs, play, fate, mine=False)
     tab = rs.tab
     if tab is not None and key in tab.in_flight:
         return settle(rs, key)
-    if tab is not None and stayed:
+    if tab is not None and fate is _STAY:
         assert isinstance(item.payload, PlayMsg)
         tab.forfeit(key, item.payload.card)
     return _NOTHING
@@ -254,7 +259,8 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ..
 def settle(rs: RoundState, key: PlayKey) -> ev.PlayFinal:
     """My play in the air settles as the log says: how it ended up."""
     assert rs.tab is not None
-    event = final_event(rs, key, mine=True)
+    fate, play = rs.log.outcome(key)
+    event = final_event(rs, play, fate, mine=True)
     rs.tab.settle(key, stayed=event.fate is _STAY)
     return event
 
@@ -290,12 +296,12 @@ def may_be_cut(rs: RoundState, author: int, seq: int) -> bool:
                if not rs.dropped(voter))
 
 
-def final_event(rs: RoundState, key: PlayKey, *, mine: bool) -> ev.PlayFinal:
-    """How a play ended up, for the seat that made it or anyone watching."""
-    fate, play = rs.log.fate(key), rs.log.play(key)
+def final_event(rs: RoundState, play: Play, fate: Fate, *, mine: bool) -> ev.PlayFinal:
+    """How ``play`` ended up (``fate``, as the log has it), for the seat that made it
+    or anyone watching."""
     first, tie = None, False
     if fate is not _STAY:
-        winner = rs.log.first_over(key)
+        winner = rs.log.first_over(play.key)
         first = rs.names[winner.author] if winner else None
         if fate is _CUT:
             tie = rs.log.cutoff is not None and rs.log.cutoff[0] == play.lamport

@@ -216,7 +216,8 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             rs.log.add(play)
             heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
                                                entry.seq))
-            return Added(play, seat == rs.me)
+            # (Added, called by its class's own name: compiled, that is a native call.)
+            return ev.PlayAdded(play, seat == rs.me)
         case Commit():
             if seat in rs.commits:
                 raise EnvelopeError("second_commit")
