@@ -103,9 +103,14 @@ class CommandError(Exception):
     """A local command that the table's state does not allow now (nothing changed)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Send:
-    """Bytes for the transport: to one peer key, or to every peer when ``to`` is None."""
+    """Bytes for the transport: to one peer key, or to every peer when ``to`` is None.
+
+    Its ``__init__`` is written out, as ``events.PlayAdded``'s: one is built for
+    every frame sent (an ACK after every batch received), and compiled
+    (``scripts/compile_engine.py``), a dataclass's generated one stays interpreted.
+    """
 
     data: bytes
     to: bytes | None = None
@@ -116,6 +121,14 @@ class Send:
     #: To every peer but these (``to`` None): a heartbeat leaves out the peers
     #: that had the very same marks from me lately.
     besides: frozenset[bytes] = frozenset()
+
+    def __init__(self, data: bytes, to: bytes | None = None, shown: bool = False,
+                 besides: frozenset[bytes] = frozenset()) -> None:
+        # Frozen: set as the generated one does (compiled, straight into the object).
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "shown", shown)
+        object.__setattr__(self, "besides", besides)
 
     def reaches(self, key: bytes) -> bool:
         """Whether this goes to ``key`` (a VIEW aside: the transport knows who draws)."""
