@@ -91,6 +91,11 @@ class Faults:
     duplicate: float = 0.0  # a signed entry is sent twice
     tamper: float = 0.0  # one byte of a signed entry is flipped
     cut: float = 0.0  # the connection is cut after this frame (once it is open)
+    #: Once this many frames have passed the relay, its next signed entry (of a
+    #: connection past its opening) is tampered with and the connection cut after
+    #: it, whatever the chances say: a test that needs every fault to have
+    #: happened does not depend on the dice (0: the chances alone).
+    sure_after: int = 0
 
 
 @dataclass(slots=True)
@@ -129,6 +134,7 @@ class Relay:
         self.captured: bytearray | None = bytearray() if record else None
         self.port = 0
         self._isolated: frozenset[int] = frozenset()
+        self._sure_done = not faults.sure_after  # the one sure fault (Faults.sure_after)
         self._connections: set[_Connection] = set()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -222,13 +228,16 @@ class Relay:
                     signed = frame[:len(MAGIC)] == MAGIC  # link entries are tagged per link
                     copies = 2 if signed and self.rng.random() < f.duplicate else 1
                     self.stats.duplicated += copies - 1
-                    if signed and self.rng.random() < f.tamper:
+                    sure = (signed and count > _OPENING and not self._sure_done
+                            and self.stats.frames > f.sure_after)
+                    self._sure_done = self._sure_done or sure
+                    if signed and (self.rng.random() < f.tamper or sure):
                         self.stats.tampered += copies  # frames sent that no peer may accept
                         spot = self.rng.randrange(2, len(frame))
                         out = frame[:spot] + bytes([frame[spot] ^ 0x20]) + frame[spot + 1:]
                     for _ in range(copies):
                         queue.put_nowait((last, encode_frame(out)))
-                    if count > _OPENING and self.rng.random() < f.cut:
+                    if count > _OPENING and (self.rng.random() < f.cut or sure):
                         queue.put_nowait((last, _CUT))
         except (OSError, FrameError):
             pass

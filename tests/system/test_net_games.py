@@ -90,7 +90,10 @@ def test_share_a_deck_is_played_over_the_network(tmp_path: Path) -> None:
 
 
 def test_games_converge_through_a_hostile_network(tmp_path: Path) -> None:
-    faults = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.05, tamper=0.02, cut=0.002)
+    # Each relay also tampers with one entry and cuts a connection after it for
+    # sure (sure_after): at these chances a short game could meet no cut at all.
+    faults = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.05, tamper=0.02, cut=0.002,
+                    sure_after=100)
 
     async def scenario() -> None:
         t = table(tmp_path, 4, faults=faults)
