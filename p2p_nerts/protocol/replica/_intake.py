@@ -156,12 +156,12 @@ class Places:
             case Forget(author=author, upto=upto):
                 self.authors[author].prune(upto)
             case Claim(author=author, seq=seq):
-                log = self._chain(author, holds_place)
+                log = self.chain(author, holds_place)
                 if log is not None:
                     log.note_claim(seq)
             case TakeHeads(heads=heads):
                 for head in heads:
-                    log = self._chain(head.author, holds_place)
+                    log = self.chain(head.author, holds_place)
                     if log is not None:
                         log.take_up(head.seq, head.lamport, head.id)
             case Admit(keys=keys):
@@ -169,7 +169,8 @@ class Places:
             case _:
                 assert_never(effect)
 
-    def _chain(self, key: bytes, holds_place: Callable[[bytes], bool]) -> AuthorLog | None:
+    def chain(self, key: bytes, holds_place: Callable[[bytes], bool]) -> AuthorLog | None:
+        """``key``'s chain, begun if new (:meth:`begin_log`); None: no room."""
         log = self.authors.get(key)
         return log if log is not None else self.begin_log(key, holds_place)
 

@@ -488,11 +488,8 @@ class Replica:
         self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
-        """``key``'s chain, begun if new (``Places.begin_log``); None: no room."""
-        log = self.authors.get(key)
-        if log is None:
-            log = self._places.begin_log(key, self.holds_place)
-        return log
+        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
+        return self._places.chain(key, self.holds_place)
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table (``intake.has_place``)."""
