@@ -104,12 +104,12 @@ class Browser(Hands):
 
     async def _browse(self) -> None:
         try:
-            await self.network.browse(self.on_change)
+            await self.network.browse(self._tables_changed)
         except ConnectionError as exc:
             self.state.error(f"Cannot look for tables: {exc}; you can still play solo")
         else:
             self.state.say("Looking for tables on your network…")
-        self.on_change()
+        self._tables_changed()  # those listed already, as the browse began
 
     async def close(self) -> None:
         """Stop: a join under way is cancelled, so no seat is won after this."""
@@ -123,6 +123,15 @@ class Browser(Hands):
         if self._browsing is not None:
             await asyncio.wait([self._browsing])  # short; closing mid-start would leak it
         await self.network.close()
+
+    def _tables_changed(self) -> None:
+        """The list changed: the table shown as chosen stays chosen (the first one
+        listed, until the player moves), so a table that appears above it cannot
+        take the player's Enter; one that went leaves the first listed chosen."""
+        tables = self.network.tables
+        if tables and all(t.instance != self.chosen for t in tables):
+            self.chosen = tables[0].instance
+        self.on_change()
 
     # ------------------------------------------------------------ reading
     def selected(self) -> TableListing | None:

@@ -97,6 +97,24 @@ def test_failures_to_join_are_lines_on_screen() -> None:
     asyncio.run(main())
 
 
+def test_a_table_appearing_above_the_one_shown_chosen_does_not_take_enter() -> None:
+    """Nobody has moved yet: the first table listed shows as chosen. Another that
+    sorts before it comes up on the network just before Enter; Enter still joins
+    the one that showed as chosen."""
+    async def main() -> None:
+        net = FakeNetwork()
+        net.put(Listing("Bea's table"))
+        async with LobbyHarness(net) as h:
+            await h.shows("▸ Bea's table")
+            net.put(Listing("Ana's table", instance="Ana's table #0002"))
+            await h.shows("Ana's table")
+            assert "▸ Bea's table" in h.screen()
+            await h.press(ENTER)
+            await h.shows("Fingerprint")
+            assert net.joined == [Listing("Bea's table").instance]
+    asyncio.run(main())
+
+
 def test_one_seat_is_won_at_a_time() -> None:
     async def main() -> None:
         net = FakeNetwork()
