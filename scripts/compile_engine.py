@@ -65,6 +65,7 @@ PROTOCOL = (
     "protocol/replica/_rounds.py",
     "protocol/replica/_seating.py",
     "protocol/replica/_state.py",
+    "protocol/replica/_step_effects.py",
 )
 
 

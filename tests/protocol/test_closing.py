@@ -37,19 +37,9 @@ from p2p_nerts.protocol.replica._closing import (
     unscore,
     void_call,
 )
-from p2p_nerts.protocol.replica._effects import (
-    DrainAll,
-    Emit,
-    MaybeClose,
-    MaybeScore,
-    NextDeal,
-    Reckon,
-    Reseat,
-    SetPhase,
-    Sign,
-    Totals,
-)
+from p2p_nerts.protocol.replica._effects import DrainAll, Emit, NextDeal, SetPhase, Sign, Totals
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import MaybeClose, MaybeScore, Reckon, Reseat
 
 from ..gamekit import c, cs, tableau
 

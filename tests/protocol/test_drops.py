@@ -37,20 +37,17 @@ from p2p_nerts.protocol.replica._drops import (
     vote_out,
     withholding,
 )
-from p2p_nerts.protocol.replica._effects import (
-    CheckDeal,
+from p2p_nerts.protocol.replica._effects import CheckDeal, Claim, Emit, Sign
+from p2p_nerts.protocol.replica._state import Ordered, RoundState
+from p2p_nerts.protocol.replica._step_effects import (
     CheckReveal,
-    Claim,
     CutAfter,
-    Emit,
     GoAgain,
     MaybeClose,
     MaybeScore,
-    Sign,
     StuckFinal,
     Unscore,
 )
-from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 pytestmark = pytest.mark.fast
 

@@ -14,9 +14,10 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Fork, MsgType, Ready, Resend, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import RESEND_INTERVAL, Lead, Phase
-from p2p_nerts.protocol.replica._effects import CutAfter, Emit, LeaveRound, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._forks import Forks, Held, conflict, convict, final
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
+from p2p_nerts.protocol.replica._step_effects import CutAfter, LeaveRound
 
 pytestmark = pytest.mark.fast
 

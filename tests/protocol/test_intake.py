@@ -31,7 +31,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
-from p2p_nerts.protocol.replica._effects import Admit, Claim, FlagKey, Follow, Reject, TakeHeads
+from p2p_nerts.protocol.replica._effects import Admit, Claim, Reject, TakeHeads
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -49,6 +49,7 @@ from p2p_nerts.protocol.replica._intake import (
     stranger_to_forget,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import FlagKey, Follow
 
 pytestmark = pytest.mark.fast
 

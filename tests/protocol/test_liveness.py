@@ -15,7 +15,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
-from p2p_nerts.protocol.replica._effects import Claim, Follow, Sign
+from p2p_nerts.protocol.replica._effects import Claim, Sign
 from p2p_nerts.protocol.replica._liveness import (
     acked,
     answer_hello,
@@ -36,6 +36,7 @@ from p2p_nerts.protocol.replica._liveness import (
     view_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import Follow
 
 pytestmark = pytest.mark.fast
 

@@ -31,9 +31,11 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.messages import Play as PlayMsg
-from p2p_nerts.protocol.replica._effects import (
+from p2p_nerts.protocol.replica._effects import Emit
+from p2p_nerts.protocol.replica._order import Finality, turn
+from p2p_nerts.protocol.replica._state import Ordered, RoundState
+from p2p_nerts.protocol.replica._step_effects import (
     Convict,
-    Emit,
     EndRound,
     LeaveRound,
     MaybeClose,
@@ -41,8 +43,6 @@ from p2p_nerts.protocol.replica._effects import (
     StuckFinal,
     VoidPlay,
 )
-from p2p_nerts.protocol.replica._order import Finality, turn
-from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 from ..gamekit import c, cs, tableau
 

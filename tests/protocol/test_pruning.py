@@ -50,9 +50,9 @@ from p2p_nerts.protocol.replica._effects import (
     SetSeats,
     Standing,
     TakeHeads,
-    TakeUp,
     roster_told,
 )
+from p2p_nerts.protocol.replica._step_effects import TakeUp
 
 from ..replica_harness import check_round, play_round, round_overs
 

@@ -37,14 +37,8 @@ from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._effects import (
     BeatSoon,
     CheckDeal,
-    CheckGo,
-    CheckReveal,
     DrainAll,
-    DrawSecrets,
     Emit,
-    EndRound,
-    FlagSeat,
-    HoldProof,
     Invalid,
     Journal,
     RoundBegun,
@@ -68,6 +62,14 @@ from p2p_nerts.protocol.replica._rounds import (
     take,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import (
+    CheckGo,
+    CheckReveal,
+    DrawSecrets,
+    EndRound,
+    FlagSeat,
+    HoldProof,
+)
 
 pytestmark = pytest.mark.fast
 

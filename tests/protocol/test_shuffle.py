@@ -11,7 +11,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
 from p2p_nerts.protocol.messages import Commit, Go, Reveal
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import CheckGo, DrainAll, Emit, Invalid, SetPhase, Sign
+from p2p_nerts.protocol.replica._effects import DrainAll, Emit, Invalid, SetPhase, Sign
 from p2p_nerts.protocol.replica._shuffle import (
     GoCheck,
     deal,
@@ -26,6 +26,7 @@ from p2p_nerts.protocol.replica._shuffle import (
     start_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import CheckGo
 
 pytestmark = pytest.mark.fast
 

@@ -13,19 +13,18 @@ from p2p_nerts.protocol.messages import Audit, Commit, Resend
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
-from p2p_nerts.protocol.replica._effects import (
-    CutAfter,
-    DrawSecrets,
-    Follow,
-    HoldProof,
-    Journal,
-    Sign,
-    Unscore,
-)
+from p2p_nerts.protocol.replica._effects import Journal, Sign
 from p2p_nerts.protocol.replica._forks import Forks
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import (
+    CutAfter,
+    DrawSecrets,
+    Follow,
+    HoldProof,
+    Unscore,
+)
 from p2p_nerts.protocol.replica._steps import Steps
 
 pytestmark = pytest.mark.fast

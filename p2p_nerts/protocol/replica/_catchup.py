@@ -48,9 +48,9 @@ from ._effects import (
     SetSeats,
     Standing,
     TakeHeads,
-    TakeUp,
     roster_told,
 )
+from ._step_effects import TakeUp
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")

@@ -18,20 +18,9 @@ from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
-from ._effects import (
-    DrainAll,
-    Effect,
-    Emit,
-    MaybeClose,
-    MaybeScore,
-    NextDeal,
-    Reckon,
-    Reseat,
-    SetPhase,
-    Sign,
-    Totals,
-)
+from ._effects import DrainAll, Effect, Emit, NextDeal, SetPhase, Sign, Totals
 from ._state import RoundState, past_cut
+from ._step_effects import MaybeClose, MaybeScore, Reckon, Reseat
 
 
 def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> list[Effect]:

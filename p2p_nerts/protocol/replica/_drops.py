@@ -20,21 +20,17 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
 from ._base import Phase
-from ._effects import (
-    CheckDeal,
+from ._effects import CheckDeal, Claim, Effect, Emit, Sign
+from ._state import Ordered, RoundState
+from ._step_effects import (
     CheckReveal,
-    Claim,
     CutAfter,
-    Effect,
-    Emit,
     GoAgain,
     MaybeClose,
     MaybeScore,
-    Sign,
     StuckFinal,
     Unscore,
 )
-from ._state import Ordered, RoundState
 
 
 @dataclass(frozen=True, slots=True)

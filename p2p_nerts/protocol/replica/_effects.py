@@ -5,25 +5,24 @@ changing the replica; the facade applies them in order, in one place
 (``Replica._apply``), which is the only code that signs, emits events,
 journals, and changes the table's seats, rules or round. So a decision is a
 value a test compares, and the order of what one step does is written once,
-in the list it returns.
+in the list it returns. The steps that only decide more effects are in
+``_step_effects``; :data:`Effect` names them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass
 
-from ...game.foundations import PlayKey
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
-from ..audit import AuditResult
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Head, Payload, Seat, Snapshot
-from ..proof import ForkProof
-from ._base import Lead, Phase
-from ._state import Ordered, RoundState, index_of
+from ..messages import Head, Payload, Seat
+from ._base import Phase
+from ._state import RoundState, index_of
+from ._step_effects import StepEffect
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +118,6 @@ class Forget:
 
 
 @dataclass(frozen=True, slots=True)
-class TakeUp:
-    """Go on from the host's snapshot (checked: rules that deal its seats)."""
-
-    snapshot: Snapshot
-    variants: Variants
-
-
-@dataclass(frozen=True, slots=True)
 class TakeHeads:
     """Hold every author's chain as far as these heads; my clock goes past the
     times of ``dated`` authors' heads."""
@@ -180,45 +171,6 @@ class Invalid:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class FlagSeat:
-    """Flag ``seat`` of ``rs`` for ``reason`` (``closing.flag``: once a round)."""
-
-    rs: RoundState
-    seat: int
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class EndRound:
-    """``rs`` ends (``how``: a Nerts call, a deadlock), its foundations cut off at
-    ``cutoff`` in the total order."""
-
-    rs: RoundState
-    how: str
-    cutoff: PlayKey | None
-
-
-@dataclass(frozen=True, slots=True)
-class CutAfter:
-    """Take back out what ``seat`` sent past ``cut`` in ``rs`` (a proven fork)."""
-
-    rs: RoundState
-    seat: int
-    cut: int
-
-
-@dataclass(frozen=True, slots=True)
-class LeaveRound:
-    """``seat`` leaves ``rs``'s live seats at ``at`` in the total order, counting up
-    to ``cut``."""
-
-    rs: RoundState
-    seat: int
-    cut: int
-    at: PlayKey
-
-
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
     """The seats changed: who sits where, and whether I do."""
     return Emit(ev.RosterChanged(tuple(s.name for s in seats),
@@ -226,89 +178,12 @@ def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
                                  index_of(seats, me)))
 
 
-# --- closing, drops and the total order
-
-@dataclass(frozen=True, slots=True)
-class MaybeScore:
-    """Score ``rs`` if it is due now (``closing.score``): asked after what may have
-    brought the last AUDIT in or taken a seat out, once that is done."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class Reckon:
-    """Score ``rs`` from its audits replayed (``outcomes``; ``gone``: seats out for a
-    proven fork), once the VERDICTs on the failed ones are signed."""
-
-    rs: RoundState
-    outcomes: dict[int, AuditResult]
-    gone: frozenset[int]
-
-
+# --- closing and the total order
 @dataclass(frozen=True, slots=True)
 class Totals:
     """The running totals by player key, as a round scored leaves them."""
 
     totals: dict[bytes, int]
-
-
-@dataclass(frozen=True, slots=True)
-class MaybeClose:
-    """Close ``rs`` if it is due now (``closing.close``)."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class Reseat:
-    """Host, as ``rs`` closes: seat the table for the next round."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class Unscore:
-    """Take back ``rs``'s result, reckoned with entries a drop has taken out: it
-    scores again (``closing.unscore``)."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class GoAgain:
-    """A seat left ``rs`` before play started: the host's GO, waiting, may name the
-    deal of the seats left (``shuffle.joint_of_live``), and start play."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class StuckFinal:
-    """``seat``'s stuck vote (``on``) takes effect at ``key`` in the total order
-    (``rounds.stuck_final``): every live seat stuck rotates, or ends the round."""
-
-    rs: RoundState
-    seat: int
-    on: bool
-    key: PlayKey | None
-
-
-@dataclass(frozen=True, slots=True)
-class VoidPlay:
-    """A play past its author's agreed drop cut has its turn: out of ``rs`` now
-    (``drops.void_play``)."""
-
-    rs: RoundState
-    key: PlayKey
-
-
-@dataclass(frozen=True, slots=True)
-class Convict:
-    """A FORK has its turn in ``rs``'s total order (``forks.final``)."""
-
-    rs: RoundState
-    item: Ordered
 
 
 # --- arrival
@@ -328,23 +203,9 @@ class Readied:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckGo:
-    """Look at the host's GO for ``rs`` again (``_shuffle.go``): the deal just changed."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
 class DrainAll:
     """Deliver what every author has held back: what may be delivered just changed
     (the deal, say, that plays which overtook the last REVEAL wait for)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckReveal:
-    """Sign my REVEAL for ``rs`` if it is due now (``_shuffle.reveal``)."""
-
-    rs: RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,13 +228,6 @@ class BeatSoon:
     a closing entry's turn comes once every live seat holds it."""
 
 
-@dataclass(frozen=True, slots=True)
-class HoldProof:
-    """Hold a checked proof of a fork, told already (by a FORK entry)."""
-
-    proof: ForkProof
-
-
 # --- places and a round's beginning
 @dataclass(frozen=True, slots=True)
 class RoundBegun:
@@ -386,14 +240,6 @@ class RoundBegun:
     match: Match
 
 
-@dataclass(frozen=True, slots=True)
-class DrawSecrets:
-    """Draw my deck secret and joint share for ``rs`` (or take the journal's, when
-    it is replayed) and sign my COMMIT to them (``rounds.commit``)."""
-
-    rs: RoundState
-
-
 # --- intake and the chains
 @dataclass(frozen=True, slots=True)
 class Reject:
@@ -402,28 +248,9 @@ class Reject:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class FlagKey:
-    """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
-    signed what no honest peer signs."""
-
-    key: bytes
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Follow:
-    """Ask for the entries these leads name, as often as ``Forks`` allows: the
-    answer, a second entry under one number, proves a fork."""
-
-    leads: Sequence[Lead]
-
-
-#: Everything a sub-machine may ask of the facade (after every section: it names them all).
+#: Everything a sub-machine may ask of the facade (after every section: it names them
+#: all), and the steps that only decide more (``_step_effects``).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Forget | TakeUp | TakeHeads | Standing | Admit
-          | CatchUp | Claim | SetPhase | Invalid | FlagSeat | EndRound | CutAfter | LeaveRound
-          | MaybeScore | Reckon | Totals | MaybeClose | Reseat | Unscore | GoAgain | StuckFinal
-          | VoidPlay | Convict | Unwait | Readied | CheckGo | DrainAll | CheckReveal | CheckDeal
-          | Tally | BeatSoon | HoldProof | RoundBegun | DrawSecrets
-          | Reject | FlagKey | Follow)
+          | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
+          | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
+          | BeatSoon | RoundBegun | Reject | StepEffect)

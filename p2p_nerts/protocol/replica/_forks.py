@@ -18,8 +18,9 @@ from ..envelope import Entry, author_of, open_entry
 from ..messages import Fork, Resend
 from ..proof import ForkProof, strict_pair
 from ._base import RESEND_INTERVAL, Lead, Phase
-from ._effects import CutAfter, Effect, Emit, LeaveRound, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState
+from ._step_effects import CutAfter, LeaveRound
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,9 @@ from ._base import (
     Lead,
     Phase,
 )
-from ._effects import Admit, Claim, Effect, FlagKey, Follow, Forget, Reject, TakeHeads
+from ._effects import Admit, Claim, Effect, Forget, Reject, TakeHeads
 from ._state import RoundState
+from ._step_effects import FlagKey, Follow
 
 #: Phases in which a round is under way (shuffled, played or scored).
 IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})

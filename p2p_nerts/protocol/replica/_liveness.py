@@ -18,8 +18,9 @@ from ..envelope import GENESIS, Entry
 from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
-from ._effects import Claim, Effect, Follow, Sign
+from ._effects import Claim, Effect, Sign
 from ._state import RoundState
+from ._step_effects import Follow
 
 
 def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,

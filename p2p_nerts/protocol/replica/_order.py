@@ -25,10 +25,10 @@ from ..envelope import author_of
 from ..messages import Audit, Drop, Fork, MsgType, Nerts, Stuck, Summary
 from ..messages import Play as PlayMsg
 from ._base import ORDERED_TYPES
-from ._effects import (
+from ._effects import Effect, Emit
+from ._state import Ordered, RoundState, past_cut, void
+from ._step_effects import (
     Convict,
-    Effect,
-    Emit,
     EndRound,
     LeaveRound,
     MaybeClose,
@@ -36,7 +36,6 @@ from ._effects import (
     StuckFinal,
     VoidPlay,
 )
-from ._state import Ordered, RoundState, past_cut, void
 
 # Read for every play, as Final constants: on Python 3.11 a member read off its
 # enum class goes through the metaclass.

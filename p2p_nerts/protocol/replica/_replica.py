@@ -59,6 +59,7 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState, index_of
+from ._step_effects import Step, TakeUp
 from ._steps import Steps
 from ._view import TableView
 
@@ -170,7 +171,7 @@ class Replica:
         r._recovery.load(records, identity.public_key)
         if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
             start = snapshot_of(records[0])                # began (later ones replay again)
-            r._apply([fx.TakeUp(start, rules_of(start.settings))])
+            r._apply([TakeUp(start, rules_of(start.settings))])
         for rec in records:
             replayed = r._recovery.replay(rec, r.rs, identity.public_key, r.seq)
             if isinstance(replayed, Entry):
@@ -377,11 +378,7 @@ class Replica:
             match effect:
                 case fx.Sign(payload=payload, to=to, round_no=round_no):
                     self._send(payload, round_no=round_no, to=to)
-                case (fx.CheckGo() | fx.CheckReveal() | fx.HoldProof() | fx.TakeUp() | fx.FlagSeat()
-                      | fx.EndRound() | fx.CutAfter() | fx.LeaveRound() | fx.MaybeScore()
-                      | fx.Reckon() | fx.MaybeClose() | fx.Reseat() | fx.GoAgain() | fx.StuckFinal()
-                      | fx.VoidPlay() | fx.Unscore() | fx.Convict() | fx.DrawSecrets()
-                      | fx.FlagKey() | fx.Follow()):
+                case Step():
                     self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
                                                    self.now))
                 case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()

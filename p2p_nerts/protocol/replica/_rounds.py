@@ -46,15 +46,9 @@ from ..proof import ForkProof, check_fork
 from ._effects import (
     BeatSoon,
     CheckDeal,
-    CheckGo,
-    CheckReveal,
     DrainAll,
-    DrawSecrets,
     Effect,
     Emit,
-    EndRound,
-    FlagSeat,
-    HoldProof,
     Invalid,
     Journal,
     RoundBegun,
@@ -62,6 +56,7 @@ from ._effects import (
     Tally,
 )
 from ._state import Ordered, RoundState, index_of
+from ._step_effects import CheckGo, CheckReveal, DrawSecrets, EndRound, FlagSeat, HoldProof
 
 
 class Look(Enum):

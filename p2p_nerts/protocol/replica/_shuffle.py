@@ -16,8 +16,9 @@ from .. import events as ev
 from ..fairness import deal_for, joint_value
 from ..messages import Go, Reveal
 from ._base import Phase
-from ._effects import CheckGo, DrainAll, Effect, Emit, Invalid, SetPhase, Sign
+from ._effects import DrainAll, Effect, Emit, Invalid, SetPhase, Sign
 from ._state import RoundState
+from ._step_effects import CheckGo
 
 
 class GoCheck(Enum):

@@ -27,13 +27,17 @@ from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import Phase
 from ._catchup import Pruning
-from ._effects import (
+from ._effects import Effect
+from ._forks import Forks
+from ._recovery import Recovery
+from ._seating import Seating
+from ._state import RoundState
+from ._step_effects import (
     CheckGo,
     CheckReveal,
     Convict,
     CutAfter,
     DrawSecrets,
-    Effect,
     EndRound,
     FlagKey,
     FlagSeat,
@@ -45,21 +49,12 @@ from ._effects import (
     MaybeScore,
     Reckon,
     Reseat,
+    StepEffect,
     StuckFinal,
     TakeUp,
     Unscore,
     VoidPlay,
 )
-from ._forks import Forks
-from ._recovery import Recovery
-from ._seating import Seating
-from ._state import RoundState
-
-#: The effects :meth:`Steps.decide` resolves (every other one the facade, or the
-#: owner of what it changes, carries out).
-Step = (CheckGo | CheckReveal | HoldProof | TakeUp | FlagSeat | EndRound | CutAfter | LeaveRound
-        | MaybeScore | Reckon | MaybeClose | Reseat | GoAgain | StuckFinal | VoidPlay | Unscore
-        | Convict | DrawSecrets | FlagKey | Follow)
 
 
 class Steps:
@@ -79,8 +74,8 @@ class Steps:
         self.recovery = recovery
         self.pruning = pruning
 
-    def decide(self, step: Step, current: RoundState | None, phase: Phase, match: Match | None,
-               now: float) -> list[Effect]:
+    def decide(self, step: StepEffect, current: RoundState | None, phase: Phase,
+               match: Match | None, now: float) -> list[Effect]:
         """What ``step`` decides, the table's round being ``current`` in ``phase``,
         its game ``match``, at ``now``; an empty list when it decides nothing more.
 
