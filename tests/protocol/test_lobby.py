@@ -85,6 +85,7 @@ from p2p_nerts.protocol.replica._lobby import (
     variants_of,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import SaidGoodbye
 
 pytestmark = pytest.mark.fast
 
@@ -344,6 +345,13 @@ def test_a_refusal_is_told_only_to_its_newcomer_and_only_from_the_host() -> None
     assert delivered(t, _entry(GUEST, no, 0), no, None) == []
 
 
-def test_a_goodbye_is_not_the_lobby_s_to_deliver() -> None:
-    with pytest.raises(EnvelopeError, match="unexpected_type"):
-        delivered(_table(), _entry(GUEST, Goodbye("bye"), 0), Goodbye("bye"), None)
+def test_a_goodbye_gives_its_place_up_then_leaves_the_round_to_the_drops() -> None:
+    bye = _entry(GUEST, Goodbye("bye"), 0)
+    seats = (*SEATS, Seat(GUEST.public_key, "guest"))
+    rs = _round()
+    # Between rounds the host gives the seat up first; what the GOODBYE does to
+    # the round it is a step, asked with the phase as the lobby leaves it.
+    assert delivered(_table(seats=seats), bye, Goodbye("bye"), rs) == [
+        Unwait(GUEST.public_key), Sign(Roster(SEATS)), SaidGoodbye(rs, GUEST.public_key, "bye", 1)]
+    assert delivered(_table(Phase.PLAYING, me=A), bye, Goodbye("bye"), None) == [
+        Unwait(GUEST.public_key), SaidGoodbye(None, GUEST.public_key, "bye", 1)]

@@ -9,12 +9,14 @@ import pytest
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.messages import Audit, Commit, Resend
+from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.messages import Audit, Commit, Drop, Resend
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
-from p2p_nerts.protocol.replica._effects import Journal, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Journal, Sign
 from p2p_nerts.protocol.replica._forks import Forks
+from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
@@ -23,6 +25,7 @@ from p2p_nerts.protocol.replica._step_effects import (
     DrawSecrets,
     Follow,
     HoldProof,
+    SaidGoodbye,
     Unscore,
 )
 from p2p_nerts.protocol.replica._steps import Steps
@@ -36,7 +39,7 @@ def _steps() -> Steps:
     seating = Seating(ME, ME, variants=Variants(), countdown=3.0, drop_after=10.0,
                       auto_start=None, auto_next=None, max_seats=8)
     return Steps(b"t" * 16, ME, is_host=True, rng=lambda n: b"r" * n, seating=seating,
-                 forks=Forks(), recovery=Recovery(), pruning=Pruning())
+                 forks=Forks(), recovery=Recovery(), pruning=Pruning(), places=Places())
 
 
 def _round() -> RoundState:
@@ -86,3 +89,16 @@ def test_a_cut_takes_a_result_back_only_from_the_round_being_scored() -> None:
     rs = _scored_with_a_late_audit()
     assert steps.decide(CutAfter(rs, 1, 4), _round(), Phase.SCORING, None, 0.0) == []
     assert 1 not in rs.audits  # taken out all the same
+
+
+def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up() -> None:
+    steps, rs = _steps(), _round()
+    bye = SaidGoodbye(rs, LIAR, "bye", 9)
+    told = Emit(ev.Notice("liar left: bye"))
+    assert steps.decide(bye, rs, Phase.BETWEEN, None, 0.0) == [told]  # the break: told only
+    assert not rs.left
+    effects = steps.decide(bye, rs, Phase.PLAYING, None, 0.0)
+    assert effects[0] == told and rs.left == {1: 9}  # in play: leaving, and voted out
+    assert len(effects) == 2 and isinstance(effects[1], Sign)
+    assert isinstance(effects[1].payload, Drop) and effects[1].payload.who == LIAR
+    assert steps.decide(SaidGoodbye(None, LIAR, "bye", 9), None, Phase.LOBBY, None, 0.0) == []

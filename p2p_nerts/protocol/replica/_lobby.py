@@ -47,6 +47,7 @@ from ._effects import (
     roster_told,
 )
 from ._state import RoundState
+from ._step_effects import SaidGoodbye
 
 #: Phases in which the host may change the table (its settings, its seats).
 BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
@@ -344,8 +345,8 @@ def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, 
 
 def delivered(t: Table, entry: Entry, payload: Payload,
               rs: RoundState | None) -> list[Effect]:
-    """A lobby entry delivered (``rs``: the round under way, if any): what it does.
-    Any other type between rounds is one no honest peer signs."""
+    """A lobby entry (or a GOODBYE) delivered (``rs``: the round under way, if any):
+    what it does. Any other type between rounds is one no honest peer signs."""
     author = entry.author
     match payload:
         case Join(name=name):
@@ -364,6 +365,8 @@ def delivered(t: Table, entry: Entry, payload: Payload,
             if author == t.host_key and who == t.me:
                 return [Emit(ev.Refused(reason))]
             return []
+        case Goodbye(reason=reason):
+            return [*goodbye(t, author), SaidGoodbye(rs, author, reason, entry.seq)]
     raise EnvelopeError("unexpected_type")
 
 

@@ -132,7 +132,7 @@ class Replica:
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning)
+                            pruning=self._pruning, places=self._places)
         self.now = 0.0
 
     @property
@@ -575,9 +575,6 @@ class Replica:
             self.last_heard[entry.author] = self.now
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
-            return
-        if isinstance(payload, msg.Goodbye):
-            self._goodbye(entry.author, payload.reason, entry.seq)
         else:
             self._apply(lobby.delivered(self._table, entry, payload, self.rs))
 
@@ -671,11 +668,6 @@ class Replica:
     def _table(self) -> lobby.Table:
         """The table as the lobby reads it, now (``Steps.table``)."""
         return self._steps.table(self.rs, self.phase)
-
-    def _goodbye(self, key: bytes, reason: str, seq: int) -> None:
-        rs = self.rs  # the round as the GOODBYE came, whatever the lobby makes of it
-        self._apply(lobby.goodbye(self._table, key))
-        self._apply(drops.goodbye(rs, key, reason, seq, phase=self.phase, authors=self.authors))
 
     # ---------------------------------------------------------------- round
     def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:

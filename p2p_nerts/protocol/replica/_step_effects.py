@@ -101,6 +101,18 @@ class LeaveRound(Step):
 
 
 @dataclass(frozen=True, slots=True)
+class SaidGoodbye(Step):
+    """``key`` said GOODBYE (its entry ``seq``, for ``reason``) while ``rs`` was the
+    table's round: what that does to the round (``drops.goodbye``), asked once
+    the lobby has given its place up."""
+
+    rs: RoundState | None
+    key: bytes
+    reason: str
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
 class CutAfter(Step):
     """Take back out what ``seat`` sent past ``cut`` in ``rs`` (a proven fork)."""
 
@@ -206,5 +218,5 @@ class DrawSecrets(Step):
 
 #: Every step, as ``Steps.decide`` answers them.
 StepEffect = (CheckGo | CheckReveal | HoldProof | FlagSeat | FlagKey | Follow | EndRound
-              | LeaveRound | CutAfter | GoAgain | StuckFinal | VoidPlay | Unscore | MaybeScore
-              | Reckon | MaybeClose | Reseat | Convict | TakeUp | DrawSecrets)
+              | LeaveRound | SaidGoodbye | CutAfter | GoAgain | StuckFinal | VoidPlay | Unscore
+              | MaybeScore | Reckon | MaybeClose | Reseat | Convict | TakeUp | DrawSecrets)

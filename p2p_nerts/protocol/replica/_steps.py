@@ -29,6 +29,7 @@ from ._base import Phase
 from ._catchup import Pruning
 from ._effects import Effect
 from ._forks import Forks
+from ._intake import Places
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
@@ -49,6 +50,7 @@ from ._step_effects import (
     MaybeScore,
     Reckon,
     Reseat,
+    SaidGoodbye,
     StepEffect,
     StuckFinal,
     TakeUp,
@@ -61,10 +63,11 @@ class Steps:
     """Where each step of one table's replica is decided: the sub-machines and the
     parts of the table that never change (its id, my key, whether I host), and
     the owners whose state a step reads or keeps (``Seating``, ``Forks``,
-    ``Recovery``, ``Pruning``)."""
+    ``Recovery``, ``Pruning``, ``Places``)."""
 
     def __init__(self, table_id: bytes, me: bytes, *, is_host: bool, rng: Callable[[int], bytes],
-                 seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning) -> None:
+                 seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning,
+                 places: Places) -> None:
         self.table_id = table_id
         self.me = me
         self.is_host = is_host
@@ -73,6 +76,7 @@ class Steps:
         self.forks = forks
         self.recovery = recovery
         self.pruning = pruning
+        self.places = places
 
     def decide(self, step: StepEffect, current: RoundState | None, phase: Phase,
                match: Match | None, now: float) -> list[Effect]:
@@ -106,6 +110,9 @@ class Steps:
             case CutAfter(rs=rs, seat=seat, cut=cut):
                 return drops.cut_after(rs, seat, cut,
                                        scoring=rs is current and phase is Phase.SCORING)
+            case SaidGoodbye(rs=gone_from, key=key, reason=reason, seq=seq):
+                return drops.goodbye(gone_from, key, reason, seq, phase=phase,
+                                     authors=self.places.authors)
             case LeaveRound(rs=rs, seat=seat, cut=cut, at=at):
                 return drops.leave(rs, seat, cut, at, now)
             case VoidPlay(rs=rs, key=play_key):
