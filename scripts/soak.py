@@ -72,14 +72,14 @@ from pathlib import Path
 from typing import Any
 
 from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import NERTS, OP_NERTS, Target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS
 from p2p_nerts.game.variants import TEAMS
 from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
 from p2p_nerts.protocol.envelope import Entry, seal
 from p2p_nerts.protocol.identity import load_or_create
 from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.messages import Nerts, Payload, Play
-from p2p_nerts.protocol.replica import Outbound, Replica, Send
+from p2p_nerts.protocol.replica import Command, Move, Outbound, Replica, Send
 from p2p_nerts.store import DB_FILE, Store
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
@@ -138,41 +138,58 @@ def _false_call(r: Replica) -> bool:
     return True
 
 
-def _steal(r: Replica) -> bool:
-    """Play a stock card to a foundation as if it were the Nerts top; False if none fits."""
+def _steal(r: Replica) -> Move | None:
+    """Put a stock card on the Nerts pile where a foundation takes it: the move that
+    plays it as if it were the Nerts top; None if none fits."""
     rs = r.rs
     if rs is None or rs.tab is None or r.blocked() is not None:
-        return False
+        return None
     tab = rs.tab
     for card in list(tab.stock):
         tab.stock.remove(card)
         tab.nerts.append(card)
         target = foundation_target(tab, NERTS, rs.log)
         if target is not None:
-            Replica._move(r, target)
-            return True
+            return Move(target)
         tab.nerts.pop()
         tab.stock.append(card)
-    return False
+    return None
+
+
+def _cheat_on_moves(cheat: Callable[[Replica, Move], Move | None]) -> None:
+    """``cheat`` has each of the peer's moves first, where ``Replica.handle`` makes it
+    (the time set, my last play applied to myself): it cheats or not, and says which
+    move the honest ``handle`` makes then (None: none; what it signed goes out)."""
+    honest_handle = Replica.handle
+
+    def handle(self: Replica, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return honest_handle(self, command, now)
+        self.now = now
+        self._apply_own()
+        move = cheat(self, command)
+        return self._flush() if move is None else honest_handle(self, move, now)
+
+    Replica.handle = handle  # type: ignore[method-assign]
 
 
 def silent_cheater() -> None:
     """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
     that round (no audit, no acknowledgement): it counts on the others scoring it as a
     seat that crashed."""
-    honest_move, honest_flush = Replica._move, Replica._flush
+    honest_flush = Replica._flush
     stolen: Counter[int] = Counter()
     silent: set[int] = set()
 
-    def move(self: Replica, target: Target) -> None:
+    def cheat(self: Replica, move: Move) -> Move | None:
         number = self.rs.number if self.rs else 0
-        if stolen[number] < 3 and _steal(self):
+        if stolen[number] < 3 and (steal := _steal(self)) is not None:
             stolen[number] += 1
-            return
+            return steal
         if stolen[number] and _false_call(self):
             silent.add(number)
-            return
-        honest_move(self, target)
+            return None
+        return move
 
     def flush(self: Replica) -> Outbound:
         out = honest_flush(self)
@@ -181,22 +198,21 @@ def silent_cheater() -> None:
             out.sends.clear()  # the call is out; from the round's end on, nothing
         return out
 
-    Replica._move = move  # type: ignore[method-assign]
+    _cheat_on_moves(cheat)
     Replica._flush = flush  # type: ignore[method-assign]
 
 
 def false_call() -> None:
     """Calls Nerts with ten cards or fewer left in its Nerts pile, then audits as usual."""
-    honest_move = Replica._move
 
-    def move(self: Replica, target: Target) -> None:
+    def cheat(self: Replica, move: Move) -> Move | None:
         rs = self.rs
         if (rs is not None and rs.tab is not None and len(rs.tab.nerts) <= 10
                 and _false_call(self)):
-            return
-        honest_move(self, target)
+            return None
+        return move
 
-    Replica._move = move  # type: ignore[method-assign]
+    _cheat_on_moves(cheat)
 
 
 async def stale_journal(table: PeerTable, rng: random.Random, report: Report) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nerts.game.moves import foundation_target
-from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau, Target
+from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
@@ -14,6 +14,7 @@ from p2p_nerts.protocol.messages import Audit, Goodbye, Nerts, Payload
 from p2p_nerts.protocol.replica import (
     CallNerts,
     Command,
+    CommandError,
     LeaveTable,
     Move,
     Outbound,
@@ -248,33 +249,48 @@ def test_a_call_after_its_callers_goodbye_ends_the_round_alike_everywhere(seed: 
     assert len(totals) == 1
 
 
+def _playing(replica: Replica) -> tuple[RoundState, Tableau]:
+    """My round and tableau, where the replica lets me move now (else its refusal)."""
+    reason = replica.blocked()
+    if reason is not None:
+        raise CommandError(reason)
+    rs = replica.rs
+    assert rs is not None and rs.tab is not None
+    return rs, rs.tab
+
+
 class StealsThenGoesDark(GoesDark):
     """Plays up to three stock cards as if they were its Nerts top, then calls Nerts
     and says nothing more in that round (the soak's silent cheater)."""
 
     stolen = 0
 
-    def _move(self, target: Target) -> None:
-        if self.stolen < 3 and self._steal():
+    def handle(self, command: Command, now: float) -> Outbound:
+        if not isinstance(command, Move):
+            return super().handle(command, now)
+        self.now = now
+        self._apply_own()  # where a move is made: my last play applied to myself first
+        if self.stolen < 3 and (stolen := self._steal()) is not None:
             self.stolen += 1
-        elif self.stolen and not (self.rs is not None and self.rs.i_called):
+            return super().handle(stolen, now)
+        if self.stolen and not (self.rs is not None and self.rs.i_called):
             self.stolen = 3
-            _call_anyway(self, *self._playing())
-        else:
-            super()._move(target)
+            _call_anyway(self, *_playing(self))
+            return self._flush()
+        return super().handle(command, now)
 
-    def _steal(self) -> bool:
-        rs, tab = self._playing()
+    def _steal(self) -> Move | None:
+        """A stock card put on the Nerts pile where a foundation takes it: its move."""
+        rs, tab = _playing(self)
         for card in list(tab.stock):
             tab.stock.remove(card)
             tab.nerts.append(card)
             target = foundation_target(tab, NERTS, rs.log)
             if target is not None:
-                super()._move(target)
-                return True
+                return Move(target)
             tab.nerts.pop()
             tab.stock.append(card)
-        return False
+        return None
 
 
 @pytest.mark.parametrize("seed", range(4))

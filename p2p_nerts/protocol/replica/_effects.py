@@ -29,11 +29,19 @@ from ._step_effects import StepEffect
 class Sign:
     """Sign one of my entries and queue it (to one key, or to everyone); a
     sequenced one is delivered to myself as well. ``round_no``: the round it
-    is for, when not the current one."""
+    is for, when not the current one.
+
+    A move of mine that signs (a play, a Nerts call) was made on my tableau
+    keyed by the Lamport time its entry will carry: ``expect_lamport``, which
+    signing checks. ``unapplied``: a play, delivered to myself not now but on
+    the shell's next call (``Outbox.unapplied``), once it has been sent.
+    """
 
     payload: Payload
     to: bytes | None = None
     round_no: int | None = None
+    expect_lamport: int | None = None
+    unapplied: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, assert_never
 
 from ...game.foundations import PlayKey
-from ...game.moves import perform
 from ...game.scoring import Match
-from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
 from .. import events as ev
 from .. import messages as msg
@@ -45,7 +43,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     ROUND_TYPES,
-    CommandError,
     Lead,
     Outbound,
     Phase,
@@ -133,6 +130,7 @@ class Replica:
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places)
+        self._moves = cmd.Moves(identity, host_key, self.clock, self._recovery)
         self.now = 0.0
 
     @property
@@ -197,25 +195,16 @@ class Replica:
         self.now = now
         self._apply_own()
         match command:
-            case cmd.Move(target=target):
-                self._move(target)
-            case cmd.Turn():
-                rs, tab = self._playing()
-                tab.turn()
-                self._journal_moves(rs, tab)
-            case cmd.VoteStuck(on=on):
-                rs, _tab = self._playing()
-                self._send(msg.Stuck(on, len(rs.log)))
-            case cmd.CallNerts():
-                self._call_nerts()
-            case cmd.RotateAlone():
-                rs, tab = self._playing()
-                cmd.rotate_alone(rs, tab)
-                self._journal_moves(rs, tab)
+            case cmd.Open() if self.is_host:  # the host seats itself: the lobby's
+                effects = lobby.seat_host(self._table, self.me.name)
             case cmd.Open():
-                self._open()
+                effects = self._moves.open(self.seq, now)
+            case cmd.Move() | cmd.Turn() | cmd.RotateAlone() | cmd.VoteStuck() | cmd.CallNerts():
+                effects = self._moves.decide(command, self.rs, self.phase, watching=self.watching,
+                                             drawn=self.drawn, now=now)
             case _:
-                self._apply(lobby.command(self._table, command, watching=self.watching))
+                effects = lobby.command(self._table, command, watching=self.watching)
+        self._apply(effects)
         return self._flush()
 
     def apply_own(self, now: float) -> Outbound:
@@ -300,45 +289,6 @@ class Replica:
         self._advance()
         return self._flush()
 
-    # ------------------------------------------------------------- commands
-    def _open(self) -> None:
-        """Join the table: the host seats itself, a guest asks for a seat."""
-        if self.is_host:
-            self._apply(lobby.seat_host(self._table, self.me.name))
-            return
-        if self.seq == 0 and self._resume is None:
-            # Nothing signed here yet, as far as we know: the host may hold
-            # entries of this key from before (a lost journal). Ask first.
-            self._recovery.resume = Resume({self.host_key}, self.now, 0)
-            self._send(msg.Hello(self.me.name, 1))
-        self._send(msg.Join(self.me.name, None))
-
-    def _move(self, target: Target) -> None:
-        rs, tab = self._playing()
-        if target.pile is None:
-            perform(tab, target)
-            self._journal_moves(rs, tab)
-            return
-        lamport = self.clock.time + 1
-        key = (lamport, rs.me if rs.me is not None else 0)
-        card = perform(tab, target, key)
-        assert card is not None
-        self._journal_moves(rs, tab)
-        signed = self._sign(msg.Play(card, target.pile, target.src, target.declared,
-                                    len(tab.log) - 1), expect_lamport=lamport)
-        # The view rides with the play (one write, one wake-up of each peer)
-        # rather than waking every peer again at the next tick.
-        self._send_view(rs)
-        self._outbox.unapplied = signed
-
-    def _call_nerts(self) -> None:
-        rs, tab = self._playing()
-        lamport = self.clock.time + 1
-        tab.record_nerts_call(lamport)
-        rs.i_called = True
-        self._journal_moves(rs, tab)
-        self._send(msg.Nerts(), expect_lamport=lamport)
-
     # -------------------------------------------------------------- reading
     @property
     def my_seat(self) -> int | None:
@@ -376,8 +326,13 @@ class Replica:
         """
         for effect in effects:
             match effect:
-                case fx.Sign(payload=payload, to=to, round_no=round_no):
-                    self._send(payload, round_no=round_no, to=to)
+                case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
+                             unapplied=unapplied):
+                    if unapplied:  # sent now, applied to myself on the next call (apply_own)
+                        self._outbox.unapplied = self._sign(payload, round_no=round_no, to=to,
+                                                            expect_lamport=lamport)
+                    else:
+                        self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
                 case Step():
                     self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
                                                    self.now))
@@ -441,17 +396,8 @@ class Replica:
         self._event(ev.Rejected(reason))
 
     def blocked(self) -> str | None:
-        """Why my moves are refused right now (``cmd.refused``), or None if I may move."""
-        return cmd.refused(self.rs, self.phase, self.watching,
-                           behind=self._recovery.catching_up or self._resume is not None)
-
-    def _playing(self) -> tuple[RoundState, Tableau]:
-        reason = self.blocked()
-        if reason is not None:
-            raise CommandError(reason)
-        rs = self.rs
-        assert rs is not None and rs.tab is not None
-        return rs, rs.tab
+        """Why my moves are refused right now (``Moves.blocked``), or None if I may move."""
+        return self._moves.blocked(self.rs, self.phase, self.watching)
 
     def _send(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None) -> None:
@@ -480,9 +426,6 @@ class Replica:
     def _record(self, record: Record) -> None:
         if not self._recovery.restoring:
             self._out.journal.append(record)
-
-    def _journal_moves(self, rs: RoundState, tab: Tableau) -> None:
-        self._apply(recovery.new_moves(rs, tab))
 
     def _author(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
