@@ -14,7 +14,6 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import OP_FOUND, OP_NERTS, OP_TURN, WORK0, Tableau, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.clock import LamportClock
-from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import move_record
 from p2p_nerts.protocol.messages import Hello, Join, Nerts, Play, Stuck, View
 from p2p_nerts.protocol.proof import ForkProof
@@ -94,7 +93,7 @@ HOST = b"h" * 32
 
 
 def _moves(time: int = 6) -> Moves:
-    return Moves(Identity.from_seed(b"s" * 32, "me"), HOST, LamportClock(time), Recovery())
+    return Moves("me", HOST, LamportClock(time), Recovery())
 
 
 def test_a_card_to_a_foundation_is_in_the_air_under_the_time_its_play_will_carry() -> None:

@@ -17,7 +17,6 @@ from ...game.moves import is_stuck, perform
 from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
 from ..clock import LamportClock
-from ..identity import Identity
 from ..messages import Hello, Join, Nerts, Play, Stuck
 from ..resume import Resume
 from ._base import CommandError, Phase
@@ -174,7 +173,7 @@ class Moves:
     moves in a round, each made on my tableau in the round it is handed; what
     they journal and sign comes back as effects, for the facade to sign.
 
-    It holds my keys, the host's key, my Lamport clock (read: a play is keyed by
+    It holds my name, the host's key, my Lamport clock (read: a play is keyed by
     the time its entry will carry) and ``Recovery``: a seat back at a table
     does not move until it has heard the table out, and a guest that opens a
     table it may have sat at begins a resume there. That resume is set here,
@@ -183,9 +182,9 @@ class Moves:
     and sets it in one place, before the JOIN it must hold back is signed.
     """
 
-    def __init__(self, me: Identity, host_key: bytes, clock: LamportClock,
+    def __init__(self, name: str, host_key: bytes, clock: LamportClock,
                  recovery: Recovery) -> None:
-        self.me = me
+        self.name = name
         self.host_key = host_key
         self.clock = clock
         self.recovery = recovery
@@ -205,8 +204,8 @@ class Moves:
         effects: list[Effect] = []
         if seq == 0 and self.recovery.resume is None:
             self.recovery.resume = Resume({self.host_key}, now, 0)
-            effects.append(Sign(Hello(self.me.name, 1)))
-        effects.append(Sign(Join(self.me.name, None)))
+            effects.append(Sign(Hello(self.name, 1)))
+        effects.append(Sign(Join(self.name, None)))
         return effects
 
     def decide(self, command: InRound, rs: RoundState | None, phase: Phase, *, watching: bool,

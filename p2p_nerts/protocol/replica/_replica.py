@@ -130,7 +130,7 @@ class Replica:
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places)
-        self._moves = cmd.Moves(identity, host_key, self.clock, self._recovery)
+        self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self.now = 0.0
 
     @property
