@@ -29,7 +29,6 @@ from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
 from ..journal import Kind, Record, snapshot_of
-from ..proof import ForkProof
 from ..resume import Resume
 from . import _catchup as catchup
 from . import _commands as cmd
@@ -58,7 +57,7 @@ from ._order import Finality
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
-from ._state import RoundState, index_of
+from ._state import RoundState
 from ._step_effects import Step, TakeUp
 from ._steps import Steps
 from ._view import TableView
@@ -93,6 +92,7 @@ class Replica:
         auto_next: float | None = None,
         max_seats: int = 8,
         max_held: tuple[int, int] = (MAX_HELD, MAX_HELD_BYTES),
+        players: Iterable[bytes] = (),
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -105,6 +105,10 @@ class Replica:
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places(max_held)  # early entries held per author, and bytes
+        # Heard as players though no place of theirs is known yet: the authors of
+        # a game record that a seat-less replica reads from its start (their
+        # JOINs come before the ROSTER that seats them).
+        self._places.admit(players)
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
@@ -340,22 +344,6 @@ class Replica:
         self._send(msg.Nerts(), expect_lamport=lamport)
 
     # -------------------------------------------------------------- reading
-    @property
-    def my_seat(self) -> int | None:
-        return self.rs.me if self.rs else index_of(self.seats, self.me.public_key)
-
-    def round_state(self, number: int) -> RoundState | None:
-        """Round ``number``'s state, if it is the current or the previous round."""
-        for rs in (self.rs, self.prev_rs):
-            if rs is not None and rs.number == number:
-                return rs
-        return None
-
-    @property
-    def dropped(self) -> bool:
-        """Whether my seat is out of the current round (``RoundState.dropped``)."""
-        return self.rs is not None and self.rs.me is not None and self.rs.dropped(self.rs.me)
-
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
         return TableView(self)
@@ -402,16 +390,16 @@ class Replica:
                         self._apply(self._pruning.begin(catchup.capture(
                             number, over=self.phase is Phase.OVER, seats=self.seats,
                             settings=self.seating.settings,
-                            totals=self.totals, authors=self.authors, player=self.player,
+                            totals=self.totals, authors=self.authors, player=self._player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
                     self._apply(rounds.begin(
                         number, self.seats, self.me.public_key, self.seating.variants, self.now,
                         totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
                 case fx.Forget() | fx.Claim() | fx.Admit():
-                    self._places.apply(effect, self.holds_place)
+                    self._places.apply(effect, self._holds_place)
                 case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
-                    self._places.apply(effect, self.holds_place)
+                    self._places.apply(effect, self._holds_place)
                     self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
                 case fx.Standing(totals=totals, match=match, phase=phase):
                     self.totals, self.match, self.phase = totals, match, phase
@@ -486,40 +474,22 @@ class Replica:
 
     def _author(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
-        return self._places.chain(key, self.holds_place)
+        return self._places.chain(key, self._holds_place)
 
-    def holds_place(self, key: bytes) -> bool:
+    def _holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table (``intake.has_place``)."""
         return intake.has_place(key, seated=self.seated, host_key=self.host_key,
                                 me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
 
-    def admit(self, keys: Iterable[bytes]) -> None:
-        """Hear these keys as players though no place of theirs is known yet: the
-        authors of a game record that a seat-less replica reads from its start
-        (their JOINs come before the ROSTER that seats them)."""
-        self._places.admit(keys)
-
-    def player(self, key: bytes) -> bool:
-        """Whether ``key`` holds a place at this table or held one: a player the table
-        keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self._places.player(key, self.holds_place(key))
-
-    @property
-    def watchers(self) -> set[bytes]:
-        """Keys without a place that asked for the table's entries (a RESEND): the
-        spectators a front end may admit (``NetSession.admits_spectator``)."""
-        return self._places.watchers
-
-    @property
-    def equivocators(self) -> dict[bytes, ForkProof]:
-        """Keys proven to have signed two entries under one number, for the whole
-        game: the host seats them no more."""
-        return self._forks.proven
+    def _player(self, key: bytes) -> bool:
+        """Whether ``key`` holds a place at this table or held one (``Places.player``):
+        a player the table keeps talking to, and whose head a snapshot names."""
+        return self._places.player(key, self._holds_place(key))
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:
         author = entry.author
-        placed = self.holds_place(author)  # (my own key always is)
+        placed = self._holds_place(author)  # (my own key always is)
         arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
                                        my_seq=self.seq, is_host=self.is_host,
                                        seated=self.seated)
