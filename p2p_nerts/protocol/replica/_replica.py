@@ -139,26 +139,6 @@ class Replica:
                             pruning=self._pruning, places=self._places)
         self.now = 0.0
 
-    @property
-    def seq(self) -> int:
-        """The last sequence number I signed (or, back at a table, learned I had)."""
-        return self._outbox.seq
-
-    @property
-    def _resume(self) -> Resume | None:
-        """Back at a table: what I must hear before I sign again (``Recovery``)."""
-        return self._recovery.resume
-
-    @property
-    def seats(self) -> tuple[msg.Seat, ...]:
-        """Who sits at the table (the host's last ROSTER): seat index = position."""
-        return self.seating.seats
-
-    @property
-    def seated(self) -> frozenset[bytes]:
-        """The seats' keys (``Seating.seated``)."""
-        return self.seating.seated
-
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
                 records: Iterable[Record], now: float, **options: Any) -> Replica:
@@ -177,7 +157,7 @@ class Replica:
             start = snapshot_of(records[0])                # began (later ones replay again)
             r._apply([TakeUp(start, rules_of(start.settings))])
         for rec in records:
-            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r.seq)
+            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r._outbox.seq)
             if isinstance(replayed, Entry):
                 r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
             elif replayed is not None:
@@ -185,8 +165,8 @@ class Replica:
             r._advance()
         r._recovery.replayed(r.rs, r.phase)
         held = r.rs.keys if r.rs is not None else ()
-        r._recovery.resume = recovery.rejoin({*r.seated, r.host_key, *held},
-                                             identity.public_key, now, r.seq)
+        r._recovery.resume = recovery.rejoin({*r.seating.seated, r.host_key, *held},
+                                             identity.public_key, now, r._outbox.seq)
         r._out = Outbound()
         return r
 
@@ -289,7 +269,7 @@ class Replica:
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._apply(self.seating.auto_deal(self._table, now))
-        if self.seq:  # in every phase: it is how a lost entry is noticed
+        if self._outbox.seq:  # in every phase: it is how a lost entry is noticed
             besides, singles = self._beats.due(now)
             if besides is not None:
                 self._ack(besides=besides)
@@ -310,7 +290,7 @@ class Replica:
         if self.is_host:
             self._apply(lobby.seat_host(self._table, self.me.name))
             return
-        if self.seq == 0 and self._resume is None:
+        if self._outbox.seq == 0 and self._recovery.resume is None:
             # Nothing signed here yet, as far as we know: the host may hold
             # entries of this key from before (a lost journal). Ask first.
             self._recovery.resume = Resume({self.host_key}, self.now, 0)
@@ -371,7 +351,7 @@ class Replica:
                                                    self.now))
                 case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
                       | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
-                    self.seating.apply(effect, self.seq)
+                    self.seating.apply(effect, self._outbox.seq)
                 case fx.DrainAll():
                     for chain in list(self.authors.values()):
                         self._drain(chain)
@@ -388,14 +368,15 @@ class Replica:
                 case fx.BeginRound(number=number, note=note):
                     if note:  # the table as it stands, where the journal will start
                         self._apply(self._pruning.begin(catchup.capture(
-                            number, over=self.phase is Phase.OVER, seats=self.seats,
+                            number, over=self.phase is Phase.OVER, seats=self.seating.seats,
                             settings=self.seating.settings,
                             totals=self.totals, authors=self.authors, player=self._player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
                     self._apply(rounds.begin(
-                        number, self.seats, self.me.public_key, self.seating.variants, self.now,
-                        totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
+                        number, self.seating.seats, self.me.public_key, self.seating.variants,
+                        self.now, totals=self.totals, match=self.match,
+                        over=self.phase is Phase.OVER))
                 case fx.Forget() | fx.Claim() | fx.Admit():
                     self._places.apply(effect, self._holds_place)
                 case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
@@ -431,7 +412,7 @@ class Replica:
     def blocked(self) -> str | None:
         """Why my moves are refused right now (``cmd.refused``), or None if I may move."""
         return cmd.refused(self.rs, self.phase, self.watching,
-                           behind=self._recovery.catching_up or self._resume is not None)
+                           behind=self._recovery.catching_up or self._recovery.resume is not None)
 
     def _playing(self) -> tuple[RoundState, Tableau]:
         reason = self.blocked()
@@ -478,7 +459,7 @@ class Replica:
 
     def _holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table (``intake.has_place``)."""
-        return intake.has_place(key, seated=self.seated, host_key=self.host_key,
+        return intake.has_place(key, seated=self.seating.seated, host_key=self.host_key,
                                 me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
 
     def _player(self, key: bytes) -> bool:
@@ -491,8 +472,8 @@ class Replica:
         author = entry.author
         placed = self._holds_place(author)  # (my own key always is)
         arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
-                                       my_seq=self.seq, is_host=self.is_host,
-                                       seated=self.seated)
+                                       my_seq=self._outbox.seq, is_host=self.is_host,
+                                       seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
                 self._apply((fx.Claim(author, entry.seq),))
@@ -550,7 +531,7 @@ class Replica:
 
     def _observe(self, entry: Entry) -> None:
         """Only seated players' times order the table: a stranger cannot move my clock."""
-        if entry.author in self.seated:
+        if entry.author in self.seating.seated:
             self.clock.observe(entry.lamport)
 
     def _ephemeral(self, entry: Entry, payload: msg.Payload) -> None:
@@ -559,7 +540,7 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[author] = self.now
-        if liveness.claimed(log, entry, self.seated):  # its head is not ours
+        if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
             self._apply(self._forks.follow(self.rs, (Lead(author, entry.seq, author),), self.now))
         rs = self.rs
         seat = rs.seat_of(author) if rs else None
@@ -568,11 +549,11 @@ class Replica:
                 # Only what the journal holds moves my clock: a restart replays
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
-                if self._resume is not None and not self._recovery.restoring:
+                if self._recovery.resume is not None and not self._recovery.restoring:
                     self._heard_while_resuming(author, upto)
-                if author in self.seated:
+                if author in self.seating.seated:
                     self._pruning.heard(author, upto)
-                    self._apply(liveness.note_claims(upto, self.seated, self.authors))
+                    self._apply(liveness.note_claims(upto, self.seating.seated, self.authors))
                 self._apply(liveness.acked(entry, upto, log, rs, seat, authors=self.authors))
                 self.seating.acked(author, upto)
             case msg.View():
@@ -607,15 +588,16 @@ class Replica:
             self.rejected["resend_budget"] += 1
 
     def _ask_missing(self) -> None:
-        mine = self.me.public_key if self._resume is None else None
+        mine = self.me.public_key if self._recovery.resume is None else None
         for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
             self._send(ask)
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
-        assert self._resume is not None
-        self._apply(recovery.heard(self._resume, peer, upto, self.me.public_key,
-                                   peer in self.seated or peer == self.host_key))
+        res = self._recovery.resume
+        assert res is not None
+        self._apply(recovery.heard(res, peer, upto, self.me.public_key,
+                                   peer in self.seating.seated or peer == self.host_key))
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
@@ -676,7 +658,8 @@ class Replica:
         stands for unless it is one itself: ``beat``)."""
         if to is not None and beat and not self._recovery.restoring:
             self._beats.acked(to, self.now)
-        ack = liveness.my_ack(self.seated, self.rs, self.prev_rs, self.authors, self._forks.proven)
+        ack = liveness.my_ack(self.seating.seated, self.rs, self.prev_rs, self.authors,
+                              self._forks.proven)
         self._sign(ack, to=to, besides=besides)  # ephemeral: no delivery
 
     # ------------------------------------------------------------ total order

@@ -1,7 +1,7 @@
 """What a front end reads of its replica: a narrow, read-only view.
 
-A screen, a bot or a headless runner reads the table through a
-:class:`TableView` (``Replica.view()``) and acts on it only with commands
+A screen, a bot, a headless runner or a network session reads the table
+through a :class:`TableView` (``Replica.view()``) and acts on it only with commands
 (``Move``, ``Turn``...), so that the replica's own state (``RoundState`` and
 the facade's attributes) can change shape without any front end noticing.
 
