@@ -28,7 +28,7 @@ from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog, Equivocation
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
-from ..journal import Kind, Record, snapshot_of
+from ..journal import Kind, Record
 from ..resume import Resume
 from . import _catchup as catchup
 from . import _commands as cmd
@@ -49,7 +49,6 @@ from ._base import (
     Outbound,
     Phase,
     Send,
-    rules_of,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -58,7 +57,7 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-from ._step_effects import Step, TakeUp
+from ._step_effects import Step
 from ._steps import Steps
 from ._view import TableView
 
@@ -149,24 +148,20 @@ class Replica:
         the replay takes that entry from the journal and delivers it on the
         spot, in the middle of whatever it was doing, exactly as it was then.
         """
-        records = recovery.unsent_cut(list(records), identity.public_key)
+        me = identity.public_key
+        records = recovery.unsent_cut(list(records), me)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._recovery.load(records, identity.public_key)
-        if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
-            start = snapshot_of(records[0])                # began (later ones replay again)
-            r._apply([TakeUp(start, rules_of(start.settings))])
+        r._apply(r._recovery.load(records, me))
         for rec in records:
-            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r._outbox.seq)
+            replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
                 r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
             elif replayed is not None:
                 r._receive_one(*replayed)
             r._advance()
-        r._recovery.replayed(r.rs, r.phase)
-        held = r.rs.keys if r.rs is not None else ()
-        r._recovery.resume = recovery.rejoin({*r.seating.seated, r.host_key, *held},
-                                             identity.public_key, now, r._outbox.seq)
+        r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
+                             now=now, seq=r._outbox.seq)
         r._out = Outbound()
         return r
 
