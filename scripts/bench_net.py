@@ -306,7 +306,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         kind = frame_type(data, me.public_key)
         frames[kind] = frames.get(kind, 0) + copies
     out.write_text(json.dumps({
-        "trace": trace, "me": session.replica.my_seat, "wall": time.monotonic() - wall,
+        "trace": trace, "me": session.replica.view().my_seat, "wall": time.monotonic() - wall,
         "cpu": spent.user + spent.system - cpu.user - cpu.system, "loop_cpu": looped - loop,
         "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
     }))

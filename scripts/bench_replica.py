@@ -71,7 +71,7 @@ class Table:
         self.receiver: Replica = net.replicas[0]
         author = identities(2)[1]
         self.author = author.public_key
-        seat = net.replicas[1].my_seat
+        seat = net.replicas[1].view().my_seat
         rs = self.receiver.rs
         assert seat is not None and rs is not None
         log = self.receiver.authors[self.author]

@@ -101,7 +101,7 @@ def check_round(net: MemNet, number: int, *, honest: set[int] | None = None) -> 
         assert log.cards_of(mine) == first.results[mine].foundation_cards
     if honest is not None:
         for i in honest:
-            seat = net.replicas[i].my_seat
+            seat = net.replicas[i].view().my_seat
             assert first.verdicts[seat or 0] == "", first.verdicts
     return first
 
@@ -169,7 +169,7 @@ def state_of(r: Replica) -> tuple[object, ...]:
         dict(tab.in_flight), dict(tab.bound), tuple(tab.log))
     # The clock too: an ACK sent before the crash told the others how far it
     # was, and nothing signed after the restart may be dated earlier.
-    return (*mine, rs.log.state_hash(), r.seq, r.clock.time, r.phase, rs.number, rs.me,
+    return (*mine, rs.log.state_hash(), r.view().seq, r.clock.time, r.phase, rs.number, rs.me,
             sorted(rs.live), r.seating.countdown, r.seating.drop_after, rs.my_vote, rs.my_vote_at)
 
 

@@ -198,7 +198,7 @@ class Harness(Screen):
 
     @property
     def me(self) -> int:
-        seat = self.replica.my_seat
+        seat = self.replica.view().my_seat
         assert seat is not None
         return seat
 

@@ -5,8 +5,8 @@ Anyone on the network can reach a table's port. What an authenticated link
 may cost us is bounded here, by rules the mesh applies (``mesh.Mesh``):
 
 - A link is *admitted* while its key has a place at the table (a seat, a
-  place in the round or on the waiting list: ``Replica.holds_place``) or is
-  a spectator; only admitted links hear the table's traffic and are listed
+  place in the round or on the waiting list) or had one (``TableView.player``),
+  or is a spectator; only admitted links hear the table's traffic and are listed
   in the host's peers frame. A link that is not admitted within
   ``Limits.grace`` seconds of coming up is closed.
 - Links that are not admitted (handshakes under way included) are capped per

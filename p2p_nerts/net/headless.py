@@ -273,7 +273,7 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
             closed_at = None
         if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not (
                 r.phase is Phase.BETWEEN and r.seating.auto_next is not None):
-            guests = [s for s in r.seats if s.key != r.host_key]
+            guests = [s for s in r.view().seats if s.key != r.host_key]
             unready = [s.name for s in guests if not r.seating.ready.get(s.key, False)]
             if not guests:
                 waiting = "waiting for players: this table deals once a player has joined " \
@@ -306,7 +306,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     signalled = asyncio.Event()
     writer = SummaryWriter(session.replica, summary)
     writer.resumed()
-    seated = session.replica.my_seat is not None
+    seated = session.replica.view().my_seat is not None
 
     def settle(code: int) -> None:
         if not outcome.done():

@@ -116,7 +116,7 @@ def _keep(store: Store, host: NetSession) -> None:
 async def _seated(guest: NetSession) -> None:
     try:
         async with asyncio.timeout(SEAT_WAIT):
-            while guest.replica.my_seat is None:
+            while guest.replica.view().my_seat is None:
                 await asyncio.sleep(0.01)
     except TimeoutError:
         raise LinkError(f"{guest.replica.me.name} could not sit down at the table "

@@ -48,6 +48,7 @@ from ..protocol.replica import (
     Replica,
     SeatLost,
     Send,
+    TableView,
     TurnAway,
     compacts,
 )
@@ -186,6 +187,8 @@ class NetSession:
         self._store = store
         self._clock = clock
         self._replica: Replica | None = None
+        #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
+        self._kept_view: TableView | None = None
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
                           admitted=self._admitted, player=self._plays_here,
@@ -274,7 +277,7 @@ class NetSession:
         if back is not None:
             _log.info("back at a table we sat at: picking up where we left")
             self._use(back)
-            self._had_seat = back.my_seat is not None
+            self._had_seat = self._view.my_seat is not None
         else:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
@@ -383,7 +386,7 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
         self._use(replica)
-        self._had_seat = replica.my_seat is not None
+        self._had_seat = self._view.my_seat is not None
         return self
 
     async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
@@ -420,6 +423,12 @@ class NetSession:
         """True for the host itself, and for a guest while its link to the host is up."""
         r = self.replica
         return r.is_host or r.host_key in self._mesh.links
+
+    @property
+    def _view(self) -> TableView:
+        """The replica's view (``Replica.view``), the one kept for it."""
+        assert self._kept_view is not None  # the factories set it, with the replica
+        return self._kept_view
 
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
@@ -493,6 +502,7 @@ class NetSession:
     def _use(self, replica: Replica) -> None:
         """Play through ``replica``."""
         self._replica = replica
+        self._kept_view = replica.view()
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
@@ -539,7 +549,7 @@ class NetSession:
             name = self._identity.name if self._config.code is None else _NEWCOMER
             return Info(NET_VERSION, None, name, self._advertised_port,
                         views=self._config.views)
-        seats = len(r.seats)
+        seats = len(self._view.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.seating.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
@@ -639,7 +649,7 @@ class NetSession:
         player is told once that we wait, not of every refusal.
         """
         if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
-            self._names.update((s.key, s.name) for s in self.replica.seats)
+            self._names.update((s.key, s.name) for s in self._view.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
             self._waiting_for_seat = False
@@ -666,7 +676,7 @@ class NetSession:
             self._asked_back = None
             self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
-            self._mesh.set_seated(s.key for s in self.replica.seats)
+            self._mesh.set_seated(self._view.seated)
             self._ad_dirty.set()
         elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
             self._with_store(lambda store: store.checkpoint())
@@ -683,24 +693,24 @@ class NetSession:
 
     def _admitted(self, key: bytes) -> bool:
         """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
-        a place at the table (``Replica.player``) or is a spectator (:meth:`_spectator`).
+        a place at the table (``TableView.player``) or is a spectator (:meth:`_spectator`).
 
         Before its replica exists a guest has one link, to the host it dials.
         """
-        r = self._replica
-        return r is None or r.player(key) or self._spectator(key)
+        view = self._kept_view
+        return view is None or view.player(key) or self._spectator(key)
 
     def _plays_here(self, key: bytes) -> bool:
         """Whether ``key`` has or had a place at the table (a spectator has none)."""
-        r = self._replica
-        return r is None or r.player(key)
+        view = self._kept_view
+        return view is None or view.player(key)
 
     def _spectator(self, key: bytes) -> bool:
         """Whether ``key`` watches the table without a seat: admitted like a seat, by
         the one rule for spectators (:meth:`admits_spectator`), once it asked for the
-        table's entries (``Replica.watchers``)."""
-        r = self._replica
-        return r is not None and key in r.watchers and self.admits_spectator(key)
+        table's entries (``TableView.watcher``)."""
+        view = self._kept_view
+        return view is not None and view.watcher(key) and self.admits_spectator(key)
 
     def _player_name(self, key: bytes) -> str | None:
         """The name a peer sits (or sat) under at this table; None: never seated."""
@@ -716,15 +726,15 @@ class NetSession:
         read and the replica: a peer woken by a play is on the critical path
         of every other peer sharing its CPU.
         """
-        r = self._replica
-        if r is None:
+        r, view = self._replica, self._kept_view
+        if r is None or view is None:
             return
-        watcher = key in r.watchers
+        watcher = view.watcher(key)
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
         if r.phase is Phase.OVER:
             self._keep_when_signed()  # the others' signed results come after the end
         link = self._mesh.links.get(key)
-        if r.is_host and not watcher and key in r.watchers and link is not None:
+        if r.is_host and not watcher and view.watcher(key) and link is not None:
             # Just admitted as a spectator: where the seats listen, so that it
             # links to each (the list went out before it asked).
             self._mesh.announce_to(link)
@@ -746,8 +756,8 @@ class NetSession:
         if (r.is_host or not self._had_seat or self._closed.is_set()
                 or self._clock() < self._ask_again_at):
             return
-        dropped = r.dropped
-        if any(s.key == r.me.public_key for s in r.seats) and not dropped:
+        view = self._view
+        if view.my_key in view.seated and not view.dropped:
             return
         after = rs.number if rs is not None else 0
         if self._asked_back != after:
@@ -780,9 +790,9 @@ class NetSession:
             # went (the SeatLost command), or our JOIN was lost with it. Ask again
             # (a seated player is only told the roster again).
             self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and key in r.seated:
+        elif not up and r.is_host and key in self._view.seated:
             self._route(r.handle(SeatLost(key), self._clock()))
-        elif up and r.is_host and key not in r.seated:
+        elif up and r.is_host and key not in self._view.seated:
             # A newcomer asks for its seat right after its link is up: judge the
             # link once it has had the time to.
             asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
@@ -804,17 +814,17 @@ class NetSession:
         players little (they sign nothing the table waits for, but they are
         sent every entry) and one who came first keeps its place.
         """
-        r = self.replica
-        if key in r.seated or key in r.seating.waiting:
+        r, seated = self.replica, self._view.seated
+        if key in seated or key in r.seating.waiting:
             return True
         since = self._up_since.get(key, float("inf"))
-        earlier = [k for k in self._mesh.links if k != key and k not in r.seated
+        earlier = [k for k in self._mesh.links if k != key and k not in seated
                    and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
         return len(earlier) < MAX_SPECTATORS
 
     def _ad_facts(self) -> _AdFacts:
         r, seating = self.replica, self.replica.seating
-        return _AdFacts(min(len(r.seats), seating.max_seats),
+        return _AdFacts(min(len(self._view.seats), seating.max_seats),
                         seating.variants.summary()[:MAX_VARIANT_CHARS], _AD_STATES[r.phase],
                         seating.next_round_at if r.phase is Phase.BETWEEN else None)
 

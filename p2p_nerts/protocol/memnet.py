@@ -193,6 +193,6 @@ def bot_table(
     net = MemNet(reps, drivers, random.Random(seed), faults or Faults(), partners=partners)
     for i, r in enumerate(reps):
         net.output(i, r.handle(Open(), 0.0))
-    if not net.run(lambda: all(len(r.seats) == n for r in reps), limit=60.0):
+    if not net.run(lambda: all(len(r.view().seats) == n for r in reps), limit=60.0):
         raise RuntimeError("the lobby did not fill")
     return net

@@ -41,7 +41,7 @@ from ..protocol.envelope import (
 )
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.messages import Ack, AckMark, MsgType, Result, link_message, parse_payload
-from ..protocol.replica import Phase, Replica, RoundState
+from ..protocol.replica import Phase, Replica, RoundState, round_numbered
 from .record import GameRecord, RecordError
 
 #: Refusals an honest table produces too: an entry sent as its round closed, or
@@ -75,9 +75,12 @@ def replay(record: GameRecord) -> Replayed:
     """Run the record's entries through a fresh replica; note every problem found."""
     # Every later round's entries wait for the earlier rounds to close, which
     # they do only once the whole record is read (``_everything_heard``): the
-    # replica holds what the record holds, however long the game.
+    # replica holds what the record holds, however long the game. It hears their
+    # authors as players from the start: their JOINs come before the ROSTER
+    # that seats them.
     replica = Replica(_VERIFIER, record.table_id, record.host, countdown=0.0,
-                      max_held=(len(record.entries), sum(map(len, record.entries))))
+                      max_held=(len(record.entries), sum(map(len, record.entries))),
+                      players={author_of(raw) for raw in record.entries})
     out = io.StringIO()
     writer = SummaryWriter(replica, out)
     events: list[ev.Event] = []
@@ -88,7 +91,7 @@ def replay(record: GameRecord) -> Replayed:
     def take(new: list[ev.Event]) -> None:
         for event in new:
             if isinstance(event, ev.RoundOver):
-                rs = replica.round_state(event.round)
+                rs = round_numbered(event.round, replica.rs, replica.prev_rs)
                 assert rs is not None  # the call that scored it began one round at most
                 done.round_keys[event.round] = rs.keys
                 done.round_variants[event.round] = rs.variants
@@ -96,7 +99,7 @@ def replay(record: GameRecord) -> Replayed:
             elif isinstance(event, ev.RoundAgreed | ev.Divergence):
                 # A seat-less replica closes a round on its own reckoning: the
                 # record must also hold every live seat's signed word on it.
-                rs = replica.round_state(event.round)
+                rs = round_numbered(event.round, replica.rs, replica.prev_rs)
                 assert rs is not None
                 silent = sorted(rs.live - rs.summaries.keys())
                 if silent:
@@ -108,7 +111,6 @@ def replay(record: GameRecord) -> Replayed:
             if problem is not None:
                 problems.append(problem)
 
-    replica.admit(author_of(raw) for raw in record.entries)
     for index, raw in enumerate(record.entries, start=1):
         before = Counter(replica.rejected)
         take(replica.receive(raw, 0.0).events)

@@ -32,11 +32,11 @@ def test_back_before_the_first_deal_sits_down_at_once(tmp_path: Path) -> None:
         bo: NetSession | None = None
         try:
             await ana.start()
-            await until(lambda: len(host.replica.seats) == 2, "Ana seated")
+            await until(lambda: len(host.replica.view().seats) == 2, "Ana seated")
             ana.kill()  # a crash, before any deal
-            await until(lambda: len(host.replica.seats) == 1, "Ana's seat given up")
+            await until(lambda: len(host.replica.view().seats) == 1, "Ana's seat given up")
             await ana.start()  # the same home: the same key, and no --resume
-            await until(lambda: len(host.replica.seats) == 2, "Ana seated again")
+            await until(lambda: len(host.replica.view().seats) == 2, "Ana seated again")
             await ana.wait_for_line("back at a table we sat at", 30)
             bo = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
                                        TableConfig(), LOCAL)

@@ -36,7 +36,7 @@ async def table(limits: Limits) -> tuple[NetSession, NetSession]:
                                  table_name="Bounded", interfaces=None)
     guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port), config,
                                   LOCAL)
-    await until(lambda: len(host.replica.seats) == 2)
+    await until(lambda: len(host.replica.view().seats) == 2)
     return host, guest
 
 

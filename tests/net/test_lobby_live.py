@@ -220,9 +220,9 @@ def test_the_lobby_waits_at_a_full_table_for_a_free_seat() -> None:
                 assert cy.waiting_for_seat and not cy_plays.done()
                 bo.close()
                 await bo_runs
-                while cy.replica.my_seat is None:
+                while cy.replica.view().my_seat is None:
                     await asyncio.sleep(0.01)
-            assert [s.name for s in host.replica.seats] == ["Tess", "Cy"]
+            assert [s.name for s in host.replica.view().seats] == ["Tess", "Cy"]
             assert not [e for e in heard if isinstance(e, ev.Refused)], heard
             assert sum(isinstance(e, ev.Notice) and "free seat" in e.text for e in heard) == 1
             cy.close()

@@ -28,7 +28,7 @@ def test_a_link_opened_while_the_mesh_closes_is_closed_at_once() -> None:
         guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
                                       TableConfig(), LOCAL)
         try:
-            await until(lambda: len(host.replica.seats) == 2, "Bo seated")
+            await until(lambda: len(host.replica.view().seats) == 2, "Bo seated")
             # Opened by hand as a redial would, then handed over after close began.
             late = await guest._mesh.connect("127.0.0.1", host.port, joining=False,
                                              expect_key=host.replica.me.public_key)

@@ -270,7 +270,7 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
                 r = host.replica
                 rs = r.rs
                 raise AssertionError(
-                    f"no play: {r.phase} seats {len(r.seats)} blocked {r.blocked()!r} "
+                    f"no play: {r.phase} seats {len(r.view().seats)} blocked {r.blocked()!r} "
                     f"log {rs.tab.log if rs is not None and rs.tab is not None else None}"
                     ) from None
             finally:

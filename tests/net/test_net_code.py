@@ -107,7 +107,7 @@ def test_only_peers_with_the_code_get_in() -> None:
         runners = [asyncio.create_task(g.run()) for g in guests]
         sessions = [host, *guests]
         keys = {s.replica.me.public_key for s in sessions}
-        await until(lambda: len(host.replica.seats) == 3 and all(
+        await until(lambda: len(host.replica.view().seats) == 3 and all(
             s.connected == keys - {s.replica.me.public_key} for s in sessions))
         assert all(link.sealed for s in sessions for link in s._mesh.links.values())
         for s in sessions:

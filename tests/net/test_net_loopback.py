@@ -36,7 +36,7 @@ def test_a_loopback_solo_table_is_a_full_mesh_of_peers_that_plays_a_whole_game()
             sessions = [host, *table.bots]
             port = host.port
             # Each bot is a peer of its own (its own key), seated in name order.
-            assert [s.name for s in host.replica.seats] == ["Tess", "Ada", "Bix", "Cleo"]
+            assert [s.name for s in host.replica.view().seats] == ["Tess", "Ada", "Bix", "Cleo"]
             # No seat falls silent alone: the lobby shows no silent-seat clock (3600 s).
             assert not host.networked
             keys = {s.replica.me.public_key for s in sessions}
@@ -83,7 +83,7 @@ def test_a_loopback_solo_game_is_kept_flagged_solo_as_an_in_process_one_is(
                 await asyncio.sleep(0.05)
             assert game.result() == 0
             assert store.games() == []  # kept on the way out, with all the table holds
-            return {s.name: host.replica.totals[s.key] for s in host.replica.seats}
+            return {s.name: host.replica.totals[s.key] for s in host.replica.view().seats}
 
     with Store(tmp_path / DB_FILE) as store:
         totals = asyncio.run(scenario(store))

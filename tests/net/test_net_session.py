@@ -196,7 +196,7 @@ def test_a_full_table_refuses_a_newcomer_clearly() -> None:
         runner = asyncio.create_task(host.run())
         guest = await join(host, "Bo")
         guest_runner = asyncio.create_task(guest.run())
-        await until(lambda: len(host.replica.seats) == 2)
+        await until(lambda: len(host.replica.view().seats) == 2)
         with pytest.raises(Refused, match="table Test table is full"):
             await join(host, "Cy")
         host.close()
@@ -212,7 +212,7 @@ def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
         runner = asyncio.create_task(host.run())
         bo = await join(host, "Bo")
         bo_runs = asyncio.create_task(bo.run())
-        await until(lambda: len(host.replica.seats) == 2)
+        await until(lambda: len(host.replica.view().seats) == 2)
         cy = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
                                    config(wait_for_seat=True), LOCAL)
         told: list[ev.Notice | ev.Refused] = []  # that it waits, not each refusal
@@ -220,12 +220,12 @@ def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
         cy_plays = asyncio.create_task(run_headless(cy, bot=None, summary=None))
         await until(lambda: bool(told))
         assert isinstance(told[0], ev.Notice) and "waiting for a free seat" in told[0].text
-        assert cy.waiting_for_seat and cy.replica.my_seat is None
+        assert cy.waiting_for_seat and cy.replica.view().my_seat is None
         assert not cy_plays.done()  # refused, but waiting: no exit status 1
         bo.close()
         await bo_runs
-        await until(lambda: cy.replica.my_seat is not None)
-        assert [s.name for s in host.replica.seats] == ["Host", "Cy"]
+        await until(lambda: cy.replica.view().my_seat is not None)
+        assert [s.name for s in host.replica.view().seats] == ["Host", "Cy"]
         assert not cy.waiting_for_seat
         cy.close()
         host.close()
@@ -251,7 +251,7 @@ def test_a_latecomer_waits_for_the_next_deal_and_plays_to_the_end() -> None:
                    for e in heard)
         [latecomer] = bot_games([late], outs[2:], linger=0.5)
         late_task = asyncio.create_task(latecomer)
-        assert late.replica.my_seat is None
+        assert late.replica.view().my_seat is None
         codes = await asyncio.wait_for(asyncio.gather(*tasks, late_task), 45)
         assert codes == [0, 0, 0]
         summaries = [[json.loads(x) for x in out.getvalue().splitlines()] for out in outs]
@@ -319,7 +319,7 @@ def test_nothing_from_the_network_stops_a_peer() -> None:
         assert not runner.done() and host.replica.phase is Phase.LOBBY
         # And a real guest still gets in.
         guest = await join(host, "Bo")
-        await until(lambda: len(host.replica.seats) == 2)
+        await until(lambda: len(host.replica.view().seats) == 2)
         host.close()
         guest.close()
         await asyncio.gather(runner, guest.run())
@@ -386,7 +386,7 @@ def test_a_headless_guest_gives_up_when_the_host_is_gone() -> None:
         host = await host_table(None)
         host_runner = asyncio.create_task(host.run())
         guest = await join(host, "Bo")
-        await until(lambda: len(host.replica.seats) == 2)
+        await until(lambda: len(host.replica.view().seats) == 2)
         host.close()
         await host_runner
         code = await asyncio.wait_for(

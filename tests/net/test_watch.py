@@ -83,8 +83,8 @@ def test_a_spectator_watches_a_whole_game_of_four_and_sees_what_they_saw() -> No
         assert sum(1 for line in summaries[0] if "round" in line) >= 1
         for other in summaries[1:]:
             assert shared_lines(other) == shared_lines(summaries[0])
-        assert watcher.replica.my_seat is None
-        assert all(w.replica.me.public_key not in {s.key for s in p.replica.seats}
+        assert watcher.replica.view().my_seat is None
+        assert all(w.replica.me.public_key not in {s.key for s in p.replica.view().seats}
                    for w in (watcher,) for p in players)
         # Of its own it asked for what it missed (RESEND) at most: no JOIN, ACK, vote
         # or summary. (It may pass on others' entries that a peer asked it for.)
@@ -114,7 +114,7 @@ def test_a_host_keeps_at_most_its_spectators(monkeypatch: pytest.MonkeyPatch) ->
         bo = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
                                    TableConfig(), LOCAL)
         bo_runs = asyncio.create_task(bo.run())
-        await until(lambda: bo.replica.my_seat is not None, "Bo seated")
+        await until(lambda: bo.replica.view().my_seat is not None, "Bo seated")
         assert host.replica.phase is Phase.LOBBY
         await until(lambda: watching[2].done(), "the one turned away to close")
         for session in (bo, *watchers):

@@ -95,7 +95,7 @@ def _run_round_1(net: MemNet) -> None:
 
 
 def _seat(net: MemNet, i: int) -> int:
-    seat = net.replicas[i].my_seat
+    seat = net.replicas[i].view().my_seat
     assert seat is not None
     return seat
 

@@ -52,7 +52,7 @@ def test_a_stranger_asking_for_a_seat_is_heard_by_the_host_only() -> None:
     guest.receive(join, net.now)
     assert guest.rejected["stranger"] == 1
     host.receive(join, net.now)
-    assert newcomer.public_key in host.seated
+    assert newcomer.public_key in host.view().seated
 
 
 def test_nothing_is_held_early_for_a_key_without_a_place() -> None:
@@ -89,7 +89,7 @@ def test_resend_answers_keep_to_a_budget_per_asker(monkeypatch: pytest.MonkeyPat
     assert net.run(lambda: sum(map(len, log.entries.values())) > 3000, limit=600)
     net.now += 10  # the budget full again
     ask = [seal_message(guest.me, Resend(host.me.public_key, 1, 1000), table_id=TABLE_ID,
-                        round=0, seq=guest.seq, lamport=guest.clock.time + 1 + n).raw
+                        round=0, seq=guest.view().seq, lamport=guest.clock.time + 1 + n).raw
            for n in range(20)]
     sent = 0
     for raw in ask:  # asked over and over at one moment: the burst, no more

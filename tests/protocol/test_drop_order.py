@@ -94,7 +94,7 @@ def test_two_drops_one_after_the_other_in_either_order_end_alike(seed: int, firs
     net.groups = []
     _finish(net)
     over = _agreed(net)
-    seats = {net.replicas[k].my_seat for k in (first, second)}
+    seats = {net.replicas[k].view().my_seat for k in (first, second)}
     assert _dropped(net) == seats
     assert all(over.verdicts[s] == "unaudited" for s in seats if s is not None)
 
@@ -117,7 +117,7 @@ def test_a_seat_dropped_during_the_shuffle_ends_alike_everywhere(seed: int) -> N
     net.cut.discard(3)
     _finish(net)
     _agreed(net)
-    seat = victim.my_seat
+    seat = victim.view().my_seat
     assert seat is not None and _dropped(net) == {seat}
     host = net.replicas[0].rs
     assert host is not None and host.joint is not None
@@ -144,5 +144,6 @@ def test_a_play_cut_by_a_drop_after_it_had_settled_comes_back_to_its_player() ->
         net.output(i, voter._flush())
     assert net.run(lambda: all(r.rs is not None and rs.me not in r.rs.live for r in net.replicas),
                    limit=net.now + 30)
+    assert victim.view().dropped and not net.replicas[0].view().dropped
     assert all(r.rs is not None and key not in r.rs.log for r in net.replicas)
     assert cards_accounted(rs.me, rs.tab, rs.log, jokers=False)

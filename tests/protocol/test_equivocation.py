@@ -75,7 +75,7 @@ def _liar_table(n: int, seed: int, liar: int) -> MemNet:
 def _check_equivocation_round(net: MemNet, number: int, liar: int) -> None:
     cheat = net.replicas[liar]
     assert isinstance(cheat, Equivocator) and cheat.forked_seq, "the liar never forked"
-    seat = cheat.my_seat
+    seat = cheat.view().my_seat
     assert seat is not None
     honest = [i for i in range(len(net.replicas)) if i != liar]
     overs = round_overs(net, number)
@@ -92,7 +92,7 @@ def _check_equivocation_round(net: MemNet, number: int, liar: int) -> None:
         assert proof.author == cheat.me.public_key and proof.seq == cheat.forked_seq
         assert flags[0].reason == f"equivocation: signed two entries numbered {proof.seq}"
     assert first.verdicts[seat] == "equivocation" and first.results[seat].void
-    assert all(first.verdicts[net.replicas[i].my_seat or 0] == "" for i in honest)
+    assert all(first.verdicts[net.replicas[i].view().my_seat or 0] == "" for i in honest)
     # Nothing it signed from the fork on stayed in the agreed log; and each
     # honest seat's tableau agrees with that log, card for card.
     for i in honest:
@@ -104,7 +104,7 @@ def _check_equivocation_round(net: MemNet, number: int, liar: int) -> None:
     # The totals are the honest scores, and nothing for the liar.
     assert first.totals[seat] == 0
     for i in honest:
-        me = net.replicas[i].my_seat or 0
+        me = net.replicas[i].view().my_seat or 0
         assert first.totals[me] == first.results[me].score
     # A play's fate is the same wherever it is told (a play cut by the round's
     # end may be told by its owner alone, before the others close the round).
@@ -130,7 +130,7 @@ def test_an_equivocating_seat_is_flagged_with_proof_and_every_honest_peer_agrees
         overs = {i: next(e for e in net.events[i] if isinstance(e, ev.RoundOver))
                  for i in honest}
         assert len({(o.foundation_hash, o.results) for o in overs.values()}) == 1
-        seat = net.replicas[0].my_seat or 0
+        seat = net.replicas[0].view().my_seat or 0
         assert all(o.verdicts[seat] == "equivocation" for o in overs.values())
         return
     number = play_round(net)
@@ -143,7 +143,8 @@ def test_the_equivocator_is_not_seated_again_and_the_table_plays_on() -> None:
     _check_equivocation_round(net, number, 3)
     liar_key = net.replicas[3].me.public_key
     host = net.replicas[0]
-    assert liar_key not in {s.key for s in host.seats}
+    assert liar_key not in {s.key for s in host.view().seats}
+    assert host.view().equivocators[liar_key].author == liar_key  # with its proof
     # It asks back; the host refuses it, and the next round is the honest three's.
     net.output(3, net.replicas[3].handle(Open(), net.now))
     assert net.run(lambda: any(isinstance(e, ev.Refused) for e in net.events[3]),
@@ -195,7 +196,7 @@ def test_an_equivocator_that_keeps_signing_cannot_stall_the_round() -> None:
     assert net.run(nagging, limit=net.now + 1800)
     overs = [next(e for e in net.events[i] if isinstance(e, ev.RoundOver)) for i in range(3)]
     assert len({(o.foundation_hash, o.results, o.totals) for o in overs}) == 1
-    assert overs[0].verdicts[liar.my_seat or 0] == "equivocation"
+    assert overs[0].verdicts[liar.view().my_seat or 0] == "equivocation"
     assert sum(r.rejected["broken_chain"] for r in net.replicas[:3]) > 0  # it did nag
 
 

@@ -65,7 +65,7 @@ def test_lone_side_is_dropped_and_its_later_plays_come_back_to_it() -> None:
     _start(net, plays=10)
     _split(net, [{0, 1, 2}, {3}], seconds=20.0)
     _finish(net)
-    alone = net.replicas[3].my_seat
+    alone = net.replicas[3].view().my_seat
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]
     assert len({(o.foundation_hash, o.results) for o in overs}) == 1
     assert overs[0].verdicts[alone or 0] == UNAUDITED
@@ -90,7 +90,7 @@ def test_two_seats_that_lose_each_other_do_not_play_on_as_two_tables() -> None:
     _split(net, [{0}, {1}], seconds=15.0)
     host, guest = net.replicas
     assert host.rs is not None and guest.rs is not None
-    senior = host.my_seat  # the host's seat, wherever the host has arranged it
+    senior = host.view().my_seat  # the host's seat, wherever the host has arranged it
     assert senior in host.rs.live and senior in guest.rs.live, "nobody drops the senior seat"
     _finish(net)
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events]

@@ -112,7 +112,7 @@ def test_a_resend_for_a_forgotten_entry_gets_the_hosts_snapshot() -> None:
     snapshot = parse_payload(entry.type, entry.payload)
     assert isinstance(snapshot, Snapshot)
     assert snapshot.round == ROUNDS - 1 and not snapshot.over
-    assert [s.key for s in snapshot.seats] == [s.key for s in host.seats]
+    assert [s.key for s in snapshot.seats] == [s.key for s in host.view().seats]
     assert {h.author for h in snapshot.heads} == {a for a, log in host.authors.items()
                                                   if log.delivered}
     assert all(h.seq >= host.authors[h.author].floor for h in snapshot.heads)
@@ -126,7 +126,7 @@ def test_a_newcomer_after_several_rounds_takes_up_the_snapshot_and_plays() -> No
     net = _long_game(seed=43, rounds=4)
     host = net.replicas[0]
     index, late = _newcomer(net, 43)
-    assert net.run(lambda: late.me.public_key in {s.key for s in host.seats}
+    assert net.run(lambda: late.me.public_key in {s.key for s in host.view().seats}
                    and late.rs is not None and late.rs.number == 4
                    and late.phase is Phase.BETWEEN, limit=net.now + 120)
     # It replayed the rounds the table still held, from the snapshot of round 3's
@@ -139,7 +139,7 @@ def test_a_newcomer_after_several_rounds_takes_up_the_snapshot_and_plays() -> No
     # Its journal brings it back to the same place.
     back = Replica.restore(late.me, TABLE_ID, host.me.public_key, net.journals[index],
                            net.now, countdown=0.0, drop_after=5.0)
-    assert back.totals == late.totals and back.seats == late.seats
+    assert back.totals == late.totals and back.view().seats == late.view().seats
     assert {k: log.delivered for k, log in back.authors.items()} == {
         k: log.delivered for k, log in late.authors.items()}
     number = play_round(net)
@@ -177,13 +177,13 @@ def test_a_snapshot_is_taken_up_once_and_only_from_the_host() -> None:
     [frame] = _ask(late.me, host, host.me.public_key, 1, net.now)
     snapshot = parse_payload(MsgType.SNAPSHOT, open_entry(frame).payload)
     # The same snapshot signed by a guest is not taken up: only the host seats anyone.
-    forged = seal_message(guest.me, snapshot, table_id=TABLE_ID, round=3, seq=guest.seq,
+    forged = seal_message(guest.me, snapshot, table_id=TABLE_ID, round=3, seq=guest.view().seq,
                           lamport=guest.clock.time, prev=guest.authors[guest.me.public_key].head)
     late.receive(forged.raw, net.now, via=guest.me.public_key)
-    assert late.rs is None and late.seats == ()
+    assert late.rs is None and late.view().seats == ()
     out = late.receive(frame, net.now, via=host.me.public_key)
     assert late.rs is not None and late.rs.number == 2 and late.phase is Phase.SHUFFLE
-    assert [s.key for s in late.seats] == [s.key for s in host.seats]
+    assert [s.key for s in late.view().seats] == [s.key for s in host.view().seats]
     assert [r.data for r in out.journal] == [frame]  # journaled: a restart takes it up too
     again = late.receive(frame, net.now, via=host.me.public_key)
     assert again.journal == [] and late.rs.number == 2
@@ -205,7 +205,7 @@ def test_a_snapshot_it_cannot_take_up_is_said_once_and_changes_nothing() -> None
     held = late.authors[key].delivered
     ahead = replace(snapshot, heads=tuple(h._replace(seq=h.seq + 5) if h.author == key else h
                                           for h in snapshot.heads))
-    signed = seal_message(host.me, ahead, table_id=TABLE_ID, round=3, seq=host.seq,
+    signed = seal_message(host.me, ahead, table_id=TABLE_ID, round=3, seq=host.view().seq,
                           lamport=host.clock.time, prev=host.authors[key].head).raw
     outs = [late.receive(signed, net.now, via=key) for _ in range(2)]
     notices = [e.text for out in outs for e in out.events if isinstance(e, ev.Notice)]

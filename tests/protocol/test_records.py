@@ -169,7 +169,7 @@ def test_a_game_a_newcomer_joined_between_rounds_verifies_from_every_seat() -> N
     late = Replica(Identity.from_seed(b"\x31" * 32, "Cy"), TABLE_ID, host.me.public_key,
                    rng=random.Random(31).randbytes, countdown=0.0, drop_after=5.0)
     net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(31))))
-    assert net.run(lambda: late.me.public_key in host.seated, limit=net.now + 10)
+    assert net.run(lambda: late.me.public_key in host.view().seated, limit=net.now + 10)
     play_round(net)
     play_round(net)
     replays = [replay(game_record(net, k, "Test table", 1_700_000_000.0)) for k in range(3)]

@@ -59,7 +59,7 @@ def test_peer_back_too_late_was_dropped_but_its_cards_still_count() -> None:
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12, limit=600)
     back = crash_and_restore(net, 1, outage=12.0)  # longer than drop_after (5 s)
-    seat = back.my_seat
+    seat = back.view().my_seat
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER)
                                for i, r in enumerate(net.replicas) if i != 1),
                    limit=net.now + 1800)
@@ -199,7 +199,7 @@ def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() ->
     net.cut.add(2)  # it hears nobody for longer than drop_after
     quiet = net.now + 2.5
     assert net.run(lambda: net.now >= quiet, limit=quiet + 1)
-    assert back._resume is not None and back._resume.deferred, "votes held back"
+    assert back._recovery.resume is not None and back._recovery.resume.deferred, "votes held back"
     # What a real link hands over at once: the host's answer to its first RESEND
     # (the snapshot, for the round it crashed in is forgotten by now), every entry
     # the host holds, and each peer's next ACK (which tells it where its chain ends).
@@ -217,7 +217,7 @@ def test_a_vote_held_back_while_resuming_is_never_signed_into_a_later_round() ->
                    if send.to in (None, back.me.public_key)]
     net.output(2, back.receive_batch(frames, now))
     net.output(2, back.tick(now + 0.05))
-    assert back._resume is None and back.rs is not None and back.rs.number > 1  # moved on
+    assert back._recovery.resume is None and back.rs is not None and back.rs.number > 1  # moved on
     mine = [open_entry(frame) for frame in back.authors[back.me.public_key].entries.values()]
     assert not [e for e in mine if e.type == MsgType.DROP and e.round > 1], mine
     # Its journal replays: it can come back again.

@@ -4,6 +4,8 @@ redundant (no network, no replica)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from p2p_nerts.game.cards import make_card
@@ -15,7 +17,14 @@ from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.fairness import commitment
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind, Record, move_record, secrets_record, unpack
+from p2p_nerts.protocol.journal import (
+    Kind,
+    Record,
+    move_record,
+    secrets_record,
+    snapshot_record,
+    unpack,
+)
 from p2p_nerts.protocol.messages import (
     AckMark,
     Audit,
@@ -25,10 +34,13 @@ from p2p_nerts.protocol.messages import (
     Ready,
     Reveal,
     Roster,
+    Seat,
+    Snapshot,
     Summary,
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._effects import Claim, Emit, Journal, Sign
 from p2p_nerts.protocol.replica._recovery import (
     SIT_OUT,
@@ -44,6 +56,7 @@ from p2p_nerts.protocol.replica._recovery import (
     unsent_cut,
 )
 from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.replica._step_effects import TakeUp
 from p2p_nerts.protocol.resume import Deferred, Resume
 
 pytestmark = pytest.mark.fast
@@ -56,6 +69,11 @@ def _entry(who: Identity, seq: int) -> Record:
     entry = seal_message(who, Ready(True), table_id=b"t" * 16, round=0, seq=seq, lamport=seq,
                          prev=GENESIS)
     return Record(Kind.ENTRY, entry.raw)
+
+
+def _replayed(rec: Recovery, rs: RoundState | None, phase: Phase) -> None:
+    """The journal replayed, alone at the table."""
+    rec.replayed(rs, phase, table=(), me=ME.public_key, now=0.0, seq=0)
 
 
 def _round() -> RoundState:
@@ -72,8 +90,32 @@ def test_the_journal_gives_back_my_entries_and_secrets_while_it_is_replayed() ->
     first = rec.signed(1)
     assert first is not None and first.author == ME.public_key
     assert rec.signed(2) is not None and rec.signed(3) is None
-    rec.replayed(None, Phase.LOBBY)
+    _replayed(rec, None, Phase.LOBBY)
     assert not rec.restoring and rec.catching_up and rec.signed(1) is None
+
+
+def test_a_compacted_journal_is_taken_up_from_its_snapshot_first() -> None:
+    seats = (Seat(ME.public_key, "me"), Seat(OTHER.public_key, "o"))
+    rules = Variants(target=50)
+    snapshot = Snapshot(3, False, seats, settings_of(rules, 1.5, 12.0), (), 2, ())
+    later = snapshot_record(replace(snapshot, round=4))
+    assert Recovery().load([snapshot_record(snapshot), _entry(ME, 1), later],
+                           ME.public_key) == [TakeUp(snapshot, rules)]
+    assert Recovery().load([_entry(ME, 1), later], ME.public_key) == []  # not at the start
+    assert Recovery().load([], ME.public_key) == []
+
+
+def test_replayed_a_seat_asks_everyone_at_the_table_and_in_its_round_where_its_chain_ends() -> None:
+    rec, rs = Recovery(), _round()
+    third = Identity.from_seed(b"\x08" * 32, "t").public_key
+    rec.replayed(rs, Phase.PLAYING, table=(ME.public_key, third), me=ME.public_key, now=5.0,
+                 seq=9)
+    res = rec.resume
+    assert res is not None and (res.waiting, res.since, res.journal_seq) == (
+        {OTHER.public_key, third}, 5.0, 9)
+    alone = Recovery()
+    alone.replayed(None, Phase.LOBBY, table=(ME.public_key,), me=ME.public_key, now=5.0, seq=0)
+    assert alone.resume is None  # nobody to ask
 
 
 def test_caught_up_once_every_live_peer_is_heard_and_nothing_is_missing() -> None:
@@ -82,7 +124,7 @@ def test_caught_up_once_every_live_peer_is_heard_and_nothing_is_missing() -> Non
     authors = {OTHER.public_key: log}
     rec.heard_out(rs, authors)
     assert not rec.catching_up  # not restored: never catching up
-    rec.replayed(None, Phase.LOBBY)
+    _replayed(rec, None, Phase.LOBBY)
     rec.heard_out(rs, authors)
     assert rec.catching_up  # not heard yet
     rec.heard.add(OTHER.public_key)
@@ -233,10 +275,10 @@ def test_a_replayed_round_is_journaled_so_far_and_on_once_its_countdown_ran() ->
     rs = _round()
     rs.tab, rs.play_from = _tab(), 1.0
     rs.tab.turn()
-    Recovery().replayed(rs, Phase.PLAYING)
+    _replayed(Recovery(), rs, Phase.PLAYING)
     assert rs.journaled == len(rs.tab.log) > 0 and rs.started
     shuffling = _round()
-    Recovery().replayed(shuffling, Phase.SHUFFLE)
+    _replayed(Recovery(), shuffling, Phase.SHUFFLE)
     assert not shuffling.started
 
 

@@ -163,7 +163,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     others = net.replicas[:3]
     assert net.run(lambda: all(r.phase in (Phase.BETWEEN, Phase.OVER) for r in others),
                    limit=net.now + 1800)
-    gone = net.replicas[3].my_seat
+    gone = net.replicas[3].view().my_seat
     for events in net.events[:3]:
         assert any(isinstance(e, ev.PeerDropped) and e.seat == gone for e in events)
     overs = [next(e for e in events if isinstance(e, ev.RoundOver)) for events in net.events[:3]]
@@ -172,7 +172,7 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     assert overs[0].verdicts[gone or 0] == UNAUDITED
     # The dropped seat leaves the table; the others play on and keep their totals.
     gone_key = net.replicas[3].me.public_key
-    assert net.run(lambda: all(gone_key not in {s.key for s in r.seats} for r in others),
+    assert net.run(lambda: all(gone_key not in {s.key for s in r.view().seats} for r in others),
                    limit=net.now + 60)
     totals = {r.me.public_key: r.totals[r.me.public_key] for r in others}
     net.output(0, host.handle(StartRound(), net.now))
@@ -183,9 +183,10 @@ def test_silent_peer_is_dropped_and_the_round_goes_on() -> None:
     assert len({(o.foundation_hash, o.results, o.totals) for o in second}) == 1
     for r in others:
         rs = r.rs
-        assert rs is not None and len(rs.keys) == 3 and r.my_seat is not None
+        seat = r.view().my_seat
+        assert rs is not None and len(rs.keys) == 3 and seat is not None
         mine = r.me.public_key
-        assert r.totals[mine] == totals[mine] + second[0].results[r.my_seat].score
+        assert r.totals[mine] == totals[mine] + second[0].results[seat].score
     assert not any(isinstance(e, ev.Flagged) for events in net.events[:3] for e in events)
 
 
@@ -235,10 +236,10 @@ def test_clocks_no_peer_would_accept_are_refused_and_change_nothing(
         countdown: float, drop_after: float) -> None:
     net = bot_table(2, seed=1)
     host = net.replicas[0]
-    seq, clocks = host.seq, (host.seating.countdown, host.seating.drop_after)
+    seq, clocks = host.view().seq, (host.seating.countdown, host.seating.drop_after)
     with pytest.raises(CommandError, match="seconds"):
         host.handle(ChangeSettings(host.seating.variants, countdown, drop_after), net.now)
-    assert (host.seq, host.seating.countdown, host.seating.drop_after) == (seq, *clocks)
+    assert (host.view().seq, host.seating.countdown, host.seating.drop_after) == (seq, *clocks)
     with pytest.raises(ValueError, match="seconds"):  # a program's mistake, said at once
         Replica(Identity.generate("Ann"), TABLE_ID, host.me.public_key,
                 countdown=countdown, drop_after=drop_after)
@@ -258,8 +259,8 @@ def test_full_table_refuses_a_ninth_player() -> None:
     log = host.authors[host.me.public_key].entries
     events = [e for seq in sorted(log) for e in extra.receive(log[seq], net.now).events]
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
-    assert len(host.seats) == 8
-    assert extra.my_seat is None
+    assert len(host.view().seats) == 8
+    assert extra.view().my_seat is None
 
 
 def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
@@ -283,7 +284,7 @@ def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
         events += [e for out in outs for e in out.events]
         to_host = [send for out in outs for send in out.sends]
     assert any(isinstance(e, ev.Refused) and "full" in e.reason for e in events)
-    assert len(host.seats) == 4 and extra.my_seat is None
+    assert len(host.view().seats) == 4 and extra.view().my_seat is None
 
 
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
@@ -298,7 +299,7 @@ def test_host_leaving_alone_says_goodbye_without_error() -> None:
     host.handle(Open(), 0.0)
     out = host.handle(LeaveTable(), 1.0)
     assert [open_entry(s.data).type for s in out.sends] == [MsgType.LEAVE, MsgType.GOODBYE]
-    assert [s.name for s in host.seats] == ["solo host"]
+    assert [s.name for s in host.view().seats] == ["solo host"]
 
 
 def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
@@ -328,9 +329,9 @@ def test_a_player_asking_for_a_seat_mid_round_sits_down_as_it_closes() -> None:
     assert any(isinstance(e, ev.Notice) and "sits down when this round ends" in e.text
                for e in out.events)
     assert not any(open_entry(s.data).type == MsgType.REFUSE for s in out.sends)
-    assert late.me.public_key not in {s.key for s in host.seats}  # not in this round
+    assert late.me.public_key not in {s.key for s in host.view().seats}  # not in this round
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
-    assert late.me.public_key in {s.key for s in host.seats}
+    assert late.me.public_key in {s.key for s in host.view().seats}
     assert host.seating.waiting == {}
 
 
@@ -350,7 +351,7 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
         host.receive(send.data, net.now)
     assert host.seating.waiting == {}
     assert net.run(lambda: host.phase in (Phase.BETWEEN, Phase.OVER), limit=net.now + 1800)
-    assert len(host.seats) == 3
+    assert len(host.view().seats) == 3
 
 
 def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_heartbeat(
@@ -378,7 +379,7 @@ def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_hear
         return found
 
     def every() -> dict[bytes, int]:
-        return {keys[0]: host.seq, keys[1]: sent[keys[1]], keys[2]: sent[keys[2]]}
+        return {keys[0]: host.view().seq, keys[1]: sent[keys[1]], keys[2]: sent[keys[2]]}
 
     def played(r: Replica) -> bytes:
         """A new PLAY signed by ``r`` (an ace of its deck: taken whatever its fate)."""
@@ -436,7 +437,7 @@ def test_a_flood_of_strangers_cannot_keep_a_new_player_out() -> None:
     assert host.rejected["too_many_authors"] == 0
     late = Replica(_stranger(5), TABLE_ID, host.me.public_key)
     ask_for_seat(late, host, net.now)
-    assert late.me.public_key in {s.key for s in host.seats}
+    assert late.me.public_key in {s.key for s in host.view().seats}
     assert all(p.me.public_key in host.authors for p in net.replicas)
 
 
@@ -594,7 +595,7 @@ def _arrange(net: MemNet, order: list[bytes]) -> None:
     """The host seats the players in ``order``; every replica has it once the lobby settles."""
     host = net.replicas[0]
     net.output(0, host.handle(ArrangeSeats(tuple(order)), net.now))
-    assert net.run(lambda: all([s.key for s in r.seats] == order for r in net.replicas),
+    assert net.run(lambda: all([s.key for s in r.view().seats] == order for r in net.replicas),
                    limit=net.now + 30)
 
 
@@ -640,15 +641,15 @@ def test_a_newcomer_sits_after_the_partners_the_host_chose() -> None:
     _arrange(net, order)
     late = Replica(_stranger(2), TABLE_ID, host.me.public_key)
     net.join(late, BotDriver(late, Bot(SKILLS["hard"], random.Random(2))))
-    assert net.run(lambda: len(host.seats) == 4, limit=net.now + 30)
-    assert [s.key for s in host.seats] == [*order, late.me.public_key]
+    assert net.run(lambda: len(host.view().seats) == 4, limit=net.now + 30)
+    assert [s.key for s in host.view().seats] == [*order, late.me.public_key]
 
 
 @pytest.mark.parametrize("change", ["guest", "missing", "twice", "stranger", "playing"])
 def test_arranging_seats_wrongly_is_refused_and_changes_nothing(change: str) -> None:
     net = bot_table(3, seed=33)
     host, guest = net.replicas[0], net.replicas[1]
-    keys = [s.key for s in host.seats]
+    keys = [s.key for s in host.view().seats]
     asker, order = host, list(reversed(keys))
     if change == "guest":
         asker = guest
@@ -661,18 +662,18 @@ def test_arranging_seats_wrongly_is_refused_and_changes_nothing(change: str) -> 
     else:
         net.output(0, host.handle(StartRound(), net.now))
         assert net.run(lambda: host.phase is Phase.PLAYING, limit=net.now + 60)
-    seq, seats = asker.seq, host.seats
+    seq, seats = asker.view().seq, host.view().seats
     with pytest.raises(CommandError):
         asker.handle(ArrangeSeats(tuple(order)), net.now)
-    assert (asker.seq, host.seats) == (seq, seats)
+    assert (asker.view().seq, host.view().seats) == (seq, seats)
 
 
 def test_the_same_order_again_sends_nothing() -> None:
     net = bot_table(2, seed=34)
     host = net.replicas[0]
-    seq = host.seq
-    out = host.handle(ArrangeSeats(tuple([s.key for s in host.seats])), net.now)
-    assert (host.seq, out.sends) == (seq, [])
+    seq = host.view().seq
+    out = host.handle(ArrangeSeats(tuple([s.key for s in host.view().seats])), net.now)
+    assert (host.view().seq, out.sends) == (seq, [])
 
 
 @settings(max_examples=100, deadline=None)

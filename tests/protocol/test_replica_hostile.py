@@ -112,7 +112,7 @@ class EarlyCaller(Replica):
 def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words: str) -> None:
     net = bot_table(4, seed=21, classes={2: cheat})
     number = play_round(net)
-    cheater = net.replicas[2].my_seat
+    cheater = net.replicas[2].view().my_seat
     assert cheater is not None
     overs = round_overs(net, number)
     for i, over in enumerate(overs):
@@ -122,7 +122,7 @@ def test_cheater_is_flagged_by_every_honest_replica(cheat: type[Replica], words:
         assert over.results[cheater].void
         flagged = [e for e in net.events[i] if isinstance(e, ev.Flagged)]
         assert [e.seat for e in flagged] == [cheater]
-        honest_seats = {net.replicas[j].my_seat for j in (0, 1, 3)}
+        honest_seats = {net.replicas[j].view().my_seat for j in (0, 1, 3)}
         assert all(over.verdicts[s] == "" for s in honest_seats if s is not None)
     assert len({o.foundation_hash for i, o in enumerate(overs) if i != 2}) == 1
 
@@ -168,7 +168,7 @@ class BoastfulSummary(Replica):
 def test_a_lying_summary_is_named_by_every_honest_peer_and_changes_no_score() -> None:
     net = bot_table(4, seed=22, classes={1: BoastfulSummary})
     number = play_round(net)
-    liar = net.replicas[1].my_seat
+    liar = net.replicas[1].view().my_seat
     overs = round_overs(net, number)
     for i, events in enumerate(net.events):
         diverged = [e for e in events if isinstance(e, ev.Divergence)]
@@ -199,11 +199,12 @@ def _snapshot(r: Replica) -> tuple[object, ...]:
                 tuple(rs.stuck), len(rs.audits), len(rs.summaries), len(rs.commits),
                 None if tab is None else (tuple(tab.nerts), tuple(map(tuple, tab.work)),
                                           tuple(tab.stock), tuple(tab.waste), len(tab.log)))
-    return (r.phase, r.seats, r.seating.variants, game)
+    return (r.phase, r.view().seats, r.seating.variants, game)
 
 
 def _sequence_state(r: Replica) -> tuple[object, ...]:
-    return (r.seq, tuple(sorted((k, a.delivered, len(a.held)) for k, a in r.authors.items())),
+    return (r.view().seq,
+            tuple(sorted((k, a.delivered, len(a.held)) for k, a in r.authors.items())),
             r.clock.time)
 
 
@@ -328,7 +329,7 @@ def test_a_round_dealt_to_a_table_the_rules_do_not_allow_is_refused() -> None:
                 type=int(MsgType.ROSTER), payload=alone.to_wire()).raw
     out = guest.receive(deal, 1.0)
     assert out.events == [ev.Rejected("bad_field:roster")]
-    assert guest.rs is None and guest.seats == ()
+    assert guest.rs is None and guest.view().seats == ()
 
 
 def test_equivocation_is_proof_of_misbehaviour() -> None:
@@ -338,7 +339,7 @@ def test_equivocation_is_proof_of_misbehaviour() -> None:
     assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     liar = identities(3)[2]
     mine = net.replicas[2]
-    seq = mine.seq
+    seq = mine.view().seq
     log = mine.authors[liar.public_key]
     prev = log.id_at(seq - 1)
     assert prev is not None
@@ -376,11 +377,11 @@ def test_an_entry_dated_before_its_authors_own_ack_is_refused_and_named() -> Non
     now = net.now + 1
     ack = next(s.data for s in a.tick(now).sends if s.data[:2] == LINK_MAGIC)
     rs, a_log = host.rs, host.authors[a_key]
-    assert rs is not None and a_log.delivered == a.seq
+    assert rs is not None and a_log.delivered == a.view().seq
     seat = rs.seat_of(a_key)
     assert seat is not None
     assert a_log.lamport < a.clock.time, "the ack must say more than a's last entry did"
-    back_dated = seal(a_id, table_id=TABLE_ID, round=rs.number, seq=a.seq + 1,
+    back_dated = seal(a_id, table_id=TABLE_ID, round=rs.number, seq=a.view().seq + 1,
                       lamport=a.clock.time, type=int(MsgType.PLAY),
                       payload={"c": make_card(seat, 0, 13), "p": make_card(seat, 0, 1),
                                "s": NERTS, "d": 0, "m": 0}, prev=a_log.head)
@@ -391,7 +392,7 @@ def test_an_entry_dated_before_its_authors_own_ack_is_refused_and_named() -> Non
     events = host.receive(back_dated.raw, now).events
     assert ev.Rejected("back_dated") in events
     assert ev.Flagged(seat, "p1", "dated an entry before its own acknowledgement") in events
-    assert _snapshot(host) == before and a_log.delivered == a.seq
+    assert _snapshot(host) == before and a_log.delivered == a.view().seq
     taken = unaware.receive(back_dated.raw, now).events
     assert not any(isinstance(e, ev.Rejected | ev.Flagged) for e in taken)
     assert any(isinstance(e, ev.PlayAdded) for e in taken)
@@ -416,7 +417,7 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
     assert Record(Kind.LINK, a_key + ack) in out.journal
     rs = host.rs
     assert rs is not None
-    play = seal_link(a_key, table_id=TABLE_ID, round=rs.number, seq=a.seq + 1,
+    play = seal_link(a_key, table_id=TABLE_ID, round=rs.number, seq=a.view().seq + 1,
                      lamport=a.clock.time + 1, type=int(MsgType.PLAY),
                      payload={"c": 64 + 1, "p": 64 + 1, "s": 0, "d": 0, "m": 0})
     before = _snapshot(host)

@@ -56,7 +56,7 @@ def _no_harm(net: MemNet, k: int) -> None:
         assert not any(isinstance(e, ev.Flagged | ev.Divergence) for e in events), i
     for i, r in enumerate(net.replicas):
         assert not r.rejected.get("equivocation") and not r.rejected.get("broken_chain"), i
-        assert not r.equivocators, i
+        assert not r.view().equivocators, i
 
 
 def _run_to_next_round(net: MemNet, k: int) -> int:
@@ -100,16 +100,16 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     # The journal loses its tail from the ``lost``-th last entry the seat signed
     # (the others hold those entries, and what the seat did after them).
     cut = _own_entries(records, key)[-lost]
-    seq_before = net.replicas[k].seq
+    seq_before = net.replicas[k].view().seq
     back = _come_back(net, k, records[:cut])
-    assert back.seq < seq_before
+    assert back.view().seq < seq_before
     _cards_where_the_table_says(net, back)
     number = _run_to_next_round(net, k)
     _no_harm(net, k)
     notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)
              and "journal did not" in e.text]
     assert len(notes) == 1 and "sitting this round out" in notes[0], notes
-    assert back.seq > seq_before  # it went on after the table's head
+    assert back.view().seq > seq_before  # it went on after the table's head
     _no_moves_after_goodbye(net.journals[k], key)
     _agreed(net, number)
 
@@ -148,15 +148,15 @@ def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanl
                    and len(host.rs.log) >= 12, limit=3600)
     records = net.journals[k]
     assert records[0].kind is Kind.SNAPSHOT and snapshot_of(records[0]).round == 2
-    seq_before = net.replicas[k].seq
+    seq_before = net.replicas[k].view().seq
     back = _come_back(net, k, records[:_own_entries(records, key)[-3]])
-    assert back.seq < seq_before
+    assert back.view().seq < seq_before
     number = _run_to_next_round(net, k)
     _no_harm(net, k)
     notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)
              and "journal did not" in e.text]
     assert len(notes) == 1 and "sitting this round out" in notes[0], notes
-    assert back.seq > seq_before
+    assert back.view().seq > seq_before
     _agreed(net, number)
 
 
@@ -166,14 +166,14 @@ def test_a_seat_back_with_no_journal_at_all_sits_out_cleanly() -> None:
     host.seating.auto_next = 1.0
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 10, limit=600)
-    seq_before = net.replicas[1].seq
+    seq_before = net.replicas[1].view().seq
     back = _come_back(net, 1, None)
     number = _run_to_next_round(net, 1)
     _no_harm(net, 1)
     notes = [e.text for e in net.events[1] if isinstance(e, ev.Notice)
              and "journal did not" in e.text]
     assert len(notes) == 1, notes
-    assert back.seq > seq_before
+    assert back.view().seq > seq_before
     _agreed(net, number)
 
 

@@ -34,7 +34,7 @@ def test_the_break_waits_for_a_newcomer_to_hold_its_seat() -> None:
     net.cut.add(index)  # it cannot hear the table for now: it cannot catch up
     assert net.run(lambda: host.phase is Phase.BETWEEN, limit=net.now + 1800)
     closed = net.now
-    assert late.me.public_key in {s.key for s in host.seats}
+    assert late.me.public_key in {s.key for s in host.view().seats}
     assert set(host.seating.sitting_down) == {late.me.public_key}
     assert not net.run(lambda: host.phase is not Phase.BETWEEN, limit=closed + BREAK + 5)
     net.cut.discard(index)

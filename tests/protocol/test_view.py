@@ -7,8 +7,9 @@ import pytest
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, WASTE, WORK0, WORK_PILES
 from p2p_nerts.protocol import RoundView, TableView
-from p2p_nerts.protocol.memnet import bot_table
-from p2p_nerts.protocol.messages import View
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
+from p2p_nerts.protocol.messages import Resend, View, seal_message
 from p2p_nerts.protocol.replica import Move, Phase, Replica, VoteStuck
 
 from ..replica_harness import play_round, quiet_deal
@@ -20,8 +21,9 @@ def test_before_the_first_deal_the_view_shows_the_lobby() -> None:
     view = guest.view()
     assert view.phase is Phase.LOBBY and view.round is None and view.round_of(1) is None
     assert view.totals is None and view.team_totals == ()
-    assert view.seats == host.seats and len(view.seats) == 3
+    assert view.seats == host.seating.seats and len(view.seats) == 3
     assert view.my_key == guest.me.public_key and view.my_seat == 1
+    assert view.seated == {s.key for s in view.seats} and not view.dropped
     assert view.host_key == host.me.public_key
     assert not view.is_host and host.view().is_host
     # A bot says it is ready: the host's view shows it once the READY is in.
@@ -48,8 +50,26 @@ def test_the_view_reflects_the_round_being_played() -> None:
         assert view.totals == (0, 0, 0)
         assert view.team_totals == tuple((name, 0) for name in rs.names)
         assert view.round_of(1) is not None and view.round_of(2) is None
+        assert view.my_seat == rs.me and not view.dropped
+        assert view.seq == replica.authors[replica.me.public_key].delivered
         for key in rs.keys:
             assert view.heard_at(key) == replica.last_heard.get(key)
+
+
+def test_the_view_tells_players_from_watchers_and_strangers() -> None:
+    net = bot_table(3, seed=4)
+    host, guest = net.replicas[0], net.replicas[1]
+    view = host.view()
+    wat = Identity.from_seed(b"\x77" * 32, "Wat")
+    stranger = wat.public_key
+    assert view.player(guest.me.public_key) and view.player(host.me.public_key)
+    assert not view.player(stranger) and not view.watcher(stranger)
+    # A key without a place asks for the table's entries: a watcher, not a player.
+    ask = seal_message(wat, Resend(host.me.public_key, 1, 1), table_id=TABLE_ID, round=0,
+                       seq=1, lamport=1)
+    host.receive(ask.raw, net.now, via=stranger)
+    assert view.watcher(stranger) and not view.player(stranger)
+    assert not view.watcher(guest.me.public_key) and not view.equivocators
 
 
 def _fields(view: TableView | RoundView) -> list[str]:
@@ -77,6 +97,9 @@ def test_the_view_cannot_be_changed() -> None:
         rnd.flagged[0] = "by a screen"  # type: ignore[index]
     assert isinstance(rnd.live, frozenset) and isinstance(rnd.stuck, tuple)
     assert isinstance(view.totals, tuple) and isinstance(view.seats, tuple)
+    assert isinstance(view.seated, frozenset)
+    with pytest.raises(TypeError):
+        view.equivocators[b"k"] = None  # type: ignore[index]
 
 
 def _a_card_that_goes_up(replica: Replica) -> Move | None:

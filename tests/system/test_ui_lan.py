@@ -182,7 +182,7 @@ def test_the_settings_partner_plays_beside_the_player_at_a_share_table() -> None
                     guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
                     summary=None)) for i, guest in enumerate(guests)]
         async with asyncio.timeout(20):
-            while len(host.replica.seats) < 3:
+            while len(host.replica.view().seats) < 3:
                 await asyncio.sleep(0.02)
             host.act(StartRound())
             while not any(move[0] in (OP_TURN, OP_FOUND, OP_WORK, OP_SLIDE) for move in

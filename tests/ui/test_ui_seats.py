@@ -36,7 +36,7 @@ RIGHT, DOWN = "\x1b[C", "\x1b[B"
 def test_every_seat_shows_its_fingerprint_and_whether_it_is_ready() -> None:
     async def main() -> None:
         async with Harness(bots=2) as h:
-            for seat in h.replica.seats:
+            for seat in h.replica.view().seats:
                 assert fingerprint_of(seat.key) in h.row(seat.name)
             assert "Tess (you, host)" in h.screen()
             # The bots are always ready, and say so; the host deals, so is never "not yet".
@@ -58,7 +58,7 @@ def test_a_guest_is_asked_to_be_ready_before_the_first_deal_and_again_between_ro
         return "".join(text for _style, text, *_ in lobby(guest.view(), keys, None))
 
     assert "Waiting for p0 to deal: the host starts each round" in lobby_text()
-    assert net.run(lambda: all(guest.seating.ready.get(s.key) for s in guest.seats
+    assert net.run(lambda: all(guest.seating.ready.get(s.key) for s in guest.view().seats
                                if s.key != host.me.public_key), limit=net.now + 30)
     assert "r not ready" in hints() and "3 seated, 3 ready" in lobby_text()
     net.output(0, host.handle(StartRound(), net.now))
@@ -122,7 +122,7 @@ def test_the_host_changes_the_rules_with_the_settings_form() -> None:
 def test_the_host_chooses_partners_and_every_seat_plays_by_them() -> None:
     async def main() -> None:
         async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
-            names = [s.name for s in h.replica.seats]
+            names = [s.name for s in h.replica.view().seats]
             assert names[0] == "Tess"  # players sit in the order they joined
             assert h.row("Teams:").strip() == f"Teams:   {names[0]} + {names[1]} · " \
                                               f"{names[2]} + {names[3]}"
@@ -137,10 +137,10 @@ def test_the_host_chooses_partners_and_every_seat_plays_by_them() -> None:
                                               f"{names[1]} + {names[3]}"
             assert f"{names[2]} (partner)" in h.screen()
             assert f"Your partner: {names[2]}" in h.screen()  # news, also between rounds
-            order = [s.key for s in h.replica.seats]
-            assert all([s.key for s in r.seats] == order for r in h.table._replicas)
+            order = [s.key for s in h.replica.view().seats]
+            assert all([s.key for s in r.view().seats] == order for r in h.table._replicas)
             await h.press("p", ESC)  # Esc changes nothing
-            assert [s.key for s in h.replica.seats] == order
+            assert [s.key for s in h.replica.view().seats] == order
             await h.deal()
             rs = h.replica.rs
             assert rs is not None and list(rs.keys) == order
@@ -153,25 +153,26 @@ def test_a_solo_tables_bots_sit_down_in_the_order_of_their_names() -> None:
     for seed in range(5):
         table = LocalTable(Identity.from_seed(b"\x07" * 32, "Tess"), bots=5, seed=seed,
                            delay=SOLO_DELAY)
-        assert [s.name for s in table.replica.seats] == ["Tess", *BOT_NAMES[:5]]
+        assert [s.name for s in table.replica.view().seats] == ["Tess", *BOT_NAMES[:5]]
 
 
 def test_no_computer_player_is_named_like_the_player() -> None:
     table = LocalTable(Identity.from_seed(b"\x07" * 32, "ada"), bots=7, seed=1)
-    names = [s.name.casefold() for s in table.replica.seats]
+    names = [s.name.casefold() for s in table.replica.view().seats]
     assert sorted(names) == sorted(set(names)) and len(names) == 8 and "ada" in names
 
 
 def test_a_partners_form_overtaken_by_a_newcomer_says_so_and_changes_nothing() -> None:
     async def main() -> None:
         async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
-            order = [s.key for s in h.replica.seats]
+            order = [s.key for s in h.replica.view().seats]
             await h.press("p", DOWN, RIGHT)
-            h.replica.seating.seats = h.replica.seats[:3]  # as a Roster without the last would
+            seating = h.replica.seating
+            seating.seats = seating.seats[:3]  # as a Roster without the last would
             await h.press(ENTER)
             assert "Someone sat down or left meanwhile" in h.screen()
             assert "Team 1" not in h.screen()
-            assert [s.key for s in h.replica.seats] == order[:3]
+            assert [s.key for s in h.replica.view().seats] == order[:3]
     asyncio.run(main())
 
 
@@ -284,7 +285,7 @@ def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
     (what wins), and the other players' rows mark your partner."""
     async def main() -> None:
         async with Harness(bots=3, variants=Variants(teams="pairs")) as h:
-            names = [s.name for s in h.replica.seats]
+            names = [s.name for s in h.replica.view().seats]
             me = names.index("Tess")
             partner = names[me ^ 1]
             teams = f"{names[0]} + {names[1]} · {names[2]} + {names[3]}"

@@ -41,7 +41,7 @@ from ._commands import (
     VoteStuck,
 )
 from ._replica import Replica
-from ._state import Ordered, RoundState
+from ._state import Ordered, RoundState, round_numbered
 from ._view import RoundView, TableView
 
 __all__ = [
@@ -80,5 +80,6 @@ __all__ = [
     "clocks_problem",
     "compact",
     "compacts",
+    "round_numbered",
     "view_of",
 ]

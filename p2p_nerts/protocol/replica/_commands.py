@@ -121,7 +121,7 @@ class TurnAway:
 @dataclass(frozen=True, slots=True)
 class AskToWatch:
     """A spectator asks ``key``'s peer for its entries: the request that admits
-    it as a watcher there (``Replica.watchers``)."""
+    it as a watcher there (``TableView.watcher``)."""
 
     key: bytes
 

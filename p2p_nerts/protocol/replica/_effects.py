@@ -145,7 +145,7 @@ class Standing:
 
 @dataclass(frozen=True, slots=True)
 class Admit:
-    """Hear these keys as players (``Replica.admit``)."""
+    """Hear these keys as players (``Places.admit``)."""
 
     keys: frozenset[bytes]
 

@@ -267,7 +267,7 @@ def offer(log: AuthorLog, entry: Entry, *, player: bool) -> str:
     for nothing), ``Equivocation`` for a second entry under one number.
 
     A player's early entries are held, also before the ROSTER that seats it is
-    read (a record read from its start: ``Replica.admit``).
+    read (a record read from its start: the ``players`` its replica is built with).
     """
     if not player and entry.seq > log.delivered + 1:
         raise EnvelopeError("stranger")

@@ -4,7 +4,8 @@ replays it and after, until it has caught up with the table.
 A small class owns that knowledge (my journaled entries, the round secrets,
 whether the replay runs, whom I heard since, and the resume under way: what
 a seat back at a table waits to hear before it signs again); it says what
-each journal record replays as, and when a resumed seat goes on. Pure
+a journal starts from and what each of its records replays as, whom a seat
+back from its journal asks where its chain ends, and when it goes on. Pure
 functions redo a journaled move, learn from the table where my chain ends,
 and judge what a resumed seat still has to sign (as effects, ``_effects``).
 The facade replays the journal through its own paths and signs; nothing here
@@ -13,7 +14,7 @@ does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ...game.tableau import OP_FOUND, OP_NERTS, OP_ROTATE, ROTATE_ALL, Tableau, apply_move
@@ -21,12 +22,13 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
 from ..identity import PUBLIC_KEY_LEN
-from ..journal import Kind, Record, move_record, unpack
+from ..journal import Kind, Record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
 from ..resume import Deferred, Resume
-from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
+from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase, rules_of
 from ._effects import Claim, Effect, Emit, Journal, Sign
 from ._state import RoundState
+from ._step_effects import TakeUp
 
 SIT_OUT = "back from a restart behind the table: next round"
 #: My moves that sign an entry as they are made (a play, a Nerts call), with the
@@ -52,8 +54,11 @@ class Recovery:
         #: here): what it must hear before it signs again (see resume.py).
         self.resume: Resume | None = None
 
-    def load(self, records: Iterable[Record], me: bytes) -> None:
-        """Start replaying: my own entries and secrets in the journal first."""
+    def load(self, records: Sequence[Record], me: bytes) -> list[Effect]:
+        """Start replaying ``records``, my journal: my own entries and secrets in it
+        first. A compacted journal begins with the snapshot of the table as a round
+        began, which is taken up before anything else replays (what is returned);
+        its later snapshots replay again, from the entries they follow."""
         self.restoring = True
         for rec in records:
             if rec.kind is Kind.SECRETS:
@@ -64,6 +69,10 @@ class Recovery:
             elif rec.kind is Kind.ENTRY and author_of(rec.data) == me:
                 entry = open_entry(rec.data)
                 self._mine[entry.seq] = entry
+        if not records or records[0].kind is not Kind.SNAPSHOT:
+            return []
+        start = snapshot_of(records[0])
+        return [TakeUp(start, rules_of(start.settings))]
 
     def signed(self, seq: int) -> Entry | None:
         """My journaled entry numbered ``seq``, while restoring."""
@@ -88,9 +97,13 @@ class Recovery:
             redo(rs, unpack(rec))
         return None
 
-    def replayed(self, rs: RoundState | None, phase: Phase) -> None:
+    def replayed(self, rs: RoundState | None, phase: Phase, *, table: Iterable[bytes],
+                 me: bytes, now: float, seq: int) -> None:
         """The journal is replayed: catch up with the table from here. My moves so
-        far are journaled already, and a round whose countdown had run is on."""
+        far are journaled already, and a round whose countdown had run is on.
+        Before I sign again I learn where my chain ends (my journal ends at
+        ``seq``) from everyone at the table (``table``: the seated and the host)
+        and in its round (:func:`rejoin`)."""
         self.restoring = False
         self._mine = {}
         self.catching_up = True
@@ -99,6 +112,7 @@ class Recovery:
                 rs.journaled = len(rs.tab.log)
             if phase is Phase.PLAYING and rs.play_from is not None:
                 rs.started = True
+        self.resume = rejoin({*table, *(rs.keys if rs is not None else ())}, me, now, seq)
 
     def going_on(self, now: float, mine: AuthorLog | None, rs: RoundState | None,
                  phase: Phase) -> Resumed | None:

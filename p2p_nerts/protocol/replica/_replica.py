@@ -26,9 +26,7 @@ from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog, Equivocation
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
-from ..journal import Kind, Record, snapshot_of
-from ..proof import ForkProof
-from ..resume import Resume
+from ..journal import Kind, Record
 from . import _catchup as catchup
 from . import _commands as cmd
 from . import _drops as drops
@@ -47,7 +45,6 @@ from ._base import (
     Outbound,
     Phase,
     Send,
-    rules_of,
 )
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -55,8 +52,8 @@ from ._order import Finality
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
-from ._state import RoundState, index_of
-from ._step_effects import Step, TakeUp
+from ._state import RoundState
+from ._step_effects import Step
 from ._steps import Steps
 from ._view import TableView
 
@@ -90,6 +87,7 @@ class Replica:
         auto_next: float | None = None,
         max_seats: int = 8,
         max_held: tuple[int, int] = (MAX_HELD, MAX_HELD_BYTES),
+        players: Iterable[bytes] = (),
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -102,6 +100,10 @@ class Replica:
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places(max_held)  # early entries held per author, and bytes
+        # Heard as players though no place of theirs is known yet: the authors of
+        # a game record that a seat-less replica reads from its start (their
+        # JOINs come before the ROSTER that seats them).
+        self._places.admit(players)
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
@@ -133,26 +135,6 @@ class Replica:
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self.now = 0.0
 
-    @property
-    def seq(self) -> int:
-        """The last sequence number I signed (or, back at a table, learned I had)."""
-        return self._outbox.seq
-
-    @property
-    def _resume(self) -> Resume | None:
-        """Back at a table: what I must hear before I sign again (``Recovery``)."""
-        return self._recovery.resume
-
-    @property
-    def seats(self) -> tuple[msg.Seat, ...]:
-        """Who sits at the table (the host's last ROSTER): seat index = position."""
-        return self.seating.seats
-
-    @property
-    def seated(self) -> frozenset[bytes]:
-        """The seats' keys (``Seating.seated``)."""
-        return self.seating.seated
-
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
                 records: Iterable[Record], now: float, **options: Any) -> Replica:
@@ -163,24 +145,20 @@ class Replica:
         the replay takes that entry from the journal and delivers it on the
         spot, in the middle of whatever it was doing, exactly as it was then.
         """
-        records = recovery.unsent_cut(list(records), identity.public_key)
+        me = identity.public_key
+        records = recovery.unsent_cut(list(records), me)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._recovery.load(records, identity.public_key)
-        if records and records[0].kind is Kind.SNAPSHOT:  # compacted: the table as a round
-            start = snapshot_of(records[0])                # began (later ones replay again)
-            r._apply([TakeUp(start, rules_of(start.settings))])
+        r._apply(r._recovery.load(records, me))
         for rec in records:
-            replayed = r._recovery.replay(rec, r.rs, identity.public_key, r.seq)
+            replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
                 r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
             elif replayed is not None:
                 r._receive_one(*replayed)
             r._advance()
-        r._recovery.replayed(r.rs, r.phase)
-        held = r.rs.keys if r.rs is not None else ()
-        r._recovery.resume = recovery.rejoin({*r.seated, r.host_key, *held},
-                                             identity.public_key, now, r.seq)
+        r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
+                             now=now, seq=r._outbox.seq)
         r._out = Outbound()
         return r
 
@@ -198,7 +176,7 @@ class Replica:
             case cmd.Open() if self.is_host:  # the host seats itself: the lobby's
                 effects = lobby.seat_host(self._table, self.me.name)
             case cmd.Open():
-                effects = self._moves.open(self.seq, now)
+                effects = self._moves.open(self._outbox.seq, now)
             case cmd.Move() | cmd.Turn() | cmd.RotateAlone() | cmd.VoteStuck() | cmd.CallNerts():
                 effects = self._moves.decide(command, self.rs, self.phase, watching=self.watching,
                                              drawn=self.drawn, now=now)
@@ -274,7 +252,7 @@ class Replica:
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._apply(self.seating.auto_deal(self._table, now))
-        if self.seq:  # in every phase: it is how a lost entry is noticed
+        if self._outbox.seq:  # in every phase: it is how a lost entry is noticed
             besides, singles = self._beats.due(now)
             if besides is not None:
                 self._ack(besides=besides)
@@ -290,22 +268,6 @@ class Replica:
         return self._flush()
 
     # -------------------------------------------------------------- reading
-    @property
-    def my_seat(self) -> int | None:
-        return self.rs.me if self.rs else index_of(self.seats, self.me.public_key)
-
-    def round_state(self, number: int) -> RoundState | None:
-        """Round ``number``'s state, if it is the current or the previous round."""
-        for rs in (self.rs, self.prev_rs):
-            if rs is not None and rs.number == number:
-                return rs
-        return None
-
-    @property
-    def dropped(self) -> bool:
-        """Whether my seat is out of the current round (``RoundState.dropped``)."""
-        return self.rs is not None and self.rs.me is not None and self.rs.dropped(self.rs.me)
-
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
         return TableView(self)
@@ -338,7 +300,7 @@ class Replica:
                                                    self.now))
                 case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
                       | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
-                    self.seating.apply(effect, self.seq)
+                    self.seating.apply(effect, self._outbox.seq)
                 case fx.DrainAll():
                     for chain in list(self.authors.values()):
                         self._drain(chain)
@@ -355,18 +317,19 @@ class Replica:
                 case fx.BeginRound(number=number, note=note):
                     if note:  # the table as it stands, where the journal will start
                         self._apply(self._pruning.begin(catchup.capture(
-                            number, over=self.phase is Phase.OVER, seats=self.seats,
+                            number, over=self.phase is Phase.OVER, seats=self.seating.seats,
                             settings=self.seating.settings,
-                            totals=self.totals, authors=self.authors, player=self.player,
+                            totals=self.totals, authors=self.authors, player=self._player,
                             rounds=self.match.rounds if self.match is not None else 0),
                             self.me.public_key))
                     self._apply(rounds.begin(
-                        number, self.seats, self.me.public_key, self.seating.variants, self.now,
-                        totals=self.totals, match=self.match, over=self.phase is Phase.OVER))
+                        number, self.seating.seats, self.me.public_key, self.seating.variants,
+                        self.now, totals=self.totals, match=self.match,
+                        over=self.phase is Phase.OVER))
                 case fx.Forget() | fx.Claim() | fx.Admit():
-                    self._places.apply(effect, self.holds_place)
+                    self._places.apply(effect, self._holds_place)
                 case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
-                    self._places.apply(effect, self.holds_place)
+                    self._places.apply(effect, self._holds_place)
                     self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
                 case fx.Standing(totals=totals, match=match, phase=phase):
                     self.totals, self.match, self.phase = totals, match, phase
@@ -429,43 +392,25 @@ class Replica:
 
     def _author(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
-        return self._places.chain(key, self.holds_place)
+        return self._places.chain(key, self._holds_place)
 
-    def holds_place(self, key: bytes) -> bool:
+    def _holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table (``intake.has_place``)."""
-        return intake.has_place(key, seated=self.seated, host_key=self.host_key,
+        return intake.has_place(key, seated=self.seating.seated, host_key=self.host_key,
                                 me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
 
-    def admit(self, keys: Iterable[bytes]) -> None:
-        """Hear these keys as players though no place of theirs is known yet: the
-        authors of a game record that a seat-less replica reads from its start
-        (their JOINs come before the ROSTER that seats them)."""
-        self._places.admit(keys)
-
-    def player(self, key: bytes) -> bool:
-        """Whether ``key`` holds a place at this table or held one: a player the table
-        keeps talking to (a seat given up catches up, and asks back in, through it)."""
-        return self._places.player(key, self.holds_place(key))
-
-    @property
-    def watchers(self) -> set[bytes]:
-        """Keys without a place that asked for the table's entries (a RESEND): the
-        spectators a front end may admit (``NetSession.admits_spectator``)."""
-        return self._places.watchers
-
-    @property
-    def equivocators(self) -> dict[bytes, ForkProof]:
-        """Keys proven to have signed two entries under one number, for the whole
-        game: the host seats them no more."""
-        return self._forks.proven
+    def _player(self, key: bytes) -> bool:
+        """Whether ``key`` holds a place at this table or held one (``Places.player``):
+        a player the table keeps talking to, and whose head a snapshot names."""
+        return self._places.player(key, self._holds_place(key))
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:
         author = entry.author
-        placed = self.holds_place(author)  # (my own key always is)
+        placed = self._holds_place(author)  # (my own key always is)
         arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
-                                       my_seq=self.seq, is_host=self.is_host,
-                                       seated=self.seated)
+                                       my_seq=self._outbox.seq, is_host=self.is_host,
+                                       seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
                 self._apply((fx.Claim(author, entry.seq),))
@@ -523,7 +468,7 @@ class Replica:
 
     def _observe(self, entry: Entry) -> None:
         """Only seated players' times order the table: a stranger cannot move my clock."""
-        if entry.author in self.seated:
+        if entry.author in self.seating.seated:
             self.clock.observe(entry.lamport)
 
     def _ephemeral(self, entry: Entry, payload: msg.Payload) -> None:
@@ -532,7 +477,7 @@ class Replica:
         if log is None:
             raise EnvelopeError("too_many_authors")
         self.last_heard[author] = self.now
-        if liveness.claimed(log, entry, self.seated):  # its head is not ours
+        if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
             self._apply(self._forks.follow(self.rs, (Lead(author, entry.seq, author),), self.now))
         rs = self.rs
         seat = rs.seat_of(author) if rs else None
@@ -541,11 +486,11 @@ class Replica:
                 # Only what the journal holds moves my clock: a restart replays
                 # it, and must come back at least as late as every ACK I sent.
                 self._observe(entry)
-                if self._resume is not None and not self._recovery.restoring:
+                if self._recovery.resume is not None and not self._recovery.restoring:
                     self._heard_while_resuming(author, upto)
-                if author in self.seated:
+                if author in self.seating.seated:
                     self._pruning.heard(author, upto)
-                    self._apply(liveness.note_claims(upto, self.seated, self.authors))
+                    self._apply(liveness.note_claims(upto, self.seating.seated, self.authors))
                 self._apply(liveness.acked(entry, upto, log, rs, seat, authors=self.authors))
                 self.seating.acked(author, upto)
             case msg.View():
@@ -580,15 +525,16 @@ class Replica:
             self.rejected["resend_budget"] += 1
 
     def _ask_missing(self) -> None:
-        mine = self.me.public_key if self._resume is None else None
+        mine = self.me.public_key if self._recovery.resume is None else None
         for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
             self._send(ask)
 
     # -------------------------------------------------------------- resuming
     def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
-        assert self._resume is not None
-        self._apply(recovery.heard(self._resume, peer, upto, self.me.public_key,
-                                   peer in self.seated or peer == self.host_key))
+        res = self._recovery.resume
+        assert res is not None
+        self._apply(recovery.heard(res, peer, upto, self.me.public_key,
+                                   peer in self.seating.seated or peer == self.host_key))
 
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
@@ -649,7 +595,8 @@ class Replica:
         stands for unless it is one itself: ``beat``)."""
         if to is not None and beat and not self._recovery.restoring:
             self._beats.acked(to, self.now)
-        ack = liveness.my_ack(self.seated, self.rs, self.prev_rs, self.authors, self._forks.proven)
+        ack = liveness.my_ack(self.seating.seated, self.rs, self.prev_rs, self.authors,
+                              self._forks.proven)
         self._sign(ack, to=to, besides=besides)  # ephemeral: no delivery
 
     # ------------------------------------------------------------ total order

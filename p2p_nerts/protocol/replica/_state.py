@@ -160,6 +160,17 @@ def void(rs: RoundState, item: Ordered) -> bool:
     return not isinstance(item.payload, Drop) and past_cut(rs, item.seat, item.seq)
 
 
+def round_numbered(number: int, rs: RoundState | None,
+                   prev_rs: RoundState | None) -> RoundState | None:
+    """Round ``number``'s state, if it is ``rs`` (the current round) or ``prev_rs``
+    (the one before): one call can close a round and deal the next, and the end
+    of the first is read after."""
+    for state in (rs, prev_rs):
+        if state is not None and state.number == number:
+            return state
+    return None
+
+
 def index_of(seats: tuple[Seat, ...], key: bytes) -> int | None:
     for i, seat in enumerate(seats):
         if seat.key == key:

@@ -1,7 +1,7 @@
 """What a front end reads of its replica: a narrow, read-only view.
 
-A screen, a bot or a headless runner reads the table through a
-:class:`TableView` (``Replica.view()``) and acts on it only with commands
+A screen, a bot, a headless runner or a network session reads the table
+through a :class:`TableView` (``Replica.view()``) and acts on it only with commands
 (``Move``, ``Turn``...), so that the replica's own state (``RoundState`` and
 the facade's attributes) can change shape without any front end noticing.
 
@@ -32,8 +32,9 @@ from ...game.scoring import SeatRound
 from ...game.tableau import Tableau
 from ...game.variants import Variants
 from ..messages import Seat, View
+from ..proof import ForkProof
 from ._base import Phase
-from ._state import RoundState
+from ._state import RoundState, index_of, round_numbered
 
 if TYPE_CHECKING:
     from ._replica import Replica
@@ -168,7 +169,7 @@ class TableView:
     def round_of(self, number: int) -> RoundView | None:
         """Round ``number``, if it is the current or the previous round: one call
         can close a round and deal the next, and its end is read after."""
-        rs = self._r.round_state(number)
+        rs = round_numbered(number, self._r.rs, self._r.prev_rs)
         return RoundView(rs) if rs is not None else None
 
     @property
@@ -191,12 +192,48 @@ class TableView:
     @property
     def my_seat(self) -> int | None:
         """My seat in the current round, else in the host's last ROSTER, else None."""
-        return self._r.my_seat
+        r = self._r
+        rs = r.rs
+        return rs.me if rs is not None else index_of(r.seating.seats, r.me.public_key)
+
+    @property
+    def dropped(self) -> bool:
+        """Whether my seat is out of the current round (gone from its live seats, or
+        agreed dropped: ``RoundState.dropped``)."""
+        rs = self._r.rs
+        return rs is not None and rs.me is not None and rs.dropped(rs.me)
+
+    @property
+    def seq(self) -> int:
+        """The last sequence number I signed (or, back at a table, learned I had)."""
+        return self._r._outbox.seq
 
     @property
     def seats(self) -> tuple[Seat, ...]:
         """Who sits at the table, in seat order (the host's last ROSTER)."""
-        return self._r.seats
+        return self._r.seating.seats
+
+    @property
+    def seated(self) -> frozenset[bytes]:
+        """The seats' keys."""
+        return self._r.seating.seated
+
+    def player(self, key: bytes) -> bool:
+        """Whether ``key`` holds a place at this table (a seat, a place in the round
+        or on the waiting list, the host's) or held one: a player the table keeps
+        talking to (a seat given up catches up, and asks back in, through it)."""
+        return self._r._player(key)
+
+    def watcher(self, key: bytes) -> bool:
+        """Whether ``key``, without a place, asked for the table's entries (a RESEND):
+        a spectator a front end may admit (``NetSession.admits_spectator``)."""
+        return key in self._r._places.watchers
+
+    @property
+    def equivocators(self) -> Mapping[bytes, ForkProof]:
+        """Keys proven to have signed two entries under one number, for the whole
+        game, each with its proof: the host seats them no more."""
+        return MappingProxyType(self._r._forks.proven)
 
     def ready(self, key: bytes) -> bool:
         """Whether ``key``'s player last said it is ready for the next deal."""
