@@ -40,7 +40,6 @@ from p2p_nerts.protocol.replica import (
 )
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
 from p2p_nerts.protocol.replica._effects import (
-    BeginRound,
     DealByHand,
     Emit,
     NextDeal,
@@ -85,7 +84,7 @@ from p2p_nerts.protocol.replica._lobby import (
     variants_of,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import SaidGoodbye
+from p2p_nerts.protocol.replica._step_effects import BeginRound, SaidGoodbye
 
 pytestmark = pytest.mark.fast
 

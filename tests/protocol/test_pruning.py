@@ -41,7 +41,6 @@ from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
 from p2p_nerts.protocol.replica._effects import (
     Admit,
-    BeginRound,
     CatchUp,
     Emit,
     Forget,
@@ -52,7 +51,7 @@ from p2p_nerts.protocol.replica._effects import (
     TakeHeads,
     roster_told,
 )
-from p2p_nerts.protocol.replica._step_effects import TakeUp
+from p2p_nerts.protocol.replica._step_effects import BeginRound, TakeUp
 
 from ..replica_harness import check_round, play_round, round_overs
 

@@ -56,6 +56,18 @@ def test_a_roster_sets_the_seats_and_their_keys_together() -> None:
     assert s.seats == SEATS[:1] and s.seated == {HOST}
 
 
+def test_a_place_is_a_seat_a_place_in_the_round_or_on_the_waiting_list() -> None:
+    s = _seating()
+    gone = bytes([9]) * 32
+    assert s.holds_place(A, None) and s.holds_place(HOST, None)
+    assert not s.holds_place(NEW, None) and not s.holds_place(gone, None)
+    s.apply(Waits(NEW, "new"), 1)
+    rs = RoundState(number=1, keys=(HOST, gone), names=("host", "gone"), variants=Variants(),
+                    me=0, live={0, 1}, log=FoundationLog(strict_ties=False))
+    assert s.holds_place(NEW, None) and s.holds_place(gone, rs)  # waiting; dealt in
+    assert not s.holds_place(gone, None)
+
+
 def test_the_waiting_list_fills_empties_and_is_seated() -> None:
     s = _seating()
     s.apply(Waits(NEW, "new"), 0)

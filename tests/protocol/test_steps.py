@@ -10,22 +10,33 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.messages import Audit, Commit, Drop, Resend
+from p2p_nerts.protocol.journal import snapshot_of
+from p2p_nerts.protocol.messages import Audit, Commit, Drop, Resend, Seat
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
-from p2p_nerts.protocol.replica._effects import Emit, Journal, Sign
+from p2p_nerts.protocol.replica._effects import (
+    DrainAll,
+    Effect,
+    Emit,
+    Journal,
+    RoundBegun,
+    SetSeats,
+    Sign,
+)
 from p2p_nerts.protocol.replica._forks import Forks
 from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.replica._step_effects import (
+    BeginRound,
     CutAfter,
     DrawSecrets,
     Follow,
     HoldProof,
     SaidGoodbye,
+    StepEffect,
     Unscore,
 )
 from p2p_nerts.protocol.replica._steps import Steps
@@ -42,6 +53,11 @@ def _steps() -> Steps:
                  forks=Forks(), recovery=Recovery(), pruning=Pruning(), places=Places())
 
 
+def _ask(steps: Steps, step: StepEffect, rs: RoundState | None, phase: Phase) -> list[Effect]:
+    """What ``step`` decides in ``phase`` of ``rs``, before any game is scored."""
+    return steps.decide(step, rs, phase, None, 0.0, totals={})
+
+
 def _round() -> RoundState:
     return RoundState(number=2, keys=(ME, LIAR, C), names=("me", "liar", "c"),
                       variants=Variants(), me=0, live={0, 1, 2},
@@ -51,10 +67,10 @@ def _round() -> RoundState:
 def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> None:
     steps, rs = _steps(), _round()
     steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
-    replayed = steps.decide(DrawSecrets(rs), rs, Phase.SHUFFLE, None, 0.0)
+    replayed = _ask(steps, DrawSecrets(rs), rs, Phase.SHUFFLE)
     assert rs.deck_secret == b"d" * 32 and [type(e) for e in replayed] == [Sign]
     assert 2 not in steps.recovery.secrets  # taken: the round deals from them once
-    fresh = steps.decide(DrawSecrets(rs), rs, Phase.SHUFFLE, None, 0.0)
+    fresh = _ask(steps, DrawSecrets(rs), rs, Phase.SHUFFLE)
     assert rs.deck_secret == b"r" * 32
     assert [type(e) for e in fresh] == [Journal, Sign]
     assert isinstance(fresh[1], Sign) and isinstance(fresh[1].payload, Commit)
@@ -63,13 +79,13 @@ def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> Non
 def test_a_held_proof_and_a_lead_read_the_round_the_table_is_in_when_they_come_up() -> None:
     steps, rs = _steps(), _round()
     proof = ForkProof(LIAR, 4, b"first", b"second")
-    assert steps.decide(HoldProof(proof), None, Phase.BETWEEN, None, 0.0) == []  # no round
+    assert _ask(steps, HoldProof(proof), None, Phase.BETWEEN) == []  # no round
     assert steps.forks.proven[LIAR] == proof  # kept for the game all the same
-    assert steps.decide(HoldProof(proof), rs, Phase.PLAYING, None, 0.0) == [
+    assert _ask(steps, HoldProof(proof), rs, Phase.PLAYING) == [
         CutAfter(rs, 1, proof.cut)]
     lead = Lead(LIAR, 7, C)
-    assert steps.decide(Follow((lead,)), rs, Phase.PLAYING, None, 0.0) == []  # proven in it
-    assert steps.decide(Follow((lead,)), None, Phase.BETWEEN, None, 0.0) == [
+    assert _ask(steps, Follow((lead,)), rs, Phase.PLAYING) == []  # proven in it
+    assert _ask(steps, Follow((lead,)), None, Phase.BETWEEN) == [
         Sign(Resend(LIAR, 7, 7), to=C)]
 
 
@@ -83,11 +99,11 @@ def _scored_with_a_late_audit() -> RoundState:
 def test_a_cut_takes_a_result_back_only_from_the_round_being_scored() -> None:
     steps = _steps()
     rs = _scored_with_a_late_audit()
-    assert steps.decide(CutAfter(rs, 1, 4), rs, Phase.SCORING, None, 0.0) == [Unscore(rs)]
+    assert _ask(steps, CutAfter(rs, 1, 4), rs, Phase.SCORING) == [Unscore(rs)]
     rs = _scored_with_a_late_audit()
-    assert steps.decide(CutAfter(rs, 1, 4), rs, Phase.PLAYING, None, 0.0) == []
+    assert _ask(steps, CutAfter(rs, 1, 4), rs, Phase.PLAYING) == []
     rs = _scored_with_a_late_audit()
-    assert steps.decide(CutAfter(rs, 1, 4), _round(), Phase.SCORING, None, 0.0) == []
+    assert _ask(steps, CutAfter(rs, 1, 4), _round(), Phase.SCORING) == []
     assert 1 not in rs.audits  # taken out all the same
 
 
@@ -95,10 +111,28 @@ def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up()
     steps, rs = _steps(), _round()
     bye = SaidGoodbye(rs, LIAR, "bye", 9)
     told = Emit(ev.Notice("liar left: bye"))
-    assert steps.decide(bye, rs, Phase.BETWEEN, None, 0.0) == [told]  # the break: told only
+    assert _ask(steps, bye, rs, Phase.BETWEEN) == [told]  # the break: told only
     assert not rs.left
-    effects = steps.decide(bye, rs, Phase.PLAYING, None, 0.0)
+    effects = _ask(steps, bye, rs, Phase.PLAYING)
     assert effects[0] == told and rs.left == {1: 9}  # in play: leaving, and voted out
     assert len(effects) == 2 and isinstance(effects[1], Sign)
     assert isinstance(effects[1].payload, Drop) and effects[1].payload.who == LIAR
-    assert steps.decide(SaidGoodbye(None, LIAR, "bye", 9), None, Phase.LOBBY, None, 0.0) == []
+    assert _ask(steps, SaidGoodbye(None, LIAR, "bye", 9), None, Phase.LOBBY) == []
+
+
+def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> None:
+    steps = _steps()
+    seats = (Seat(ME, "me"), Seat(LIAR, "liar"))
+    steps.seating.apply(SetSeats(seats), 0)
+    totals = {ME: 12, LIAR: -3}
+    quiet = steps.decide(BeginRound(3, note=False), None, Phase.BETWEEN, None, 5.0,
+                         totals=totals)
+    assert [type(e) for e in quiet] == [RoundBegun, DrawSecrets, DrainAll]
+    begun = quiet[0]
+    assert isinstance(begun, RoundBegun) and begun.rs.number == 3 and begun.rs.keys == (ME, LIAR)
+    noted = steps.decide(BeginRound(3), None, Phase.BETWEEN, None, 5.0, totals=totals)
+    assert [type(e) for e in noted] == [Journal, RoundBegun, DrawSecrets, DrainAll]
+    assert isinstance(noted[0], Journal)
+    snapshot = snapshot_of(noted[0].record)  # where a compacted journal will start
+    assert (snapshot.round, snapshot.seats, snapshot.over) == (3, seats, False)
+    assert {(t.key, t.points) for t in snapshot.totals} == {(ME, 12), (LIAR, -3)}

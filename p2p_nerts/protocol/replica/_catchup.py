@@ -38,7 +38,6 @@ from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapsho
 from ._base import EPHEMERAL, Phase, rules_of
 from ._effects import (
     Admit,
-    BeginRound,
     CatchUp,
     Effect,
     Emit,
@@ -50,7 +49,7 @@ from ._effects import (
     TakeHeads,
     roster_told,
 )
-from ._step_effects import TakeUp
+from ._step_effects import BeginRound, TakeUp
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")

@@ -75,16 +75,6 @@ class SetRules:
 
 
 @dataclass(frozen=True, slots=True)
-class BeginRound:
-    """Round ``number`` begins with the seats as they are. ``note``: first note
-    where the table stands and forget older rounds (not when the round begins
-    from a snapshot, which is that note)."""
-
-    number: int
-    note: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class Waits:
     """Host: ``key`` sits down as this round closes (the waiting list)."""
 
@@ -258,7 +248,7 @@ class Reject:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all), and the steps that only decide more (``_step_effects``).
-Effect = (Sign | Emit | Journal | SetSeats | SetRules | BeginRound | Waits | WaitingSeated
+Effect = (Sign | Emit | Journal | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
           | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
           | BeatSoon | RoundBegun | Reject | StepEffect)

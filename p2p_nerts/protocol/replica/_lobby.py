@@ -31,7 +31,6 @@ from ._commands import (
     TurnAway,
 )
 from ._effects import (
-    BeginRound,
     DealByHand,
     Effect,
     Emit,
@@ -47,7 +46,7 @@ from ._effects import (
     roster_told,
 )
 from ._state import RoundState
-from ._step_effects import SaidGoodbye
+from ._step_effects import BeginRound, SaidGoodbye
 
 #: Phases in which the host may change the table (its settings, its seats).
 BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})

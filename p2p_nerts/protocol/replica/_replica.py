@@ -297,7 +297,7 @@ class Replica:
                         self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
                 case Step():
                     self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
-                                                   self.now))
+                                                   self.now, totals=self.totals))
                 case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
                       | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
                     self.seating.apply(effect, self._outbox.seq)
@@ -314,18 +314,6 @@ class Replica:
                     self._event(event)
                 case fx.Journal(record=record):
                     self._record(record)
-                case fx.BeginRound(number=number, note=note):
-                    if note:  # the table as it stands, where the journal will start
-                        self._apply(self._pruning.begin(catchup.capture(
-                            number, over=self.phase is Phase.OVER, seats=self.seating.seats,
-                            settings=self.seating.settings,
-                            totals=self.totals, authors=self.authors, player=self._player,
-                            rounds=self.match.rounds if self.match is not None else 0),
-                            self.me.public_key))
-                    self._apply(rounds.begin(
-                        number, self.seating.seats, self.me.public_key, self.seating.variants,
-                        self.now, totals=self.totals, match=self.match,
-                        over=self.phase is Phase.OVER))
                 case fx.Forget() | fx.Claim() | fx.Admit():
                     self._places.apply(effect, self._holds_place)
                 case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
@@ -395,14 +383,8 @@ class Replica:
         return self._places.chain(key, self._holds_place)
 
     def _holds_place(self, key: bytes) -> bool:
-        """Whether ``key`` has a place at this table (``intake.has_place``)."""
-        return intake.has_place(key, seated=self.seating.seated, host_key=self.host_key,
-                                me=self.me.public_key, waiting=self.seating.waiting, rs=self.rs)
-
-    def _player(self, key: bytes) -> bool:
-        """Whether ``key`` holds a place at this table or held one (``Places.player``):
-        a player the table keeps talking to, and whose head a snapshot names."""
-        return self._places.player(key, self._holds_place(key))
+        """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
+        return self.seating.holds_place(key, self.rs)
 
     # -------------------------------------------------------------- arrival
     def _accept(self, entry: Entry, payload: msg.Payload) -> None:

@@ -26,8 +26,10 @@ from ._effects import (
     WaitingSeated,
     Waits,
 )
+from ._intake import has_place
 from ._liveness import holds_from
 from ._lobby import Table, auto_deal
+from ._state import RoundState
 
 #: The effects that change the seating and nothing else (:meth:`Seating.apply`).
 SeatingEffect = (Unwait | Readied | SetSeats | SetRules | Waits | WaitingSeated | SittingDown
@@ -83,6 +85,13 @@ class Seating:
     def settings(self) -> Settings:
         """The SETTINGS that say these rules and clocks."""
         return settings_of(self.variants, self.countdown, self.drop_after)
+
+    def holds_place(self, key: bytes, rs: RoundState | None) -> bool:
+        """Whether ``key`` has a place at this table, ``rs`` the round under way
+        (``intake.has_place``: a seat, a place in the round or on the waiting
+        list, or the host's or my own key)."""
+        return has_place(key, seated=self.seated, host_key=self.host_key, me=self.me,
+                         waiting=self.waiting, rs=rs)
 
     def table(self, phase: Phase, number: int, proven: Collection[bytes]) -> Table:
         """The table as the lobby reads it, in ``phase`` of round ``number`` (0 before

@@ -201,6 +201,16 @@ class Convict(Step):
 
 # --- a round's beginning
 @dataclass(frozen=True, slots=True)
+class BeginRound(Step):
+    """Round ``number`` begins with the seats as they are. ``note``: first note
+    where the table stands and forget older rounds (not when the round begins
+    from a snapshot, which is that note)."""
+
+    number: int
+    note: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class TakeUp(Step):
     """Go on from the host's snapshot (checked: rules that deal its seats)."""
 
@@ -219,4 +229,5 @@ class DrawSecrets(Step):
 #: Every step, as ``Steps.decide`` answers them.
 StepEffect = (CheckGo | CheckReveal | HoldProof | FlagSeat | FlagKey | Follow | EndRound
               | LeaveRound | SaidGoodbye | CutAfter | GoAgain | StuckFinal | VoidPlay | Unscore
-              | MaybeScore | Reckon | MaybeClose | Reseat | Convict | TakeUp | DrawSecrets)
+              | MaybeScore | Reckon | MaybeClose | Reseat | Convict | BeginRound | TakeUp
+              | DrawSecrets)

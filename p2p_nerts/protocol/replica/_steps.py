@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import assert_never
 
 from ...game.scoring import Match
+from . import _catchup as catchup
 from . import _closing as closing
 from . import _drops as drops
 from . import _forks as forks
@@ -34,6 +35,7 @@ from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
 from ._step_effects import (
+    BeginRound,
     CheckGo,
     CheckReveal,
     Convict,
@@ -79,9 +81,10 @@ class Steps:
         self.places = places
 
     def decide(self, step: StepEffect, current: RoundState | None, phase: Phase,
-               match: Match | None, now: float) -> list[Effect]:
+               match: Match | None, now: float, *, totals: dict[bytes, int]) -> list[Effect]:
         """What ``step`` decides, the table's round being ``current`` in ``phase``,
-        its game ``match``, at ``now``; an empty list when it decides nothing more.
+        its game ``match`` and running ``totals``, at ``now``; an empty list when it
+        decides nothing more.
 
         A name captured in two cases has one type in both: ``rs`` is always a
         round the step is about, ``seat`` a seat index.
@@ -99,6 +102,8 @@ class Steps:
                 return self.forks.follow(current, leads, now)
             case Convict(rs=rs, item=item):
                 return forks.final(rs, item)
+            case BeginRound(number=number, note=note):
+                return self.begin(number, note, current, phase, match, totals, now)
             case TakeUp(snapshot=snapshot, variants=variants):
                 return self.pruning.take_up(snapshot, variants, self.me)
             case FlagSeat(rs=rs, seat=seat, reason=reason):
@@ -144,6 +149,24 @@ class Steps:
         (``Seating.table``; the keys proven to fork are never seated again)."""
         return self.seating.table(phase, current.number if current is not None else 0,
                                   self.forks.proven.keys())
+
+    def begin(self, number: int, note: bool, current: RoundState | None, phase: Phase,
+              match: Match | None, totals: dict[bytes, int], now: float) -> list[Effect]:
+        """Round ``number`` begins with the seats as they are (``rounds.begin``);
+        ``note``: first journal the table as it stands, where a compacted journal
+        will start, and forget what every seat holds of older rounds
+        (``Pruning.begin``)."""
+        seating, me, over = self.seating, self.me, phase is Phase.OVER
+        noted: list[Effect] = []
+        if note:
+            snapshot = catchup.capture(
+                number, over=over, seats=seating.seats, settings=seating.settings,
+                totals=totals, rounds=match.rounds if match is not None else 0,
+                authors=self.places.authors,
+                player=lambda key: self.places.player(key, seating.holds_place(key, current)))
+            noted = self.pruning.begin(snapshot, me)
+        return [*noted, *rounds.begin(number, seating.seats, me, seating.variants, now,
+                                      totals=totals, match=match, over=over)]
 
     def go(self, rs: RoundState, now: float) -> list[Effect]:
         """The host's GO looked at again (``shuffle.go``)."""

@@ -222,7 +222,8 @@ class TableView:
         """Whether ``key`` holds a place at this table (a seat, a place in the round
         or on the waiting list, the host's) or held one: a player the table keeps
         talking to (a seat given up catches up, and asks back in, through it)."""
-        return self._r._player(key)
+        r = self._r
+        return r._places.player(key, r._holds_place(key))
 
     def watcher(self, key: bytes) -> bool:
         """Whether ``key``, without a place, asked for the table's entries (a RESEND):
