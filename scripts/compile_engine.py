@@ -54,6 +54,7 @@ PROTOCOL = (
     "protocol/messages/_round.py",
     "protocol/replica/_base.py",
     "protocol/replica/_effects.py",
+    "protocol/replica/_ephemera.py",
     "protocol/replica/_forks.py",
     "protocol/replica/_heartbeats.py",
     "protocol/replica/_intake.py",

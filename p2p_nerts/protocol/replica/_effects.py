@@ -19,7 +19,7 @@ from ...game.variants import Variants
 from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Head, Payload, Seat
+from ..messages import Ack, Head, Payload, Seat
 from ._base import Phase
 from ._state import RoundState, index_of
 from ._step_effects import StepEffect
@@ -246,9 +246,21 @@ class Reject:
     reason: str
 
 
+# --- the ephemeral side: ACK, VIEW, RESEND, SNAPSHOT, HELLO, and my marks
+@dataclass(frozen=True, slots=True)
+class SignAck:
+    """Sign my ACK (``ack``: how far I hold every chain) to ``to``, or to every peer
+    but ``besides`` (the heartbeat); ephemeral, it is not delivered to myself."""
+
+    ack: Ack
+    to: bytes | None = None
+    besides: frozenset[bytes] = frozenset()
+
+
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all), and the steps that only decide more (``_step_effects``).
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
           | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
-          | BeatSoon | RoundBegun | Reject | StepEffect)
+          | BeatSoon | RoundBegun | Reject | StepEffect
+          | SignAck)

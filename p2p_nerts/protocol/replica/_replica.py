@@ -46,6 +46,7 @@ from ._base import (
     Phase,
     Send,
 )
+from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._order import Finality
@@ -129,6 +130,8 @@ class Replica:
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
+        self._ephemera = Ephemera(places=self._places, seating=self.seating, forks=self._forks,
+                                  recovery=self._recovery, beats=self._beats)
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places)
@@ -226,7 +229,9 @@ class Replica:
             self._advance()
         self._resumed()
         for author in sorted(owed) if not self.watching else ():
-            self._ack(to=author)  # changes no state: nothing more can become final
+            # My ACK straight to each (Ephemera.ack): it changes nothing of the table,
+            # so nothing more can become final.
+            self._sign(self._ephemera.ack(self.rs, self.prev_rs, author, now), to=author)
         return self._flush()
 
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
@@ -253,11 +258,7 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._apply(self.seating.auto_deal(self._table, now))
         if self._outbox.seq:  # in every phase: it is how a lost entry is noticed
-            besides, singles = self._beats.due(now)
-            if besides is not None:
-                self._ack(besides=besides)
-            for key in singles:
-                self._ack(to=key, beat=False)
+            self._apply(self._ephemera.beat(self.rs, self.prev_rs, now))
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             self._apply(shuffle.start_due(rs, now))
             self._send_view(rs)
@@ -339,6 +340,8 @@ class Replica:
                     self._places.heard_all(rs.keys, self.now)
                 case fx.Reject(reason=reason):
                     self._reject(reason)
+                case fx.SignAck(ack=ack, to=to, besides=besides):
+                    self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
                 case _:
                     assert_never(effect)
 
@@ -568,18 +571,6 @@ class Replica:
 
     def _maybe_deal(self, rs: RoundState) -> None:
         self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
-
-    def _ack(self, to: bytes | None = None, *, besides: frozenset[bytes] = frozenset(),
-             beat: bool = True) -> None:
-        """Say how far I hold every author's chain (``liveness.my_ack``): straight
-        to one peer (an author right after its play, a HELLO), else to every peer
-        ``besides`` those (the heartbeat: ``Heartbeats``, which a straight one
-        stands for unless it is one itself: ``beat``)."""
-        if to is not None and beat and not self._recovery.restoring:
-            self._beats.acked(to, self.now)
-        ack = liveness.my_ack(self.seating.seated, self.rs, self.prev_rs, self.authors,
-                              self._forks.proven)
-        self._sign(ack, to=to, besides=besides)  # ephemeral: no delivery
 
     # ------------------------------------------------------------ total order
     def _advance(self) -> None:
