@@ -11,15 +11,17 @@ in the list it returns. The steps that only decide more effects are in
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
+from ..authors import AuthorLog
+from ..envelope import Entry
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Ack, Head, Payload, Seat
+from ..messages import Ack, AckMark, Head, Payload, Seat, Snapshot
 from ._base import Phase
 from ._state import RoundState, index_of
 from ._step_effects import StepEffect
@@ -248,6 +250,51 @@ class Reject:
 
 # --- the ephemeral side: ACK, VIEW, RESEND, SNAPSHOT, HELLO, and my marks
 @dataclass(frozen=True, slots=True)
+class Says:
+    """What an ephemeral ``entry`` says (``payload``; ``log``: its author's chain),
+    acted on once the lead to a fork that its head gave is asked about
+    (``Ephemera.says``)."""
+
+    entry: Entry
+    payload: Payload
+    log: AuthorLog
+
+
+@dataclass(frozen=True, slots=True)
+class CountMarks:
+    """Count the marks of ``entry``, an ACK saying ``upto`` (``log``: its author's
+    chain), once the chains its claims begin are kept: a mark naming one of them
+    then waits for its entry (``Ephemera.count_marks``)."""
+
+    entry: Entry
+    upto: tuple[AckMark, ...]
+    log: AuthorLog
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Answer ``asker``'s RESEND of ``log``'s entries ``lo`` to ``hi`` within its budget
+    (``Ephemera.answer``); ``floor``: the host's snapshot, which the facade signs
+    for it to go first (the ask reaches below what we still hold)."""
+
+    asker: bytes
+    log: AuthorLog
+    lo: int
+    hi: int
+    floor: Snapshot | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resent:
+    """Queue these frames of the table's chains for ``asker`` (its RESEND answered);
+    ``held_back``: its budget kept the rest back (counted, not told: it asks again)."""
+
+    asker: bytes
+    frames: Sequence[bytes]
+    held_back: bool
+
+
+@dataclass(frozen=True, slots=True)
 class SignAck:
     """Sign my ACK (``ack``: how far I hold every chain) to ``to``, or to every peer
     but ``besides`` (the heartbeat); ephemeral, it is not delivered to myself."""
@@ -263,4 +310,4 @@ Effect = (Sign | Emit | Journal | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
           | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
           | BeatSoon | RoundBegun | Reject | StepEffect
-          | SignAck)
+          | Says | CountMarks | Answer | Resent | SignAck)

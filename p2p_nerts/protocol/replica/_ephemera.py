@@ -1,23 +1,40 @@
-"""The ephemeral side: my marks going out.
+"""The ephemeral side: what an entry that takes no number does here (an ACK, a
+VIEW, a RESEND, a SNAPSHOT, a HELLO), and my marks going out.
 
-Every ACK of mine says how far I hold every chain (``liveness.my_ack``): straight
-to an author right after its play, which does the heartbeat's work for that
-peer, or as the heartbeat, when ``Heartbeats`` says one is due.
+Such an entry is acted on as it comes, not in its author's sequence. Each
+names how far its author has signed and its head there: a gap to fill, or,
+when the head is not the entry we hold under that number, a lead to a fork,
+asked about before anything the entry says is acted on. An ACK tells how far
+its author holds every chain, which my clock, a resume under way, pruning,
+finality and a newcomer sitting down each wait for; a RESEND asks for entries,
+answered within the asker's budget; the host's SNAPSHOT may bring back a peer
+that missed forgotten rounds; a HELLO asks where the sender's own chain ends
+here. My own ACKs say how far I hold: straight to a peer, or as the heartbeat.
 
 ``Ephemera`` keeps no state of its own, only the owners it reads and changes
-(the chains, the seating, the proofs, the recovery, the heartbeats), as
-``Steps`` does. What it decides comes back as effects (``_effects``), or, for
-my ACK straight after a batch received (a received play's path), as the ACK
-itself; the facade signs.
+(the chains and their resends, the seating, the proofs, the recovery, the
+pruning, the heartbeats and my clock), as ``Steps`` does. What it decides
+comes back as effects (``_effects``), or, for my ACK straight after a batch
+received (a received play's path), as the ACK itself; the facade signs: my
+ACKs, the RESENDs a lead to a fork asks, and the host's snapshot that an
+answer below what we hold begins with, handed back here to be charged to the
+asker's budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import assert_never
 
-from ..messages import Ack
+from ..authors import AuthorLog
+from ..clock import LamportClock
+from ..envelope import Entry, EnvelopeError
+from ..messages import Ack, AckMark, Hello, Payload, Resend, Snapshot, View
 from . import _liveness as liveness
-from ._effects import Effect, SignAck
+from . import _recovery as recovery
+from ._base import Lead
+from ._catchup import Pruning
+from ._effects import Answer, CountMarks, Effect, Resent, Says, SignAck
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import Places
@@ -25,18 +42,144 @@ from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
 
+#: The effects :meth:`Ephemera.decide` resolves: the rest of what an entry does,
+#: once what came before it in the list is done.
+EphemeralStep = Says | CountMarks
+
 
 class Ephemera:
-    """Where one table's replica decides what my ACKs say and to whom: the owners
-    it reads and changes."""
+    """Where one table's replica decides what an ephemeral entry does and what my
+    ACKs say: the parts of the table that never change (my key, the host's) and
+    the owners it reads and changes."""
 
-    def __init__(self, *, places: Places, seating: Seating, forks: Forks, recovery: Recovery,
-                 beats: Heartbeats) -> None:
+    def __init__(self, me: bytes, host_key: bytes, *, is_host: bool, clock: LamportClock,
+                 places: Places, seating: Seating, forks: Forks, recovery: Recovery,
+                 pruning: Pruning, beats: Heartbeats) -> None:
+        self.me = me
+        self.host_key = host_key
+        self.is_host = is_host
+        self.clock = clock
         self.places = places
         self.seating = seating
         self.forks = forks
         self.recovery = recovery
+        self.pruning = pruning
         self.beats = beats
+
+    # ------------------------------------------------------------- arriving
+    def take(self, entry: Entry, payload: Payload, log: AuthorLog | None,
+             rs: RoundState | None, now: float) -> Sequence[Effect]:
+        """An ephemeral ``entry`` (``payload``) from a key that may be heard, ``log``
+        its chain (None: no room for one), the table's round being ``rs``, at ``now``.
+
+        Its author is heard; how far it has signed is noted; a seated author
+        that names as its head another entry than ours is asked about first
+        (``Forks.follow``), and what the entry says comes after (:class:`Says`).
+        """
+        if log is None:
+            raise EnvelopeError("too_many_authors")
+        author = entry.author
+        self.places.last_heard[author] = now
+        if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
+            asks = self.forks.follow(rs, (Lead(author, entry.seq, author),), now)
+            if asks:
+                return [*asks, Says(entry, payload, log)]
+        return self.says(entry, payload, log, rs)
+
+    def decide(self, step: EphemeralStep, rs: RoundState | None) -> Sequence[Effect]:
+        """What ``step`` decides, the table's round being ``rs`` as it comes up.
+
+        A name captured in two cases has one type in both (compiled, it is one
+        typed local): ``entry`` is the entry, ``log`` its author's chain.
+        """
+        match step:
+            case Says(entry=entry, payload=payload, log=log):
+                return self.says(entry, payload, log, rs)
+            case CountMarks(entry=entry, upto=upto, log=log):
+                return self.count_marks(entry, upto, log, rs)
+            case _:
+                assert_never(step)
+
+    def says(self, entry: Entry, payload: Payload, log: AuthorLog,
+             rs: RoundState | None) -> Sequence[Effect]:
+        """What an ephemeral entry says, acted on (``log``: its author's chain)."""
+        author = entry.author
+        match payload:
+            case Ack(upto=upto):
+                return self.heard_ack(entry, upto, log, rs)
+            case View():
+                seat = rs.seat_of(author) if rs is not None else None
+                if rs is not None and seat is not None:
+                    liveness.take_view(rs, seat, entry, payload)
+            case Resend(author=about, from_seq=lo, to_seq=hi):
+                return self.asked(author, about, lo, hi)
+            case Snapshot():
+                return self.pruning.offered(entry, payload, host_key=self.host_key,
+                                            is_host=self.is_host, authors=self.places.authors,
+                                            number=rs.number if rs is not None else 0)
+            case Hello():
+                return (liveness.answer_hello(author, self.places.authors, self.forks.proven),)
+        return ()
+
+    def heard_ack(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
+                  rs: RoundState | None) -> Sequence[Effect]:
+        """A peer's ACK, in this order: my clock goes past it; a resume under way
+        hears how far it holds my chain; a seated peer's marks tell pruning what
+        it holds and each chain how far its author has sent (a seated author we
+        keep no chain of is claimed); then its marks are counted
+        (:meth:`count_marks`), after the claims when there are any
+        (:class:`CountMarks`)."""
+        author = entry.author
+        seated = self.seating.seated
+        # Only what the journal holds moves my clock (the ACKs among ephemeral
+        # entries): a restart replays it, and must come back at least as late as
+        # every ACK I sent. And only a seated player's time, as every entry's
+        # (``Replica._observe``): a stranger cannot move my clock.
+        if author in seated:
+            self.clock.observe(entry.lamport)
+        resume = self.recovery.resume
+        mine: Sequence[Effect] = ()
+        if resume is not None and not self.recovery.restoring:
+            mine = recovery.heard(resume, author, upto, self.me,
+                                  author in seated or author == self.host_key)
+        claims: Sequence[Effect] = ()
+        if author in seated:
+            self.pruning.heard(author, upto)
+            claims = liveness.note_claims(upto, seated, self.places.authors)
+        if mine or claims:
+            return [*mine, *claims, CountMarks(entry, upto, log)]
+        return self.count_marks(entry, upto, log, rs)
+
+    def count_marks(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
+                    rs: RoundState | None) -> Sequence[Effect]:
+        """An ACK's marks counted (``liveness.acked``: the leads to a fork they give
+        are followed), then a newcomer that now holds the ROSTER that seated it
+        is sitting down no more (``Seating.acked``)."""
+        author = entry.author
+        seat = rs.seat_of(author) if rs is not None else None
+        effects = liveness.acked(entry, upto, log, rs, seat, authors=self.places.authors)
+        self.seating.acked(author, upto)
+        return effects
+
+    def asked(self, asker: bytes, author: bytes, lo: int, hi: int) -> Sequence[Effect]:
+        """``asker``'s RESEND of ``author``'s entries ``lo`` to ``hi``: answered from the
+        chain we keep (nothing, if we keep none). An ask from below what we still
+        hold gets the host's snapshot first (``Resends.below_floor``)."""
+        log = self.places.authors.get(author)
+        if log is None:
+            return ()
+        floor = self.pruning.floor
+        if not self.is_host or floor is None or not self.places.resends.below_floor(log, lo):
+            floor = None
+        return (Answer(asker, log, lo, hi, floor),)
+
+    def answer(self, ask: Answer, snapshot: bytes | None, now: float) -> Sequence[Effect]:
+        """The frames that answer ``ask`` within its asker's budget (``Resends.answer``);
+        ``snapshot``: the host's, signed by the facade for it, goes first or
+        nothing does."""
+        frames, held_back = self.places.resends.answer(ask.asker, ask.log, ask.lo, ask.hi, now,
+                                                       snapshot)
+        return (Resent(ask.asker, frames, held_back),)
 
     # ------------------------------------------------------------- my marks
     def ack(self, rs: RoundState | None, prev_rs: RoundState | None, to: bytes,

@@ -41,7 +41,6 @@ from ._base import (
     COUNTDOWN,
     DROP_AFTER,
     ROUND_TYPES,
-    Lead,
     Outbound,
     Phase,
     Send,
@@ -130,8 +129,10 @@ class Replica:
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
-        self._ephemera = Ephemera(places=self._places, seating=self.seating, forks=self._forks,
-                                  recovery=self._recovery, beats=self._beats)
+        self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
+                                  clock=self.clock, places=self._places, seating=self.seating,
+                                  forks=self._forks, recovery=self._recovery,
+                                  pruning=self._pruning, beats=self._beats)
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places)
@@ -340,6 +341,14 @@ class Replica:
                     self._places.heard_all(rs.keys, self.now)
                 case fx.Reject(reason=reason):
                     self._reject(reason)
+                case fx.Says() | fx.CountMarks():
+                    self._apply(self._ephemera.decide(effect, self.rs))
+                case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
+                    self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
+                case fx.Resent(asker=asker, frames=frames, held_back=held_back):
+                    self._out.sends += [Send(frame, asker) for frame in frames]
+                    if held_back:
+                        self.rejected["resend_budget"] += 1
                 case fx.SignAck(ack=ack, to=to, besides=besides):
                     self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
                 case _:
@@ -368,6 +377,16 @@ class Replica:
         return self._outbox.sign(self._out, payload, self.rs, self.authors.get(self.me.public_key),
                                  self._recovery, round_no=round_no, to=to,
                                  expect_lamport=expect_lamport, besides=besides)
+
+    def _signed(self, payload: msg.Payload | None, to: bytes) -> bytes | None:
+        """An ephemeral entry of mine signed for ``to`` and handed back rather than
+        queued (None: no payload, or nothing signed now): a RESEND's answer sends
+        the host's snapshot only within the asker's budget (``Ephemera.answer``)."""
+        sends = self._out.sends
+        queued = len(sends)
+        if payload is not None:
+            self._send(payload, to=to)
+        return sends.pop().data if len(sends) > queued else None
 
     def _deliver_own(self, entry: Entry, payload: msg.Payload) -> None:
         """Deliver an entry of mine to myself: signed here, or from the journal
@@ -403,7 +422,8 @@ class Replica:
             if arrival is intake.ACK:
                 self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
                              else Record(Kind.LINK, author + entry.raw))
-            self._ephemeral(entry, payload)
+            self._apply(self._ephemera.take(entry, payload, self._author(author), self.rs,
+                                            self.now))
             return
         log = self._author(author)
         if log is None:
@@ -456,71 +476,12 @@ class Replica:
         if entry.author in self.seating.seated:
             self.clock.observe(entry.lamport)
 
-    def _ephemeral(self, entry: Entry, payload: msg.Payload) -> None:
-        author = entry.author
-        log = self._author(author)
-        if log is None:
-            raise EnvelopeError("too_many_authors")
-        self.last_heard[author] = self.now
-        if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
-            self._apply(self._forks.follow(self.rs, (Lead(author, entry.seq, author),), self.now))
-        rs = self.rs
-        seat = rs.seat_of(author) if rs else None
-        match payload:
-            case msg.Ack(upto=upto):
-                # Only what the journal holds moves my clock: a restart replays
-                # it, and must come back at least as late as every ACK I sent.
-                self._observe(entry)
-                if self._recovery.resume is not None and not self._recovery.restoring:
-                    self._heard_while_resuming(author, upto)
-                if author in self.seating.seated:
-                    self._pruning.heard(author, upto)
-                    self._apply(liveness.note_claims(upto, self.seating.seated, self.authors))
-                self._apply(liveness.acked(entry, upto, log, rs, seat, authors=self.authors))
-                self.seating.acked(author, upto)
-            case msg.View():
-                if rs is not None and seat is not None:
-                    liveness.take_view(rs, seat, entry, payload)
-            case msg.Resend(author=about, from_seq=lo, to_seq=hi):
-                self._answer_resend(author, about, lo, hi)
-            case msg.Snapshot():
-                self._apply(self._pruning.offered(
-                    entry, payload, host_key=self.host_key, is_host=self.is_host,
-                    authors=self.authors, number=rs.number if rs is not None else 0))
-            case msg.Hello():
-                self._apply((liveness.answer_hello(author, self.authors, self._forks.proven),))
-            case _:
-                pass
-
-    def _answer_resend(self, asker: bytes, author: bytes, lo: int, hi: int) -> None:
-        """Send ``asker`` what it lacks, within its budget (``Resends``); below what
-        we still hold of ``author``, the host's snapshot first."""
-        log = self.authors.get(author)
-        if log is None:
-            return
-        sends = self._out.sends
-        queued = len(sends)
-        if (self.is_host and self._pruning.floor is not None
-                and self._resends.below_floor(log, lo)):
-            self._send(self._pruning.floor, to=asker)  # signed here, sent within the budget
-        snapshot = sends.pop().data if len(sends) > queued else None
-        frames, held_back = self._resends.answer(asker, log, lo, hi, self.now, snapshot)
-        sends += [Send(frame, asker) for frame in frames]
-        if held_back:
-            self.rejected["resend_budget"] += 1
-
     def _ask_missing(self) -> None:
         mine = self.me.public_key if self._recovery.resume is None else None
         for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
             self._send(ask)
 
     # -------------------------------------------------------------- resuming
-    def _heard_while_resuming(self, peer: bytes, upto: Iterable[msg.AckMark]) -> None:
-        res = self._recovery.resume
-        assert res is not None
-        self._apply(recovery.heard(res, peer, upto, self.me.public_key,
-                                   peer in self.seating.seated or peer == self.host_key))
-
     def _resumed(self) -> None:
         """Sign again once the table has told us where our chain ends
         (``Recovery.going_on``), and stop catching up once the table is heard out."""
