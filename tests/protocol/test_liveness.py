@@ -10,6 +10,7 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.authors import AuthorLog
+from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Ready, View, seal_message
@@ -28,6 +29,7 @@ from p2p_nerts.protocol.replica._liveness import (
     my_ack,
     note_claims,
     note_marks,
+    observe,
     received,
     recheck_marks,
     take_early_marks,
@@ -311,3 +313,11 @@ def test_what_waited_for_an_author_s_entries_is_counted_once_they_are_delivered(
     assert not rs.early_marks and rs.pending_marks  # AUTHOR's 5 is still not here
     assert drained(rs, ahead, {log.key: ahead}) == []
     assert rs.marks[0] == {AUTHOR: 5} and not rs.pending_marks
+
+
+def test_only_a_seated_authors_time_moves_my_clock() -> None:
+    clock, entry = LamportClock(), _view_entry(40)
+    observe(clock, entry, frozenset({AUTHOR_ID.public_key}))  # a stranger's
+    assert clock.time == 0
+    observe(clock, entry, frozenset({entry.author}))
+    assert clock.time == 41  # past it

@@ -133,10 +133,8 @@ class Ephemera:
         seated = self.seating.seated
         # Only what the journal holds moves my clock (the ACKs among ephemeral
         # entries): a restart replays it, and must come back at least as late as
-        # every ACK I sent. And only a seated player's time, as every entry's
-        # (``Replica._observe``): a stranger cannot move my clock.
-        if author in seated:
-            self.clock.observe(entry.lamport)
+        # every ACK I sent. And only a seated player's time, as every entry's.
+        liveness.observe(self.clock, entry, seated)
         resume = self.recovery.resume
         mine: Sequence[Effect] = ()
         if resume is not None and not self.recovery.restoring:

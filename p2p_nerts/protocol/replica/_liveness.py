@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from ..authors import AuthorLog
+from ..clock import LamportClock
 from ..envelope import GENESIS, Entry
 from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
@@ -21,6 +22,13 @@ from ._base import VIEW_INTERVAL, Lead, view_of
 from ._effects import Claim, Effect, Sign
 from ._state import RoundState
 from ._step_effects import Follow
+
+
+def observe(clock: LamportClock, entry: Entry, seated: frozenset[bytes]) -> None:
+    """My clock goes past ``entry``'s time if its author is seated: only seated
+    players' times order the table, so a stranger cannot move my clock."""
+    if entry.author in seated:
+        clock.observe(entry.lamport)
 
 
 def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,

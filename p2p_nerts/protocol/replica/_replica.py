@@ -464,17 +464,12 @@ class Replica:
             # Signed here, or (back from a journal that was behind) fetched from the table.
             self._outbox.took(entry)
         else:
-            self._observe(entry)
+            liveness.observe(self.clock, entry, self.seating.seated)
             self.last_heard[entry.author] = self.now
         if entry.type in ROUND_TYPES:
             self._round_entry(entry, payload)
         else:
             self._apply(lobby.delivered(self._table, entry, payload, self.rs))
-
-    def _observe(self, entry: Entry) -> None:
-        """Only seated players' times order the table: a stranger cannot move my clock."""
-        if entry.author in self.seating.seated:
-            self.clock.observe(entry.lamport)
 
     def _ask_missing(self) -> None:
         mine = self.me.public_key if self._recovery.resume is None else None
