@@ -71,9 +71,10 @@ class Table:
         self.receiver: Replica = net.replicas[0]
         author = identities(2)[1]
         self.author = author.public_key
-        seat = net.replicas[1].view().my_seat
-        rs = self.receiver.rs
-        assert seat is not None and rs is not None
+        # Read off the round itself, which every checkout a baseline may come from has.
+        rs, theirs = self.receiver.rs, net.replicas[1].rs
+        assert rs is not None and theirs is not None and theirs.me is not None
+        seat = theirs.me
         log = self.receiver.authors[self.author]
         seq, prev = log.delivered, log.head  # each entry names the one before
         lamport = self.receiver.clock.time + 10
