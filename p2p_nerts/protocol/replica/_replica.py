@@ -96,7 +96,6 @@ class Replica:
         self.seating = Seating(identity.public_key, host_key, variants=variants or Variants(),
                                countdown=countdown, drop_after=drop_after, auto_start=auto_start,
                                auto_next=auto_next, max_seats=max_seats)
-        self.rng = rng
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places(max_held)  # early entries held per author, and bytes
