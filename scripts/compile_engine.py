@@ -53,6 +53,7 @@ PROTOCOL = (
     "protocol/messages/_repair.py",
     "protocol/messages/_round.py",
     "protocol/replica/_base.py",
+    "protocol/replica/_delivery.py",
     "protocol/replica/_effects.py",
     "protocol/replica/_ephemera.py",
     "protocol/replica/_forks.py",

@@ -248,6 +248,14 @@ class Reject:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """Refuse what came in (``reason``) and count it, telling no one: an entry held
+    already, which peers resend and relay as a matter of course."""
+
+    reason: str
+
+
 # --- the ephemeral side: ACK, VIEW, RESEND, SNAPSHOT, HELLO, and my marks
 @dataclass(frozen=True, slots=True)
 class Says:
@@ -309,5 +317,5 @@ class SignAck:
 Effect = (Sign | Emit | Journal | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
           | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
-          | BeatSoon | RoundBegun | Reject | StepEffect
+          | BeatSoon | RoundBegun | Reject | Counted | StepEffect
           | Says | CountMarks | Answer | Resent | SignAck)

@@ -17,16 +17,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, assert_never
 
-from ...game.foundations import PlayKey
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
 from .. import messages as msg
-from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog, Equivocation
+from ..authors import MAX_HELD, MAX_HELD_BYTES, Equivocation
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
-from ..journal import Kind, Record
+from ..journal import Record
 from . import _catchup as catchup
 from . import _commands as cmd
 from . import _drops as drops
@@ -35,16 +34,9 @@ from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _recovery as recovery
-from . import _rounds as rounds
 from . import _shuffle as shuffle
-from ._base import (
-    COUNTDOWN,
-    DROP_AFTER,
-    ROUND_TYPES,
-    Outbound,
-    Phase,
-    Send,
-)
+from ._base import COUNTDOWN, DROP_AFTER, Outbound, Phase, Send
+from ._delivery import Delivery, Outcome
 from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -106,7 +98,9 @@ class Replica:
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
-        self._resends = self._places.resends
+        #: The table as it stands, which ``Delivery`` reads between two effects
+        #: (``Live``): its phase and round, changed only in ``_settle``, and the
+        #: time of the call under way.
         self.phase = Phase.LOBBY
         self.rs: RoundState | None = None
         #: The round before ``rs``: one call can close a round and begin the
@@ -115,6 +109,7 @@ class Replica:
         self.match: Match | None = None
         #: Running totals by player key, so they survive seats changing between rounds.
         self.totals: dict[bytes, int] = {}
+        self.now = 0.0
         self.rejected: Counter[str] = Counter()
         #: A spectator's replica: it checks and follows every entry but signs
         #: nothing the table waits for (it never asks for a seat, never acks).
@@ -136,7 +131,11 @@ class Replica:
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
-        self.now = 0.0
+        self._delivery = Delivery(table_id, identity.public_key, host_key, live=self,
+                                  clock=self.clock, outbox=self._outbox, places=self._places,
+                                  seating=self.seating, forks=self._forks,
+                                  recovery=self._recovery, order=self._order, beats=self._beats,
+                                  ephemera=self._ephemera)
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -156,10 +155,11 @@ class Replica:
         for rec in records:
             replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
-                r._deliver_own(replayed, msg.parse_payload(replayed.type, replayed.payload))
+                r._apply(r._delivery.own(replayed, msg.parse_payload(replayed.type,
+                                                                     replayed.payload)))
             elif replayed is not None:
                 r._receive_one(*replayed)
-            r._advance()
+            r._apply(r._delivery.advance())
         r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
                              now=now, seq=r._outbox.seq)
         r._out = Outbound()
@@ -202,7 +202,7 @@ class Replica:
         box = self._outbox
         signed, box.unapplied = box.unapplied, None
         if signed is not None:
-            self._deliver_own(*signed)
+            self._apply(self._delivery.own(*signed))
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised.
@@ -226,7 +226,7 @@ class Replica:
             # After each frame, as Replica.restore does after each journal
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
-            self._advance()
+            self._apply(self._delivery.advance())
         self._resumed()
         for author in sorted(owed) if not self.watching else ():
             # My ACK straight to each (Ephemera.ack): it changes nothing of the table,
@@ -237,9 +237,7 @@ class Replica:
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
             entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
-            if self._recovery.catching_up and not self._recovery.restoring:
-                self._recovery.heard.add(entry.author)
-            self._accept(entry, payload)
+            self._apply(self._delivery.accept(entry, payload))
         # One name for each exception: compiled, a name has one type in a function.
         except EnvelopeError as bad:
             self._reject(bad.reason)
@@ -261,11 +259,15 @@ class Replica:
             self._apply(self._ephemera.beat(self.rs, self.prev_rs, now))
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             self._apply(shuffle.start_due(rs, now))
-            self._send_view(rs)
-            self._check_silent(rs)
-        self._ask_missing()
+            if (view := liveness.view_due(rs, now, drawn=self.drawn)) is not None:
+                self._send(view)
+            # Vote out the seats silent (or withholding the round's end) to me;
+            # take the vote back from one heard again.
+            self._apply(drops.silent_votes(rs, self.last_heard, now, self.seating.drop_after,
+                                           self.authors))
+        self._apply(self._delivery.missing())
         self._resumed()
-        self._advance()
+        self._apply(self._delivery.advance())
         return self._flush()
 
     # -------------------------------------------------------------- reading
@@ -281,77 +283,103 @@ class Replica:
     def _event(self, event: ev.Event) -> None:
         self._out.events.append(event)
 
-    def _apply(self, effects: Iterable[fx.Effect]) -> None:
-        """Carry out what a sub-machine decided, in its order: the one place that does.
+    def _apply(self, effects: Iterable[Outcome]) -> None:
+        """Carry out what a sub-machine decided (:meth:`_settle`), in its order.
+
+        A generator (``Delivery``'s) decides as it goes, reading the table as the
+        effects before left it; what fails in carrying one out is raised in it,
+        at the point that decided that effect.
+        """
+        them = iter(effects)
+        effect = next(them, None)
+        while effect is not None:
+            try:
+                self._settle(effect)
+            except Exception as exc:
+                throw = getattr(them, "throw", None)
+                if throw is None:
+                    raise
+                try:
+                    effect = throw(exc)
+                except StopIteration:
+                    return
+                continue
+            effect = next(them, None)
+
+    def _settle(self, effect: Outcome) -> None:
+        """Carry out one effect: the one place that does.
 
         A name captured in two cases has one type in both (compiled, it is one
         typed local): ``rs`` is always a round, ``totals`` the totals by key.
         """
-        for effect in effects:
-            match effect:
-                case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
-                             unapplied=unapplied):
-                    if unapplied:  # sent now, applied to myself on the next call (apply_own)
-                        self._outbox.unapplied = self._sign(payload, round_no=round_no, to=to,
-                                                            expect_lamport=lamport)
-                    else:
-                        self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-                case Step():
-                    self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
-                                                   self.now, totals=self.totals))
-                case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
-                      | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
-                    self.seating.apply(effect, self._outbox.seq)
-                case fx.DrainAll():
-                    for chain in list(self.authors.values()):
-                        self._drain(chain)
-                case fx.CheckDeal(rs=rs):
-                    self._maybe_deal(rs)
-                case fx.Tally(rs=rs):
-                    self._tally_drops(rs)
-                case fx.BeatSoon():
-                    self._beats.soon()
-                case fx.Emit(event=event):
-                    self._event(event)
-                case fx.Journal(record=record):
-                    self._record(record)
-                case fx.Forget() | fx.Claim() | fx.Admit():
-                    self._places.apply(effect, self._holds_place)
-                case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
-                    self._places.apply(effect, self._holds_place)
-                    self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
-                case fx.Standing(totals=totals, match=match, phase=phase):
-                    self.totals, self.match, self.phase = totals, match, phase
-                    self.rs = self.prev_rs = None
-                case fx.CatchUp():
-                    self._recovery.catching_up = True
-                case fx.SetPhase(phase=phase):
-                    self.phase = phase
-                case fx.Invalid(reason=reason):
-                    raise EnvelopeError(reason)
-                case fx.Totals(totals=totals):
-                    self.totals.update(totals)
-                case fx.RoundBegun(rs=rs, totals=totals, match=match):
-                    self.seating.new_round()
-                    self.totals, self.match = totals, match
-                    self._forks.new_round()
-                    self.prev_rs, self.rs = self.rs, rs
-                    self.phase = Phase.SHUFFLE
-                    self._places.heard_all(rs.keys, self.now)
-                case fx.Reject(reason=reason):
-                    self._reject(reason)
-                case fx.Says() | fx.CountMarks():
-                    self._apply(self._ephemera.decide(effect, self.rs))
-                case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
-                    self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
-                case fx.Resent(asker=asker, frames=frames, held_back=held_back):
-                    self._out.sends += [Send(frame, asker) for frame in frames]
-                    if held_back:
-                        self.rejected["resend_budget"] += 1
-                case fx.SignAck(ack=ack, to=to, besides=besides):
-                    self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
-                case _:
-                    assert_never(effect)
+        match effect:
+            case ev.PlayAdded() | ev.PlayFinal():  # a received play's path: first
+                self._out.events.append(effect)
+            case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
+                         unapplied=unapplied):
+                if unapplied:  # sent now, applied to myself on the next call (apply_own)
+                    self._outbox.unapplied = self._sign(payload, round_no=round_no, to=to,
+                                                        expect_lamport=lamport)
+                else:
+                    self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
+            case Step():
+                self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
+                                               self.now, totals=self.totals))
+            case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
+                  | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
+                self.seating.apply(effect, self._outbox.seq)
+            case fx.DrainAll():
+                for chain in list(self.authors.values()):
+                    self._apply(self._delivery.drain(chain))
+            case fx.CheckDeal(rs=rs):
+                self._maybe_deal(rs)
+            case fx.Tally(rs=rs):
+                self._apply(self._delivery.tally(rs))
+            case fx.BeatSoon():
+                self._beats.soon()
+            case fx.Emit(event=event):
+                self._event(event)
+            case fx.Journal(record=record):
+                self._record(record)
+            case fx.Forget() | fx.Claim() | fx.Admit():
+                self._places.apply(effect, self._delivery.holds_place)
+            case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
+                self._places.apply(effect, self._delivery.holds_place)
+                self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
+            case fx.Standing(totals=totals, match=match, phase=phase):
+                self.totals, self.match, self.phase = totals, match, phase
+                self.rs = self.prev_rs = None
+            case fx.CatchUp():
+                self._recovery.catching_up = True
+            case fx.SetPhase(phase=phase):
+                self.phase = phase
+            case fx.Invalid(reason=reason):
+                raise EnvelopeError(reason)
+            case fx.Totals(totals=totals):
+                self.totals.update(totals)
+            case fx.RoundBegun(rs=rs, totals=totals, match=match):
+                self.seating.new_round()
+                self.totals, self.match = totals, match
+                self._forks.new_round()
+                self.prev_rs, self.rs = self.rs, rs
+                self.phase = Phase.SHUFFLE
+                self._places.heard_all(rs.keys, self.now)
+            case fx.Reject(reason=reason):
+                self._reject(reason)
+            case fx.Counted(reason=reason):
+                self.rejected[reason] += 1
+            case fx.Says() | fx.CountMarks():
+                self._apply(self._ephemera.decide(effect, self.rs))
+            case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
+                self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
+            case fx.Resent(asker=asker, frames=frames, held_back=held_back):
+                self._out.sends += [Send(frame, asker) for frame in frames]
+                if held_back:
+                    self.rejected["resend_budget"] += 1
+            case fx.SignAck(ack=ack, to=to, besides=besides):
+                self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
+            case _:
+                assert_never(effect)
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
@@ -366,13 +394,13 @@ class Replica:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
         signed = self._sign(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
         if signed is not None:
-            self._deliver_own(*signed)
+            self._apply(self._delivery.own(*signed))
 
     def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
               besides: frozenset[bytes] = frozenset()) -> tuple[Entry, msg.Payload] | None:
         """Sign and queue one of my entries (``Outbox.sign``); what to deliver to
-        myself is returned, for :meth:`_deliver_own`."""
+        myself is returned, for ``Delivery.own``."""
         return self._outbox.sign(self._out, payload, self.rs, self.authors.get(self.me.public_key),
                                  self._recovery, round_no=round_no, to=to,
                                  expect_lamport=expect_lamport, besides=besides)
@@ -387,93 +415,9 @@ class Replica:
             self._send(payload, to=to)
         return sends.pop().data if len(sends) > queued else None
 
-    def _deliver_own(self, entry: Entry, payload: msg.Payload) -> None:
-        """Deliver an entry of mine to myself: signed here, or from the journal
-        being replayed (unless delivered already)."""
-        log = self._author(self.me.public_key)
-        assert log is not None
-        if log.offer(entry) != "duplicate":
-            self._deliver(entry, payload, log)
-
     def _record(self, record: Record) -> None:
         if not self._recovery.restoring:
             self._out.journal.append(record)
-
-    def _author(self, key: bytes) -> AuthorLog | None:
-        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
-        return self._places.chain(key, self._holds_place)
-
-    def _holds_place(self, key: bytes) -> bool:
-        """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
-        return self.seating.holds_place(key, self.rs)
-
-    # -------------------------------------------------------------- arrival
-    def _accept(self, entry: Entry, payload: msg.Payload) -> None:
-        author = entry.author
-        placed = self._holds_place(author)  # (my own key always is)
-        arrival = self._places.arrival(entry, placed=placed, me=self.me.public_key,
-                                       my_seq=self._outbox.seq, is_host=self.is_host,
-                                       seated=self.seating.seated)
-        if arrival is not intake.SEQUENCED:
-            if arrival is intake.ASK_AGAIN:
-                self._apply((fx.Claim(author, entry.seq),))
-                return
-            if arrival is intake.ACK:
-                self._record(Record(Kind.ENTRY, entry.raw) if entry.signed
-                             else Record(Kind.LINK, author + entry.raw))
-            self._apply(self._ephemera.take(entry, payload, self._author(author), self.rs,
-                                            self.now))
-            return
-        log = self._author(author)
-        if log is None:
-            raise EnvelopeError("too_many_authors")
-        if intake.offer(log, entry, player=self._places.player(author, placed)) == "duplicate":
-            self.rejected["duplicate"] += 1
-            return
-        self._record(Record(Kind.ENTRY, entry.raw))
-        self._drain(log, (entry, payload))
-
-    def _drain(self, log: AuthorLog, parsed: tuple[Entry, msg.Payload] | None = None) -> None:
-        """Deliver this author's held entries in sequence while they are deliverable.
-
-        ``parsed`` is the entry just accepted and its payload, parsed already
-        (to judge it before journaling): the common case, one entry that is
-        next in its author's sequence, does not parse it twice.
-        """
-        while log.held and (entry := intake.next_held(log, self.rs, self.phase)) is not None:
-            if isinstance(entry, intake.Stop):
-                self._apply(intake.stopped(log, entry))
-                break
-            payload = (parsed[1] if parsed is not None and parsed[0] is entry
-                       else msg.parse_payload(entry.type, entry.payload))
-            try:
-                self._deliver(entry, payload, log)
-            except EnvelopeError as exc:
-                self._apply(intake.refused(entry.author, exc.reason))
-        rs = self.rs
-        if (rs is not None and (rs.early_marks or rs.pending_marks)
-                and (leads := liveness.drained(rs, log, self.authors))):
-            self._apply(self._forks.follow(rs, leads, self.now))
-        self._ask_missing()
-
-    def _deliver(self, entry: Entry, payload: msg.Payload, log: AuthorLog) -> None:
-        mine = entry.author == self.me.public_key
-        log.mark_delivered(entry)
-        if mine:
-            # Signed here, or (back from a journal that was behind) fetched from the table.
-            self._outbox.took(entry)
-        else:
-            liveness.observe(self.clock, entry, self.seating.seated)
-            self.last_heard[entry.author] = self.now
-        if entry.type in ROUND_TYPES:
-            self._round_entry(entry, payload)
-        else:
-            self._apply(lobby.delivered(self._table, entry, payload, self.rs))
-
-    def _ask_missing(self) -> None:
-        mine = self.me.public_key if self._recovery.resume is None else None
-        for ask in self._resends.gaps(self.authors, self.now, mine, self._forks.proven):
-            self._send(ask)
 
     # -------------------------------------------------------------- resuming
     def _resumed(self) -> None:
@@ -498,72 +442,8 @@ class Replica:
         """The table as the lobby reads it, now (``Steps.table``)."""
         return self._steps.table(self.rs, self.phase)
 
-    # ---------------------------------------------------------------- round
-    def _round_entry(self, entry: Entry, payload: msg.Payload) -> None:
-        seat = rounds.seat_for(self.rs, entry)
-        rs = self.rs
-        assert rs is not None
-        if rs.drop_queue:
-            # This entry may be what makes a vote ordered before it due (its
-            # author's time has moved on): count those first, so that whatever
-            # this entry completes (the last AUDIT, say) is judged with the same
-            # live seats everywhere.
-            self._tally_drops(rs, before=(entry.lamport, seat))
-        step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
-                           host_key=self.host_key)
-        if isinstance(step, rounds.Added):  # the common case: nothing allocated to say so
-            self._event(step)
-            if not step.mine:
-                # At once and straight to its author, whose play is then final
-                # about one round trip later; and to the authors of the plays
-                # it lands before on its pile (Heartbeats.owe). Everyone else
-                # learns how far I am from my heartbeats, so a play costs N-1
-                # acks, not (N-1)^2 (and at a busy table these acks are all the
-                # heartbeats).
-                self._beats.owe(rs, step.play)
-        elif step is not rounds.Look.NOTHING:
-            self._apply(rounds.after(rs, step))
-
     def _maybe_deal(self, rs: RoundState) -> None:
         self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
-
-    # ------------------------------------------------------------ total order
-    def _advance(self) -> None:
-        """Act on round entries that became final, in (Lamport, seat) order
-        (``Finality.next_turn``: each turn done before the next is looked at)."""
-        rs = self.rs
-        if rs is None:
-            return
-        if rs.drop_queue:
-            self._tally_drops(rs)
-        order, events = self._order, self._out.events
-        while (done := order.next_turn(rs)) is not None:
-            if isinstance(done, ev.PlayFinal):
-                events.append(done)
-            else:
-                self._apply(done)
-        settled = order.settle_early(rs)
-        if settled:
-            events += settled
-
-    # ------------------------------------------------------------ dropping
-    def _check_silent(self, rs: RoundState) -> None:
-        """Vote out the seats silent (or withholding the round's end) to me; take
-        the vote back from one heard again (``drops.silent_votes``)."""
-        self._apply(drops.silent_votes(rs, self.last_heard, self.now, self.seating.drop_after,
-                                       self.authors))
-
-    def _tally_drops(self, rs: RoundState, before: PlayKey | None = None) -> None:
-        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
-        before it)."""
-        self._apply(drops.count(rs, rs.seat_of(self.host_key),
-                                lambda seat: self._order.known(rs, seat), self._author, before))
-
-    # -------------------------------------------------------------- misc
-    def _send_view(self, rs: RoundState) -> None:
-        view = liveness.view_due(rs, self.now, drawn=self.drawn)
-        if view is not None:
-            self._send(view)
 
 
 __all__ = ["Replica"]

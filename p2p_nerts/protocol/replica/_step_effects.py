@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ...game.foundations import PlayKey
 from ...game.variants import Variants
 from ..audit import AuditResult
-from ..messages import Snapshot
+from ..envelope import Entry
+from ..messages import Payload, Snapshot
 from ..proof import ForkProof
 from ._base import Lead
 from ._state import Ordered, RoundState
@@ -98,6 +99,15 @@ class LeaveRound(Step):
     seat: int
     cut: int
     at: PlayKey
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyEntry(Step):
+    """A lobby entry (or a GOODBYE), delivered in its author's sequence: what it
+    does to the table as it stands (``lobby.delivered``)."""
+
+    entry: Entry
+    payload: Payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,4 +240,4 @@ class DrawSecrets(Step):
 StepEffect = (CheckGo | CheckReveal | HoldProof | FlagSeat | FlagKey | Follow | EndRound
               | LeaveRound | SaidGoodbye | CutAfter | GoAgain | StuckFinal | VoidPlay | Unscore
               | MaybeScore | Reckon | MaybeClose | Reseat | Convict | BeginRound | TakeUp
-              | DrawSecrets)
+              | DrawSecrets | LobbyEntry)

@@ -48,6 +48,7 @@ from ._step_effects import (
     GoAgain,
     HoldProof,
     LeaveRound,
+    LobbyEntry,
     MaybeClose,
     MaybeScore,
     Reckon,
@@ -115,6 +116,8 @@ class Steps:
             case CutAfter(rs=rs, seat=seat, cut=cut):
                 return drops.cut_after(rs, seat, cut,
                                        scoring=rs is current and phase is Phase.SCORING)
+            case LobbyEntry(entry=entry, payload=payload):
+                return lobby.delivered(self.table(current, phase), entry, payload, current)
             case SaidGoodbye(rs=gone_from, key=key, reason=reason, seq=seq):
                 return drops.goodbye(gone_from, key, reason, seq, phase=phase,
                                      authors=self.places.authors)

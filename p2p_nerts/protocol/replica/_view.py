@@ -223,7 +223,7 @@ class TableView:
         or on the waiting list, the host's) or held one: a player the table keeps
         talking to (a seat given up catches up, and asks back in, through it)."""
         r = self._r
-        return r._places.player(key, r._holds_place(key))
+        return r._places.player(key, r.seating.holds_place(key, r.rs))
 
     def watcher(self, key: bytes) -> bool:
         """Whether ``key``, without a place, asked for the table's entries (a RESEND):

@@ -1,0 +1,230 @@
+"""Delivery: an entry taken in, delivered in its author's sequence to the round
+or the lobby, and the round's entries acted on once the total order reaches
+them.
+
+Each call is a generator of what it decides. The facade carries out each
+effect as it comes and only then asks for the next, so a decision further
+down reads the table as the ones before it left it: an entry that begins a
+round changes whether the next one held from its author can be delivered. An
+effect found invalid as it is carried out (``Invalid``: a cheat flagged, a GO
+on another deal) is raised back here, at the point that decided it, where
+the entry it came from is refused and delivery goes on with the next.
+
+On the path every received play takes, what comes out is the play's event
+itself (``PlayAdded``, and ``PlayFinal`` once the order reaches it): nothing
+is allocated to say so. ``Delivery`` keeps no state of its own, only the
+owners it reads and changes (the chains, the seating, my clock and outbox,
+the order, the heartbeats), as ``Ephemera`` does, and reads the table's round,
+phase and time as they stand (:class:`Live`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from ...game.foundations import PlayKey
+from .. import events as ev
+from ..authors import AuthorLog
+from ..clock import LamportClock
+from ..envelope import Entry, EnvelopeError
+from ..journal import Kind, Record
+from ..messages import Payload, parse_payload
+from . import _drops as drops
+from . import _intake as intake
+from . import _liveness as liveness
+from . import _rounds as rounds
+from ._base import ROUND_TYPES, Phase
+from ._effects import Claim, Counted, Effect, Journal, Sign
+from ._ephemera import Ephemera
+from ._forks import Forks
+from ._heartbeats import Heartbeats
+from ._order import Finality
+from ._outbox import Outbox
+from ._recovery import Recovery
+from ._seating import Seating
+from ._state import RoundState
+from ._step_effects import LobbyEntry
+
+#: What delivering decides: effects, and on a play's path its events themselves.
+Outcome = Effect | ev.PlayAdded | ev.PlayFinal
+
+
+class Live(Protocol):
+    """The table as it stands, read between two effects (the facade's: only its
+    settle loop changes them)."""
+
+    @property
+    def rs(self) -> RoundState | None: ...
+
+    @property
+    def phase(self) -> Phase: ...
+
+    @property
+    def now(self) -> float: ...
+
+
+class Delivery:
+    """Where one table's replica takes in an entry and delivers it: the parts of the
+    table that never change (its id, the host's key and mine) and the owners it
+    reads and changes."""
+
+    def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, live: Live,
+                 clock: LamportClock, outbox: Outbox, places: intake.Places, seating: Seating,
+                 forks: Forks, recovery: Recovery, order: Finality, beats: Heartbeats,
+                 ephemera: Ephemera) -> None:
+        self.table_id = table_id
+        self.me = me
+        self.host_key = host_key
+        self.is_host = me == host_key
+        self.live = live
+        self.clock = clock
+        self.outbox = outbox
+        self.places = places
+        self.seating = seating
+        self.forks = forks
+        self.recovery = recovery
+        self.order = order
+        self.beats = beats
+        self.ephemera = ephemera
+
+    def holds_place(self, key: bytes) -> bool:
+        """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
+        return self.seating.holds_place(key, self.live.rs)
+
+    def chain(self, key: bytes) -> AuthorLog | None:
+        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
+        return self.places.chain(key, self.holds_place)
+
+    # ------------------------------------------------------------ arriving
+    def accept(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+        """An entry opened from the wire: acted on at once if it takes no number
+        (``Ephemera``), else journaled and delivered in its author's sequence."""
+        author, rs, recovery = entry.author, self.live.rs, self.recovery
+        if recovery.catching_up and not recovery.restoring:
+            recovery.heard.add(author)
+        placed = self.seating.holds_place(author, rs)  # (my own key always is)
+        arrival = self.places.arrival(entry, placed=placed, me=self.me, my_seq=self.outbox.seq,
+                                      is_host=self.is_host, seated=self.seating.seated)
+        if arrival is not intake.SEQUENCED:
+            if arrival is intake.ASK_AGAIN:
+                yield Claim(author, entry.seq)
+                return
+            if arrival is intake.ACK:
+                yield Journal(Record(Kind.ENTRY, entry.raw) if entry.signed
+                              else Record(Kind.LINK, author + entry.raw))
+            yield from self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
+                                          self.live.now)
+            return
+        log = self.chain(author)
+        if log is None:
+            raise EnvelopeError("too_many_authors")
+        if intake.offer(log, entry, player=self.places.player(author, placed)) == "duplicate":
+            yield Counted("duplicate")
+            return
+        yield Journal(Record(Kind.ENTRY, entry.raw))
+        yield from self.drain(log, (entry, payload))
+
+    def own(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+        """An entry of mine, delivered to myself: signed here, or from the journal
+        being replayed (unless delivered already)."""
+        log = self.chain(self.me)
+        assert log is not None
+        if log.offer(entry) != "duplicate":
+            yield from self.deliver(entry, payload, log)
+
+    def drain(self, log: AuthorLog,
+              parsed: tuple[Entry, Payload] | None = None) -> Iterator[Outcome]:
+        """Deliver this author's held entries in sequence while they are deliverable.
+
+        ``parsed`` is the entry just accepted and its payload, parsed already
+        (to judge it before journaling): the common case, one entry that is
+        next in its author's sequence, does not parse it twice.
+        """
+        live = self.live
+        while log.held and (entry := intake.next_held(log, live.rs, live.phase)) is not None:
+            if isinstance(entry, intake.Stop):
+                yield from intake.stopped(log, entry)
+                break
+            payload = (parsed[1] if parsed is not None and parsed[0] is entry
+                       else parse_payload(entry.type, entry.payload))
+            try:
+                yield from self.deliver(entry, payload, log)
+            except EnvelopeError as exc:
+                yield from intake.refused(entry.author, exc.reason)
+        rs = live.rs
+        if (rs is not None and (rs.early_marks or rs.pending_marks)
+                and (leads := liveness.drained(rs, log, self.places.authors))):
+            yield from self.forks.follow(rs, leads, live.now)
+        yield from self.missing()
+
+    def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> Iterator[Outcome]:
+        """``entry``, next in ``log``, delivered: to the round, or to the lobby."""
+        log.mark_delivered(entry)
+        if entry.author == self.me:
+            # Signed here, or (back from a journal that was behind) fetched from the table.
+            self.outbox.took(entry)
+        else:
+            liveness.observe(self.clock, entry, self.seating.seated)
+            self.places.last_heard[entry.author] = self.live.now
+        if entry.type in ROUND_TYPES:
+            yield from self.round_entry(entry, payload)
+        else:
+            yield LobbyEntry(entry, payload)
+
+    def missing(self) -> Iterator[Sign]:
+        """My RESENDs for the gaps in the chains, each once it is due (``Resends.gaps``;
+        my own chain's only once I know where it ends)."""
+        mine = self.me if self.recovery.resume is None else None
+        for ask in self.places.resends.gaps(self.places.authors, self.live.now, mine,
+                                            self.forks.proven):
+            yield Sign(ask)
+
+    # ---------------------------------------------------------------- round
+    def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+        rs = self.live.rs
+        assert rs is not None
+        seat = rounds.seat_for(rs, entry)
+        if rs.drop_queue:
+            # This entry may be what makes a vote ordered before it due (its
+            # author's time has moved on): count those first, so that whatever
+            # this entry completes (the last AUDIT, say) is judged with the same
+            # live seats everywhere.
+            yield from self.tally(rs, before=(entry.lamport, seat))
+        step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
+                           host_key=self.host_key)
+        if isinstance(step, rounds.Added):  # the common case: its event is what comes out
+            yield step
+            if not step.mine:
+                # At once and straight to its author, whose play is then final
+                # about one round trip later; and to the authors of the plays
+                # it lands before on its pile (Heartbeats.owe). Everyone else
+                # learns how far I am from my heartbeats, so a play costs N-1
+                # acks, not (N-1)^2 (and at a busy table these acks are all the
+                # heartbeats).
+                self.beats.owe(rs, step.play)
+        elif step is not rounds.Look.NOTHING:
+            yield from rounds.after(rs, step)
+
+    def tally(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
+        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
+        before it)."""
+        order = self.order
+        return drops.count(rs, rs.seat_of(self.host_key), lambda seat: order.known(rs, seat),
+                           self.chain, before)
+
+    def advance(self) -> Iterator[Outcome]:
+        """Act on round entries that became final, in (Lamport, seat) order
+        (``Finality.next_turn``: each turn done before the next is looked at)."""
+        rs = self.live.rs
+        if rs is None:
+            return
+        if rs.drop_queue:
+            yield from self.tally(rs)
+        order = self.order
+        while (done := order.next_turn(rs)) is not None:
+            if isinstance(done, ev.PlayFinal):
+                yield done
+            else:
+                yield from done
+        yield from order.settle_early(rs)
