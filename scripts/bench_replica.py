@@ -153,10 +153,13 @@ def measure() -> dict[str, list[float]]:
     return out
 
 
-def row(name: str, xs: list[float]) -> str:
+def p99(xs: list[float]) -> float:
     xs = sorted(xs)
-    p99 = xs[min(len(xs) - 1, int(len(xs) * 0.99))]
-    return f"{name:<40} median {statistics.median(xs):7.1f} µs   p99 {p99:7.1f} µs"
+    return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
+
+
+def row(name: str, xs: list[float]) -> str:
+    return f"{name:<40} median {statistics.median(xs):7.1f} µs   p99 {p99(xs):7.1f} µs"
 
 
 def compiled() -> bool:
@@ -179,9 +182,9 @@ def report(figures: dict[str, list[float]]) -> None:
 
 
 def child(path: Path | None, *, expect: str | None) -> dict[str, float]:
-    """Medians of one measurement in a fresh process importing the package from
-    ``path`` (None: the sources beside this script); ``expect`` ("pure",
-    "compiled" or None for either) is what must be found there."""
+    """Medians and p99s (``"<name> p99"``) of one measurement in a fresh process
+    importing the package from ``path`` (None: the sources beside this script);
+    ``expect`` ("pure", "compiled" or None for either) is what must be found there."""
     env = dict(os.environ, PYTHONPATH=str(path or Path(__file__).resolve().parents[1]))
     out = json.loads(subprocess.run([sys.executable, __file__, "--child"], env=env,
                                     capture_output=True, text=True, check=True).stdout)
@@ -199,21 +202,22 @@ def compare(engines: list[tuple[str, Path | None, str | None]], runs: int) -> No
     for _ in range(runs):
         for n, (_label, path, expect) in enumerate(engines):
             results[n].append(child(path, expect=expect))
-    print(f"in fresh processes, {runs} runs of each in turn; medians of the runs' medians, "
-          f"ratios to the same run's verify (target <= {TARGET}x), speed-up against "
-          f"{engines[0][0]} pair by pair")
-    print(f"    {'engine':34} {'verify':>8} " + " ".join(f"{w + ' batched':>28}"
+    print(f"in fresh processes, {runs} runs of each in turn; medians of the runs' medians "
+          f"(and of their p99s), ratios to the same run's verify (target <= {TARGET}x), "
+          f"speed-up against {engines[0][0]} pair by pair")
+    print(f"    {'engine':34} {'verify':>8} " + " ".join(f"{w + ' batched':>42}"
                                                        for w in WORKLOADS))
     for n, (label, _path, _expect) in enumerate(engines):
         cells = []
         for w in WORKLOADS:
             us = statistics.median(r[f"{w} batched"] for r in results[n])
+            tail = statistics.median(r[f"{w} batched p99"] for r in results[n])
             ratio = statistics.median(r[f"{w} batched"] / r["verify"] for r in results[n])
             gain = statistics.median(a[f"{w} batched"] / b[f"{w} batched"]
                                      for a, b in zip(results[0], results[n], strict=True))
-            cells.append(f"{us:6.1f} µs {ratio:5.2f}x  {gain:4.2f}x as fast")
+            cells.append(f"{us:6.1f} µs (p99 {tail:6.1f}) {ratio:5.2f}x  {gain:4.2f}x as fast")
         verify_us = statistics.median(r["verify"] for r in results[n])
-        print(f"    {label:34} {verify_us:5.1f} µs " + " ".join(f"{c:>28}" for c in cells))
+        print(f"    {label:34} {verify_us:5.1f} µs " + " ".join(f"{c:>42}" for c in cells))
 
 
 def main() -> int:
@@ -227,9 +231,11 @@ def main() -> int:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        medians: dict[str, object] = {k: statistics.median(v) for k, v in measure().items()}
-        medians["engine"] = "compiled" if compiled() else "pure"
-        print(json.dumps(medians))
+        figures = measure()
+        summary: dict[str, object] = {k: statistics.median(v) for k, v in figures.items()}
+        summary.update({f"{k} p99": p99(v) for k, v in figures.items()})
+        summary["engine"] = "compiled" if compiled() else "pure"
+        print(json.dumps(summary))
         return 0
     for directory in (*args.baseline, *([args.compiled] if args.compiled else [])):
         if not (directory / "p2p_nerts" / "protocol").is_dir():
