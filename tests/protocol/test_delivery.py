@@ -28,7 +28,7 @@ from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.protocol.replica._base import RESEND_GRACE, Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._delivery import Delivery, Outcome
-from p2p_nerts.protocol.replica._effects import Counted, Invalid, Journal, Reject, Sign
+from p2p_nerts.protocol.replica._effects import Counted, Invalid, Reject, Sign
 from p2p_nerts.protocol.replica._ephemera import Ephemera
 from p2p_nerts.protocol.replica._forks import Forks
 from p2p_nerts.protocol.replica._heartbeats import Heartbeats
@@ -109,7 +109,7 @@ def _accepted(d: Delivery, entry: Entry, settle: Callable[[Outcome], None] = lam
 def test_an_entry_next_in_its_authors_sequence_is_journaled_then_delivered() -> None:
     d = _delivery(_Live(now=7.0))
     (first,) = _chain(PEER, Ready(True))
-    assert _accepted(d, first) == [Journal(Record(Kind.ENTRY, first.raw)),
+    assert _accepted(d, first) == [Record(Kind.ENTRY, first.raw),
                                    LobbyEntry(first, Ready(True))]
     assert d.places.authors[PEER.public_key].delivered == 1
     assert d.places.last_heard[PEER.public_key] == 7.0
@@ -120,7 +120,7 @@ def test_an_entry_next_in_its_authors_sequence_is_journaled_then_delivered() -> 
 def test_an_early_entry_waits_for_the_one_before_and_then_both_go_in_order() -> None:
     d = _delivery(_Live())
     first, second = _chain(PEER, Ready(True), Ready(False))
-    assert _accepted(d, second) == [Journal(Record(Kind.ENTRY, second.raw))]
+    assert _accepted(d, second) == [Record(Kind.ENTRY, second.raw)]
     assert d.places.authors[PEER.public_key].delivered == 0
     delivered = [e.entry for e in _accepted(d, first) if isinstance(e, LobbyEntry)]
     assert delivered == [first, second]

@@ -10,12 +10,13 @@ effect found invalid as it is carried out (``Invalid``: a cheat flagged, a GO
 on another deal) is raised back here, at the point that decided it, where
 the entry it came from is refused and delivery goes on with the next.
 
-On the path every received play takes, what comes out is the play's event
-itself (``PlayAdded``, and ``PlayFinal`` once the order reaches it): nothing
-is allocated to say so. ``Delivery`` keeps no state of its own, only the
-owners it reads and changes (the chains, the seating, my clock and outbox,
-the order, the heartbeats), as ``Ephemera`` does, and reads the table's round,
-phase and time as they stand (:class:`Live`).
+On the path every received play takes, what comes out is the record to
+journal and the play's event themselves (``PlayAdded``, and ``PlayFinal`` once
+the order reaches it): nothing is allocated around them. ``Delivery`` keeps
+no state of its own, only the owners it reads and changes (the chains, the
+seating, my clock and outbox, the order, the heartbeats), as ``Ephemera``
+does, and reads the table's round, phase and time as they stand
+(:class:`Live`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
 from ._base import ROUND_TYPES, Phase
-from ._effects import Claim, Counted, Effect, Journal, Sign
+from ._effects import Claim, Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -46,8 +47,9 @@ from ._seating import Seating
 from ._state import RoundState
 from ._step_effects import LobbyEntry
 
-#: What delivering decides: effects, and on a play's path its events themselves.
-Outcome = Effect | ev.PlayAdded | ev.PlayFinal
+#: What delivering decides: effects, and on a play's path the record to journal
+#: and its events themselves (nothing allocated around them).
+Outcome = Effect | Record | ev.PlayAdded | ev.PlayFinal
 
 
 class Live(Protocol):
@@ -111,8 +113,8 @@ class Delivery:
                 yield Claim(author, entry.seq)
                 return
             if arrival is intake.ACK:
-                yield Journal(Record(Kind.ENTRY, entry.raw) if entry.signed
-                              else Record(Kind.LINK, author + entry.raw))
+                yield (Record(Kind.ENTRY, entry.raw) if entry.signed
+                       else Record(Kind.LINK, author + entry.raw))
             yield from self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
                                           self.live.now)
             return
@@ -122,7 +124,7 @@ class Delivery:
         if intake.offer(log, entry, player=self.places.player(author, placed)) == "duplicate":
             yield Counted("duplicate")
             return
-        yield Journal(Record(Kind.ENTRY, entry.raw))
+        yield Record(Kind.ENTRY, entry.raw)
         yield from self.drain(log, (entry, payload))
 
     def own(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
@@ -172,13 +174,12 @@ class Delivery:
         else:
             yield LobbyEntry(entry, payload)
 
-    def missing(self) -> Iterator[Sign]:
+    def missing(self) -> list[Sign]:
         """My RESENDs for the gaps in the chains, each once it is due (``Resends.gaps``;
         my own chain's only once I know where it ends)."""
         mine = self.me if self.recovery.resume is None else None
-        for ask in self.places.resends.gaps(self.places.authors, self.live.now, mine,
-                                            self.forks.proven):
-            yield Sign(ask)
+        return [Sign(ask) for ask in self.places.resends.gaps(self.places.authors, self.live.now,
+                                                              mine, self.forks.proven)]
 
     # ---------------------------------------------------------------- round
     def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:

@@ -2,7 +2,7 @@
 
 A sub-machine reads what it is given and returns a list of these instead of
 changing the replica; the facade applies them in order, in one place
-(``Replica._apply``), which is the only code that signs, emits events,
+(``Replica._settle``), which is the only code that signs, emits events,
 journals, and changes the table's seats, rules or round. So a decision is a
 value a test compares, and the order of what one step does is written once,
 in the list it returns. The steps that only decide more effects are in

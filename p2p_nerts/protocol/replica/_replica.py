@@ -291,20 +291,19 @@ class Replica:
         at the point that decided that effect.
         """
         them = iter(effects)
-        effect = next(them, None)
-        while effect is not None:
-            try:
-                self._settle(effect)
-            except Exception as exc:
-                throw = getattr(them, "throw", None)
-                if throw is None:
-                    raise
+        for effect in them:
+            while True:  # (again with what the generator decides after an exception)
                 try:
-                    effect = throw(exc)
-                except StopIteration:
-                    return
-                continue
-            effect = next(them, None)
+                    self._settle(effect)
+                    break
+                except Exception as exc:
+                    throw = getattr(them, "throw", None)
+                    if throw is None:
+                        raise
+                    try:
+                        effect = throw(exc)
+                    except StopIteration:
+                        return
 
     def _settle(self, effect: Outcome) -> None:
         """Carry out one effect: the one place that does.
@@ -315,6 +314,8 @@ class Replica:
         match effect:
             case ev.PlayAdded() | ev.PlayFinal():  # a received play's path: first
                 self._out.events.append(effect)
+            case Record():
+                self._record(effect)
             case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
                          unapplied=unapplied):
                 if unapplied:  # sent now, applied to myself on the next call (apply_own)
