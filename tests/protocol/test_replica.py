@@ -409,6 +409,28 @@ def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_hear
     assert acks(host.tick(beat + HEARTBEAT + 0.02), None) == [(every(), frozenset())]
 
 
+def test_a_heartbeat_in_the_tick_a_host_deals_by_itself_names_the_round_it_dealt() -> None:
+    """The host's break over, its tick deals the next round before its heartbeat: the
+    heartbeat marks the seats of the round just dealt and of the one before (whom a
+    peer catching up needs), not a seat that left two rounds ago."""
+    net = bot_table(3, seed=8)
+    host, stays, gone = net.replicas
+    play_round(net)
+    net.output(2, gone.handle(LeaveTable(), net.now))
+    assert net.run(lambda: len(host.view().seats) == 2, limit=net.now + 60)
+    host.seating.auto_next = 30.0
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: all(r.rs is not None and r.rs.number == 2 and r.phase is Phase.BETWEEN
+                               for r in (host, stays)), limit=net.now + 1800)
+    out = host.tick(net.now + 100.0)
+    assert host.rs is not None and host.rs.number == 3  # dealt in this very tick
+    beats = [parse_payload(entry.type, entry.payload) for send in out.sends
+             if send.to is None and send.data[:2] == LINK_MAGIC
+             and (entry := open_link_entry(send.data, host.me.public_key)).type == MsgType.ACK]
+    assert len(beats) == 1 and isinstance(beats[0], Ack)
+    assert {m.author for m in beats[0].upto} == {host.me.public_key, stays.me.public_key}
+
+
 def test_a_strangers_ack_cannot_make_us_chase_entries_that_never_were() -> None:
     net = bot_table(2, seed=23)
     host, guest = net.replicas
