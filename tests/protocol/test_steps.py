@@ -10,8 +10,10 @@ from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.scoring import SeatRound
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import GENESIS
+from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import snapshot_of
-from p2p_nerts.protocol.messages import Audit, Commit, Drop, Resend, Seat
+from p2p_nerts.protocol.messages import Audit, Commit, Drop, Goodbye, Resend, Seat, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
@@ -35,6 +37,7 @@ from p2p_nerts.protocol.replica._step_effects import (
     DrawSecrets,
     Follow,
     HoldProof,
+    LobbyEntry,
     SaidGoodbye,
     StepEffect,
     Unscore,
@@ -136,3 +139,14 @@ def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> N
     snapshot = snapshot_of(noted[0].record)  # where a compacted journal will start
     assert (snapshot.round, snapshot.seats, snapshot.over) == (3, seats, False)
     assert {(t.key, t.points) for t in snapshot.totals} == {(ME, 12), (LIAR, -3)}
+
+
+def test_a_lobby_entry_is_the_lobbys_with_the_round_as_it_stands_when_it_comes_up() -> None:
+    steps, rs = _steps(), _round()
+    guest = Identity.from_seed(b"\x07" * 32, "guest")
+    entry = seal_message(guest, Goodbye("bye"), table_id=b"t" * 16, round=2, seq=4, lamport=9,
+                         prev=GENESIS)
+    between = _ask(steps, LobbyEntry(entry, Goodbye("bye")), None, Phase.BETWEEN)
+    during = _ask(steps, LobbyEntry(entry, Goodbye("bye")), rs, Phase.PLAYING)
+    assert between[-1] == SaidGoodbye(None, guest.public_key, "bye", 4)
+    assert during[-1] == SaidGoodbye(rs, guest.public_key, "bye", 4)
