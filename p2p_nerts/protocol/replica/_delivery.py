@@ -53,8 +53,8 @@ Outcome = Effect | Record | ev.PlayAdded | ev.PlayFinal
 
 
 class Live(Protocol):
-    """The table as it stands, read between two effects (the facade's: only its
-    settle loop changes them)."""
+    """The table as it stands, read between two effects: the facade's round and
+    phase, which only its settle loop changes, and the time of the call."""
 
     @property
     def rs(self) -> RoundState | None: ...
@@ -183,6 +183,8 @@ class Delivery:
 
     # ---------------------------------------------------------------- round
     def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+        """A round entry delivered: taken into the round (``rounds.take``), and what it
+        makes due (``rounds.after``)."""
         rs = self.live.rs
         assert rs is not None
         seat = rounds.seat_for(rs, entry)
