@@ -155,8 +155,8 @@ class Replica:
         for rec in records:
             replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
-                r._apply(r._delivery.own(replayed, msg.parse_payload(replayed.type,
-                                                                     replayed.payload)))
+                payload = msg.parse_payload(replayed.type, replayed.payload)
+                r._apply(r._delivery.own(replayed, payload))
             elif replayed is not None:
                 r._receive_one(*replayed)
             r._apply(r._delivery.advance())
