@@ -19,10 +19,11 @@ With ``--adversary NAME`` peer p1 misbehaves instead of the random crash (see
 ADVERSARIES). A liar runs a modified client (the adversary patched into its own
 process): ``equivocate`` sends one PLAY to half the table and another under the
 same number to the rest; ``silent-cheater`` plays cards it does not hold, calls
-Nerts and goes silent before its audit; ``false-call`` calls Nerts with cards
-left and audits as usual. ``stale-journal`` is an honest peer killed mid-round
-and resumed from a journal that lost its last own entries. The checks then hold
-for the honest peers, and the liar's verdicts and the flags on it are expected.
+Nerts and goes silent before its audit (in odd rounds, for twice the drop time);
+``false-call`` calls Nerts with cards left and audits as usual. ``stale-journal``
+is an honest peer killed mid-round and resumed from a journal that lost its last
+own entries. The checks then hold for the honest peers, and the liar's verdicts
+and the flags on it are expected.
 
 After ``--rounds`` rounds every peer is stopped and its ``--summary`` file is
 checked, round by round:
@@ -174,27 +175,34 @@ def _cheat_on_moves(cheat: Callable[[Replica, Move], Move | None]) -> None:
 
 
 def silent_cheater() -> None:
-    """Plays up to three cards it does not hold, calls Nerts, then says nothing more in
-    that round (no audit, no acknowledgement): it counts on the others scoring it as a
-    seat that crashed."""
+    """In odd rounds: plays up to three cards it does not hold, calls Nerts, then says
+    nothing more for twice the table's drop time (no audit, no acknowledgement): it
+    counts on the others scoring it as a seat that crashed. It then speaks again, as a
+    peer back from a crash would, and asks back in; even rounds it plays honestly.
+    The silence ends by its own clock, not by anything it hears: a mute seat cannot
+    ask for a frame the network lost (the one saying it was dropped, say), and would
+    otherwise stay out for the rest of the game."""
     honest_flush = Replica._flush
     stolen: Counter[int] = Counter()
-    silent: set[int] = set()
+    called_at: dict[int, float] = {}
 
     def cheat(self: Replica, move: Move) -> Move | None:
         number = self.rs.number if self.rs else 0
+        if number % 2 == 0:
+            return move
         if stolen[number] < 3 and (steal := _steal(self)) is not None:
             stolen[number] += 1
             return steal
         if stolen[number] and _false_call(self):
-            silent.add(number)
+            called_at[number] = self.now
             return None
         return move
 
     def flush(self: Replica) -> Outbound:
         out = honest_flush(self)
         rs = self.rs
-        if rs is not None and rs.number in silent and rs.i_called and rs.end is not None:
+        if (rs is not None and rs.number in called_at and rs.end is not None
+                and self.now < called_at[rs.number] + 2 * self.seating.drop_after):
             out.sends.clear()  # the call is out; from the round's end on, nothing
         return out
 
