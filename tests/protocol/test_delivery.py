@@ -189,3 +189,19 @@ def test_the_facade_raises_an_effect_found_invalid_back_where_it_was_decided() -
     with pytest.raises(EnvelopeError):  # decided in a list, nothing catches it there
         replica._apply([Invalid("not_now"), Counted("never")])
     assert replica.rejected["never"] == 0
+
+
+def test_what_fails_in_a_step_a_generator_yielded_is_raised_back_in_it() -> None:
+    """Carried out a level down (``Steps.decide``, then the lobby), the failure still
+    reaches the point that yielded the step."""
+    replica, told = Replica(ME, TABLE, PEER.public_key), []
+    (entry,) = _chain(PEER, Ready(True))
+
+    def machine() -> Iterator[Outcome]:
+        try:
+            yield LobbyEntry(entry, Resend(PEER.public_key, 1, 1))  # no lobby entry's payload
+        except EnvelopeError as exc:
+            told.append(exc.reason)
+
+    replica._apply(machine())
+    assert told == ["unexpected_type"]
