@@ -11,15 +11,15 @@ the replica's ACK and RESEND machinery recovers it).
 
 With a :class:`~p2p_nerts.store.Store`, the replica's write-ahead journal is
 kept before anything is sent, and :meth:`NetSession.resume` brings a crashed
-seat back. The host also publishes the table on mDNS (``TableAdvertiser``)
-and keeps the seat count in its TXT record current; a guest learns the table
-id and the host's key from the connection it opens, before its replica exists.
+seat back. The host also publishes the table on mDNS, through the
+:class:`~p2p_nerts.net.announce.TableAnnouncer` it owns, which keeps the
+seat count in its TXT record current; a guest learns the table id and the
+host's key from the connection it opens, before its replica exists.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import sqlite3
@@ -54,9 +54,9 @@ from ..protocol.replica import (
 )
 from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
+from .announce import TableAnnouncer
 from .bounds import Limits
 from .channel import normalize_code
-from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
 from .interfaces import Interfaces
 from .link import Link, LinkError, Refused
 from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
@@ -73,9 +73,6 @@ _log = logging.getLogger(__name__)
 TICK = 0.05  # seconds between replica ticks
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
-_AD_STATES = {Phase.LOBBY: "lobby", Phase.SHUFFLE: "playing", Phase.PLAYING: "playing",
-              Phase.SCORING: "playing", Phase.BETWEEN: "break", Phase.OVER: "over"}
-"""What the lobby shows of a table's phase (``discovery.TABLE_STATES``)."""
 _NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
@@ -118,17 +115,6 @@ class TableConfig:
     def __post_init__(self) -> None:
         if self.code is not None:
             normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
-
-
-@dataclass(frozen=True, slots=True)
-class _AdFacts:
-    """What a host's mDNS ad says of its table; a tick that finds them changed
-    re-announces it (seats, rules, and state all change in several places)."""
-
-    seats: int
-    variant: str
-    state: str
-    next_at: float | None  # the replica's clock time of the next deal, between rounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +194,7 @@ class NetSession:
         self._closed = asyncio.Event()
         self._ticker: asyncio.Handle | None = None
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
-        self._advertiser: TableAdvertiser | None = None
-        self._ad_dirty = asyncio.Event()
-        self._ad_task: asyncio.Task[None] | None = None
-        self._ad_shown: _AdFacts | None = None  # what the ad says now
+        self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
         self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
@@ -254,7 +237,7 @@ class NetSession:
                                       self.port))
         self._route(self.replica.handle(Open(), self._clock()))
         if interfaces is not None:
-            await self._advertise(interfaces)
+            await self._announce(interfaces)
         return self
 
     @classmethod
@@ -374,7 +357,7 @@ class NetSession:
             self._use(replica)
             await self._listen(Endpoint(endpoint.bind, address[1], endpoint.advertise_port))
             if interfaces is not None:
-                await self._advertise(interfaces)
+                await self._announce(interfaces)
             return self
         await self._listen(endpoint)
         self._mesh.host_key = table.host_key
@@ -476,8 +459,7 @@ class NetSession:
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
             self._ask_back()
-            if self._advertiser is not None and self._ad_facts() != self._ad_shown:
-                self._ad_dirty.set()
+            self._announcer.check()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
             self._failure = exc
             self._closed.set()
@@ -677,7 +659,7 @@ class NetSession:
             self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(self._view.seated)
-            self._ad_dirty.set()
+            self._announcer.changed()
         elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
             self._with_store(lambda store: store.checkpoint())
         elif isinstance(event, ev.GameOver):
@@ -822,46 +804,12 @@ class NetSession:
                    and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
         return len(earlier) < MAX_SPECTATORS
 
-    def _ad_facts(self) -> _AdFacts:
-        r, seating = self.replica, self.replica.seating
-        return _AdFacts(min(len(self._view.seats), seating.max_seats),
-                        seating.variants.summary()[:MAX_VARIANT_CHARS], _AD_STATES[r.phase],
-                        seating.next_round_at if r.phase is Phase.BETWEEN else None)
-
-    def _next_deal(self, at: float | None) -> int | None:
-        """The replica's clock time of the next deal, as Unix time for the lobbies."""
-        return None if at is None else max(0, round(time.time() + at - self._clock()))
-
-    async def _advertise(self, interfaces: Interfaces) -> None:
-        r = self.replica
-        facts = self._ad_shown = self._ad_facts()
-        ad = TableAd(
-            name=self.table_name, fingerprint=fingerprint_hex(self._identity.public_key),
-            protocol_version=NET_VERSION, seats_taken=facts.seats, seats_total=r.seating.max_seats,
-            variant=facts.variant, needs_code=self._config.code is not None,
-            port=self._advertised_port, host=self._identity.name, state=facts.state,
-            next_deal=self._next_deal(facts.next_at),
-        )
-        self._advertiser = TableAdvertiser(ad, interfaces)
-        published = await self._advertiser.start()
-        _log.info("advertised as %r on %s port %d", published.instance,
-                  ",".join(published.addresses), published.port)
-        self._ad_task = asyncio.get_running_loop().create_task(self._keep_ad())
-
-    async def _keep_ad(self) -> None:
-        """Re-announce the TXT record when seats or settings change (coalesced)."""
-        advertiser = self._advertiser
-        assert advertiser is not None
-        while True:
-            await self._ad_dirty.wait()
-            self._ad_dirty.clear()
-            facts = self._ad_shown = self._ad_facts()
-            try:
-                await advertiser.update(seats_taken=facts.seats, variant=facts.variant,
-                                        state=facts.state,
-                                        next_deal=self._next_deal(facts.next_at))
-            except Exception:  # noqa: BLE001 - a stale lobby line is not worth a crash
-                _log.exception("updating the table's mDNS record failed")
+    async def _announce(self, interfaces: Interfaces) -> None:
+        """Host: publish the table on mDNS (``announce``), as the lobbies show it."""
+        await self._announcer.start(
+            self.replica, interfaces, name=self.table_name,
+            fingerprint=fingerprint_hex(self._identity.public_key), host=self._identity.name,
+            needs_code=self._config.code is not None, port=self._advertised_port)
 
     def _keep_game(self) -> asyncio.Future[None] | None:
         """Put the game in the player's history, with its record (see ``records``).
@@ -947,13 +895,5 @@ class NetSession:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
             self._route(self.replica.handle(LeaveTable(), self._clock()))
-        if self._ad_task is not None:
-            self._ad_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ad_task
-        if self._advertiser is not None:
-            try:
-                await self._advertiser.close()
-            except Exception:  # noqa: BLE001
-                _log.exception("withdrawing the table's mDNS record failed")
+        await self._announcer.close()
         await self._mesh.close()
