@@ -172,3 +172,14 @@ def test_a_failed_update_or_close_is_logged_and_the_table_goes_on(
     failures = [r.getMessage() for r in caplog.records if r.name == "p2p_nerts.net.announce"]
     assert failures == ["updating the table's mDNS record failed",
                         "withdrawing the table's mDNS record failed"]
+
+
+def test_the_next_deal_is_announced_between_rounds_only() -> None:
+    """A deal time the seating still holds says nothing in the lobby or mid-round."""
+    lobby = bot_table(2, seed=8).replicas[0]
+    dealt = quiet_deal(3, seed=9).replicas[0]
+    for host, phase in ((lobby, Phase.LOBBY), (dealt, Phase.PLAYING)):
+        host.seating.next_round_at = 99.0
+        assert host.phase is phase and AdFacts.of(host).next_at is None
+    lobby.phase = Phase.BETWEEN
+    assert AdFacts.of(lobby).next_at == 99.0
