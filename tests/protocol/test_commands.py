@@ -14,7 +14,7 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import OP_FOUND, OP_NERTS, OP_TURN, WORK0, Tableau, Target
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.clock import LamportClock
-from p2p_nerts.protocol.journal import move_record
+from p2p_nerts.protocol.journal import Record, move_record
 from p2p_nerts.protocol.messages import Hello, Join, Nerts, Play, Stuck, View
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica import (
@@ -27,7 +27,7 @@ from p2p_nerts.protocol.replica import (
     VoteStuck,
 )
 from p2p_nerts.protocol.replica._commands import Moves, refused, rotate_alone
-from p2p_nerts.protocol.replica._effects import Journal, Sign
+from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Resume
@@ -107,7 +107,7 @@ def test_a_card_to_a_foundation_is_in_the_air_under_the_time_its_play_will_carry
     assert rs.tab.in_flight.keys() == {(7, 0)} and rs.tab.work[0] == []
     assert rs.tab.log == [(OP_FOUND, WORK0, card, 7, target.pile, 0)]
     journal, play, view = effects
-    assert journal == Journal(move_record(1, rs.tab.log[0]))
+    assert journal == move_record(1, rs.tab.log[0])
     # Signed at that very time, and applied to myself only on the next call.
     assert play == Sign(Play(card, target.pile, WORK0, 0, 0), expect_lamport=7, unapplied=True)
     assert isinstance(view, Sign) and isinstance(view.payload, View)  # after the play
@@ -122,21 +122,21 @@ def test_no_view_rides_with_a_play_where_nobody_draws_the_tableaux() -> None:
     assert target is not None
     effects = moves.decide(Move(target), rs, Phase.PLAYING, watching=False, drawn=False,
                            now=5.0)
-    assert [type(e) for e in effects] == [Journal, Sign]
+    assert [type(e) for e in effects] == [Record, Sign]
 
 
 def test_a_move_within_my_tableau_is_journaled_and_signs_nothing() -> None:
     moves, rs = _moves(), _playing()
     assert rs.tab is not None
     effects = moves.decide(Turn(), rs, Phase.PLAYING, watching=False, drawn=True, now=5.0)
-    assert rs.tab.log == [(OP_TURN,)] and effects == [Journal(move_record(1, (OP_TURN,)))]
+    assert rs.tab.log == [(OP_TURN,)] and effects == [move_record(1, (OP_TURN,))]
     rs.tab.work[0].clear()
     effects = moves.decide(Move(Target(WORK0 + 1, work=0)), rs, Phase.PLAYING,
                            watching=False, drawn=True, now=5.0)
     assert rs.tab.work[0] == [make_card(0, 1, 2)] and not rs.tab.work[1]
-    assert effects == [Journal(move_record(1, rs.tab.log[1]))]
+    assert effects == [move_record(1, rs.tab.log[1])]
     assert moves.decide(Turn(), rs, Phase.PLAYING, watching=False, drawn=True,
-                        now=5.0) == [Journal(move_record(1, (OP_TURN,)))]  # the new one only
+                        now=5.0) == [move_record(1, (OP_TURN,))]  # the new one only
 
 
 def test_a_stuck_vote_names_how_far_the_foundations_went() -> None:
@@ -151,7 +151,7 @@ def test_my_nerts_call_is_keyed_by_its_entrys_time_and_ends_my_moves() -> None:
     assert rs.tab is not None
     rs.tab.nerts.clear()
     effects = moves.decide(CallNerts(), rs, Phase.PLAYING, watching=False, drawn=True, now=5.0)
-    assert effects == [Journal(move_record(1, (OP_NERTS, 10))),
+    assert effects == [move_record(1, (OP_NERTS, 10)),
                        Sign(Nerts(), expect_lamport=10)]
     assert rs.i_called
     assert moves.blocked(rs, Phase.PLAYING, False) == "you called Nerts: the round is ending"

@@ -44,7 +44,6 @@ from p2p_nerts.protocol.replica._effects import (
     CatchUp,
     Emit,
     Forget,
-    Journal,
     SetRules,
     SetSeats,
     Standing,
@@ -238,7 +237,7 @@ def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round
     entry = _offer(snapshot)
     host = HOST_ID.public_key
     assert pruning.offered(entry, snapshot, host_key=host, is_host=False, authors={},
-                           number=1) == [Journal(Record(Kind.ENTRY, entry.raw)),
+                           number=1) == [Record(Kind.ENTRY, entry.raw),
                                          TakeUp(snapshot, Variants())]
     assert pruning.offered(entry, snapshot, host_key=host, is_host=True, authors={},
                            number=1) == []
@@ -280,9 +279,9 @@ def test_as_a_round_begins_its_note_is_journaled_and_what_every_seat_holds_is_fo
         None):
     pruning, me, other = Pruning(), HOST_ID.public_key, ME
     first = _note(1, SEATED, (Head(me, 4, 10, b"a" * 64), Head(other, 3, 9, b"b" * 64)))
-    assert pruning.begin(first, me) == [Journal(snapshot_record(first))]  # nothing before
+    assert pruning.begin(first, me) == [snapshot_record(first)]  # nothing before
     pruning.heard(other, [AckMark(me, 4), AckMark(other, 2)])
     second = _note(2, SEATED, (Head(me, 9, 30, b"c" * 64),))
     # As far as the first note, and only as far as the other seat holds.
-    assert pruning.begin(second, me) == [Journal(snapshot_record(second)), Forget(me, 4),
+    assert pruning.begin(second, me) == [snapshot_record(second), Forget(me, 4),
                                          Forget(other, 2)]

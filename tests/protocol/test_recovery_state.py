@@ -41,7 +41,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import settings_of
-from p2p_nerts.protocol.replica._effects import Claim, Emit, Journal, Sign
+from p2p_nerts.protocol.replica._effects import Claim, Emit, Sign
 from p2p_nerts.protocol.replica._recovery import (
     SIT_OUT,
     Recovery,
@@ -287,7 +287,7 @@ def test_my_new_decisions_are_journaled_once_each() -> None:
     rs.tab = _tab()
     assert new_moves(rs, rs.tab) == []
     rs.tab.turn()
-    turned = [Journal(move_record(2, move)) for move in rs.tab.log]
+    turned = [move_record(2, move) for move in rs.tab.log]
     assert turned and new_moves(rs, rs.tab) == turned
     assert new_moves(rs, rs.tab) == []  # journaled already
 

@@ -40,7 +40,6 @@ from p2p_nerts.protocol.replica._effects import (
     DrainAll,
     Emit,
     Invalid,
-    Journal,
     RoundBegun,
     Sign,
     Tally,
@@ -259,7 +258,7 @@ def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() ->
         Sign(Commit(commitment(b"d" * 32), commitment(b"s" * 32)))]
     fresh = _round()
     assert commit(fresh, None, lambda n: b"r" * n) == [
-        Journal(secrets_record(2, b"r" * 32, b"r" * 32)),
+        secrets_record(2, b"r" * 32, b"r" * 32),
         Sign(Commit(commitment(b"r" * 32), commitment(b"r" * 32)))]
     assert (fresh.deck_secret, fresh.share) == (b"r" * 32, b"r" * 32)
 

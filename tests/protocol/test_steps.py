@@ -12,7 +12,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import snapshot_of
+from p2p_nerts.protocol.journal import Record, snapshot_of
 from p2p_nerts.protocol.messages import Audit, Commit, Drop, Goodbye, Resend, Seat, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
@@ -21,7 +21,6 @@ from p2p_nerts.protocol.replica._effects import (
     DrainAll,
     Effect,
     Emit,
-    Journal,
     RoundBegun,
     SetSeats,
     Sign,
@@ -75,7 +74,7 @@ def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> Non
     assert 2 not in steps.recovery.secrets  # taken: the round deals from them once
     fresh = _ask(steps, DrawSecrets(rs), rs, Phase.SHUFFLE)
     assert rs.deck_secret == b"r" * 32
-    assert [type(e) for e in fresh] == [Journal, Sign]
+    assert [type(e) for e in fresh] == [Record, Sign]
     assert isinstance(fresh[1], Sign) and isinstance(fresh[1].payload, Commit)
 
 
@@ -134,9 +133,9 @@ def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> N
     begun = quiet[0]
     assert isinstance(begun, RoundBegun) and begun.rs.number == 3 and begun.rs.keys == (ME, LIAR)
     noted = steps.decide(BeginRound(3), None, Phase.BETWEEN, None, 5.0, totals=totals)
-    assert [type(e) for e in noted] == [Journal, RoundBegun, DrawSecrets, DrainAll]
-    assert isinstance(noted[0], Journal)
-    snapshot = snapshot_of(noted[0].record)  # where a compacted journal will start
+    assert [type(e) for e in noted] == [Record, RoundBegun, DrawSecrets, DrainAll]
+    assert isinstance(noted[0], Record)
+    snapshot = snapshot_of(noted[0])  # where a compacted journal will start
     assert (snapshot.round, snapshot.seats, snapshot.over) == (3, seats, False)
     assert {(t.key, t.points) for t in snapshot.totals} == {(ME, 12), (LIAR, -3)}
 

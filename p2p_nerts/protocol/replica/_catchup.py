@@ -42,7 +42,6 @@ from ._effects import (
     Effect,
     Emit,
     Forget,
-    Journal,
     SetRules,
     SetSeats,
     Standing,
@@ -104,7 +103,7 @@ class Pruning:
         note, where a compacted journal will start, and forget what every seat
         holds of the rounds before the last (:meth:`round_begins`)."""
         floors = self.round_begins(snapshot, {seat.key for seat in snapshot.seats}, me)
-        return [Journal(snapshot_record(snapshot)),
+        return [snapshot_record(snapshot),
                 *(Forget(author, upto) for author, upto in floors.items())]
 
     def offered(self, entry: Entry, snapshot: Snapshot, *, host_key: bytes, is_host: bool,
@@ -125,7 +124,7 @@ class Pruning:
             variants.check_players(len(snapshot.seats))
         except VariantError:
             raise EnvelopeError("bad_field:snapshot") from None
-        return [Journal(Record(Kind.ENTRY, entry.raw)), TakeUp(snapshot, variants)]
+        return [Record(Kind.ENTRY, entry.raw), TakeUp(snapshot, variants)]
 
     def take_up(self, snapshot: Snapshot, variants: Variants, me: bytes) -> list[Effect]:
         """Go on from ``snapshot``: the host's, or my own note that a compacted

@@ -47,9 +47,8 @@ from ._seating import Seating
 from ._state import RoundState
 from ._step_effects import LobbyEntry
 
-#: What delivering decides: effects, and on a play's path the record to journal
-#: and its events themselves (nothing allocated around them).
-Outcome = Effect | Record | ev.PlayAdded | ev.PlayFinal
+#: What delivering decides: effects, and on a play's path its events themselves.
+Outcome = Effect | ev.PlayAdded | ev.PlayFinal
 
 
 class Live(Protocol):

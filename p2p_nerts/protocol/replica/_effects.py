@@ -5,7 +5,8 @@ changing the replica; the facade applies them in order, in one place
 (``Replica._settle``), which is the only code that signs, emits events,
 journals, and changes the table's seats, rules or round. So a decision is a
 value a test compares, and the order of what one step does is written once,
-in the list it returns. The steps that only decide more effects are in
+in the list it returns. A record to journal is the journal's own ``Record``
+(written ahead of the sends). The steps that only decide more effects are in
 ``_step_effects``; :data:`Effect` names them all.
 """
 
@@ -51,13 +52,6 @@ class Emit:
     """Tell the user (or the front end) something."""
 
     event: ev.Event
-
-
-@dataclass(frozen=True, slots=True)
-class Journal:
-    """Write a record to the journal (write-ahead: before the sends go out)."""
-
-    record: Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +308,7 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all), and the steps that only decide more (``_step_effects``).
-Effect = (Sign | Emit | Journal | SetSeats | SetRules | Waits | WaitingSeated
+Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
           | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
           | BeatSoon | RoundBegun | Reject | Counted | StepEffect

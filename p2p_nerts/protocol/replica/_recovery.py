@@ -26,7 +26,7 @@ from ..journal import Kind, Record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
 from ..resume import Deferred, Resume
 from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase, rules_of
-from ._effects import Claim, Effect, Emit, Journal, Sign
+from ._effects import Claim, Effect, Emit, Sign
 from ._state import RoundState
 from ._step_effects import TakeUp
 
@@ -143,7 +143,7 @@ class Recovery:
 def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
     """My new decisions on the tableau, to journal; what follows from them (settles,
     agreed rotations) replays by itself."""
-    effects: list[Effect] = [Journal(move_record(rs.number, move))
+    effects: list[Effect] = [move_record(rs.number, move)
                              for move in tab.log[rs.journaled:]
                              if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
     rs.journaled = len(tab.log)

@@ -314,7 +314,7 @@ class Replica:
         match effect:
             case ev.PlayAdded() | ev.PlayFinal():  # a received play's path: first
                 self._out.events.append(effect)
-            case Record():
+            case Record():  # write-ahead: journaled before the sends go out
                 self._record(effect)
             case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
                          unapplied=unapplied):
@@ -340,8 +340,6 @@ class Replica:
                 self._beats.soon()
             case fx.Emit(event=event):
                 self._event(event)
-            case fx.Journal(record=record):
-                self._record(record)
             case fx.Forget() | fx.Claim() | fx.Admit():
                 self._places.apply(effect, self._delivery.holds_place)
             case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine

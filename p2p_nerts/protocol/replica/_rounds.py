@@ -50,7 +50,6 @@ from ._effects import (
     Effect,
     Emit,
     Invalid,
-    Journal,
     RoundBegun,
     Sign,
     Tally,
@@ -172,7 +171,7 @@ def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
     effects: list[Effect] = []
     if known is None:
         known = (rng(SECRET_LEN), rng(SECRET_LEN))
-        effects.append(Journal(secrets_record(rs.number, *known)))
+        effects.append(secrets_record(rs.number, *known))
     rs.deck_secret, rs.share = known
     return [*effects, Sign(Commit(commitment(rs.deck_secret), commitment(rs.share)))]
 
