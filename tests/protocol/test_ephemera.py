@@ -29,6 +29,7 @@ from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import (
     Answer,
     Claim,
+    Counted,
     CountMarks,
     Resent,
     Says,
@@ -212,9 +213,10 @@ def test_an_answer_is_charged_to_the_askers_budget_the_snapshot_first() -> None:
     ask = Answer(STRANGER.public_key, log, 1, 4, _floor())
     frames = [log.entries[s] for s in (1, 2, 3, 4)]
     assert eph.answer(ask, b"s" * 100, 0.0) == (
-        Resent(STRANGER.public_key, [b"s" * 100, *frames], False),)
+        Resent(STRANGER.public_key, [b"s" * 100, *frames]),)
     # a snapshot the budget cannot take: nothing goes, and the asker asks again
-    assert eph.answer(ask, b"s" * RESEND_BURST, 0.0) == (Resent(STRANGER.public_key, [], True),)
+    assert eph.answer(ask, b"s" * RESEND_BURST, 0.0) == (
+        Resent(STRANGER.public_key, []), Counted("resend_budget"))
 
 
 def test_my_ack_straight_to_a_peer_stands_for_its_heartbeat() -> None:

@@ -244,8 +244,9 @@ class Reject:
 
 @dataclass(frozen=True, slots=True)
 class Counted:
-    """Refuse what came in (``reason``) and count it, telling no one: an entry held
-    already, which peers resend and relay as a matter of course."""
+    """Count what was refused (``reason``), telling no one: an entry held already,
+    which peers resend and relay as a matter of course, or the part of a RESEND
+    its asker's budget held back, which it asks for again."""
 
     reason: str
 
@@ -288,12 +289,10 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class Resent:
-    """Queue these frames of the table's chains for ``asker`` (its RESEND answered);
-    ``held_back``: its budget kept the rest back (counted, not told: it asks again)."""
+    """Queue these frames of the table's chains for ``asker`` (its RESEND answered)."""
 
     asker: bytes
     frames: Sequence[bytes]
-    held_back: bool
 
 
 @dataclass(frozen=True, slots=True)

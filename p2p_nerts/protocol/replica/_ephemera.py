@@ -34,7 +34,7 @@ from . import _liveness as liveness
 from . import _recovery as recovery
 from ._base import Lead
 from ._catchup import Pruning
-from ._effects import Answer, CountMarks, Effect, Resent, Says, SignAck
+from ._effects import Answer, Counted, CountMarks, Effect, Resent, Says, SignAck
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import Places
@@ -174,10 +174,12 @@ class Ephemera:
     def answer(self, ask: Answer, snapshot: bytes | None, now: float) -> Sequence[Effect]:
         """The frames that answer ``ask`` within its asker's budget (``Resends.answer``);
         ``snapshot``: the host's, signed by the facade for it, goes first or
-        nothing does."""
+        nothing does. What the budget held back is counted, not told: the asker
+        asks again."""
         frames, held_back = self.places.resends.answer(ask.asker, ask.log, ask.lo, ask.hi, now,
                                                        snapshot)
-        return (Resent(ask.asker, frames, held_back),)
+        resent = Resent(ask.asker, frames)
+        return (resent, Counted("resend_budget")) if held_back else (resent,)
 
     # ------------------------------------------------------------- my marks
     def ack(self, rs: RoundState | None, prev_rs: RoundState | None, to: bytes,
@@ -189,6 +191,11 @@ class Ephemera:
         The facade signs it: on a received play's path, so no effect."""
         if not self.recovery.restoring:
             self.beats.acked(to, now)
+        return self.my_ack(rs, prev_rs)
+
+    def my_ack(self, rs: RoundState | None, prev_rs: RoundState | None) -> Ack:
+        """How far I hold every chain (``liveness.my_ack``): the seated's, and this
+        round's (``rs``) and the last round's (``prev_rs``) seats'."""
         return liveness.my_ack(self.seating.seated, rs, prev_rs, self.places.authors,
                                self.forks.proven)
 
@@ -200,8 +207,7 @@ class Ephemera:
         besides, singles = self.beats.due(now)
         if besides is None and not singles:
             return ()
-        ack = liveness.my_ack(self.seating.seated, rs, prev_rs, self.places.authors,
-                              self.forks.proven)
+        ack = self.my_ack(rs, prev_rs)
         if besides is not None:
             return (SignAck(ack, besides=besides),)
         return [SignAck(ack, to=key) for key in singles]

@@ -371,10 +371,8 @@ class Replica:
                 self._apply(self._ephemera.decide(effect, self.rs))
             case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
                 self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
-            case fx.Resent(asker=asker, frames=frames, held_back=held_back):
+            case fx.Resent(asker=asker, frames=frames):
                 self._out.sends += [Send(frame, asker) for frame in frames]
-                if held_back:
-                    self.rejected["resend_budget"] += 1
             case fx.SignAck(ack=ack, to=to, besides=besides):
                 self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
             case _:
