@@ -10,8 +10,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
@@ -26,25 +24,16 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.protocol.replica._base import RESEND_GRACE, Phase
-from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._delivery import Delivery, Outcome
 from p2p_nerts.protocol.replica._effects import Counted, Invalid, Reject, Sign
-from p2p_nerts.protocol.replica._ephemera import Ephemera
-from p2p_nerts.protocol.replica._forks import Forks
-from p2p_nerts.protocol.replica._heartbeats import Heartbeats
-from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._order import Finality
 from p2p_nerts.protocol.replica._outbox import Outbox
-from p2p_nerts.protocol.replica._recovery import Recovery
-from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.replica._step_effects import FlagKey, LobbyEntry
 
-pytestmark = pytest.mark.fast
+from .test_ephemera import ME, PEER, TABLE, _ephemera
 
-ME = Identity.from_seed(b"\x01" * 32, "me")
-PEER = Identity.from_seed(b"\x02" * 32, "peer")
-TABLE = b"t" * 16
+pytestmark = pytest.mark.fast
 
 
 @dataclass
@@ -57,17 +46,14 @@ class _Live:
 
 
 def _delivery(live: _Live) -> Delivery:
-    me, host = ME.public_key, PEER.public_key
-    seating = Seating(me, host, variants=Variants(), countdown=3.0, drop_after=10.0,
-                      auto_start=None, auto_next=None, max_seats=8)
-    seating.seats = (Seat(host, "peer"), Seat(me, "me"))
-    clock, places, forks, recovery, beats = (LamportClock(), Places(), Forks(), Recovery(),
-                                             Heartbeats())
-    ephemera = Ephemera(me, host, is_host=False, clock=clock, places=places, seating=seating,
-                        forks=forks, recovery=recovery, pruning=Pruning(), beats=beats)
-    return Delivery(TABLE, me, host, live=live, clock=clock, outbox=Outbox(ME, TABLE, clock),
-                    places=places, seating=seating, forks=forks, recovery=recovery,
-                    order=Finality(places.authors, clock), beats=beats, ephemera=ephemera)
+    """A guest's delivery (``PEER`` hosts and is seated), over the owners its ephemeral
+    side keeps (``test_ephemera``'s)."""
+    eph = _ephemera()
+    return Delivery(TABLE, ME.public_key, PEER.public_key, live=live, clock=eph.clock,
+                    outbox=Outbox(ME, TABLE, eph.clock), places=eph.places, seating=eph.seating,
+                    forks=eph.forks, recovery=eph.recovery,
+                    order=Finality(eph.places.authors, eph.clock), beats=eph.beats,
+                    ephemera=eph)
 
 
 def _chain(who: Identity, *payloads: Payload) -> list[Entry]:
