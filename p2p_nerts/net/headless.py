@@ -14,25 +14,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import random
 import signal
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TextIO
 
 from ..game.bot import SKILLS, Bot, Skill
-from ..game.foundations import Fate
-from ..game.simulate import cards_accounted
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
-from ..protocol.replica import CommandError, Phase, Replica, StartRound
+from ..protocol.replica import CommandError, Phase, StartRound
+from ..records.summary import SummaryWriter
 from .node import HOST_GONE, NetSession
 
-__all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "SummaryWriter", "deal_when_ready",
+__all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "deal_when_ready",
            "describe", "drive_bot", "drive_partner",
            "paced", "run_headless", "watch_host"]
 
@@ -62,118 +59,6 @@ def table_bot(skill: str, *, pace: float = 1.0, seed: int | None = None) -> Bot:
     choices seeded by ``seed``; whether it may rotate alone is the host's SETTINGS'
     to say (``drive_bot`` and ``drive_partner`` read them)."""
     return Bot(paced(SKILLS[skill], pace), random.Random(seed), lone_rotate=True)
-
-
-class SummaryWriter:
-    """Writes one JSON line per round, then the game's result, to ``out``.
-
-    A round's line is written once the round is closed (every peer's
-    summary in: :meth:`closed`, called after the replica call that closed it,
-    so that the last PlayFinal events of the round, counted for collisions
-    and bounces, which can come after its RoundOver, are in), else when the
-    next round starts or at the end.
-    """
-
-    def __init__(self, replica: Replica, out: TextIO | None) -> None:
-        self._replica = replica
-        self._out = out
-        self._pending: dict[str, object] | None = None
-        self._bounces: Counter[int] = Counter()
-        self._collisions: Counter[int] = Counter()
-        self._winner: str | None = None
-        self.rounds = 0
-
-    def on_event(self, event: ev.Event) -> None:
-        # Events are heard after the replica call that made them, which may
-        # already have begun the next round: take round facts from the event.
-        if isinstance(event, ev.PlayFinal) and event.fate is Fate.BOUNCE:
-            self._bounces[event.round] += 1
-            if event.first is not None:
-                self._collisions[event.round] += 1
-        elif isinstance(event, ev.RoundStarting):
-            self._flush()
-        elif isinstance(event, ev.RoundOver):
-            if self._pending is not None and self._pending["round"] == event.round:
-                self._pending = None  # scored again (a drop agreed late): this one counts
-            else:
-                self.rounds += 1
-            self._flush()
-            self._pending = self._line(event)
-        elif isinstance(event, ev.RoundAgreed | ev.Divergence) and self._pending is not None:
-            self._pending["agreed"] = isinstance(event, ev.RoundAgreed)
-        elif isinstance(event, ev.GameOver):
-            self._winner = event.winner
-
-    def resumed(self) -> None:
-        """Back from a journal, the round may be scored already but not closed: its
-        RoundOver came before the crash (a restore tells nothing again) and its
-        line, written as it closes, was not. Take the line up from the round."""
-        view = self._replica.view()
-        rnd, totals = view.round, view.totals
-        if (view.phase is Phase.SCORING and rnd is not None and rnd.results
-                and rnd.end is not None and totals is not None):
-            self.rounds += 1
-            self._pending = self._line(ev.RoundOver(
-                rnd.number, rnd.end, rnd.results, totals, rnd.foundations.state_hash(),
-                rnd.verdicts, rnd.names))
-
-    def _line(self, event: ev.RoundOver) -> dict[str, object]:
-        return {
-            "round": event.round,
-            "end": event.end,
-            "players": [
-                {"name": event.names[r.seat], "seat": r.seat,
-                 "foundation_cards": r.foundation_cards, "nerts_left": r.nerts_left,
-                 "score": r.score, "total": event.totals[r.seat],
-                 "called_nerts": r.called, "void": r.void}
-                for r in event.results
-            ],
-            "foundation_hash": event.foundation_hash.hex(),
-            "verdicts": list(event.verdicts),
-            "agreed": None,
-            "local": self._accounting(event.round),
-        }
-
-    def closed(self) -> None:
-        """The replica call that closed a round is over: write the round's line."""
-        if self._replica.phase in (Phase.BETWEEN, Phase.OVER):
-            self._flush()
-
-    def _accounting(self, round_no: int) -> dict[str, object]:
-        """Our own deck at the end of the round: every card in exactly one place?"""
-        rnd = self._replica.view().round_of(round_no)
-        tab = rnd.tableau if rnd is not None else None
-        if rnd is None or tab is None or rnd.me is None:
-            return {}
-        ok = cards_accounted(rnd.me, tab, rnd.foundations, rnd.variants.jokers)
-        if not ok:
-            _log.error("round %d: cards of my deck are lost or doubled", round_no)
-        return {"cards_ok": ok, "held": sum(1 for _ in tab.cards())}
-
-    def finish(self, local: dict[str, object]) -> None:
-        """Write the pending round and the final object."""
-        self._flush()
-        view = self._replica.view()
-        rnd, by_seat = view.round, view.totals
-        totals = ({rnd.names[s]: t for s, t in enumerate(by_seat)}
-                  if rnd is not None and by_seat is not None else {})
-        self._write({"final": True, "game_over": self._winner is not None,
-                     "rounds": self.rounds, "winner": self._winner, "totals": totals,
-                     "local": local})
-
-    def _flush(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            number = pending["round"]
-            assert isinstance(number, int)
-            pending["collisions"] = self._collisions[number]
-            pending["bounces"] = self._bounces[number]
-            self._write(pending)
-
-    def _write(self, obj: dict[str, object]) -> None:
-        if self._out is not None:
-            self._out.write(json.dumps(obj) + "\n")
-            self._out.flush()
 
 
 def describe(event: ev.Event) -> tuple[int, str] | None:

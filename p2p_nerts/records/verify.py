@@ -29,7 +29,7 @@ from typing import Any
 import msgpack
 
 from ..game.variants import Variants
-from ..net.headless import SummaryWriter
+from .summary import SummaryWriter
 from ..protocol import events as ev
 from ..protocol.envelope import (
     BODY_FIELDS,

@@ -6,7 +6,7 @@ import io
 import json
 from dataclasses import replace
 
-from p2p_nerts.net.headless import SummaryWriter
+from p2p_nerts.records.summary import SummaryWriter
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import TABLE_ID, bot_table

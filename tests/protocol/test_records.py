@@ -16,7 +16,7 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.headless import SummaryWriter
+from p2p_nerts.records.summary import SummaryWriter
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import MAX_HELD
