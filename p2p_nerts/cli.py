@@ -15,11 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from .game.bot import DEFAULT_SKILL, SKILLS
-from .game.scoring import Match
-from .game.simulate import RoundReport, SimConfig, simulate
-from .game.variants import TEAMS, VariantError, Variants
-from .net.commands import (
+from .commands.play import (
     LOG_FILE,
     NET_COMMANDS,
     CannotPlay,
@@ -29,11 +25,15 @@ from .net.commands import (
     run_table,
     setup_logging,
 )
+from .commands.records import RECORD_COMMANDS, add_record_commands, run_record_command
+from .game.bot import DEFAULT_SKILL, SKILLS
+from .game.scoring import Match
+from .game.simulate import RoundReport, SimConfig, simulate
+from .game.variants import TEAMS, VariantError, Variants
 from .net.interfaces import interfaces_setting
-from .net.results import serving_results
-from .net.tables import LanTables
+from .peer.results import serving_results
+from .peer.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
-from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
 from .session import Session
 from .store import DB_FILE, Store, StoreError
 
@@ -186,7 +186,7 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
     """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1, the game
     kept in ``store`` flagged solo as a solo game in this process is; its log lines go
     to the data dir's log file, as a networked table's do under a screen."""
-    from .net.loopback import loopback_table
+    from .peer.loopback import loopback_table
     from .ui.app import NertsApp
 
     setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)

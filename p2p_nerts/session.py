@@ -4,7 +4,7 @@ A UI, a headless runner or a test sees a :class:`Session`: it reads state
 through ``session.replica.view()``, sends commands with :meth:`Session.act`,
 and hears events through :meth:`Session.subscribe`. Whether the other seats are bots in
 this process (:class:`LocalTable`) or peers across the network
-(``net.node.NetSession``) is invisible to it.
+(``peer.node.NetSession``) is invisible to it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .protocol.identity import Identity
 from .protocol.journal import Kind, Record
 from .protocol.messages import MAX_DROP_AFTER_MS
 from .protocol.replica import Command, Open, Outbound, Replica
+from .records.history import keep
 from .store import SOLO, Store, StoreError
 
 Listener = Callable[[Event], None]
@@ -182,8 +183,6 @@ class LocalTable:
     def _keep(self) -> None:
         if self._store is None:
             return
-        from .records.history import keep  # here: records reads its summaries through net
-
         try:
             keep(self._store, self.replica, f"{self.replica.me.name}'s solo table",
                  time.time(), flags=(SOLO,), journal=self._journal)

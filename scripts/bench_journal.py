@@ -22,9 +22,9 @@ from pathlib import Path
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.journal import Kind, Record
-from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.replica import Outbound, Phase, StartRound, compacts
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.memnet import MemNet, bot_table
 
 ROUNDS = 400
 COMPACTIONS = 40

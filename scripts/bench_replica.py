@@ -45,9 +45,9 @@ import p2p_nerts.protocol.envelope as envelope_module
 from p2p_nerts.game.cards import make_card
 from p2p_nerts.protocol.envelope import DOMAIN, Entry, seal
 from p2p_nerts.protocol.identity import verify
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Replica, StartRound
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table, identities
 
 BATCH = 8
 ROUNDS = 150

@@ -49,9 +49,9 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.session import LocalTable
+from p2p_nerts.testing.screen import render_screen
 from p2p_nerts.ui.app import NertsApp, tidy_heap
 from p2p_nerts.ui.config import Config
-from p2p_nerts.ui.headless import render_screen
 from p2p_nerts.ui.widgets import Text
 
 SIZES = ((100, 32, 5.0), (200, 60, 8.0))  # columns, rows, whole-frame p99 target (ms)

@@ -40,10 +40,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from p2p_nerts.net.link import Link, LinkError, Refused, WrongCode, connect, open_link
-from p2p_nerts.net.testing import PeerProcess, PeerTable, shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Audit, Ready, Resend, seal_message
+from p2p_nerts.testing.peers import PeerProcess, PeerTable, shared_lines
 
 ATTACKS = ("throwaway", "strangers", "flood", "guesses")
 COMMON = ["--headless", "--bot", "hard", "--pace", "0.05", "--bind", "127.0.0.1"]

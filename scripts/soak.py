@@ -4,7 +4,7 @@
 Every peer is a real ``nerts`` process on 127.0.0.1 (``nerts host --headless
 --bot hard`` and ``nerts bot``, each with its own data dir, fast bots, at a
 table with no countdown and a short ``--drop-after``) behind its own
-fault-injecting relay (``p2p_nerts.net.testing.Relay``): every frame is
+fault-injecting relay (``p2p_nerts.testing.peers.Relay``): every frame is
 delayed at random (which reorders frames between connections), some entries
 are sent twice or have a byte flipped, and now and then a connection is cut.
 At a random moment one peer (the host, maybe) is killed with SIGKILL and
@@ -75,13 +75,13 @@ from typing import Any
 from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS
 from p2p_nerts.game.variants import TEAMS
-from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, RelayStats
 from p2p_nerts.protocol.envelope import Entry, seal
 from p2p_nerts.protocol.identity import load_or_create
 from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.messages import Nerts, Payload, Play
 from p2p_nerts.protocol.replica import Command, Move, Outbound, Replica, Send
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.peers import Faults, PeerProcess, PeerTable, RelayStats
 
 FAULTS = Faults(min_delay=0.0, max_delay=0.03, duplicate=0.03, tamper=0.005, cut=0.001)
 DECK = 52  # no jokers at a soak table

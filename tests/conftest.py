@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.net.testing import PeerProcess
+from p2p_nerts.testing.peers import PeerProcess
 
 IN_MEMORY = {"game", "protocol", "ui"}
 LAYERS = IN_MEMORY | {"net", "system"}

@@ -11,9 +11,9 @@ from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
-from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.replica import Open, Outbound, Phase, Replica, StartRound
 from p2p_nerts.records.record import GameRecord, record_of
+from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
 
 def ask_for_seat(newcomer: Replica, host: Replica, now: float) -> Outbound:

@@ -1,7 +1,7 @@
 """Helpers for the UI tests: the real app on a pipe input, a fake clock, the screen as text.
 
 :class:`Harness` opens the app at a solo table on a fake clock; :class:`LobbyHarness`
-opens it in the network lobby over any :class:`~p2p_nerts.ui.network.Network`
+opens it in the network lobby over any :class:`~p2p_nerts.lan.Network`
 (:class:`FakeNetwork`, or the real one pinned to 127.0.0.1).
 """
 
@@ -19,17 +19,17 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 
 from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.lan import Network, TableListing
 from p2p_nerts.net.channel import normalize_code
 from p2p_nerts.protocol.events import Event
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.session import Listener, LocalTable, Session
+from p2p_nerts.testing.screen import FixedOutput, screen_lines
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.browser import Browser
 from p2p_nerts.ui.config import Config
 from p2p_nerts.ui.hands import Hands
-from p2p_nerts.ui.headless import FixedOutput, screen_lines
-from p2p_nerts.ui.network import Network, TableListing
 
 from .gamekit import cs, tableau
 

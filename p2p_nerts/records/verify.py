@@ -6,7 +6,7 @@ checks every entry's signature (once: the verifier opens again only an entry
 it refused, to say what is wrong with it), the commit–reveal shuffle, the
 host's rules and seats, and replays every seat's audit (deck and move log)
 against the foundation order, exactly as each player did. What it decides is
-written by the players' own :class:`~p2p_nerts.net.headless.SummaryWriter`,
+written by the players' own :class:`~p2p_nerts.peer.headless.SummaryWriter`,
 so a good record prints the very lines the players' ``--summary`` did.
 
 Finality: players learn that nothing earlier can still arrive from their
@@ -29,7 +29,6 @@ from typing import Any
 import msgpack
 
 from ..game.variants import Variants
-from .summary import SummaryWriter
 from ..protocol import events as ev
 from ..protocol.envelope import (
     BODY_FIELDS,
@@ -43,6 +42,7 @@ from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.messages import Ack, AckMark, MsgType, Result, link_message, parse_payload
 from ..protocol.replica import Phase, Replica, RoundState, round_numbered
 from .record import GameRecord, RecordError
+from .summary import SummaryWriter
 
 #: Refusals an honest table produces too: an entry sent as its round closed, or
 #: by a seat just dropped, comes too late and changes nothing.

@@ -11,11 +11,12 @@ Modules, from the outside in:
 - ``state``: the player's side of the glass: selection, cursor, event lines.
 - ``keys``: actions, default keys, remaps, bindings. ``config``: the settings
   file and the first-run name. ``theme``: colours and card glyphs.
-- ``widgets``: small layout pieces. ``headless``: the screen as text, for tests
-  and ``scripts/bench_tui.py``.
+- ``widgets``: small layout pieces. (The screen as text, for tests and
+  ``scripts/bench_tui.py``, is ``testing.screen``.)
 
-The UI imports the game and protocol layers, never ``net``: ``cli`` hands it a
-session, whether a solo table or a network node.
+The UI imports the game and protocol layers, never ``net`` or ``peer``: ``cli``
+hands it a session, whether a solo table or a network node, and the LAN as
+``lan.Network``.
 """
 
 from .app import NertsApp, run_app

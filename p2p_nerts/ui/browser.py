@@ -27,6 +27,7 @@ from functools import partial
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import VariantError, Variants
+from ..lan import Network, TableListing
 from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import LocalTable, Session
@@ -42,7 +43,6 @@ from .form import (
     variant_fields,
 )
 from .hands import Hands, Page, player_input, sentence
-from .network import Network, TableListing
 from .pages import STANDINGS_EVERY, HistoryPage, Results, StandingsPage
 
 #: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a

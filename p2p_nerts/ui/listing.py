@@ -24,9 +24,9 @@ from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
+from ..lan import TableListing
 from .browser import Browser, is_full
 from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
-from .network import TableListing
 from .overlays import PAGES
 from .table import MESSAGE_ROWS, messages
 from .widgets import counted, on_click, rule, screen_width, spread, text

@@ -1,4 +1,4 @@
-"""``net.announce``: what a host's mDNS ad says of its table, and when it says it again.
+"""``peer.announce``: what a host's mDNS ad says of its table, and when it says it again.
 
 The tables are replicas on the in-memory network and the advertiser is a fake
 that keeps what it is told, so these tests open no socket.
@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.announce import AdFacts, TableAnnouncer
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser
 from p2p_nerts.net.interfaces import Interfaces
 from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.peer.announce import AdFacts, TableAnnouncer
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..netkit import until
 from ..replica_harness import ask_for_seat, play_round, quiet_deal
@@ -167,9 +167,9 @@ def test_a_failed_update_or_close_is_logged_and_the_table_goes_on(
         await announcer.close()
         assert advertiser.closed
 
-    with caplog.at_level(logging.ERROR, logger="p2p_nerts.net.announce"):
+    with caplog.at_level(logging.ERROR, logger="p2p_nerts.peer.announce"):
         run(scenario)
-    failures = [r.getMessage() for r in caplog.records if r.name == "p2p_nerts.net.announce"]
+    failures = [r.getMessage() for r in caplog.records if r.name == "p2p_nerts.peer.announce"]
     assert failures == ["updating the table's mDNS record failed",
                         "withdrawing the table's mDNS record failed"]
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.testing import PeerProcess
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.testing.peers import PeerProcess
 
 from ..netkit import until
 

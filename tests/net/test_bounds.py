@@ -13,8 +13,8 @@ import pytest
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.bounds import Limits, LinkBudget, QuietLog, Unseated
 from p2p_nerts.net.link import Link, LinkError, Refused, WrongCode, connect, open_link
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.wire import NET_VERSION, Info, decode_peers, is_entry
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ready, seal_message
 from p2p_nerts.protocol.replica import SetReady

@@ -36,16 +36,16 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.bounds import Limits
 from p2p_nerts.net.framing import encode_frame
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import Link, connect, open_link
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, is_entry
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Payload, Play, Roster, Seat, seal_message
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.testing.peers import shared_lines
 
 from ..netkit import until
 

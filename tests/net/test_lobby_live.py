@@ -24,12 +24,12 @@ import zeroconf._core
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser, TableBrowser
-from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
-from p2p_nerts.net.tables import LanTables
-from p2p_nerts.net.testing import PeerProcess
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig, fingerprint_hex
+from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.testing.peers import PeerProcess
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
 
 from ..netkit import until

@@ -25,10 +25,10 @@ from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.net.framing import encode_frame
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.interfaces import listen_addresses
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity, load_or_create
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.session import Session

@@ -25,13 +25,13 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableBrowser
 from p2p_nerts.net.guard import CodeGuard
 from p2p_nerts.net.handshake import Handshake, HandshakeError
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import CodeNeeded, Refused, WrongCode
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, Relay, shared_lines
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
+from p2p_nerts.testing.peers import Faults, PeerProcess, PeerTable, Relay, shared_lines
 
 from ..netkit import until
 

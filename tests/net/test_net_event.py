@@ -14,19 +14,19 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch, serving_results
-from p2p_nerts.net.tables import LanTables
-from p2p_nerts.net.testing import PeerTable
+from p2p_nerts.peer.node import NetSession
+from p2p_nerts.peer.results import OWN, ResultsServer, collect, fetch, serving_results
+from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
 from p2p_nerts.records.record import RecordError, decode, encode
 from p2p_nerts.records.standings import Standings, tally
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.memnet import MemNet, bot_table
+from p2p_nerts.testing.peers import PeerTable
 
 from ..protocol.test_records import _game, _record, _resigned, _with
 from ..replica_harness import game_record
@@ -148,7 +148,7 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
         heard.append(since)
         return [("10.0.0.9:4100", served)]
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", network)
+    monkeypatch.setattr("p2p_nerts.peer.results.collect", network)
     with Store(tmp_path / DB_FILE) as store:
         keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().written(1))
         [own] = store.records_since(0.0)
@@ -161,7 +161,7 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
     async def blocked(interfaces: object, since: float, listen: float) -> list[object]:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", blocked)
+    monkeypatch.setattr("p2p_nerts.peer.results.collect", blocked)
     with pytest.raises(ConnectionError, match=r"^network error: Operation not permitted$"):
         asyncio.run(LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK).results(0.0))
 
@@ -196,7 +196,7 @@ def test_nerts_event_counts_this_players_own_games(
     async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
         return []
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", nobody)
+    monkeypatch.setattr("p2p_nerts.peer.results.collect", nobody)
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
                      "--interfaces", "127.0.0.1"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from p2p_nerts.commands.play import LOG_FILE
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.commands import LOG_FILE
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.logs import setup_logging
-from p2p_nerts.net.loopback import loopback_table
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.loopback import loopback_table
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import CommandError, Phase, StartRound
 from p2p_nerts.store import DB_FILE, SOLO, Store

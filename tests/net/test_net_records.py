@@ -15,9 +15,8 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
-from p2p_nerts.net.headless import drive_bot, paced
-from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.peer.headless import drive_bot, paced
+from p2p_nerts.peer.node import NetSession
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
@@ -26,6 +25,7 @@ from p2p_nerts.records.history import Kept
 from p2p_nerts.records.record import GameRecord, RecordError, decode
 from p2p_nerts.records.verify import verify
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.peers import shared_lines
 
 from ..netkit import until
 from .test_net_session import LOCAL, bot_games, config, host_table

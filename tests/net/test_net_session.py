@@ -25,20 +25,20 @@ import zeroconf._core
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net import link as link_module
-from p2p_nerts.net import node as node_module
 from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
-from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
+from p2p_nerts.peer import node as node_module
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.peers import shared_lines
 
 from ..netkit import until
 

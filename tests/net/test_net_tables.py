@@ -1,4 +1,4 @@
-"""``net.tables``: reading a join target, and trying a found table's addresses in turn.
+"""``peer.tables``: reading a join target, and trying a found table's addresses in turn.
 
 ``NetSession.join`` is replaced by a fake that answers per address, so these
 tests open no socket.
@@ -13,8 +13,8 @@ import pytest
 
 from p2p_nerts.net.discovery import TableAd
 from p2p_nerts.net.link import LinkError, Refused
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.tables import LanTables, join_found, parse_target
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.tables import LanTables, join_found, parse_target
 from p2p_nerts.protocol.identity import Identity
 
 ME = Identity.from_seed(b"\x0d" * 32, "Ida")

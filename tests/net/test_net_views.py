@@ -13,8 +13,8 @@ import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import LINK_MAGIC, open_link_entry
 from p2p_nerts.protocol.identity import Identity

@@ -19,16 +19,16 @@ import pytest
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net import node as node_module
-from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import LinkError
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.testing import shared_lines
+from p2p_nerts.peer import node as node_module
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.testing.peers import shared_lines
 
 from ..netkit import until
 

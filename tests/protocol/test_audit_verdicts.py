@@ -9,7 +9,6 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
-from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Audit, Goodbye, Nerts, Payload
 from p2p_nerts.protocol.replica import (
     CallNerts,
@@ -23,6 +22,7 @@ from p2p_nerts.protocol.replica import (
     RoundState,
     StartRound,
 )
+from p2p_nerts.testing.memnet import Faults, MemNet, bot_table
 
 from ..replica_harness import check_round, play_round, replica_with
 

@@ -9,10 +9,10 @@ from p2p_nerts.protocol.authors import MAX_HELD_BYTES, AuthorLog
 from p2p_nerts.protocol.budget import TokenBucket
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
 from p2p_nerts.protocol.replica import StartRound
 from p2p_nerts.protocol.replica import _intake as intake_module
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 pytestmark = pytest.mark.fast
 

@@ -18,10 +18,10 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.envelope import open_entry, open_link_entry
 from p2p_nerts.protocol.identity import PUBLIC_KEY_LEN
 from p2p_nerts.protocol.journal import Kind, Record, snapshot_of, unpack
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.replica import Outbound, Phase, Replica, StartRound, compact, compacts
 from p2p_nerts.records.record import record_of
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import (
     assert_one_agreed_game,

@@ -6,8 +6,8 @@ from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.moves import card_target, work_target
 from p2p_nerts.game.tableau import NERTS, SOURCES, WASTE, Target
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import MemNet
 from p2p_nerts.protocol.replica import Move, Phase, Replica, Turn, VoteStuck
+from p2p_nerts.testing.memnet import MemNet
 
 from ..replica_harness import check_round, quiet_deal, round_overs
 

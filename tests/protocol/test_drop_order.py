@@ -8,9 +8,9 @@ import pytest
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.simulate import cards_accounted
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Drop
 from p2p_nerts.protocol.replica import Move, Phase, StartRound
+from p2p_nerts.testing.memnet import Faults, MemNet, bot_table
 
 from ..replica_harness import quiet_deal
 from .test_replica import _to_foundation

@@ -16,7 +16,6 @@ import pytest
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC, open_entry, seal
-from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import Ack, AckMark, MsgType, Resend, link_message, parse_payload
 from p2p_nerts.protocol.proof import check_fork
 from p2p_nerts.protocol.replica import (
@@ -30,6 +29,7 @@ from p2p_nerts.protocol.replica import (
     StartRound,
     VoteStuck,
 )
+from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
 from ..replica_harness import play_round, quiet_deal, round_overs
 

@@ -7,10 +7,10 @@ import pytest
 
 from p2p_nerts.game.foundations import PlayKey
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Ack, link_message
 from p2p_nerts.protocol.replica import Move, Phase, StartRound
 from p2p_nerts.protocol.replica._base import HEARTBEAT
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 from ..replica_harness import quiet_deal
 from .test_replica import _to_foundation

@@ -6,11 +6,11 @@ import io
 import json
 from dataclasses import replace
 
-from p2p_nerts.records.summary import SummaryWriter
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
+from p2p_nerts.records.summary import SummaryWriter
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 from ..replica_harness import ask_for_seat, crash_and_restore, play_round
 

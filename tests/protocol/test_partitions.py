@@ -8,8 +8,8 @@ import pytest
 
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
-from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.replica import Phase, StartRound
+from p2p_nerts.testing.memnet import MemNet, bot_table
 
 from ..replica_harness import AskBack, assert_one_agreed_game, check_round, random_table
 

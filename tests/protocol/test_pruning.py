@@ -24,7 +24,6 @@ from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, snapshot_of, snapshot_record
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
     AckMark,
     Head,
@@ -51,6 +50,7 @@ from p2p_nerts.protocol.replica._effects import (
     roster_told,
 )
 from p2p_nerts.protocol.replica._step_effects import BeginRound, TakeUp
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import check_round, play_round, round_overs
 

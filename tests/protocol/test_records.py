@@ -16,20 +16,20 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.records.summary import SummaryWriter
-from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import MAX_HELD
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import DOMAIN, HEADER_LEN, MAGIC, Entry, open_entry, seal
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table, identities
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import Game, keep, statistics, summarize
 from p2p_nerts.records.record import GameRecord, RecordError, decode, encode
+from p2p_nerts.records.summary import SummaryWriter
 from p2p_nerts.records.verify import replay, verify
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table, identities
+from p2p_nerts.testing.peers import shared_lines
 
 from ..replica_harness import game_record, play_round
 

@@ -9,9 +9,9 @@ import pytest
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.envelope import open_entry
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import MsgType, Resend, seal_message
 from p2p_nerts.protocol.replica import HEARTBEAT, Open, Phase, Replica, StartRound
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 from ..replica_harness import (
     AskBack,

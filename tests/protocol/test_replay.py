@@ -8,12 +8,12 @@ import pytest
 
 from p2p_nerts.game.cards import full_deck
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.memnet import Faults, bot_table
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import round_to_replay
 from p2p_nerts.records.record import RecordError
 from p2p_nerts.records.replay import RoundReplay, round_replay
 from p2p_nerts.records.verify import Replayed, replay
+from p2p_nerts.testing.memnet import Faults, bot_table
 
 from ..replica_harness import game_record
 from .test_records import _record

@@ -23,7 +23,6 @@ from p2p_nerts.protocol.botdriver import IDLE_PARTNER, BotDriver
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, open_link_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind
-from p2p_nerts.protocol.memnet import TABLE_ID, Faults, MemNet, bot_table
 from p2p_nerts.protocol.messages import (
     Ack,
     AckMark,
@@ -53,6 +52,7 @@ from p2p_nerts.protocol.replica import (
     Turn,
     VoteStuck,
 )
+from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
 from ..replica_harness import (
     ask_for_seat,
@@ -247,8 +247,8 @@ def test_clocks_no_peer_would_accept_are_refused_and_change_nothing(
 
 def test_full_table_refuses_a_ninth_player() -> None:
     from p2p_nerts.protocol.identity import Identity
-    from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.replica import Replica
+    from p2p_nerts.testing.memnet import TABLE_ID
 
     net = bot_table(8, seed=2)
     extra = Replica(Identity.from_seed(b"\x99" * 32, "late"), TABLE_ID,
@@ -265,8 +265,8 @@ def test_full_table_refuses_a_ninth_player() -> None:
 
 def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
     from p2p_nerts.protocol.identity import Identity
-    from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.replica import Replica
+    from p2p_nerts.testing.memnet import TABLE_ID
 
     net = bot_table(4, seed=2, variants=Variants(teams="share"))
     host = net.replicas[0]
@@ -290,9 +290,9 @@ def test_a_share_a_deck_table_is_full_at_four_tableaux() -> None:
 def test_host_leaving_alone_says_goodbye_without_error() -> None:
     from p2p_nerts.protocol.envelope import open_entry
     from p2p_nerts.protocol.identity import Identity
-    from p2p_nerts.protocol.memnet import TABLE_ID
     from p2p_nerts.protocol.messages import MsgType
     from p2p_nerts.protocol.replica import Replica
+    from p2p_nerts.testing.memnet import TABLE_ID
 
     me = Identity.from_seed(b"\x42" * 32, "solo host")
     host = Replica(me, TABLE_ID, me.public_key)
@@ -303,8 +303,8 @@ def test_host_leaving_alone_says_goodbye_without_error() -> None:
 
 
 def test_auto_start_that_cannot_deal_says_why_instead_of_crashing() -> None:
-    from p2p_nerts.protocol.memnet import TABLE_ID, identities
     from p2p_nerts.protocol.replica import Replica
+    from p2p_nerts.testing.memnet import TABLE_ID, identities
 
     ids = identities(3)
     host = Replica(ids[0], TABLE_ID, ids[0].public_key, variants=Variants(teams="pairs"),

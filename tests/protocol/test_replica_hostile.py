@@ -19,7 +19,6 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, seal, seal_link
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table, identities
 from p2p_nerts.protocol.messages import (
     MAX_COUNTDOWN_MS,
     MIN_DROP_AFTER_MS,
@@ -44,6 +43,7 @@ from p2p_nerts.protocol.replica import (
     RoundState,
     StartRound,
 )
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table, identities
 
 from ..gamekit import ENGINE_COMPILED
 from ..replica_harness import play_round, quiet_deal, round_overs

@@ -22,9 +22,9 @@ from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, snapshot_of
-from p2p_nerts.protocol.memnet import TABLE_ID, MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Move, Open, Phase, Replica, StartRound
+from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import AskBack, ask_for_seat, crash_and_restore, play_round
 

@@ -15,8 +15,8 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import SIT_DOWN_WAIT, Phase, Replica, StartRound
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 BREAK = 1.0
 

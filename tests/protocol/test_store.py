@@ -15,9 +15,9 @@ import pytest
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, made_by
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.replica import Replica, StartRound
 from p2p_nerts.store import DB_FILE, JournalError, Store, StoreBusy, StoreError
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 
 def reread(path: Path, table_id: bytes = TABLE_ID) -> list[Record]:

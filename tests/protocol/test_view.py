@@ -8,9 +8,9 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, WASTE, WORK0, WORK_PILES
 from p2p_nerts.protocol import RoundView, TableView
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.memnet import TABLE_ID, bot_table
 from p2p_nerts.protocol.messages import Resend, View, seal_message
 from p2p_nerts.protocol.replica import Move, Phase, Replica, VoteStuck
+from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 from ..replica_harness import play_round, quiet_deal
 

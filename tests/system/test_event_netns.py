@@ -3,7 +3,7 @@
 Two tables (a host and a bot each, in namespaces of their own) play short
 games over real multicast while a ``nerts event --watch`` view stays open in
 another. Once the games end, a player of each table serves its store as its
-lobby would (``net.results.serving_results``), and a stranger serves a tampered copy
+lobby would (``peer.results.serving_results``), and a stranger serves a tampered copy
 of one game's record: the open view ends up counting both games with the
 players' own totals, and lists the tampered copy as not counted.
 Needs root and ``ip netns`` (skipped with the reason otherwise).
@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.net.testing import PeerProcess, nerts_command, wait_all
 from p2p_nerts.records.record import GameRecord, decode, encode
 from p2p_nerts.store import DB_FILE, Store
+from p2p_nerts.testing.peers import PeerProcess, nerts_command, wait_all
 
 from .test_net_netns import EVERY_INTERFACE, FAST, Lab, NamespaceProcess, running_lab
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(300)
 SERVE = """
 import asyncio, sys
 from pathlib import Path
-from p2p_nerts.net.results import serving_results
+from p2p_nerts.peer.results import serving_results
 from p2p_nerts.net.interfaces import interfaces_setting
 from p2p_nerts.protocol.identity import IDENTITY_FILE, load_or_create
 from p2p_nerts.store import DB_FILE, Store
@@ -48,7 +48,7 @@ FORGE = """
 import asyncio, sys
 from pathlib import Path
 from p2p_nerts.net.interfaces import interfaces_setting
-from p2p_nerts.net.results import ResultsServer
+from p2p_nerts.peer.results import ResultsServer
 
 data = Path(sys.argv[1]).read_bytes()
 

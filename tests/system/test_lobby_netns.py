@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from p2p_nerts.net.testing import PeerProcess
+from p2p_nerts.testing.peers import PeerProcess
 
 from .test_net_netns import EVERY_INTERFACE, Lab, NamespaceProcess, running_lab
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from p2p_nerts.net.testing import Faults, PeerProcess, PeerTable, free_port, shared_lines
+from p2p_nerts.testing.peers import Faults, PeerProcess, PeerTable, free_port, shared_lines
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from p2p_nerts.net.testing import PeerProcess, shared_lines, wait_all
+from p2p_nerts.testing.peers import PeerProcess, shared_lines, wait_all
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -19,10 +19,10 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import TableAd, TableAdvertiser
-from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
-from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.wire import NET_VERSION
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import StartRound, TableView
 

@@ -11,8 +11,8 @@ from prompt_toolkit.input import PipeInput
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.headless import paced, run_headless
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.ui.app import NertsApp

@@ -13,9 +13,9 @@ from prompt_toolkit.input import create_pipe_input
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.session import Listener, LocalTable
+from p2p_nerts.testing.screen import FixedOutput
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.config import Config
-from p2p_nerts.ui.headless import FixedOutput
 
 
 def _nerts(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -33,8 +33,8 @@ from wcwidth import wcwidth
 from p2p_nerts.game.foundations import Fate, Play
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.testing.screen import screen_lines
 from p2p_nerts.ui.app import NertsApp
-from p2p_nerts.ui.headless import screen_lines
 from p2p_nerts.ui.theme import build_style
 from p2p_nerts.ui.widgets import Rows, Text, on_click
 

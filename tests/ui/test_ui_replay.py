@@ -11,7 +11,7 @@ from prompt_toolkit.input import create_pipe_input
 from p2p_nerts.game.cards import card_name
 from p2p_nerts.records.replay import round_replay
 from p2p_nerts.records.verify import replay
-from p2p_nerts.ui.headless import FixedOutput, screen_lines
+from p2p_nerts.testing.screen import FixedOutput, screen_lines
 from p2p_nerts.ui.replay import SPEEDS, ReplayView
 
 from ..protocol.test_records import _record

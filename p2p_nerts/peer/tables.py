@@ -2,8 +2,8 @@
 
 Both read a ``HOST:PORT`` the same way (:func:`parse_target`) and try a found
 table's addresses the same way (:func:`join_found`). :class:`LanTables` is the
-lobby's view of the LAN (``ui.network.Network``); it lives here, not in
-``cli``, because it is built from ``net``'s own parts and errors.
+lobby's view of the LAN (``lan.Network``), built from ``net``'s own parts and
+errors, so that the UI needs none of them.
 """
 
 from __future__ import annotations
@@ -12,23 +12,21 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ..game.variants import Variants
+from ..lan import TableListing
+from ..net.channel import normalize_code
+from ..net.discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
+from ..net.interfaces import Interfaces, listen_addresses
+from ..net.link import LinkError, Refused
+from ..net.wire import NET_VERSION, WireError, parse_address
 from ..protocol.identity import Identity
 from ..session import Session
 from ..store import Store, StoreError
-from .channel import normalize_code
-from .discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
 from .headless import drive_partner, table_bot
-from .interfaces import Interfaces, listen_addresses
-from .link import LinkError, Refused
 from .node import Endpoint, NetSession, TableConfig
 from .results import LISTEN, event_records
-from .wire import NET_VERSION, WireError, parse_address
-
-if TYPE_CHECKING:
-    from ..ui.network import TableListing
 
 __all__ = ["LanTables", "join_found", "parse_target"]
 
@@ -83,7 +81,7 @@ async def join_found(identity: Identity, ad: TableAd, config: TableConfig, endpo
 
 
 class LanTables:
-    """The lobby's view of the LAN (``ui.network.Network``), built on ``net``.
+    """The lobby's view of the LAN (``lan.Network``), built on ``net``.
 
     Every failure becomes a ``ConnectionError`` with the line ``net`` wrote
     for the player, so no ``net`` error type reaches the UI.

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from ..game.bot import SKILLS, Bot
 from ..game.variants import Variants
-from .botdriver import BotDriver
-from .events import Event
-from .identity import Identity
-from .journal import Record
-from .replica import Open, Outbound, Replica, compact, compacts
+from ..protocol.botdriver import BotDriver
+from ..protocol.events import Event
+from ..protocol.identity import Identity
+from ..protocol.journal import Record
+from ..protocol.replica import Open, Outbound, Replica, compact, compacts
 
 TABLE_ID = bytes(range(16))
 

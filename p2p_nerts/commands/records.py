@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ..net.interfaces import Interfaces, interfaces_setting
-from ..net.results import LISTEN, event_records
+from ..peer.results import LISTEN, event_records
 from ..protocol.identity import default_data_dir
+from ..records.history import history_text, load_game, round_to_replay, statistics
+from ..records.record import MAX_RECORD, RecordError, decode
+from ..records.replay import RoundReplay
+from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text, tally
+from ..records.verify import verify
 from ..store import DB_FILE, Store, StoreBusy, StoreError
-from .history import history_text, load_game, round_to_replay, statistics
-from .record import MAX_RECORD, RecordError, decode
-from .replay import RoundReplay
-from .standings import EVENT_HOURS, standings_csv, standings_json, standings_text, tally
-from .verify import verify
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
 

@@ -21,14 +21,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 
 from ..game.variants import Variants
+from ..net.link import LinkError
+from ..net.logs import speaking_as
 from ..protocol.identity import Identity
 from ..protocol.messages import MAX_DROP_AFTER_MS
 from ..protocol.replica import COUNTDOWN
+from ..records.history import keep
 from ..session import bot_names
 from ..store import SOLO, Store, StoreError
 from .headless import drive_bot, drive_partner, table_bot
-from .link import LinkError
-from .logs import speaking_as
 from .node import Endpoint, NetSession, TableConfig
 
 _log = logging.getLogger(__name__)
@@ -103,9 +104,6 @@ async def loopback_table(identity: Identity, *, bots: int, skill: str, variants:
 
 
 def _keep(store: Store, host: NetSession) -> None:
-    # Here, not at the top: records reads its summaries through net.headless.
-    from ..records.history import keep
-
     try:
         keep(store, host.replica, host.table_name, time.time(), flags=(SOLO,),
              journal=host.entries or ())

@@ -1,6 +1,6 @@
 """The host's mDNS announcement of its table: what the lobbies on the LAN see of it.
 
-It lives apart from :class:`~p2p_nerts.net.node.NetSession` because the two
+It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because the two
 do different jobs: the session routes frames between its replica and the
 mesh, and no frame depends on the ad; the ad is only what a lobby shows of
 the table (its name, seats, rules, state and next deal), kept current as
@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..net.discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
+from ..net.interfaces import Interfaces
+from ..net.wire import NET_VERSION
 from ..protocol.replica import Phase, Replica
-from .discovery import MAX_VARIANT_CHARS, TableAd, TableAdvertiser
-from .interfaces import Interfaces
-from .wire import NET_VERSION
 
 __all__ = ["AdFacts", "TableAnnouncer"]
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..net.framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
+from ..net.interfaces import ENV_VAR
+from ..net.wire import WireError, decode_info
 from ..protocol.envelope import MAGIC
-from .framing import MAX_FRAME, FrameDecoder, FrameError, encode_frame
-from .interfaces import ENV_VAR
-from .wire import WireError, decode_info
 
 __all__ = ["Faults", "PeerProcess", "PeerTable", "Relay", "RelayStats", "free_port",
            "nerts_command", "shared_lines", "wait_all"]

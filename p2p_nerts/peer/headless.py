@@ -39,7 +39,7 @@ LINGER = 1.0
 """Seconds a peer stays after the game ends, answering resend requests for
 entries (its last summary...) that slower peers may still be missing; at
 least this long under ``--linger``, which keeps a headless seat serving the
-game's result (``net.results``) after it."""
+game's result (``peer.results``) after it."""
 BREAK = 5.0
 """Seconds a headless host without ``--auto-next`` rests between two rounds
 before it deals again (when every seat is ready)."""

@@ -1,10 +1,9 @@
-"""What the network lobby needs from the LAN, as a protocol the UI owns.
+"""What the network lobby needs from the LAN: a port, as ``session`` is a table's.
 
-The UI never imports ``net`` (the layers depend inward, on ``protocol`` and
-``game``, never on each other), so the lobby
+The UI never imports ``net`` or ``peer`` (the layers depend inward), so the lobby
 is written against these two protocols and ``cli`` hands in an object built
-on ``net`` that fits them (``net.discovery.TableAd`` already fits
-:class:`TableListing`). Tests hand in a fake and drive the lobby without
+on ``net`` that fits them (``peer.tables.LanTables``; ``net.discovery.TableAd``
+already fits :class:`TableListing`). Tests hand in a fake and drive the lobby without
 sockets.
 
 Failures are plain exceptions with a line for the player, so that no ``net``
@@ -22,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ..game.variants import Variants
-from ..session import Session
+from .game.variants import Variants
+from .session import Session
 
 
 class TableListing(Protocol):

@@ -22,6 +22,15 @@ from typing import Any, TextIO
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import Variants
+from ..net.channel import normalize_code
+from ..net.discovery import MAX_NAME_CHARS, DiscoveryError, find_table
+from ..net.interfaces import Interfaces, interfaces_setting, listen_addresses
+from ..net.link import LinkError
+from ..net.logs import setup_logging
+from ..peer.headless import LINGER, drive_partner, run_headless, table_bot
+from ..peer.node import Endpoint, NetSession, TableConfig
+from ..peer.results import serving_results
+from ..peer.tables import join_found, parse_target
 from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
@@ -33,15 +42,6 @@ from ..protocol.identity import (
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, clocks_problem
 from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
-from .channel import normalize_code
-from .discovery import MAX_NAME_CHARS, DiscoveryError, find_table
-from .headless import LINGER, drive_partner, run_headless, table_bot
-from .interfaces import Interfaces, interfaces_setting, listen_addresses
-from .link import LinkError
-from .logs import setup_logging
-from .node import Endpoint, NetSession, TableConfig
-from .results import serving_results
-from .tables import join_found, parse_target
 
 __all__ = ["LOG_FILE", "NET_COMMANDS", "CannotPlay", "Screen", "Terminal", "add_net_commands",
            "run_net", "run_table", "setup_logging"]

@@ -12,7 +12,7 @@ the replica's ACK and RESEND machinery recovers it).
 With a :class:`~p2p_nerts.store.Store`, the replica's write-ahead journal is
 kept before anything is sent, and :meth:`NetSession.resume` brings a crashed
 seat back. The host also publishes the table on mDNS, through the
-:class:`~p2p_nerts.net.announce.TableAnnouncer` it owns, which keeps the
+:class:`~p2p_nerts.peer.announce.TableAnnouncer` it owns, which keeps the
 seat count in its TXT record current; a guest learns the table id and the
 host's key from the connection it opens, before its replica exists.
 """
@@ -28,9 +28,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..game.variants import Variants
+from ..net.bounds import Limits
+from ..net.channel import normalize_code
+from ..net.interfaces import Interfaces
+from ..net.link import Link, LinkError, Refused
+from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
+from ..net.wire import NET_VERSION, Info, WireError, format_address, parse_address
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
@@ -52,18 +58,11 @@ from ..protocol.replica import (
     TurnAway,
     compacts,
 )
+from ..records.history import Kept, to_keep
+from ..records.record import GameRecord, merged, record_of
 from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
 from .announce import TableAnnouncer
-from .bounds import Limits
-from .channel import normalize_code
-from .interfaces import Interfaces
-from .link import Link, LinkError, Refused
-from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
-from .wire import NET_VERSION, Info, WireError, format_address, parse_address
-
-if TYPE_CHECKING:
-    from ..records.record import GameRecord
 
 __all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
            "fingerprint_hex"]
@@ -822,10 +821,6 @@ class NetSession:
         Kept again on the way out, the game is replayed again only if entries
         came since (most games: none, and a replay is the whole game's CPU again).
         """
-        # Here, not at the top: records reads its summaries through net.headless.
-        from ..records.history import Kept, to_keep
-        from ..records.record import merged, record_of
-
         r = self._replica
         if self._store is None or r is None or r.match is None:
             return None
@@ -862,7 +857,6 @@ class NetSession:
         rounds it has forgotten: ``Store.written``), dated as it is copied: at
         the game's end, and kept so however long the seat stays (the standings'
         window reads the date); a game given up, as it is left."""
-        from ..records.record import record_of
 
         try:
             journal = store.written(r.table_id)

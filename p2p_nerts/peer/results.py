@@ -31,10 +31,10 @@ import msgpack
 from zeroconf import DNSQuestionType, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
 from ..store import Store, StoreError
-from .interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 
 __all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "ResultsServer", "collect",
            "event_records", "fetch", "serving_results"]

@@ -1,0 +1,10 @@
+"""The programs that run a seat: the network session and what it runs.
+
+``node`` is the network shell (bytes in, the replica, the journal, bytes out);
+``announce`` is the host's ad on mDNS; ``headless`` plays without a screen (bots,
+``--headless``); ``loopback`` seats a player with bots over real sockets on
+127.0.0.1; ``tables`` is the lobby's view of the LAN (``lan.Network``);
+``results`` serves and fetches finished games' records.
+They build on ``net`` (transport and discovery), ``session``, ``records`` and
+the store; nothing below imports them.
+"""
