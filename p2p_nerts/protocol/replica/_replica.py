@@ -273,7 +273,8 @@ class Replica:
     # -------------------------------------------------------------- reading
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
-        return TableView(self)
+        return TableView(self, seating=self.seating, outbox=self._outbox, places=self._places,
+                         forks=self._forks)
 
     # ============================================================ internals
     def _flush(self) -> Outbound:

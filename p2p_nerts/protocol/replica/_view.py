@@ -25,19 +25,49 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...game.foundations import FoundationLog, PlayKey
-from ...game.scoring import SeatRound
+from ...game.scoring import Match, SeatRound
 from ...game.tableau import Tableau
 from ...game.variants import Variants
+from ..identity import Identity
 from ..messages import Seat, View
 from ..proof import ForkProof
 from ._base import Phase
+from ._forks import Forks
+from ._intake import Places
+from ._outbox import Outbox
+from ._seating import Seating
 from ._state import RoundState, index_of, round_numbered
 
-if TYPE_CHECKING:
-    from ._replica import Replica
+
+class Facade(Protocol):
+    """What a view reads of the replica's facade as it stands: the parts of the
+    table that the facade itself holds (the round, the phase, the match, the
+    time of its last call); the owners a view reads are handed to it apart."""
+
+    @property
+    def rs(self) -> RoundState | None: ...
+    @property
+    def prev_rs(self) -> RoundState | None: ...
+    @property
+    def phase(self) -> Phase: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def match(self) -> Match | None: ...
+    @property
+    def watching(self) -> bool: ...
+    @property
+    def is_host(self) -> bool: ...
+    @property
+    def host_key(self) -> bytes: ...
+    @property
+    def me(self) -> Identity: ...
+    @property
+    def last_heard(self) -> Mapping[bytes, float]: ...
+    def blocked(self) -> str | None: ...
 
 
 class RoundView:
@@ -145,10 +175,15 @@ class TableView:
     and each read is the replica's state at that moment.
     """
 
-    __slots__ = ("_r",)
+    __slots__ = ("_forks", "_outbox", "_places", "_r", "_seating")
 
-    def __init__(self, replica: Replica) -> None:
+    def __init__(self, replica: Facade, *, seating: Seating, outbox: Outbox, places: Places,
+                 forks: Forks) -> None:
         self._r = replica
+        self._seating = seating
+        self._outbox = outbox
+        self._places = places
+        self._forks = forks
 
     @property
     def phase(self) -> Phase:
@@ -192,9 +227,8 @@ class TableView:
     @property
     def my_seat(self) -> int | None:
         """My seat in the current round, else in the host's last ROSTER, else None."""
-        r = self._r
-        rs = r.rs
-        return rs.me if rs is not None else index_of(r.seating.seats, r.me.public_key)
+        rs = self._r.rs
+        return rs.me if rs is not None else index_of(self._seating.seats, self._r.me.public_key)
 
     @property
     def dropped(self) -> bool:
@@ -206,39 +240,38 @@ class TableView:
     @property
     def seq(self) -> int:
         """The last sequence number I signed (or, back at a table, learned I had)."""
-        return self._r._outbox.seq
+        return self._outbox.seq
 
     @property
     def seats(self) -> tuple[Seat, ...]:
         """Who sits at the table, in seat order (the host's last ROSTER)."""
-        return self._r.seating.seats
+        return self._seating.seats
 
     @property
     def seated(self) -> frozenset[bytes]:
         """The seats' keys."""
-        return self._r.seating.seated
+        return self._seating.seated
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table (a seat, a place in the round
         or on the waiting list, the host's) or held one: a player the table keeps
         talking to (a seat given up catches up, and asks back in, through it)."""
-        r = self._r
-        return r._places.player(key, r.seating.holds_place(key, r.rs))
+        return self._places.player(key, self._seating.holds_place(key, self._r.rs))
 
     def watcher(self, key: bytes) -> bool:
         """Whether ``key``, without a place, asked for the table's entries (a RESEND):
         a spectator a front end may admit (``NetSession.admits_spectator``)."""
-        return key in self._r._places.watchers
+        return key in self._places.watchers
 
     @property
     def equivocators(self) -> Mapping[bytes, ForkProof]:
         """Keys proven to have signed two entries under one number, for the whole
         game, each with its proof: the host seats them no more."""
-        return MappingProxyType(self._r._forks.proven)
+        return MappingProxyType(self._forks.proven)
 
     def ready(self, key: bytes) -> bool:
         """Whether ``key``'s player last said it is ready for the next deal."""
-        return self._r.seating.ready.get(key, False)
+        return self._seating.ready.get(key, False)
 
     def heard_at(self, key: bytes) -> float | None:
         """When ``key``'s peer was last heard from, on the replica's clock; None if never."""
@@ -247,17 +280,17 @@ class TableView:
     @property
     def variants(self) -> Variants:
         """The table's rules for the next round (the host's last SETTINGS)."""
-        return self._r.seating.variants
+        return self._seating.variants
 
     @property
     def countdown(self) -> float:
         """Seconds between the deal and the first move."""
-        return self._r.seating.countdown
+        return self._seating.countdown
 
     @property
     def drop_after(self) -> float:
         """Seconds of silence after which a seat is voted out of a round."""
-        return self._r.seating.drop_after
+        return self._seating.drop_after
 
     @property
     def totals(self) -> tuple[int, ...] | None:
