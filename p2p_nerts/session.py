@@ -1,7 +1,7 @@
 """Sessions: the one small interface between a table and whoever plays at it.
 
 A UI, a headless runner or a test sees a :class:`Session`: it reads state
-through ``session.replica.view()``, sends commands with :meth:`Session.act`,
+through ``session.view``, sends commands with :meth:`Session.act`,
 and hears events through :meth:`Session.subscribe`. Whether the other seats are bots in
 this process (:class:`LocalTable`) or peers across the network
 (``peer.node.NetSession``) is invisible to it.
@@ -25,7 +25,7 @@ from .protocol.events import Event, GameOver, Notice
 from .protocol.identity import Identity
 from .protocol.journal import Kind, Record
 from .protocol.messages import MAX_DROP_AFTER_MS
-from .protocol.replica import Command, Open, Outbound, Replica
+from .protocol.replica import Command, Open, Outbound, Replica, TableView
 from .records.history import keep
 from .store import SOLO, Store, StoreError
 
@@ -38,7 +38,9 @@ class Session(Protocol):
     """What a player's front end needs from a table."""
 
     @property
-    def replica(self) -> Replica: ...
+    def view(self) -> TableView:
+        """The table, read-only, as it stands at each read."""
+        ...
 
     @property
     def networked(self) -> bool:
@@ -102,6 +104,7 @@ class LocalTable:
                     countdown=countdown, drop_after=MAX_DROP_AFTER_MS / 1000)
             for ident in ids
         ]
+        self._view = self._replicas[0].view()
         lone_rotate = (variants or Variants()).lone_rotate
         #: (replica index, driver): a bot at each bot's seat; under share-a-deck a
         #: second one there, and one beside the player (their own generator, so
@@ -144,7 +147,13 @@ class LocalTable:
 
     @property
     def replica(self) -> Replica:
+        """The player's own replica (for this table's tests and records; a front end
+        reads :attr:`view`)."""
         return self._replicas[0]
+
+    @property
+    def view(self) -> TableView:
+        return self._view
 
     @property
     def networked(self) -> bool:

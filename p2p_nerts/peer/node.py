@@ -259,7 +259,7 @@ class NetSession:
         if back is not None:
             _log.info("back at a table we sat at: picking up where we left")
             self._use(back)
-            self._had_seat = self._view.my_seat is not None
+            self._had_seat = self.view.my_seat is not None
         else:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
@@ -368,7 +368,7 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
         self._use(replica)
-        self._had_seat = self._view.my_seat is not None
+        self._had_seat = self.view.my_seat is not None
         return self
 
     async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
@@ -396,6 +396,12 @@ class NetSession:
         return self._replica
 
     @property
+    def view(self) -> TableView:
+        """The replica's view (``Replica.view``), the one kept for it."""
+        assert self._kept_view is not None  # the factories set it, with the replica
+        return self._kept_view
+
+    @property
     def connected(self) -> frozenset[bytes]:
         """Keys of the peers we have a link to right now."""
         return frozenset(self._mesh.links)
@@ -405,12 +411,6 @@ class NetSession:
         """True for the host itself, and for a guest while its link to the host is up."""
         r = self.replica
         return r.is_host or r.host_key in self._mesh.links
-
-    @property
-    def _view(self) -> TableView:
-        """The replica's view (``Replica.view``), the one kept for it."""
-        assert self._kept_view is not None  # the factories set it, with the replica
-        return self._kept_view
 
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
@@ -530,7 +530,7 @@ class NetSession:
             name = self._identity.name if self._config.code is None else _NEWCOMER
             return Info(NET_VERSION, None, name, self._advertised_port,
                         views=self._config.views)
-        seats = len(self._view.seats)
+        seats = len(self.view.seats)
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.seating.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
@@ -630,7 +630,7 @@ class NetSession:
         player is told once that we wait, not of every refusal.
         """
         if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
-            self._names.update((s.key, s.name) for s in self._view.seats)
+            self._names.update((s.key, s.name) for s in self.view.seats)
         if isinstance(event, ev.RosterChanged) and event.me is not None:
             self._had_seat = True
             self._waiting_for_seat = False
@@ -657,7 +657,7 @@ class NetSession:
             self._asked_back = None
             self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
-            self._mesh.set_seated(self._view.seated)
+            self._mesh.set_seated(self.view.seated)
             self._announcer.changed()
         elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
             self._with_store(lambda store: store.checkpoint())
@@ -737,7 +737,7 @@ class NetSession:
         if (r.is_host or not self._had_seat or self._closed.is_set()
                 or self._clock() < self._ask_again_at):
             return
-        view = self._view
+        view = self.view
         if view.my_key in view.seated and not view.dropped:
             return
         after = rs.number if rs is not None else 0
@@ -771,9 +771,9 @@ class NetSession:
             # went (the SeatLost command), or our JOIN was lost with it. Ask again
             # (a seated player is only told the roster again).
             self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and key in self._view.seated:
+        elif not up and r.is_host and key in self.view.seated:
             self._route(r.handle(SeatLost(key), self._clock()))
-        elif up and r.is_host and key not in self._view.seated:
+        elif up and r.is_host and key not in self.view.seated:
             # A newcomer asks for its seat right after its link is up: judge the
             # link once it has had the time to.
             asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
@@ -795,7 +795,7 @@ class NetSession:
         players little (they sign nothing the table waits for, but they are
         sent every entry) and one who came first keeps its place.
         """
-        r, seated = self.replica, self._view.seated
+        r, seated = self.replica, self.view.seated
         if key in seated or key in r.seating.waiting:
             return True
         since = self._up_since.get(key, float("inf"))

@@ -75,8 +75,8 @@ class Controller(Hands):
 
     @property
     def view(self) -> TableView:
-        """The table, read-only: the session's replica as it is now."""
-        return self.session.replica.view()
+        """The table, read-only, as it is now."""
+        return self.session.view
 
     def on_event(self, event: Event) -> None:
         view = self.view

@@ -222,7 +222,7 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
         def __init__(self, session: Session, *_args: object, code: str | None = None,
                      **_kwargs: object) -> None:
             self.session = session
-            opened.append((session.replica.is_host, code))
+            opened.append((session.view.is_host, code))
 
         async def run(self) -> None:
             self.session.close()

@@ -217,6 +217,7 @@ class GuestSeat:
         host = Identity.from_seed(b"\x01" * 32, "Host")
         self.replica = Replica(Identity.from_seed(b"\x02" * 32, "Gil"), b"t" * 16,
                                host.public_key)
+        self.view = self.replica.view()
 
     def act(self, command: Command) -> None:
         self.replica.handle(command, 0.0)
