@@ -15,12 +15,12 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.peer import node
 from p2p_nerts.peer.headless import drive_bot, paced
 from p2p_nerts.peer.node import NetSession
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.records import history
 from p2p_nerts.records.history import Kept
 from p2p_nerts.records.record import GameRecord, RecordError, decode
 from p2p_nerts.records.verify import verify
@@ -84,13 +84,13 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
     leaves, a game is replayed again only if entries came meanwhile."""
     stores = [Store(tmp_path / name / DB_FILE) for name in ("host", "bo", "cy")]
     replayed: dict[bytes, list[GameRecord]] = {}  # by the seat keeping it
-    reckon = history.to_keep
+    reckon = node.to_keep
 
     def to_keep(record: GameRecord, me: bytes, flags: Sequence[str] = ()) -> Kept | None:
         replayed.setdefault(me, []).append(record)
         return reckon(record, me, flags)
 
-    monkeypatch.setattr(history, "to_keep", to_keep)
+    monkeypatch.setattr(node, "to_keep", to_keep)
     lacking: list[bool] = []  # at the host's game over: had a seat not signed yet?
 
     def signed(store: Store) -> bool:
