@@ -75,7 +75,7 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.peer.headless import paced, run_headless
-from p2p_nerts.peer.node import TICK, Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.node import SHELL_CHECKS, Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import (
     LINK_MAGIC,
@@ -183,9 +183,9 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path,
             except OSError:
                 await asyncio.sleep(0.05)
     await asyncio.sleep(1.0)  # everyone connected
-    # A peer's loop wakes every TICK whatever happens (heartbeats, views,
-    # timeouts), which keeps it warmer than a process that only sleeps
-    # between plays: the floor's processes wake as often, doing nothing.
+    # A peer's loop wakes at least every SHELL_CHECKS whatever happens (its own
+    # checks), which keeps it warmer than a process that only sleeps between
+    # plays: the floor's processes wake as often, doing nothing.
     ticker = asyncio.create_task(idle_ticks())
     rng, seq, stop = random.Random(index), 0, time.monotonic() + FLOOR_SECONDS
     while time.monotonic() < stop:
@@ -206,7 +206,7 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path,
 
 async def idle_ticks() -> None:
     while True:
-        await asyncio.sleep(TICK)
+        await asyncio.sleep(SHELL_CHECKS)
 
 
 def floor(players: int, pace: float, *, signed: bool = False) -> tuple[list[float], list[float]]:

@@ -64,12 +64,14 @@ from ..session import Listener
 from ..store import JournalError, Store, StoreError, TableRecord
 from .announce import TableAnnouncer
 
-__all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
+__all__ = ["LATECOMER", "MAX_SPECTATORS", "SHELL_CHECKS", "Endpoint", "NetSession", "TableConfig",
            "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
-TICK = 0.05  # seconds between replica ticks
+#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
+#: run at least this often. When the replica needs a tick it says (``next_due``).
+SHELL_CHECKS = 0.25
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
@@ -191,7 +193,8 @@ class NetSession:
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
-        self._ticker: asyncio.Handle | None = None
+        self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
+        self._running = False  # run() keeps the ticks going
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
@@ -415,11 +418,13 @@ class NetSession:
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
         self._apply_own()
+        self._arm()
 
     def step_bot(self, driver: BotDriver) -> None:
         """Give a bot at this seat its turn: the commands it sends are this seat's."""
         self._route(driver.step(self._clock()), own=True)
         self._apply_own()
+        self._arm()
 
     def _apply_own(self) -> None:
         """My play went out as soon as it was signed; now I apply it myself (the
@@ -434,23 +439,30 @@ class NetSession:
             self._tell(listener, event)
 
     async def run(self) -> None:
-        """Tick the replica every ``TICK`` seconds until :meth:`close`; then say goodbye.
+        """Tick the replica when it says it needs it (``Replica.next_due``), and run
+        the shell's own checks at least every SHELL_CHECKS, until :meth:`close`;
+        then say goodbye.
 
         The tick is a timer callback, not a loop around ``wait_for``: that made
-        a task, a timeout and a cancellation every 50 ms, several turns of the
+        a task, a timeout and a cancellation every turn, several turns of the
         event loop each, in every peer (a CPU woken for nothing on a small
-        machine is taken from a peer handling a play).
+        machine is taken from a peer handling a play). Every call into the
+        replica may bring its next need forward (:meth:`_arm`).
         """
-        self._ticker = asyncio.get_running_loop().call_soon(self._tick)
+        loop = asyncio.get_running_loop()
+        self._running = True
+        self._ticker = loop.call_at(loop.time(), self._tick)
         try:
             await self._closed.wait()
         finally:
-            self._ticker.cancel()
+            if self._ticker is not None:
+                self._ticker.cancel()
             await self._shutdown()
         if self._failure is not None:
             raise self._failure
 
     def _tick(self) -> None:
+        self._ticker = None
         try:
             r = self.replica
             # Told at each tick, as it is the tick that sends a view: a peer
@@ -463,8 +475,22 @@ class NetSession:
             self._failure = exc
             self._closed.set()
             return
-        if not self._closed.is_set():
-            self._ticker = asyncio.get_running_loop().call_later(TICK, self._tick)
+        self._arm()
+
+    def _arm(self) -> None:
+        """Sleep until the replica next needs a tick or the shell's checks are due;
+        a timer already set sooner stays."""
+        r = self._replica
+        if r is None or not self._running or self._closed.is_set():
+            return
+        loop = asyncio.get_running_loop()
+        at = loop.time() + max(0.0, min(r.next_due() - self._clock(), SHELL_CHECKS))
+        ticker = self._ticker
+        if ticker is not None:
+            if ticker.when() <= at:
+                return
+            ticker.cancel()
+        self._ticker = loop.call_at(at, self._tick)
 
     def close(self) -> None:
         self._closed.set()
@@ -719,6 +745,7 @@ class NetSession:
             # Just admitted as a spectator: where the seats listen, so that it
             # links to each (the list went out before it asked).
             self._mesh.announce_to(link)
+        self._arm()  # what came in may be due sooner
 
     def _ask_back(self) -> None:
         """Ask for our seat again, once between each two rounds, if the host gives it up.

@@ -34,6 +34,9 @@ class Faults:
     duplicate: float = 0.0  # chance a frame is delivered twice
     drop: float = 0.0  # chance a frame is lost (the protocol asks again)
     tick: float = 0.05  # how often every replica's tick runs
+    #: Tick each replica only when it says it needs one (``Replica.next_due``), as
+    #: the shells do, instead of every ``tick`` seconds.
+    on_due: bool = False
 
 
 @dataclass(slots=True)
@@ -53,6 +56,8 @@ class MemNet:
     #: ...and the signed entries compaction took out of it (the game record's).
     pasts: list[list[Record]] = field(default_factory=list)
     delivered: int = 0
+    ticks: int = 0  # replica ticks run
+    _again: dict[int, tuple[float, int]] = field(default_factory=dict)
     dropped: int = 0
     duplicated: int = 0
     cut: set[int] = field(default_factory=set)  # replicas whose links are down
@@ -129,6 +134,10 @@ class MemNet:
         """Run simulated time until ``until()`` holds (True) or ``limit`` seconds pass (False)."""
         next_tick = self.now
         while not until():
+            if self.faults.on_due:
+                next_tick = max(self.now, min(
+                    (r.next_due() for i, r in enumerate(self.replicas) if i not in self.down),
+                    default=float("inf")))
             next_driver = min((d.next_at for _, d in self._players()
                                if d.next_at is not None), default=next_tick)
             next_frame = self._queue[0][0] if self._queue else next_tick
@@ -147,12 +156,24 @@ class MemNet:
             if next_tick <= self.now:
                 next_tick = self.now + self.faults.tick
                 for i, replica in enumerate(self.replicas):
-                    if i not in self.down:
+                    if i not in self.down and (not self.faults.on_due
+                                               or replica.next_due() <= self.now):
+                        self.ticks += 1
                         self.output(i, replica.tick(self.now))
+                        if self.faults.on_due:
+                            self._check_due(i, replica)
             for i, driver in self._players():
                 if driver.next_at is None or driver.next_at <= self.now:
                     self.output(i, driver.step(self.now))
         return True
+
+    def _check_due(self, i: int, replica: Replica) -> None:
+        """A replica still due after a few ticks at one time would spin a shell."""
+        again = self._again.get(i)
+        count = again[1] + 1 if again is not None and again[0] == self.now else 1
+        self._again[i] = (self.now, count)
+        if count > 3 and replica.next_due() <= self.now:
+            raise RuntimeError(f"replica {i} is still due after {count} ticks at {self.now}")
 
     def _players(self) -> Iterator[tuple[int, BotDriver]]:
         yield from self.drivers.items()

@@ -21,6 +21,7 @@ from p2p_nerts.peer.node import NetSession
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.records import history
 from p2p_nerts.records.history import Kept
 from p2p_nerts.records.record import GameRecord, RecordError, decode
 from p2p_nerts.records.verify import verify
@@ -84,7 +85,7 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
     leaves, a game is replayed again only if entries came meanwhile."""
     stores = [Store(tmp_path / name / DB_FILE) for name in ("host", "bo", "cy")]
     replayed: dict[bytes, list[GameRecord]] = {}  # by the seat keeping it
-    reckon = node.to_keep
+    reckon = history.to_keep
 
     def to_keep(record: GameRecord, me: bytes, flags: Sequence[str] = ()) -> Kept | None:
         replayed.setdefault(me, []).append(record)

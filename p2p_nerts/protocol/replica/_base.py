@@ -38,6 +38,10 @@ HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
+#: While a seat back from its journal learns where its chain ends, a tick at
+#: least this often (``Replica.next_due``): a few seconds at most, once a restart.
+RESUME_POLL = 0.05
+DUE_HAIR = 1e-6  # past a deadline, so that a tick at it finds it passed (``next_due``)
 #: A gap is asked for once it has lasted this long: the entry is most likely on
 #: its way (a peer's ACK naming it can overtake it, coming straight from a third).
 RESEND_GRACE = 0.1

@@ -288,6 +288,31 @@ def silent_votes(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
         yield from check(rs, seat, silent_now, now, drop_after, authors)
 
 
+def next_vote(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
+              drop_after: float) -> float:
+    """When :func:`silent_votes` next has a vote to change: ``now`` if one would change
+    now, else when the first live seat falls silent or withholds the round's
+    end (inf: none can by time alone). A bound already passed is no deadline:
+    the vote it allows waits on something else (another seat silent), which
+    only a call changes."""
+    silent_now = quiet(rs, last_heard, now, drop_after)
+    bounds: list[float] = []
+    for seat in rs.live:
+        if seat == rs.me:
+            continue
+        if my_vote(rs, seat, silent_now, now, drop_after) is not None:
+            return now
+        if seat in rs.my_drop_votes:
+            continue  # already out by my vote: only a frame heard brings it back
+        heard = last_heard.get(rs.keys[seat])
+        if heard is not None:  # never heard: silence counts from a frame (silent())
+            bounds.append(max(heard, rs.begun) + drop_after)
+        if rs.ended_at is not None and (seat not in rs.audit_seq or (
+                bool(rs.results) and seat not in rs.summary_seq)):
+            bounds.append(rs.ended_at + drop_after)
+    return min((b for b in bounds if b > now), default=float("inf"))
+
+
 def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: Phase,
             authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
     """``key`` said GOODBYE (its entry ``seq``): told, if it has a seat in the

@@ -57,6 +57,14 @@ class Heartbeats:
         """My marks went straight to ``key``."""
         self._acked[key] = now
 
+    def next_due(self) -> float:
+        """When :meth:`due` next has someone: the next heartbeat, or the first peer
+        acked straight whose own HEARTBEAT runs out before it."""
+        first = self._all + HEARTBEAT
+        for at in self._acked.values():
+            first = min(first, at + HEARTBEAT)
+        return first
+
     def soon(self) -> None:
         """Everyone is due my marks at the next tick (an AUDIT or SUMMARY in: the
         round closes once every live seat has said it holds each)."""

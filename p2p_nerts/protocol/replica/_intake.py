@@ -398,6 +398,27 @@ class Resends:
             asks.append(Resend(key, gap[0], min(gap[1], gap[0] + 1023)))
         return asks
 
+    def next_due(self, now: float, mine: bytes | None, authors: Mapping[bytes, AuthorLog],
+                 proven: Mapping[bytes, ForkProof]) -> float:
+        """When :meth:`gaps` next asks for something: a gap is asked for once it has
+        lasted RESEND_GRACE, and again every RESEND_INTERVAL; ``now`` for a gap
+        it has not seen yet (an ACK named entries we lack), so that it starts
+        counting (inf: no gap, or none to ask for)."""
+        first = float("inf")
+        for key, log in authors.items():
+            if log.claimed <= log.delivered or key == mine:
+                continue
+            gap = log.missing()
+            proof = proven.get(key)
+            if gap is None or (proof is not None and log.delivered >= proof.cut):
+                continue
+            seen = self._gaps.get(key)
+            if seen is None or seen[0] != gap[0]:
+                return now
+            first = min(first, max(seen[1] + RESEND_GRACE,
+                                   self._asked.get(key, -1e9) + RESEND_INTERVAL))
+        return first
+
     def forget(self, key: bytes) -> None:
         """An author forgotten (to make room): it starts again from its first entry."""
         self._asked.pop(key, None)

@@ -194,6 +194,17 @@ def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
         rs.view_lamport[seat] = entry.lamport
 
 
+def next_view(rs: RoundState, *, drawn: bool = True) -> float:
+    """When :func:`view_due` next has a view to send: a changed tableau, once
+    VIEW_INTERVAL has run since the last (inf: none until the tableau changes)."""
+    tab = rs.tab
+    if not drawn or tab is None or rs.end is not None:
+        return float("inf")
+    if (len(tab.log), len(tab.in_flight)) == rs.view_mark:
+        return float("inf")
+    return rs.view_sent_at + VIEW_INTERVAL
+
+
 def view_due(rs: RoundState, now: float, *, drawn: bool = True) -> View | None:
     """My tableau's public view, to send now: at most every VIEW_INTERVAL, only
     once it changed, and not after the round's end.

@@ -328,6 +328,19 @@ def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
             and (not seated.intersection(sitting_down) or now >= next_round_at + SIT_DOWN_WAIT))
 
 
+def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
+                   next_round_at: float | None, now: float, sitting_down: Collection[bytes],
+                   seated: frozenset[bytes]) -> float:
+    """When :func:`auto_deal_due` next says yes by time alone: ``now`` if it does now
+    (inf: only a call can make it: a seat taken, a newcomer caught up)."""
+    if auto_deal_due(phase, seats, auto_start, next_round_at, now, sitting_down, seated):
+        return now
+    if phase is not Phase.BETWEEN or next_round_at is None:
+        return float("inf")
+    at = next_round_at if not seated.intersection(sitting_down) else next_round_at + SIT_DOWN_WAIT
+    return at if at > now else float("inf")
+
+
 def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
               sitting_down: Collection[bytes]) -> list[Effect]:
     """Host: deal by itself now if due (:func:`auto_deal_due`); a deal it cannot make

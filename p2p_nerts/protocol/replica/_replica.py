@@ -35,7 +35,7 @@ from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _recovery as recovery
 from . import _shuffle as shuffle
-from ._base import COUNTDOWN, DROP_AFTER, Outbound, Phase, Send
+from ._base import COUNTDOWN, DROP_AFTER, DUE_HAIR, RESUME_POLL, Outbound, Phase, Send
 from ._delivery import Delivery, Outcome
 from ._ephemera import Ephemera
 from ._forks import Forks
@@ -118,6 +118,8 @@ class Replica:
         #: none does, no VIEW is built (see ``liveness.view_due``).
         self.drawn = True
         self._out = Outbound()
+        #: A command ran since the last tick: the next is due at once (``next_due``).
+        self._commanded = False
         self._beats = Heartbeats()
         self._recovery = Recovery()
         self._forks = Forks()
@@ -186,6 +188,7 @@ class Replica:
             case _:
                 effects = lobby.command(self._table, command, watching=self.watching)
         self._apply(effects)
+        self._commanded = True
         return self._flush()
 
     def apply_own(self, now: float) -> Outbound:
@@ -251,6 +254,7 @@ class Replica:
     def tick(self, now: float) -> Outbound:
         """Time passes: heartbeats, views, countdowns, resends, silent peers."""
         self.now = now
+        self._commanded = False
         self._apply_own()
         rs = self.rs
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
@@ -269,6 +273,34 @@ class Replica:
         self._resumed()
         self._apply(self._delivery.advance())
         return self._flush()
+
+    def next_due(self) -> float:
+        """When this replica next needs :meth:`tick` (aioquic's ``get_timer``), on the
+        clock its shell passes in: no later than the first time a tick would do
+        anything, ``now`` (or before) if one would now, inf if only a call can
+        (a frame, a command). A tick before it does nothing; reading it changes
+        nothing. Each owner says its own: the host's deal, my heartbeat, the
+        round's start, my view, my votes on silent seats, my asks for gaps."""
+        now, rs, phase = self.now, self.rs, self.phase
+        if self._outbox.unapplied is not None or self._commanded:
+            return now  # what a command made deliverable is taken in by the next tick
+        first = self._places.resends.next_due(
+            now, self.me.public_key if self._recovery.resume is None else None,
+            self.authors, self._forks.proven)
+        if self._recovery.resume is not None:
+            first = min(first, now + RESUME_POLL)  # how far the table holds my chain
+        if self.is_host and phase in (Phase.LOBBY, Phase.BETWEEN):
+            first = min(first, self.seating.next_auto_deal(self._table, now))
+        if self._outbox.seq:
+            first = min(first, self._beats.next_due())
+        if rs is not None and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+            if rs.play_from is not None and not rs.started:
+                first = min(first, rs.play_from)
+            first = min(first, liveness.next_view(rs, drawn=self.drawn),
+                        drops.next_vote(rs, self.last_heard, now, self.seating.drop_after))
+        # A hair past the bound: each owner's test is "since + interval <= now" or
+        # a strict ">" (silence), and at the bound itself rounding can say no.
+        return first if first <= now else first + DUE_HAIR
 
     # -------------------------------------------------------------- reading
     def view(self) -> TableView:

@@ -28,7 +28,7 @@ from ._effects import (
 )
 from ._intake import has_place
 from ._liveness import holds_from
-from ._lobby import Table, auto_deal
+from ._lobby import Table, auto_deal, next_auto_deal
 from ._state import RoundState
 
 #: The effects that change the seating and nothing else (:meth:`Seating.apply`).
@@ -137,6 +137,11 @@ class Seating:
         and the break waits for it no more."""
         if key in self.sitting_down and holds_from(upto, self.me, self.sitting_down[key]):
             del self.sitting_down[key]
+
+    def next_auto_deal(self, t: Table, now: float) -> float:
+        """When :meth:`auto_deal` next deals by time alone (``lobby.next_auto_deal``)."""
+        return next_auto_deal(t.phase, len(t.seats), self.auto_start, self.next_round_at, now,
+                              self.sitting_down.keys(), t.seated)
 
     def auto_deal(self, t: Table, now: float) -> list[Effect]:
         """Host: what dealing by itself does now (``lobby.auto_deal``), ``t`` this
