@@ -13,7 +13,7 @@ from functools import cache
 
 from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
 from .foundations import FoundationLog
-from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, IllegalMove, Tableau, Target
 
 
 def foundation_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
@@ -59,6 +59,31 @@ def joker_targets(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> list
     if fixed is None:
         targets += [Target(src, pile=card, declared=make_face(suit, ACE)) for suit in range(4)]
     return targets
+
+
+def covered_jokers(tab: Tableau, target: Target) -> list[tuple[int, int]]:
+    """The jokers a work-pile move would fix, each with the face it takes unless its
+    owner declares the other suit of that colour (``Target.covers``); [] for a move
+    that fixes none or cannot be made."""
+    if target.work is None or not tab.jokers:
+        return []
+    pile = tab.work[target.work]
+    if target.src >= WORK0 and not target.slide:
+        run = tab.work[target.src - WORK0][target.index:]
+    else:
+        card = tab.top(target.src)
+        run = [] if card is None else [card]
+    if not run or not pile:
+        return []
+    try:
+        return tab.fixes(run + pile if target.slide else pile + run)
+    except IllegalMove:
+        return []
+
+
+def other_suit(face: int) -> int:
+    """The same rank in the other suit of its colour (♠ and ♣, ♥ and ♦)."""
+    return make_face(3 - (face >> 4), face & 15)
 
 
 def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target | None:

@@ -12,11 +12,13 @@ from p2p_nerts.game.foundations import FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
     card_target,
+    covered_jokers,
     cycle_cards,
     cycle_helps,
     foundation_target,
     is_stuck,
     joker_targets,
+    other_suit,
     perform,
     productive_move,
     run_moves,
@@ -115,6 +117,24 @@ def test_a_fixed_joker_is_declared_only_as_what_it_stands_for() -> None:
     tab.bound[joker] = make_face(0, 5)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AS", 7),
                                                       declared=make_face(0, 5))
+
+
+def test_covered_jokers_names_the_jokers_a_work_move_fixes_and_their_faces() -> None:
+    j0, j1 = c("J0"), c("J1")
+    tab = tableau(nerts=cs("3C"), waste=[j1], work=[[c("5S"), j0], cs("9H 8S"), [], cs("4D")],
+                  jokers=True)
+    assert covered_jokers(tab, Target(NERTS, work=0)) == [(j0, make_face(1, 4))]
+    assert covered_jokers(tab, Target(NERTS, work=1)) == []  # 3C does not go on 8S
+    assert covered_jokers(tab, Target(WASTE, work=1)) == []  # the joker lands on top: free
+    assert covered_jokers(tab, Target(WASTE, work=1, slide=True)) == [(j1, make_face(0, 10))]
+    assert covered_jokers(tab, Target(W0, work=3, index=1)) == []  # alone on the 4D: free
+    assert covered_jokers(tab, Target(NERTS, work=2)) == []  # an empty pile
+    assert other_suit(make_face(1, 4)) == make_face(2, 4)
+    assert other_suit(make_face(3, 10)) == make_face(0, 10)
+    for target in (Target(NERTS, work=0, covers=(make_face(2, 4),)),
+                   Target(WASTE, work=1, slide=True, covers=(make_face(3, 10),))):
+        perform(tab, target)
+    assert tab.bound == {j0: make_face(2, 4), j1: make_face(3, 10)}
 
 
 # ------------------------------------------------------------------ work_target
