@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..game.cards import card_name
-from ..game.foundations import Fate, PlayKey
+from ..game.cards import ACE, JOKER_RANK, card_name, face_name
+from ..game.foundations import Fate, Play, PlayKey
 from ..game.tableau import NERTS, WASTE, WORK0, Tableau
 from ..protocol import events as ev
 from .form import Form
@@ -57,6 +57,8 @@ class UiState:
     winner: str | None = None
     agreed: bool = False  # every peer reported the same round result
     stuck: tuple[bool, ...] = ()
+    #: What the player declared each free joker of theirs to be (``Controller.declare``).
+    declared: dict[int, int] = field(default_factory=dict)
 
     def say(self, text: str) -> None:
         self.lines.append(Line(text))
@@ -67,12 +69,17 @@ class UiState:
     def on_event(self, event: ev.Event, names: tuple[str, ...], me: int | None) -> None:
         """Record one session event: pending plays, votes, and a line of text."""
         match event:
-            case ev.PlayAdded(play=play):
+            case ev.PlayAdded(play=play, mine=mine):
                 self.pending.add(play.key)
+                if play.card & 15 == JOKER_RANK:
+                    whose = "Your" if mine else _possessive(_name(names, play.author))
+                    start = ", starting a pile" if play.face & 15 == ACE else ""
+                    self.say(f"{whose} {card_name(play.card)} goes up as the "
+                             f"{face_name(play.face)}{start}")
             case ev.PlayFinal(play=play, fate=fate, mine=mine):
                 self.pending.discard(play.key)
                 if fate is not Fate.STAY:
-                    self._bounced(event, card_name(play.card),
+                    self._bounced(event, played_name(play),
                                   "Your" if mine else _possessive(_name(names, play.author)))
             case ev.StuckChanged(stuck=stuck):
                 self._stuck(stuck, names, me)
@@ -141,6 +148,13 @@ class UiState:
         self.pending.clear()
         self.agreed = False
         self.stuck = ()
+        self.declared.clear()
+
+
+def played_name(play: Play) -> str:
+    """A card played up, a joker with the card it was declared: "¤1 (as 4♦)"."""
+    name = card_name(play.card)
+    return f"{name} (as {face_name(play.face)})" if play.card & 15 == JOKER_RANK else name
 
 
 def _name(names: tuple[str, ...], seat: int) -> str:
