@@ -54,9 +54,10 @@ class Action(StrEnum):
 
 
 PILES = (Action.PILE1, Action.PILE2, Action.PILE3, Action.PILE4)
-PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.DECLARE, Action.TURN,
-                  Action.STUCK, Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP,
-                  Action.DOWN, Action.ACTIVATE, Action.CANCEL})
+PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, Action.STUCK,
+                  Action.DECLARE,
+                  Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN,
+                  Action.ACTIVATE, Action.CANCEL})
 BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
                     Action.SOLO, Action.WATCH, Action.HISTORY, Action.STANDINGS})

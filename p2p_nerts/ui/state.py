@@ -69,13 +69,11 @@ class UiState:
     def on_event(self, event: ev.Event, names: tuple[str, ...], me: int | None) -> None:
         """Record one session event: pending plays, votes, and a line of text."""
         match event:
-            case ev.PlayAdded(play=play, mine=mine):
+            case ev.PlayAdded(play=play):
                 self.pending.add(play.key)
                 if play.card & 15 == JOKER_RANK:
-                    whose = "Your" if mine else _possessive(_name(names, play.author))
-                    start = ", starting a pile" if play.face & 15 == ACE else ""
-                    self.say(f"{whose} {card_name(play.card)} goes up as the "
-                             f"{face_name(play.face)}{start}")
+                    self._joker_up(play, "Your" if event.mine
+                                   else _possessive(_name(names, play.author)))
             case ev.PlayFinal(play=play, fate=fate, mine=mine):
                 self.pending.discard(play.key)
                 if fate is not Fate.STAY:
@@ -117,6 +115,11 @@ class UiState:
                 self.say(text)
             case _:
                 pass  # roster, settings, ready, rejected: the screen shows their state
+
+    def _joker_up(self, play: Play, whose: str) -> None:
+        """A joker's play names the card its owner declared it (what the pile shows)."""
+        start = ", starting a pile" if play.face & 15 == ACE else ""
+        self.say(f"{whose} {card_name(play.card)} goes up as the {face_name(play.face)}{start}")
 
     def _bounced(self, event: ev.PlayFinal, card: str, whose: str) -> None:
         first = event.first or "someone"
