@@ -13,7 +13,7 @@ from functools import cache
 
 from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
 from .foundations import FoundationLog
-from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
+from .tableau import NERTS, WASTE, WORK0, WORK_PILES, IllegalMove, Tableau, Target
 
 
 def foundation_target(tab: Tableau, src: int, fnd: FoundationLog) -> Target | None:
@@ -40,17 +40,50 @@ def _up(src: int, pile: int) -> Target:
 
 
 def _joker_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Target | None:
-    """Declare a joker as the lowest face a pile wants (a fixed joker: only its own face)."""
+    """A joker goes up, unless its owner chose otherwise, as the first of its options."""
+    options = joker_targets(tab, src, card, fnd)
+    return options[0] if options else None
+
+
+def joker_targets(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> list[Target]:
+    """Every card the joker ``card``, playable from ``src``, may go up as now.
+
+    Each face some pile wants, lowest rank first, then an ace of each suit to
+    start a pile of its own (from any source); a fixed joker only as its own face.
+    """
     fixed = tab.bound.get(card)
-    options = sorted((face & 15, face) for face in fnd.wanted_faces()
-                     if fixed is None or face == fixed)
-    for _rank, face in options:
-        pile = fnd.pile_for(face)
-        if pile is not None:
-            return Target(src, pile=pile, declared=face)
-    if src == NERTS and fixed is None:
-        return Target(src, pile=card, declared=make_face(0, ACE))
-    return None
+    faces = sorted((face & 15, face) for face in fnd.wanted_faces()
+                   if fixed is None or face == fixed)
+    targets = [Target(src, pile=pile, declared=face) for _rank, face in faces
+               if (pile := fnd.pile_for(face)) is not None]
+    if fixed is None:
+        targets += [Target(src, pile=card, declared=make_face(suit, ACE)) for suit in range(4)]
+    return targets
+
+
+def covered_jokers(tab: Tableau, target: Target) -> list[tuple[int, int]]:
+    """The jokers a work-pile move would fix, each with the face it takes unless its
+    owner declares the other suit of that colour (``Target.covers``); [] for a move
+    that fixes none or cannot be made."""
+    if target.work is None or not tab.jokers:
+        return []
+    pile = tab.work[target.work]
+    if target.src >= WORK0 and not target.slide:
+        run = tab.work[target.src - WORK0][target.index:]
+    else:
+        card = tab.top(target.src)
+        run = [] if card is None else [card]
+    if not run or not pile:
+        return []
+    try:
+        return tab.fixes(run + pile if target.slide else pile + run)
+    except IllegalMove:
+        return []
+
+
+def other_suit(face: int) -> int:
+    """The same rank in the other suit of its colour (♠ and ♣, ♥ and ♦)."""
+    return make_face(3 - (face >> 4), face & 15)
 
 
 def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target | None:
@@ -212,7 +245,7 @@ def perform(tab: Tableau, target: Target, key: tuple[int, int] | None = None) ->
     if target.work is None:
         raise ValueError("a target names a foundation or a work pile")
     if target.slide:
-        tab.slide_under(target.src, target.work)
+        tab.slide_under(target.src, target.work, target.covers)
     else:
-        tab.move_to_work(target.src, target.work, target.index)
+        tab.move_to_work(target.src, target.work, target.index, target.covers)
     return None

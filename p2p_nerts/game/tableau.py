@@ -67,6 +67,9 @@ class Target:
     work: int | None = None
     index: int = -1
     slide: bool = False
+    #: A work-pile move's declarations: the face each joker it covers stands for
+    #: from then on (none: the first suit of the colour the run gives it).
+    covers: tuple[int, ...] = ()
 
 
 class Tableau:
@@ -159,8 +162,12 @@ class Tableau:
         self.log.append((OP_FOUND, src, card, key[0], pile, declared))
         return card
 
-    def move_to_work(self, src: int, dst: int, index: int = -1) -> None:
-        """Move a card (or, from a work pile, the run from ``index`` up) onto work pile ``dst``."""
+    def move_to_work(self, src: int, dst: int, index: int = -1,
+                     covers: Sequence[int] = ()) -> None:
+        """Move a card (or, from a work pile, the run from ``index`` up) onto work pile ``dst``.
+
+        ``covers``: what each joker the move covers is declared to be (see :meth:`_settle`).
+        """
         if not 0 <= dst < WORK_PILES:
             raise IllegalMove("there are four work piles")
         if src == WORK0 + dst:
@@ -171,14 +178,16 @@ class Tableau:
         if target:
             self._check_stack(target, run)
         new_target = target + run
-        if self.jokers:
-            self._settle(new_target)
+        if self.jokers or covers:
+            self._settle(new_target, covers)
         self._cut(src, len(run))
         target.extend(run)
-        self.log.append((OP_WORK, src, dst, start))
+        self.log.append((OP_WORK, src, dst, start, *covers) if covers
+                        else (OP_WORK, src, dst, start))
 
-    def slide_under(self, src: int, dst: int) -> None:
-        """Slide the playable card of ``src`` under work pile ``dst`` (needs an empty pile)."""
+    def slide_under(self, src: int, dst: int, covers: Sequence[int] = ()) -> None:
+        """Slide the playable card of ``src`` under work pile ``dst`` (needs an empty pile);
+        ``covers`` as for :meth:`move_to_work`."""
         if not 0 <= dst < WORK_PILES or not self.work[dst]:
             raise IllegalMove("slide a card under a work pile that has cards")
         if src == WORK0 + dst:
@@ -191,11 +200,11 @@ class Tableau:
         pile = self.work[dst]
         self._check_stack([card], pile)
         new_pile = [card, *pile]
-        if self.jokers:
-            self._settle(new_pile)
+        if self.jokers or covers:
+            self._settle(new_pile, covers)
         self._pile(src).pop()
         pile.insert(0, card)
-        self.log.append((OP_SLIDE, src, dst))
+        self.log.append((OP_SLIDE, src, dst, *covers) if covers else (OP_SLIDE, src, dst))
 
     def rotate(self, *, alone: bool) -> None:
         """A stuck player's stock rotation.
@@ -335,14 +344,28 @@ class Tableau:
                 "one rank lower and the other colour"
             )
 
-    def _settle(self, pile: list[int], *, dry: bool = False) -> None:
+    def _settle(self, pile: list[int], covers: Sequence[int] = (), *,
+                dry: bool = False) -> None:
         """Check a would-be work pile with jokers; fix every joker that has a card on it.
 
+        A joker is fixed once a card lies on it: the run gives its rank and
+        colour, and its owner declares its suit (``covers``, one face for each
+        joker covered here; the first suit of the colour, ♠ or ♥, for one not
+        declared), so that it is one whole card from then on. A declaration
+        that no joker covered here can be is an illegal move.
+        """
+        fixes = self.fixes(pile)
+        if covers:
+            fixes = _declared(fixes, covers)
+        if not dry:
+            self.bound.update(fixes)
+
+    def fixes(self, pile: list[int]) -> list[tuple[int, int]]:
+        """The jokers a would-be work pile fixes, each with the face it takes unless
+        declared otherwise; IllegalMove when the pile is no run.
+
         A valid pile descends by one rank with alternating colours, so one
-        known card fixes what every position stands for. A joker is fixed once
-        a card lies on it: the run gives its rank and colour, and it takes the
-        first suit of that colour (♠ black, ♥ red), so that its face is whole;
-        a joker on top stays free.
+        known card fixes what every position stands for; a joker on top stays free.
         """
         known = next(
             ((i, eff) for i, c in enumerate(pile) if (eff := self.effective(c)) is not None),
@@ -351,7 +374,7 @@ class Tableau:
         if known is None:
             if len(pile) > KING:
                 raise IllegalMove("a run has at most thirteen cards")
-            return
+            return []
         k, (rank_k, color_k) = known
         fixes: list[tuple[int, int]] = []
         for i, card in enumerate(pile):
@@ -364,8 +387,7 @@ class Tableau:
                     fixes.append((card, make_face(SUIT_COLOR.index(want[1]), want[0])))
             elif eff != want:
                 raise IllegalMove(f"{card_name(card)} does not fit in that run")
-        if not dry:
-            self.bound.update(fixes)
+        return fixes
 
     def _foundation_face(self, card: int, src: int, declared: int) -> int:
         """The face a card shows on a foundation; jokers need a fitting declaration."""
@@ -381,6 +403,26 @@ class Tableau:
             raise IllegalMove(f"this joker is fixed as {face_name(fixed)}; "
                               f"it cannot be {face_name(declared)}")
         return declared
+
+
+def _declared(fixes: list[tuple[int, int]], covers: Sequence[int]) -> list[tuple[int, int]]:
+    """``fixes`` with the declared faces: each must be one that a joker fixed here may
+    be (its rank and colour, either suit of that colour), each joker declared once."""
+    chosen = list(fixes)
+    used: set[int] = set()
+    for face in covers:
+        n = next((n for n, (_joker, default) in enumerate(fixes) if n not in used
+                  and 0 <= face < 64 and face & 15 == default & 15
+                  and SUIT_COLOR[face >> 4] == SUIT_COLOR[default >> 4]), None)
+        if n is None:
+            raise IllegalMove(f"no joker covered by this move can be {_face_text(face)}")
+        used.add(n)
+        chosen[n] = (fixes[n][0], face)
+    return chosen
+
+
+def _face_text(face: int) -> str:
+    return face_name(face) if 0 <= face < 64 and ACE <= face & 15 <= KING else f"face {face}"
 
 
 def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
@@ -421,10 +463,10 @@ def apply_move(tab: Tableau, move: Sequence[int]) -> None:
         if tab.top(src) != card:
             raise IllegalMove(f"{card_name(card)} was not playable from the {source_name(src)}")
         tab.launch(src, (lamport, tab.owner), pile, declared)
-    elif op == OP_WORK and len(args) == 3:
-        tab.move_to_work(args[0], args[1], args[2])
-    elif op == OP_SLIDE and len(args) == 2:
-        tab.slide_under(args[0], args[1])
+    elif op == OP_WORK and 3 <= len(args) <= 5:
+        tab.move_to_work(args[0], args[1], args[2], args[3:])
+    elif op == OP_SLIDE and 2 <= len(args) <= 4:
+        tab.slide_under(args[0], args[1], args[2:])
     elif op == OP_ROTATE and len(args) == 1 and args[0] in (ROTATE_ALONE, ROTATE_ALL):
         tab.rotate(alone=args[0] == ROTATE_ALONE)
     elif op == OP_SETTLE and len(args) == 3:

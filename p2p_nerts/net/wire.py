@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 9
+NET_VERSION = 10
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -75,7 +75,9 @@ honest v7 seat. v8 adds SNAPSHOT: peers forget finished rounds, and a v7
 peer asking for one would wait forever for entries nobody sends. v9 adds
 ``views`` to the info frame: a peer that draws no other seat's tableau (a bot,
 a headless seat) is sent no VIEW, and a v8 peer would never send it one.
-Either way the other peer is told the versions differ before anything else.
+v10 lets a run or slide in the move log declare the suit of a joker it covers
+(``Tableau.move_to_work``): a v9 peer would flag an honest v10 seat that
+declared one. Either way the other peer is told the versions differ before anything else.
 """
 
 MAX_PEERS = 64

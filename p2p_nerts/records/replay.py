@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..game.cards import card_name
+from ..game.cards import JOKER_RANK, card_name, face_name
 from ..game.foundations import Fate, FoundationLog
 from ..game.scoring import SeatRound, round_score
 from ..game.tableau import (
@@ -135,6 +135,8 @@ def _describe(rs: RoundState, seat: int, move: Sequence[int]) -> tuple[str, bool
     if op == OP_FOUND:
         key = (move[3], seat)
         card = card_name(move[2])
+        if move[2] & 15 == JOKER_RANK:  # a joker, named with the card it was declared
+            card += f" as {face_name(move[5])}"
         if key not in rs.log:
             return f"{who}: {card} to a foundation (not counted)", True
         fate = rs.log.fate(key)

@@ -350,6 +350,7 @@ class NertsApp:
             **{a: table(partial(Controller.pile_key, src=WORK0 + i))
                for i, a in enumerate(PILES)},
             Action.SEND: table(Controller.send),
+            Action.DECLARE: table(Controller.declare),
             Action.TURN: table(Controller.turn),
             Action.STUCK: table(Controller.toggle_stuck),
             Action.CALL: table(Controller.call_nerts),

@@ -12,9 +12,16 @@ with commands.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
-from ..game.cards import card_name
-from ..game.moves import best_target, foundation_target
+from ..game.cards import ACE, JOKER_RANK, card_name, face_name
+from ..game.moves import (
+    best_target,
+    covered_jokers,
+    foundation_target,
+    joker_targets,
+    other_suit,
+)
 from ..game.scoring import partners
 from ..game.tableau import (
     NERTS,
@@ -205,6 +212,38 @@ class Controller(Hands):
             return
         self._send(tab, sel)
 
+    @player_input
+    def declare(self) -> None:
+        """Choose what the selected joker (or the one under the cursor) stands for;
+        again, the next choice. Sending it up, or covering it on a work pile, then
+        declares it so."""
+        tab = self._hands_on()
+        rnd = self.view.round
+        if tab is None or rnd is None:
+            return
+        spot = self.selected() or self.at_cursor()
+        card = None if spot is None else _card_at(tab, spot)
+        if spot is None or card is None or card & 15 != JOKER_RANK:
+            self.state.error("Select a joker (¤1 or ¤2) first: this key chooses the card "
+                             "it stands for")
+            return
+        name = card_name(card)
+        fixed = tab.bound.get(card)
+        if fixed is not None:
+            self.state.say(f"{name} is the {face_name(fixed)} for good: a card lay on it")
+            return
+        going_up = joker_targets(tab, spot[0], card, rnd.foundations) if _is_top(tab, spot) else []
+        options = _declarations(tab, spot, card, going_up)
+        if not options:
+            self.state.say(f"{name} can stand for any card: nothing says which yet")
+            return
+        chosen = self.state.declared.get(card)
+        face = options[(options.index(chosen) + 1) % len(options) if chosen in options else 0]
+        self.state.declared[card] = face
+        start = " (it starts a pile)" if face & 15 == ACE else ""
+        self.state.say(f"{name} stands for the {face_name(face)}{start}: "
+                       f"choice {options.index(face) + 1} of {len(options)}")
+
     # ------------------------------------------------------------ other actions
     @player_input
     def turn(self) -> None:
@@ -336,11 +375,40 @@ class Controller(Hands):
             self._move(Target(src, work=dst, index=index if src >= WORK0 else -1))
 
     def _move(self, target: Target) -> None:
-        """Carry out a move; either way the selection is used up, so keys stay predictable."""
+        """Carry out a move; either way the selection is used up, so keys stay predictable.
+
+        A joker goes up, or is covered, as the player declared it (``declare``),
+        where that is still a card it may be; else as the game would choose.
+        """
+        tab = self.tableau()
+        fixed = {} if tab is None else dict(tab.bound)
+        if tab is not None:
+            target = self._as_declared(tab, target)
         moved = self._act(Move(target))
         self.state.selection = None
+        if moved and tab is not None:
+            for joker, face in tab.bound.items():
+                if fixed.get(joker) != face:
+                    self.state.say(f"Your {card_name(joker)} is now the {face_name(face)}: "
+                                   "a card lies on it")
+                    self.state.declared.pop(joker, None)
         if moved and self.view.voted:  # a card moved: not stuck after all
             self._act(VoteStuck(False))
+
+    def _as_declared(self, tab: Tableau, target: Target) -> Target:
+        """``target`` with the player's declarations of the jokers it sends up or covers."""
+        declared = self.state.declared
+        if not declared:
+            return target
+        rnd = self.view.round
+        card = tab.top(target.src)
+        if target.pile is not None and rnd is not None and card is not None:
+            face = declared.get(card)
+            return next((t for t in joker_targets(tab, target.src, card, rnd.foundations)
+                         if t.declared == face), target) if face is not None else target
+        covers = tuple(declared[joker] for joker, face in covered_jokers(tab, target)
+                       if declared.get(joker) in (face, other_suit(face)))
+        return replace(target, covers=covers) if covers else target
 
     def _change_settings(self, form: Form) -> None:
         try:
@@ -400,6 +468,24 @@ def _card(tab: Tableau, sel: tuple[int, int]) -> str:
 
 def _is_top(tab: Tableau, sel: tuple[int, int]) -> bool:
     return sel[1] == len(pile_of(tab, sel[0])) - 1
+
+
+def _declarations(tab: Tableau, spot: tuple[int, int], joker: int,
+                  going_up: list[Target]) -> list[int]:
+    """What a free joker at ``spot`` may be declared now: each card it may go up as,
+    then, on a work pile whose run says its rank and colour, either suit of that
+    (what it becomes once covered)."""
+    faces = [t.declared for t in going_up]
+    src, index = spot
+    if src >= WORK0:
+        pile = tab.work[src - WORK0]
+        try:  # as if a card lay on it (a free joker on top stands for any)
+            fixes = tab.fixes([*pile[:index + 1], joker])
+        except IllegalMove:
+            fixes = []
+        for _joker, face in fixes[-1:]:
+            faces += [f for f in (face, other_suit(face)) if f not in faces]
+    return faces
 
 
 def _run_target(tab: Tableau, sel: tuple[int, int]) -> Target | None:

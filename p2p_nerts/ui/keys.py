@@ -27,6 +27,7 @@ class Action(StrEnum):
     PILE3 = "pile3"
     PILE4 = "pile4"
     SEND = "send"
+    DECLARE = "declare"
     TURN = "turn"
     STUCK = "stuck"
     CALL = "call"
@@ -54,6 +55,7 @@ class Action(StrEnum):
 
 PILES = (Action.PILE1, Action.PILE2, Action.PILE3, Action.PILE4)
 PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, Action.STUCK,
+                  Action.DECLARE,
                   Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN,
                   Action.ACTIVATE, Action.CANCEL})
 BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
@@ -71,6 +73,7 @@ DEFAULT_KEYS: KeyMap = {
     Action.PILE3: ("3",),
     Action.PILE4: ("4",),
     Action.SEND: ("f",),
+    Action.DECLARE: ("d",),
     Action.TURN: ("space",),
     Action.STUCK: ("s",),
     Action.CALL: ("!", "N"),
@@ -99,6 +102,7 @@ DEFAULT_KEYS: KeyMap = {
 #: What the actions without their own help line do (short: the help shows two a row).
 DESCRIPTIONS: Mapping[Action, str] = {
     Action.SEND: "send the selected card where it fits best (foundation first)",
+    Action.DECLARE: "joker ¤1 ¤2: choose the card it stands for (again: the next)",
     Action.TURN: "turn the stock",
     Action.STUCK: "vote stuck / withdraw",
     Action.CALL: "call Nerts!",

@@ -27,7 +27,7 @@ def too_small(columns: int, rows: int) -> Window:
 
 #: Help rows: two actions side by side, or one alone; in a round, then between rounds.
 _PLAY_ROWS: tuple[tuple[Action, ...], ...] = (
-    (Action.SEND,), (Action.TURN, Action.STUCK), (Action.CALL, Action.ROTATE),
+    (Action.SEND,), (Action.DECLARE,), (Action.TURN, Action.STUCK), (Action.CALL, Action.ROTATE),
     (Action.ACTIVATE, Action.CANCEL), (Action.HELP, Action.QUIT),
 )
 _BETWEEN_ROWS: tuple[tuple[Action, ...], ...] = ((Action.NEXT, Action.READY),
@@ -110,6 +110,10 @@ def rules_text(keys: KeyMap, variants: Variants | None) -> StyleAndTextTuples:
              "  come back. +1 per own card up, −2 per card left in your Nerts pile.\n"
              "  Rounds go on until someone reaches the target: the highest total wins.\n"),
     ]
+    if variants is not None and variants.jokers:
+        out += [("class:label", "Jokers "),
+                ("", "¤1 ¤2 stand for any card: "), ("class:key", label(keys, Action.DECLARE)),
+                ("", " on one chooses which (up, or covered).\n")]
     if variants is not None:
         out += [("class:label", "This table: "), *_wrapped(variants.words(), 64)]
     out.append(("class:dim", "(r or Tab: the keys · Esc, Enter or ? closes this)"))

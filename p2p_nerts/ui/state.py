@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..game.cards import card_name
-from ..game.foundations import Fate, PlayKey
+from ..game.cards import ACE, JOKER_RANK, card_name, face_name
+from ..game.foundations import Fate, Play, PlayKey
 from ..game.tableau import NERTS, WASTE, WORK0, Tableau
 from ..protocol import events as ev
 from .form import Form
@@ -57,6 +57,8 @@ class UiState:
     winner: str | None = None
     agreed: bool = False  # every peer reported the same round result
     stuck: tuple[bool, ...] = ()
+    #: What the player declared each free joker of theirs to be (``Controller.declare``).
+    declared: dict[int, int] = field(default_factory=dict)
 
     def say(self, text: str) -> None:
         self.lines.append(Line(text))
@@ -69,10 +71,13 @@ class UiState:
         match event:
             case ev.PlayAdded(play=play):
                 self.pending.add(play.key)
+                if play.card & 15 == JOKER_RANK:
+                    self._joker_up(play, "Your" if event.mine
+                                   else _possessive(_name(names, play.author)))
             case ev.PlayFinal(play=play, fate=fate, mine=mine):
                 self.pending.discard(play.key)
                 if fate is not Fate.STAY:
-                    self._bounced(event, card_name(play.card),
+                    self._bounced(event, played_name(play),
                                   "Your" if mine else _possessive(_name(names, play.author)))
             case ev.StuckChanged(stuck=stuck):
                 self._stuck(stuck, names, me)
@@ -111,6 +116,11 @@ class UiState:
             case _:
                 pass  # roster, settings, ready, rejected: the screen shows their state
 
+    def _joker_up(self, play: Play, whose: str) -> None:
+        """A joker's play names the card its owner declared it (what the pile shows)."""
+        start = ", starting a pile" if play.face & 15 == ACE else ""
+        self.say(f"{whose} {card_name(play.card)} goes up as the {face_name(play.face)}{start}")
+
     def _bounced(self, event: ev.PlayFinal, card: str, whose: str) -> None:
         first = event.first or "someone"
         if event.fate is Fate.CUT:
@@ -141,6 +151,13 @@ class UiState:
         self.pending.clear()
         self.agreed = False
         self.stuck = ()
+        self.declared.clear()
+
+
+def played_name(play: Play) -> str:
+    """A card played up, a joker with the card it was declared: "¤1 (as 4♦)"."""
+    name = card_name(play.card)
+    return f"{name} (as {face_name(play.face)})" if play.card & 15 == JOKER_RANK else name
 
 
 def _name(names: tuple[str, ...], seat: int) -> str:

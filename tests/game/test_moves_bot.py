@@ -12,10 +12,13 @@ from p2p_nerts.game.foundations import FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
     card_target,
+    covered_jokers,
     cycle_cards,
     cycle_helps,
     foundation_target,
     is_stuck,
+    joker_targets,
+    other_suit,
     perform,
     productive_move,
     run_moves,
@@ -74,10 +77,32 @@ def test_a_joker_is_declared_as_the_lowest_wanted_face() -> None:
     tab = tableau(nerts=[joker], waste=[c("J1")], jokers=True)
     assert foundation_target(tab, NERTS, fnd) == Target(
         NERTS, pile=c("AD", 5), declared=make_face(2, 2))
-    assert foundation_target(tab, WASTE, NONE) is None
-    # From the Nerts pile with nothing wanted it may start a pile as an ace.
+    # With nothing wanted it may start a pile as an ace, from any source.
     assert foundation_target(tab, NERTS, NONE) == Target(NERTS, pile=joker,
                                                           declared=make_face(0, 1))
+    assert foundation_target(tab, WASTE, NONE) == Target(WASTE, pile=c("J1"),
+                                                          declared=make_face(0, 1))
+
+
+def test_a_joker_may_go_up_as_any_card_a_pile_wants_or_any_ace() -> None:
+    """With piles wanting 2♣ and 9♥, both are offered (lowest rank first), then the
+    four aces; from the waste and a work pile as from the Nerts pile."""
+    fnd = started("AC", "AH 2H 3H 4H 5H 6H 7H 8H")
+    j0, j1 = c("J0"), c("J1")
+    aces = [make_face(suit, 1) for suit in range(4)]
+    for src, tab in ((NERTS, tableau(nerts=[j0], jokers=True)),
+                     (WASTE, tableau(waste=[j0], jokers=True)),
+                     (W1, tableau(work=[cs("KS"), [c("5S"), j0]], jokers=True))):
+        options = joker_targets(tab, src, j0, fnd)
+        assert [t.declared for t in options] == [make_face(3, 2), make_face(1, 9), *aces]
+        assert [t.pile for t in options] == [c("AC", 7), c("AH", 6), j0, j0, j0, j0]
+        assert all(t.src == src for t in options)
+        for target in options:  # each one is a move the tableau takes
+            moved = tableau(nerts=tab.nerts, waste=tab.waste, work=tab.work, jokers=True)
+            assert perform(moved, target, (1, 0)) == j0
+    fixed = tableau(work=[[c("3D"), j1]], jokers=True)
+    fixed.bound[j1] = make_face(3, 2)  # a 2♣ once something lay on it: no ace, no 9♥
+    assert [t.declared for t in joker_targets(fixed, W0, j1, fnd)] == [make_face(3, 2)]
 
 
 def test_a_fixed_joker_is_declared_only_as_what_it_stands_for() -> None:
@@ -92,6 +117,24 @@ def test_a_fixed_joker_is_declared_only_as_what_it_stands_for() -> None:
     tab.bound[joker] = make_face(0, 5)
     assert foundation_target(tab, W0, fnd) == Target(W0, pile=c("AS", 7),
                                                       declared=make_face(0, 5))
+
+
+def test_covered_jokers_names_the_jokers_a_work_move_fixes_and_their_faces() -> None:
+    j0, j1 = c("J0"), c("J1")
+    tab = tableau(nerts=cs("3C"), waste=[j1], work=[[c("5S"), j0], cs("9H 8S"), [], cs("4D")],
+                  jokers=True)
+    assert covered_jokers(tab, Target(NERTS, work=0)) == [(j0, make_face(1, 4))]
+    assert covered_jokers(tab, Target(NERTS, work=1)) == []  # 3C does not go on 8S
+    assert covered_jokers(tab, Target(WASTE, work=1)) == []  # the joker lands on top: free
+    assert covered_jokers(tab, Target(WASTE, work=1, slide=True)) == [(j1, make_face(0, 10))]
+    assert covered_jokers(tab, Target(W0, work=3, index=1)) == []  # alone on the 4D: free
+    assert covered_jokers(tab, Target(NERTS, work=2)) == []  # an empty pile
+    assert other_suit(make_face(1, 4)) == make_face(2, 4)
+    assert other_suit(make_face(3, 10)) == make_face(0, 10)
+    for target in (Target(NERTS, work=0, covers=(make_face(2, 4),)),
+                   Target(WASTE, work=1, slide=True, covers=(make_face(3, 10),))):
+        perform(tab, target)
+    assert tab.bound == {j0: make_face(2, 4), j1: make_face(3, 10)}
 
 
 # ------------------------------------------------------------------ work_target

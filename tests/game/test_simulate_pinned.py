@@ -7,6 +7,12 @@ scores, the simulated clock) hashes to the value recorded from the engine as
 it was. A change that alters a result on purpose (a rule, a bot's play) changes
 these values; it must then say why, and show the bots are as strong as before.
 CI runs this file against the pure and the compiled engine alike.
+
+Changed on purpose: "share-jokers-6", when a joker from the waste or a work
+pile could start a pile as an ace (before, only from the Nerts pile), which
+the bots now do. Over 40 seeded 4-player joker games of 3 rounds, the mean
+cards up per seat-round went from 15.96 to 16.10 and the mean score from
+7.99 to 8.08: the bots are no weaker.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ PINNED: dict[str, tuple[SimConfig, str]] = {
                   variants=Variants(jokers=True, stock_turn=1, lone_rotate=True)),
         "9906dd87530140687d3534e2920ce05c"),
     "share-jokers-6": (SimConfig(players=6, seed=12, variants=Variants(teams="share", jokers=True)),
-                       "3294d2a7b1dd1ae830ac5e1de5d0f64e"),
+                       "3eb7a1af745f742eedff065cdfd7f1f6"),
     "strict-5": (SimConfig(players=5, seed=11, variants=Variants(strict_ties=True)),
                  "1b693282eb70c10ffd6a4fd5cea19537"),
     "pairs-fast-net-4": (SimConfig(players=4, seed=13, max_delay=0.04,

@@ -476,6 +476,66 @@ def test_a_bounced_card_that_does_not_fit_a_free_joker_goes_to_the_waste() -> No
     assert tab.waste == [c("9S")] and tab.bound == {}
 
 
+def test_a_covered_joker_is_declared_any_suit_its_run_allows() -> None:
+    """A red 4 may be declared 4♦ as well as 4♥, and goes up as the card declared."""
+    D4, H4 = make_face(2, 4), make_face(1, 4)
+    tab = tableau(nerts=cs("3C"), waste=[J0], work=[cs("5S"), [], cs("KH"), cs("KD")],
+                  jokers=True)
+    tab.move_to_work(WASTE, 0)
+    illegal(tab, lambda: tab.move_to_work(NERTS, 0, covers=(make_face(0, 4),)), "4♠")
+    illegal(tab, lambda: tab.move_to_work(NERTS, 0, covers=(make_face(2, 5),)), "5♦")
+    illegal(tab, lambda: tab.move_to_work(NERTS, 0, covers=(D4, D4)), "4♦")  # one joker
+    illegal(tab, lambda: tab.move_to_work(NERTS, 0, covers=(99,)), "face 99")
+    illegal(tab, lambda: tab.move_to_work(W0, 1, covers=(D4,)), "no joker")  # covers none
+    tab.move_to_work(NERTS, 0, covers=(D4,))
+    assert tab.bound == {J0: D4} and tab.log[-1] == (OP_WORK, NERTS, 0, -1, D4)
+    tab.move_to_work(W0, 1, index=2)  # 3C away: the joker stays a 4♦
+    illegal(tab, lambda: tab.launch(W0, KEY, c("AH", 1), H4), "fixed as 4♦")
+    tab.launch(W0, KEY, c("AD", 1), D4)
+    assert tab.bound == {J0: D4}
+
+
+def test_a_joker_slid_under_is_declared_too() -> None:
+    S10 = make_face(3, 10)  # ♣: the black 10 need not be a spade
+    tab = tableau(waste=[J0], work=[cs("9H 8S"), []], jokers=True)
+    illegal(tab, lambda: tab.slide_under(WASTE, 0, covers=(H10,)), "10♥")
+    tab.slide_under(WASTE, 0, covers=(S10,))
+    assert tab.bound == {J0: S10} and tab.log[-1] == (OP_SLIDE, WASTE, 0, S10)
+
+
+def test_two_jokers_fixed_by_one_move_are_declared_each() -> None:
+    D6, C5 = make_face(2, 6), make_face(3, 5)
+    tab = tableau(nerts=cs("4H"), waste=[J1, J0], work=[[], cs("2S")], jokers=True)
+    tab.move_to_work(WASTE, 0)
+    tab.move_to_work(WASTE, 0)
+    tab.move_to_work(NERTS, 0, covers=(C5, D6))  # in any order: each by its rank
+    assert tab.bound == {J0: D6, J1: C5}
+
+
+def test_a_declaration_without_the_joker_variant_is_illegal() -> None:
+    tab = tableau(nerts=cs("6H"), work=[cs("7S")])
+    illegal(tab, lambda: tab.move_to_work(NERTS, 0, covers=(make_face(1, 6),)), "no joker")
+
+
+def test_declared_covers_replay_and_stay_compatible_with_undeclared_logs() -> None:
+    """A work move's declarations ride in its move-log entry; an entry without
+    any (an older log) replays with the first suit of the colour, as before."""
+    deck = deck_for(nerts=cs("3C"), work=cs("5S"), stock=[*cs("KH KD"), J0], jokers=True)
+    D4, H4 = make_face(2, 4), make_face(1, 4)
+    for covers, face in (((D4,), D4), ((), H4)):
+        tab = Tableau(0, deck, jokers=True)
+        tab.turn()  # KH KD J0: the joker on top
+        tab.move_to_work(WASTE, 0)
+        tab.move_to_work(NERTS, 0, covers=covers)
+        again = replay(0, deck, tab.log, jokers=True)
+        assert again.bound == {J0: face} == tab.bound
+    false = [*tab.log[:-1], (OP_WORK, NERTS, 0, -1, make_face(0, 4))]
+    with pytest.raises(IllegalMove, match=r"move 3 .*4♠"):
+        replay(0, deck, false, jokers=True)
+    with pytest.raises(IllegalMove, match="unknown move"):
+        replay(0, deck, [*tab.log[:-1], (OP_WORK, NERTS, 0, -1, D4, H4, D4)], jokers=True)
+
+
 # ----------------------------------------------------------------------- replay
 def _scripted() -> tuple[list[int], Tableau]:
     """A short game on a hand-made deck, touching every kind of move."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import pytest
 
 from p2p_nerts.game.cards import full_deck
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase, Replica, StartRound
 from p2p_nerts.records.history import round_to_replay
@@ -15,7 +17,8 @@ from p2p_nerts.records.replay import RoundReplay, round_replay
 from p2p_nerts.records.verify import Replayed, replay
 from p2p_nerts.testing.memnet import Faults, bot_table
 
-from ..replica_harness import game_record
+from ..replica_harness import game_record, play_round
+from .test_jokers import Declarer
 from .test_records import _record
 
 
@@ -79,3 +82,19 @@ def test_a_round_that_is_not_there_is_one_line() -> None:
     with pytest.raises(RecordError, match="there is no round 99: this game has rounds 1 to"):
         round_to_replay(_record(), 99)
     assert round_to_replay(_record(), None).round == max(replay(_record()).rounds)
+
+
+def test_a_game_of_declared_jokers_verifies_and_replays_naming_what_each_joker_was() -> None:
+    """A seat that declares its jokers (a covered one's suit in its move log, the
+    card each goes up as in its plays): its record verifies, every round replays
+    to its result, and the replay says which card each joker went up as."""
+    net = bot_table(4, seed=6, variants=Variants(jokers=True), classes={1: Declarer})
+    for _ in range(3):
+        play_round(net)
+    declarer = net.replicas[1]
+    assert isinstance(declarer, Declarer) and declarer.covered
+    done = replay(game_record(net, 0, "t", 0.0))
+    overs = [e for e in done.events if isinstance(e, ev.RoundOver)]
+    assert len(overs) == 3 and all(v == "" for o in overs for v in o.verdicts)
+    texts = [f.text for number in done.rounds for f in _check(done, number).frames]
+    assert any(re.search(r": ¤[12] as (10|[2-9AJQK])[♠♥♦♣] from the ", t) for t in texts)

@@ -8,7 +8,7 @@ import pytest
 from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import Play as FoundationPlay
 from p2p_nerts.game.scoring import Match
-from p2p_nerts.game.tableau import NERTS
+from p2p_nerts.game.tableau import NERTS, WASTE
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
@@ -209,6 +209,10 @@ def test_nothing_past_a_seats_cut_counts() -> None:
     (Play(make_card(SEAT, 0, 0), make_card(SEAT, 0, 0), NERTS, 0, 0), "bad_field:decl"),
     (Play(make_card(SEAT, 0, 1), make_card(0, 0, 1), NERTS, 0, 0), "bad_field:pile"),  # an ace
     (Play(make_card(SEAT, 0, 2), make_card(SEAT, 0, 2), NERTS, 0, 0), "bad_field:pile"),
+    # A joker declared no card (rank 14), an ace that joins a pile, a 5 that starts one.
+    (Play(make_card(SEAT, 1, 0), make_card(SEAT, 1, 0), WASTE, 14, 0), "bad_field:decl"),
+    (Play(make_card(SEAT, 1, 0), make_card(0, 0, 1), WASTE, 0x21, 0), "bad_field:pile"),
+    (Play(make_card(SEAT, 1, 0), make_card(SEAT, 1, 0), WASTE, 0x15, 0), "bad_field:pile"),
 ])
 def test_a_play_no_honest_seat_signs_is_refused(play: Play, reason: str) -> None:
     rs = _round()
@@ -221,6 +225,8 @@ def test_a_well_formed_play_passes() -> None:
     rs = _round()
     check_play(rs, SEAT, Play(make_card(SEAT, 0, 1), make_card(SEAT, 0, 1), NERTS, 0, 0))
     check_play(rs, SEAT, Play(make_card(SEAT, 0, 2), make_card(0, 0, 1), NERTS, 0, 3))
+    rs.variants = Variants(jokers=True)  # a joker starts a pile as the A♦, from the waste
+    check_play(rs, SEAT, Play(make_card(SEAT, 1, 0), make_card(SEAT, 1, 0), WASTE, 0x21, 4))
 
 
 
