@@ -4,6 +4,7 @@ history like a networked one, and served to no one's event standings."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,9 +63,69 @@ def test_a_finished_solo_game_is_in_nerts_history_with_its_scores(
 def test_a_solo_game_left_between_rounds_is_kept_as_abandoned(tmp_path: Path) -> None:
     with Store(tmp_path / DB_FILE) as store:
         table, _heard = _play(store, 500, Phase.BETWEEN)
-        assert store.games() == []  # nothing kept while the game goes on
+        [(number, game)] = store.games()  # kept as the round ended: a crash loses nothing
+        assert game["flags"] == ["abandoned", SOLO] and len(game["rounds"]) == 1
         table.close()
-        [(_number, game)] = store.games()
+        [(again, game)] = store.games()
+        assert again == number == table.kept
         assert game["flags"] == ["abandoned", SOLO] and game["winner"] is None
         assert len(game["rounds"]) == 1
+        assert store.unfinished() is not None  # left before its end: it can go on
+
+
+def _resumed(store: Store, t: list[float]) -> LocalTable:
+    table = store.unfinished()
+    assert table is not None
+    return LocalTable.resume(PLAYER, store, table, countdown=0.0, clock=lambda: t[0])
+
+
+def _until(table: LocalTable, t: list[float], done: Callable[[], bool]) -> None:
+    """Play on (the partner bot plays the player's tableau) until ``done``."""
+    limit = t[0] + 3600
+    while not done():
+        assert t[0] < limit, "the solo game did not get there"
+        t[0] += 0.05
+        table.step()
+
+
+@pytest.mark.parametrize("where", ["between rounds", "in a round"])
+def test_a_solo_game_killed_goes_on_from_its_journals(tmp_path: Path, where: str) -> None:
+    """A solo game whose process dies (no close: the store is let go as a killed
+    process's is) keeps its finished rounds in the history, and every seat comes
+    back from its journal: the same seats and totals, the game going on."""
+    with Store(tmp_path / DB_FILE) as store:
+        table, _heard = _play(store, 500, Phase.BETWEEN)
+        seats, totals = table.replica.view().seats, dict(table.replica.totals)
+        if where == "in a round":
+            table.act(StartRound())
+            t = [1000.0]
+            _until(table, t, lambda: table.replica.phase is Phase.PLAYING)
+            for _ in range(100):  # some plays of round 2, journaled
+                t[0] += 0.05
+                table.step()
+        [(number, _game)] = store.games()
+    with Store(tmp_path / DB_FILE) as store:
+        t = [2000.0]
+        table = _resumed(store, t)
+        assert table.replica.view().seats == seats
+        if where == "between rounds":
+            assert table.replica.phase is Phase.BETWEEN
+            assert dict(table.replica.totals) == totals
+            table.act(StartRound())
+        _until(table, t, lambda: len(store.games()[0][1]["rounds"]) == 2)
+        [(again, game)] = store.games()
+        assert again == number and [r["round"] for r in game["rounds"]] == [1, 2]
+        mine = [r["scores"][PLAYER.fingerprint] for r in game["rounds"]]
+        me = next(p for p in game["players"] if p["fingerprint"] == PLAYER.fingerprint)
+        assert me["total"] == sum(mine) and mine[0] == totals[PLAYER.public_key]
+        table.close()
+        assert store.unfinished() is not None
+
+
+def test_a_solo_game_over_left_is_finished_with(tmp_path: Path) -> None:
+    with Store(tmp_path / DB_FILE) as store:
+        table, _heard = _play(store, 20, Phase.OVER)
+        table.close()
+        assert store.unfinished() is None
+        assert list((tmp_path / (DB_FILE + ".journal")).iterdir()) == []  # every seat's
 
