@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from .net.results import serving_results
 from .net.tables import LanTables
 from .protocol.identity import Identity, default_data_dir
 from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
-from .session import Session
+from .session import LocalTable, Session
 from .store import DB_FILE, Store, StoreError
 
 if TYPE_CHECKING:
@@ -114,6 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     solo.add_argument("--seed", type=int, default=None,
                       help="seeds the deals and the computer players' choices: same seed "
                            "and flags, same game (not with --loopback)")
+    solo.add_argument("--pace", type=float, default=1.0, metavar="F",
+                      help="multiply the computer players' think times (0.05: fast test "
+                           "games)")
+    solo.add_argument("--resume", action="store_true",
+                      help="go on with your unfinished solo game (left, or its terminal "
+                           "closed): its own seats and rules, the next round")
     solo.add_argument("--loopback", action="store_true",
                       help="play over real sockets on 127.0.0.1, each computer player a peer "
                            "of its own, advertised nowhere (default: in this process, no "
@@ -162,23 +169,67 @@ def run_solo(args: argparse.Namespace) -> int:
     if args.loopback and args.seed is not None:
         raise ValueError("--seed fixes the deals of a table in this process; over "
                          "--loopback every seat draws its own deck secret")
+    if args.resume and (args.loopback or args.seed is not None):
+        raise ValueError("--resume goes on with the game as it was dealt: no --loopback "
+                         "or --seed")
+    if not 0 < args.pace <= 100:
+        raise ValueError("--pace must be above 0 and at most 100")
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
     store = _open_store()  # first: a busy data dir asks nothing and changes nothing
     if store is None:
         return 1
+    table: LocalTable | None = None
     try:
         player = _player()
         if player is None:
             return 1
         if args.loopback:
             return run_loopback_solo(args, player, variants, store)
-        table = solo_table(player.identity, bots=args.bots, skill=args.skill,
-                           variants=variants, seed=args.seed, store=store)
+        if args.resume:
+            table = _resumed_solo(player.identity, store)
+        else:
+            table = solo_table(player.identity, bots=args.bots, skill=args.skill,
+                               variants=variants, seed=args.seed, store=store,
+                               pace=args.pace)
         run_app(table, player.config, player.notes)
+    except StoreError as exc:
+        return _fail(str(exc))
+    except OSError as exc:  # the terminal went away (SIGHUP) as the screen was put back
+        _say(f"nerts: the terminal went away: {exc.strerror or exc}")
     finally:
         store.close()
+    if table is not None:
+        _say(left_solo(table))
     return 0
+
+
+def _resumed_solo(identity: Identity, store: Store) -> LocalTable:
+    """The player's unfinished solo game, every seat back from its journal."""
+    from .ui.browser import SOLO_DELAY
+
+    table = store.unfinished()
+    if table is None:
+        raise StoreError("there is no unfinished game to go back to: nerts solo starts one")
+    if table.host_key != identity.public_key:
+        raise StoreError("your unfinished table is someone else's: nerts join --resume "
+                         "goes back to it")
+    return LocalTable.resume(identity, store, table, delay=SOLO_DELAY)
+
+
+def left_solo(table: LocalTable) -> str:
+    """The one line said as the player leaves a solo table: where the game is now."""
+    if table.kept is None:
+        return ("no round finished: nerts solo --resume goes on with the game"
+                if table.resumable else "no round played: nothing kept")
+    line = f"game #{table.kept} kept: nerts history"
+    return line + ("; nerts solo --resume goes on with it" if table.resumable else "")
+
+
+def _say(line: str) -> None:
+    """A line for the player, if their terminal is still there to show it."""
+    with contextlib.suppress(OSError):
+        print(line, flush=True)
 
 
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,

@@ -254,6 +254,13 @@ class LocalTable:
     def networked(self) -> bool:
         return False  # every seat is in this process: none falls silent
 
+    @property
+    def resumable(self) -> bool:
+        """Whether ``nerts solo --resume`` can go on with this game: dealt, journaled,
+        and not over."""
+        r = self.replica
+        return self._journaling and r.rs is not None and r.phase is not Phase.OVER
+
     def act(self, command: Command) -> None:
         self._route(0, self._replicas[0].handle(command, self._clock()))
         self._route(0, self._replicas[0].apply_own(self._clock()))

@@ -343,6 +343,9 @@ async def _resume(args: argparse.Namespace, identity: Identity, config: TableCon
     table = store.unfinished()
     if table is None:
         raise CannotPlay("there is no unfinished table to go back to")
+    if store.solo(table.table_id) is not None:
+        raise CannotPlay("your unfinished game is a solo one: nerts solo --resume goes on "
+                         "with it")
     hosting = table.host_key == identity.public_key
     if hosting != (args.command == "host"):
         raise CannotPlay("you host your unfinished table: use nerts host --resume" if hosting
