@@ -14,7 +14,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.session import LocalTable
-from p2p_nerts.store import DB_FILE, SOLO, Store
+from p2p_nerts.store import DB_FILE, SOLO, Store, StoreError
 
 from ..uikit import PLAYER
 
@@ -129,3 +129,16 @@ def test_a_solo_game_over_left_is_finished_with(tmp_path: Path) -> None:
         assert store.unfinished() is None
         assert list((tmp_path / (DB_FILE + ".journal")).iterdir()) == []  # every seat's
 
+
+
+def test_solo_resume_says_in_one_line_when_there_is_nothing_to_go_on_with(
+        tmp_path: Path) -> None:
+    with Store(tmp_path / DB_FILE) as store:
+        with pytest.raises(StoreError, match=r"^there is no unfinished game to go back to"):
+            cli._resumed_solo(PLAYER, store)
+        store.join_table(bytes(16), b"\x01" * 32, "192.0.2.1:4000")  # a table on the network
+        with pytest.raises(StoreError, match="someone else's: nerts join --resume"):
+            cli._resumed_solo(PLAYER, store)
+        store.join_table(bytes(range(16)), PLAYER.public_key, "192.0.2.1:4000")
+        with pytest.raises(StoreError, match="on the network: nerts host --resume"):
+            cli._resumed_solo(PLAYER, store)
