@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .game.bot import SKILLS, Bot, paced
 from .game.variants import Variants
 from .protocol.botdriver import BotDriver
-from .protocol.events import Divergence, Event, GameOver, Notice, RoundAgreed, RoundOver
+from .protocol.events import (
+    Divergence,
+    Event,
+    GameOver,
+    Notice,
+    RoundAgreed,
+    RoundOver,
+    RoundStarting,
+)
 from .protocol.identity import Identity
 from .protocol.journal import Kind, Record, made_by
 from .protocol.messages import MAX_DROP_AFTER_MS
@@ -240,7 +248,7 @@ class LocalTable:
         #: journal that failed holds only the start).
         self._entries: list[Record] = []
         self._over: dict[str, object] = {}  # the game's result, once it is over
-        self._signed = False  # the game over kept once every seat signed its result
+        self._signed = 0  # the last round of a game kept with every seat's signed result
         self._keeps = 0  # the game kept in the history so far: each time numbered
         self._landed = 0  # the number of the latest keep in the store
         #: The game's number in the player's history, once a round of it is kept.
@@ -384,14 +392,16 @@ class LocalTable:
                 self._tell(event)
                 if isinstance(event, GameOver):
                     self._over = {"winner": event.winner, "totals": list(event.totals)}
+                elif isinstance(event, RoundStarting) and self._over:
+                    self._over, self.kept = {}, None  # played again: a new game
                 if isinstance(event, RoundAgreed | Divergence):
                     self._keep()  # every round is in the history once every seat signed it
                 if isinstance(event, RoundOver):
                     self._write(lambda s: s.checkpoint())
             rs = self.replica.rs
-            if (not self._signed and self.replica.phase is Phase.OVER and rs is not None
-                    and rs.live <= rs.signed_results.keys()):
-                self._signed = True  # and the game once every seat signed its result
+            if (self.replica.phase is Phase.OVER and rs is not None
+                    and rs.number != self._signed and rs.live <= rs.signed_results.keys()):
+                self._signed = rs.number  # and the game once every seat signed its result
                 self._keep()
         now = self._clock()
         for send in out.sends:

@@ -365,6 +365,7 @@ class NertsApp:
         }
         between: dict[Action, Handler] = {
             Action.NEXT: table(Controller.next_round),
+            Action.AGAIN: table(Controller.play_again),
             Action.READY: table(Controller.toggle_ready),
             Action.SETTINGS: table(Controller.open_settings),
             Action.PARTNERS: table(Controller.open_partners),

@@ -18,11 +18,16 @@ from p2p_nerts.store import DB_FILE, SOLO, Store, StoreError
 
 from ..uikit import PLAYER
 
+#: The fake clock of the tables :func:`_play` opens.
+Clock = list[float]
 
-def _play(store: Store, target: int, until: Phase) -> tuple[LocalTable, list[ev.Event]]:
-    """A seeded solo table on a fake clock, played until ``until``: under share-a-deck a
-    computer partner plays the player's tableau too, so every round ends by itself."""
-    t = [0.0]
+
+def _play(store: Store, target: int, until: Phase,
+          t: Clock | None = None) -> tuple[LocalTable, list[ev.Event]]:
+    """A seeded solo table on a fake clock (``t``), played until ``until``: under
+    share-a-deck a computer partner plays the player's tableau too, so every round
+    ends by itself."""
+    t = [0.0] if t is None else t
     table = LocalTable(PLAYER, bots=2, skill="hard", seed=1, countdown=0.0,
                        variants=Variants(target=target, teams="share"), clock=lambda: t[0],
                        store=store)
@@ -79,11 +84,15 @@ def _resumed(store: Store, t: list[float]) -> LocalTable:
     return LocalTable.resume(PLAYER, store, table, countdown=0.0, clock=lambda: t[0])
 
 
-def _until(table: LocalTable, t: list[float], done: Callable[[], bool]) -> None:
-    """Play on (the partner bot plays the player's tableau) until ``done``."""
+def _until(table: LocalTable, t: list[float], done: Callable[[], bool], *,
+           deal: bool = False) -> None:
+    """Play on (the partner bot plays the player's tableau) until ``done``; ``deal``:
+    deal each round as the last ends."""
     limit = t[0] + 3600
     while not done():
         assert t[0] < limit, "the solo game did not get there"
+        if deal and table.replica.phase is Phase.BETWEEN:
+            table.act(StartRound())
         t[0] += 0.05
         table.step()
 
@@ -94,15 +103,16 @@ def test_a_solo_game_killed_goes_on_from_its_journals(tmp_path: Path, where: str
     process's is) keeps its finished rounds in the history, and every seat comes
     back from its journal: the same seats and totals, the game going on."""
     with Store(tmp_path / DB_FILE) as store:
-        table, _heard = _play(store, 500, Phase.BETWEEN)
+        t = [0.0]
+        table, _heard = _play(store, 500, Phase.BETWEEN, t)
         seats, totals = table.replica.view().seats, dict(table.replica.totals)
         if where == "in a round":
             table.act(StartRound())
-            t = [1000.0]
             _until(table, t, lambda: table.replica.phase is Phase.PLAYING)
-            for _ in range(100):  # some plays of round 2, journaled
-                t[0] += 0.05
-                table.step()
+            rs = table.replica.rs
+            assert rs is not None and rs.tab is not None
+            _until(table, t, lambda: len(rs.log) >= 10)  # round 2 under way, journaled
+            played = len(rs.tab.log)
         [(number, _game)] = store.games()
     with Store(tmp_path / DB_FILE) as store:
         t = [2000.0]
@@ -112,6 +122,9 @@ def test_a_solo_game_killed_goes_on_from_its_journals(tmp_path: Path, where: str
             assert table.replica.phase is Phase.BETWEEN
             assert dict(table.replica.totals) == totals
             table.act(StartRound())
+        else:  # my moves of round 2 as they were
+            rs = table.replica.rs
+            assert rs is not None and rs.tab is not None and len(rs.tab.log) == played
         _until(table, t, lambda: len(store.games()[0][1]["rounds"]) == 2)
         [(again, game)] = store.games()
         assert again == number and [r["round"] for r in game["rounds"]] == [1, 2]
@@ -142,3 +155,24 @@ def test_solo_resume_says_in_one_line_when_there_is_nothing_to_go_on_with(
         store.join_table(bytes(range(16)), PLAYER.public_key, "192.0.2.1:4000")
         with pytest.raises(StoreError, match="on the network: nerts host --resume"):
             cli._resumed_solo(PLAYER, store)
+
+
+def test_a_game_played_again_at_the_table_is_a_game_of_its_own(tmp_path: Path) -> None:
+    """After a game over the host deals again at the same table: a new game, its own
+    number and totals in the history, each kept as every seat signs its result."""
+    with Store(tmp_path / DB_FILE) as store:
+        t = [0.0]
+        table, _heard = _play(store, 20, Phase.OVER, t)
+        _until(table, t, lambda: bool(store.games()) and store.games()[0][1]["winner"])
+        [(first, _game)] = store.games()
+        table.act(StartRound())
+        assert table.replica.phase is not Phase.OVER and table.kept is None
+        _until(table, t, lambda: len(store.games()) == 2 and bool(store.games()[0][1]["winner"]),
+               deal=True)
+        (second, game), (again, _first) = store.games()
+        assert again == first != second == table.kept
+        assert game["winner"] is not None and game["flags"] == [SOLO]
+        assert sum(r["scores"][PLAYER.fingerprint] for r in game["rounds"]) == next(
+            p["total"] for p in game["players"] if p["fingerprint"] == PLAYER.fingerprint)
+        table.close()
+        assert store.unfinished() is None
