@@ -33,10 +33,10 @@ from .net.commands import (
 from .net.interfaces import interfaces_setting
 from .net.results import serving_results
 from .net.tables import LanTables
-from .protocol.identity import Identity, default_data_dir
+from .protocol.identity import Identity, IdentityError, default_data_dir
 from .records.commands import RECORD_COMMANDS, add_record_commands, run_record_command
 from .session import LocalTable, Session
-from .store import DB_FILE, Store, StoreError
+from .store import DB_FILE, Store, StoreDamaged, StoreError
 
 if TYPE_CHECKING:
     from .ui.config import Player
@@ -176,9 +176,11 @@ def run_solo(args: argparse.Namespace) -> int:
         raise ValueError("--pace must be above 0 and at most 100")
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
-    if store is None:
-        return 1
+    notes: list[str] = []
+    try:
+        store = _open_store(notes)  # first: a busy data dir asks nothing, changes nothing
+    except (IdentityError, StoreError) as exc:
+        return _fail(str(exc))
     table: LocalTable | None = None
     try:
         player = _player()
@@ -187,20 +189,23 @@ def run_solo(args: argparse.Namespace) -> int:
         if args.loopback:
             return run_loopback_solo(args, player, variants, store)
         if args.resume:
+            if store is None:
+                return _fail("no game to go on with: the database cannot be read")
             table = _resumed_solo(player.identity, store)
         else:
             table = solo_table(player.identity, bots=args.bots, skill=args.skill,
                                variants=variants, seed=args.seed, store=store,
                                pace=args.pace)
-        run_app(table, player.config, player.notes)
+        run_app(table, player.config, [*notes, *player.notes])
     except StoreError as exc:
         return _fail(str(exc))
     except OSError as exc:  # the terminal went away (SIGHUP) as the screen was put back
         _say(f"nerts: the terminal went away: {exc.strerror or exc}")
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if table is not None:
-        _say(left_solo(table))
+        _say(left_solo(table) if store is not None else NO_HISTORY + ": nothing kept")
     return 0
 
 
@@ -233,7 +238,7 @@ def _say(line: str) -> None:
 
 
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,
-                      store: Store) -> int:
+                      store: Store | None) -> int:
     """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1, the game
     kept in ``store`` flagged solo as a solo game in this process is; its log lines go
     to the data dir's log file, as a networked table's do under a screen."""
@@ -259,9 +264,11 @@ def run_lobby(args: argparse.Namespace) -> int:
     interfaces = interfaces_setting(args.interfaces)
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
-    if store is None:
-        return 1
+    notes: list[str] = []
+    try:
+        store = _open_store(notes)  # first: a busy data dir asks nothing, changes nothing
+    except (IdentityError, StoreError) as exc:
+        return _fail(str(exc))
     try:
         player = _player()
         if player is None:
@@ -271,25 +278,44 @@ def run_lobby(args: argparse.Namespace) -> int:
         tables = LanTables(player.identity, interfaces, store=store,
                            partner=player.config.partner)
         lobby = Browser(player.identity, tables, store=store, results=tables.results)
-        asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
-            None, player.config, player.notes, browser=lobby).run()))
+        app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
+        asyncio.run(app if store is None
+                    else serving_results(store, player.identity, interfaces, app))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     return 0
 
 
-def _open_store() -> Store | None:
-    """The data dir's store, which this process then holds (one ``nerts`` per data dir);
-    None, with one line on stderr, if the dir cannot be used or another holds it."""
-    from .protocol.identity import IdentityError, check_data_dir
+NO_HISTORY = "played without a history"
+
+
+def _open_store(notes: list[str]) -> Store | None:
+    """The data dir's store, which this process then holds (one ``nerts`` per data dir).
+
+    Raises IdentityError or StoreError (one line) if the dir cannot be used or
+    another ``nerts`` holds it. A database that cannot be read is one line on
+    stderr naming it and how to move it aside, and None: play starts without a
+    history, and the screen says so once (``notes``).
+    """
+    from .protocol.identity import check_data_dir
 
     data_dir = default_data_dir()
+    check_data_dir(data_dir)
     try:
-        check_data_dir(data_dir)
-        return Store(data_dir / DB_FILE)
-    except (IdentityError, StoreError) as exc:
+        store = Store(data_dir / DB_FILE)
+        try:
+            store.check()
+        except StoreDamaged:
+            store.close()
+            raise
+    except StoreDamaged as exc:
+        from .ui.config import shown
+
         _fail(str(exc))
-    return None
+        notes.append(f"No history this time: {shown(data_dir / DB_FILE)} is damaged")
+        return None
+    return store
 
 
 def terminal_missing() -> str | None:

@@ -133,6 +133,17 @@ class StoreBusy(StoreError):
     """Another process has this store open."""
 
 
+class StoreDamaged(StoreError):
+    """The database is not one SQLite can read: the message names it and says how to
+    move it aside (play can go on without a history meanwhile)."""
+
+
+def damaged(path: Path, exc: Exception) -> str:
+    """What to say of a database that cannot be read, and what to do about it."""
+    return (f"the database {path} cannot be read ({exc}): move it aside for a fresh one "
+            f"(mv {path} {path}.damaged; its -wal file too), your key is kept apart")
+
+
 @dataclass(frozen=True, slots=True)
 class TableRecord:
     """A table this player sat at: enough to find it again after a crash."""
@@ -178,6 +189,9 @@ class Store:
             self._db.executescript(_SOLO_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             _unlock(self._lock)
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                    exc, sqlite3.OperationalError):  # not locked, nor out of reach: damaged
+                raise StoreDamaged(damaged(path, exc)) from None
             raise StoreError(f"cannot use {path}: {exc}") from None
 
     def __enter__(self) -> Store:
@@ -323,6 +337,14 @@ class Store:
                 os.fsync(fd)
         self._unsynced.clear()
 
+    def check(self) -> None:
+        """Read the whole database once (SQLite's quick check): StoreDamaged if a page
+        of it is garbage, found as play starts rather than as a game is kept."""
+        with self._damage():
+            problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreDamaged(damaged(self._path, sqlite3.DatabaseError(problems[0])))
+
     def checkpoint(self) -> None:
         """Move SQLite's WAL into the database (between rounds: see the module's docstring)."""
         with self._damage():
@@ -448,8 +470,7 @@ class Store:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"the database {self._path} cannot be read ({exc}): move it "
-                             "aside to start a fresh one (your key is kept apart)") from None
+            raise StoreDamaged(damaged(self._path, exc)) from None
 
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)

@@ -15,6 +15,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.session import LocalTable
 from p2p_nerts.store import DB_FILE, SOLO, Store, StoreError
+from p2p_nerts.ui.config import Config, Player
 
 from ..uikit import PLAYER
 
@@ -111,8 +112,9 @@ def test_a_solo_game_killed_goes_on_from_its_journals(tmp_path: Path, where: str
             _until(table, t, lambda: table.replica.phase is Phase.PLAYING)
             rs = table.replica.rs
             assert rs is not None and rs.tab is not None
-            _until(table, t, lambda: len(rs.log) >= 10)  # round 2 under way, journaled
-            played = len(rs.tab.log)
+            log, tab = rs.log, rs.tab
+            _until(table, t, lambda: len(log) >= 10)  # round 2 under way, journaled
+            played = len(tab.log)
         [(number, _game)] = store.games()
     with Store(tmp_path / DB_FILE) as store:
         t = [2000.0]
@@ -176,3 +178,46 @@ def test_a_game_played_again_at_the_table_is_a_game_of_its_own(tmp_path: Path) -
             p["total"] for p in game["players"] if p["fingerprint"] == PLAYER.fingerprint)
         table.close()
         assert store.unfinished() is None
+
+
+def _damage(path: Path) -> None:
+    """A database whose tables' root page is garbage: it opens, but cannot be read."""
+    with Store(path) as store:
+        for n in range(300):
+            store.join_table(n.to_bytes(16, "big"), b"h" * 32, "127.0.0.1:4000")
+        store.checkpoint()
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = b"\xa5" * 4096
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["a garbage page", "not a database"])
+def test_a_damaged_database_is_one_line_and_solo_plays_on_without_a_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        damage: str) -> None:
+    path = tmp_path / DB_FILE
+    if damage == "a garbage page":
+        _damage(path)
+    else:
+        path.write_bytes(b"this is no database at all" * 100)
+    before = path.read_bytes()
+    monkeypatch.setenv("NERTS_HOME", str(tmp_path))
+    monkeypatch.setattr(cli, "terminal_missing", lambda: None)
+    monkeypatch.setattr(cli, "_player", lambda: Player(PLAYER, Config(), ()))
+    played: list[tuple[LocalTable, list[str]]] = []
+
+    def run_app(table: LocalTable, _config: Config, notes: list[str]) -> None:
+        table.act(StartRound())  # play starts
+        played.append((table, list(notes)))
+
+    monkeypatch.setattr("p2p_nerts.ui.app.run_app", run_app)
+    assert cli.main(["solo", "--bots", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"nerts: the database {path} cannot be read (")
+    assert f"move it aside for a fresh one (mv {path} {path}.damaged;" in err
+    [(table, notes)] = played
+    assert table.replica.rs is not None  # dealt
+    assert notes == [f"No history this time: {path} is damaged"]  # once, on the screen
+    assert out == "played without a history: nothing kept\n"
+    assert path.read_bytes() == before  # left as it was, for the player to move aside

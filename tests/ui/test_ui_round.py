@@ -117,7 +117,8 @@ def test_after_the_game_n_plays_again_at_the_table_and_q_leaves_without_asking()
             seats = h.replica.view().seats
             await h.press("n")  # a new game: the same seats, its first deal, no totals
             h.advance(0.2)
-            assert h.replica.phase is Phase.PLAYING and h.replica.view().seats == seats
+            view = h.replica.view()
+            assert view.phase is Phase.PLAYING and view.seats == seats
             assert h.replica.match is not None and not any(h.replica.match.totals)
             assert "round 2" in h.lines()[0] and "Foundations" in h.screen()
             await play_round(h)
