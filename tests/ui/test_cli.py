@@ -64,6 +64,23 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert err.startswith(f"usage: {words.split(':')[0]} ")
 
 
+def test_watch_lists_no_option_it_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    """A spectator has no seat: the options of a seat are not in its help, and given
+    anyway they are a usage error that says why."""
+    with pytest.raises(SystemExit):
+        main(["watch", "--help"])
+    out = capsys.readouterr().out
+    assert "--find-timeout" in out
+    assert not any(o in out for o in ("--bot", "--resume", "--seed", "--pace")), out
+    for option in (["--bot", "hard"], ["--resume"], ["--seed", "1"], ["--pace", "2"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["watch", *option])
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.endswith(
+            "nerts watch: error: a spectator has no seat: --bot, --resume, --seed and --pace "
+            "are for join and bot\n")
+
+
 @pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
 def test_help_says_what_each_command_takes(command: list[str],
                                            capsys: pytest.CaptureFixture[str]) -> None:
