@@ -165,7 +165,10 @@ def run_solo(args: argparse.Namespace) -> int:
     from .ui.browser import solo_table
 
     variants = variants_from(args)
-    variants.check_players(1 + args.bots)  # a VariantError is a usage error
+    try:
+        variants.check_players(1 + args.bots)  # a VariantError is a usage error
+    except VariantError as exc:
+        raise VariantError(f"{exc}: {SOLO_BOTS[variants.teams]}") from None
     if args.loopback and args.seed is not None:
         raise ValueError("--seed fixes the deals of a table in this process; over "
                          "--loopback every seat draws its own deck secret")
@@ -235,6 +238,13 @@ def _say(line: str) -> None:
     """A line for the player, if their terminal is still there to show it."""
     with contextlib.suppress(OSError):
         print(line, flush=True)
+
+
+#: What ``--bots`` makes a table the teams allow, said with a solo table's bad count.
+SOLO_BOTS = {"none": "use --bots 1 to 7",
+             "pairs": "use --bots 3, 5 or 7 (you and 3, 5 or 7 computer players)",
+             "share": "use --bots 2 or 3 (their tableaux, two computer players at each, "
+                      "and yours, one with you)"}
 
 
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,
