@@ -20,6 +20,7 @@ from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
+from .lines import fail, fitted
 from .net.commands import (
     LOG_FILE,
     NET_COMMANDS,
@@ -78,8 +79,17 @@ def _skills(text: str) -> tuple[str, ...]:
     return skills
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors fit a terminal as every line of ours does
+    (``lines.fitted``); its subcommands' parsers are of its class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, fitted(f"{self.prog}: error: {message}", sys.stderr) + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nerts", description="Nerts on your local network, no server needed. "
         "With no COMMAND: the network lobby, to open a table, join one or play solo.",
         epilog="The rules, every variant and the scoring: docs/RULES.md in the source; "
@@ -338,8 +348,7 @@ def terminal_missing() -> str | None:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)
 
 
 def _player() -> Player | None:

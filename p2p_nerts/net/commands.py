@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import logging
 import os
-import sys
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Coroutine
@@ -22,6 +21,7 @@ from typing import Any, TextIO
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import Variants
+from ..lines import fail
 from ..protocol.identity import (
     IDENTITY_FILE,
     Identity,
@@ -429,5 +429,4 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)

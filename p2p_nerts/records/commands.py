@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..lines import fail
 from ..net.interfaces import Interfaces, interfaces_setting
 from ..net.results import LISTEN, event_records
 from ..protocol.identity import default_data_dir
@@ -200,5 +201,4 @@ def _verify(file: Path) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)

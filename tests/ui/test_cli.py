@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
 from p2p_nerts.cli import main
+from p2p_nerts.lines import fail
 
 
 def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +120,30 @@ def test_help_says_what_each_command_takes(command: list[str],
     if command == ["simulate"]:
         assert "--players N 2..8 (default 4; share-a-deck: 6 or 8)" in out
         assert main(["simulate", "--players", "2", "--rounds", "1"]) == 0  # as the help says
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_a_long_line_is_wrapped_at_its_spaces(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line in a pipe (the tests above); on an 80-column terminal, wrapped at the
+    spaces, continuations indented, no word or number cut in two."""
+    monkeypatch.setenv("COLUMNS", "80")
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit):
+        main(["solo", "--bots", "1", "--teams", "pairs"])
+    printed = err.getvalue().splitlines()
+    assert printed[0].startswith("usage: nerts solo")
+    lines = printed[next(i for i, line in enumerate(printed) if "error:" in line):]
+    assert len(lines) > 1
+    assert all(len(line) <= 80 for line in lines)
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == (
+        "nerts solo: error: pairs need 4, 6 or 8 players (two teams or more): use --bots 3, "
+        "5 or 7 (you and 3, 5 or 7 computer players)")
+    assert fail("x " * 60) == 1
+    assert max(map(len, err.getvalue().splitlines())) <= 80
