@@ -97,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Each command's parser is a _Parser too (argparse makes them of the root's class).
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser)
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
     sim.add_argument("--players", type=int, default=4, metavar="N",
