@@ -325,13 +325,22 @@ class LocalTable:
         except RuntimeError:
             at_once = True
         if at_once:
-            self._kept(number, to_keep(record, me, (SOLO,)))
+            try:
+                kept = to_keep(record, me, (SOLO,))
+            except Exception as exc:  # noqa: BLE001 - the game goes on; the history says why
+                self._tell(Notice(f"Cannot keep the game in your history: {exc!r}"))
+                return
+            self._kept(number, kept)
             return
         reckoned = loop.run_in_executor(None, to_keep, record, me, (SOLO,))
 
         def done(future: asyncio.Future[Kept | None]) -> None:
-            if not future.cancelled() and not self._closed.is_set():
-                self._kept(number, future.result())
+            if future.cancelled() or self._closed.is_set():
+                return
+            if (exc := future.exception()) is not None:
+                self._tell(Notice(f"Cannot keep the game in your history: {exc!r}"))
+                return
+            self._kept(number, future.result())
 
         reckoned.add_done_callback(done)
 
