@@ -159,7 +159,7 @@ class LocalTable:
         if skill not in SKILLS:
             raise ValueError(f"unknown skill {skill!r}: choose from {', '.join(SKILLS)}")
         if not 0 < pace <= 100:
-            raise ValueError("--pace must be above 0 and at most 100")
+            raise ValueError("a solo table's pace is above 0 and at most 100")
         rng = random.Random(seed)
         table_id = rng.randbytes(16)
         setup = SoloSetup(tuple((name, rng.randbytes(32))
