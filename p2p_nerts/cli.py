@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -30,12 +31,13 @@ from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
+from .lines import fail, fitted
 from .net.interfaces import interfaces_setting
 from .peer.results import serving_results
 from .peer.tables import LanTables
-from .protocol.identity import Identity, default_data_dir
-from .session import Session
-from .store import DB_FILE, Store, StoreError
+from .protocol.identity import Identity, IdentityError, default_data_dir
+from .session import LocalTable, Session
+from .store import DB_FILE, Store, StoreDamaged, StoreError
 
 if TYPE_CHECKING:
     from .ui.config import Player
@@ -77,8 +79,17 @@ def _skills(text: str) -> tuple[str, ...]:
     return skills
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors fit a terminal as every line of ours does
+    (``lines.fitted``); its subcommands' parsers are of its class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, fitted(f"{self.prog}: error: {message}", sys.stderr) + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nerts", description="Nerts on your local network, no server needed. "
         "With no COMMAND: the network lobby, to open a table, join one or play solo.",
         epilog="The rules, every variant and the scoring: docs/RULES.md in the source; "
@@ -86,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # Each command's parser is a _Parser too (argparse makes them of the root's class).
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser)
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")
     sim.add_argument("--players", type=int, default=4, metavar="N",
@@ -114,6 +127,12 @@ def build_parser() -> argparse.ArgumentParser:
     solo.add_argument("--seed", type=int, default=None,
                       help="seeds the deals and the computer players' choices: same seed "
                            "and flags, same game (not with --loopback)")
+    solo.add_argument("--pace", type=float, default=1.0, metavar="F",
+                      help="multiply the computer players' think times (0.05: fast test "
+                           "games)")
+    solo.add_argument("--resume", action="store_true",
+                      help="go on with your unfinished solo game (left, or its terminal "
+                           "closed): its own seats and rules, the next round")
     solo.add_argument("--loopback", action="store_true",
                       help="play over real sockets on 127.0.0.1, each computer player a peer "
                            "of its own, advertised nowhere (default: in this process, no "
@@ -158,31 +177,90 @@ def run_solo(args: argparse.Namespace) -> int:
     from .ui.browser import solo_table
 
     variants = variants_from(args)
-    variants.check_players(1 + args.bots)  # a VariantError is a usage error
+    try:
+        variants.check_players(1 + args.bots)  # a VariantError is a usage error
+    except VariantError as exc:
+        raise VariantError(f"{exc}: {SOLO_BOTS[variants.teams]}") from None
     if args.loopback and args.seed is not None:
         raise ValueError("--seed fixes the deals of a table in this process; over "
                          "--loopback every seat draws its own deck secret")
+    if args.resume and (args.loopback or args.seed is not None):
+        raise ValueError("--resume goes on with the game as it was dealt: no --loopback "
+                         "or --seed")
+    if not 0 < args.pace <= 100:
+        raise ValueError("--pace must be above 0 and at most 100")
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
-    if store is None:
-        return 1
+    notes: list[str] = []
+    try:
+        store = _open_store(notes)  # first: a busy data dir asks nothing, changes nothing
+    except (IdentityError, StoreError) as exc:
+        return _fail(str(exc))
+    table: LocalTable | None = None
     try:
         player = _player()
         if player is None:
             return 1
         if args.loopback:
             return run_loopback_solo(args, player, variants, store)
-        table = solo_table(player.identity, bots=args.bots, skill=args.skill,
-                           variants=variants, seed=args.seed, store=store)
-        run_app(table, player.config, player.notes)
+        if args.resume:
+            if store is None:
+                return _fail("no game to go on with: the database cannot be read")
+            table = _resumed_solo(player.identity, store)
+        else:
+            table = solo_table(player.identity, bots=args.bots, skill=args.skill,
+                               variants=variants, seed=args.seed, store=store,
+                               pace=args.pace)
+        run_app(table, player.config, [*notes, *player.notes])
+    except StoreError as exc:
+        return _fail(str(exc))
+    except OSError as exc:  # the terminal went away (SIGHUP) as the screen was put back
+        _say(f"nerts: the terminal went away: {exc.strerror or exc}")
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+    if table is not None:
+        _say(left_solo(table) if store is not None else NO_HISTORY + ": nothing kept")
     return 0
 
 
+def _resumed_solo(identity: Identity, store: Store) -> LocalTable:
+    """The player's unfinished solo game, every seat back from its journal."""
+    from .ui.browser import SOLO_DELAY
+
+    table = store.unfinished()
+    if table is None:
+        raise StoreError("there is no unfinished game to go back to: nerts solo starts one")
+    if table.host_key != identity.public_key:
+        raise StoreError("your unfinished table is someone else's: nerts join --resume "
+                         "goes back to it")
+    return LocalTable.resume(identity, store, table, delay=SOLO_DELAY)
+
+
+def left_solo(table: LocalTable) -> str:
+    """The one line said as the player leaves a solo table: where the game is now."""
+    if table.kept is None:
+        return ("no round finished: nerts solo --resume goes on with the game"
+                if table.resumable else "no round played: nothing kept")
+    line = f"game #{table.kept} kept: nerts history"
+    return line + ("; nerts solo --resume goes on with it" if table.resumable else "")
+
+
+def _say(line: str) -> None:
+    """A line for the player, if their terminal is still there to show it."""
+    with contextlib.suppress(OSError):
+        print(line, flush=True)
+
+
+#: What ``--bots`` makes a table the teams allow, said with a solo table's bad count.
+SOLO_BOTS = {"none": "use --bots 1 to 7",
+             "pairs": "use --bots 3, 5 or 7 (you and 3, 5 or 7 computer players)",
+             "share": "use --bots 2 or 3 (their tableaux, two computer players at each, "
+                      "and yours, one with you)"}
+
+
 def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Variants,
-                      store: Store) -> int:
+                      store: Store | None) -> int:
     """``nerts solo --loopback``: the screen at a table of peers on 127.0.0.1, the game
     kept in ``store`` flagged solo as a solo game in this process is; its log lines go
     to the data dir's log file, as a networked table's do under a screen."""
@@ -208,9 +286,11 @@ def run_lobby(args: argparse.Namespace) -> int:
     interfaces = interfaces_setting(args.interfaces)
     if (missing := terminal_missing()) is not None:
         return _fail(missing)
-    store = _open_store()  # first: a busy data dir asks nothing and changes nothing
-    if store is None:
-        return 1
+    notes: list[str] = []
+    try:
+        store = _open_store(notes)  # first: a busy data dir asks nothing, changes nothing
+    except (IdentityError, StoreError) as exc:
+        return _fail(str(exc))
     try:
         player = _player()
         if player is None:
@@ -220,25 +300,44 @@ def run_lobby(args: argparse.Namespace) -> int:
         tables = LanTables(player.identity, interfaces, store=store,
                            partner=player.config.partner)
         lobby = Browser(player.identity, tables, store=store, results=tables.results)
-        asyncio.run(serving_results(store, player.identity, interfaces, NertsApp(
-            None, player.config, player.notes, browser=lobby).run()))
+        app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
+        asyncio.run(app if store is None
+                    else serving_results(store, player.identity, interfaces, app))
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     return 0
 
 
-def _open_store() -> Store | None:
-    """The data dir's store, which this process then holds (one ``nerts`` per data dir);
-    None, with one line on stderr, if the dir cannot be used or another holds it."""
-    from .protocol.identity import IdentityError, check_data_dir
+NO_HISTORY = "played without a history"
+
+
+def _open_store(notes: list[str]) -> Store | None:
+    """The data dir's store, which this process then holds (one ``nerts`` per data dir).
+
+    Raises IdentityError or StoreError (one line) if the dir cannot be used or
+    another ``nerts`` holds it. A database that cannot be read is one line on
+    stderr naming it and how to move it aside, and None: play starts without a
+    history, and the screen says so once (``notes``).
+    """
+    from .protocol.identity import check_data_dir
 
     data_dir = default_data_dir()
+    check_data_dir(data_dir)
     try:
-        check_data_dir(data_dir)
-        return Store(data_dir / DB_FILE)
-    except (IdentityError, StoreError) as exc:
+        store = Store(data_dir / DB_FILE)
+        try:
+            store.check()
+        except StoreDamaged:
+            store.close()
+            raise
+    except StoreDamaged as exc:
+        from .ui.config import shown
+
         _fail(str(exc))
-    return None
+        notes.append(f"No history this time: {shown(data_dir / DB_FILE)} is damaged")
+        return None
+    return store
 
 
 def terminal_missing() -> str | None:
@@ -251,8 +350,7 @@ def terminal_missing() -> str | None:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)
 
 
 def _player() -> Player | None:

@@ -11,23 +11,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import heapq
 import os
 import random
+import sqlite3
 import time
 from collections.abc import Callable
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from .game.bot import SKILLS, Bot
+from .game.bot import SKILLS, Bot, paced
 from .game.variants import Variants
 from .protocol.botdriver import BotDriver
-from .protocol.events import Event, GameOver, Notice
+from .protocol.events import (
+    Divergence,
+    Event,
+    GameOver,
+    Notice,
+    RoundAgreed,
+    RoundOver,
+    RoundStarting,
+)
 from .protocol.identity import Identity
-from .protocol.journal import Kind, Record
+from .protocol.journal import Kind, Record, made_by
 from .protocol.messages import MAX_DROP_AFTER_MS
-from .protocol.replica import Command, Open, Outbound, Replica, TableView
-from .records.history import keep
-from .store import SOLO, Store, StoreError
+from .protocol.replica import Command, Open, Outbound, Phase, Replica, TableView, compacts
+from .records.history import Kept, to_keep
+from .records.record import GameRecord, record_of
+from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_journal
 
 Listener = Callable[[Event], None]
 
@@ -69,6 +81,54 @@ def bot_names(player: str, count: int) -> tuple[str, ...]:
     return tuple(n for n in BOT_NAMES if n.casefold() != player.casefold())[:count]
 
 
+def restored(store: Store, journal: bytes, identity: Identity, table_id: bytes,
+             host_key: bytes, now: float, **options: Any) -> Replica:
+    """A seat's replica rebuilt from its journal in ``store`` (``Replica.restore``);
+    JournalError, naming the file and what to do, for a journal that cannot be
+    replayed (whatever a bad record breaks in the replay)."""
+    records = store.records(journal)
+    try:
+        return Replica.restore(identity, table_id, host_key, records, now, **options)
+    except Exception as exc:  # noqa: BLE001 - whatever a bad record breaks, one line
+        raise JournalError(
+            f"the journal {store.journal_path(journal)} holds a record that cannot be "
+            f"replayed ({type(exc).__name__}: {exc}): this table cannot be resumed; move "
+            "the file aside to play on without it") from None
+
+
+@dataclass(frozen=True, slots=True)
+class SoloSetup:
+    """What a solo table is made of beyond its seats' journals, kept in the store as it
+    opens (``Store.sit_solo``): ``nerts solo --resume`` seats the same computer
+    players again, with their own keys, skill and pace."""
+
+    bots: tuple[tuple[str, bytes], ...]  # each computer player's name and key seed
+    skill: str
+    pace: float
+    variants: Variants
+
+    def identities(self) -> list[Identity]:
+        return [Identity.from_seed(seed, name) for name, seed in self.bots]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bots": [[name, seed.hex()] for name, seed in self.bots],
+                "skill": self.skill, "pace": self.pace,
+                "variants": dataclasses.asdict(self.variants)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SoloSetup:
+        """The setup :meth:`to_json` wrote; ValueError if it is not one."""
+        try:
+            bots = tuple((str(name), bytes.fromhex(seed)) for name, seed in data["bots"])
+            setup = cls(bots, str(data["skill"]), float(data["pace"]),
+                        Variants(**data["variants"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a solo table's setup ({exc})") from None
+        if setup.skill not in SKILLS or not 1 <= len(bots) <= 7:
+            raise ValueError("not a solo table's setup")
+        return setup
+
+
 class LocalTable:
     """A solo table: the player's replica and bot replicas, wired in memory.
 
@@ -77,46 +137,97 @@ class LocalTable:
     which keeps solo play and network play one code path. ``bots`` is the
     number of bot seats; under share-a-deck two bots play at each, and one
     plays the player's tableau with them.
+
+    With a ``store``, every seat journals as a seat at a network table does
+    (write-ahead, each seat its own journal: ``store.seat_journal``), and the
+    game goes into the player's history as each round ends, as the game ends
+    and as the player leaves: a closed terminal, a signal or a crash loses no
+    round, and :meth:`resume` brings every seat back from its journal.
     """
 
     def __init__(self, player: Identity, *, bots: int = 2, skill: str = "medium",
                  variants: Variants | None = None, seed: int | None = None,
                  countdown: float = 3.0, clock: Callable[[], float] = time.monotonic,
-                 delay: tuple[float, float] = (0.0, 0.0), store: Store | None = None) -> None:
+                 delay: tuple[float, float] = (0.0, 0.0), store: Store | None = None,
+                 pace: float = 1.0) -> None:
         """``delay`` (min, max seconds) holds every frame back like a LAN would, so that
         plays are visibly pending and the player's plays can collide with the bots'.
-        ``store``: the player's, where the game is kept when it ends or is left."""
+        ``store``: the player's, where the game is journaled and kept. ``pace``: the
+        computer players think that many times as long."""
         if not 1 <= bots <= 7:
             raise ValueError("a solo table has 1 to 7 bots")
         if skill not in SKILLS:
             raise ValueError(f"unknown skill {skill!r}: choose from {', '.join(SKILLS)}")
+        if not 0 < pace <= 100:
+            raise ValueError("a solo table's pace is above 0 and at most 100")
         rng = random.Random(seed)
-        self._clock = clock
         table_id = rng.randbytes(16)
-        ids = [player] + [Identity.from_seed(rng.randbytes(32), name)
-                          for name in bot_names(player.name, bots)]
-        self._replicas = [
-            Replica(ident, table_id, player.public_key, variants=variants,
-                    rng=rng.randbytes if seed is not None else os.urandom,
-                    # In-process seats never fall silent, but a terminal
-                    # suspended a while (Ctrl-Z) must not have them all voting
-                    # one another out when it comes back: the longest allowed.
-                    countdown=countdown, drop_after=MAX_DROP_AFTER_MS / 1000)
-            for ident in ids
-        ]
-        self._view = self._replicas[0].view()
-        lone_rotate = (variants or Variants()).lone_rotate
+        setup = SoloSetup(tuple((name, rng.randbytes(32))
+                                for name in bot_names(player.name, bots)),
+                          skill, pace, variants or Variants())
+        deal = rng.randbytes if seed is not None else os.urandom
+        replicas = [Replica(ident, table_id, player.public_key, rng=deal,
+                            **_options(setup, countdown))
+                    for ident in (player, *setup.identities())]
+        self._wire(replicas, setup, rng, seed, clock, delay, store)
+        self._write(lambda s: s.sit_solo(table_id, player.public_key, setup.to_json()))
+        now = self._clock()
+        for i, r in enumerate(self._replicas):
+            # One at a time, so the bots sit down in the order of their names;
+            # everyone is seated before the table is handed over.
+            self._route(i, r.handle(Open(), now))
+            self._pump(everything=True)
+        for i, driver in self._drivers:
+            self._route(i, driver.step(now))  # the bots say they are ready
+        self._pump(everything=True)
+        self._replicas[0].seating.auto_start = None
+
+    @classmethod
+    def resume(cls, player: Identity, store: Store, table: TableRecord, *,
+               countdown: float = 3.0, clock: Callable[[], float] = time.monotonic,
+               delay: tuple[float, float] = (0.0, 0.0)) -> LocalTable:
+        """Every seat of the solo ``table`` back from its journal in ``store``, as each
+        was (``Replica.restore``), the computer players with their own keys: the
+        seats catch up with one another as seats at a network table do after a
+        crash, and the game goes on. StoreError (JournalError for a journal) in
+        one line if it cannot."""
+        data = store.solo(table.table_id)
+        if data is None:
+            raise StoreError("your unfinished table is on the network: nerts host --resume "
+                             "or nerts join --resume goes back to it")
+        try:
+            setup = SoloSetup.from_json(data)
+        except ValueError as exc:
+            raise StoreError(f"cannot resume the solo game: {exc}") from None
+        now = clock()
+        replicas = [restored(store, seat_journal(table.table_id, i), ident, table.table_id,
+                             table.host_key, now, rng=os.urandom,
+                             **_options(setup, countdown))
+                    for i, ident in enumerate((player, *setup.identities()))]
+        self = cls.__new__(cls)
+        self._wire(replicas, setup, random.Random(), None, clock, delay, store)
+        return self
+
+    def _wire(self, replicas: list[Replica], setup: SoloSetup, rng: random.Random,
+              seed: int | None, clock: Callable[[], float], delay: tuple[float, float],
+              store: Store | None) -> None:
+        """Seat the bots at ``replicas`` (the player's first) and wire them in memory."""
+        self._clock = clock
+        self._replicas = replicas
+        self._view = replicas[0].view()
+        self._table_id = replicas[0].table_id
+        lone_rotate = setup.variants.lone_rotate
+        skill = paced(SKILLS[setup.skill], setup.pace)
         #: (replica index, driver): a bot at each bot's seat; under share-a-deck a
         #: second one there, and one beside the player (their own generator, so
         #: that a seed deals the same cards whatever the teams).
         self._drivers = [
-            (i, BotDriver(r, Bot(SKILLS[skill], random.Random(rng.random()),
-                                 lone_rotate=lone_rotate)))
+            (i, BotDriver(r, Bot(skill, random.Random(rng.random()), lone_rotate=lone_rotate)))
             for i, r in enumerate(self._replicas) if i
         ]
         partners = random.Random(None if seed is None else f"partners {seed}")
         self._drivers += [
-            (i, BotDriver(r, Bot(SKILLS[skill], random.Random(partners.random()),
+            (i, BotDriver(r, Bot(skill, random.Random(partners.random()),
                                  lone_rotate=lone_rotate), partner=True))
             for i, r in enumerate(self._replicas)
         ]
@@ -131,19 +242,18 @@ class LocalTable:
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
         self._store = store
-        #: The player's seat's journal (only kept, never written): the history's
-        #: record is made from it, as the replica forgets finished rounds.
-        self._journal: list[Record] = []
-        now = self._clock()
-        for i, r in enumerate(self._replicas):
-            # One at a time, so the bots sit down in the order of their names;
-            # everyone is seated before the table is handed over.
-            self._route(i, r.handle(Open(), now))
-            self._pump(everything=True)
-        for i, driver in self._drivers:
-            self._route(i, driver.step(now))  # the bots say they are ready
-        self._pump(everything=True)
-        self._replicas[0].seating.auto_start = None
+        self._journaling = store is not None  # until a write fails: then play on without
+        self._sync_due = False  # a seat journaled what it made itself (Store.sync)
+        #: The player's seat's signed entries, kept in memory too: the record is made
+        #: from them and the journal, as the replica forgets finished rounds (and a
+        #: journal that failed holds only the start).
+        self._entries: list[Record] = []
+        self._over: dict[str, object] = {}  # the game's result, once it is over
+        self._signed = 0  # the last round of a game kept with every seat's signed result
+        self._keeps = 0  # the game kept in the history so far: each time numbered
+        self._landed = 0  # the number of the latest keep in the store
+        #: The game's number in the player's history, once a round of it is kept.
+        self.kept: int | None = None
 
     @property
     def replica(self) -> Replica:
@@ -158,6 +268,13 @@ class LocalTable:
     @property
     def networked(self) -> bool:
         return False  # every seat is in this process: none falls silent
+
+    @property
+    def resumable(self) -> bool:
+        """Whether ``nerts solo --resume`` can go on with this game: dealt, journaled,
+        and not over."""
+        r = self.replica
+        return self._journaling and r.rs is not None and r.phase is not Phase.OVER
 
     def act(self, command: Command) -> None:
         self._route(0, self._replicas[0].handle(command, self._clock()))
@@ -185,28 +302,118 @@ class LocalTable:
         self._pump()
 
     def close(self) -> None:
-        if not self._closed.is_set():
-            self._keep()  # finished or given up: kept like a networked seat's game
-        self._closed.set()
+        """Leave the table: the game is kept in the history as it stands. A game over
+        is finished with (its journals go); one left before its end stays
+        journaled, for ``nerts solo --resume``."""
+        if self._closed.is_set():
+            return
+        self._closed.set()  # first: a keep still under way lands before this one, or not at all
+        self._keep(at_once=True)
+        if self.replica.phase is Phase.OVER:
+            table_id, result = self._table_id, self._over
+            self._write(lambda s: s.finish_table(table_id, result))
+        self._write(lambda s: s.sync())
 
-    def _keep(self) -> None:
+    def _keep(self, *, at_once: bool = False) -> None:
+        """Put the game in the player's history: the record copied now, replayed (every
+        signature and audit checked again, the whole game's CPU) in a worker
+        thread when a loop runs, and written back on this one (``at_once``: here)."""
         if self._store is None:
             return
+        record = self._record()
+        me = self.replica.me.public_key
+        self._keeps += 1
+        number = self._keeps
         try:
-            keep(self._store, self.replica, f"{self.replica.me.name}'s solo table",
-                 time.time(), flags=(SOLO,), journal=self._journal)
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            at_once = True
+        if at_once:
+            try:
+                kept = to_keep(record, me, (SOLO,))
+            except Exception as exc:  # noqa: BLE001 - the game goes on; the history says why
+                self._tell(Notice(f"Cannot keep the game in your history: {exc!r}"))
+                return
+            self._kept(number, kept)
+            return
+        reckoned = loop.run_in_executor(None, to_keep, record, me, (SOLO,))
+
+        def done(future: asyncio.Future[Kept | None]) -> None:
+            if future.cancelled() or self._closed.is_set():
+                return
+            if (exc := future.exception()) is not None:
+                self._tell(Notice(f"Cannot keep the game in your history: {exc!r}"))
+                return
+            self._kept(number, future.result())
+
+        reckoned.add_done_callback(done)
+
+    def _kept(self, number: int, kept: Kept | None) -> None:
+        """A keep reckoned: into the store, unless a later one is there already."""
+        if kept is None or number < self._landed or self._store is None:
+            return
+        self._landed = number
+        try:
+            self.kept = kept.into(self._store)
         except StoreError as exc:
-            for listener in self._listeners:
-                listener(Notice(f"Cannot keep the game in your history: {exc}"))
+            self._tell(Notice(f"Cannot keep the game in your history: {exc}"))
+
+    def _record(self) -> GameRecord:
+        """The game's record: the replica's last rounds and the journal's earlier ones."""
+        assert self._store is not None
+        journal = list(self._entries)
+        if self._journaling:
+            try:
+                journal += self._store.written(self._table_id)
+            except StoreError as exc:
+                self._tell(Notice(f"Cannot read the game's journal: {exc}"))
+        return record_of(self.replica, f"{self.replica.me.name}'s solo table", time.time(),
+                         journal)
+
+    def _write(self, write: Callable[[Store], None]) -> None:
+        """Write to the store's journals; if that fails, say so once and play on without
+        them (the game can then not be resumed, but it is still kept as it ends)."""
+        if self._store is None or not self._journaling:
+            return
+        try:
+            write(self._store)
+        except (sqlite3.Error, OSError, StoreError) as exc:
+            self._journaling = False
+            self._tell(Notice(f"Cannot journal the game ({exc}): playing on, but it cannot "
+                              "be resumed"))
+
+    def _tell(self, event: Event) -> None:
+        for listener in self._listeners:
+            listener(event)
 
     def _route(self, sender: int, out: Outbound) -> None:
+        """Journal, tell the player, queue the frames (each delivered by :meth:`_pump`,
+        after what its seat made is on the disk: ``Store.sync``)."""
+        if out.journal and self._journaling:
+            journal, key = out.journal, seat_journal(self._table_id, sender)
+            self._write(lambda s: s.append(key, journal))
+            me = self._replicas[sender].me.public_key
+            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
+        if compacts(out.events) and self._journaling:  # a break: nothing waits
+            key = seat_journal(self._table_id, sender)
+            self._write(lambda s: s.compact(key))
         if sender == 0:
-            self._journal += (r for r in out.journal if r.kind is Kind.ENTRY)
+            self._entries += (r for r in out.journal if r.kind is Kind.ENTRY)
             for event in out.events:
-                for listener in self._listeners:
-                    listener(event)
+                self._tell(event)
                 if isinstance(event, GameOver):
-                    self._keep()
+                    self._over = {"winner": event.winner, "totals": list(event.totals)}
+                elif isinstance(event, RoundStarting) and self._over:
+                    self._over, self.kept = {}, None  # played again: a new game
+                if isinstance(event, RoundAgreed | Divergence):
+                    self._keep()  # every round is in the history once every seat signed it
+                if isinstance(event, RoundOver):
+                    self._write(lambda s: s.checkpoint())
+            rs = self.replica.rs
+            if (self.replica.phase is Phase.OVER and rs is not None
+                    and rs.number != self._signed and rs.live <= rs.signed_results.keys()):
+                self._signed = rs.number  # and the game once every seat signed its result
+                self._keep()
         now = self._clock()
         for send in out.sends:
             if send.to is not None:
@@ -223,6 +430,18 @@ class LocalTable:
     def _pump(self, *, everything: bool = False) -> None:
         """Deliver every frame that is due (all of them when there is no delay)."""
         while self._queue and (everything or self._queue[0][0] <= self._clock()):
+            if self._sync_due:  # group commit: what the seats made, before it leaves
+                self._sync_due = False
+                self._write(lambda s: s.sync())
             _due, _order, target, sender, data = heapq.heappop(self._queue)
             via = self._replicas[sender].me.public_key  # the in-process "link"
             self._route(target, self._replicas[target].receive(data, self._clock(), via))
+
+
+def _options(setup: SoloSetup, countdown: float) -> dict[str, Any]:
+    """Every seat's replica options at a solo table."""
+    # In-process seats never fall silent, but a terminal suspended a while (Ctrl-Z)
+    # must not have them all voting one another out when it comes back: the longest
+    # allowed.
+    return {"variants": setup.variants, "countdown": countdown,
+            "drop_after": MAX_DROP_AFTER_MS / 1000}

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .protocol.envelope import TABLE_ID_LEN
 from .protocol.journal import Kind, Record
 from .protocol.replica import compact
 
@@ -87,6 +88,18 @@ CREATE TABLE IF NOT EXISTS results (
 -- The journal's rows before it moved to files (they could hold deck secrets).
 DROP TABLE IF EXISTS journal;
 """
+
+#: The solo tables (``session.LocalTable``): what seats the same computer players
+#: again at ``nerts solo --resume``, as a journal cannot (they sign in this
+#: process: their keys, as secret as the player's own, kept in the same data dir).
+_SOLO_SCHEMA = """
+CREATE TABLE IF NOT EXISTS solo (
+    table_id BLOB PRIMARY KEY,
+    setup    TEXT NOT NULL
+);
+"""
+SOLO_ADDRESS = "this process"
+"""Where a solo table is, as the tables sat at note it: nowhere on a network."""
 
 #: Games kept for history, replays and export (records/): a game is its table
 #: and its first round, so keeping it again as late entries arrive replaces it.
@@ -118,6 +131,17 @@ class JournalError(StoreError):
 
 class StoreBusy(StoreError):
     """Another process has this store open."""
+
+
+class StoreDamaged(StoreError):
+    """The database is not one SQLite can read: the message names it and says how to
+    move it aside (play can go on without a history meanwhile)."""
+
+
+def damaged(path: Path, exc: Exception) -> str:
+    """What to say of a database that cannot be read, and what to do about it."""
+    return (f"the database {path} cannot be read ({exc}): move it aside for a fresh one "
+            f"(mv {path} {path}.damaged; its -wal file too), your key is kept apart")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +186,12 @@ class Store:
             self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.executescript(_SCHEMA)
             self._db.executescript(_GAMES_SCHEMA)
+            self._db.executescript(_SOLO_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             _unlock(self._lock)
+            if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                    exc, sqlite3.OperationalError):  # not locked, nor out of reach: damaged
+                raise StoreDamaged(damaged(path, exc)) from None
             raise StoreError(f"cannot use {path}: {exc}") from None
 
     def __enter__(self) -> Store:
@@ -205,14 +233,44 @@ class Store:
         for old in given_up:
             self._drop_journal(old)
 
+    def sit_solo(self, table_id: bytes, host_key: bytes, setup: dict[str, Any]) -> None:
+        """Remember a solo table as the player sits down (:meth:`join_table`), and what
+        it is made of (``setup``: ``session.SoloSetup``'s, read back by :meth:`solo`).
+
+        Its journals are one per seat, every seat playing in this process: the
+        player's under ``table_id``, each computer player's under ``table_id``
+        followed by one byte (:func:`seat_journal`); they go with the table's.
+        """
+        with self._damage(), self._tx():
+            self._db.execute("INSERT OR REPLACE INTO solo VALUES (?, ?)",
+                             (table_id, json.dumps(setup)))
+        self.join_table(table_id, host_key, SOLO_ADDRESS)
+
+    def solo(self, table_id: bytes) -> dict[str, Any] | None:
+        """A solo table's setup (:meth:`sit_solo`); None for a table on the network."""
+        with self._damage():
+            row = self._db.execute("SELECT setup FROM solo WHERE table_id = ?",
+                                   (table_id,)).fetchone()
+        if row is None:
+            return None
+        try:
+            setup = json.loads(row[0])
+        except ValueError:
+            setup = None
+        if not isinstance(setup, dict):
+            raise StoreError(f"the database {self._path} holds a solo table it cannot read: "
+                             "start a new game (nerts solo)")
+        return setup
+
     def append(self, table_id: bytes, records: Iterable[Record]) -> None:
         """Add journal records in one write (call before sending their frames).
 
-        Raises OSError when the disk will not take them.
+        ``table_id`` names the journal: a table's, or one seat's of a solo table
+        (:func:`seat_journal`). Raises OSError when the disk will not take them.
         """
         records = tuple(records)
         data = b"".join(map(_framed, records))
-        if not data or table_id in self._closed:
+        if not data or table_id[:TABLE_ID_LEN] in self._closed:
             return
         fd = self._open.get(table_id)
         if fd is None:
@@ -233,7 +291,7 @@ class Store:
         ``replica.compacts``; see the module's docstring). Raises OSError when
         the disk will not take it (the old journal is then whole), JournalError
         when the journal makes no sense."""
-        if table_id in self._closed:
+        if table_id[:TABLE_ID_LEN] in self._closed:
             return
         path = self._journal(table_id)
         known = self._known.pop(table_id, None)  # back once the new journal is in place
@@ -278,6 +336,14 @@ class Store:
             if fd is not None:
                 os.fsync(fd)
         self._unsynced.clear()
+
+    def check(self) -> None:
+        """Read the whole database once (SQLite's quick check): StoreDamaged if a page
+        of it is garbage, found as play starts rather than as a game is kept."""
+        with self._damage():
+            problems = [row[0] for row in self._db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            raise StoreDamaged(damaged(self._path, sqlite3.DatabaseError(problems[0])))
 
     def checkpoint(self) -> None:
         """Move SQLite's WAL into the database (between rounds: see the module's docstring)."""
@@ -404,21 +470,19 @@ class Store:
         try:
             yield
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"the database {self._path} cannot be read ({exc}): move it "
-                             "aside to start a fresh one (your key is kept apart)") from None
+            raise StoreDamaged(damaged(self._path, exc)) from None
 
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
 
     def _drop_journal(self, table_id: bytes) -> None:
+        """Drop the table's journals: its own, and a solo table's seats' (named after it)."""
         self._closed.add(table_id)
-        self._unsynced.discard(table_id)
-        self._known.pop(table_id, None)
-        fd = self._open.pop(table_id, None)
-        if fd is not None:
-            os.close(fd)
-        journal = self._journal(table_id)
-        for path in (journal, journal.with_name(journal.name + ".tmp"), self._past(table_id)):
+        for key in [k for k in self._open if k.startswith(table_id)]:
+            os.close(self._open.pop(key))
+        self._unsynced = {k for k in self._unsynced if not k.startswith(table_id)}
+        self._known = {k: v for k, v in self._known.items() if not k.startswith(table_id)}
+        for path in self._journals.glob(f"{table_id.hex()}*"):
             path.unlink(missing_ok=True)
 
     def _journal(self, table_id: bytes) -> Path:
@@ -426,6 +490,12 @@ class Store:
 
     def _past(self, table_id: bytes) -> Path:
         return self._journals / f"{table_id.hex()}.past"
+
+
+def seat_journal(table_id: bytes, seat: int) -> bytes:
+    """What names seat ``seat``'s journal at a solo table (seat 0, the player's, is
+    the table's own, as at a table on the network)."""
+    return table_id if seat == 0 else table_id + bytes([seat])
 
 
 def _lock(path: Path) -> int | None:

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import logging
 import os
-import sys
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Coroutine
@@ -22,6 +21,7 @@ from typing import Any, TextIO
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import Variants
+from ..lines import fail
 from ..net.channel import normalize_code
 from ..net.discovery import MAX_NAME_CHARS, DiscoveryError, find_table
 from ..net.interfaces import Interfaces, interfaces_setting, listen_addresses
@@ -85,7 +85,7 @@ def add_net_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser],
                             help="a table's name, its start or any part of it, any case "
                                  "(found by mDNS; default: the only table), or its host's "
                                  "address")
-        _seat_args(parser, bot=name == "bot")
+        _seat_args(parser, bot=name == "bot", watch=name == "watch")
         if name == "bot":
             parser.add_argument("--skill", dest="bot", choices=tuple(SKILLS),
                                 help=f"how well it plays: {'|'.join(SKILLS)} "
@@ -126,11 +126,13 @@ class _HostsOnly(argparse.Action):
                      f"(nerts host {option_string}): every seat plays by the host's")
 
 
-def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
+def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False, watch: bool = False) -> None:
     """The options of a seat. ``nerts bot`` is headless and a bot already: its help
     lists neither ``--headless`` nor ``--bot`` (``--skill`` says how well it plays),
     though it still takes both, as ``join`` does, so scripts written for ``join``
-    run unchanged."""
+    run unchanged. A spectator (``watch``) has no seat: its help lists none of
+    ``--bot``, ``--resume``, ``--seed`` and ``--pace``, which it refuses in a line
+    saying why."""
     p.add_argument("--name", help="your display name (default: the one in your settings, "
                                   "else the one saved with your key)")
     p.add_argument("--data-dir", type=Path, metavar="DIR",
@@ -151,10 +153,11 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
                    f"no screen: log lines on stderr (with a screen they go to {LOG_FILE} "
                    "in the data dir)")
     p.add_argument("--bot", metavar="SKILL", choices=tuple(SKILLS),
-                   help=argparse.SUPPRESS if bot else
+                   help=argparse.SUPPRESS if bot or watch else
                    f"a computer player ({'|'.join(SKILLS)}) plays this seat (headless)")
     p.add_argument("--pace", type=float, default=1.0, metavar="F",
-                   help="multiply the bot's think times (0.05: fast test games)")
+                   help=argparse.SUPPRESS if watch else
+                   "multiply the bot's think times (0.05: fast test games)")
     p.add_argument("--summary", type=Path, metavar="FILE",
                    help="write one JSON object per round, then the result")
     p.add_argument("--linger", type=float, default=LINGER, metavar="S",
@@ -162,14 +165,16 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False) -> None:
                         "serving its result to event standings; a signal ends it sooner")
     who = "the bot's choices" if bot else "the computer player's choices (--bot, --partner)"
     p.add_argument("--seed", type=int,
-                   help=f"seeds {who}, not the deal: at a network table every seat draws "
-                        "its own deck secret")
+                   help=argparse.SUPPRESS if watch else
+                   f"seeds {who}, not the deal: at a network table every seat draws "
+                   "its own deck secret")
     p.add_argument("--code", metavar="CODE",
                    help="the table code: a host lets in only those who know it and encrypts "
                         "the table's traffic; a guest gives the table's code (env NERTS_CODE, "
                         "which other users of this computer cannot read, unlike the command line)")
     p.add_argument("--resume", action="store_true",
-                   help="go back to your last unfinished table after a crash")
+                   help=argparse.SUPPRESS if watch else
+                   "go back to your last unfinished table after a crash")
     p.add_argument("-v", "--verbose", action="store_true", help="log the network's details")
 
 
@@ -184,8 +189,10 @@ provides it, so that ``net`` never imports the UI)."""
 
 def run_net(args: argparse.Namespace, variants: Variants | None, terminal: Terminal) -> int:
     """Run ``host``/``join``/``bot``; ValueError for bad usage, else the exit status."""
-    if args.command == "watch" and (args.bot or args.resume):
-        raise ValueError("a spectator has no seat: --bot and --resume are for join and bot")
+    if args.command == "watch" and (args.bot or args.resume or args.seed is not None
+                                    or args.pace != 1.0):
+        raise ValueError("a spectator has no seat: --bot, --resume, --seed and --pace are "
+                         "for join and bot")
     if args.command == "bot" or args.bot:
         args.headless = True
         args.bot = args.bot or DEFAULT_SKILL
@@ -343,6 +350,9 @@ async def _resume(args: argparse.Namespace, identity: Identity, config: TableCon
     table = store.unfinished()
     if table is None:
         raise CannotPlay("there is no unfinished table to go back to")
+    if store.solo(table.table_id) is not None:
+        raise CannotPlay("your unfinished game is a solo one: nerts solo --resume goes on "
+                         "with it")
     hosting = table.host_key == identity.public_key
     if hosting != (args.command == "host"):
         raise CannotPlay("you host your unfinished table: use nerts host --resume" if hosting
@@ -419,5 +429,4 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..lines import fail
 from ..net.interfaces import Interfaces, interfaces_setting
 from ..peer.results import LISTEN, event_records
 from ..protocol.identity import default_data_dir
@@ -63,7 +64,8 @@ def add_record_commands(sub: Any) -> None:
                             "(env NERTS_INTERFACES)")
     _data_dir(event)
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
-                                          "every move; print its summary")
+                                          "every move; print its summary (a game left "
+                                          "early: as far as it went)")
     check.add_argument("file", type=Path, metavar="FILE")
 
 
@@ -183,11 +185,15 @@ def _verify(file: Path) -> int:
     except OSError as exc:
         return _fail(f"cannot read {file}: {exc.strerror or exc}")
     try:
-        done = verify(decode(data))
+        done = verify(decode(data), unfinished=True)
     except RecordError as exc:
         return _fail(f"{file}: {exc}")
     for line in done.lines:
         print(json.dumps(line))
+    if not done.game_over:  # left before its end: honest as far as it went
+        print(f"{file}: unfinished: verified to round {done.verified_to}: "
+              f"{done.entries} signed entries", file=sys.stderr)
+        return 0
     final = done.lines[-1]
     print(f"{file}: verified: {done.entries} signed entries, {final['rounds']} rounds, "
           f"{final['winner']} won", file=sys.stderr)
@@ -195,5 +201,4 @@ def _verify(file: Path) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"nerts: {message}", file=sys.stderr)
-    return 1
+    return fail(message)

@@ -19,10 +19,9 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, TextIO
 
-from ..game.bot import SKILLS, Bot, Skill
+from ..game.bot import SKILLS, Bot, paced
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.replica import CommandError, Phase, StartRound
@@ -47,11 +46,6 @@ EXPECTED_REJECTS = frozenset({"duplicate", "own_entry", "late", "dropped"})
 """Rejections every game has: copies of entries (resends cross, a peer hears
 an entry from several others), our own reflected back, and the honest late
 entries of a closed round or a dropped seat. Worth a debug line only."""
-
-
-def paced(skill: Skill, pace: float) -> Skill:
-    """``skill`` thinking ``pace`` times as long (0.05 makes test games fast)."""
-    return replace(skill, think_ms=skill.think_ms * pace, turn_ms=skill.turn_ms * pace)
 
 
 def table_bot(skill: str, *, pace: float = 1.0, seed: int | None = None) -> Bot:

@@ -60,7 +60,7 @@ from ..protocol.replica import (
 )
 from ..records.history import Kept, to_keep
 from ..records.record import GameRecord, merged, record_of
-from ..session import Listener
+from ..session import Listener, restored
 from ..store import JournalError, Store, StoreError, TableRecord
 from .announce import TableAnnouncer
 
@@ -340,15 +340,8 @@ class NetSession:
         """
         is_host = table.host_key == identity.public_key
         self = cls(identity, config, is_host=is_host, store=store, clock=clock)
-        records = store.records(table.table_id)
-        try:
-            replica = Replica.restore(identity, table.table_id, table.host_key, records,
-                                      self._clock(), **self._replica_options())
-        except Exception as exc:  # noqa: BLE001 - whatever a bad record breaks, one line
-            raise JournalError(
-                f"the journal {store.journal_path(table.table_id)} holds a record that "
-                f"cannot be replayed ({type(exc).__name__}: {exc}): this table cannot be "
-                "resumed; move the file aside to play on without it") from None
+        replica = restored(store, table.table_id, identity, table.table_id, table.host_key,
+                           self._clock(), **self._replica_options())
         try:
             address = parse_address(table.address)
         except WireError:

@@ -70,6 +70,11 @@ class Replayed:
     def game_over(self) -> bool:
         return self.replica.phase is Phase.OVER
 
+    @property
+    def verified_to(self) -> int:
+        """The last round the record scores (0: none)."""
+        return max(self.rounds, default=0)
+
 
 def replay(record: GameRecord) -> Replayed:
     """Run the record's entries through a fresh replica; note every problem found."""
@@ -144,12 +149,19 @@ def replay(record: GameRecord) -> Replayed:
     return done
 
 
-def verify(record: GameRecord) -> Replayed:
-    """The replay of a record that holds a whole, honest game; RecordError otherwise."""
+def verify(record: GameRecord, *, unfinished: bool = False) -> Replayed:
+    """The replay of a record that holds a whole, honest game; RecordError otherwise.
+
+    ``unfinished``: a game its players left before its end, after a round at
+    least, is honest too as far as it went (``Replayed.game_over`` says which,
+    ``verified_to`` how far). The standings count only whole games.
+    """
     done = replay(record)
     if done.problems:
         raise RecordError(done.problems[0])
     if not done.game_over:
+        if unfinished and done.rounds:
+            return done
         rs = done.replica.rs
         where = f"in round {rs.number}" if rs is not None else "before the first round"
         raise RecordError(f"the record stops {where}, before the game is over")

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -364,6 +366,7 @@ class NertsApp:
         }
         between: dict[Action, Handler] = {
             Action.NEXT: table(Controller.next_round),
+            Action.AGAIN: table(Controller.play_again),
             Action.READY: table(Controller.toggle_ready),
             Action.SETTINGS: table(Controller.open_settings),
             Action.PARTNERS: table(Controller.open_partners),
@@ -464,5 +467,22 @@ def tidy_heap() -> None:
 
 
 def run_app(session: Session, config: Config, notes: Sequence[str] = ()) -> None:
-    """Play at ``session`` in this terminal until the player quits."""
-    asyncio.run(NertsApp(session, config, notes).run())
+    """Play at ``session`` in this terminal until the player quits, or a signal says
+    to stop (SIGTERM; SIGHUP: the terminal closed): the table is left as on a
+    quit, so that what the session keeps on leaving is kept."""
+    asyncio.run(_run_until_signalled(NertsApp(session, config, notes)))
+
+
+async def _run_until_signalled(ui: NertsApp) -> None:
+    def stop() -> None:
+        if ui.app.is_running:
+            ui.app.exit()
+
+    loop = asyncio.get_running_loop()
+    for signum in _STOPS:
+        loop.add_signal_handler(signum, stop)
+    await ui.run()
+
+
+#: The signals that end a game at this terminal as a quit does (none on Windows).
+_STOPS = () if sys.platform == "win32" else (signal.SIGTERM, signal.SIGHUP)

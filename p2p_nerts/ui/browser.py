@@ -57,11 +57,11 @@ CODE_FIELD_LIMIT = 100
 
 def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
                variants: Variants | None = None, seed: int | None = None,
-               store: Store | None = None) -> LocalTable:
+               store: Store | None = None, pace: float = 1.0) -> LocalTable:
     """A table against computer players, as ``nerts solo`` and the lobby open it
-    (``store``: the player's, which keeps the game)."""
+    (``store``: the player's, which journals and keeps the game)."""
     return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
-                      delay=SOLO_DELAY, store=store)
+                      delay=SOLO_DELAY, store=store, pace=pace)
 
 
 def is_full(table: TableListing) -> bool:

@@ -20,6 +20,7 @@ line of text for the screen, and the defaults stand in for what was wrong.
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from collections.abc import Callable, Mapping
@@ -62,8 +63,7 @@ def load_config(path: Path) -> tuple[Config, list[str]]:
     except FileNotFoundError:
         return Config(), []
     except tomllib.TOMLDecodeError as exc:
-        return Config(), [f"{path} is not valid TOML ({exc}): using the default settings "
-                          "until it is fixed"]
+        return Config(), [toml_problem(path, exc)]
     except (OSError, UnicodeDecodeError) as exc:
         return Config(), [f"{path}: {exc}; using the default settings"]
     problems: list[str] = []
@@ -79,6 +79,26 @@ def load_config(path: Path) -> tuple[Config, list[str]]:
         partner = None
     problems += [f"unknown setting {k!r} ignored" for k in raw]
     return Config(name, four, keys, partner), [f"{path}: {p}" for p in problems]
+
+
+def toml_problem(path: Path, exc: tomllib.TOMLDecodeError) -> str:
+    """A settings file that does not parse (TOML), in one line short enough for the
+    screen: the file and the line first (tomllib says where at the end of its
+    message), the default settings standing in meanwhile."""
+    what, where = str(exc), ""
+    if (at := re.search(r" \(at line (\d+), column \d+\)$", what)) is not None:
+        what, where = what[:at.start()], f" line {at.group(1)}"
+    elif (end := re.search(r" \(at end of document\)$", what)) is not None:
+        what, where = what[:end.start()], " at its end"
+    return f"{shown(path)}{where}: {what}; defaults meanwhile"
+
+
+def shown(path: Path) -> str:
+    """``path`` as the player writes it: under their home, from ``~``."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except (ValueError, RuntimeError):  # elsewhere, or no home to speak of
+        return str(path)
 
 
 def _name(value: object, problems: list[str]) -> str | None:
@@ -179,9 +199,8 @@ def prepare_player(data_dir: Path | None = None, *, ask: Ask | None = None) -> P
     key_file = directory / IDENTITY_FILE
     name = config.name
     if name is None and not key_file.exists() and ask is not None:
-        for note in notes:  # said once, before the question rather than on the screen
+        for note in notes:  # before the question, which it explains; the screen says it too
             print(f"nerts: {note}", file=sys.stderr)
-        notes = []
         name = ask_name(ask)
         if not path.exists():
             config = Config(name, config.four_colour, config.keys)

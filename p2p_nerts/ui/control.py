@@ -297,7 +297,15 @@ class Controller(Hands):
     def next_round(self) -> None:
         """Host: deal the next round."""
         if self.view.phase is Phase.OVER:
-            self.state.error("The game is over")
+            self.state.error("The game is over: n plays again at this table, q leaves")
+        elif self._act(StartRound()):
+            self.state.winner = None
+
+    @player_input
+    def play_again(self) -> None:
+        """Host, the game over: a new game at this table, the same seats (its first deal)."""
+        if self.view.phase is not Phase.OVER:
+            self.state.error("n plays again once the game is over")
         elif self._act(StartRound()):
             self.state.winner = None
 
@@ -333,7 +341,11 @@ class Controller(Hands):
 
     @player_input
     def ask_quit(self) -> None:
-        self.state.confirm_quit = True
+        """Ask before leaving, unless the game is over: then nothing is lost."""
+        if self.view.phase is Phase.OVER:
+            self.on_quit()
+        else:
+            self.state.confirm_quit = True
 
     @player_input
     def answer_quit(self, yes: bool) -> None:

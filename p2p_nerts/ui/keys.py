@@ -39,6 +39,7 @@ class Action(StrEnum):
     ACTIVATE = "activate"
     CANCEL = "cancel"
     NEXT = "next"
+    AGAIN = "again"
     READY = "ready"
     SETTINGS = "settings"
     PARTNERS = "partners"
@@ -58,7 +59,8 @@ PLAY = frozenset({Action.NERTS, Action.WASTE, *PILES, Action.SEND, Action.TURN, 
                   Action.DECLARE,
                   Action.CALL, Action.ROTATE, Action.LEFT, Action.RIGHT, Action.UP, Action.DOWN,
                   Action.ACTIVATE, Action.CANCEL})
-BETWEEN = frozenset({Action.NEXT, Action.READY, Action.SETTINGS, Action.PARTNERS})
+BETWEEN = frozenset({Action.NEXT, Action.AGAIN, Action.READY, Action.SETTINGS,
+                     Action.PARTNERS})
 BROWSE = frozenset({Action.UP, Action.DOWN, Action.JOIN, Action.ADDRESS, Action.CREATE,
                     Action.SOLO, Action.WATCH, Action.HISTORY, Action.STANDINGS})
 GLOBAL = frozenset({Action.HELP, Action.QUIT})
@@ -85,6 +87,7 @@ DEFAULT_KEYS: KeyMap = {
     Action.ACTIVATE: ("enter",),
     Action.CANCEL: ("escape",),
     Action.NEXT: ("enter",),
+    Action.AGAIN: ("n",),
     Action.READY: ("r",),
     Action.SETTINGS: ("o",),
     Action.PARTNERS: ("p",),
@@ -110,6 +113,7 @@ DESCRIPTIONS: Mapping[Action, str] = {
     Action.ACTIVATE: "click at the cursor",
     Action.CANCEL: "drop the selection",
     Action.NEXT: "host: deal the next round",
+    Action.AGAIN: "host, game over: play again",
     Action.READY: "ready / not ready",
     Action.SETTINGS: "host: change the rules",
     Action.PARTNERS: "host: choose partners",

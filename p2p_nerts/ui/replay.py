@@ -8,6 +8,7 @@ plays. Nothing is computed here that the replay model did not decide.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from functools import partial
 
 from prompt_toolkit.application import Application
@@ -118,6 +119,12 @@ class ReplayView(Replaying):
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+def _spaced(cards: Iterable[tuple[str, str]]) -> StyleAndTextTuples:
+    """Cards each after a space: a card drawn three wide (``10♥``) must not run into
+    a count or the card before it (``1310♥``, ``9♣10♠``)."""
+    return [part for card in cards for part in (("", " "), card)]
+
+
 def frame_text(replay: RoundReplay, index: int, speed: int, playing: bool) -> StyleAndTextTuples:
     """The screen for frame ``index``: state line, foundations, tableaux, what happened."""
     frame = replay.frames[index]
@@ -128,8 +135,7 @@ def frame_text(replay: RoundReplay, index: int, speed: int, playing: bool) -> St
         ("", f" move {index}/{last} · {speed} a second · {state}\n\n"),
         ("class:label", " Foundations "),
     ]
-    for pile in frame.foundations:
-        out.append(card_fragment(pile[-1]))
+    out += _spaced(card_fragment(pile[-1]) for pile in frame.foundations)
     out.append(("class:dim", f"   {sum(map(len, frame.foundations))} cards\n\n"
                 if frame.foundations else "(none yet)\n\n"))
     width = max(map(len, replay.names))
@@ -140,10 +146,10 @@ def frame_text(replay: RoundReplay, index: int, speed: int, playing: bool) -> St
         if view is None:
             out.append(("class:dim", "dropped: no move log to replay\n"))
             continue
-        out += [("class:label", "Nerts"), ("", f" {view.nerts:>2}"), card_or_gap(view.top),
-                ("class:label", "   work")]
-        out += [card_or_gap(p[-1] if p else None) for p in view.work]
-        out += [("class:label", "   waste"), card_or_gap(view.waste),
+        out += [("class:label", "Nerts"), ("", f" {view.nerts:>2}"),
+                *_spaced([card_or_gap(view.top)]), ("class:label", "   work")]
+        out += _spaced(card_or_gap(p[-1] if p else None) for p in view.work)
+        out += [("class:label", "   waste"), *_spaced([card_or_gap(view.waste)]),
                 ("class:label", "   stock"), ("", f" {view.stock}\n")]
     out.append(("", "\n"))
     for earlier in replay.frames[max(1, index - _HISTORY + 1):index + 1]:

@@ -184,6 +184,8 @@ def between_hints(r: TableView, keys: KeyMap) -> StyleAndTextTuples:
                   (Action.SETTINGS, "settings")]
         if r.variants.teams == "pairs":
             parts.append((Action.PARTNERS, "partners"))
+    if r.is_host and r.phase is Phase.OVER:
+        parts.append((Action.AGAIN, "play again"))
     if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host:  # the host deals
         parts.append((Action.READY, "not ready" if r.ready(r.my_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]

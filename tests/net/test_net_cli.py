@@ -306,6 +306,17 @@ def test_a_journal_record_that_cannot_be_replayed_is_a_journal_error(
     assert "move the file aside" in err
 
 
+def test_a_network_resume_points_at_solo_resume_for_a_solo_game(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    me = load_or_create(tmp_path / "identity.key", "Ann")
+    with Store(tmp_path / DB_FILE) as store:
+        store.sit_solo(b"s" * 16, me.public_key, {"bots": []})
+    for command in ("host", "join"):
+        assert main([command, "--resume", "--headless", "--bind", "127.0.0.1"]) == 1
+        assert capsys.readouterr().err == (
+            "nerts: your unfinished game is a solo one: nerts solo --resume goes on with it\n")
+
+
 def test_a_damaged_database_is_one_line(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / DB_FILE

@@ -22,10 +22,10 @@ from p2p_nerts.game.tableau import (
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.fairness import deal_for
-from p2p_nerts.testing.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import Audit
 from p2p_nerts.protocol.replica import Command, Move, Outbound, Replica, RoundState, Turn
 from p2p_nerts.protocol.replica._closing import audit_of
+from p2p_nerts.testing.memnet import MemNet, bot_table
 
 from ..replica_harness import check_round, play_round
 

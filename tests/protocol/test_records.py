@@ -384,6 +384,31 @@ def test_a_game_given_up_after_a_round_is_kept_as_abandoned(tmp_path: Path) -> N
     assert statistics([game], net.replicas[1].me.fingerprint)["finished"] == 0
 
 
+def test_verify_passes_an_honest_game_left_early_as_far_as_it_went(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``nerts verify`` on a game its players left after a round: exit 0, and it says
+    how far it checked; the same record with one entry changed still fails."""
+    net = bot_table(2, seed=3, variants=Variants(target=1000))
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    assert net.run(lambda: all(r.phase is Phase.BETWEEN for r in net.replicas), limit=3600)
+    record = game_record(net, 1, "Long table", 1_700_000_000.0)
+    file = tmp_path / "left.nerts"
+    file.write_bytes(encode(record))
+    assert cli.main(["verify", str(file)]) == 0
+    out, err = capsys.readouterr()
+    assert err == (f"{file}: unfinished: verified to round 1: "
+                   f"{len(record.entries)} signed entries\n")
+    assert json.loads(out.splitlines()[0])["round"] == 1
+    entries = list(record.entries)
+    i = next(k for k, raw in enumerate(entries) if open_entry(raw).type == MsgType.PLAY)
+    raw = entries[i]
+    entries[i] = raw[:HEADER_LEN - 1] + bytes([raw[HEADER_LEN - 1] ^ 1]) + raw[HEADER_LEN:]
+    file.write_bytes(encode(_with(record, entries)))
+    assert cli.main(["verify", str(file)]) == 1
+    assert capsys.readouterr().err == (f"nerts: {file}: entry {i + 1}: the signature does "
+                                       "not match (forged or changed)\n")
+
+
 def test_a_hostile_sequence_number_is_reported_not_counted_out() -> None:
     """An author claiming the largest sequence number costs nothing to check."""
     record = _record()

@@ -16,7 +16,7 @@ from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record, made_by
 from p2p_nerts.protocol.replica import Replica, StartRound
-from p2p_nerts.store import DB_FILE, JournalError, Store, StoreBusy, StoreError
+from p2p_nerts.store import DB_FILE, JournalError, Store, StoreBusy, StoreDamaged, StoreError
 from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 
@@ -168,7 +168,8 @@ def test_the_journal_table_of_older_versions_goes(tmp_path: Path) -> None:
 def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / DB_FILE
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StoreError, match="cannot use"):
+    with pytest.raises(StoreDamaged, match=f"^the database {path} cannot be read .*: move it "
+                                           f"aside for a fresh one \\(mv {path} {path}.damaged;"):
         Store(path)
 
 
@@ -244,6 +245,8 @@ def test_a_corrupt_database_page_is_one_clear_error(tmp_path: Path) -> None:
     data[page:2 * page] = b"\xa5" * page  # the root page of the tables, garbage
     path.write_bytes(bytes(data))
     with Store(path) as store:
+        with pytest.raises(StoreDamaged, match=f"the database {path} cannot be read.*aside"):
+            store.check()  # as play starts, not as a game is kept
         with pytest.raises(StoreError, match=f"the database {path} cannot be read.*aside"):
             store.unfinished()
         with pytest.raises(StoreError, match="cannot be read"):

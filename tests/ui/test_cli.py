@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 import pytest
 
 from p2p_nerts.cli import main
+from p2p_nerts.lines import fail
 
 
 def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,15 +36,23 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         (["simulate", "--players", "10", "--teams", "share"],
          "nerts simulate: error: share-a-deck needs 6 or 8 players"),
         (["solo", "--bots", "4", "--teams", "share"],
-         "nerts solo: error: share-a-deck needs 6 or 8 players"),
-        (["solo", "--bots", "1", "--teams", "pairs"], "nerts solo: error: pairs need 4, 6 or 8"),
+         "nerts solo: error: share-a-deck needs 6 or 8 players (3 or 4 tableaux): use --bots "
+         "2 or 3 (their tableaux, two computer players at each, and yours, one with you)"),
+        (["solo", "--bots", "1", "--teams", "pairs"],
+         "nerts solo: error: pairs need 4, 6 or 8 players (two teams or more): use --bots 3, "
+         "5 or 7 (you and 3, 5 or 7 computer players)"),
         (["simulate", "--skill", "godlike"], "nerts simulate: error: argument --skill"),
         (["simulate", "--players", "3", "--teams", "pairs"], "nerts simulate: error: pairs need"),
         (["simulate", "--target", "0"], "nerts simulate: error: target"),
         (["simulate", "--rounds", "0"], "nerts simulate: error: --rounds"),
         (["solo", "--teams", "share", "--bots", "1"], "nerts solo: error: share-a-deck needs"),
         (["solo", "--teams", "pairs", "--bots", "2"], "nerts solo: error: pairs need"),
+        (["solo", "--teams", "pairs", "--bots", "4"],
+         "nerts solo: error: pairs need 4, 6 or 8 players (two teams or more): use --bots 3,"),
         (["solo", "--loopback", "--seed", "1"], "nerts solo: error: --seed fixes the deals"),
+        (["solo", "--resume", "--seed", "1"],
+         "nerts solo: error: --resume goes on with the game as it was dealt"),
+        (["solo", "--pace", "0"], "nerts solo: error: --pace must be above 0"),
         (["host", "--port", "70000"], "nerts host: error: --port must be 0..65535"),
         (["host", "--auto-start", "1"], "nerts host: error: --auto-start must be 2..--seats"),
         (["bot", "--find-timeout", "0"], "nerts bot: error: --find-timeout"),
@@ -59,6 +70,23 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert words in err and "Traceback" not in err
     # The usage line is the command's own, as with argparse's own errors.
     assert err.startswith(f"usage: {words.split(':')[0]} ")
+
+
+def test_watch_lists_no_option_it_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    """A spectator has no seat: the options of a seat are not in its help, and given
+    anyway they are a usage error that says why."""
+    with pytest.raises(SystemExit):
+        main(["watch", "--help"])
+    out = capsys.readouterr().out
+    assert "--find-timeout" in out
+    assert not any(o in out for o in ("--bot", "--resume", "--seed", "--pace")), out
+    for option in (["--bot", "hard"], ["--resume"], ["--seed", "1"], ["--pace", "2"]):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["watch", *option])
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.endswith(
+            "nerts watch: error: a spectator has no seat: --bot, --resume, --seed and --pace "
+            "are for join and bot\n")
 
 
 @pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
@@ -92,3 +120,30 @@ def test_help_says_what_each_command_takes(command: list[str],
     if command == ["simulate"]:
         assert "--players N 2..8 (default 4; share-a-deck: 6 or 8)" in out
         assert main(["simulate", "--players", "2", "--rounds", "1"]) == 0  # as the help says
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_a_long_line_is_wrapped_at_its_spaces(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line in a pipe (the tests above); on an 80-column terminal, wrapped at the
+    spaces, continuations indented, no word or number cut in two."""
+    monkeypatch.setenv("COLUMNS", "80")
+    err = _Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    with pytest.raises(SystemExit):
+        main(["solo", "--bots", "1", "--teams", "pairs"])
+    printed = err.getvalue().splitlines()
+    assert printed[0].startswith("usage: nerts solo")
+    lines = printed[next(i for i, line in enumerate(printed) if "error:" in line):]
+    assert len(lines) > 1
+    assert all(len(line) <= 80 for line in lines)
+    assert all(line.startswith("  ") for line in lines[1:])
+    assert " ".join(line.strip() for line in lines) == (
+        "nerts solo: error: pairs need 4, 6 or 8 players (two teams or more): use --bots 3, "
+        "5 or 7 (you and 3, 5 or 7 computer players)")
+    assert fail("x " * 60) == 1
+    assert max(map(len, err.getvalue().splitlines())) <= 80

@@ -33,8 +33,26 @@ def test_a_broken_file_gives_one_clear_line_and_defaults(tmp_path: Path) -> None
     path.write_text('name = "Ana\nfour_colour = yes\n', encoding="utf-8")
     config, notes = load_config(path)
     assert config == Config()
-    assert len(notes) == 1 and str(path) in notes[0] and "using the default settings" in notes[0]
-    assert "is not valid TOML" in notes[0] and "line 1" in notes[0]
+    assert notes == [f"{path} line 1: Illegal character '\\n'; defaults meanwhile"]
+
+
+def test_a_broken_file_is_one_line_on_the_screen_naming_the_file_and_the_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the player's home the file is named from ``~``, so that at 80 columns the
+    line shows the file, the line and what is wrong, whole."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    path = tmp_path / ".local" / "share" / "p2p-nerts" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text('name = "Ana"\nfour_colour = tru\n', encoding="utf-8")
+    config, notes = load_config(path)
+    assert config == Config()
+    line = "~/.local/share/p2p-nerts/config.toml line 2: Invalid value; defaults meanwhile"
+    assert notes == [line]
+
+    async def main() -> None:
+        async with Harness(columns=80, rows=24, notes=tuple(notes)) as h:
+            assert sum(line in row for row in h.lines()) == 1
+    asyncio.run(main())
 
 
 def test_bad_entries_are_reported_and_skipped(tmp_path: Path) -> None:
@@ -114,9 +132,10 @@ def test_a_broken_settings_file_is_said_once_before_the_name_is_asked_only_once(
     (tmp_path / "config.toml").write_text(broken, encoding="utf-8")
     player = prepare_player(tmp_path, ask=lambda _prompt: "Ana")
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and "config.toml is not valid TOML" in err[0] and "line 1" in err[0]
+    assert len(err) == 1 and "config.toml line 1: " in err[0]
     assert player.identity.name == "Ana"
-    assert player.notes == (f"your name 'Ana' is kept with your key in {tmp_path / IDENTITY_FILE}",)
+    assert player.notes == (err[0].removeprefix("nerts: "),  # on the screen too
+                            f"your name 'Ana' is kept with your key in {tmp_path / IDENTITY_FILE}")
     assert (tmp_path / "config.toml").read_text(encoding="utf-8") == broken
 
     def never(_prompt: str) -> str:
@@ -124,7 +143,7 @@ def test_a_broken_settings_file_is_said_once_before_the_name_is_asked_only_once(
 
     again = prepare_player(tmp_path, ask=never)
     assert again.identity.name == "Ana" and capsys.readouterr().err == ""
-    assert len(again.notes) == 1 and "is not valid TOML" in again.notes[0]  # on the screen
+    assert len(again.notes) == 1 and "config.toml line 1: " in again.notes[0]  # on the screen
 
 
 def test_the_data_dir_is_checked_before_the_name_is_asked(tmp_path: Path) -> None:

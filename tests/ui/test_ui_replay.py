@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 
@@ -12,7 +13,7 @@ from p2p_nerts.game.cards import card_name
 from p2p_nerts.records.replay import round_replay
 from p2p_nerts.records.verify import replay
 from p2p_nerts.testing.screen import FixedOutput, screen_lines
-from p2p_nerts.ui.replay import SPEEDS, ReplayView
+from p2p_nerts.ui.replay import SPEEDS, ReplayView, frame_text
 
 from ..protocol.test_records import _record
 from ..uikit import LEFT, RIGHT, SPACE, WAIT
@@ -61,3 +62,15 @@ def test_keys_pause_step_back_and_forth_and_change_speed() -> None:
             await asyncio.wait_for(running, WAIT)
 
     asyncio.run(scenario())
+
+
+def test_cards_never_run_into_a_count_a_label_or_each_other() -> None:
+    """``Nerts 13`` then ``10♥`` is ``Nerts 13 10♥``, not ``Nerts 1310♥``; likewise
+    ``work 10♥`` and ``9♣ 10♠``: every word with a suit in it is one card."""
+    rounds = replay(_record()).rounds
+    chosen = round_replay(rounds[max(rounds)])
+    card = re.compile(r"(?:10|[2-9AJQK])[♠♥♦♣]")
+    for index in range(len(chosen.frames)):
+        text = "".join(part[1] for part in frame_text(chosen, index, 8, False))
+        words = [w for w in text.split() if any(suit in w for suit in "♠♥♦♣")]
+        assert words and all(card.fullmatch(w.rstrip(":,")) for w in words), (index, text)

@@ -101,6 +101,39 @@ def test_reaching_the_target_ends_the_game_with_the_winner() -> None:
             winner = rs.names[max(range(len(rs.names)), key=lambda s: match.totals[s])]
             assert f"Game over: {winner} wins!" in h.screen()
             assert "deal the next round" not in h.lines()[-1]
+            assert "n play again" in h.lines()[-1]
             await h.press(ENTER)
-            assert "The game is over" in h.screen()
+            assert "The game is over: n plays again at this table, q leaves" in h.screen()
+    asyncio.run(main())
+
+
+def test_after_the_game_n_plays_again_at_the_table_and_q_leaves_without_asking() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, seed=5, skill="easy", variants=Variants(target=10)) as h:
+            await h.deal()
+            await play_round(h)
+            h.advance(1.0)
+            assert h.replica.phase is Phase.OVER
+            seats = h.replica.view().seats
+            await h.press("n")  # a new game: the same seats, its first deal, no totals
+            h.advance(0.2)
+            view = h.replica.view()
+            assert view.phase is Phase.PLAYING and view.seats == seats
+            assert h.replica.match is not None and not any(h.replica.match.totals)
+            assert "round 2" in h.lines()[0] and "Foundations" in h.screen()
+            await play_round(h)
+            h.advance(1.0)
+            assert h.replica.phase is Phase.OVER
+            await h.press("q")
+            assert "Leave the table?" not in h.screen()
+            await h.until(lambda: not h.app.is_running, "the app to end")
+    asyncio.run(main())
+
+
+def test_n_before_the_game_is_over_says_when_it_plays_again() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, seed=5, skill="easy") as h:
+            await h.press("n")
+            assert "n plays again once the game is over" in h.screen()
+            assert h.replica.phase is Phase.LOBBY
     asyncio.run(main())

@@ -248,10 +248,17 @@ def check_deal(seats: tuple[Seat, ...], variants: Variants) -> None:
 
 
 def start_round(t: Table) -> list[Effect]:
-    """Host: fix the roster and start the next round, under the rules it announces."""
-    host_between_rounds(t.is_host, t.phase, "starts a round", "a round is already under way")
+    """Host: fix the roster and start the next round, under the rules it announces.
+
+    After a game over, the first round of a new game at this table (every
+    replica begins it with no totals): under the rules in force, which nobody
+    changes after a game (a SETTINGS then is refused as mid-round).
+    """
+    over = t.phase is Phase.OVER
+    host_between_rounds(t.is_host, Phase.BETWEEN if over else t.phase, "starts a round",
+                        "a round is already under way")
     check_deal(t.seats, t.variants)
-    return [Sign(t.settings), Sign(Roster(t.seats), round_no=t.number + 1)]
+    return [*([] if over else [Sign(t.settings)]), Sign(Roster(t.seats), round_no=t.number + 1)]
 
 
 def change_settings(t: Table, variants: Variants, countdown: float | None,
