@@ -33,6 +33,7 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
+from ..records.standings import OWN
 from ..store import Store, StoreError
 from .interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 
@@ -223,10 +224,6 @@ async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
             continue
         out += [(f"{host}:{port}", data) for data in answer]
     return out
-
-
-OWN = "this computer"
-"""Where this player's own records come from, in standings."""
 
 
 async def event_records(interfaces: Interfaces, since: float, listen: float,

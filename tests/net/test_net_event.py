@@ -72,7 +72,7 @@ def _table_of(data: bytes) -> str | None:
 @functools.cache
 def _second_game() -> MemNet:
     """Another table's game (four players), played to its end."""
-    net = bot_table(4, seed=9, variants=Variants(target=15))
+    net = bot_table(4, seed=9, variants=Variants(target=15), table_id=bytes(range(16, 32)))
     net.replicas[0].seating.auto_next = 0.2
     net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
