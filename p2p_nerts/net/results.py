@@ -14,7 +14,11 @@ The exchange, over one TCP connection: the asker sends one frame (4-byte
 big-endian length, then a msgpack map ``{"v": 1, "since": seconds since the
 epoch}``); the server answers with one frame per record (at most
 ``MAX_RECORDS``, newest first) and an empty frame, then closes. Every read is
-bounded in size and time, on both sides.
+bounded in size and time, on both sides. A server is open to anyone on the
+LAN, so a stranger's connections cost it little and block no one: a request
+must come soon after connecting, connections are limited per address and in
+all, and one that has not asked makes room for a newer one rather than
+keeping it out.
 """
 
 from __future__ import annotations
@@ -50,7 +54,12 @@ LISTEN = 2.0
 """Seconds a standings view looks for players serving results, by default."""
 _MAX_REQUEST = 256
 _TIMEOUT = 10.0  # seconds for a whole exchange, either side
-_MAX_CLIENTS = 8
+_REQUEST_TIME = 3.0  # seconds an asker has to send its request once connected
+_MAX_CLIENTS = 8  # answers written at once
+#: Connections open at once, from one address and from all: past either, the
+#: oldest that has not yet asked makes room (an honest asker asks at once).
+_PER_ADDRESS = 4
+_MAX_OPEN = 64
 _MAX_SERVERS = 64
 _HEADER = struct.Struct(">I")
 T = TypeVar("T")
@@ -74,6 +83,8 @@ class ResultsServer:
         self._aiozc: AsyncZeroconf | None = None
         self._info: ServiceInfo | None = None
         self._busy = asyncio.Semaphore(_MAX_CLIENTS)
+        #: Every connection open, by its writer: its address, and whether it has asked.
+        self._open: dict[asyncio.StreamWriter, tuple[str, bool]] = {}
         self.port = 0
 
     async def start(self, interfaces: Interfaces | None) -> None:
@@ -106,26 +117,50 @@ class ResultsServer:
             await server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        address = str(writer.get_extra_info("peername", ("?",))[0])
         try:
-            if self._busy.locked():
-                return  # enough askers at once: this one asks again later
-            async with self._busy, asyncio.timeout(_TIMEOUT):
-                since = _request(await _read_frame(reader, _MAX_REQUEST))
-                for data in self._source(since)[:MAX_RECORDS]:
-                    writer.write(_HEADER.pack(len(data)) + data)
+            if not self._admit(address, writer):
+                return  # this address's connections all asking: it asks again later
+            async with asyncio.timeout(_TIMEOUT):
+                async with asyncio.timeout(_REQUEST_TIME):
+                    since = _request(await _read_frame(reader, _MAX_REQUEST))
+                if writer not in self._open:
+                    return  # closed to make room as its request came
+                self._open[writer] = (address, True)  # asked: no longer idle, never evicted
+                async with self._busy:
+                    for data in self._source(since)[:MAX_RECORDS]:
+                        writer.write(_HEADER.pack(len(data)) + data)
+                        await writer.drain()
+                    writer.write(_HEADER.pack(0))
                     await writer.drain()
-                writer.write(_HEADER.pack(0))
-                await writer.drain()
         except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError) as exc:
-            _log.info("a results request failed: %s", exc)
+            _log.info("a results request failed: %s", exc or type(exc).__name__)
         except StoreError as exc:
             _log.warning("cannot serve game records: %s", exc)
         except Exception:  # noqa: BLE001 - nothing from the network may stop the server
             _log.exception("serving results failed")
         finally:
+            self._open.pop(writer, None)
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    def _admit(self, address: str, writer: asyncio.StreamWriter) -> bool:
+        """Room for a connection from ``address``: past :data:`_PER_ADDRESS` of its own or
+        :data:`_MAX_OPEN` in all, the oldest connection (of this address, or of any) that
+        has not asked yet is closed to make it. Connections that idle never keep an asker
+        out, and one address can close only its own."""
+        mine = [w for w, (a, _asked) in self._open.items() if a == address]
+        full = len(mine) >= _PER_ADDRESS or len(self._open) >= _MAX_OPEN
+        if full:
+            among = mine if len(mine) >= _PER_ADDRESS else list(self._open)
+            idle = next((w for w in among if not self._open[w][1]), None)  # the oldest
+            if idle is None:
+                return False
+            del self._open[idle]
+            idle.transport.abort()  # its read ends at once, and its handler with it
+        self._open[writer] = (address, False)
+        return True
 
 
 async def serving_results(store: Store, identity: Identity, interfaces: Interfaces,

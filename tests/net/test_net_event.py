@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from p2p_nerts import cli
@@ -310,3 +311,55 @@ def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
     [game] = standings.games.values()
     assert {p["name"]: p["total"] for p in game["players"]} == final["totals"]
     assert game["winner"] == final["winner"] and standings.refused == []
+
+
+@pytest.mark.parametrize("idle", [8, 64])
+def test_a_strangers_idle_connections_never_keep_an_asker_waiting(idle: int) -> None:
+    """Connections that never ask, from the asker's own address and from another, all
+    open before it asks: it is answered in full, and each idle one is closed unanswered."""
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [b"x" * 10, b"y" * 20], "ab" * 8, bind="127.0.0.1")
+        await server.start(None)
+        held: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        try:
+            for k in range(idle):  # half from the asker's address, half from another
+                held.append(await asyncio.open_connection(
+                    "127.0.0.1", server.port, local_addr=(f"127.0.0.{1 + k % 2}", 0)))
+            await asyncio.sleep(0.1)  # the server has taken them all
+            assert await fetch("127.0.0.1", server.port, 0.0) == [b"x" * 10, b"y" * 20]
+            for reader, _writer in held:  # closed by the server, unanswered, in time
+                assert await asyncio.wait_for(reader.read(), 30) == b""
+        finally:
+            for _reader, writer in held:
+                writer.close()
+            await server.close()
+
+    asyncio.run(scenario())
+
+
+def test_one_address_cannot_close_anothers_asking() -> None:
+    """A busy server still answers each address; a flood of connections from one
+    address makes room only among its own."""
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [b"z" * 5], "cd" * 8, bind="127.0.0.1")
+        await server.start(None)
+        try:
+            first = await asyncio.open_connection("127.0.0.1", server.port,
+                                                  local_addr=("127.0.0.3", 0))
+            flood = [await asyncio.open_connection("127.0.0.1", server.port,
+                                                   local_addr=("127.0.0.2", 0))
+                     for _ in range(32)]
+            await asyncio.sleep(0.1)
+            reader, writer = first  # opened before the flood, still open: it asks now
+            request = msgpack.packb({"v": 1, "since": 0.0})
+            writer.write(len(request).to_bytes(4, "big") + request)
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 30)
+            assert answer == b"\x00\x00\x00\x05zzzzz\x00\x00\x00\x00"
+            writer.close()
+            for _r, w in flood:
+                w.close()
+        finally:
+            await server.close()
+
+    asyncio.run(scenario())
