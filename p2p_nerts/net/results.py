@@ -28,7 +28,7 @@ import contextlib
 import logging
 import secrets
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import msgpack
@@ -37,12 +37,12 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
-from ..records.standings import OWN
+from ..records.standings import OWN, Standings, Tally
 from ..store import Store, StoreError
 from .interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 
-__all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "ResultsServer", "collect",
-           "event_records", "fetch", "serving_results"]
+__all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "Budget", "ResultsServer", "TooLarge",
+           "ask", "browse", "collect", "event_records", "fetch", "serving_results", "tallied"]
 
 _log = logging.getLogger(__name__)
 
@@ -61,6 +61,9 @@ _MAX_CLIENTS = 8  # answers written at once
 _PER_ADDRESS = 4
 _MAX_OPEN = 64
 _MAX_SERVERS = 64
+#: Servers a standings view asks at once: each connection buffers what its server
+#: sends ahead of being read, a few hundred KiB.
+_ASKED_AT_ONCE = 16
 _HEADER = struct.Struct(">I")
 T = TypeVar("T")
 
@@ -128,7 +131,8 @@ class ResultsServer:
                     return  # closed to make room as its request came
                 self._open[writer] = (address, True)  # asked: no longer idle, never evicted
                 async with self._busy:
-                    for data in self._source(since)[:MAX_RECORDS]:
+                    kept = [data for data in self._source(since) if len(data) <= MAX_RECORD]
+                    for data in kept[:MAX_RECORDS]:  # a larger one no asker would read
                         writer.write(_HEADER.pack(len(data)) + data)
                         await writer.drain()
                     writer.write(_HEADER.pack(0))
@@ -193,19 +197,67 @@ async def serving_results(store: Store, identity: Identity, interfaces: Interfac
         await server.close()
 
 
-async def fetch(host: str, port: int, since: float) -> list[bytes]:
-    """The records ``host:port`` serves for games ended since ``since``; raises OSError,
-    TimeoutError or ValueError when it cannot be asked or answers wrongly."""
-    async with asyncio.timeout(_TIMEOUT):
+class Budget:
+    """Bytes of records read and not yet verified, across every server asked at once:
+    a record is read only once there is room for it, so what a standings view holds
+    of the network's records is bounded however many servers answer, or what."""
+
+    def __init__(self, size: int) -> None:
+        self.free = size
+        self._freed = asyncio.Condition()
+
+    async def take(self, n: int) -> None:
+        async with self._freed:
+            await self._freed.wait_for(lambda: self.free >= n)
+            self.free -= n
+
+    async def give(self, n: int) -> None:
+        async with self._freed:
+            self.free += n
+            self._freed.notify_all()
+
+
+Take = Callable[[bytearray], Awaitable[bool]]
+"""Hands on a record as it is read (and with it its bytes of the budget, to give back
+once they are done with); False: read no more of this answer."""
+
+
+class TooLarge(ValueError):
+    """A server offered a record larger than any game makes: refused before it was read."""
+
+
+async def ask(host: str, port: int, since: float, take: Take, budget: Budget) -> None:
+    """Ask ``host:port`` for the records of games ended since ``since``, handing each to
+    ``take`` as it is read, within ``budget``; raises OSError, TimeoutError or ValueError
+    (:class:`TooLarge` for a record larger than any game's) when it cannot be asked or
+    answers wrongly. The deadline counts the network's time, not the wait for room."""
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(_TIMEOUT) as deadline:
         reader, writer = await asyncio.open_connection(host, port)
         try:
             request: bytes = msgpack.packb({"v": VERSION, "since": since})
             writer.write(_HEADER.pack(len(request)) + request)
             await writer.drain()
-            records: list[bytes] = []
-            while (data := await _read_frame(reader, MAX_RECORD)) and len(records) < MAX_RECORDS:
-                records.append(data)
-            return records
+            for _ in range(MAX_RECORDS):
+                (length,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+                if length == 0:
+                    return
+                if length > MAX_RECORD:
+                    raise TooLarge(f"a record of {length} bytes, larger than any game's: "
+                                   "refused unread")
+                left = (deadline.when() or 0.0) - loop.time()
+                deadline.reschedule(None)  # waiting for room is not the server's time
+                await budget.take(length)
+                deadline.reschedule(loop.time() + left)
+                try:
+                    data = await _read_record(reader, length)
+                except BaseException:
+                    await budget.give(length)
+                    raise
+                more = await take(data)
+                del data  # it is the taker's now: held here, it would outlast its budget
+                if not more:
+                    return
         except asyncio.IncompleteReadError:
             raise ValueError("the answer was cut short") from None
         finally:
@@ -214,12 +266,23 @@ async def fetch(host: str, port: int, since: float) -> list[bytes]:
                 await writer.wait_closed()
 
 
-async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
-                  enough: int | None = None) -> list[tuple[str, bytes]]:
-    """Browse for results services, then ask each: ``(where, record)`` for every record.
+async def fetch(host: str, port: int, since: float) -> list[bytes]:
+    """Every record ``host:port`` serves for games ended since ``since``, kept whole
+    (:func:`ask`'s errors): for a caller that needs the bytes, not the standings."""
+    records: list[bytes] = []
 
-    Browses ``listen`` seconds, or until ``enough`` services are found.
-    """
+    async def keep(data: bytearray) -> bool:
+        records.append(bytes(data))
+        return True
+
+    await ask(host, port, since, keep, Budget(MAX_RECORD * MAX_RECORDS))  # room for all
+    return records
+
+
+async def browse(interfaces: Interfaces, listen: float = LISTEN,
+                 enough: int | None = None) -> list[tuple[str, int]]:
+    """The results services found on ``interfaces`` (address, port): browsed ``listen``
+    seconds, or until ``enough`` are found."""
     found: dict[str, tuple[str, int]] = {}
     async with contextlib.AsyncExitStack() as stack:
         aiozc = AsyncZeroconf(interfaces=interfaces)
@@ -250,10 +313,18 @@ async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
                     await asyncio.sleep(0.05)
         if pending and (enough is None or len(found) < enough):
             await asyncio.wait(pending, timeout=3.0)
-    answers = await asyncio.gather(*(fetch(h, p, since) for h, p in found.values()),
+    return list(found.values())
+
+
+async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
+                  enough: int | None = None) -> list[tuple[str, bytes]]:
+    """Browse for results services (:func:`browse`), then ask each: ``(where, record)``
+    for every record, kept whole."""
+    found = await browse(interfaces, listen, enough)
+    answers = await asyncio.gather(*(fetch(h, p, since) for h, p in found),
                                    return_exceptions=True)
     out: list[tuple[str, bytes]] = []
-    for (host, port), answer in zip(found.values(), answers, strict=True):
+    for (host, port), answer in zip(found, answers, strict=True):
         if isinstance(answer, BaseException):
             _log.warning("could not ask %s:%d for results: %s", host, port, answer)
             continue
@@ -261,13 +332,68 @@ async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
     return out
 
 
+async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source) -> Standings:
+    """The standings of what ``servers`` serve and this player's own records (``own``),
+    each record verified as it comes and kept as its summary only: at most
+    :data:`MAX_RECORD` bytes of records are held at once, however many servers answer.
+    A server that offers bytes that are not a record at all is asked no further."""
+    counting = Tally(since)
+    budget = Budget(MAX_RECORD)
+    heard: asyncio.Queue[tuple[str, bytearray] | None] = asyncio.Queue()
+    junk: set[str] = set()
+    turns = asyncio.Semaphore(_ASKED_AT_ONCE)
+
+    async def verifier() -> None:
+        while (item := await heard.get()) is not None:
+            where, data = item
+            del item
+            try:
+                if not await asyncio.to_thread(counting.add, where, data):
+                    junk.add(where)
+            except Exception as exc:  # noqa: BLE001 - no record may stop the standings
+                _log.error("a record from %s could not be checked: %r", where, exc)
+                junk.add(where)
+            size = len(data)
+            del data  # gone before its room is given back, not at the next record
+            await budget.give(size)
+
+    async def asked(host: str, port: int) -> None:
+        where = f"{host}:{port}"
+
+        async def take(data: bytearray) -> bool:
+            if where in junk:
+                await budget.give(len(data))
+                return False
+            await heard.put((where, data))
+            return True
+
+        try:
+            async with turns:
+                await ask(host, port, since, take, budget)
+        except TooLarge as exc:
+            counting.refuse(where, str(exc))
+        except (OSError, TimeoutError, ValueError) as exc:
+            _log.warning("could not ask %s:%d for results: %s", host, port, exc)
+
+    verifying = asyncio.ensure_future(verifier())
+    try:
+        await asyncio.gather(*(asked(h, p) for h, p in servers))
+        await heard.put(None)
+        await verifying
+    finally:
+        verifying.cancel()
+    for data in own(since):
+        await asyncio.to_thread(counting.add, OWN, data)
+    return counting.standings()
+
+
 async def event_records(interfaces: Interfaces, since: float, listen: float,
-                        own: Source) -> list[tuple[str, bytes]]:
+                        own: Source) -> Standings:
     """What a standings view counts, ``nerts event``'s and the lobby's alike: the records
-    the LAN's players serve (:func:`collect`) and this player's own (``own``), which
-    count even where multicast is blocked (a game heard twice counts once)."""
-    found = await collect(interfaces, since, listen)
-    return found + [(OWN, data) for data in own(since)]
+    the LAN's players serve (:func:`browse`, :func:`tallied`) and this player's own
+    (``own``), which count even where multicast is blocked (a game heard twice counts
+    once)."""
+    return await tallied(await browse(interfaces, listen), since, own)
 
 
 def _request(data: bytes) -> float:
@@ -280,6 +406,22 @@ def _request(data: bytes) -> float:
             type(since) not in (int, float)):
         raise ValueError("a malformed request")
     return float(since)  # type: ignore[arg-type]
+
+
+async def _read_record(reader: asyncio.StreamReader, length: int) -> bytearray:
+    """A record's ``length`` bytes, read into one buffer as they come (rather than
+    gathered, then copied out whole: twice its size at once)."""
+    data = bytearray(length)
+    view = memoryview(data)
+    got = 0
+    while got < length:
+        chunk = await reader.read(min(length - got, 1 << 16))
+        if not chunk:
+            raise ValueError("the answer was cut short")
+        view[got:got + len(chunk)] = chunk
+        got += len(chunk)
+    view.release()
+    return data
 
 
 async def _read_frame(reader: asyncio.StreamReader, limit: int) -> bytes:

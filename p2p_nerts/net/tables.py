@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..game.variants import Variants
 from ..protocol.identity import Identity
+from ..records.standings import Standings
 from ..session import Session
 from ..store import Store, StoreError
 from .channel import normalize_code
@@ -155,8 +156,8 @@ class LanTables:
             self._identity, config, self._endpoint,
             table_name=name, interfaces=self._interfaces, store=self._store)))
 
-    async def results(self, since: float) -> list[tuple[str, bytes]]:
-        """The records for the lobby's standings (``ui.pages.Results``), found as
+    async def results(self, since: float) -> Standings:
+        """The lobby's standings (``ui.pages.Results``), found and verified as
         ``nerts event`` finds them."""
         own = self._store.records_since if self._store is not None else lambda _since: []
         try:

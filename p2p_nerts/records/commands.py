@@ -23,7 +23,7 @@ from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .history import history_text, load_game, round_to_replay, statistics
 from .record import MAX_RECORD, RecordError, decode
 from .replay import RoundReplay
-from .standings import EVENT_HOURS, standings_csv, standings_json, standings_text, tally
+from .standings import EVENT_HOURS, standings_csv, standings_json, standings_text
 from .verify import verify
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
@@ -125,9 +125,8 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
     shown = None
     while True:
         since = time.time() - args.hours * 3600
-        found = await event_records(interfaces, since, args.listen,
-                                    partial(_own_records, data_dir))
-        standings = tally(found, since)
+        standings = await event_records(interfaces, since, args.listen,
+                                        partial(_own_records, data_dir))
         if args.json:
             text = json.dumps(standings_json(standings))
         elif args.csv:

@@ -112,19 +112,24 @@ class Tally:
         self._heard: dict[Version, Heard] = {}
         self._refused: list[tuple[str, str]] = []
 
-    def add(self, source: str, data: bytes) -> None:
-        """Verify ``data`` (a record's bytes, from ``source``) and note what it proves."""
+    def add(self, source: str, data: bytes | bytearray) -> bool:
+        """Verify ``data`` (a record's bytes, from ``source``) and note what it proves;
+        False when the bytes are not a game record at all."""
         try:
             record = decode(data)
+        except RecordError as exc:
+            self.refuse(source, str(exc))
+            return False
+        try:
             if record.saved_at < self.since:
-                return
+                return True
             done = verify(record)
             game = summarize(record, done, record.host)
         except RecordError as exc:
-            self._refused.append((source, str(exc)))
-            return
+            self.refuse(source, str(exc))
+            return True
         if game is None or game["winner"] is None:
-            return
+            return True
         rounds = [r["round"] for r in game["rounds"]]
         keys = [[k.hex() for k in done.round_keys[n]] for n in rounds]
         facts = {k: game[k] for k in ("rules", "players", "rounds", "winner", "winners",
@@ -135,6 +140,11 @@ class Tally:
         heard.sources.add(source)
         if game["ended_at"] < heard.game["ended_at"]:  # one date, whichever copy came first
             heard.game = game
+        return True
+
+    def refuse(self, source: str, reason: str) -> None:
+        """A record from ``source`` that counts for nothing, and why."""
+        self._refused.append((source, reason))
 
     def standings(self) -> Standings:
         out = Standings(refused=sorted(self._refused))

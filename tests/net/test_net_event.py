@@ -26,7 +26,7 @@ from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
 from p2p_nerts.records.record import RecordError, decode, encode
-from p2p_nerts.records.standings import Standings, tally
+from p2p_nerts.records.standings import Standings, standings_json, tally
 from p2p_nerts.store import DB_FILE, Store
 
 from ..protocol.test_records import _game, _record, _resigned, _with
@@ -145,24 +145,37 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
     served = encode(game_record(_second_game(), 1, "Table B", EVENING))
     heard: list[float] = []
 
-    async def network(interfaces: object, since: float, listen: float) -> list[tuple[str, bytes]]:
+    def source(since: float) -> list[bytes]:
         heard.append(since)
-        return [("10.0.0.9:4100", served)]
+        return [served]
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", network)
+    server = ResultsServer(source, "ab" * 8, bind="127.0.0.1")
+
+    async def network(interfaces: object, listen: float) -> list[tuple[str, int]]:
+        return [("127.0.0.1", server.port)]
+
+    async def standings(tables: LanTables) -> Standings:
+        await server.start(None)
+        try:
+            return await tables.results(EVENING - 60)
+        finally:
+            await server.close()
+
+    monkeypatch.setattr("p2p_nerts.net.results.browse", network)
     with Store(tmp_path / DB_FILE) as store:
         keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().written(1))
-        [own] = store.records_since(0.0)
         tables = LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK, store=store)
-        found = asyncio.run(tables.results(EVENING - 60))
+        found = asyncio.run(standings(tables))
+        [own] = store.records_since(0.0)
     assert heard == [EVENING - 60]
-    assert found == [("10.0.0.9:4100", served), (OWN, own)]
-    assert len(tally(found, EVENING - 60).games) == 2
+    assert standings_json(found) == standings_json(
+        tally([("127.0.0.1:x", served), (OWN, own)], EVENING - 60))
+    assert len(found.games) == 2
 
-    async def blocked(interfaces: object, since: float, listen: float) -> list[object]:
+    async def blocked(interfaces: object, listen: float) -> list[object]:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", blocked)
+    monkeypatch.setattr("p2p_nerts.net.results.browse", blocked)
     with pytest.raises(ConnectionError, match=r"^network error: Operation not permitted$"):
         asyncio.run(LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK).results(0.0))
 
@@ -194,10 +207,10 @@ def test_nerts_event_counts_this_players_own_games(
         keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,  # not yet ended: in window
              journal=_game().written(1))
 
-    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
+    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, int]]:
         return []
 
-    monkeypatch.setattr("p2p_nerts.net.results.collect", nobody)
+    monkeypatch.setattr("p2p_nerts.net.results.browse", nobody)
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
                      "--interfaces", "127.0.0.1"]) == 0
     out = json.loads(capsys.readouterr().out)
