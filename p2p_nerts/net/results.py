@@ -42,7 +42,7 @@ from ..store import Store, StoreError
 from .interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 
 __all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "Budget", "ResultsServer", "TooLarge",
-           "ask", "browse", "collect", "event_records", "fetch", "serving_results", "tallied"]
+           "ask", "browse", "event_records", "serving_results", "tallied"]
 
 _log = logging.getLogger(__name__)
 
@@ -266,23 +266,9 @@ async def ask(host: str, port: int, since: float, take: Take, budget: Budget) ->
                 await writer.wait_closed()
 
 
-async def fetch(host: str, port: int, since: float) -> list[bytes]:
-    """Every record ``host:port`` serves for games ended since ``since``, kept whole
-    (:func:`ask`'s errors): for a caller that needs the bytes, not the standings."""
-    records: list[bytes] = []
-
-    async def keep(data: bytearray) -> bool:
-        records.append(bytes(data))
-        return True
-
-    await ask(host, port, since, keep, Budget(MAX_RECORD * MAX_RECORDS))  # room for all
-    return records
-
-
-async def browse(interfaces: Interfaces, listen: float = LISTEN,
-                 enough: int | None = None) -> list[tuple[str, int]]:
-    """The results services found on ``interfaces`` (address, port): browsed ``listen``
-    seconds, or until ``enough`` are found."""
+async def browse(interfaces: Interfaces, listen: float = LISTEN) -> list[tuple[str, int]]:
+    """The results services found on ``interfaces`` (address, port), browsing ``listen``
+    seconds."""
     found: dict[str, tuple[str, int]] = {}
     async with contextlib.AsyncExitStack() as stack:
         aiozc = AsyncZeroconf(interfaces=interfaces)
@@ -307,29 +293,10 @@ async def browse(interfaces: Interfaces, listen: float = LISTEN,
         browser = AsyncServiceBrowser(zc, RESULTS_SERVICE, handlers=[on_change],
                                       question_type=DNSQuestionType.QM)
         stack.push_async_callback(browser.async_cancel)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(listen):
-                while enough is None or len(found) < enough:
-                    await asyncio.sleep(0.05)
-        if pending and (enough is None or len(found) < enough):
+        await asyncio.sleep(listen)
+        if pending:
             await asyncio.wait(pending, timeout=3.0)
     return list(found.values())
-
-
-async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
-                  enough: int | None = None) -> list[tuple[str, bytes]]:
-    """Browse for results services (:func:`browse`), then ask each: ``(where, record)``
-    for every record, kept whole."""
-    found = await browse(interfaces, listen, enough)
-    answers = await asyncio.gather(*(fetch(h, p, since) for h, p in found),
-                                   return_exceptions=True)
-    out: list[tuple[str, bytes]] = []
-    for (host, port), answer in zip(found, answers, strict=True):
-        if isinstance(answer, BaseException):
-            _log.warning("could not ask %s:%d for results: %s", host, port, answer)
-            continue
-        out += [(f"{host}:{port}", data) for data in answer]
-    return out
 
 
 async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source) -> Standings:

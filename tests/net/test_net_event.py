@@ -16,7 +16,15 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch, serving_results
+from p2p_nerts.net.results import (
+    MAX_RECORDS,
+    OWN,
+    Budget,
+    ResultsServer,
+    ask,
+    browse,
+    serving_results,
+)
 from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.testing import PeerTable
 from p2p_nerts.protocol.envelope import open_entry
@@ -25,7 +33,7 @@ from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
-from p2p_nerts.records.record import RecordError, decode, encode
+from p2p_nerts.records.record import MAX_RECORD, RecordError, decode, encode
 from p2p_nerts.records.standings import Standings, standings_json, tally
 from p2p_nerts.store import DB_FILE, Store
 
@@ -39,6 +47,27 @@ EVENING = 1_700_000_000.0
 
 
 Served = list[tuple[str, bytes]]
+
+
+async def fetch(host: str, port: int, since: float) -> list[bytes]:
+    """Every record ``host:port`` serves for games ended since ``since``, kept whole."""
+    records: list[bytes] = []
+
+    async def keep(data: bytearray) -> bool:
+        records.append(bytes(data))
+        return True
+
+    await ask(host, port, since, keep, Budget(MAX_RECORD * MAX_RECORDS))  # room for all
+    return records
+
+
+async def collect(interfaces: list[str], since: float, listen: float) -> Served:
+    """``(where, record)`` for every record every results service found serves."""
+    servers = await browse(interfaces, listen)
+    answers = await asyncio.gather(*(fetch(h, p, since) for h, p in servers),
+                                   return_exceptions=True)  # another test's, gone since
+    return [(f"{host}:{port}", data) for (host, port), answer in zip(servers, answers, strict=True)
+            if not isinstance(answer, BaseException) for data in answer]
 
 
 async def collected(since: float, mine: Callable[[str, bytes], bool],
