@@ -38,7 +38,7 @@ from p2p_nerts.records.standings import Standings, standings_json, tally
 from p2p_nerts.store import DB_FILE, Store
 
 from ..protocol.test_records import _game, _record, _resigned, _with
-from ..replica_harness import game_record
+from ..replica_harness import game_record, resigned
 from .test_net_session import LOCAL, bot_games, config
 
 pytestmark = pytest.mark.timeout(60)
@@ -405,3 +405,54 @@ def test_one_address_cannot_close_anothers_asking() -> None:
             await server.close()
 
     asyncio.run(scenario())
+
+
+def test_nerts_event_shows_a_strangers_resigned_copy_as_a_conflict_and_keeps_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stranger serves the game this player sat at, every entry signed again under
+    keys of its own: ``nerts event`` counts the player's own record, and lists the
+    copy as a conflict, counted for nothing; a player without a record of it counts
+    neither, and sees both."""
+    real = game_record(_game(), 0, "Table A", 4_000_000_000.0)
+    forged = encode(resigned(real, salt=3))
+    servers = {"player": ResultsServer(lambda since: [encode(real)], "a1" * 8, bind="127.0.0.1"),
+               "stranger": ResultsServer(lambda since: [forged], "e5" * 8, bind="127.0.0.1")}
+    asked: list[str] = []
+
+    async def network(interfaces: object, listen: float) -> list[tuple[str, int]]:
+        return [("127.0.0.1", servers[name].port) for name in asked]
+
+    async def event(*args: str) -> int:
+        for server in servers.values():
+            await server.start(None)
+        try:
+            return await asyncio.to_thread(cli.main, ["event", "--json", *args,
+                                                      "--interfaces", "127.0.0.1"])
+        finally:
+            for server in servers.values():
+                await server.close()
+
+    monkeypatch.setattr("p2p_nerts.net.results.browse", network)
+    with Store(tmp_path / DB_FILE) as store:
+        keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,
+             journal=_game().written(1))
+    asked[:] = ["stranger"]
+    assert asyncio.run(event("--data-dir", str(tmp_path))) == 0
+    out = json.loads(capsys.readouterr().out)
+    stranger = f"127.0.0.1:{servers['stranger'].port}"
+    [game] = out["games"]
+    assert {c["from"][0]: c["counted"] for c in out["conflicts"]} == {OWN: True,
+                                                                      stranger: False}
+    [copy] = [c for c in out["conflicts"] if not c["counted"]]
+    assert copy["winners"] != game["winners"]  # under the forger's key, not the winner's
+    assert {r["fingerprint"] for r in out["standings"]} == {p["fingerprint"]
+                                                           for p in game["players"]}
+
+    asked[:] = ["player", "stranger"]
+    assert asyncio.run(event("--data-dir", str(tmp_path / "nobody"))) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == [] and out["standings"] == []
+    assert sorted(c["from"][0] for c in out["conflicts"]) == sorted(
+        f"127.0.0.1:{s.port}" for s in servers.values())
+    assert not any(c["counted"] for c in out["conflicts"])
