@@ -60,6 +60,9 @@ _MAX_CLIENTS = 8  # answers written at once
 #: oldest that has not yet asked makes room (an honest asker asks at once).
 _PER_ADDRESS = 4
 _MAX_OPEN = 64
+#: Answers written to one address at once: an asker that reads slowly, or not at all,
+#: holds at most this many of the :data:`_MAX_CLIENTS`.
+_ANSWERS_PER_ADDRESS = 2
 _MAX_SERVERS = 64
 #: Servers a standings view asks at once: each connection buffers what its server
 #: sends ahead of being read, a few hundred KiB.
@@ -129,6 +132,9 @@ class ResultsServer:
                     since = _request(await _read_frame(reader, _MAX_REQUEST))
                 if writer not in self._open:
                     return  # closed to make room as its request came
+                if sum(1 for a, asked in self._open.values()
+                       if a == address and asked) >= _ANSWERS_PER_ADDRESS:
+                    return  # an asker asks once: more at once are not to be served
                 self._open[writer] = (address, True)  # asked: no longer idle, never evicted
                 async with self._busy:
                     kept = [data for data in self._source(since) if len(data) <= MAX_RECORD]
@@ -203,10 +209,12 @@ class Budget:
     of the network's records is bounded however many servers answer, or what."""
 
     def __init__(self, size: int) -> None:
-        self.free = size
+        self.size = self.free = size
         self._freed = asyncio.Condition()
 
     async def take(self, n: int) -> None:
+        if n > self.size:
+            raise TooLarge(f"a record of {n} bytes, more than the {self.size} held at once")
         async with self._freed:
             await self._freed.wait_for(lambda: self.free >= n)
             self.free -= n
@@ -321,7 +329,11 @@ async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source)
                 _log.error("a record from %s could not be checked: %r", where, exc)
                 junk.add(where)
             size = len(data)
-            del data  # gone before its room is given back, not at the next record
+            # Emptied before its room is given back: the verifying thread may hold the
+            # record a moment longer, and two records at once would be twice the room.
+            with contextlib.suppress(BufferError):
+                data.clear()
+            del data
             await budget.give(size)
 
     async def asked(host: str, port: int) -> None:
