@@ -28,7 +28,8 @@ import contextlib
 import logging
 import secrets
 import struct
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import msgpack
@@ -60,8 +61,8 @@ _MAX_CLIENTS = 8  # answers written at once
 #: oldest that has not yet asked makes room (an honest asker asks at once).
 _PER_ADDRESS = 4
 _MAX_OPEN = 64
-#: Answers written to one address at once: an asker that reads slowly, or not at all,
-#: holds at most this many of the :data:`_MAX_CLIENTS`.
+#: Answers written to one address at once (its other asks wait their turn): an asker
+#: that reads slowly, or not at all, holds at most this many of the :data:`_MAX_CLIENTS`.
 _ANSWERS_PER_ADDRESS = 2
 _MAX_SERVERS = 64
 #: Servers a standings view asks at once: each connection buffers what its server
@@ -72,6 +73,14 @@ T = TypeVar("T")
 
 Source = Callable[[float], list[bytes]]
 """The records of the games that ended since a time (newest first)."""
+
+
+@dataclass(slots=True)
+class _Turn:
+    """An address's answers: how many may be written at once, and who holds or waits."""
+
+    answers: asyncio.Semaphore
+    users: int = 0
 
 
 class ResultsServer:
@@ -91,6 +100,7 @@ class ResultsServer:
         self._busy = asyncio.Semaphore(_MAX_CLIENTS)
         #: Every connection open, by its writer: its address, and whether it has asked.
         self._open: dict[asyncio.StreamWriter, tuple[str, bool]] = {}
+        self._turns: dict[str, _Turn] = {}  # by address, while it has answers to write
         self.port = 0
 
     async def start(self, interfaces: Interfaces | None) -> None:
@@ -132,11 +142,8 @@ class ResultsServer:
                     since = _request(await _read_frame(reader, _MAX_REQUEST))
                 if writer not in self._open:
                     return  # closed to make room as its request came
-                if sum(1 for a, asked in self._open.values()
-                       if a == address and asked) >= _ANSWERS_PER_ADDRESS:
-                    return  # an asker asks once: more at once are not to be served
                 self._open[writer] = (address, True)  # asked: no longer idle, never evicted
-                async with self._busy:
+                async with self._turn(address), self._busy:
                     kept = [data for data in self._source(since) if len(data) <= MAX_RECORD]
                     for data in kept[:MAX_RECORDS]:  # a larger one no asker would read
                         writer.write(_HEADER.pack(len(data)) + data)
@@ -154,6 +161,22 @@ class ResultsServer:
             writer.close()
             with contextlib.suppress(OSError):
                 await writer.wait_closed()
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, address: str) -> AsyncIterator[None]:
+        """One of the :data:`_ANSWERS_PER_ADDRESS` answers ``address`` may have written
+        at once, waited for; kept only while some connection of it holds or waits."""
+        turn = self._turns.get(address)
+        if turn is None:
+            turn = self._turns[address] = _Turn(asyncio.Semaphore(_ANSWERS_PER_ADDRESS))
+        turn.users += 1
+        try:
+            async with turn.answers:
+                yield
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._turns[address]
 
     def _admit(self, address: str, writer: asyncio.StreamWriter) -> bool:
         """Room for a connection from ``address``: past :data:`_PER_ADDRESS` of its own or

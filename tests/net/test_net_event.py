@@ -458,10 +458,13 @@ def test_nerts_event_shows_a_strangers_resigned_copy_as_a_conflict_and_keeps_its
     assert not any(c["counted"] for c in out["conflicts"])
 
 
-def test_askers_that_never_read_hold_no_more_than_their_share() -> None:
+def test_askers_that_never_read_hold_no_more_than_their_share(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Two addresses ask, each on four connections, and read none of the answers (large
-    enough to fill what the network buffers): two answers each are written, the other
-    asks closed unanswered, and an asker from a third address is answered."""
+    enough to fill what the network buffers), with exchanges given all the time they
+    like: an asker from a third address is answered all the same, for the two hold
+    two answers each, their other asks waiting their turn."""
+    monkeypatch.setattr("p2p_nerts.net.results._TIMEOUT", 600.0)
     big = b"r" * (4 << 20)
 
     async def scenario() -> None:
@@ -474,9 +477,7 @@ def test_askers_that_never_read_hold_no_more_than_their_share() -> None:
                 held.append(await asyncio.open_connection(
                     "127.0.0.1", server.port, local_addr=(f"127.0.0.{2 + k % 2}", 0)))
                 held[-1][1].write(len(request).to_bytes(4, "big") + request)
-            first = [await asyncio.wait_for(reader.read(1), 30) for reader, _writer in held]
-            assert sorted(first) == [b""] * 4 + [b"\x00"] * 4  # answered: a length begins
-            assert await asyncio.wait_for(fetch("127.0.0.1", server.port, 0.0), 30) == [big] * 3
+            assert await asyncio.wait_for(fetch("127.0.0.1", server.port, 0.0), 60) == [big] * 3
         finally:
             for _reader, writer in held:
                 writer.close()
