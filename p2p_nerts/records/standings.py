@@ -159,7 +159,8 @@ class Tally:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
-            if v in beaten or v in disputed or any(v.conflicts(b) for b in beaten):
+            if v in beaten or v in disputed or (heard.own and any(v.conflicts(b)
+                                                                for b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),
                                               v not in beaten and v not in disputed))
         return out
