@@ -11,6 +11,8 @@ from p2p_nerts.game.cards import full_deck
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
+from p2p_nerts.protocol.envelope import open_entry, seal
+from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Open, Outbound, Phase, Replica, StartRound
 from p2p_nerts.records.record import GameRecord, record_of
 from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
@@ -31,6 +33,41 @@ def game_record(net: MemNet, k: int, table: str, saved_at: float) -> GameRecord:
     """Replica ``k``'s record of the game: what it still holds and what it journaled
     (as a node makes it: a replica forgets finished rounds)."""
     return record_of(net.replicas[k], table, saved_at, net.written(k))
+
+
+def resigned(record: GameRecord, salt: int) -> GameRecord:
+    """A forger's copy of a game: every entry signed again, each author under a fresh
+    key (seeded by ``salt``) of the same name, every key a payload names swapped too,
+    each chain linked anew. It verifies as well as the real record: a signature
+    proves who signed, not who sat."""
+    fresh: dict[bytes, Identity] = {}
+    for raw in record.entries:
+        author = open_entry(raw).author
+        if author not in fresh:
+            name = f"forger {len(fresh)}"
+            fresh[author] = Identity.from_seed(bytes([salt, len(fresh)]) * 16, name)
+    keys = {old: new.public_key for old, new in fresh.items()}
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, bytes):
+            return keys.get(value, value)
+        if isinstance(value, list | tuple):
+            return type(value)(swap(v) for v in value)
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        return value
+
+    signatures: dict[bytes, bytes] = {}
+    entries = []
+    for raw in record.entries:
+        e = open_entry(raw)
+        new = seal(fresh[e.author], table_id=e.table_id, round=e.round, seq=e.seq,
+                   lamport=e.lamport, type=e.type, payload=swap(dict(e.payload)),
+                   prev=signatures.get(e.prev, e.prev))
+        signatures[e.signature] = new.signature
+        entries.append(new.raw)
+    return GameRecord(record.table_id, keys[record.host], record.table,
+                      record.saved_at, tuple(entries))
 
 
 def replica_with(**options: Any) -> Callable[..., Replica]:

@@ -23,7 +23,7 @@ from ..protocol.identity import default_data_dir
 from ..records.history import history_text, load_game, round_to_replay, statistics
 from ..records.record import MAX_RECORD, RecordError, decode
 from ..records.replay import RoundReplay
-from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text, tally
+from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text
 from ..records.verify import verify
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 
@@ -127,9 +127,8 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
     shown = None
     while True:
         since = time.time() - args.hours * 3600
-        found = await event_records(interfaces, since, args.listen,
-                                    partial(_own_records, data_dir))
-        standings = tally(found, since)
+        standings = await event_records(interfaces, since, args.listen,
+                                        partial(_own_records, data_dir))
         if args.json:
             text = json.dumps(standings_json(standings))
         elif args.csv:

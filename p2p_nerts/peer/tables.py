@@ -22,6 +22,7 @@ from ..net.interfaces import Interfaces, listen_addresses
 from ..net.link import LinkError, Refused
 from ..net.wire import NET_VERSION, WireError, parse_address
 from ..protocol.identity import Identity
+from ..records.standings import Standings
 from ..session import Session
 from ..store import Store, StoreError
 from .headless import drive_partner, table_bot
@@ -153,8 +154,8 @@ class LanTables:
             self._identity, config, self._endpoint,
             table_name=name, interfaces=self._interfaces, store=self._store)))
 
-    async def results(self, since: float) -> list[tuple[str, bytes]]:
-        """The records for the lobby's standings (``ui.pages.Results``), found as
+    async def results(self, since: float) -> Standings:
+        """The lobby's standings (``ui.pages.Results``), found and verified as
         ``nerts event`` finds them."""
         own = self._store.records_since if self._store is not None else lambda _since: []
         try:

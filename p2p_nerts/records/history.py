@@ -62,9 +62,13 @@ def summarize(record: GameRecord, done: Replayed, me: bytes) -> Game | None:
                    if team_of(r.seat, variants) == winner_team]
     flags = [] if finished else ["abandoned"]
     flags += done.problems
+    host = fingerprint_of(record.host)
     return {
-        "table": record.table,
+        "table": record.table,  # the record's unsigned header: only its keeper's own word
         "table_id": record.table_id.hex(),
+        # The host as its signed entries name it (its seat's name, if it sat).
+        "host": {"name": next((p["name"] for p in players.values() if p["fingerprint"] == host),
+                              None), "fingerprint": host},
         "first_round": rounds[0].round,
         "ended_at": record.saved_at,
         "me": fingerprint_of(me),

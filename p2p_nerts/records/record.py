@@ -18,16 +18,28 @@ from dataclasses import dataclass
 
 import msgpack
 
-from ..protocol.envelope import HEADER_LEN, MAGIC, MAX_ENTRY, TABLE_ID_LEN
+from ..game.cards import MAX_SEATS
+from ..protocol.envelope import HEADER_LEN, MAGIC, MAX_ENTRY, MIN_ENTRY, TABLE_ID_LEN
 from ..protocol.identity import PUBLIC_KEY_LEN
 from ..protocol.journal import Kind, Record
 from ..protocol.replica import EPHEMERAL, Replica
 
 FORMAT = "p2p-nerts record"
 VERSION = 1
-#: A record larger than this is refused unread (a long evening's game is far smaller).
-MAX_RECORD = 64 * 1024 * 1024
-MAX_ENTRIES = 200_000
+#: What one seat signs in one round of a game, at most, as nerts plays: a PLAY per
+#: card it lays on a foundation (at most 54 cards, each PLAY some 250 bytes), its
+#: AUDIT (the round's move log: a few KiB), its COMMIT, REVEAL, STUCKs, NERTS,
+#: SUMMARY and VERDICTs (a few hundred bytes each). A real game's seat signs about
+#: a fifth of it.
+SEAT_ROUND = 24 * 1024
+#: Rounds one record holds at most: every game its table played in an evening
+#: (a round takes minutes: several hours of play).
+MAX_ROUNDS = 80
+#: The largest record any game makes (15 MiB): a larger one is refused before it is
+#: read, wherever it comes from (a file, a results server).
+MAX_RECORD = MAX_SEATS * MAX_ROUNDS * SEAT_ROUND
+#: Entries a record of that size can hold, each at least a header and a body.
+MAX_ENTRIES = MAX_RECORD // MIN_ENTRY
 MAX_TABLE_NAME = 200
 
 
@@ -74,15 +86,23 @@ def encode(record: GameRecord) -> bytes:
     return data
 
 
-def decode(data: bytes) -> GameRecord:
+def decode(data: bytes | bytearray) -> GameRecord:
     """Read a record file's bytes; raises RecordError saying what is wrong."""
     if len(data) > MAX_RECORD:
         raise RecordError("not a game record: the file is too large")
+    # Unpacked from a stream, not in one piece: msgpack's one-piece reader copies
+    # whatever follows a value into its error, a whole record's size more at once.
+    unpacker = msgpack.Unpacker(_Reading(data), read_size=1 << 16, raw=False,
+                                strict_map_key=True, max_buffer_size=4 * MAX_ENTRY,
+                                max_bin_len=MAX_ENTRY, max_array_len=MAX_ENTRIES,
+                                max_map_len=16, max_str_len=1024)
     try:
-        obj = msgpack.unpackb(data, raw=False, strict_map_key=True, max_bin_len=MAX_ENTRY,
-                              max_array_len=MAX_ENTRIES, max_map_len=16, max_str_len=1024)
-    except (ValueError, TypeError, msgpack.UnpackException):
-        raise RecordError("not a game record: the file is not msgpack") from None
+        obj = unpacker.unpack()
+        trailing = unpacker.tell() != len(data)
+    except (ValueError, TypeError, msgpack.UnpackException, msgpack.OutOfData):
+        trailing = True
+    if trailing:
+        raise RecordError("not a game record: the file is not msgpack")
     if not isinstance(obj, list) or len(obj) != 4 or obj[0] != FORMAT:
         raise RecordError("not a game record")
     if obj[1] != VERSION:
@@ -103,6 +123,19 @@ def decode(data: bytes) -> GameRecord:
     if not isinstance(entries, list) or not all(type(e) is bytes for e in entries):
         raise RecordError("the record's entries are damaged")
     return GameRecord(table_id, host, table, float(saved_at), tuple(entries))
+
+
+class _Reading:
+    """A record's bytes as a file, handed out a read at a time."""
+
+    def __init__(self, data: bytes | bytearray) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    def read(self, n: int) -> bytes:
+        chunk = bytes(self._data[self._at:self._at + n])
+        self._at += len(chunk)
+        return chunk
 
 
 def _sequenced(raw: bytes) -> bool:

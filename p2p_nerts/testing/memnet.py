@@ -193,6 +193,7 @@ def bot_table(
     faults: Faults | None = None,
     skill: str = "hard",
     classes: dict[int, Callable[..., Replica]] | None = None,
+    table_id: bytes = TABLE_ID,
 ) -> MemNet:
     """``n`` replicas seated at one table (the first hosts), each driven by a bot
     (two under share-a-deck).
@@ -203,7 +204,7 @@ def bot_table(
     ids = identities(n)
     reps = [
         (classes or {}).get(i, Replica)(
-            ident, TABLE_ID, ids[0].public_key, variants=variants or Variants(),
+            ident, table_id, ids[0].public_key, variants=variants or Variants(),
             rng=random.Random(seed * 100 + i).randbytes, countdown=0.0, drop_after=5.0)
         for i, ident in enumerate(ids)
     ]

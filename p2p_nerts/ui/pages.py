@@ -31,7 +31,7 @@ from ..records.history import (
 )
 from ..records.record import RecordError, decode
 from ..records.replay import RoundReplay
-from ..records.standings import EVENT_HOURS, standings_text, tally
+from ..records.standings import EVENT_HOURS, Standings, standings_text
 from ..store import Store, StoreError
 from .hands import Page, player_input, sentence
 from .keys import on_key
@@ -39,10 +39,10 @@ from .replay import Replaying
 from .table import MESSAGE_ROWS, messages
 from .widgets import counted, on_click, rule, spread, text
 
-Results = Callable[[float], Awaitable[list[tuple[str, bytes]]]]
-"""The signed game records the LAN's players serve (and this player's own) for games
-that ended since a time, each with where it came from; ConnectionError when the
-network cannot be asked."""
+Results = Callable[[float], Awaitable[Standings]]
+"""The standings of the signed game records the LAN's players serve (and this
+player's own) for games that ended since a time, each verified as it came;
+ConnectionError when the network cannot be asked."""
 
 STANDINGS_EVERY = 5.0
 """Seconds between two askings of an open standings page."""
@@ -276,14 +276,14 @@ class StandingsPage(Page):
         while True:
             since = time.time() - self.hours * 3600
             try:
-                found = await self.results(since)
+                standings = await self.results(since)
             except ConnectionError as exc:
                 if str(exc) != failed:  # once, not at every asking
                     self.state.error(f"Cannot ask for results: {exc}")
                 failed = str(exc)
             else:
                 failed = None
-                self.shown = standings_text(await asyncio.to_thread(tally, found, since))
+                self.shown = standings_text(standings)
                 self.asked = time.time()
             self.on_change()
             await asyncio.sleep(self.every)

@@ -10,26 +10,35 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.peer.node import NetSession
-from p2p_nerts.peer.results import OWN, ResultsServer, collect, fetch, serving_results
+from p2p_nerts.peer.results import (
+    MAX_RECORDS,
+    OWN,
+    Budget,
+    ResultsServer,
+    ask,
+    browse,
+    serving_results,
+)
 from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.history import keep
-from p2p_nerts.records.record import RecordError, decode, encode
-from p2p_nerts.records.standings import Standings, tally
+from p2p_nerts.records.record import MAX_RECORD, RecordError, decode, encode
+from p2p_nerts.records.standings import Standings, standings_json, tally
 from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.testing.memnet import MemNet, bot_table
 from p2p_nerts.testing.peers import PeerTable
 
 from ..protocol.test_records import _game, _record, _resigned, _with
-from ..replica_harness import game_record
+from ..replica_harness import game_record, resigned
 from .test_net_session import LOCAL, bot_games, config
 
 pytestmark = pytest.mark.timeout(60)
@@ -38,6 +47,27 @@ EVENING = 1_700_000_000.0
 
 
 Served = list[tuple[str, bytes]]
+
+
+async def fetch(host: str, port: int, since: float) -> list[bytes]:
+    """Every record ``host:port`` serves for games ended since ``since``, kept whole."""
+    records: list[bytes] = []
+
+    async def keep(data: bytearray) -> bool:
+        records.append(bytes(data))
+        return True
+
+    await ask(host, port, since, keep, Budget(MAX_RECORD * MAX_RECORDS))  # room for all
+    return records
+
+
+async def collect(interfaces: list[str], since: float, listen: float) -> Served:
+    """``(where, record)`` for every record every results service found serves."""
+    servers = await browse(interfaces, listen)
+    answers = await asyncio.gather(*(fetch(h, p, since) for h, p in servers),
+                                   return_exceptions=True)  # another test's, gone since
+    return [(f"{host}:{port}", data) for (host, port), answer in zip(servers, answers, strict=True)
+            if not isinstance(answer, BaseException) for data in answer]
 
 
 async def collected(since: float, mine: Callable[[str, bytes], bool],
@@ -72,7 +102,7 @@ def _table_of(data: bytes) -> str | None:
 @functools.cache
 def _second_game() -> MemNet:
     """Another table's game (four players), played to its end."""
-    net = bot_table(4, seed=9, variants=Variants(target=15))
+    net = bot_table(4, seed=9, variants=Variants(target=15), table_id=bytes(range(16, 32)))
     net.replicas[0].seating.auto_next = 0.2
     net.output(0, net.replicas[0].handle(StartRound(), net.now))
     assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
@@ -144,24 +174,37 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
     served = encode(game_record(_second_game(), 1, "Table B", EVENING))
     heard: list[float] = []
 
-    async def network(interfaces: object, since: float, listen: float) -> list[tuple[str, bytes]]:
+    def source(since: float) -> list[bytes]:
         heard.append(since)
-        return [("10.0.0.9:4100", served)]
+        return [served]
 
-    monkeypatch.setattr("p2p_nerts.peer.results.collect", network)
+    server = ResultsServer(source, "ab" * 8, bind="127.0.0.1")
+
+    async def network(interfaces: object, listen: float) -> list[tuple[str, int]]:
+        return [("127.0.0.1", server.port)]
+
+    async def standings(tables: LanTables) -> Standings:
+        await server.start(None)
+        try:
+            return await tables.results(EVENING - 60)
+        finally:
+            await server.close()
+
+    monkeypatch.setattr("p2p_nerts.peer.results.browse", network)
     with Store(tmp_path / DB_FILE) as store:
         keep(store, _game().replicas[1], "Table A", EVENING, journal=_game().written(1))
-        [own] = store.records_since(0.0)
         tables = LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK, store=store)
-        found = asyncio.run(tables.results(EVENING - 60))
+        found = asyncio.run(standings(tables))
+        [own] = store.records_since(0.0)
     assert heard == [EVENING - 60]
-    assert found == [("10.0.0.9:4100", served), (OWN, own)]
-    assert len(tally(found, EVENING - 60).games) == 2
+    assert standings_json(found) == standings_json(
+        tally([("127.0.0.1:x", served), (OWN, own)], EVENING - 60))
+    assert len(found.games) == 2
 
-    async def blocked(interfaces: object, since: float, listen: float) -> list[object]:
+    async def blocked(interfaces: object, listen: float) -> list[object]:
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr("p2p_nerts.peer.results.collect", blocked)
+    monkeypatch.setattr("p2p_nerts.peer.results.browse", blocked)
     with pytest.raises(ConnectionError, match=r"^network error: Operation not permitted$"):
         asyncio.run(LanTables(Identity.from_seed(b"\x05" * 32, "Ana"), LOOPBACK).results(0.0))
 
@@ -193,10 +236,10 @@ def test_nerts_event_counts_this_players_own_games(
         keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,  # not yet ended: in window
              journal=_game().written(1))
 
-    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, bytes]]:
+    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, int]]:
         return []
 
-    monkeypatch.setattr("p2p_nerts.peer.results.collect", nobody)
+    monkeypatch.setattr("p2p_nerts.peer.results.browse", nobody)
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
                      "--interfaces", "127.0.0.1"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -310,3 +353,134 @@ def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
     [game] = standings.games.values()
     assert {p["name"]: p["total"] for p in game["players"]} == final["totals"]
     assert game["winner"] == final["winner"] and standings.refused == []
+
+
+@pytest.mark.parametrize("idle", [8, 64])
+def test_a_strangers_idle_connections_never_keep_an_asker_waiting(idle: int) -> None:
+    """Connections that never ask, from the asker's own address and from another, all
+    open before it asks: it is answered in full, and each idle one is closed unanswered."""
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [b"x" * 10, b"y" * 20], "ab" * 8, bind="127.0.0.1")
+        await server.start(None)
+        held: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        try:
+            for k in range(idle):  # half from the asker's address, half from another
+                held.append(await asyncio.open_connection(
+                    "127.0.0.1", server.port, local_addr=(f"127.0.0.{1 + k % 2}", 0)))
+            await asyncio.sleep(0.1)  # the server has taken them all
+            assert await fetch("127.0.0.1", server.port, 0.0) == [b"x" * 10, b"y" * 20]
+            for reader, _writer in held:  # closed by the server, unanswered, in time
+                assert await asyncio.wait_for(reader.read(), 30) == b""
+        finally:
+            for _reader, writer in held:
+                writer.close()
+            await server.close()
+
+    asyncio.run(scenario())
+
+
+def test_one_address_cannot_close_anothers_asking() -> None:
+    """A busy server still answers each address; a flood of connections from one
+    address makes room only among its own."""
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [b"z" * 5], "cd" * 8, bind="127.0.0.1")
+        await server.start(None)
+        try:
+            first = await asyncio.open_connection("127.0.0.1", server.port,
+                                                  local_addr=("127.0.0.3", 0))
+            flood = [await asyncio.open_connection("127.0.0.1", server.port,
+                                                   local_addr=("127.0.0.2", 0))
+                     for _ in range(32)]
+            await asyncio.sleep(0.1)
+            reader, writer = first  # opened before the flood, still open: it asks now
+            request = msgpack.packb({"v": 1, "since": 0.0})
+            writer.write(len(request).to_bytes(4, "big") + request)
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 30)
+            assert answer == b"\x00\x00\x00\x05zzzzz\x00\x00\x00\x00"
+            writer.close()
+            for _r, w in flood:
+                w.close()
+        finally:
+            await server.close()
+
+    asyncio.run(scenario())
+
+
+def test_nerts_event_shows_a_strangers_resigned_copy_as_a_conflict_and_keeps_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stranger serves the game this player sat at, every entry signed again under
+    keys of its own: ``nerts event`` counts the player's own record, and lists the
+    copy as a conflict, counted for nothing; a player without a record of it counts
+    neither, and sees both."""
+    real = game_record(_game(), 0, "Table A", 4_000_000_000.0)
+    forged = encode(resigned(real, salt=3))
+    servers = {"player": ResultsServer(lambda since: [encode(real)], "a1" * 8, bind="127.0.0.1"),
+               "stranger": ResultsServer(lambda since: [forged], "e5" * 8, bind="127.0.0.1")}
+    asked: list[str] = []
+
+    async def network(interfaces: object, listen: float) -> list[tuple[str, int]]:
+        return [("127.0.0.1", servers[name].port) for name in asked]
+
+    async def event(*args: str) -> int:
+        for server in servers.values():
+            await server.start(None)
+        try:
+            return await asyncio.to_thread(cli.main, ["event", "--json", *args,
+                                                      "--interfaces", "127.0.0.1"])
+        finally:
+            for server in servers.values():
+                await server.close()
+
+    monkeypatch.setattr("p2p_nerts.peer.results.browse", network)
+    with Store(tmp_path / DB_FILE) as store:
+        keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,
+             journal=_game().written(1))
+    asked[:] = ["stranger"]
+    assert asyncio.run(event("--data-dir", str(tmp_path))) == 0
+    out = json.loads(capsys.readouterr().out)
+    stranger = f"127.0.0.1:{servers['stranger'].port}"
+    [game] = out["games"]
+    assert {c["from"][0]: c["counted"] for c in out["conflicts"]} == {OWN: True,
+                                                                      stranger: False}
+    [copy] = [c for c in out["conflicts"] if not c["counted"]]
+    assert copy["winners"] != game["winners"]  # under the forger's key, not the winner's
+    assert {r["fingerprint"] for r in out["standings"]} == {p["fingerprint"]
+                                                           for p in game["players"]}
+
+    asked[:] = ["player", "stranger"]
+    assert asyncio.run(event("--data-dir", str(tmp_path / "nobody"))) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["games"] == [] and out["standings"] == []
+    assert sorted(c["from"][0] for c in out["conflicts"]) == sorted(
+        f"127.0.0.1:{s.port}" for s in servers.values())
+    assert not any(c["counted"] for c in out["conflicts"])
+
+
+def test_askers_that_never_read_hold_no_more_than_their_share(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two addresses ask, each on four connections, and read none of the answers (large
+    enough to fill what the network buffers), with exchanges given all the time they
+    like: an asker from a third address is answered all the same, for the two hold
+    two answers each, their other asks waiting their turn."""
+    monkeypatch.setattr("p2p_nerts.peer.results._TIMEOUT", 600.0)
+    big = b"r" * (4 << 20)
+
+    async def scenario() -> None:
+        server = ResultsServer(lambda since: [big] * 3, "ef" * 8, bind="127.0.0.1")
+        await server.start(None)
+        request = msgpack.packb({"v": 1, "since": 0.0})
+        held = []
+        try:
+            for k in range(8):
+                held.append(await asyncio.open_connection(
+                    "127.0.0.1", server.port, local_addr=(f"127.0.0.{2 + k % 2}", 0)))
+                held[-1][1].write(len(request).to_bytes(4, "big") + request)
+            assert await asyncio.wait_for(fetch("127.0.0.1", server.port, 0.0), 60) == [big] * 3
+        finally:
+            for _reader, writer in held:
+                writer.close()
+            await server.close()
+
+    asyncio.run(scenario())

@@ -133,7 +133,8 @@ def test_an_open_event_view_counts_two_tables_and_refuses_a_forgery(
                 raise AssertionError(f"the open view did not count both games and the "
                                      f"forgery:\n{view.out.read_text()}") from None
             last = view.lines()[-1]
-            assert sorted(g["table"] for g in last["games"]) == sorted(names)
+            # Each table named by its host, as the signed entries name it.
+            assert sorted(g["host"]["name"] for g in last["games"]) == ["a0", "b0"]
             [refused] = last["refused"]
             assert refused["from"].startswith("10.99.0.14:"), refused  # the stranger
             rows = {r["name"]: r for r in last["standings"]}

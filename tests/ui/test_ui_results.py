@@ -9,7 +9,7 @@ from pathlib import Path
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.records.history import history_text, keep, round_to_replay
 from p2p_nerts.records.record import GameRecord, encode
-from p2p_nerts.records.standings import standings_text, tally
+from p2p_nerts.records.standings import Standings, standings_text, tally
 from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.ui.browser import Browser
 
@@ -135,9 +135,9 @@ def test_e_shows_the_standings_live_and_refuses_a_forged_result() -> None:
     found: list[tuple[str, bytes]] = []
     asked: list[float] = []
 
-    async def results(since: float) -> list[tuple[str, bytes]]:
+    async def results(since: float) -> Standings:
         asked.append(since)
-        return list(found)
+        return tally(found, since)
 
     async def main() -> None:
         browser = Browser(net.replicas[2].me, FakeNetwork(), results=results)
@@ -164,7 +164,7 @@ def test_e_shows_the_standings_live_and_refuses_a_forged_result() -> None:
 
 
 def test_a_network_that_cannot_be_asked_is_one_line() -> None:
-    async def results(since: float) -> list[tuple[str, bytes]]:
+    async def results(since: float) -> Standings:
         raise ConnectionError("network error: no multicast here")
 
     async def main() -> None:
