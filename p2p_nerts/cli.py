@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -36,7 +37,7 @@ from .net.interfaces import interfaces_setting
 from .peer.results import serving_results
 from .peer.tables import LanTables
 from .protocol.identity import Identity, IdentityError, default_data_dir
-from .session import LocalTable, Session
+from .session import SOLO_DELAY, LocalTable, Session, solo_table
 from .store import DB_FILE, Store, StoreDamaged, StoreError
 
 if TYPE_CHECKING:
@@ -174,7 +175,6 @@ def run_solo(args: argparse.Namespace) -> int:
     network, or (``--loopback``) as peers of their own over 127.0.0.1."""
     # Imported here so the headless commands never load the terminal UI.
     from .ui.app import run_app
-    from .ui.browser import solo_table
 
     variants = variants_from(args)
     try:
@@ -224,10 +224,14 @@ def run_solo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _solo_kept(identity: Identity, store: Store, bots: int, skill: str,
+               variants: Variants) -> Session:
+    """A solo table dealt from the lobby, journaled and kept in ``store``."""
+    return solo_table(identity, bots=bots, skill=skill, variants=variants, store=store)
+
+
 def _resumed_solo(identity: Identity, store: Store) -> LocalTable:
     """The player's unfinished solo game, every seat back from its journal."""
-    from .ui.browser import SOLO_DELAY
-
     table = store.unfinished()
     if table is None:
         raise StoreError("there is no unfinished game to go back to: nerts solo starts one")
@@ -299,7 +303,9 @@ def run_lobby(args: argparse.Namespace) -> int:
         setup_logging(player.identity.name, False, default_data_dir() / LOG_FILE)
         tables = LanTables(player.identity, interfaces, store=store,
                            partner=player.config.partner)
-        lobby = Browser(player.identity, tables, store=store, results=tables.results)
+        solo = None if store is None else functools.partial(_solo_kept, player.identity, store)
+        lobby = Browser(player.identity, tables, history=store, results=tables.results,
+                        solo=solo)
         app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
         asyncio.run(app if store is None
                     else serving_results(store, player.identity, interfaces, app))

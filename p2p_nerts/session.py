@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .game.bot import SKILLS, Bot, paced
+from .game.bot import DEFAULT_SKILL, SKILLS, Bot, paced
 from .game.variants import Variants
 from .protocol.botdriver import BotDriver
 from .protocol.events import (
@@ -71,6 +71,39 @@ class Session(Protocol):
 
     def close(self) -> None: ...
 
+
+
+SOLO_DELAY = (0.02, 0.08)
+"""A computer player's pause before each move at a solo table, in seconds (least,
+most): quick enough to race, slow enough to see."""
+
+
+def solo_table(identity: Identity, *, bots: int = 2, skill: str = DEFAULT_SKILL,
+               variants: Variants | None = None, seed: int | None = None,
+               store: Store | None = None, pace: float = 1.0) -> LocalTable:
+    """A table against computer players, as ``nerts solo`` and the lobby deal it
+    (``store``: the player's, which journals and keeps the game)."""
+    return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
+                      delay=SOLO_DELAY, store=store, pace=pace)
+
+
+class History(Protocol):
+    """The player's finished games, as the lobby's pages read them: a port, as
+    :class:`Session` is a table's, so that the UI reaches no store. Both calls
+    raise :data:`HistoryError` with a line for the player when the games cannot
+    be read (the player's :class:`~p2p_nerts.store.Store` is one)."""
+
+    def games(self) -> list[tuple[int, dict[str, Any]]]:
+        """Every kept game, newest first: its number and its summary."""
+        ...
+
+    def game_record(self, number: int) -> bytes | None:
+        """Game ``number``'s signed record (None: no such game)."""
+        ...
+
+
+HistoryError = StoreError
+"""What a :class:`History` raises."""
 
 BOT_NAMES = ("Ada", "Bix", "Cleo", "Dov", "Eun", "Fenna", "Gus", "Hal")
 

@@ -30,8 +30,7 @@ from ..game.variants import VariantError, Variants
 from ..lan import Network, TableListing
 from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
-from ..session import LocalTable, Session
-from ..store import Store, StoreError
+from ..session import History, HistoryError, Session, solo_table
 from .form import (
     Field,
     Form,
@@ -47,7 +46,6 @@ from .pages import STANDINGS_EVERY, HistoryPage, Results, StandingsPage
 
 #: Frame delays of a solo table (seconds, least and most), like a busy LAN's: a
 #: play stays pending a moment and can bounce, as it can at a networked table.
-SOLO_DELAY = (0.02, 0.08)
 SOLO_BOTS = 2
 MAX_BOTS = 7
 #: Characters a code field takes: more than any table code, so that a code too
@@ -55,13 +53,13 @@ MAX_BOTS = 7
 CODE_FIELD_LIMIT = 100
 
 
-def solo_table(identity: Identity, *, bots: int = SOLO_BOTS, skill: str = DEFAULT_SKILL,
-               variants: Variants | None = None, seed: int | None = None,
-               store: Store | None = None, pace: float = 1.0) -> LocalTable:
-    """A table against computer players, as ``nerts solo`` and the lobby open it
-    (``store``: the player's, which journals and keeps the game)."""
-    return LocalTable(identity, bots=bots, skill=skill, variants=variants, seed=seed,
-                      delay=SOLO_DELAY, store=store, pace=pace)
+SoloOpener = Callable[[int, str, Variants], Session]
+"""Deals a solo table of so many computer players of a skill, under variants."""
+
+
+def _solo_keeping_nothing(identity: Identity, bots: int, skill: str,
+                          variants: Variants) -> Session:
+    return solo_table(identity, bots=bots, skill=skill, variants=variants)
 
 
 def is_full(table: TableListing) -> bool:
@@ -76,15 +74,17 @@ def code_field(label: str) -> TextField:
 class Browser(Hands):
     """The player's hands in the network lobby."""
 
-    def __init__(self, identity: Identity, network: Network, *, store: Store | None = None,
-                 results: Results | None = None) -> None:
-        """``store``: the player's, for their history (and where solo games are
-        kept); ``results``: how the event standings ask the LAN."""
+    def __init__(self, identity: Identity, network: Network, *, history: History | None = None,
+                 results: Results | None = None, solo: SoloOpener | None = None) -> None:
+        """``history``: the player's games; ``results``: how the event standings ask
+        the LAN; ``solo``: how a solo table is dealt (by default, one that keeps
+        nothing)."""
         super().__init__()
         self.identity = identity
         self.network = network
-        self.store = store
+        self.history_of = history
         self.results = results
+        self.solo_opener: SoloOpener = solo or partial(_solo_keeping_nothing, identity)
         self.standings_every = STANDINGS_EVERY
         #: The pages open over the list (history, a game, a replay, standings): the
         #: last one shows; Esc closes it and shows the one under it.
@@ -242,12 +242,12 @@ class Browser(Hands):
     @player_input
     def history(self) -> None:
         """The player's past games and statistics; from there a game, a round, its replay."""
-        if self.store is None:
+        if self.history_of is None:
             self.state.error("No history here: this lobby keeps no games")
             return
         try:
-            page = HistoryPage(self.identity, self.store, self.open_page)
-        except StoreError as exc:
+            page = HistoryPage(self.identity, self.history_of, self.open_page)
+        except HistoryError as exc:
             self.state.error(sentence(str(exc)))
             return
         self.open_page(page)
@@ -355,8 +355,7 @@ class Browser(Hands):
             return
 
         async def deal() -> Session:
-            return solo_table(self.identity, bots=bots, skill=skill, variants=variants,
-                              store=self.store)
+            return self.solo_opener(bots, skill, variants)
 
         self._seat("Dealing you in…", deal)
 

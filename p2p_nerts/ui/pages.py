@@ -32,7 +32,7 @@ from ..records.history import (
 from ..records.record import RecordError, decode
 from ..records.replay import RoundReplay
 from ..records.standings import EVENT_HOURS, Standings, standings_text
-from ..store import Store, StoreError
+from ..session import History, HistoryError
 from .hands import Page, player_input, sentence
 from .keys import on_key
 from .replay import Replaying
@@ -158,7 +158,8 @@ class HistoryPage(ListPage):
     action = "its rounds"
     empty = NO_GAMES
 
-    def __init__(self, identity: Identity, store: Store, open_page: Callable[[Page], None]) -> None:
+    def __init__(self, identity: Identity, store: History,
+                 open_page: Callable[[Page], None]) -> None:
         me = identity.fingerprint
         self.games: list[tuple[int, Game]] = store.games()
         stats = statistics([g for _n, g in self.games], me)
@@ -181,7 +182,7 @@ class GamePage(ListPage):
 
     action = "replay it"
 
-    def __init__(self, identity: Identity, store: Store, number: int, game: Game,
+    def __init__(self, identity: Identity, store: History, number: int, game: Game,
                  open_page: Callable[[Page], None]) -> None:
         super().__init__(identity, f"game #{number}", "The game",
                          [round_line(game, r) for r in game["rounds"]],
@@ -202,7 +203,7 @@ class GamePage(ListPage):
         number = self.game["rounds"][index]["round"]
         try:
             data = self.store.game_record(self.number)
-        except StoreError as exc:
+        except HistoryError as exc:
             self.state.error(sentence(str(exc)))
             return
         if data is None:

@@ -9,8 +9,7 @@ import time
 import pytest
 
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.session import LocalTable
-from p2p_nerts.ui.browser import SOLO_DELAY
+from p2p_nerts.session import SOLO_DELAY, LocalTable
 
 from ..uikit import DOWN, ENTER, ESC, LEFT, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
 

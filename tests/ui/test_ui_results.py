@@ -40,7 +40,7 @@ def test_h_shows_the_history_and_replays_a_chosen_round(tmp_path: Path) -> None:
         async def main() -> None:
             fake = FakeNetwork()
             fake.put(Listing("Ana's table"))
-            async with _lobby(Browser(me.me, fake, store=store)) as h:
+            async with _lobby(Browser(me.me, fake, history=store)) as h:
                 await h.shows("Ana's table")
                 assert "h history" in h.screen() and "e standings" in h.screen()
                 await h.press("h")
@@ -87,7 +87,7 @@ def test_a_long_history_scrolls_with_the_choice(tmp_path: Path) -> None:
                             {**game, "table": f"Table {n:02}"}, data)
 
         async def main() -> None:
-            async with _lobby(Browser(me.me, FakeNetwork(), store=store),
+            async with _lobby(Browser(me.me, FakeNetwork(), history=store),
                            columns=100, rows=24) as h:
                 await h.press("h")
                 assert "40 games kept" in h.screen() and "▸ #1 " in h.screen()
@@ -106,7 +106,7 @@ def test_history_without_games_says_so_and_a_lobby_without_a_store_too(
     async def main() -> None:
         with Store(tmp_path / DB_FILE) as store:
             async with _lobby(Browser(_game().replicas[0].me, FakeNetwork(),
-                                      store=store)) as h:
+                                      history=store)) as h:
                 await h.press("h")
                 await h.shows("No games yet: play one, and it is kept here.")
                 await h.press(ENTER, "q")  # Enter on nothing does nothing; q goes back

@@ -10,9 +10,8 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.protocol.messages import Seat
 from p2p_nerts.protocol.replica import Command, Phase, Replica, StartRound
-from p2p_nerts.session import BOT_NAMES, Listener, LocalTable
+from p2p_nerts.session import BOT_NAMES, SOLO_DELAY, Listener, LocalTable
 from p2p_nerts.testing.memnet import bot_table
-from p2p_nerts.ui.browser import SOLO_DELAY
 from p2p_nerts.ui.control import Controller
 from p2p_nerts.ui.form import (
     COUNTDOWNS,
