@@ -12,9 +12,11 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from . import __version__
 from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
@@ -77,6 +79,22 @@ def _skills(text: str) -> tuple[str, ...]:
     return skills
 
 
+def version_line() -> str:
+    """``nerts --version``: the version, and which build runs.
+
+    The compiled build (``NERTS_COMPILE=1`` at install, see ``setup.py``) puts
+    extension modules beside the sources, and Python imports them instead; so a
+    module of the package loaded from one says the compiled build runs. By the
+    time this is asked the command line has imported the engine and, through the
+    session, the replica.
+    """
+    compiled = any(name.startswith("p2p_nerts.")
+                   and (getattr(module, "__file__", None) or "").endswith(tuple(EXTENSION_SUFFIXES))
+                   for name, module in list(sys.modules.items()))
+    build = "compiled build (mypyc)" if compiled else "pure Python build"
+    return f"nerts {__version__}, {build}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nerts", description="Nerts on your local network, no server needed. "
@@ -86,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="show the version and which build runs (compiled or pure), and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="play whole games between bots, fast, in one process")

@@ -6,7 +6,10 @@ import json
 
 import pytest
 
+from p2p_nerts import __version__
 from p2p_nerts.cli import main
+
+from ..gamekit import ENGINE_COMPILED
 
 
 def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,6 +62,16 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert words in err and "Traceback" not in err
     # The usage line is the command's own, as with argparse's own errors.
     assert err.startswith(f"usage: {words.split(':')[0]} ")
+
+
+def test_version_says_which_build_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The version and the build, compiled or pure, as the engine imported here is (CI runs
+    the fast tier against the installed compiled build too)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    build = "compiled build (mypyc)" if ENGINE_COMPILED else "pure Python build"
+    assert capsys.readouterr().out == f"nerts {__version__}, {build}\n"
 
 
 @pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
