@@ -19,8 +19,9 @@ Two workloads, in turn in the same run:
   a complete pile, so each also pays for finding who was first; the figure
   this script gave before it had the game-like one.
 
-The replica measured is the one this Python imports: pure, or compiled by
-``scripts/compile_engine.py``. ``--compiled DIR`` runs the whole measurement
+The replica measured is the one this Python imports: pure, or the compiled
+build (``NERTS_COMPILE=1``; ``scripts/compile_engine.py --out DIR`` builds it
+into DIR). ``--compiled DIR`` runs the whole measurement
 in child processes instead, the pure sources and the build in DIR in turn, and
 prints each one's ratios and speed-up against the first, pair by pair (so a
 drift of the machine's speed cancels out); each ``--baseline DIR`` (another
@@ -192,7 +193,7 @@ def child(path: Path | None, *, expect: str | None) -> dict[str, float]:
     if expect is not None and engine != expect:
         where = path or "the sources"
         raise SystemExit(f"bench_replica: {where} holds no {expect} replica "
-                         "(scripts/compile_engine.py --out DIR, or --clean)")
+                         "(scripts/compile_engine.py --out DIR builds the compiled one)")
     return {k: float(v) for k, v in out.items()}
 
 
