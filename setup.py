@@ -31,7 +31,8 @@ from pathlib import Path
 
 from setuptools import Extension, setup
 
-#: The switch, read here; the backend sets it from the config setting ``compile``.
+#: The switch: the backend checks it (or the config setting ``compile``) and sets
+#: it to 1 or 0 for this file in every hook, 1 only for the wheel of a compiled build.
 SWITCH = "NERTS_COMPILE"
 #: The rules engine, every module of it.
 ENGINE = "p2p_nerts/game"
@@ -66,14 +67,6 @@ PROTOCOL = (
     "protocol/replica/_state.py",
     "protocol/replica/_step_effects.py",
 )
-
-
-def compile_asked() -> bool:
-    """Whether the switch is on: ``1`` compiles, unset or ``0`` does not; else an error."""
-    value = os.environ.get(SWITCH, "0")
-    if value not in ("0", "1"):
-        raise SystemExit(f"p2p-nerts: {SWITCH} must be 1 (compile) or 0 (pure), not {value!r}")
-    return value == "1"
 
 
 def sources() -> list[str]:
@@ -116,7 +109,7 @@ def cannot_compile() -> str | None:
 
 
 def extension_modules() -> list[Extension]:
-    if not compile_asked():
+    if os.environ.get(SWITCH) != "1":
         return []
     reason = cannot_compile()
     if reason is not None:

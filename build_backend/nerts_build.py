@@ -44,7 +44,7 @@ def _asked(config_settings: ConfigSettings) -> bool:
     """Whether this build is to compile: the config setting, else the environment."""
     setting = (config_settings or {}).get(SETTING, os.environ.get(SWITCH, "0"))
     if setting not in ("0", "1"):
-        raise SystemExit(f"p2p-nerts: {SETTING} (config setting) or {SWITCH} must be "
+        raise SystemExit(f"p2p-nerts: {SWITCH} (or the config setting {SETTING}) must be "
                          f"1 (compile) or 0 (pure), not {setting!r}")
     return setting == "1"
 
