@@ -14,9 +14,11 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from . import __version__
 from .commands.play import (
     LOG_FILE,
     NET_COMMANDS,
@@ -89,6 +91,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, fitted(f"{self.prog}: error: {message}", sys.stderr) + "\n")
 
 
+def version_line() -> str:
+    """``nerts --version``: the version, and which build runs.
+
+    The compiled build (``NERTS_COMPILE=1`` at install, see ``setup.py``) puts
+    extension modules beside the sources, and Python imports them instead; so a
+    module of the package loaded from one says the compiled build runs. By the
+    time this is asked the command line has imported the engine and, through the
+    session, the replica.
+    """
+    compiled = any(name.startswith("p2p_nerts.")
+                   and (getattr(module, "__file__", None) or "").endswith(tuple(EXTENSION_SUFFIXES))
+                   for name, module in list(sys.modules.items()))
+    build = "compiled build (mypyc)" if compiled else "pure Python build"
+    return f"nerts {__version__}, {build}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="nerts", description="Nerts on your local network, no server needed. "
@@ -98,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--interfaces", metavar="LIST",
                         help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
                              "IP addresses (env NERTS_INTERFACES)")
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="show the version and which build runs (compiled or pure), and exit")
     # Each command's parser is a _Parser too (argparse makes them of the root's class).
     sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
         dest="command", metavar="COMMAND", parser_class=_Parser)

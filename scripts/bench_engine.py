@@ -13,8 +13,9 @@
 (d) whether a bot action costs more late in a long round than early: the mean
     cost of the last quarter of the actions against the first (target ≤ 1.2×).
 
-The engine measured is the one this Python imports: pure, or compiled by
-``scripts/compile_engine.py``. ``--compiled DIR`` also times (c) in child
+The engine measured is the one this Python imports: pure, or the compiled
+build (``NERTS_COMPILE=1``; ``scripts/compile_engine.py --out DIR`` builds it
+into DIR). ``--compiled DIR`` also times (c) in child
 processes, the pure engine and the one compiled in DIR in turn, and prints the
 ratio of each pair (so a drift of the machine's speed cancels out); each
 ``--baseline DIR`` (another checkout's package, pure or compiled, such as the
@@ -169,7 +170,7 @@ def child_rate(rounds: int, path: Path | None, *, expect: str | None) -> tuple[f
                          "(run scripts/compile_engine.py --out DIR)")
     if expect == "pure" and out[2] != "pure":
         raise SystemExit("bench_engine: the sources hold compiled modules "
-                         "(scripts/compile_engine.py --clean)")
+                         "(delete the *.so files under p2p_nerts)")
     return float(out[0]), float(out[1])
 
 

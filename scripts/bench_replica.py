@@ -19,11 +19,14 @@ Two workloads, in turn in the same run:
   a complete pile, so each also pays for finding who was first; the figure
   this script gave before it had the game-like one.
 
-The replica measured is the one this Python imports: pure, or compiled by
-``scripts/compile_engine.py``. ``--compiled DIR`` runs the whole measurement
+The replica measured is the one this Python imports: pure, or the compiled
+build (``NERTS_COMPILE=1``; ``scripts/compile_engine.py --out DIR`` builds it
+into DIR). ``--compiled DIR`` runs the whole measurement
 in child processes instead, the pure sources and the build in DIR in turn, and
 prints each one's ratios and speed-up against the first, pair by pair (so a
-drift of the machine's speed cancels out); each ``--baseline DIR`` (another
+drift of the machine's speed cancels out); a DIR that holds no package gets the
+compiled build of these sources first, so one run compares the two builds
+(remove DIR to build it afresh after a change); each ``--baseline DIR`` (another
 checkout's package, such as the code before a change) joins the turn, first.
 Usage: ``scripts/bench_replica.py [--compiled DIR] [--baseline DIR] [--runs N]``.
 """
@@ -192,7 +195,7 @@ def child(path: Path | None, *, expect: str | None) -> dict[str, float]:
     if expect is not None and engine != expect:
         where = path or "the sources"
         raise SystemExit(f"bench_replica: {where} holds no {expect} replica "
-                         "(scripts/compile_engine.py --out DIR, or --clean)")
+                         "(scripts/compile_engine.py --out DIR builds the compiled one)")
     return {k: float(v) for k, v in out.items()}
 
 
@@ -223,7 +226,8 @@ def compare(engines: list[tuple[str, Path | None, str | None]], runs: int) -> No
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compiled", type=Path, metavar="DIR",
-                        help="compare the pure sources with the build in DIR, in turn")
+                        help="compare the pure sources with the build in DIR, in turn "
+                             "(built there from these sources first if DIR holds none)")
     parser.add_argument("--baseline", type=Path, action="append", default=[], metavar="DIR",
                         help="also time the p2p_nerts package in DIR (another checkout, pure "
                              "or compiled, such as the code before a change), first in the turn")
@@ -237,6 +241,12 @@ def main() -> int:
         summary["engine"] = "compiled" if compiled() else "pure"
         print(json.dumps(summary))
         return 0
+    if args.compiled is not None and not (args.compiled / "p2p_nerts").is_dir():
+        from compile_engine import build  # beside this script
+
+        print(f"building the compiled package from these sources in {args.compiled}",
+              file=sys.stderr)
+        build(args.compiled)
     for directory in (*args.baseline, *([args.compiled] if args.compiled else [])):
         if not (directory / "p2p_nerts" / "protocol").is_dir():
             parser.error(f"{directory} holds no p2p_nerts package")

@@ -1,144 +1,64 @@
 #!/usr/bin/env python3
-"""Compile the rules engine (``p2p_nerts/game``) to C with mypyc: an optional speed-up.
+"""Build the compiled package from these sources into a directory, for the benchmarks.
 
-With it goes a received play's path in the protocol (``PROTOCOL``: the
-envelope, the payloads, per-author sequencing, the clock, the events, the
-journal records, and the replica with the sub-machines a play passes
-through). The replica stays open to subclasses in Python (the tests' hostile
-replicas override its methods); patching its class or an instance, as the
-soak's adversaries do, needs the pure package.
+A thin wrapper over the package's own build: ``pip wheel`` with the config
+setting ``compile=1`` (``setup.py`` says what is compiled, and why), in pip's
+clean build environment, then the wheel installed without its dependencies
+into ``DIR`` with ``pip install --target``. The sources stay as they are, so
+a checkout keeps playing pure; use the build with ``PYTHONPATH=DIR`` for a
+script, or from ``DIR`` for ``python -m`` and pytest, which put the working
+directory (a checkout's sources) first on the path. ``bench_engine.py`` and
+``bench_replica.py`` take such a ``DIR`` as ``--compiled DIR``.
 
-The pure-Python package stays the reference and the fallback: nothing imports
-or needs the compiled modules, and a checkout without them plays the same.
-mypyc turns the already type-checked modules into extension modules that sit
-beside their sources, where Python's import prefers them.
+To install the compiled build itself: ``NERTS_COMPILE=1 pip install .``.
 
-- ``compile_engine.py``: compile the package this Python imports (a checkout
-  or an editable install; a plain install's copy in site-packages too).
-- ``compile_engine.py --out DIR``: copy the package to ``DIR`` and compile the
-  copy, leaving the sources alone; use it with ``PYTHONPATH=DIR`` for a script,
-  or from ``DIR`` for ``python -m`` and pytest, which put the working directory
-  (a checkout's sources) first on the path (CI runs the fast tier in ``DIR``).
-- ``compile_engine.py --clean``: remove compiled modules, back to pure Python.
-
-Needs mypy (it brings mypyc; ``pip install -e '.[test]'`` has it) and a C
-compiler with the Python headers. Compile again after changing a source file:
-a stale compiled module would shadow it.
+Usage: ``scripts/compile_engine.py --out DIR`` (needs pip, a C compiler and
+the Python headers; the build fetches mypy for itself). Build again after
+changing a source file: the build in ``DIR`` does not follow the sources.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
-import shutil
+import subprocess
 import sys
-import sysconfig
 import tempfile
 from pathlib import Path
 
-ENGINE = "game"
-#: Paths under the package: what a received play runs through.
-PROTOCOL = (
-    "protocol/envelope.py",
-    "protocol/authors.py",
-    "protocol/clock.py",
-    "protocol/events.py",
-    "protocol/journal.py",
-    "protocol/messages/__init__.py",
-    "protocol/messages/_codec.py",
-    "protocol/messages/_fields.py",
-    "protocol/messages/_link.py",
-    "protocol/messages/_lobby.py",
-    "protocol/messages/_repair.py",
-    "protocol/messages/_round.py",
-    "protocol/replica/_base.py",
-    "protocol/replica/_delivery.py",
-    "protocol/replica/_effects.py",
-    "protocol/replica/_ephemera.py",
-    "protocol/replica/_forks.py",
-    "protocol/replica/_heartbeats.py",
-    "protocol/replica/_intake.py",
-    "protocol/replica/_liveness.py",
-    "protocol/replica/_order.py",
-    "protocol/replica/_outbox.py",
-    "protocol/replica/_recovery.py",
-    "protocol/replica/_replica.py",
-    "protocol/replica/_rounds.py",
-    "protocol/replica/_seating.py",
-    "protocol/replica/_state.py",
-    "protocol/replica/_step_effects.py",
-)
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def package_dir() -> Path:
-    spec = importlib.util.find_spec("p2p_nerts")
-    if spec is None or spec.origin is None:
-        raise SystemExit("compile_engine: p2p_nerts is not importable from this Python")
-    return Path(spec.origin).parent
+def build(out: Path) -> str:
+    """Build the compiled wheel and install it into ``out``; the wheel's name is returned.
 
-
-def sources(package: Path) -> list[Path]:
-    """The modules to compile: the whole engine and a received play's path."""
-    return sorted([*(package / ENGINE).glob("*.py"), *(package / p for p in PROTOCOL)])
-
-
-def compiled_modules(package: Path) -> list[Path]:
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return [built for source in sources(package)
-            if (built := source.with_name(source.stem + suffix)).exists()]
-
-
-def clean(package: Path) -> int:
-    for module in compiled_modules(package):
-        module.unlink()
-    for helper in package.parent.glob("*__mypyc*"):
-        helper.unlink()
-    return 0
-
-
-def compile_in(package: Path) -> None:
-    """Compile ``package``'s engine in place: C sources and objects in a temporary dir."""
-    try:
-        from mypyc.build import mypycify
-        from setuptools import setup  # type: ignore[import-untyped]
-    except ImportError as exc:
-        raise SystemExit(f"compile_engine: needs mypy and setuptools ({exc.name} is missing): "
-                         "pip install mypy setuptools") from exc
-    modules = [str(p.relative_to(package.parent)) for p in sources(package)]
-    root = package.parent
-    with tempfile.TemporaryDirectory(prefix="nerts-mypyc-") as tmp:
-        saved = Path.cwd()
-        os.chdir(root)  # mypyc names modules by their paths from here
-        try:
-            setup(name="p2p-nerts-engine", ext_modules=mypycify(modules, target_dir=tmp),
-                  script_args=["-q", "build_ext", "--inplace", "--build-temp", tmp,
-                               "--build-lib", tmp])
-        finally:
-            os.chdir(saved)
+    Exits with one line when the build fails or falls back to pure Python (no C
+    compiler or headers: the build's own line says which).
+    """
+    with tempfile.TemporaryDirectory(prefix="nerts-wheel-") as wheels:
+        built = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", wheels,
+             "--config-settings", "compile=1", str(ROOT)],
+            capture_output=True, text=True, check=False)
+        if built.returncode != 0:
+            sys.stderr.write(built.stdout[-4000:] + built.stderr[-4000:])
+            raise SystemExit("compile_engine: the build failed (its output is above)")
+        [wheel] = Path(wheels).glob("p2p_nerts-*.whl")
+        if wheel.name.endswith("-none-any.whl"):
+            why = [line.strip() for line in built.stdout.splitlines() if "p2p-nerts:" in line]
+            raise SystemExit("compile_engine: the build made the pure package: "
+                             + (" ".join(why) or "no extension modules"))
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade",
+                        "--target", str(out), str(wheel)], check=True)
+        return wheel.name
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="compile a copy of the package in this dir")
-    parser.add_argument("--clean", action="store_true", help="remove compiled modules")
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR",
+                        help="install the compiled build here")
     args = parser.parse_args()
-    package = package_dir()
-    if args.clean:
-        return clean(package)
-    if args.out is not None:
-        target = args.out / "p2p_nerts"
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(package, target, ignore=shutil.ignore_patterns(
-            "__pycache__", f"*{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"))
-        package = target
-    compile_in(package)
-    built = compiled_modules(package)
-    if not built:
-        print("compile_engine: mypyc built nothing", file=sys.stderr)
-        return 1
-    print(f"compiled {len(built)} modules (p2p_nerts/{ENGINE} and "
-          f"{len(PROTOCOL)} of p2p_nerts/protocol) in {package}")
+    wheel = build(args.out)
+    print(f"built {wheel} and installed it in {args.out}")
     return 0
 
 

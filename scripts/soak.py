@@ -613,7 +613,7 @@ async def soak(args: argparse.Namespace, home: Path) -> Report:
         if adversary.inside is not None:
             if not (sys.modules[Replica.__module__].__file__ or "").endswith(".py"):
                 raise SystemExit("soak: the adversary patches the replica, which compiled code "
-                                 "would not call (scripts/compile_engine.py --clean first)")
+                                 "would not call (run the soak on the pure package)")
             table.peers[ADVERSARY_PEER].prefix = (sys.executable, str(Path(__file__).resolve()),
                                                   "--inside", args.adversary, "--")
     liar = report.liar

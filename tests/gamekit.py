@@ -68,11 +68,11 @@ def tableau(owner: int = 0, *, nerts: Sequence[int] = (), work: Sequence[Sequenc
     return tab
 
 
-#: Whether the engine imported is the one compiled by ``scripts/compile_engine.py``:
+#: Whether the engine imported is the compiled build's (``NERTS_COMPILE=1``, ``setup.py``):
 #: plain Python can neither subclass nor deep-copy its classes.
 ENGINE_COMPILED = hasattr(Tableau, "__mypyc_attrs__")
 #: Everything a tableau holds: its slots (pure Python), or the attributes
-#: mypyc lists for its compiled class (``scripts/compile_engine.py``).
+#: mypyc lists for its compiled class (the compiled build).
 STATE: tuple[str, ...] = (getattr(Tableau, "__slots__", None)
                           or Tableau.__mypyc_attrs__)  # type: ignore[attr-defined]
 

@@ -353,7 +353,7 @@ def test_seal_message_refuses_bad_payloads(payload: Payload, reason: str) -> Non
 
 def test_seal_message_refuses_a_payload_that_parses_back_otherwise() -> None:
     # A list where a tuple belongs packs alike, and parses back as a tuple.
-    # Compiled (scripts/compile_engine.py), such a payload cannot even be built.
+    # Compiled (NERTS_COMPILE=1), such a payload cannot even be built.
     if hasattr(Summary, "__mypyc_attrs__"):
         with pytest.raises(TypeError):
             Summary(H, [1, 2])  # type: ignore[arg-type]

@@ -8,8 +8,11 @@ import sys
 
 import pytest
 
+from p2p_nerts import __version__
 from p2p_nerts.cli import main
 from p2p_nerts.lines import fail
+
+from ..gamekit import ENGINE_COMPILED
 
 
 def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
@@ -87,6 +90,16 @@ def test_watch_lists_no_option_it_refuses(capsys: pytest.CaptureFixture[str]) ->
         assert capsys.readouterr().err.endswith(
             "nerts watch: error: a spectator has no seat: --bot, --resume, --seed and --pace "
             "are for join and bot\n")
+
+
+def test_version_says_which_build_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The version and the build, compiled or pure, as the engine imported here is (CI runs
+    the fast tier against the installed compiled build too)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    build = "compiled build (mypyc)" if ENGINE_COMPILED else "pure Python build"
+    assert capsys.readouterr().out == f"nerts {__version__}, {build}\n"
 
 
 @pytest.mark.parametrize("command", [[], ["host"], ["join"], ["bot"], ["solo"], ["simulate"]])
