@@ -102,7 +102,9 @@ class Tableau:
     # ----------------------------------------------------------------- reading
     def top(self, src: int) -> int | None:
         """The playable card of a source, or None when it is empty."""
-        pile = self._pile(src)
+        # The Nerts pile and the waste without _pile's call: the bots ask for
+        # their tops several times an action.
+        pile = self.nerts if src == NERTS else self.waste if src == WASTE else self._pile(src)
         return pile[-1] if pile else None
 
     def cards(self) -> Iterator[int]:
