@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from enum import IntEnum
 from typing import Any, Final, final
 
@@ -184,6 +184,12 @@ class FoundationLog:
 
     def wanted_faces(self) -> Iterator[int]:
         return iter(self._wanting)
+
+    @property
+    def wanting(self) -> Mapping[int, list[int]]:
+        """Face → the piles that take it next, lowest first (read only): whether a
+        card could go up at all is one look-up here, where a bot looks at most cards."""
+        return self._wanting
 
     def first_over(self, key: PlayKey) -> Play | None:
         """For a bounced play: the play that took its place ("Ana was first")."""

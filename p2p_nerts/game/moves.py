@@ -56,8 +56,11 @@ def _joker_target(tab: Tableau, src: int, card: int, fnd: FoundationLog) -> Targ
 def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target | None:
     """A work pile that takes the playable card of ``src`` (a built pile before an empty one)."""
     card = tab.top(src)
-    if card is None:
-        return None
+    return None if card is None else card_work_target(tab, src, card, allow_empty)
+
+
+def card_work_target(tab: Tableau, src: int, card: int, allow_empty: bool) -> Target | None:
+    """:func:`work_target` for ``card``, the playable card of ``src`` (a bot has it at hand)."""
     empty = None
     plain = not tab.jokers
     bases = STACK_BASES[card & 63]  # without jokers, _fits is stacks_on: a look-up here
@@ -101,40 +104,47 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     empties A while the Nerts pile or waste could use the space, or exposes a
     card that can go up to a foundation or take the Nerts top or waste top.
     """
-    nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
-    plain = not tab.jokers
-    work = tab.work
-    for a in range(WORK_PILES):
-        pile_a = work[a]
-        if not pile_a:
-            continue
-        base, size = pile_a[0] & 15, len(pile_a)
-        for b in range(WORK_PILES):
-            onto = work[b]
-            if a == b or not onto:
-                continue
-            if plain:  # pile A is a run: only its card one rank below B's top can lead
-                top = onto[-1]
-                i = base - (top & 15) + 1
-                if not (0 <= i < size and stacks_on(pile_a[i], top)):
-                    continue
-            else:
-                found = _joker_run_index(tab, pile_a, onto)
-                if found is None:
-                    continue
-                i = found
-            if i == 0:
-                useful = nerts_top is not None or waste_top is not None
-            else:
-                exposed = pile_a[i - 1]
-                useful = (
-                    (exposed & 15 != JOKER_RANK and fnd.pile_for(exposed & 63) is not None)
-                    or (nerts_top is not None and _fits(tab, nerts_top, pile_a[:i]))
-                    or (waste_top is not None and _fits(tab, waste_top, pile_a[:i]))
-                )
-            if useful:
-                return Target(WORK0 + a, work=b, index=i)
+    nerts, waste, work = tab.nerts, tab.waste, tab.work
+    nerts_top = nerts[-1] if nerts else None
+    waste_top = waste[-1] if waste else None
+    # The piles with cards, listed once: each is tried as A and as B (a bot
+    # asks on about half its actions, and most of the time no pair fits).
+    filled = [(n, pile) for n, pile in enumerate(work) if pile]
+    if tab.jokers:
+        for a, pile_a in filled:
+            for b, onto in filled:
+                if a != b:
+                    i = _joker_run_index(tab, pile_a, onto)
+                    if i is not None and _run_useful(tab, fnd, pile_a, i, nerts_top, waste_top):
+                        return Target(WORK0 + a, work=b, index=i)
+        return None
+    # Without jokers pile A is a run, holding every rank from its base's down
+    # to its top's: only its card one rank below B's top can go there, and that
+    # rank is in A when B's top ranks above A's top and at most one above its
+    # base. One comparison per pair then rules out nearly every pair.
+    tops = [(b, onto[-1] & 15, onto[-1] & 63) for b, onto in filled]
+    for a, pile_a in filled:
+        over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
+        under = over - len(pile_a)  # the rank that takes A's top
+        for b, rank, face in tops:
+            if under < rank <= over and a != b:
+                i = over - rank
+                # (stacks_on(pile_a[i], top), looked up here)
+                if face in STACK_BASES[pile_a[i] & 63] and _run_useful(
+                        tab, fnd, pile_a, i, nerts_top, waste_top):
+                    return Target(WORK0 + a, work=b, index=i)
     return None
+
+
+def _run_useful(tab: Tableau, fnd: FoundationLog, pile: list[int], i: int,
+                nerts_top: int | None, waste_top: int | None) -> bool:
+    """Whether moving the run from index ``i`` of ``pile`` makes progress (see run_moves)."""
+    if i == 0:
+        return nerts_top is not None or waste_top is not None
+    exposed = pile[i - 1]
+    return ((exposed & 15 != JOKER_RANK and fnd.pile_for(exposed & 63) is not None)
+            or (nerts_top is not None and _fits(tab, nerts_top, pile[:i]))
+            or (waste_top is not None and _fits(tab, waste_top, pile[:i])))
 
 
 def _joker_run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
