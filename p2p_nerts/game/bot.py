@@ -16,7 +16,7 @@ from typing import Final, final
 
 from .cards import ACE
 from .foundations import FoundationLog
-from .moves import card_target, card_work_target, cycle_helps, productive_move, run_moves
+from .moves import card_target, cycle_helps, hand_to_work, productive_move, run_moves
 from .tableau import NERTS, WASTE, WORK0, Tableau, Target
 
 
@@ -169,10 +169,7 @@ class Bot:
             if ((card & 15 <= ACE or card & 63 in wanting)
                     and (target := card_target(tab, WASTE, card, fnd))):
                 return target
-        # work_target for the Nerts top, then the waste top, as they are at hand
-        target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
-        if target is None and waste:
-            target = card_work_target(tab, WASTE, waste[-1], not nerts)
+        target = hand_to_work(tab)
         if target or not self.skill.plans_runs:
             return target
         return run_moves(tab, fnd)

@@ -77,6 +77,35 @@ def card_work_target(tab: Tableau, src: int, card: int, allow_empty: bool) -> Ta
     return None
 
 
+def hand_to_work(tab: Tableau) -> Target | None:
+    """The Nerts top onto a work pile, else the waste top (onto an empty pile only
+    while the Nerts pile is empty: its top has the first claim on a space).
+
+    That is ``work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not
+    tab.nerts)``, what a bot tries on nearly every step: without jokers, with
+    both tops there, one pass over the work piles answers for both.
+    """
+    nerts, waste = tab.nerts, tab.waste
+    if tab.jokers or not nerts or not waste:
+        target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
+        if target is None and waste:
+            target = card_work_target(tab, WASTE, waste[-1], not nerts)
+        return target
+    nerts_bases, waste_bases = STACK_BASES[nerts[-1] & 63], STACK_BASES[waste[-1] & 63]
+    empty = onto_waste = -1
+    for dst, pile in enumerate(tab.work):
+        if not pile:
+            if empty < 0:
+                empty = dst
+        elif pile[-1] & 63 in nerts_bases:
+            return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
+        elif onto_waste < 0 and pile[-1] & 63 in waste_bases:
+            onto_waste = dst
+    if empty >= 0:
+        return _onto(NERTS, empty)
+    return _onto(WASTE, onto_waste) if onto_waste >= 0 else None
+
+
 @cache
 def _onto(src: int, dst: int) -> Target:
     return Target(src, work=dst)
@@ -107,10 +136,8 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     nerts, waste, work = tab.nerts, tab.waste, tab.work
     nerts_top = nerts[-1] if nerts else None
     waste_top = waste[-1] if waste else None
-    # The piles with cards, listed once: each is tried as A and as B (a bot
-    # asks on about half its actions, and most of the time no pair fits).
-    filled = [(n, pile) for n, pile in enumerate(work) if pile]
     if tab.jokers:
+        filled = [(n, pile) for n, pile in enumerate(work) if pile]
         for a, pile_a in filled:
             for b, onto in filled:
                 if a != b:
@@ -121,16 +148,29 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     # Without jokers pile A is a run, holding every rank from its base's down
     # to its top's: only its card one rank below B's top can go there, and that
     # rank is in A when B's top ranks above A's top and at most one above its
-    # base. One comparison per pair then rules out nearly every pair.
-    tops = [(b, onto[-1] & 15, onto[-1] & 63) for b, onto in filled]
-    for a, pile_a in filled:
+    # base. A bot asks on about half its actions and most of the time no pair
+    # fits: the ranks of the tops, as bits, rule out each pile A at once.
+    tops = 0
+    for pile in work:
+        if pile:
+            tops |= 1 << (pile[-1] & 15)
+    for a in range(WORK_PILES):
+        pile_a = work[a]
+        if not pile_a:
+            continue
         over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
         under = over - len(pile_a)  # the rank that takes A's top
-        for b, rank, face in tops:
-            if under < rank <= over and a != b:
+        # No top ranks in under + 1 .. over: no B for this A. (A pile that is
+        # no run, as a test may lay out, can make under negative: shifting by
+        # 0 then looks at more ranks, and the loop below tells.)
+        if not tops >> (under + 1 if under >= 0 else 0) & ((1 << (over - under)) - 1):
+            continue
+        for b in range(WORK_PILES):
+            onto = work[b]
+            if a != b and onto and under < (rank := onto[-1] & 15) <= over:
                 i = over - rank
-                # (stacks_on(pile_a[i], top), looked up here)
-                if face in STACK_BASES[pile_a[i] & 63] and _run_useful(
+                # (stacks_on(pile_a[i], onto[-1]), looked up here)
+                if onto[-1] & 63 in STACK_BASES[pile_a[i] & 63] and _run_useful(
                         tab, fnd, pile_a, i, nerts_top, waste_top):
                     return Target(WORK0 + a, work=b, index=i)
     return None
@@ -190,8 +230,7 @@ def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
         target = foundation_target(tab, src, fnd)
         if target is not None:
             return target
-    return (work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts)
-            or run_moves(tab, fnd))
+    return hand_to_work(tab) or run_moves(tab, fnd)
 
 
 def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:

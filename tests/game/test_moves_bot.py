@@ -7,14 +7,15 @@ import random
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
-from p2p_nerts.game.cards import make_face
-from p2p_nerts.game.foundations import FoundationLog, Play, fold
+from p2p_nerts.game.cards import make_face, shuffle_deck
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
     card_target,
     cycle_cards,
     cycle_helps,
     foundation_target,
+    hand_to_work,
     is_stuck,
     perform,
     productive_move,
@@ -382,3 +383,34 @@ def test_decide_changes_nothing() -> None:
     for skill in SKILLS:
         bot(skill).decide(tab, started("AS"))
     assert snap(tab) == before
+
+
+@pytest.mark.parametrize("jokers", [False, True])
+def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
+    """hand_to_work answers in one pass what the two work_target calls answer,
+    on every position of bots' solitaire games (with and without jokers)."""
+    both = 0
+    for seed in range(8):
+        tab = Tableau(0, shuffle_deck(seed.to_bytes(4, "big"), 0, jokers=jokers), jokers=jokers)
+        log, bot_ = FoundationLog(), Bot(SKILLS["medium"], random.Random(seed))
+        for clock in range(1, 400):
+            expected = work_target(tab, NERTS) or work_target(tab, WASTE,
+                                                              allow_empty=not tab.nerts)
+            assert hand_to_work(tab) == expected
+            both += bool(tab.nerts and tab.waste and expected)
+            action = bot_.decide(tab, log)
+            if action.act is Act.MOVE and action.target is not None:
+                target = action.target
+                card = perform(tab, target, (clock, 0))
+                if card is not None and target.pile is not None:
+                    log.add(Play(clock, 0, card, target.pile, target.src, target.declared))
+                    tab.settle((clock, 0), stayed=log.fate((clock, 0)) is Fate.STAY)
+            elif action.act is Act.TURN:
+                tab.turn()
+            elif action.act is Act.STUCK and len(tab.stock) + len(tab.waste) >= 2:
+                tab.rotate(alone=False)
+                bot_.idle_turns = 0
+            else:
+                break
+            bot_.applied(action)
+    assert both > 20  # positions where both tops were at hand and one had a move
