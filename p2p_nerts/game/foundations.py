@@ -122,7 +122,7 @@ class Pile:
     and compiled code builds a class with its own ``__init__`` natively.
     """
 
-    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank")
+    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank", "wants")
 
     def __init__(self, pile_id: int) -> None:
         self.pile_id = pile_id
@@ -131,17 +131,13 @@ class Pile:
         self.suit = -1
         self.top_rank = 0
         self.top_lamport = -1
+        #: The face this pile takes next, or None (not started here, or complete):
+        #: kept by the fold with its top, as every play each view adds reads it.
+        self.wants: int | None = None
 
     @property
     def complete(self) -> bool:
         return self.top_rank == KING
-
-    @property
-    def wants(self) -> int | None:
-        """The face this pile takes next, or None (not started here, or complete)."""
-        if self.top_rank == 0 or self.top_rank == KING:
-            return None
-        return self.suit << 4 | (self.top_rank + 1)
 
 
 class FoundationLog:
@@ -287,7 +283,7 @@ class FoundationLog:
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
         self._unwant(pile, pile.wants)
         pile.stays = []
-        pile.suit, pile.top_rank, pile.top_lamport = -1, 0, -1
+        pile.suit, pile.top_rank, pile.top_lamport, pile.wants = -1, 0, -1, None
         changed = []
         for play in pile.plays:
             fate = self._step(pile, play)
@@ -316,6 +312,7 @@ class FoundationLog:
         if not ok:
             return _BOUNCE
         pile.suit, pile.top_rank, pile.top_lamport = suit, rank, play.lamport
+        pile.wants = None if rank == KING else suit << 4 | (rank + 1)
         pile.stays.append(play)
         return _STAY
 
