@@ -255,7 +255,8 @@ class RoundSim:
         seat = self.seats[s]
         seat.clock = max(seat.clock, play.lamport) + 1
         seat.view.add(play)
-        self._wake(s)
+        if True in seat.idle:  # (most of the time no bot waits: no call to tell)
+            self._wake(s)
 
     def _final(self, s: int, play: Play) -> None:
         seat = self.seats[s]
@@ -269,7 +270,8 @@ class RoundSim:
             self.bounces += 1
             if seat.view.first_over(key) is not None:
                 self.collisions += 1
-        self._wake(s)
+        if True in seat.idle:
+            self._wake(s)
 
     def _call(self, s: int, key: PlayKey) -> None:
         n = len(self.calls)

@@ -131,9 +131,14 @@ class Tableau:
     # ----------------------------------------------------------------- moves
     def turn(self) -> None:
         """Turn up to ``stock_turn`` cards onto the waste, or turn the waste over."""
-        if self.stock:
-            for _ in range(min(self.stock_turn, len(self.stock))):
-                self.waste.append(self.stock.pop())
+        stock = self.stock
+        if stock:
+            # The next stock_turn cards (fewer at the end), each turned onto the
+            # last: one slice, not a pop and an append each (a bot's every other step).
+            turned = stock[-self.stock_turn:]
+            del stock[-self.stock_turn:]
+            turned.reverse()
+            self.waste.extend(turned)
         elif self.waste:
             self.waste.reverse()
             self.stock, self.waste = self.waste, []
