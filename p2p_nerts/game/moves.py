@@ -10,8 +10,9 @@ back and forth is never productive, which is what makes "stuck" decidable.
 from __future__ import annotations
 
 from functools import cache
+from typing import Final
 
-from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, STACK_BASES, SUIT_COLOR, make_face, stacks_on
 from .foundations import FoundationLog
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau, Target
 
@@ -149,21 +150,19 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     # to its top's: only its card one rank below B's top can go there, and that
     # rank is in A when B's top ranks above A's top and at most one above its
     # base. A bot asks on about half its actions and most of the time no pair
-    # fits: the ranks of the tops, as bits, rule out each pile A at once.
+    # fits: the tops as bits (_TOP_BIT) against the tops that would take a card
+    # of A (_TAKERS, then only the ranks above A's top's) rule out each A at once.
     tops = 0
     for pile in work:
         if pile:
-            tops |= 1 << (pile[-1] & 15)
+            tops |= _TOP_BIT[pile[-1] & 63]
     for a in range(WORK_PILES):
         pile_a = work[a]
         if not pile_a:
             continue
         over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
         under = over - len(pile_a)  # the rank that takes A's top
-        # No top ranks in under + 1 .. over: no B for this A. (A pile that is
-        # no run, as a test may lay out, can make under negative: shifting by
-        # 0 then looks at more ranks, and the loop below tells.)
-        if not tops >> (under + 1 if under >= 0 else 0) & ((1 << (over - under)) - 1):
+        if not (tops & _TAKERS[pile_a[0] & 63]) >> (2 * under + 2 if under >= 0 else 0):
             continue
         for b in range(WORK_PILES):
             onto = work[b]
@@ -174,6 +173,25 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
                         tab, fnd, pile_a, i, nerts_top, waste_top):
                     return Target(WORK0 + a, work=b, index=i)
     return None
+
+
+def _top_bit(face: int) -> int:
+    """A plain face as a bit: two a rank, its colour's bit above its rank's."""
+    return 1 << (2 * (face & 15) + SUIT_COLOR[(face >> 4) & 3])
+
+
+def _takers(face: int) -> int:
+    """The tops (as :func:`_top_bit` bits) that take a card of a plain run whose
+    base is ``face``: for each rank k below it, one rank above, other colour."""
+    rank, color = face & 15, SUIT_COLOR[(face >> 4) & 3]
+    bits = 0
+    for k in range(1, rank + 1):  # the run's card of rank k has its colour every other rank
+        bits |= 1 << (2 * (k + 1) + (1 ^ color ^ ((rank - k) & 1)))
+    return bits
+
+
+_TOP_BIT: Final = tuple(_top_bit(face) for face in range(64))
+_TAKERS: Final = tuple(_takers(face) for face in range(64))
 
 
 def _run_useful(tab: Tableau, fnd: FoundationLog, pile: list[int], i: int,

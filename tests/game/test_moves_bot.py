@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
-from p2p_nerts.game.cards import make_face, shuffle_deck
+from p2p_nerts.game.cards import make_face, shuffle_deck, stacks_on
 from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
@@ -385,19 +386,13 @@ def test_decide_changes_nothing() -> None:
     assert snap(tab) == before
 
 
-@pytest.mark.parametrize("jokers", [False, True])
-def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
-    """hand_to_work answers in one pass what the two work_target calls answer,
-    on every position of bots' solitaire games (with and without jokers)."""
-    both = 0
+def solitaire_positions(jokers: bool) -> Iterator[tuple[Tableau, FoundationLog]]:
+    """Every position of medium bots' solitaire games, before each of their actions."""
     for seed in range(8):
         tab = Tableau(0, shuffle_deck(seed.to_bytes(4, "big"), 0, jokers=jokers), jokers=jokers)
         log, bot_ = FoundationLog(), Bot(SKILLS["medium"], random.Random(seed))
         for clock in range(1, 400):
-            expected = work_target(tab, NERTS) or work_target(tab, WASTE,
-                                                              allow_empty=not tab.nerts)
-            assert hand_to_work(tab) == expected
-            both += bool(tab.nerts and tab.waste and expected)
+            yield tab, log
             action = bot_.decide(tab, log)
             if action.act is Act.MOVE and action.target is not None:
                 target = action.target
@@ -413,4 +408,39 @@ def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
             else:
                 break
             bot_.applied(action)
+
+
+@pytest.mark.parametrize("jokers", [False, True])
+def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
+    """hand_to_work answers in one pass what the two work_target calls answer."""
+    both = 0
+    for tab, _log in solitaire_positions(jokers):
+        expected = work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts)
+        assert hand_to_work(tab) == expected
+        both += bool(tab.nerts and tab.waste and expected)
     assert both > 20  # positions where both tops were at hand and one had a move
+
+
+def test_run_moves_finds_the_first_productive_run_move_of_all_pairs() -> None:
+    """run_moves (plain cards), against every pair of work piles and every index
+    tried in turn, each move's progress as its docstring defines it."""
+    found = 0
+    for tab, log in solitaire_positions(jokers=False):
+        expected = None
+        for a, b in ((a, b) for a in range(4) for b in range(4) if a != b):
+            pile, onto = tab.work[a], tab.work[b]
+            for i in range(len(pile)) if onto else ():
+                if not stacks_on(pile[i], onto[-1]):
+                    continue
+                if i == 0:
+                    useful = bool(tab.nerts or tab.waste)
+                else:
+                    exposed = pile[i - 1]
+                    useful = (log.pile_for(exposed & 63) is not None
+                              or any(top and stacks_on(top[-1], exposed)
+                                     for top in (tab.nerts, tab.waste)))
+                if useful and expected is None:
+                    expected = Target(WORK0 + a, work=b, index=i)
+        assert run_moves(tab, log) == expected
+        found += expected is not None
+    assert found > 5
