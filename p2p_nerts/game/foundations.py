@@ -250,8 +250,7 @@ class FoundationLog:
             fate = self._step(pile, play)
             self._fate[key] = fate
             if fate is _STAY:  # (only a play that stays changes what the pile wants)
-                self._unwant(pile, wanted)
-                self._want(pile)
+                self._rewant(pile, wanted)
             return [play]
         bisect.insort(pile.plays, play, key=lambda p: order(p.key))
         return [play, *self._refold(pile, changed_besides=key)]
@@ -281,7 +280,7 @@ class FoundationLog:
         return changed
 
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
-        self._unwant(pile, pile.wants)
+        wanted = pile.wants
         pile.stays = []
         pile.suit, pile.top_rank, pile.top_lamport, pile.wants = -1, 0, -1, None
         changed = []
@@ -291,7 +290,7 @@ class FoundationLog:
                 self._fate[play.key] = fate
                 if play.key != changed_besides:
                     changed.append(play)
-        self._want(pile)
+        self._rewant(pile, wanted)
         return changed
 
     def _step(self, pile: Pile, play: Play) -> Fate:
@@ -316,23 +315,24 @@ class FoundationLog:
         pile.stays.append(play)
         return _STAY
 
-    def _unwant(self, pile: Pile, face: int | None) -> None:
-        """``pile`` no longer takes ``face`` (what it wanted before it changed)."""
-        if face is not None:
-            piles = self._wanting[face]
+    def _rewant(self, pile: Pile, wanted: int | None) -> None:
+        """``pile`` took ``wanted`` next before it changed, and takes ``pile.wants`` now:
+        move it in ``_wanting`` from the one face to the other (one call a play that stays)."""
+        face = pile.wants
+        if face == wanted:
+            return
+        if wanted is not None:
+            piles = self._wanting[wanted]
             if len(piles) == 1:
-                del self._wanting[face]
+                del self._wanting[wanted]
             else:
                 piles.remove(pile.pile_id)
-
-    def _want(self, pile: Pile) -> None:
-        face = pile.wants
         if face is not None:
-            piles = self._wanting.get(face)
-            if piles is None:
+            taking = self._wanting.get(face)
+            if taking is None:
                 self._wanting[face] = [pile.pile_id]
             else:
-                bisect.insort(piles, pile.pile_id)
+                bisect.insort(taking, pile.pile_id)
 
 
 def fold(plays: Iterable[Play], *, strict_ties: bool = False,
