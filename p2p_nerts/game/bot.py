@@ -111,7 +111,7 @@ class Bot:
 
     def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
         """The next thing this bot does (nothing changes until the caller applies it)."""
-        if tab.can_call_nerts():
+        if not tab.nerts and tab.can_call_nerts():  # (asked only once the pile is empty)
             return _CALL
         target = self._eager(tab, fnd)
         if target is not None:
