@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Final
 
 SUITS: Final = "♠♥♦♣"
@@ -106,10 +107,16 @@ def card_name(card: int) -> str:
 
 def full_deck(owner: int, *, jokers: bool = False) -> list[int]:
     """One player's deck in a fixed order: suits ♠♥♦♣, ranks A..K, then jokers."""
+    return list(_deck(owner, jokers))  # (a copy: the caller may shuffle it)
+
+
+@cache
+def _deck(owner: int, jokers: bool) -> tuple[int, ...]:
+    """:func:`full_deck`, built once per seat: every round deals and counts each deck."""
     deck = [owner << 6 | suit << 4 | rank for suit in range(4) for rank in range(1, KING + 1)]
     if jokers:
         deck += [owner << 6 | 0 << 4 | JOKER_RANK, owner << 6 | 1 << 4 | JOKER_RANK]
-    return deck
+    return tuple(deck)
 
 
 SHUFFLE_DOMAIN: Final = b"p2p-nerts/v1/shuffle\x00"
