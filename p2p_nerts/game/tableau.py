@@ -17,7 +17,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .cards import ACE, JOKER_RANK, KING, SUIT_COLOR, card_name, face_name, make_face
+from .cards import (
+    ACE,
+    JOKER_RANK,
+    KING,
+    STACK_BASES,
+    SUIT_COLOR,
+    card_name,
+    face_name,
+    make_face,
+)
 
 #: Sources of a card, also used on the wire (``src`` of a foundation play).
 NERTS: Final = 0
@@ -173,14 +182,15 @@ class Tableau:
         if src == WORK0 + dst:
             raise IllegalMove("a run is already on that pile")
         run = self._run(src, index)
-        start = len(self._pile(src)) - len(run) if src >= WORK0 else -1
+        source = self._pile(src)
+        start = len(source) - len(run) if src >= WORK0 else -1
         target = self.work[dst]
         if target:
             self._check_stack(target, run)
         new_target = target + run
         if self.jokers:
             self._settle(new_target)
-        self._cut(src, len(run))
+        del source[-len(run):]
         target.extend(run)
         self.log.append((OP_WORK, src, dst, start))
 
@@ -317,9 +327,6 @@ class Tableau:
             raise IllegalMove("no card there")
         return pile[index:]
 
-    def _cut(self, src: int, count: int) -> None:
-        del self._pile(src)[-count:]
-
     def fits(self, card: int, pile: list[int]) -> bool:
         """Whether ``card`` may lie on ``pile`` now (jokers included)."""
         try:
@@ -332,6 +339,8 @@ class Tableau:
 
     def _check_stack(self, lower: list[int], upper: list[int]) -> None:
         """The run ``upper`` may lie on ``lower`` (both bottom-first); jokers checked by settle."""
+        if lower[-1] & 63 in STACK_BASES[upper[0] & 63]:
+            return  # (two plain cards that stack: effective's answer, looked up)
         below = self.effective(lower[-1])
         above = self.effective(upper[0])
         if below is None or above is None:
