@@ -162,15 +162,16 @@ class Tableau:
         that the card is playable here and that a joker's declaration fits.
         Returns the card.
         """
-        card = self.top(src)
-        if card is None:
+        source = self._pile(src)  # (held: top's call, and a second _pile, saved)
+        if not source:
             raise IllegalMove(f"your {source_name(src)} is empty")
+        card = source[-1]
         if key in self.in_flight:
             raise IllegalMove("a play with this time is already in the air")
         face = self._foundation_face(card, src, declared)
         if (face & 15 == ACE) != (pile == card):
             raise IllegalMove("an ace starts a new foundation; other cards go on one")
-        self._pile(src).pop()
+        source.pop()
         self.in_flight[key] = (card, src)
         self.log.append((OP_FOUND, src, card, key[0], pile, declared))
         return card
