@@ -6,10 +6,9 @@
 (b) bot actions: one medium bot playing solitaire, deciding and acting (its
     foundation plays settle at once; all-stuck rotations as in a round);
 (c) simulated four-player rounds (``RoundSim(SimConfig(players=4, ...)).run()``),
-    with the bot actions per round and the cost of one action, beside a stated
-    reference: pounce's TypeScript simulator on this machine kind (its
-    ``scripts/benchmarkSimulation.ts`` under ts-node, alternating runs), which
-    is not run here;
+    with the bot actions per round and the cost of one action, beside pounce's
+    TypeScript simulator (its ``scripts/benchmarkSimulation.ts``, 4 players):
+    measured in the same run with ``--pounce DIR``, else a stated reference;
 (d) whether a bot action costs more late in a long round than early: the mean
     cost of the last quarter of the actions against the first (target ≤ 1.2×).
 
@@ -20,21 +19,31 @@ processes, the pure engine and the one compiled in DIR in turn, and prints the
 ratio of each pair (so a drift of the machine's speed cancels out); each
 ``--baseline DIR`` (another checkout's package, pure or compiled, such as the
 code before a change) joins the turn, first, and the ratios are against it.
+``--pounce DIR`` runs pounce's simulator in the same turn (each engine's
+"× pounce" is then the median of its ratios to pounce run by run). DIR is a
+checkout of github.com/alexrcoleman/pounce where ``npm install`` has run (its
+typescript, ts-node and rand-seed are all the simulator needs); node runs it.
 
 Each rate is the median of several runs, with the slowest and fastest run.
-Rates count this process's CPU time, not the wall clock: the engine runs on
+Rates count the process's CPU time, not the wall clock: the engine runs on
 one core, and on a shared machine the wall clock also counts other work.
-Usage: ``scripts/bench_engine.py [--runs N] [--quick] [--compiled DIR] [--baseline DIR]``.
+pounce's timer is made to read node's CPU time too (``process.cpuUsage``, a
+``--require``d hook on ``performance.now``); its own wall-clock rate is printed
+beside it.
+Usage: ``scripts/bench_engine.py [--runs N] [--quick] [--compiled DIR] [--baseline DIR]
+[--pounce DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,10 +57,33 @@ from p2p_nerts.game.simulate import RoundSim, SimConfig, deck_seed
 from p2p_nerts.game.tableau import Tableau, replay
 
 GROWTH_LIMIT = 1.2
-#: pounce's simulator, 4 players, measured on this machine kind (see the docstring).
+#: pounce's simulator, 4 players, measured on this machine kind: the reference
+#: printed when it is not run here (``--pounce``).
 POUNCE_ROUNDS_PER_S = 484
 POUNCE_US_PER_STEP = 3.8
-ENGINE_GOAL = 1.5  # × pounce's rounds/s
+#: Goals, × pounce's rounds/s: the engine a plain install runs, and the compiled one.
+PURE_GOAL = 1.0
+COMPILED_GOAL = 3.0
+POUNCE_SCRIPT = "scripts/benchmarkSimulation.ts"
+#: pounce's games (4 players) a run, after its warm-up games (JIT); fewer with --quick.
+POUNCE_GAMES = 500
+POUNCE_WARMUP = 50
+#: Required into node before pounce's benchmark: its timer (performance.now, read
+#: at the start and the end) reads this process's CPU time, as the engine's rates
+#: do; the wall clock between its first and last reading goes to stderr.
+POUNCE_CPU_CLOCK = """\
+const perf = require("perf_hooks").performance;
+const wall = perf.now.bind(perf);
+const walls = [];
+perf.now = () => {
+  walls.push(wall());
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+};
+process.on("exit", () => {
+  process.stderr.write(JSON.stringify({ wallMs: walls[walls.length - 1] - walls[0] }) + "\\n");
+});
+"""
 
 
 def rate(work: Callable[[], int], runs: int) -> tuple[float, float, float]:
@@ -174,29 +206,88 @@ def child_rate(rounds: int, path: Path | None, *, expect: str | None) -> tuple[f
     return float(out[0]), float(out[1])
 
 
+def pounce_rate(directory: Path, games: int, clock: Path) -> tuple[float, float, float]:
+    """pounce's simulator in ``directory`` (4 players, ``games`` games after its
+    warm-up): rounds/s by CPU time, by its own wall clock, and µs a step (CPU)."""
+    env = dict(os.environ, PLAYERS="4", MODE="fixed", GAMES=str(games),
+               WARMUP_GAMES=str(min(POUNCE_WARMUP, games)))
+    command = ["node", "-r", "ts-node/register/transpile-only", "-r", str(clock),
+               POUNCE_SCRIPT]
+    try:
+        done = subprocess.run(command, cwd=directory, env=env, capture_output=True, text=True,
+                              check=True)
+        out = json.loads(done.stdout)
+        wall_ms = float(json.loads(done.stderr.strip().splitlines()[-1])["wallMs"])
+        seconds = float(out["elapsedMs"]) / 1000
+        return games / seconds, games / (wall_ms / 1000), 1e6 * seconds / int(out["totalMoves"])
+    except FileNotFoundError:
+        raise SystemExit("bench_engine: --pounce needs node on the PATH") from None
+    except subprocess.CalledProcessError as exc:
+        lines = exc.stderr.strip().splitlines() or ["no output"]
+        why = next((line for line in lines if "Error" in line), lines[-1]).strip()
+        raise SystemExit(f"bench_engine: pounce's simulator failed in {directory} ({why}); "
+                         "run npm install there") from None
+    except (ValueError, KeyError, IndexError, TypeError, ZeroDivisionError):
+        raise SystemExit(f"bench_engine: pounce's simulator in {directory} printed no "
+                         "result this script reads") from None
+
+
 def compare(engines: list[tuple[str, Path | None, str | None]], rounds: int,
-            runs: int) -> None:
-    """Time (c) for each engine in turn, ``runs`` times, so that each round of
-    runs sees one machine speed; ratios are to the first engine, pair by pair."""
+            runs: int, pounce: Path | None, pounce_games: int) -> None:
+    """Time (c) for each engine in turn, and pounce's simulator with them when
+    given, ``runs`` times, so that each round of runs sees one machine speed;
+    ratios are to the first engine, and to pounce, pair by pair."""
     rates: list[list[float]] = [[] for _ in engines]
     per_round = [0.0] * len(engines)
-    for _ in range(runs):
-        for n, (_label, path, expect) in enumerate(engines):
-            rate_n, per_round[n] = child_rate(rounds, path, expect=expect)
-            rates[n].append(rate_n)
-    print(f"\n(c) in fresh processes, {runs} runs of each in turn "
-          f"(ratios pair by pair against {engines[0][0]}):")
-    print(f"    {'engine':34} {'rounds/s':>9} {'µs/action':>10} {'ratio':>17} {'× pounce':>9}")
-    for n, (label, _path, _expect) in enumerate(engines):
+    pounce_rates: list[float] = []
+    pounce_walls: list[float] = []
+    pounce_steps: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
+        clock = Path(tmp) / "cpu_clock.js"
+        clock.write_text(POUNCE_CPU_CLOCK)
+        for _ in range(runs):
+            for n, (_label, path, expect) in enumerate(engines):
+                rate_n, per_round[n] = child_rate(rounds, path, expect=expect)
+                rates[n].append(rate_n)
+            if pounce is not None:
+                cpu, wall, step = pounce_rate(pounce, pounce_games, clock)
+                pounce_rates.append(cpu)
+                pounce_walls.append(wall)
+                pounce_steps.append(step)
+    print(f"\n(c) in fresh processes, {runs} runs of each in turn (ratios run by run, "
+          f"against {engines[0][0]}{' and against pounce' if pounce else ''}):")
+    if pounce is None:
+        print(f"    × pounce: against the reference {POUNCE_ROUNDS_PER_S} rounds/s, "
+              "NOT measured in this run (--pounce DIR)")
+    print(f"    {'engine':34} {'rounds/s':>9} {'µs/action':>10} {'ratio':>17} "
+          f"{'× pounce':>17}")
+    verdicts = []
+    for n, (label, _path, expect) in enumerate(engines):
         med = statistics.median(rates[n])
         ratios = [b / a for a, b in zip(rates[0], rates[n], strict=True)]
+        if pounce_rates:
+            to_pounce = [r / p for r, p in zip(rates[n], pounce_rates, strict=True)]
+            versus = (f"{statistics.median(to_pounce):5.2f} "
+                      f"[{min(to_pounce):4.2f}–{max(to_pounce):4.2f}]")
+            times = statistics.median(to_pounce)
+        else:
+            times = med / POUNCE_ROUNDS_PER_S
+            versus = f"{times:5.2f} (reference)"
         print(f"    {label:34} {med:9,.0f} {1e6 / (med * per_round[n]):10.1f} "
               f"{statistics.median(ratios):5.2f} [{min(ratios):4.2f}–{max(ratios):4.2f}] "
-              f"{med / POUNCE_ROUNDS_PER_S:8.2f}×")
-    best = max(statistics.median(r) for r in rates)
-    verdict = "met" if best >= ENGINE_GOAL * POUNCE_ROUNDS_PER_S else "NOT MET"
-    print(f"    goal {ENGINE_GOAL}× pounce = {ENGINE_GOAL * POUNCE_ROUNDS_PER_S:.0f} rounds/s: "
-          f"{verdict} (fastest engine {best:,.0f})")
+              f"{versus}")
+        goal = {"pure": PURE_GOAL, "compiled": COMPILED_GOAL}.get(expect or "")
+        if goal is not None:
+            verdicts.append(f"{expect} ≥ {goal:.1f}× pounce: "
+                            f"{'met' if times >= goal else 'NOT MET'} ({times:.2f}×)")
+    if pounce is not None:
+        print(f"    {'pounce, measured (' + str(pounce) + ')':34} "
+              f"{statistics.median(pounce_rates):9,.0f} {'':10} ({len(pounce_rates)} runs of "
+              f"{pounce_games} games; {statistics.median(pounce_steps):.1f} µs a step; "
+              f"its own wall clock: {statistics.median(pounce_walls):,.0f} rounds/s)")
+    if verdicts:
+        print(f"    goals{'' if pounce else ' (against the reference)'}: "
+              + "; ".join(verdicts))
 
 
 # ----------------------------------------------------------------- (d) growth
@@ -250,6 +341,9 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, action="append", default=[], metavar="DIR",
                         help="also time (c) with the p2p_nerts package in DIR (another "
                              "checkout, pure or compiled), in turn with the others")
+    parser.add_argument("--pounce", type=Path, metavar="DIR",
+                        help="also run pounce's simulator from its checkout in DIR "
+                             "(npm install done there) in turn with the engines")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -259,6 +353,8 @@ def main() -> int:
     for directory in (*args.baseline, *([args.compiled] if args.compiled else [])):
         if not (directory / "p2p_nerts" / "game").is_dir():
             parser.error(f"{directory} holds no p2p_nerts/game package")
+    if args.pounce is not None and not (args.pounce / POUNCE_SCRIPT).is_file():
+        parser.error(f"{args.pounce} holds no {POUNCE_SCRIPT} (a pounce checkout)")
     runs = max(5, args.runs)
     scale = 1 if args.quick else 3
 
@@ -276,16 +372,20 @@ def main() -> int:
     us_per_action = 1e6 / (rounds[0] * per_round)
     print(f"    {per_round:.0f} bot actions a round, {us_per_action:.1f} µs an action "
           "(deciding, acting, and the round's four foundation views, delays and finality)")
-    print(f"    reference, pounce's simulator: {POUNCE_ROUNDS_PER_S} rounds/s, "
-          f"{POUNCE_US_PER_STEP} µs a step → here {rounds[0] / POUNCE_ROUNDS_PER_S:4.2f}× "
-          f"pounce's rounds/s (goal {ENGINE_GOAL}×)")
+    if args.pounce is None:
+        print(f"    pounce's simulator, a reference NOT measured here (--pounce DIR): "
+              f"{POUNCE_ROUNDS_PER_S} rounds/s, {POUNCE_US_PER_STEP} µs a step → here "
+              f"{rounds[0] / POUNCE_ROUNDS_PER_S:4.2f}× pounce's rounds/s")
+    else:
+        print("    pounce's simulator: measured in turn with the engines below")
     engines: list[tuple[str, Path | None, str | None]] = [
         (f"baseline {d}", d, None) for d in args.baseline]
     engines.append(("pure (these sources)", None, "pure"))
     if args.compiled is not None:
         engines.append((f"compiled ({args.compiled})", args.compiled, "compiled"))
-    if len(engines) > 1:
-        compare(engines, 50 * scale, runs)
+    if len(engines) > 1 or args.pounce is not None:
+        compare(engines, 50 * scale, runs, args.pounce,
+                POUNCE_GAMES if scale > 1 else POUNCE_GAMES // 3)
 
     if compiled():  # (d) subclasses the round, which a compiled class does not allow
         print("\n(d) measured on the pure engine only")

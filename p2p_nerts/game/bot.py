@@ -14,8 +14,9 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Final, final
 
+from .cards import ACE
 from .foundations import FoundationLog
-from .moves import card_target, cycle_helps, productive_move, run_moves, work_target
+from .moves import card_target, cycle_helps, hand_to_work, productive_move, run_moves
 from .tableau import NERTS, WASTE, WORK0, Tableau, Target
 
 
@@ -115,7 +116,7 @@ class Bot:
 
     def decide(self, tab: Tableau, fnd: FoundationLog) -> Action:
         """The next thing this bot does (nothing changes until the caller applies it)."""
-        if tab.can_call_nerts():
+        if not tab.nerts and tab.can_call_nerts():  # (asked only once the pile is empty)
             return _CALL
         target = self._eager(tab, fnd)
         if target is not None:
@@ -150,16 +151,30 @@ class Bot:
     def _eager(self, tab: Tableau, fnd: FoundationLog) -> Target | None:
         """Nerts pile first, then foundations, then the work piles."""
         nerts, waste = tab.nerts, tab.waste
-        if nerts and (target := card_target(tab, NERTS, nerts[-1], fnd)):
-            return target
-        attention, draw = self.skill.attention, self._random
-        for i, pile in enumerate(tab.work):
-            if (pile and draw() < attention
-                    and (target := card_target(tab, WORK0 + i, pile[-1], fnd))):
+        # card_target only for a card that might go up: an ace or a joker (rank
+        # ACE or JOKER_RANK, 0) or a face some pile wants. Most cards a bot
+        # looks at go nowhere, and this tells with one look-up, not two calls.
+        wanting = fnd.wanting
+        if nerts:
+            card = nerts[-1]
+            if ((card & 15 <= ACE or card & 63 in wanting)
+                    and (target := card_target(tab, NERTS, card, fnd))):
                 return target
-        if waste and (target := card_target(tab, WASTE, waste[-1], fnd)):
-            return target
-        target = work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not nerts)
+        attention, draw = self.skill.attention, self._random
+        src = WORK0
+        for pile in tab.work:
+            if pile and draw() < attention:
+                card = pile[-1]
+                if ((card & 15 <= ACE or card & 63 in wanting)
+                        and (target := card_target(tab, src, card, fnd))):
+                    return target
+            src += 1
+        if waste:
+            card = waste[-1]
+            if ((card & 15 <= ACE or card & 63 in wanting)
+                    and (target := card_target(tab, WASTE, card, fnd))):
+                return target
+        target = hand_to_work(tab)
         if target or not self.skill.plans_runs:
             return target
         return run_moves(tab, fnd)

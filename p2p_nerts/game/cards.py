@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
 from typing import Final
 
 SUITS: Final = "♠♥♦♣"
@@ -106,10 +107,16 @@ def card_name(card: int) -> str:
 
 def full_deck(owner: int, *, jokers: bool = False) -> list[int]:
     """One player's deck in a fixed order: suits ♠♥♦♣, ranks A..K, then jokers."""
+    return list(_deck(owner, jokers))  # (a copy: the caller may shuffle it)
+
+
+@cache
+def _deck(owner: int, jokers: bool) -> tuple[int, ...]:
+    """:func:`full_deck`, built once per seat: every round deals and counts each deck."""
     deck = [owner << 6 | suit << 4 | rank for suit in range(4) for rank in range(1, KING + 1)]
     if jokers:
         deck += [owner << 6 | 0 << 4 | JOKER_RANK, owner << 6 | 1 << 4 | JOKER_RANK]
-    return deck
+    return tuple(deck)
 
 
 SHUFFLE_DOMAIN: Final = b"p2p-nerts/v1/shuffle\x00"
@@ -125,33 +132,27 @@ def shuffle_deck(seed: bytes, owner: int, *, jokers: bool = False) -> list[int]:
     because every peer re-derives every deck during the audit.
     """
     deck = full_deck(owner, jokers=jokers)
-    stream = _WordStream(SHUFFLE_DOMAIN + seed)
+    words = _words(SHUFFLE_DOMAIN + seed)
     for i in range(len(deck) - 1, 0, -1):
         n = i + 1
         limit = (1 << 32) - (1 << 32) % n
-        while True:
-            word = stream.next()
-            if word < limit:
-                break
+        while (word := next(words)) >= limit:
+            pass
         j = word % n
         deck[i], deck[j] = deck[j], deck[i]
     return deck
 
 
-class _WordStream:
-    """Big-endian uint32 words from SHAKE-256, extended on demand (rarely)."""
-
-    def __init__(self, material: bytes) -> None:
-        self._xof = hashlib.shake_256(material)
-        self._words = _be_words(self._xof.digest(512))
-        self._pos = 0
-
-    def next(self) -> int:
-        if self._pos == len(self._words):  # the XOF's longer output starts with the same bytes
-            self._words = _be_words(self._xof.digest(8 * len(self._words)))
-        word = self._words[self._pos]
-        self._pos += 1
-        return word
+def _words(material: bytes) -> Iterator[int]:
+    """Big-endian uint32 words from SHAKE-256, without end: extended on demand
+    (rarely), as the XOF's longer output starts with the same bytes. A generator,
+    as every round deals a deck to each seat: taking a word resumes it, no call."""
+    xof = hashlib.shake_256(material)
+    size, done = 512, 0
+    while True:
+        words = _be_words(xof.digest(size))
+        yield from words[done:]
+        done, size = len(words), 2 * size
 
 
 def _be_words(data: bytes) -> tuple[int, ...]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from enum import IntEnum
 from typing import Any, Final, final
 
-from .cards import ACE, KING, owner_of
+from .cards import ACE, KING
 
 PlayKey = tuple[int, int]  # (lamport, seat): names a play, and the Nerts call
 Order = tuple[int, int, int]  # (lamport, draw, seat): sorts plays, see order()
@@ -122,7 +122,7 @@ class Pile:
     and compiled code builds a class with its own ``__init__`` natively.
     """
 
-    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank")
+    __slots__ = ("pile_id", "plays", "stays", "suit", "top_lamport", "top_rank", "wants")
 
     def __init__(self, pile_id: int) -> None:
         self.pile_id = pile_id
@@ -131,17 +131,13 @@ class Pile:
         self.suit = -1
         self.top_rank = 0
         self.top_lamport = -1
+        #: The face this pile takes next, or None (not started here, or complete):
+        #: kept by the fold with its top, as every play each view adds reads it.
+        self.wants: int | None = None
 
     @property
     def complete(self) -> bool:
         return self.top_rank == KING
-
-    @property
-    def wants(self) -> int | None:
-        """The face this pile takes next, or None (not started here, or complete)."""
-        if self.top_rank == 0 or self.top_rank == KING:
-            return None
-        return self.suit << 4 | (self.top_rank + 1)
 
 
 class FoundationLog:
@@ -185,6 +181,12 @@ class FoundationLog:
     def wanted_faces(self) -> Iterator[int]:
         return iter(self._wanting)
 
+    @property
+    def wanting(self) -> Mapping[int, list[int]]:
+        """Face → the piles that take it next, lowest first (read only): whether a
+        card could go up at all is one look-up here, where a bot looks at most cards."""
+        return self._wanting
+
     def first_over(self, key: PlayKey) -> Play | None:
         """For a bounced play: the play that took its place ("Ana was first")."""
         play = self._plays[key]
@@ -198,7 +200,7 @@ class FoundationLog:
     def cards_of(self, seat: int) -> int:
         """How many of ``seat``'s own cards stay on the foundations (+1 each)."""
         return sum(1 for pile in self.piles.values() for p in pile.stays
-                   if owner_of(p.card) == seat)
+                   if p.card >> 6 == seat)  # (owner_of, written out: once a card a seat)
 
     def staying_cards(self) -> Iterator[int]:
         for pile in self.piles.values():
@@ -248,8 +250,7 @@ class FoundationLog:
             fate = self._step(pile, play)
             self._fate[key] = fate
             if fate is _STAY:  # (only a play that stays changes what the pile wants)
-                self._unwant(pile, wanted)
-                self._want(pile)
+                self._rewant(pile, wanted)
             return [play]
         bisect.insort(pile.plays, play, key=lambda p: order(p.key))
         return [play, *self._refold(pile, changed_besides=key)]
@@ -279,9 +280,9 @@ class FoundationLog:
         return changed
 
     def _refold(self, pile: Pile, changed_besides: PlayKey | None = None) -> list[Play]:
-        self._unwant(pile, pile.wants)
+        wanted = pile.wants
         pile.stays = []
-        pile.suit, pile.top_rank, pile.top_lamport = -1, 0, -1
+        pile.suit, pile.top_rank, pile.top_lamport, pile.wants = -1, 0, -1, None
         changed = []
         for play in pile.plays:
             fate = self._step(pile, play)
@@ -289,7 +290,7 @@ class FoundationLog:
                 self._fate[play.key] = fate
                 if play.key != changed_besides:
                     changed.append(play)
-        self._want(pile)
+        self._rewant(pile, wanted)
         return changed
 
     def _step(self, pile: Pile, play: Play) -> Fate:
@@ -310,26 +311,28 @@ class FoundationLog:
         if not ok:
             return _BOUNCE
         pile.suit, pile.top_rank, pile.top_lamport = suit, rank, play.lamport
+        pile.wants = None if rank == KING else suit << 4 | (rank + 1)
         pile.stays.append(play)
         return _STAY
 
-    def _unwant(self, pile: Pile, face: int | None) -> None:
-        """``pile`` no longer takes ``face`` (what it wanted before it changed)."""
-        if face is not None:
-            piles = self._wanting[face]
+    def _rewant(self, pile: Pile, wanted: int | None) -> None:
+        """``pile`` took ``wanted`` next before it changed, and takes ``pile.wants`` now:
+        move it in ``_wanting`` from the one face to the other (one call a play that stays)."""
+        face = pile.wants
+        if face == wanted:
+            return
+        if wanted is not None:
+            piles = self._wanting[wanted]
             if len(piles) == 1:
-                del self._wanting[face]
+                del self._wanting[wanted]
             else:
                 piles.remove(pile.pile_id)
-
-    def _want(self, pile: Pile) -> None:
-        face = pile.wants
         if face is not None:
-            piles = self._wanting.get(face)
-            if piles is None:
+            taking = self._wanting.get(face)
+            if taking is None:
                 self._wanting[face] = [pile.pile_id]
             else:
-                bisect.insort(piles, pile.pile_id)
+                bisect.insort(taking, pile.pile_id)
 
 
 def fold(plays: Iterable[Play], *, strict_ties: bool = False,

@@ -10,8 +10,9 @@ back and forth is never productive, which is what makes "stuck" decidable.
 from __future__ import annotations
 
 from functools import cache
+from typing import Final
 
-from .cards import ACE, JOKER_RANK, STACK_BASES, make_face, stacks_on
+from .cards import ACE, JOKER_RANK, STACK_BASES, SUIT_COLOR, make_face, stacks_on
 from .foundations import FoundationLog
 from .tableau import NERTS, WASTE, WORK0, WORK_PILES, IllegalMove, Tableau, Target
 
@@ -89,8 +90,11 @@ def other_suit(face: int) -> int:
 def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target | None:
     """A work pile that takes the playable card of ``src`` (a built pile before an empty one)."""
     card = tab.top(src)
-    if card is None:
-        return None
+    return None if card is None else card_work_target(tab, src, card, allow_empty)
+
+
+def card_work_target(tab: Tableau, src: int, card: int, allow_empty: bool) -> Target | None:
+    """:func:`work_target` for ``card``, the playable card of ``src`` (a bot has it at hand)."""
     empty = None
     plain = not tab.jokers
     bases = STACK_BASES[card & 63]  # without jokers, _fits is stacks_on: a look-up here
@@ -105,6 +109,35 @@ def work_target(tab: Tableau, src: int, *, allow_empty: bool = True) -> Target |
     if allow_empty and empty is not None and src < WORK0:
         return _onto(src, empty)
     return None
+
+
+def hand_to_work(tab: Tableau) -> Target | None:
+    """The Nerts top onto a work pile, else the waste top (onto an empty pile only
+    while the Nerts pile is empty: its top has the first claim on a space).
+
+    That is ``work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not
+    tab.nerts)``, what a bot tries on nearly every step: without jokers, with
+    both tops there, one pass over the work piles answers for both.
+    """
+    nerts, waste = tab.nerts, tab.waste
+    if tab.jokers or not nerts or not waste:
+        target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
+        if target is None and waste:
+            target = card_work_target(tab, WASTE, waste[-1], not nerts)
+        return target
+    nerts_bases, waste_bases = STACK_BASES[nerts[-1] & 63], STACK_BASES[waste[-1] & 63]
+    empty = onto_waste = -1
+    for dst, pile in enumerate(tab.work):
+        if not pile:
+            if empty < 0:
+                empty = dst
+        elif pile[-1] & 63 in nerts_bases:
+            return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
+        elif onto_waste < 0 and pile[-1] & 63 in waste_bases:
+            onto_waste = dst
+    if empty >= 0:
+        return _onto(NERTS, empty)
+    return _onto(WASTE, onto_waste) if onto_waste >= 0 else None
 
 
 @cache
@@ -134,40 +167,75 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     empties A while the Nerts pile or waste could use the space, or exposes a
     card that can go up to a foundation or take the Nerts top or waste top.
     """
-    nerts_top, waste_top = tab.top(NERTS), tab.top(WASTE)
-    plain = not tab.jokers
-    work = tab.work
+    nerts, waste, work = tab.nerts, tab.waste, tab.work
+    nerts_top = nerts[-1] if nerts else None
+    waste_top = waste[-1] if waste else None
+    if tab.jokers:
+        filled = [(n, pile) for n, pile in enumerate(work) if pile]
+        for a, pile_a in filled:
+            for b, onto in filled:
+                if a != b:
+                    i = _joker_run_index(tab, pile_a, onto)
+                    if i is not None and _run_useful(tab, fnd, pile_a, i, nerts_top, waste_top):
+                        return Target(WORK0 + a, work=b, index=i)
+        return None
+    # Without jokers pile A is a run, holding every rank from its base's down
+    # to its top's: only its card one rank below B's top can go there, and that
+    # rank is in A when B's top ranks above A's top and at most one above its
+    # base. A bot asks on about half its actions and most of the time no pair
+    # fits: the tops as bits (_TOP_BIT) against the tops that would take a card
+    # of A (_TAKERS, then only the ranks above A's top's) rule out each A at once.
+    tops = 0
+    for pile in work:
+        if pile:
+            tops |= _TOP_BIT[pile[-1] & 63]
     for a in range(WORK_PILES):
         pile_a = work[a]
         if not pile_a:
             continue
-        base, size = pile_a[0] & 15, len(pile_a)
+        over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
+        under = over - len(pile_a)  # the rank that takes A's top
+        if not (tops & _TAKERS[pile_a[0] & 63]) >> (2 * under + 2 if under >= 0 else 0):
+            continue
         for b in range(WORK_PILES):
             onto = work[b]
-            if a == b or not onto:
-                continue
-            if plain:  # pile A is a run: only its card one rank below B's top can lead
-                top = onto[-1]
-                i = base - (top & 15) + 1
-                if not (0 <= i < size and stacks_on(pile_a[i], top)):
-                    continue
-            else:
-                found = _joker_run_index(tab, pile_a, onto)
-                if found is None:
-                    continue
-                i = found
-            if i == 0:
-                useful = nerts_top is not None or waste_top is not None
-            else:
-                exposed = pile_a[i - 1]
-                useful = (
-                    (exposed & 15 != JOKER_RANK and fnd.pile_for(exposed & 63) is not None)
-                    or (nerts_top is not None and _fits(tab, nerts_top, pile_a[:i]))
-                    or (waste_top is not None and _fits(tab, waste_top, pile_a[:i]))
-                )
-            if useful:
-                return Target(WORK0 + a, work=b, index=i)
+            if a != b and onto and under < (rank := onto[-1] & 15) <= over:
+                i = over - rank
+                # (stacks_on(pile_a[i], onto[-1]), looked up here)
+                if onto[-1] & 63 in STACK_BASES[pile_a[i] & 63] and _run_useful(
+                        tab, fnd, pile_a, i, nerts_top, waste_top):
+                    return Target(WORK0 + a, work=b, index=i)
     return None
+
+
+def _top_bit(face: int) -> int:
+    """A plain face as a bit: two a rank, its colour's bit above its rank's."""
+    return 1 << (2 * (face & 15) + SUIT_COLOR[(face >> 4) & 3])
+
+
+def _takers(face: int) -> int:
+    """The tops (as :func:`_top_bit` bits) that take a card of a plain run whose
+    base is ``face``: for each rank k below it, one rank above, other colour."""
+    rank, color = face & 15, SUIT_COLOR[(face >> 4) & 3]
+    bits = 0
+    for k in range(1, rank + 1):  # the run's card of rank k has its colour every other rank
+        bits |= 1 << (2 * (k + 1) + (1 ^ color ^ ((rank - k) & 1)))
+    return bits
+
+
+_TOP_BIT: Final = tuple(_top_bit(face) for face in range(64))
+_TAKERS: Final = tuple(_takers(face) for face in range(64))
+
+
+def _run_useful(tab: Tableau, fnd: FoundationLog, pile: list[int], i: int,
+                nerts_top: int | None, waste_top: int | None) -> bool:
+    """Whether moving the run from index ``i`` of ``pile`` makes progress (see run_moves)."""
+    if i == 0:
+        return nerts_top is not None or waste_top is not None
+    exposed = pile[i - 1]
+    return ((exposed & 15 != JOKER_RANK and fnd.pile_for(exposed & 63) is not None)
+            or (nerts_top is not None and _fits(tab, nerts_top, pile[:i]))
+            or (waste_top is not None and _fits(tab, waste_top, pile[:i])))
 
 
 def _joker_run_index(tab: Tableau, pile: list[int], onto: list[int]) -> int | None:
@@ -213,8 +281,7 @@ def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
         target = foundation_target(tab, src, fnd)
         if target is not None:
             return target
-    return (work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts)
-            or run_moves(tab, fnd))
+    return hand_to_work(tab) or run_moves(tab, fnd)
 
 
 def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:

@@ -232,21 +232,31 @@ class RoundSim:
             return
         bot.applied(action)
         self.moves += 1
-        self._push(bot.think_time(action), _ACT, s, b)
+        self._seq += 1  # (_push written out: one per action)
+        heapq.heappush(self._events, (self.now + bot.think_time(action), _ACT, self._seq, s, b,
+                                      None))
 
     def _send(self, s: int, play: Play) -> None:
         self.seats[s].view.add(play)
         self.unsettled += 1
+        # _push and _delay written out: a play is sent to every other seat, a
+        # quarter of all the events a round schedules (same sums, same order).
+        now, events, draw = self.now, self._events, self._random
+        low, span, seq = self._min_delay, self._delay_span, self._seq
         for other in range(len(self.seats)):
             if other != s:
-                self._push(self._delay(), _DELIVER, other, 0, play)
-        self._push(self._final_after, _FINAL, s, 0, play)
+                seq += 1
+                heapq.heappush(events, (now + (low + span * draw()), _DELIVER, seq, other, 0,
+                                        play))
+        self._seq = seq + 1
+        heapq.heappush(events, (now + self._final_after, _FINAL, seq + 1, s, 0, play))
 
     def _deliver(self, s: int, play: Play) -> None:
         seat = self.seats[s]
         seat.clock = max(seat.clock, play.lamport) + 1
         seat.view.add(play)
-        self._wake(s)
+        if True in seat.idle:  # (most of the time no bot waits: no call to tell)
+            self._wake(s)
 
     def _final(self, s: int, play: Play) -> None:
         seat = self.seats[s]
@@ -260,7 +270,8 @@ class RoundSim:
             self.bounces += 1
             if seat.view.first_over(key) is not None:
                 self.collisions += 1
-        self._wake(s)
+        if True in seat.idle:
+            self._wake(s)
 
     def _call(self, s: int, key: PlayKey) -> None:
         n = len(self.calls)

@@ -12,7 +12,7 @@ from p2p_nerts.game.cards import (
     KING,
     RED,
     SHUFFLE_DOMAIN,
-    _WordStream,
+    _words,
     card_name,
     cards_text,
     color_of,
@@ -146,8 +146,8 @@ def test_shuffle_vector_is_stable() -> None:
 
 def test_word_stream_extends_the_same_xof() -> None:
     material = SHUFFLE_DOMAIN + b"x"
-    stream = _WordStream(material)
-    words = [stream.next() for _ in range(300)]  # 1200 bytes: past the first 512
+    stream = _words(material)
+    words = [next(stream) for _ in range(300)]  # 1200 bytes: past the first 512
     raw = hashlib.shake_256(material).digest(1200)
     assert words == [int.from_bytes(raw[i:i + 4], "big") for i in range(0, 1200, 4)]
 

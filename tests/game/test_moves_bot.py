@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Act, Action, Bot
-from p2p_nerts.game.cards import make_face
-from p2p_nerts.game.foundations import FoundationLog, Play, fold
+from p2p_nerts.game.cards import make_face, shuffle_deck, stacks_on
+from p2p_nerts.game.foundations import Fate, FoundationLog, Play, fold
 from p2p_nerts.game.moves import (
     best_target,
     card_target,
@@ -16,6 +17,7 @@ from p2p_nerts.game.moves import (
     cycle_cards,
     cycle_helps,
     foundation_target,
+    hand_to_work,
     is_stuck,
     joker_targets,
     other_suit,
@@ -425,3 +427,63 @@ def test_decide_changes_nothing() -> None:
     for skill in SKILLS:
         bot(skill).decide(tab, started("AS"))
     assert snap(tab) == before
+
+
+def solitaire_positions(jokers: bool) -> Iterator[tuple[Tableau, FoundationLog]]:
+    """Every position of medium bots' solitaire games, before each of their actions."""
+    for seed in range(8):
+        tab = Tableau(0, shuffle_deck(seed.to_bytes(4, "big"), 0, jokers=jokers), jokers=jokers)
+        log, bot_ = FoundationLog(), Bot(SKILLS["medium"], random.Random(seed))
+        for clock in range(1, 400):
+            yield tab, log
+            action = bot_.decide(tab, log)
+            if action.act is Act.MOVE and action.target is not None:
+                target = action.target
+                card = perform(tab, target, (clock, 0))
+                if card is not None and target.pile is not None:
+                    log.add(Play(clock, 0, card, target.pile, target.src, target.declared))
+                    tab.settle((clock, 0), stayed=log.fate((clock, 0)) is Fate.STAY)
+            elif action.act is Act.TURN:
+                tab.turn()
+            elif action.act is Act.STUCK and len(tab.stock) + len(tab.waste) >= 2:
+                tab.rotate(alone=False)
+                bot_.idle_turns = 0
+            else:
+                break
+            bot_.applied(action)
+
+
+@pytest.mark.parametrize("jokers", [False, True])
+def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
+    """hand_to_work answers in one pass what the two work_target calls answer."""
+    both = 0
+    for tab, _log in solitaire_positions(jokers):
+        expected = work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts)
+        assert hand_to_work(tab) == expected
+        both += bool(tab.nerts and tab.waste and expected)
+    assert both > 20  # positions where both tops were at hand and one had a move
+
+
+def test_run_moves_finds_the_first_productive_run_move_of_all_pairs() -> None:
+    """run_moves (plain cards), against every pair of work piles and every index
+    tried in turn, each move's progress as its docstring defines it."""
+    found = 0
+    for tab, log in solitaire_positions(jokers=False):
+        expected = None
+        for a, b in ((a, b) for a in range(4) for b in range(4) if a != b):
+            pile, onto = tab.work[a], tab.work[b]
+            for i in range(len(pile)) if onto else ():
+                if not stacks_on(pile[i], onto[-1]):
+                    continue
+                if i == 0:
+                    useful = bool(tab.nerts or tab.waste)
+                else:
+                    exposed = pile[i - 1]
+                    useful = (log.pile_for(exposed & 63) is not None
+                              or any(top and stacks_on(top[-1], exposed)
+                                     for top in (tab.nerts, tab.waste)))
+                if useful and expected is None:
+                    expected = Target(WORK0 + a, work=b, index=i)
+        assert run_moves(tab, log) == expected
+        found += expected is not None
+    assert found > 5
