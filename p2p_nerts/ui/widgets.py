@@ -26,13 +26,16 @@ def counted(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Text:
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
+         keep: bool = False) -> Text:
     """A block of rows drawing ``fragments()`` as they are on every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
-    block takes spare rows) or None (as tall as its content).
+    block takes spare rows) or None (as tall as its content; ``keep``: never
+    shorter, so that a block the screen must show whole gives no row away
+    to a stretching one).
     """
-    return Text(fragments, height=height, stretch=stretch)
+    return Text(fragments, height=height, stretch=stretch, keep=keep)
 
 
 #: Where a clickable fragment landed: (fragment index, row, first column, column after).
@@ -60,10 +63,11 @@ class Text(Container):
     """
 
     def __init__(self, fragments: Fragments, *, height: int | None = 1,
-                 stretch: bool = False) -> None:
+                 stretch: bool = False, keep: bool = False) -> None:
         self.fragments = fragments
         self.height = height
         self.stretch = stretch
+        self.keep = keep
         self._frame = -1  # the render this frame's fragments were asked for
         self._now: StyleAndTextTuples = []
         self._fixed = Dimension.exact(height) if height is not None and not stretch else None
@@ -97,7 +101,8 @@ class Text(Container):
             lines = 1 + sum(f[1].count("\n") for f in self._current())
             self._sized = self._frame
             if self.height is None:
-                self._dim = Dimension(min=1, preferred=lines, max=lines)
+                self._dim = Dimension(min=lines if self.keep else 1, preferred=lines,
+                                      max=lines)
             else:
                 self._dim = Dimension(min=self.height, preferred=max(self.height, lines))
         return self._dim
