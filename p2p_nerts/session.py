@@ -44,6 +44,11 @@ class Session(Protocol):
         """Whether other seats are across a network (and so may fall silent)."""
         ...
 
+    @property
+    def address(self) -> str | None:
+        """Where players join the table ("host:port"), if this seat hosts it on a network."""
+        ...
+
     def act(self, command: Command) -> None:
         """Run a replica command now; raises IllegalMove or CommandError, changing nothing."""
         ...
@@ -148,6 +153,10 @@ class LocalTable:
     @property
     def networked(self) -> bool:
         return False  # every seat is in this process: none falls silent
+
+    @property
+    def address(self) -> str | None:
+        return None  # nobody joins a solo table
 
     def act(self, command: Command) -> None:
         self._route(0, self._replicas[0].handle(command, self._clock()))
