@@ -116,9 +116,13 @@ class LocalTable:
             for i, r in enumerate(self._replicas) if i
         ]
         partners = random.Random(None if seed is None else f"partners {seed}")
+        # The player's partner is named (its moves are news on their screen) after
+        # the bots, as one more of them.
+        partner = (*bot_names(player.name, bots + 1), "Your partner")[bots]
         self._drivers += [
             (i, BotDriver(r, Bot(SKILLS[skill], random.Random(partners.random()),
-                                 lone_rotate=lone_rotate), partner=True))
+                                 lone_rotate=lone_rotate), partner=True,
+                          name=None if i else partner))
             for i, r in enumerate(self._replicas)
         ]
         self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}

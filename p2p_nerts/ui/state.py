@@ -101,12 +101,15 @@ class UiState:
 
     def _went_up(self, who: str, card: str) -> None:
         """Name a card gone up on one line that gathers the latest, newest first (a
-        narrow screen cuts the oldest), while nothing else is said: a table of
-        eight puts several up a second."""
+        narrow screen cuts the oldest): a table of eight puts several up a second.
+        The line moves up as the newest while it is among the newest few."""
         lines = self.lines
         ups: tuple[str, ...] = (f"{who} {card}",)
-        if lines and lines[-1].ups:
-            ups = (*ups, *lines.pop().ups)[:UPS_SHOWN]
+        for back in range(1, min(REPEATS_SEEN, len(lines)) + 1):
+            if lines[-back].ups:
+                ups = (*ups, *lines[-back].ups)[:UPS_SHOWN]
+                del lines[-back]
+                break
         lines.append(Line("Up: " + " · ".join(ups), ups=ups))
 
     def pile_mark(self, pile: int, now: float) -> Mark | None:

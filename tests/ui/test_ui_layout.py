@@ -13,6 +13,7 @@ from prompt_toolkit.data_structures import Size
 from p2p_nerts.game.cards import card_name
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.tableau import NERTS, WORK_PILES
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.messages import View
 from p2p_nerts.ui.state import MARK_SECONDS
@@ -176,4 +177,18 @@ def test_a_bounce_is_marked_on_the_foundation_and_the_owners_layout() -> None:
             h.advance(MARK_SECONDS)
             await h.redrawn()
             assert "!" not in h.row("♠ │") and "!(" not in h.lines()[y + 1][x:x + 38]
+    asyncio.run(main())
+
+
+def test_a_computer_partner_at_a_shared_tableau_is_named_and_its_moves_are_news() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, variants=Variants(teams="share"), skill="hard") as h:
+            await h.deal()
+            h.advance(6.0)
+            said = [line.text for line in h.ui.ctl.state.lines] if h.ui is not None else []
+            # Ada and Bix hold the other tableaux: the partner is named after them.
+            moves = [text for text in said
+                     if re.match(r"Cleo (put|moved) .+ from (the|work pile)", text)]
+            assert moves, said
+            assert any(" up from " in text for text in moves)  # a card gone up
     asyncio.run(main())
