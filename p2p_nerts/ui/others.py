@@ -44,6 +44,8 @@ ROOMY_COLUMNS = 120  # the least width that draws every layout
 #: four suits), you (rule, top row, work piles), status, two of news, key hints.
 TABLE_ROWS = 1 + 5 + 2 + WORK_PILES + 1 + 2 + 1
 _FAN = (BOX_WIDTH - 4) // (CARD_WIDTH + 1)  # cards of a work pile a box shows
+#: Columns of a compact row besides the name, at their widest ("stuck  flagged").
+_ROW_BESIDES_NAME = 64
 
 
 def others(rnd: RoundView) -> list[int]:
@@ -82,7 +84,9 @@ def rows(view: TableView, state: UiState) -> StyleAndTextTuples:
         return []
     out: StyleAndTextTuples = []
     seats = others(rnd)
-    names = {seat: _name(rnd, seat) for seat in seats}
+    # Long names are cut to leave the row's piles and health on screen.
+    room = max(4, get_app().output.get_size().columns - _ROW_BESIDES_NAME)
+    names = {seat: _name(rnd, seat)[:room] for seat in seats}
     width = max((len(n) for n in names.values()), default=0)
     now, log, stuck = view.now, rnd.foundations, rnd.stuck
     for seat in seats:

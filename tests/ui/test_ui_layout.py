@@ -192,3 +192,19 @@ def test_a_computer_partner_at_a_shared_tableau_is_named_and_its_moves_are_news(
             assert moves, said
             assert any(" up from " in text for text in moves)  # a card gone up
     asyncio.run(main())
+
+
+def test_a_long_name_is_cut_so_that_its_row_still_fits_80_columns() -> None:
+    async def main() -> None:
+        async with Harness(bots=2, columns=80, rows=24) as h:
+            await h.deal()
+            rs = h.replica.rs
+            assert rs is not None
+            ada = rs.names.index("Ada")
+            rs.names = tuple("Adalberta Maximiliana of Greater" if seat == ada else name
+                             for seat, name in enumerate(rs.names))
+            h.advance(1.0)
+            await h.redrawn()
+            row = h.row("Adalberta")
+            assert row.rstrip().endswith(" ok") and len(row) <= 80, row
+    asyncio.run(main())
