@@ -49,6 +49,7 @@ from prompt_toolkit.layout import (
     Dimension,
     HSplit,
     Layout,
+    VSplit,
     Window,
     walk,
 )
@@ -105,9 +106,11 @@ def stock(container: Container) -> Container:
         else:
             dim = Dimension(min=height) if container.stretch else Dimension.exact(height)
         return Window(FormattedTextControl(container.fragments), height=dim,
-                      dont_extend_height=height is None)
+                      width=container.width, dont_extend_height=height is None)
     if isinstance(container, ConditionalContainer):
         return ConditionalContainer(stock(container.content), container.filter)
+    if isinstance(container, VSplit):
+        return VSplit([stock(child) for child in container.children])
     if isinstance(container, HSplit):
         rows: list[Container] = []
         for child in map(stock, container.children):

@@ -12,6 +12,8 @@ this writes:
 - ``screen-table.txt``: mid-round at 120×36, every opponent's layout drawn
   across the table from yours;
 - ``screen-table-80x24.txt``: the same moment at 80×24, one row each;
+- ``screen-table-200x60.txt``: and at 200×60, the nearest players beside the
+  foundations and yours;
 - ``screen-lobby.txt``: the table before the first deal, at 80×24.
 
 Usage: scripts/screens.py [--out docs] [--seed 7] [--bots 5] [--seconds 9]
@@ -98,6 +100,7 @@ def main() -> int:
     table.ui.ctl.pile_key(2)  # a card selected, as during play
     pictures["screen-table.txt"] = table.draw(120, 36)
     pictures["screen-table-80x24.txt"] = table.draw(80, 24)
+    pictures["screen-table-200x60.txt"] = table.draw(200, 60)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in pictures.items():
         (args.out / name).write_text(text, encoding="utf-8")

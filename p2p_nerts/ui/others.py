@@ -11,8 +11,11 @@ Two ways to draw them, chosen afresh on every frame from the terminal's size
 
 * around the table (from about 120×36): a box per player, their Nerts pile,
   waste and stock on one row and each work pile fanned on its own, the boxes
-  side by side in bands above the foundations, in seat order from the seat
-  after yours, as they sit round a real table;
+  side by side in bands across the table from you, above the foundations; on
+  a screen wide enough (about 200 columns) the players nearest you on either
+  hand sit beside the foundations and your layout. Seats go round as at a
+  real table: from the one after yours, on your left, up the left side,
+  across, and down the right side to the one before yours;
 * compact: one row per player, which keeps all seven on an 80×24 screen.
 
 Where a card of theirs just went up or bounced back is marked (see
@@ -44,6 +47,11 @@ ROOMY_COLUMNS = 120  # the least width that draws every layout
 #: four suits), you (rule, top row, work piles), status, two of news, key hints.
 TABLE_ROWS = 1 + 5 + 2 + WORK_PILES + 1 + 2 + 1
 _FAN = (BOX_WIDTH - 4) // (CARD_WIDTH + 1)  # cards of a work pile a box shows
+#: Rows beside which a side column of boxes sits: the foundations (rule and four
+#: suits) and your layout (rule, top row, work piles, status).
+MIDDLE_ROWS = 5 + 1 + 1 + WORK_PILES + 1
+SIDE_CENTRE = 110  # the least width between two side columns, for the foundations and yours
+SIDE_WIDTH = BOX_WIDTH + BOX_GAP  # a side column: its boxes and the gap towards the middle
 #: Columns of a compact row besides the name, at their widest ("stuck  flagged").
 _ROW_BESIDES_NAME = 64
 
@@ -73,6 +81,39 @@ def roomy(view: TableView) -> bool:
     bands = -(-len(others(rnd)) // per_band(size.columns))
     unseated = 1 + WORK_PILES + 1 if view.watching else 0  # no piles of mine, no status
     return TABLE_ROWS - unseated + bands * BOX_ROWS <= size.rows
+
+
+def placement(view: TableView) -> tuple[list[int], list[int], list[int]]:
+    """Where the others sit around the table: (left side top to bottom, across left
+    to right, right side top to bottom); the sides are empty but on a wide screen."""
+    rnd = view.round
+    if rnd is None:
+        return [], [], []
+    seats = others(rnd)
+    columns = get_app().output.get_size().columns
+    if columns - 2 * SIDE_WIDTH < SIDE_CENTRE or not roomy(view):
+        return [], seats, []
+    middle = MIDDLE_ROWS - (1 + WORK_PILES + 1 if view.watching else 0)
+    side = min(middle // BOX_ROWS, len(seats) // 3)
+    if not side:
+        return [], seats, []
+    return seats[side - 1::-1], seats[side:len(seats) - side], seats[len(seats) - side:]
+
+
+def side(view: TableView, state: UiState, right: bool) -> StyleAndTextTuples:
+    """A side column: its players' boxes stacked, the gap on the middle's side."""
+    rnd = view.round
+    left_seats, _, right_seats = placement(view)
+    if rnd is None:
+        return []
+    out: StyleAndTextTuples = []
+    gap = ("", " " * BOX_GAP)
+    for seat in right_seats if right else left_seats:
+        for line in box(view, rnd, state, seat):
+            if out:
+                out.append(("", "\n"))
+            out += [gap, *line] if right else [*line, gap]
+    return out
 
 
 # ------------------------------------------------------------------ compact rows
@@ -119,19 +160,24 @@ def _work_mark(state: UiState, seat: int, now: float) -> Mark | None:
 
 # ------------------------------------------------------------------ around the table
 def bands(view: TableView, state: UiState) -> StyleAndTextTuples:
-    """Every other player's box, as many side by side as the width holds."""
+    """The boxes of the players across the table, as many side by side as the width
+    holds."""
     rnd = view.round
     if rnd is None:
         return []
     size = get_app().output.get_size()
-    seats = others(rnd)
+    seats = placement(view)[1]
     across = per_band(size.columns)
     out: StyleAndTextTuples = []
     for first in range(0, len(seats), across):
         boxes = [box(view, rnd, state, seat) for seat in seats[first:first + across]]
+        # A band is centred, as the players sit across the middle of the table.
+        used = len(boxes) * (BOX_WIDTH + BOX_GAP) - BOX_GAP
+        indent = ("", " " * max(0, (size.columns - used) // 2))
         for row in range(BOX_ROWS):
             if out:
                 out.append(("", "\n"))
+            out.append(indent)
             for index, lines in enumerate(boxes):
                 if index:
                     out.append(("", " " * BOX_GAP))

@@ -30,7 +30,7 @@ from functools import partial
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
-from prompt_toolkit.layout import ConditionalContainer, Container, HSplit
+from prompt_toolkit.layout import ConditionalContainer, Container, HSplit, VSplit
 
 from ..game.cards import SUITS, card_name, face_name
 from ..game.foundations import Pile
@@ -54,25 +54,32 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
     # The rows of fixed height are grouped: a split hands its spare rows out
     # one at a time round all its children, so the fewer the cheaper.
     roomy = Condition(lambda: others.roomy(ctl.view))
+    sides = Condition(lambda: bool(others.placement(ctl.view)[0]))
     playing = Condition(lambda: not ctl.view.watching)
+
+    def side(right: bool) -> Container:
+        return ConditionalContainer(
+            text(lambda: others.side(ctl.view, ctl.state, right), height=None,
+                 width=others.SIDE_WIDTH), filter=sides)
+
     return Rows([
         header(ctl),
         ConditionalContainer(text(lambda: others.bands(ctl.view, ctl.state), height=None,
                                   keep=True), filter=roomy),
-        HSplit([
+        VSplit([side(False), HSplit([
             rule(lambda: foundations_title(ctl)),
             *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
-        ]),
-        ConditionalContainer(HSplit([
-            rule(lambda: [("class:rule.title", "Players")]),
-            text(lambda: others.rows(ctl.view, ctl.state), height=None, keep=True),
-        ]), filter=~roomy),
-        rule(lambda: you_title(ctl)),
-        ConditionalContainer(HSplit([
-            text(lambda: top_row(ctl, keys)),
-            *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
-            text(lambda: status_line(ctl, keys)),
-        ]), filter=playing),
+            ConditionalContainer(HSplit([
+                rule(lambda: [("class:rule.title", "Players")]),
+                text(lambda: others.rows(ctl.view, ctl.state), height=None, keep=True),
+            ]), filter=~roomy),
+            rule(lambda: you_title(ctl)),
+            ConditionalContainer(HSplit([
+                text(lambda: top_row(ctl, keys)),
+                *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
+                text(lambda: status_line(ctl, keys)),
+            ]), filter=playing),
+        ]), side(True)]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: hints(ctl, keys)),
     ])

@@ -27,15 +27,15 @@ def counted(count: int, noun: str) -> str:
 
 
 def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
-         keep: bool = False) -> Text:
+         keep: bool = False, width: int | None = None) -> Text:
     """A block of rows drawing ``fragments()`` as they are on every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
     block takes spare rows) or None (as tall as its content; ``keep``: never
     shorter, so that a block the screen must show whole gives no row away
-    to a stretching one).
+    to a stretching one). ``width``: exactly so many columns (beside others).
     """
-    return Text(fragments, height=height, stretch=stretch, keep=keep)
+    return Text(fragments, height=height, stretch=stretch, keep=keep, width=width)
 
 
 #: Where a clickable fragment landed: (fragment index, row, first column, column after).
@@ -63,11 +63,13 @@ class Text(Container):
     """
 
     def __init__(self, fragments: Fragments, *, height: int | None = 1,
-                 stretch: bool = False, keep: bool = False) -> None:
+                 stretch: bool = False, keep: bool = False, width: int | None = None) -> None:
         self.fragments = fragments
         self.height = height
         self.stretch = stretch
         self.keep = keep
+        self.width = width
+        self._width = Dimension() if width is None else Dimension.exact(width)
         self._frame = -1  # the render this frame's fragments were asked for
         self._now: StyleAndTextTuples = []
         self._fixed = Dimension.exact(height) if height is not None and not stretch else None
@@ -92,7 +94,7 @@ class Text(Container):
         self._place = (-1, -1, -1, "")
 
     def preferred_width(self, max_available_width: int) -> Dimension:
-        return Dimension()
+        return self._width
 
     def preferred_height(self, width: int, max_available_height: int) -> Dimension:
         if self._fixed is not None:

@@ -54,7 +54,7 @@ def test_every_opponent_is_named_on_screen_at_every_size(columns: int, rows: int
             assert all(len(line) <= columns for line in h.lines())
             for name in names(h):
                 assert re.search(rf"(─ |  ){name}\b", screen), f"{name} is not on screen"
-            assert "── You: Tess" in screen and h.row("4 │")  # and my own layout whole
+            assert "── You: Tess" in screen and "  4 │ " in screen  # and my own layout whole
     asyncio.run(main())
 
 
@@ -207,4 +207,34 @@ def test_a_long_name_is_cut_so_that_its_row_still_fits_80_columns() -> None:
             await h.redrawn()
             row = h.row("Adalberta")
             assert row.rstrip().endswith(" ok") and len(row) <= 80, row
+    asyncio.run(main())
+
+
+def test_a_wide_screen_seats_the_nearest_players_beside_the_middle_of_the_table() -> None:
+    """At 200×60 the seven sit round: two up the left side (the one after me nearest
+    me), three across, two down the right side (the one before me nearest me)."""
+    async def main() -> None:
+        async with Harness(bots=7, columns=200, rows=60) as h:
+            await h.deal()
+            h.advance(2.0)
+            await h.redrawn()
+            rs = h.replica.rs
+            assert rs is not None
+            count = len(rs.names)
+            order = [rs.names[(h.me + step) % count] for step in range(1, count)]
+            lines = h.lines()
+
+            def at(name: str) -> tuple[int, int]:
+                x, y = h.find(f"─ {name} up")
+                return x, y
+
+            foundations = next(y for y, line in enumerate(lines) if "── Foundations" in line)
+            left, across, right = order[:2], order[2:5], order[5:]
+            assert at(left[1])[1] < at(left[0])[1] and at(left[0])[0] == 0  # up the left
+            assert all(at(name)[1] < foundations for name in across)  # across the table
+            assert [at(name)[0] for name in across] == sorted(at(name)[0] for name in across)
+            assert at(right[0])[1] < at(right[1])[1] and at(right[0])[0] > 150  # down the right
+            for name in (*left, *right):
+                assert at(name)[1] >= foundations  # beside the foundations and my layout
+            assert all(len(line) <= 200 for line in lines)
     asyncio.run(main())
