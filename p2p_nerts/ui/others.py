@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
-from prompt_toolkit.formatted_text.utils import fragment_list_width
 
 from ..game.scoring import partners
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES
@@ -70,34 +69,51 @@ def per_band(columns: int) -> int:
     return max(1, (columns + BOX_GAP) // (BOX_WIDTH + BOX_GAP))
 
 
+Seats = tuple[list[int], list[int], list[int]]  # left side, across, right side
+
+
 def roomy(view: TableView) -> bool:
     """Whether the screen has room for every other player's layout (else compact rows)."""
-    rnd = view.round
-    if rnd is None:
-        return False
-    size = get_app().output.get_size()
-    if size.columns < ROOMY_COLUMNS:
-        return False
-    bands = -(-len(others(rnd)) // per_band(size.columns))
-    unseated = 1 + WORK_PILES + 1 if view.watching else 0  # no piles of mine, no status
-    return TABLE_ROWS - unseated + bands * BOX_ROWS <= size.rows
+    return _arrangement(view)[0]
 
 
-def placement(view: TableView) -> tuple[list[int], list[int], list[int]]:
+def placement(view: TableView) -> Seats:
     """Where the others sit around the table: (left side top to bottom, across left
     to right, right side top to bottom); the sides are empty but on a wide screen."""
+    return _arrangement(view)[1]
+
+
+class _Frame:
+    """The arrangement of the frame being drawn: the layout asks for it several
+    times a frame, and it changes only with the terminal's size or the seats."""
+
+    app: object = None
+    number = -1
+    arranged: tuple[bool, Seats] = (False, ([], [], []))
+
+
+def _arrangement(view: TableView) -> tuple[bool, Seats]:
+    app = get_app()
+    if _Frame.app is not app or _Frame.number != app.render_counter:
+        _Frame.app, _Frame.number = app, app.render_counter
+        _Frame.arranged = _arrange(view, app.output.get_size().columns,
+                                   app.output.get_size().rows)
+    return _Frame.arranged
+
+
+def _arrange(view: TableView, columns: int, rows: int) -> tuple[bool, Seats]:
     rnd = view.round
     if rnd is None:
-        return [], [], []
+        return False, ([], [], [])
     seats = others(rnd)
-    columns = get_app().output.get_size().columns
-    if columns - 2 * SIDE_WIDTH < SIDE_CENTRE or not roomy(view):
-        return [], seats, []
-    middle = MIDDLE_ROWS - (1 + WORK_PILES + 1 if view.watching else 0)
-    side = min(middle // BOX_ROWS, len(seats) // 3)
-    if not side:
-        return [], seats, []
-    return seats[side - 1::-1], seats[side:len(seats) - side], seats[len(seats) - side:]
+    bands = -(-len(seats) // per_band(columns))
+    unseated = 1 + WORK_PILES + 1 if view.watching else 0  # no piles of mine, no status
+    if columns < ROOMY_COLUMNS or TABLE_ROWS - unseated + bands * BOX_ROWS > rows:
+        return False, ([], seats, [])
+    side = min((MIDDLE_ROWS - unseated) // BOX_ROWS, len(seats) // 3)
+    if columns - 2 * SIDE_WIDTH < SIDE_CENTRE or not side:
+        return True, ([], seats, [])
+    return True, (seats[side - 1::-1], seats[side:len(seats) - side], seats[len(seats) - side:])
 
 
 def side(view: TableView, state: UiState, right: bool) -> StyleAndTextTuples:
@@ -234,8 +250,9 @@ def _fan(shown: View, pile: int, mark: Mark | None) -> StyleAndTextTuples:
 
 
 def _fill(line: StyleAndTextTuples, style: str = "", pad: str = " ") -> StyleAndTextTuples:
-    """``line`` cut or padded to exactly :data:`BOX_WIDTH` columns."""
-    width = fragment_list_width(line)
+    """``line`` cut or padded to exactly :data:`BOX_WIDTH` columns (every character
+    in a box takes one cell: card glyphs are chosen so)."""
+    width = sum(len(fragment[1]) for fragment in line)
     if width > BOX_WIDTH:
         out: StyleAndTextTuples = []
         room = BOX_WIDTH

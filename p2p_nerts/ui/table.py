@@ -30,7 +30,7 @@ from functools import partial
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
-from prompt_toolkit.layout import ConditionalContainer, Container, HSplit, VSplit
+from prompt_toolkit.layout import ConditionalContainer, Container, HSplit
 
 from ..game.cards import SUITS, card_name, face_name
 from ..game.foundations import Pile
@@ -43,7 +43,17 @@ from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
 from .theme import card_fragment, suit_class
-from .widgets import MouseHandler, Rows, counted, on_click, rule, screen_width, spread, text
+from .widgets import (
+    Columns,
+    MouseHandler,
+    Rows,
+    counted,
+    on_click,
+    rule,
+    screen_width,
+    spread,
+    text,
+)
 
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
 MESSAGE_ROWS = 2  # event lines shown at least
@@ -66,7 +76,7 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
         header(ctl),
         ConditionalContainer(text(lambda: others.bands(ctl.view, ctl.state), height=None,
                                   keep=True), filter=roomy),
-        VSplit([side(False), HSplit([
+        Columns([side(False), Rows([
             rule(lambda: foundations_title(ctl)),
             *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
             ConditionalContainer(HSplit([

@@ -8,7 +8,7 @@ from typing import cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Container, Dimension, HSplit
+from prompt_toolkit.layout import Container, Dimension, HSplit, VSplit
 from prompt_toolkit.layout.dimension import sum_layout_dimensions
 from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
@@ -304,11 +304,40 @@ class Rows(HSplit):
         return sizes
 
 
+class Columns(VSplit):
+    """A VSplit that shares out its columns exactly as prompt_toolkit's does, faster
+    (see :class:`Rows`: it would take a turn per spare column)."""
+
+    def _divide_widths(self, width: int) -> list[int] | None:
+        children = self._all_children
+        if not children:
+            return []
+        dims = [c.preferred_width(width) for c in children]
+        if any(d.weight != 1 for d in dims):
+            return super()._divide_widths(width)
+        total = sum_layout_dimensions(dims)
+        if total.min > width:
+            return None
+        sizes = [d.min for d in dims]
+        turn = _grow(sizes, [d.preferred for d in dims], min(width, total.preferred), 0)
+        _grow(sizes, [d.max for d in dims], min(width, total.max), turn)
+        return sizes
+
+
 def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
     """Give one row in turn to each child still under its cap until ``stop`` rows are
-    given; return whose turn is next."""
+    given; return whose turn is next.
+
+    The turns come to the same when only one child can grow (the news under
+    the table, the middle between two side columns): it takes them all at once.
+    """
     given = sum(sizes)
     count = len(sizes)
+    growing = [child for child in range(count) if sizes[child] < caps[child]]
+    if given < stop and len(growing) == 1:
+        child = growing[0]
+        sizes[child] += stop - given  # the caps add up to ``stop`` at least
+        return child + 1 if child + 1 < count else 0
     while given < stop:
         if sizes[turn] < caps[turn]:
             sizes[turn] += 1
