@@ -59,6 +59,11 @@ class Session(Protocol):
         """Whether other seats are across a network (and so may fall silent)."""
         ...
 
+    @property
+    def address(self) -> str | None:
+        """Where players join the table ("host:port"), if this seat hosts it on a network."""
+        ...
+
     def act(self, command: Command) -> None:
         """Run a replica command now; raises IllegalMove or CommandError, changing nothing."""
         ...
@@ -259,9 +264,14 @@ class LocalTable:
             for i, r in enumerate(self._replicas) if i
         ]
         partners = random.Random(None if seed is None else f"partners {seed}")
+        # The player's partner is named (its moves are news on their screen) after
+        # the bots, as one more of them.
+        bots = len(setup.bots)
+        partner = (*bot_names(replicas[0].me.name, bots + 1), "Your partner")[bots]
         self._drivers += [
             (i, BotDriver(r, Bot(skill, random.Random(partners.random()),
-                                 lone_rotate=lone_rotate), partner=True))
+                                 lone_rotate=lone_rotate), partner=True,
+                          name=None if i else partner))
             for i, r in enumerate(self._replicas)
         ]
         self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}
@@ -308,6 +318,10 @@ class LocalTable:
         and not over."""
         r = self.replica
         return self._journaling and r.rs is not None and r.phase is not Phase.OVER
+
+    @property
+    def address(self) -> str | None:
+        return None  # nobody joins a solo table
 
     def act(self, command: Command) -> None:
         self._route(0, self._replicas[0].handle(command, self._clock()))

@@ -17,9 +17,10 @@ on two identical tables kept in step.
 2. Frame after plays: the table plays on for 50 ms, then the usual
    incremental frame; how many characters it writes says how well the
    screen diff finds what did not change.
-3. Key to frame: the real app at 100×32 with the bots playing in real time;
-   each key goes through a pipe input and the latency runs until the frame
-   after its handler is written. Target: p99 < 10 ms.
+3. Key to frame: the real app at 100×32 and at 200×60 (where every
+   opponent's layout is drawn) with the bots playing in real time; each key
+   goes through a pipe input and the latency runs until the frame after its
+   handler is written. Target: p99 < 10 ms at each size.
 
 Also shown: prompt_toolkit's bare full repaint of an empty screen of the
 same size, the floor under any frame. Times are wall clock; on a busy
@@ -42,7 +43,16 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import set_app
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import DummyInput, create_pipe_input
-from prompt_toolkit.layout import Container, Dimension, HSplit, Layout, Window, walk
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Container,
+    Dimension,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+    walk,
+)
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output.vt100 import Vt100_Output
 
@@ -56,7 +66,7 @@ from p2p_nerts.ui.widgets import Text
 
 SIZES = ((100, 32, 5.0), (200, 60, 8.0))  # columns, rows, whole-frame p99 target (ms)
 KEY_TARGET_MS = 10.0
-KEY_SIZE = Size(rows=32, columns=100)
+KEY_SIZES = (Size(rows=32, columns=100), Size(rows=60, columns=200))
 KEY_SECONDS = 20.0  # at most, for each run of keys
 MID_ROUND = 12.0  # seconds of play before measuring (the round lasts about 20)
 STEP = 0.05
@@ -96,7 +106,11 @@ def stock(container: Container) -> Container:
         else:
             dim = Dimension(min=height) if container.stretch else Dimension.exact(height)
         return Window(FormattedTextControl(container.fragments), height=dim,
-                      dont_extend_height=height is None)
+                      width=container.width, dont_extend_height=height is None)
+    if isinstance(container, ConditionalContainer):
+        return ConditionalContainer(stock(container.content), container.filter)
+    if isinstance(container, VSplit):
+        return VSplit([stock(child) for child in container.children])
     if isinstance(container, HSplit):
         rows: list[Container] = []
         for child in map(stock, container.children):
@@ -229,9 +243,10 @@ def frames_at(columns: int, rows: int, target: float, count: int) -> bool:
     return p99 < target
 
 
-async def key_latencies(count: int, *, stock_windows: bool) -> tuple[list[float], int]:
+async def key_latencies(count: int, size: Size, *,
+                        stock_windows: bool) -> tuple[list[float], int]:
     table = LocalTable(Identity.generate("Bench"), bots=7, skill="hard", seed=7, countdown=0.0)
-    output = Vt100_Output(Sink(), lambda: KEY_SIZE)  # type: ignore[arg-type]
+    output = Vt100_Output(Sink(), lambda: size)  # type: ignore[arg-type]
     with create_pipe_input() as pipe:
         ui = NertsApp(table, Config(), input=pipe, output=output)
         if stock_windows:
@@ -285,14 +300,17 @@ def main() -> int:
     print(f"load average {load} on {os.cpu_count()} cores "
           "(wall times include waiting for a core; CPU times do not)")
     ok = all([frames_at(columns, rows, target, args.frames) for columns, rows, target in SIZES])
-    print(f"key to frame (bots playing, {KEY_SIZE.columns}x{KEY_SIZE.rows}):")
-    for name in ("stock", "cached"):
-        keys, frames = asyncio.run(key_latencies(args.keys, stock_windows=name == "stock"))
-        print(line(name, keys, f"  max {max(keys):6.2f} ms  ({len(keys)} keys, {frames} frames)"))
-    k99 = pct(keys, 0.99)
-    print(f"  key to frame p99 {k99:.2f} ms against the target {KEY_TARGET_MS:.0f} ms: "
-          f"{'met' if k99 < KEY_TARGET_MS else 'MISSED'}")
-    ok = ok and k99 < KEY_TARGET_MS
+    for size in KEY_SIZES:
+        print(f"key to frame (bots playing, {size.columns}x{size.rows}):")
+        for name in ("stock", "cached"):
+            keys, frames = asyncio.run(key_latencies(args.keys, size,
+                                                     stock_windows=name == "stock"))
+            print(line(name, keys,
+                       f"  max {max(keys):6.2f} ms  ({len(keys)} keys, {frames} frames)"))
+        k99 = pct(keys, 0.99)
+        print(f"  key to frame p99 {k99:.2f} ms against the target {KEY_TARGET_MS:.0f} ms: "
+              f"{'met' if k99 < KEY_TARGET_MS else 'MISSED'}")
+        ok = ok and k99 < KEY_TARGET_MS
     print("OK" if ok else "SLOWER THAN TARGET")
     return 0 if ok else 1
 

@@ -102,7 +102,8 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
     --partner``, or ``partner`` in the settings for the lobby's tables);
     otherwise it waits."""
     driving = asyncio.ensure_future(_drive(
-        session, [BotDriver(session.replica, bot, partner=True)], bot.lone_rotate, clock))
+        session, [BotDriver(session.replica, bot, partner=True, name="Your partner")],
+        bot.lone_rotate, clock))
     try:
         await session.wait_closed()
     finally:

@@ -33,7 +33,7 @@ from typing import Any
 from ..game.variants import Variants
 from ..net.bounds import Limits
 from ..net.channel import normalize_code
-from ..net.interfaces import Interfaces
+from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, interfaces_from
 from ..net.link import Link, LinkError, Refused
 from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
 from ..net.wire import NET_VERSION, Info, WireError, format_address, parse_address
@@ -216,6 +216,8 @@ class NetSession:
         #: the game's record needs every entry (``records.record.record_of``).
         self.entries: list[Record] | None = None
         self._advertised_port = 0
+        #: Where players join the table, "host:port", when this seat hosts it.
+        self.address: str | None = None
 
     # ------------------------------------------------------------ factories
     @classmethod
@@ -238,6 +240,7 @@ class NetSession:
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
         self._route(self.replica.handle(Open(), self._clock()))
+        self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
             await self._announce(interfaces)
         return self
@@ -351,6 +354,7 @@ class NetSession:
             self.table_name = table_name
             self._use(replica)
             await self._listen(Endpoint(endpoint.bind, address[1], endpoint.advertise_port))
+            self._hosting_at(endpoint, interfaces)
             if interfaces is not None:
                 await self._announce(interfaces)
             return self
@@ -540,6 +544,15 @@ class NetSession:
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
         self._advertised_port = endpoint.advertise_port or self.port
+
+    def _hosting_at(self, endpoint: Endpoint, interfaces: Interfaces | None) -> None:
+        """Host: note the address players join by (``nerts join ADDRESS``), for the
+        screen: the address the table listens on, or else the first it advertises."""
+        bound = bind_addresses(endpoint.bind)[0]
+        if bound in ("0.0.0.0", "::"):
+            every = interfaces_from(None) if interfaces is None else interfaces
+            bound = advertised_addresses(every)[0]
+        self.address = format_address(bound, self._advertised_port)
 
     def _info(self) -> Info:
         r = self._replica

@@ -10,7 +10,9 @@ in-memory network) and in real time (``nerts bot``, solo tables).
 from __future__ import annotations
 
 from ..game.bot import Act, Action, Bot
-from ..game.tableau import IllegalMove
+from ..game.cards import card_name
+from ..game.tableau import WORK0, IllegalMove, Tableau, source_name
+from .events import Notice
 from .replica import (
     CallNerts,
     CommandError,
@@ -37,10 +39,14 @@ class BotDriver:
     person. The rules are the host's, and may change between rounds.
     """
 
-    def __init__(self, replica: Replica, bot: Bot, *, partner: bool = False) -> None:
+    def __init__(self, replica: Replica, bot: Bot, *, partner: bool = False,
+                 name: str | None = None) -> None:
+        """``name``: a partner's beside a player, whose moves it then tells their
+        screen (a Notice each): their cards move under their eyes by another hand."""
         self.replica = replica
         self.bot = bot
         self.partner = partner
+        self.name = name if partner else None
         self._rotations = 0
         self._round = 0
         self.next_at: float | None = None
@@ -73,17 +79,43 @@ class BotDriver:
         if self.next_at is not None and now < self.next_at:
             return Outbound()
         action = self.bot.decide(tab, rnd.foundations)
+        said = self._news(action, tab)
         out = Outbound()
         try:
             out = self._carry_out(action, now)
         except (IllegalMove, CommandError):
             action = Action(Act.WAIT)
+            said = None
+        if said is not None:
+            out.events.append(Notice(said))
         self.bot.applied(action)
         delay = self.bot.think_time(action)
         if action.act in (Act.STUCK, Act.WAIT):
             delay = max(delay, 0.1)
         self.next_at = now + delay
         return out
+
+    def _news(self, action: Action, tab: Tableau) -> str | None:
+        """What a named partner's ``action`` does, in words, before it is done (the
+        card it moves is still where it was); None for a turn of the stock, which
+        happens too often to be news, and for what the table says anyway."""
+        if self.name is None:
+            return None
+        target = action.target
+        if action.act is Act.ROTATE:
+            return f"{self.name} rotated the stock"
+        if action.act is not Act.MOVE or target is None:
+            return None
+        src = target.src
+        card = tab.work[src - WORK0][target.index] if src >= WORK0 else tab.top(src)
+        if card is None:
+            return None
+        origin = source_name(src) if src >= WORK0 else f"the {source_name(src)}"
+        if target.work is None:
+            return f"{self.name} put {card_name(card)} up from {origin}"
+        where = "under" if target.slide else "onto"
+        return (f"{self.name} moved {card_name(card)} from {origin} {where} "
+                f"{source_name(WORK0 + target.work)}")
 
     def _carry_out(self, action: Action, now: float) -> Outbound:
         """Do ``action``; doing anything but wait takes the seat's stuck vote back

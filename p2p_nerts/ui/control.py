@@ -88,7 +88,7 @@ class Controller(Hands):
     def on_event(self, event: Event) -> None:
         view = self.view
         rnd = view.round
-        self.state.on_event(event, rnd.names if rnd else (), view.my_seat)
+        self.state.on_event(event, rnd.names if rnd else (), view.my_seat, view.now)
         if isinstance(event, RosterChanged):
             self._say_partner(event)
 

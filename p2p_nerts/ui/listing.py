@@ -138,7 +138,8 @@ def _cut(words: str, width: int) -> str:
 
 
 #: Hints given up first where the line is too narrow for all (the help lists them all).
-_SPARE_HINTS = (Action.ADDRESS, Action.STANDINGS, Action.HISTORY, Action.SOLO, Action.WATCH)
+#: Joining by address stays: it is the way in where multicast is blocked.
+_SPARE_HINTS = (Action.STANDINGS, Action.HISTORY, Action.SOLO, Action.WATCH, Action.ADDRESS)
 _HINT_WORDS = {Action.JOIN: "join", Action.WATCH: "watch", Action.ADDRESS: "address",
                Action.CREATE: "new", Action.SOLO: "solo", Action.HISTORY: "history",
                Action.STANDINGS: "standings", Action.HELP: "help", Action.QUIT: "quit"}

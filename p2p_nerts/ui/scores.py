@@ -29,19 +29,20 @@ def lobby_screen(ctl: Controller, keys: KeyMap) -> Container:
     return HSplit([
         header(ctl),
         rule(lambda: [("class:rule.title", "Table")]),
-        text(lambda: lobby(ctl.view, keys, ctl.code, networked=ctl.session.networked),
-             height=None),
+        text(lambda: lobby(ctl.view, keys, ctl.code, networked=ctl.session.networked,
+                           address=ctl.session.address), height=None),
         rule(lambda: [("class:rule.title", "News")]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: between_hints(ctl.view, keys)),
     ])
 
 
-def lobby(r: TableView, keys: KeyMap, code: str | None, *,
-          networked: bool = True) -> StyleAndTextTuples:
+def lobby(r: TableView, keys: KeyMap, code: str | None, *, networked: bool = True,
+          address: str | None = None) -> StyleAndTextTuples:
     """Each seat: name (you, partner, host), key fingerprint, ready; then the rules,
-    the teams, the clocks, the host's table code, and what is next. (A seat in
-    this process never falls silent: a solo table's clocks are only its countdown.)"""
+    the teams, the clocks, the host's address and table code, and what is next. (A
+    seat in this process never falls silent: a solo table's clocks are only its
+    countdown, and nobody joins it.)"""
     seats, my_key = r.seats, r.my_key
     seated = [s.key for s in seats]
     me = seated.index(my_key) if my_key in seated else None
@@ -64,6 +65,9 @@ def lobby(r: TableView, keys: KeyMap, code: str | None, *,
         out.append(("", "  Teams:   share-a-deck: two players play each tableau together\n"))
     out.append(("", f"  Clocks:  {r.countdown:g} s to get ready" + (
         f"; a seat silent for {r.drop_after:g} s is dropped" if networked else "") + "\n"))
+    if address is not None and networked and r.is_host:
+        out += [("", "  Address: "), ("class:label", address),
+                ("class:dim", "  (to join by it: a in the lobby, or nerts join)\n")]
     if code is not None and r.is_host:
         out += [("", "  Code:    "), ("class:label", code),
                 ("class:dim", "  (players joining need it: read it out)\n")]
@@ -186,7 +190,8 @@ def between_hints(r: TableView, keys: KeyMap) -> StyleAndTextTuples:
             parts.append((Action.PARTNERS, "partners"))
     if r.is_host and r.phase is Phase.OVER:
         parts.append((Action.AGAIN, "play again"))
-    if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host:  # the host deals
+    # The host deals; a spectator has no seat to be ready in.
+    if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not r.is_host and not r.watching:
         parts.append((Action.READY, "not ready" if r.ready(r.my_key) else "ready"))
     out: StyleAndTextTuples = [("", " ")]
     if r.phase is Phase.BETWEEN and not r.is_host:

@@ -2,8 +2,9 @@
 
 The replica is the truth about the game; this is the player's side of the
 glass: which card is selected, where the cursor is, which overlays and form
-are open, and the event line (what just happened, in words). Session events arrive
-here through :meth:`UiState.on_event`, which turns them into lines of text.
+are open, the event line (what just happened, in words) and the marks (where
+it just happened, for a moment). Session events arrive here through
+:meth:`UiState.on_event`, which turns them into lines of text and marks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from ..protocol import events as ev
 from .form import Form
 
 HISTORY = 50  # event lines kept (the screen shows the newest few)
+MARK_SECONDS = 1.5  # how long a card that landed or bounced stays marked where it did
+REPEATS_SEEN = 4  # a line said again among the newest few is counted, not repeated
+UPS_SHOWN = 8  # cards gone up named on the news line that gathers them
+_MARKS_KEPT = 64  # marks past this are swept of the expired ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +43,22 @@ class Pick:
 
 @dataclass(frozen=True, slots=True)
 class Line:
+    """One line of news; ``count``: how many times it was said in a row (shown
+    "×8"); ``ups``: on the line that gathers the cards gone up, who played which."""
+
     text: str
     error: bool = False
+    count: int = 1
+    ups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """Something just happened here, until ``until`` (the replica's clock): a card
+    landed (or left this pile for a foundation), or it ``bounced``."""
+
+    until: float
+    bounced: bool
 
 
 @dataclass(slots=True)
@@ -59,15 +78,56 @@ class UiState:
     stuck: tuple[bool, ...] = ()
     #: What the player declared each free joker of theirs to be (``Controller.declare``).
     declared: dict[int, int] = field(default_factory=dict)
+    #: Foundation pile (named by the card that started it) → what just happened on it.
+    pile_marks: dict[int, Mark] = field(default_factory=dict)
+    #: (seat, source pile) → a card just left it for a foundation, or came back to it.
+    marks: dict[tuple[int, int], Mark] = field(default_factory=dict)
 
     def say(self, text: str) -> None:
-        self.lines.append(Line(text))
+        self._add(Line(text))
 
     def error(self, text: str) -> None:
-        self.lines.append(Line(text, error=True))
+        self._add(Line(text, error=True))
 
-    def on_event(self, event: ev.Event, names: tuple[str, ...], me: int | None) -> None:
-        """Record one session event: pending plays, votes, and a line of text."""
+    def _add(self, line: Line) -> None:
+        """A new line; one said again lately moves up as the newest, counted, so
+        that "Your waste is empty" pressed eight times takes one row, not eight."""
+        lines = self.lines
+        for back in range(1, min(REPEATS_SEEN, len(lines)) + 1):
+            seen = lines[-back]
+            if seen.text == line.text and seen.error == line.error and not seen.ups:
+                del lines[-back]
+                line = Line(line.text, line.error, seen.count + 1)
+                break
+        lines.append(line)
+
+    def _went_up(self, who: str, card: str) -> None:
+        """Name a card gone up on one line that gathers the latest, newest first (a
+        narrow screen cuts the oldest): a table of eight puts several up a second.
+        The line moves up as the newest while it is among the newest few."""
+        lines = self.lines
+        ups: tuple[str, ...] = (f"{who} {card}",)
+        for back in range(1, min(REPEATS_SEEN, len(lines)) + 1):
+            if lines[-back].ups:
+                ups = (*ups, *lines[-back].ups)[:UPS_SHOWN]
+                del lines[-back]
+                break
+        lines.append(Line("Up: " + " · ".join(ups), ups=ups))
+
+    def pile_mark(self, pile: int, now: float) -> Mark | None:
+        """What just happened on a foundation pile, if it is still to be shown at ``now``."""
+        mark = self.pile_marks.get(pile)
+        return mark if mark is not None and now < mark.until else None
+
+    def mark(self, seat: int, src: int, now: float) -> Mark | None:
+        """What just happened at a seat's pile, if it is still to be shown at ``now``."""
+        mark = self.marks.get((seat, src))
+        return mark if mark is not None and now < mark.until else None
+
+    def on_event(self, event: ev.Event, names: tuple[str, ...], me: int | None,
+                 now: float = 0.0) -> None:
+        """Record one session event: pending plays, marks, votes, and a line of text
+        (``now``: the replica's clock, which the marks expire by)."""
         match event:
             case ev.PlayAdded(play=play):
                 self.pending.add(play.key)
@@ -76,7 +136,12 @@ class UiState:
                                    else _possessive(_name(names, play.author)))
             case ev.PlayFinal(play=play, fate=fate, mine=mine):
                 self.pending.discard(play.key)
-                if fate is not Fate.STAY:
+                if fate is not Fate.CUT:
+                    self._mark(play, fate is Fate.BOUNCE, now)
+                if fate is Fate.STAY:
+                    self._went_up("you" if mine else _name(names, play.author),
+                                  played_name(play))
+                else:
                     self._bounced(event, played_name(play),
                                   "Your" if mine else _possessive(_name(names, play.author)))
             case ev.StuckChanged(stuck=stuck):
@@ -121,6 +186,16 @@ class UiState:
         start = ", starting a pile" if play.face & 15 == ACE else ""
         self.say(f"{whose} {card_name(play.card)} goes up as the {face_name(play.face)}{start}")
 
+    def _mark(self, play: Play, bounced: bool, now: float) -> None:
+        """Mark the foundation pile and the owner's pile a play landed on or bounced
+        off (an old mark is dropped as a new one comes: the dicts stay small)."""
+        mark = Mark(now + MARK_SECONDS, bounced)
+        if len(self.marks) > _MARKS_KEPT:
+            self.pile_marks = {k: m for k, m in self.pile_marks.items() if m.until > now}
+            self.marks = {k: m for k, m in self.marks.items() if m.until > now}
+        self.pile_marks[play.pile] = mark
+        self.marks[(play.author, play.src)] = mark
+
     def _bounced(self, event: ev.PlayFinal, card: str, whose: str) -> None:
         first = event.first or "someone"
         if event.fate is Fate.CUT:
@@ -149,6 +224,8 @@ class UiState:
     def _new_round(self) -> None:
         self.selection = None
         self.pending.clear()
+        self.pile_marks.clear()
+        self.marks.clear()
         self.agreed = False
         self.stuck = ()
         self.declared.clear()

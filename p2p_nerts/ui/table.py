@@ -6,38 +6,55 @@ is no second copy of the game to keep in sync. Every card is a fragment with
 a click handler, which is how the mouse finds cards without any geometry
 bookkeeping.
 
-Rows, top to bottom (24 rows hold a full table of eight)::
+Rows, top to bottom, on a screen with room for every player's layout
+(about 120×36 and up: :func:`.others.roomy`; the others sit across the
+table, the foundations in the middle, your own layout nearest you)::
 
     header                      1
+    the others' boxes           6 a band (a band: as many as fit side by side)
     ── Foundations ──           1 + 4 (one row per suit)
-    ── Players ──               1 + one row per other player (7 at most)
     ── You ──                   1 + 1 (Nerts, stock, waste) + 4 work piles
     status                      1 (selection, cards in the air, hints)
     event lines                 the rest (2 at least)
     key hints                   1
+
+On a smaller screen the others' boxes give way to one row each under the
+foundations (24 rows hold a full table of eight), and there the news gives
+way before any player does. Resizing picks the layout again at the next frame.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
-from prompt_toolkit.layout import Container, HSplit
+from prompt_toolkit.layout import ConditionalContainer, Container, HSplit
 
-from ..game.cards import SUITS, card_name
+from ..game.cards import SUITS, card_name, face_name
 from ..game.foundations import Pile
 from ..game.moves import is_stuck
-from ..game.scoring import partners, team_of
+from ..game.scoring import team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..protocol.replica import RoundView, TableView
+from . import others
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
 from .state import UiState
-from .theme import card_fragment, card_or_gap, face_text, suit_class
-from .widgets import MouseHandler, Rows, counted, on_click, rule, screen_width, spread, text
+from .theme import card_fragment, suit_class
+from .widgets import (
+    Columns,
+    MouseHandler,
+    Rows,
+    counted,
+    on_click,
+    rule,
+    screen_width,
+    spread,
+    text,
+)
 
-SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
 MESSAGE_ROWS = 2  # event lines shown at least
 MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
@@ -46,20 +63,33 @@ MESSAGE_ROWS_MAX = 12  # and at most, when the terminal is tall
 def table_screen(ctl: Controller, keys: KeyMap) -> Container:
     # The rows of fixed height are grouped: a split hands its spare rows out
     # one at a time round all its children, so the fewer the cheaper.
+    roomy = Condition(lambda: others.roomy(ctl.view))
+    sides = Condition(lambda: bool(others.placement(ctl.view)[0]))
+    playing = Condition(lambda: not ctl.view.watching)
+
+    def side(right: bool) -> Container:
+        return ConditionalContainer(
+            text(lambda: others.side(ctl.view, ctl.state, right), height=None,
+                 width=others.SIDE_WIDTH), filter=sides)
+
     return Rows([
-        HSplit([
-            header(ctl),
+        header(ctl),
+        ConditionalContainer(text(lambda: others.bands(ctl.view, ctl.state), height=None,
+                                  keep=True), filter=roomy),
+        Columns([side(False), Rows([
             rule(lambda: foundations_title(ctl)),
             *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
-            rule(lambda: [("class:rule.title", "Players")]),
-        ]),
-        text(lambda: players(ctl), height=None),
-        HSplit([
+            ConditionalContainer(HSplit([
+                rule(lambda: [("class:rule.title", "Players")]),
+                text(lambda: others.rows(ctl.view, ctl.state), height=None, keep=True),
+            ]), filter=~roomy),
             rule(lambda: you_title(ctl)),
-            text(lambda: top_row(ctl, keys)),
-            *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
-            text(lambda: status_line(ctl, keys)),
-        ]),
+            ConditionalContainer(HSplit([
+                text(lambda: top_row(ctl, keys)),
+                *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
+                text(lambda: status_line(ctl, keys)),
+            ]), filter=playing),
+        ]), side(True)]),
         text(lambda: messages(ctl.state), height=MESSAGE_ROWS, stretch=True),
         text(lambda: hints(ctl, keys)),
     ])
@@ -138,72 +168,37 @@ def foundations_title(ctl: Controller) -> StyleAndTextTuples:
     started = sum(1 for p in log.piles.values() if p.stays)
     return [("class:rule.title", "Foundations"),
             ("class:dim", f" · {counted(started, 'pile')} · {log.completed()} complete"
-                          " · … = may still bounce")]
+                          " · … may bounce  * up  ! bounced")]
 
 
 def foundation_row(ctl: Controller, suit: int) -> StyleAndTextTuples:
-    """One suit: the top card of each of its piles; completed piles counted at the end."""
-    rnd = ctl.view.round
+    """One suit: the top card of each of its piles, each in its own brackets (two
+    piles never read as one run); completed piles counted at the end."""
+    view = ctl.view
+    rnd = view.round
     click = on_click(ctl.click_foundations)
     out: StyleAndTextTuples = [(f"class:suit.{suit}", f"  {SUITS[suit]} "), ("", "│", click)]
     if rnd is None:
         return out
     done = 0
+    state, now = ctl.state, view.now
     for pile in _piles(rnd, suit):
         if pile.complete:
             done += 1
             continue
         top = pile.stays[-1]
-        pending = top.key in ctl.state.pending
-        out.append((suit_class(top.face) + (" class:pending" if pending else ""),
-                    face_text(top.face), click))
-        out.append(("class:pending", "…" if pending else " ", click))
+        pending = top.key in state.pending
+        mark = state.pile_mark(pile.pile_id, now)
+        edge = ("class:dim" if mark is None else "class:bounced" if mark.bounced
+                else "class:landed")
+        out += [(edge, " [", click),
+                (suit_class(top.face) + (" class:pending" if pending else ""),
+                 face_name(top.face), click),
+                (edge, "]", click),
+                ("class:pending", "…", click) if pending else others.mark_cell(mark, click)]
     if done:
         out.append(("class:good", f"  {done} complete ({SUITS[suit]}A–K)"))
     return out
-
-
-# -------------------------------------------------------------------- players
-def players(ctl: Controller) -> StyleAndTextTuples:
-    """One row per other player: Nerts cards left, cards up, stuck, connection health."""
-    r = ctl.view
-    rnd = r.round
-    if rnd is None:
-        return []
-    out: StyleAndTextTuples = []
-    me, views, log, stuck = rnd.me, rnd.views, rnd.foundations, rnd.stuck
-    names = [name + (" (partner)" if me is not None and partners(seat, me, rnd.variants)
-                     else "") for seat, name in enumerate(rnd.names)]
-    width = max(len(n) for n in names)
-    for seat, name in enumerate(names):
-        if seat == me:
-            continue
-        if out:
-            out.append(("", "\n"))
-        out.append(("class:label", f"  {name:<{width}}  "))
-        view = views.get(seat)
-        if view is None:
-            out.append(("class:dim", "Nerts 13 · waiting for their first view "))
-        else:
-            out.append(("", f"Nerts {view.nerts:>2} "))
-            out += [card_or_gap(view.top), ("", "   waste "), card_or_gap(view.waste)]
-            out.append(("", f"   stock {view.stock:>2}"))
-        out.append(("", f"   up {log.cards_of(seat):>2}   "))
-        if seat < len(stuck) and stuck[seat]:
-            out.append(("class:warn", "stuck  "))
-        out.append(_health(r, rnd, seat))
-    return out
-
-
-def _health(r: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
-    if seat in rnd.flagged:
-        return ("class:msg.error", "flagged")
-    if seat not in rnd.live:
-        return ("class:msg.error", "dropped")
-    heard = r.heard_at(rnd.keys[seat])
-    if heard is None or r.now - heard > SILENT_AFTER:
-        return ("class:warn", "silent")
-    return ("class:good", "ok")
 
 
 # ------------------------------------------------------------------------- you
@@ -237,8 +232,8 @@ def top_row(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     cur = ctl.state.cursor
     nerts_click = on_click(lambda: _click_top(ctl, tab, NERTS))
     out += [("", "  "), _key(keys, Action.NERTS), ("class:label", " Nerts ", nerts_click)]
-    out.append(_top_card(tab, NERTS, sel, cur == (0, 0), nerts_click))
-    out.append(("class:dim", f" ({len(tab.nerts)})", nerts_click))
+    out += [_top_card(tab, NERTS, sel, cur == (0, 0), nerts_click), _my_mark(ctl, NERTS),
+            ("class:dim", f"({len(tab.nerts)})", nerts_click)]
     turn = on_click(ctl.turn)
     stock_style = "class:label class:cursor" if cur == (0, 1) else "class:label"
     stock = (counted(len(tab.stock), "card") if tab.stock
@@ -248,8 +243,15 @@ def top_row(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
     out += [("", "     "), _key(keys, Action.WASTE), ("class:label", " Waste ", waste_click)]
     for card in tab.waste[-WASTE_SHOWN:-1]:
         out += [card_fragment(card, "class:dim"), ("", " ")]
-    out.append(_top_card(tab, WASTE, sel, cur == (0, 2), waste_click))
+    out += [_top_card(tab, WASTE, sel, cur == (0, 2), waste_click), _my_mark(ctl, WASTE)]
     return out
+
+
+def _my_mark(ctl: Controller, src: int) -> OneStyleAndTextTuple:
+    """The cell after one of my piles: a card of it just went up, or bounced back."""
+    view = ctl.view
+    seat = view.my_seat
+    return others.mark_cell(None if seat is None else ctl.state.mark(seat, src, view.now))
 
 
 def _top_card(tab: Tableau, src: int, sel: tuple[int, int] | None, cursor: bool,
@@ -284,8 +286,8 @@ def work_row(ctl: Controller, keys: KeyMap, pile_no: int) -> StyleAndTextTuples:
                                ("class:rule", " │", here)]
     pile = tab.work[pile_no]
     if not pile:
-        out.append(("class:empty" + (" class:cursor" if row == pile_no + 1 else ""),
-                    "  ·  (empty)", here))
+        out += [("class:empty" + (" class:cursor" if row == pile_no + 1 else ""),
+                 "  ·", here), _my_mark(ctl, src), ("class:empty", " (empty)", here)]
         return out
     for index, card in enumerate(pile):
         chosen = sel is not None and sel[0] == src and index >= sel[1]
@@ -293,6 +295,7 @@ def work_row(ctl: Controller, keys: KeyMap, pile_no: int) -> StyleAndTextTuples:
         style, face = card_fragment(card, _marks(chosen, cursor))
         click = on_click(partial(ctl.click_card, src, index))
         out += [("", " ", click), (style, face, click)]
+    out.append(_my_mark(ctl, src))
     return out
 
 
@@ -352,6 +355,8 @@ def messages(state: UiState) -> StyleAndTextTuples:
         if out:
             out.append(("", "\n"))
         out.append(("class:msg.error" if line.error else "class:msg.event", f"  {line.text}"))
+        if line.count > 1:
+            out.append(("class:dim", f" ×{line.count}"))
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from prompt_toolkit.styles import Style
 
-from ..game.cards import JOKER_RANK, card_name, face_name
+from ..game.cards import JOKER_RANK, card_name
 
 #: Width of one card on screen: rank right-aligned in two cells, then the suit.
 CARD_WIDTH = 3
@@ -27,6 +27,8 @@ _BASE = {
     "selected": "reverse",
     "cursor": "underline",
     "pending": "italic",
+    "landed": "ansigreen bold",  # where a card just went up, for a moment
+    "bounced": "ansiyellow bold",  # where a card just bounced
     "you": "bold",
     "good": "ansigreen bold",
     "warn": "ansiyellow bold",
@@ -64,11 +66,6 @@ def suit_class(card: int) -> str:
 def card_text(card: int) -> str:
     """A card padded to :data:`CARD_WIDTH` cells: ``" 7♥"``, ``"10♠"``, ``" ¤1"``."""
     return card_name(card).rjust(CARD_WIDTH)
-
-
-def face_text(face: int) -> str:
-    """A foundation face (suit and rank, no owner) padded like a card."""
-    return face_name(face).rjust(CARD_WIDTH)
 
 
 def card_fragment(card: int, extra: str = "") -> tuple[str, str]:

@@ -8,7 +8,7 @@ from typing import cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
-from prompt_toolkit.layout import Container, Dimension, HSplit
+from prompt_toolkit.layout import Container, Dimension, HSplit, VSplit
 from prompt_toolkit.layout.dimension import sum_layout_dimensions
 from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
@@ -26,13 +26,16 @@ def counted(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False) -> Text:
+def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
+         keep: bool = False, width: int | None = None) -> Text:
     """A block of rows drawing ``fragments()`` as they are on every frame.
 
     ``height`` is exact unless ``stretch`` (then it is the least, and the
-    block takes spare rows) or None (as tall as its content).
+    block takes spare rows) or None (as tall as its content; ``keep``: never
+    shorter, so that a block the screen must show whole gives no row away
+    to a stretching one). ``width``: exactly so many columns (beside others).
     """
-    return Text(fragments, height=height, stretch=stretch)
+    return Text(fragments, height=height, stretch=stretch, keep=keep, width=width)
 
 
 #: Where a clickable fragment landed: (fragment index, row, first column, column after).
@@ -60,10 +63,13 @@ class Text(Container):
     """
 
     def __init__(self, fragments: Fragments, *, height: int | None = 1,
-                 stretch: bool = False) -> None:
+                 stretch: bool = False, keep: bool = False, width: int | None = None) -> None:
         self.fragments = fragments
         self.height = height
         self.stretch = stretch
+        self.keep = keep
+        self.width = width
+        self._width = Dimension() if width is None else Dimension.exact(width)
         self._frame = -1  # the render this frame's fragments were asked for
         self._now: StyleAndTextTuples = []
         self._fixed = Dimension.exact(height) if height is not None and not stretch else None
@@ -88,7 +94,7 @@ class Text(Container):
         self._place = (-1, -1, -1, "")
 
     def preferred_width(self, max_available_width: int) -> Dimension:
-        return Dimension()
+        return self._width
 
     def preferred_height(self, width: int, max_available_height: int) -> Dimension:
         if self._fixed is not None:
@@ -97,7 +103,8 @@ class Text(Container):
             lines = 1 + sum(f[1].count("\n") for f in self._current())
             self._sized = self._frame
             if self.height is None:
-                self._dim = Dimension(min=1, preferred=lines, max=lines)
+                self._dim = Dimension(min=lines if self.keep else 1, preferred=lines,
+                                      max=lines)
             else:
                 self._dim = Dimension(min=self.height, preferred=max(self.height, lines))
         return self._dim
@@ -297,11 +304,40 @@ class Rows(HSplit):
         return sizes
 
 
+class Columns(VSplit):
+    """A VSplit that shares out its columns exactly as prompt_toolkit's does, faster
+    (see :class:`Rows`: it would take a turn per spare column)."""
+
+    def _divide_widths(self, width: int) -> list[int] | None:
+        children = self._all_children
+        if not children:
+            return []
+        dims = [c.preferred_width(width) for c in children]
+        if any(d.weight != 1 for d in dims):
+            return super()._divide_widths(width)
+        total = sum_layout_dimensions(dims)
+        if total.min > width:
+            return None
+        sizes = [d.min for d in dims]
+        turn = _grow(sizes, [d.preferred for d in dims], min(width, total.preferred), 0)
+        _grow(sizes, [d.max for d in dims], min(width, total.max), turn)
+        return sizes
+
+
 def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
     """Give one row in turn to each child still under its cap until ``stop`` rows are
-    given; return whose turn is next."""
+    given; return whose turn is next.
+
+    The turns come to the same when only one child can grow (the news under
+    the table, the middle between two side columns): it takes them all at once.
+    """
     given = sum(sizes)
     count = len(sizes)
+    growing = [child for child in range(count) if sizes[child] < caps[child]]
+    if given < stop and len(growing) == 1:
+        child = growing[0]
+        sizes[child] += stop - given  # the caps add up to ``stop`` at least
+        return child + 1 if child + 1 < count else 0
     while given < stop:
         if sizes[turn] < caps[turn]:
             sizes[turn] += 1

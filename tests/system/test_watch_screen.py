@@ -26,9 +26,19 @@ LOCAL = Endpoint("127.0.0.1")
 
 
 class Watching(Screen):
-    def __init__(self, session: NetSession) -> None:
-        super().__init__(100, 36)
+    def __init__(self, session: NetSession, columns: int = 100, rows: int = 36) -> None:
+        super().__init__(columns, rows)
         self.session = session
+
+    def box(self, name: str) -> list[str]:
+        """The rows of ``name``'s layout, around the table ([] while not drawn)."""
+        title = f"─ {name} up"
+        lines = self.lines()
+        for y, line in enumerate(lines):
+            if title in line:
+                x = line.index(title)
+                return [row[x:x + 38] for row in lines[y:y + 6]]
+        return []
 
     def make_app(self, input: PipeInput) -> NertsApp:
         return NertsApp(self.session, Config(), (), input=input, output=self.output)
@@ -48,14 +58,17 @@ def test_a_spectators_screen_follows_the_round() -> None:
         watcher = await NetSession.watch(Identity.generate("Wes"), ("127.0.0.1", host.port),
                                          TableConfig(), LOCAL)
         watching = asyncio.create_task(watcher.run())
-        async with Watching(watcher) as h:
+        async with Watching(watcher, 120, 36) as h:
             await h.until(lambda: "Round 1" in h.screen() and "Tess " in h.screen()
                           and "Gil " in h.screen(), "the round in view")
             assert "Watching · read-only" in h.screen()
             assert "watching  ? help  q leave" in h.screen()
-            # Each player's public piles, from the views they send.
-            await h.until(lambda: "stock" in h.row("Tess ") and "stock" in h.row("Gil "),
-                          "both players' piles")
+            # Each player's whole layout, from the views they send: Nerts pile,
+            # waste and stock, and the four work piles.
+            await h.until(lambda: all(
+                len(box) == 6 and "Stock" in box[1]
+                and [row[:2] for row in box[2:]] == [" 1", " 2", " 3", " 4"]
+                for box in (h.box("Tess"), h.box("Gil"))), "both players' layouts")
             await h.until(lambda: any(pile in h.screen() for pile in ("A♠", "A♥", "A♦", "A♣")),
                           "an ace on the foundations")
             await h.press(" ")

@@ -21,7 +21,7 @@ from prompt_toolkit.application.current import set_app
 from prompt_toolkit.data_structures import Point, Size
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import DummyInput, PipeInput
-from prompt_toolkit.layout import Dimension, HSplit, Window, walk
+from prompt_toolkit.layout import Dimension, HSplit, VSplit, Window, walk
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Screen, WritePosition
@@ -36,7 +36,7 @@ from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.testing.screen import screen_lines
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.theme import build_style
-from p2p_nerts.ui.widgets import Rows, Text, on_click
+from p2p_nerts.ui.widgets import Columns, Rows, Text, on_click
 
 from ..gamekit import c
 from ..uikit import ESC, RIGHT, Harness
@@ -328,22 +328,44 @@ class _Sized(Window):
     def preferred_height(self, width: int, max_available_height: int) -> Dimension:
         return self.dim
 
+    def preferred_width(self, max_available_width: int) -> Dimension:
+        return self.dim
+
+
+def _dims(rng: random.Random) -> list[Dimension]:
+    dims = []
+    for _ in range(rng.randint(1, 8)):
+        low = rng.randint(0, 6)
+        pref = low + rng.randint(0, 12)
+        top = pref + rng.choice((0, 1, 5, 10**9))
+        dims.append(Dimension(min=low, preferred=pref, max=top,
+                              weight=rng.choice((1, 1, 1, 2))))
+    # Often all but one at their cap: the case one child takes every spare row.
+    if rng.random() < 0.5:
+        keep = rng.randrange(len(dims))
+        dims = [d if i == keep else Dimension.exact(d.min) for i, d in enumerate(dims)]
+    return dims
+
 
 @pytest.mark.sweep
 def test_rows_share_out_the_height_as_a_split_does() -> None:
     rng = random.Random(23)
     for _ in range(400):
-        dims = []
-        for _ in range(rng.randint(1, 8)):
-            low = rng.randint(0, 6)
-            pref = low + rng.randint(0, 12)
-            top = pref + rng.choice((0, 1, 5, 10**9))
-            dims.append(Dimension(min=low, preferred=pref, max=top,
-                                  weight=rng.choice((1, 1, 1, 2))))
-        children = [_Sized(d) for d in dims]
+        children = [_Sized(d) for d in _dims(rng)]
         at = WritePosition(0, 0, 80, rng.randint(0, 90))
         with set_app(_bare()):
             assert Rows(children)._divide_heights(at) == HSplit(children)._divide_heights(at)
+
+
+@pytest.mark.sweep
+def test_columns_share_out_the_width_as_a_split_does() -> None:
+    rng = random.Random(29)
+    for _ in range(400):
+        children = [_Sized(d) for d in _dims(rng)]
+        width = rng.randint(0, 200)
+        with set_app(_bare()):
+            assert Columns(children)._divide_widths(width) == VSplit(
+                children)._divide_widths(width)
 
 
 def test_a_fragment_that_gains_or_loses_its_click_is_drawn_anew() -> None:

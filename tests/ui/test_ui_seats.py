@@ -211,6 +211,7 @@ class GuestSeat:
     """A session whose replica is a guest's (the host is someone else); it never sends."""
 
     networked = True
+    address = None  # a guest hosts nothing
 
     def __init__(self) -> None:
         host = Identity.from_seed(b"\x01" * 32, "Host")
