@@ -3,7 +3,7 @@
 
 Each picture is the app itself (``ui.app.NertsApp``) at a solo table of
 seeded bots on a fake clock, rendered headless by the same code the tests
-read screens with (``ui.headless``): no terminal, no network. The player
+read screens with (``testing.screen``): no terminal, no network. The player
 plays too, through the app's own controller as keys would: the first card
 that can go up goes up, else the stock turns. The same seed draws the same
 pictures, so a change that alters a screen shows in the diff of the files
@@ -14,7 +14,10 @@ this writes:
 - ``screen-table-80x24.txt``: the same moment at 80×24, one row each;
 - ``screen-table-200x60.txt``: and at 200×60, the nearest players beside the
   foundations and yours;
-- ``screen-lobby.txt``: the table before the first deal, at 80×24.
+- ``screen-lobby.txt``: the table before the first deal, at 80×24;
+
+and the README's picture is ``screen-table.txt`` again, between its
+``<!-- screen:table -->`` marks (a test holds the two alike).
 
 Usage: scripts/screens.py [--out docs] [--seed 7] [--bots 5] [--seconds 9]
 """
@@ -105,7 +108,20 @@ def main() -> int:
     for name, text in pictures.items():
         (args.out / name).write_text(text, encoding="utf-8")
         print(f"{args.out / name}: {text.count(chr(10))} lines")
+    readme = args.out.parent / "README.md"
+    if readme.exists():
+        readme.write_text(with_picture(readme.read_text(encoding="utf-8"),
+                                       pictures["screen-table.txt"]), encoding="utf-8")
+        print(f"{readme}: its picture")
     return 0
+
+
+def with_picture(readme: str, screen: str) -> str:
+    """``readme`` with ``screen`` as the picture between its table marks."""
+    start, end = "<!-- screen:table -->\n", "<!-- /screen -->"
+    head, _, rest = readme.partition(start)
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}```\n{screen.rstrip()}\n```\n{end}{tail}"
 
 
 if __name__ == "__main__":
