@@ -28,6 +28,9 @@ One run measures:
   the targets says how much room the rest of the protocol has (on the 2-core
   VM this was written on, 8 such processes took 1.1-1.4 ms to reach the last
   receiver, 4.2x-9.3x the idle round trip: above the 4x target by itself);
+* durable signed floor - the signed floor with each author's frame appended
+  to a file and ``fsync``-ed before it goes out, as a peer journals what it
+  signs: what durability itself adds to the floor;
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
   CPU time per play, with the event loop's part of it (the rest: the worker
@@ -154,10 +157,17 @@ FLOOR_ACK = 16
 FLOOR_SECONDS = 12.0
 
 
-async def floor_peer(index: int, ports: list[int], pace: float, out: Path,
-                     signed: bool) -> None:
-    """Send a bare (or a signed) frame to every other process now and then; note
-    arrivals, and when each receiver's ack of my frames came back."""
+#: The floors, each the fan-out of one frame per play: bare bytes, a signed entry,
+#: and a signed entry journaled with an fsync before it goes out.
+FLOORS = ("bare", "signed", "durable")
+
+
+async def floor_peer(index: int, ports: list[int], pace: float, out: Path, kind: str) -> None:
+    """Send a bare (or a signed, or a signed and fsync-ed) frame to every other
+    process now and then; note arrivals, and when each receiver's ack of my
+    frames came back."""
+    signed = kind != "bare"
+    journal = open(out.with_suffix(".journal"), "ab") if kind == "durable" else None  # noqa: SIM115
     trace: list[tuple[int, int, float]] = []  # (author, seq, when): sent if author is me
     acked: list[tuple[int, float]] = []  # (seq, when) of each ack of mine
     acks: dict[int, asyncio.StreamWriter] = {}
@@ -196,11 +206,17 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path,
                      type=int(MsgType.PLAY), payload={"c": 1, "p": 1, "s": 1, "d": 0, "m": seq}).raw
                 if signed else bytes(FLOOR_FRAME - 9))
         frame = encode_frame(bytes([index]) + seq.to_bytes(8, "big") + body)
+        if journal is not None:  # on the disk before it leaves, as a seat's own entry
+            journal.write(frame)
+            journal.flush()
+            os.fsync(journal.fileno())
         for writer in acks.values():
             writer.write(frame)
     await asyncio.sleep(1.0)
     ticker.cancel()
     server.close()
+    if journal is not None:
+        journal.close()
     out.write_text(json.dumps({"trace": trace, "acked": acked}))
 
 
@@ -209,14 +225,14 @@ async def idle_ticks() -> None:
         await asyncio.sleep(SHELL_CHECKS)
 
 
-def floor(players: int, pace: float, *, signed: bool = False) -> tuple[list[float], list[float]]:
-    """For each bare (or signed) frame, its last receiver's latency and its last
-    ack's back at its author (seconds): the floors of "applied" and "final"."""
+def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float]]:
+    """For each frame of a ``kind`` of FLOORS, its last receiver's latency and its
+    last ack's back at its author (seconds): the floors of "applied" and "final"."""
     ports = [free_port() for _ in range(players)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"floor{i}.json" for i in range(players)]
         procs = [subprocess.Popen([sys.executable, __file__, "--floor", str(i), str(pace),
-                                   str(outs[i]), str(int(signed)), *map(str, ports)],
+                                   str(outs[i]), kind, *map(str, ports)],
                                   stderr=subprocess.DEVNULL)
                  for i in range(players)]
         for proc in procs:
@@ -444,9 +460,9 @@ def main() -> int:
         asyncio.run(echo_server(args.echo))
         return 0
     if args.floor:
-        index, pace, out, signed, *ports = args.floor
+        index, pace, out, kind, *ports = args.floor
         asyncio.run(floor_peer(int(index), [int(p) for p in ports], float(pace), Path(out),
-                               signed == "1"))
+                               kind))
         return 0
     if args.peer:
         role, port, host_port, players, pace, target, out, views = args.peer
@@ -464,13 +480,14 @@ def main() -> int:
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios are to the latter, each game's to its own, measured "
           "around it")
-    floors: dict[tuple[int, bool], tuple[list[float], list[float]]] = {}
-    for signed in (False, True):
+    floors: dict[tuple[int, str], tuple[list[float], list[float]]] = {}
+    names = {"bare": "floor", "signed": "signed floor", "durable": "durable signed floor"}
+    for kind in FLOORS:
         for n in args.peers:
-            lat, acked = floors[n, signed] = floor(n, args.pace, signed=signed)
+            lat, acked = floors[n, kind] = floor(n, args.pace, kind)
             fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
-            print(f"{'signed floor' if signed else 'floor'}, {n} {'signed' if signed else 'bare'}"
-                  f" processes: last receiver median {fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
+            print(f"{names[kind]}, {n} {kind} processes: last receiver median "
+                  f"{fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
                   f"p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x; every ack back median "
                   f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
@@ -498,10 +515,11 @@ def main() -> int:
               f"{a99 * 1e3:>6.2f}ms {fm * 1e3:>8.2f}ms {f99 * 1e3:>6.2f}ms "
               f"{cpu:>8.0%} {rss:>6.1f}MB")
         print(f"{'':>19}= {am / rtt:.1f}x / {a99 / rtt:.1f}x baseline; final {fm / rtt:.1f}x"
-              + (f"; applied {am / statistics.median(floors[players, False][0]):.1f}x the "
-                 f"floor, {am / statistics.median(floors[players, True][0]):.1f}x the signed "
-                 f"floor (final {fm / statistics.median(floors[players, True][1]):.1f}x its "
-                 f"acks), {am / hot:.1f}x the back-to-back round trip"
+              + (f"; applied {am / statistics.median(floors[players, 'bare'][0]):.1f}x the "
+                 f"floor, {am / statistics.median(floors[players, 'signed'][0]):.1f}x the signed "
+                 f"floor (final {fm / statistics.median(floors[players, 'signed'][1]):.1f}x its "
+                 f"acks), {am / statistics.median(floors[players, 'durable'][0]):.1f}x the "
+                 f"durable signed floor, {am / hot:.1f}x the back-to-back round trip"
                  if pace == args.pace else ""))
         print(f"{'':>19}{traffic(results, len(applied))}")
         slow = sum(1 for f in final if f > SLOW_FINAL)
@@ -517,6 +535,12 @@ def main() -> int:
         if players == 8 and pace == args.pace and code is None:
             verdicts.append(f"8 peers: applied p99 {a99 / rtt:.1f}x (target < 10x): "
                             f"{'ok' if a99 < 10 * rtt else 'MISSED'}")
+            signed_am = statistics.median(floors[8, "signed"][0])
+            signed_km = statistics.median(floors[8, "signed"][1])
+            verdicts.append(f"8 peers: applied median {am / signed_am:.2f}x the signed floor "
+                            f"(target <= 1.2x): {'ok' if am <= 1.2 * signed_am else 'MISSED'}; "
+                            f"final median {fm / signed_km:.2f}x its acks (target <= 1.5x): "
+                            f"{'ok' if fm <= 1.5 * signed_km else 'MISSED'}")
         if pace == args.fast_pace:
             verdicts.append(f"max rss {rss:.1f} MB (target < 80 MB): "
                             f"{'ok' if rss < 80 else 'MISSED'}")
