@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 9
+NET_VERSION = 10
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -75,6 +75,11 @@ honest v7 seat. v8 adds SNAPSHOT: peers forget finished rounds, and a v7
 peer asking for one would wait forever for entries nobody sends. v9 adds
 ``views`` to the info frame: a peer that draws no other seat's tableau (a bot,
 a headless seat) is sent no VIEW, and a v8 peer would never send it one.
+v10 scores a round found false (a failed or missing audit, a false Nerts call,
+a fork) as the forfeit for its seat alone and lets every other seat's round
+stand, and fails a stuck vote or a lone rotation made with a move in hand: a
+v9 peer, which voids a falsely called round for everyone, would score the
+same round apart.
 Either way the other peer is told the versions differ before anything else.
 """
 
