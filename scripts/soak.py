@@ -36,7 +36,12 @@ checked, round by round:
   its cards on the foundations (as every peer agreed) make a whole deck;
 * audits    - no verdict but "" (clean), or "unaudited" when a peer crashed;
 * comeback  - a crashed peer that was dropped from its round sits down again
-  (checked when at least two rounds follow the crash).
+  (checked when at least two rounds follow the crash);
+* honest play - every honest seat's round scores as it played it (its cards up
+  as agreed, less twice the Nerts cards its own tableau still held), whoever
+  misbehaved; one that crashed scores the forfeit for that round; and its
+  total after the last round is the sum of those (``honest_totals``: the
+  total reported against the total played).
 
 It prints a line per round (how many honest peers agree, the verdicts, who
 the honest peers flagged and why), the faults injected by kind, the messages
@@ -73,8 +78,9 @@ from pathlib import Path
 from typing import Any
 
 from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.scoring import forfeit_score, round_score
 from p2p_nerts.game.tableau import NERTS, OP_NERTS
-from p2p_nerts.game.variants import TEAMS
+from p2p_nerts.game.variants import TEAMS, Variants
 from p2p_nerts.protocol.envelope import Entry, seal
 from p2p_nerts.protocol.identity import load_or_create
 from p2p_nerts.protocol.journal import Kind
@@ -338,6 +344,10 @@ class Report:
     tracebacks: int = 0
     #: Per round: how many honest peers agree, what the audits said, who was flagged and why.
     round_lines: list[str] = field(default_factory=list)
+    #: Each honest peer's total after the last round: as reported, and as it played.
+    honest_totals: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Honest seats whose round or total is not what they played.
+    score_problems: list[str] = field(default_factory=list)
 
     @property
     def liar(self) -> str | None:
@@ -350,6 +360,7 @@ class Report:
         return (self.divergences == 0 and self.rounds_completed >= self.rounds_asked
                 and not self.card_problems and not self.audit_problems
                 and not self.comeback_problem and not self.honest_flagged
+                and not self.score_problems
                 and not self.tracebacks and all(k["resume"] == "back" or "\n" not in k["resume"]
                                                 for k in self.kills))
 
@@ -521,6 +532,8 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
                 report.audit_problems.append(f"round {number} seat {seat}: {verdict}")
         in_round = {(who, why): n for (r, who, why), n in flags.items() if r == number}
         report.round_lines.append(round_line_of(number, present, agreed, in_round))
+    for name, written in by_peer.items():
+        check_honest_play(name, written, rounds, allowed, report)
     crash = report.crash
     if crash.get("dropped") and crash["back_in_round"] is None and crash["round"] + 2 <= rounds:
         report.comeback_problem = (f"{crash['peer']}, dropped from round {crash['round']}, "
@@ -537,6 +550,44 @@ def check(table: PeerTable, rounds: int, report: Report) -> None:
                              if k.split(":")[0] != liar}
 
 
+def check_honest_play(name: str, written: list[dict[str, Any]], rounds: int,
+                      allowed: tuple[str, ...], report: Report) -> None:
+    """An honest peer's rounds score as it played them, and add up to its total.
+
+    Its own summary lines say what it played: its cards up (agreed by all) and
+    the Nerts cards its own tableau still held (``local``). A clean round scores
+    exactly that, whoever misbehaved at the table; a round it was dropped from
+    after a crash, the forfeit. The total it reports after the last round must
+    be the sum (the soak's tables play the default rules, penalty on)."""
+    rules = Variants()
+    played, reported = 0, None
+    for number in range(1, rounds + 1):
+        line = next((x for x in written if x.get("round") == number), None)
+        if line is None:
+            return  # a round it did not write (it was down): nothing to add up
+        me = next((p for p in line["players"] if p["name"] == name), None)
+        if me is None:
+            continue  # watching that round without a seat
+        verdict = line["verdicts"][me["seat"]]
+        if verdict == "":
+            left = line.get("local", {}).get("nerts_left", me["nerts_left"])
+            honest = round_score(me["foundation_cards"], left, rules)
+        elif verdict in allowed:
+            honest = forfeit_score(rules)  # an honest crash looks like leaving
+        else:
+            return  # an audit problem, reported as such
+        if me["score"] != honest or me["void"] != (verdict != ""):
+            report.score_problems.append(f"round {number}: {name} scored {me['score']}, "
+                                         f"played {honest}")
+        played += honest
+        reported = me["total"]
+    if reported is not None:
+        report.honest_totals[name] = (reported, played)
+        if reported != played:
+            report.score_problems.append(f"{name}'s total {reported} is not the {played} "
+                                         "it played")
+
+
 def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[str, Any],
                   flags: dict[tuple[str, str], int]) -> str:
     """One round as the report shows it: how many honest peers agree (same result, and
@@ -550,10 +601,11 @@ def round_line_of(number: int, present: dict[str, dict[str, Any]], agreed: dict[
     failed = [f"{who} ({verdict})" for who, verdict in verdicts.items()]
     flagged = [f"{who} ({'its verdict' if verdicts.get(who) == why else why}) by {n}"
                for (who, why), n in sorted(flags.items())]
-    void = all(p["void"] for p in agreed["players"])
+    forfeits = [f"{names.get(p['seat'], p['seat'])} {p['score']}" for p in agreed["players"]
+                 if p["void"]]
     return (f"round {number}: {agree}/{len(present)} honest peers agree; verdicts: "
             f"{', '.join(failed) or 'none'}; flagged: {', '.join(flagged) or 'nobody'}; "
-            f"{'void for everyone' if void else 'counts'}")
+            f"forfeits: {', '.join(forfeits) or 'none'}")
 
 
 def note_comeback(report: Report, number: int, agreed: dict[str, Any]) -> None:
@@ -691,6 +743,10 @@ def show(report: Report) -> None:
     print(f"card problems: {report.card_problems or 'none'}")
     print(f"audit problems: {report.audit_problems or 'none'}")
     print(f"comeback problem: {report.comeback_problem or 'none'}")
+    print("honest totals, reported = as played: " + (", ".join(
+        f"{name} {got} {'=' if got == played else '!='} {played}"
+        for name, (got, played) in sorted(report.honest_totals.items())) or "none"))
+    print(f"score problems: {report.score_problems or 'none'}")
     print("VmRSS MB, first round -> end: " + ", ".join(
         f"{name} {report.rss_start_kb.get(name, 0) / 1024:.0f}->{kb / 1024:.0f}"
         for name, kb in report.rss_end_kb.items()))

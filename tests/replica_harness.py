@@ -227,3 +227,14 @@ def crash_and_restore(net: MemNet, k: int, outage: float) -> Replica:
     net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
     net.down.discard(k)
     return back
+
+
+def vote_anywhere(monkeypatch: Any) -> None:
+    """Let a seat vote stuck (and rotate alone) wherever it stands, for the tests of
+    the vote's mechanics at a fresh deal, where nobody is stuck yet: the command
+    takes the vote, and the audit finds no move in hand at any moment. (Without
+    this the command refuses a vote with a move left, and the audit flags one.)"""
+    import p2p_nerts.protocol.audit as audit_module
+    import p2p_nerts.protocol.replica._commands as commands_module
+    monkeypatch.setattr(commands_module, "is_stuck", lambda tab, fnd: True)
+    monkeypatch.setattr(audit_module, "move_in_hand", lambda tab: False)

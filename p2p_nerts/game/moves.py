@@ -289,6 +289,28 @@ def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:
     return productive_move(tab, fnd) is None and not cycle_helps(tab, fnd)
 
 
+def move_in_hand(tab: Tableau) -> bool:
+    """Whether the tableau alone shows a productive move, whatever the foundations
+    hold: an ace on top of a pile (and from the Nerts pile, a joker not fixed
+    yet) starts a foundation; a Nerts or waste card fits a work pile; a card
+    the waste cycle will show is an ace or a joker or fits a work pile.
+
+    Every such move makes :func:`is_stuck` false for any foundations, so a seat
+    whose move log shows one where it voted stuck or rotated alone did so with
+    a move in hand (the audit's check; an honest client only votes stuck).
+    """
+    for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
+        card = tab.top(src)
+        if card is not None and (card & 15 == ACE or (
+                src == NERTS and card & 15 == JOKER_RANK and card not in tab.bound)):
+            return True
+    if work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not tab.nerts):
+        return True
+    return any(card & 15 in (ACE, JOKER_RANK) or any(not pile or _fits(tab, card, pile)
+                                                     for pile in tab.work)
+               for card in set(cycle_cards(tab)))
+
+
 def cycle_helps(tab: Tableau, fnd: FoundationLog) -> bool:
     """Whether a card the waste cycle will show could go up or onto a work pile."""
     for card in set(cycle_cards(tab)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .tableau import NERTS_SIZE
 from .variants import Variants
 
 PENALTY_PER_CARD = 2
@@ -14,6 +15,15 @@ def round_score(foundation_cards: int, nerts_left: int, variants: Variants) -> i
     """+1 per own card on the foundations, −2 per card left in the Nerts pile."""
     penalty = PENALTY_PER_CARD * nerts_left if variants.penalty else 0
     return foundation_cards - penalty
+
+
+def forfeit_score(variants: Variants) -> int:
+    """What a seat whose round is found false scores (a failed or missing audit, a
+    false Nerts call, a proven fork): the worst it could have scored playing
+    honestly, no card up and its whole Nerts pile left (−2 × 13 = −26; 0 on a
+    table that plays without the penalty). Misbehaving never scores better
+    than the worst honest play, so it never pays."""
+    return round_score(0, NERTS_SIZE, variants)
 
 
 def team_of(seat: int, variants: Variants) -> int:
@@ -44,7 +54,9 @@ class SeatRound:
     nerts_left: int
     score: int
     called: bool
-    void: bool = False  # flagged by the audit: the round's score does not count
+    #: Its round found false (flagged by the audit): ``score`` is the forfeit
+    #: (:func:`forfeit_score`), whatever it got up; it counts like any score.
+    void: bool = False
 
 
 @dataclass(slots=True)
@@ -63,8 +75,7 @@ class Match:
 
     def add_round(self, results: Sequence[SeatRound]) -> None:
         for r in results:
-            if not r.void:
-                self.totals[r.seat] += r.score
+            self.totals[r.seat] += r.score
         self.rounds += 1
 
     def named_totals(self, names: Sequence[str]) -> list[tuple[str, int]]:

@@ -13,7 +13,7 @@ a work pile's exposed card are ``pile[-1]``; the stock's next card is
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -455,14 +455,20 @@ def replay(owner: int, deck: Sequence[int], moves: Sequence[Sequence[int]], *,
     return tab
 
 
-def redo(tab: Tableau, moves: Sequence[Sequence[int]]) -> None:
+def redo(tab: Tableau, moves: Sequence[Sequence[int]],
+         before: Callable[[int, Tableau], None] | None = None) -> None:
     """Apply a move log to a freshly dealt tableau; raise IllegalMove at the first bad move.
 
     On a bad move the tableau is left as it was just before it, so an auditor
     can still say what that seat really held (its Nerts count at a false call).
+    ``before(n, tab)``, if given, looks at the tableau before each move ``n``
+    and may find it bad (IllegalMove), as the move itself may: an auditor's
+    check of the moment (a rotation alone with a move in hand).
     """
     for n, move in enumerate(moves):
         try:
+            if before is not None:
+                before(n, tab)
             apply_move(tab, move)
         except (IllegalMove, IndexError, ValueError, KeyError, TypeError) as exc:
             reason = exc.reason if isinstance(exc, IllegalMove) else "malformed move"

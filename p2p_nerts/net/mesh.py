@@ -111,7 +111,7 @@ class Mesh:
         self._on_link = on_link
         self._admitted: Admitted = admitted or (lambda _key: True)
         #: Whether a key plays here (a spectator is admitted but does not): the
-        #: host's full budget of frames is for those (``_dispatch``).
+        #: full budget of frames is for those (``_dispatch``).
         self._player: Admitted = player or self._admitted
         self.limits = limits or Limits()
         self._unseated = Unseated(self.limits)
@@ -488,13 +488,13 @@ class Mesh:
 
     def _dispatch(self, link: Link, budgets: tuple[LinkBudget, LinkBudget],
                   payloads: list[bytes]) -> None:
-        """Hand a link's frames on, within its budget: at the host, the smaller one
-        shared by an address's links whose keys do not play here (strangers and
-        spectators: see ``Limits``). A guest that has just sat down cannot tell
-        the seats from strangers yet, and catches up from them: its links keep
-        the full budget."""
+        """Hand a link's frames on, within its budget: the smaller one shared by an
+        address's links whose keys do not play here (strangers and spectators:
+        see ``Limits``), at a guest as at the host. A guest that has just sat
+        down cannot tell the seats from strangers yet, and catches up from
+        them: until it can, every key plays there (its ``player`` rule)."""
         now = time.monotonic()
-        unplaced = self.is_host and not self._player(link.key)
+        unplaced = not self._player(link.key)
         budget = budgets[1] if unplaced else budgets[0]
         given = len(payloads)
         payloads = [p for p in payloads if budget.admit(now, len(p))]

@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 10
+NET_VERSION = 11
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -77,7 +77,12 @@ peer asking for one would wait forever for entries nobody sends. v9 adds
 a headless seat) is sent no VIEW, and a v8 peer would never send it one.
 v10 lets a run or slide in the move log declare the suit of a joker it covers
 (``Tableau.move_to_work``): a v9 peer would flag an honest v10 seat that
-declared one. Either way the other peer is told the versions differ before anything else.
+declared one. v11 scores a round found false (a failed or missing audit, a false Nerts call,
+a fork) as the forfeit for its seat alone and lets every other seat's round
+stand, and fails a stuck vote or a lone rotation made with a move in hand: a
+v10 peer, which voids a falsely called round for everyone, would score the
+same round apart.
+Either way the other peer is told the versions differ before anything else.
 """
 
 MAX_PEERS = 64

@@ -714,9 +714,11 @@ class NetSession:
         return view is None or view.player(key) or self._spectator(key)
 
     def _plays_here(self, key: bytes) -> bool:
-        """Whether ``key`` has or had a place at the table (a spectator has none)."""
+        """Whether ``key`` has or had a place at the table (a spectator has none); at
+        a guest that knows no seats yet (just sat down, or back without its
+        journal), every key, as its replica hears them all until the ROSTER."""
         view = self._kept_view
-        return view is None or view.player(key)
+        return view is None or view.player(key) or (not view.is_host and not view.seated)
 
     def _spectator(self, key: bytes) -> bool:
         """Whether ``key`` watches the table without a seat: admitted like a seat, by

@@ -9,9 +9,9 @@ call came with an empty Nerts pile. Pure: same inputs, same verdict, on every
 peer.
 
 :func:`score_round` turns every seat's verdict into the round's results, by
-the rules of docs/PROTOCOL.md ("Audit verdicts"): a seat with no audit scores
-nothing, and a round ended by a call the audit does not bear out counts for
-nobody.
+the rules of docs/PROTOCOL.md ("Audit verdicts"): a seat whose round is found
+false (its audit failed or missing, its call false) scores the forfeit, and
+every other seat its round as played.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from ..game.cards import card_name
 from ..game.foundations import Fate, FoundationLog, Play
-from ..game.scoring import SeatRound, round_score
+from ..game.moves import move_in_hand
+from ..game.scoring import SeatRound, forfeit_score, round_score
 from ..game.tableau import (
     OP_FOUND,
     OP_NERTS,
@@ -35,6 +36,41 @@ from ..game.tableau import (
 )
 from ..game.variants import Variants
 from .fairness import commitment, deal_for
+
+
+class StuckVotes:
+    """Whether a seat's stuck votes held: each was cast where its move log showed
+    no move in hand (:func:`~p2p_nerts.game.moves.move_in_hand`).
+
+    A vote (a STUCK entry, ``on``) names no place in the move log, only its
+    Lamport time; the launches and the Nerts call there carry theirs. So the
+    vote was cast at some point between the last of them before it and the
+    first after it, and is false only if the tableau shows a move in hand at
+    every point of that span: an honest vote is never found false, whatever
+    happened between (a card come back from a bounce, a turn of the stock).
+    """
+
+    def __init__(self, moves: Sequence[Sequence[int]], votes: Sequence[int]) -> None:
+        times = [(n, m[3] if m[0] == OP_FOUND else m[1]) for n, m in enumerate(moves)
+                 if (m[0], len(m)) in ((OP_FOUND, 6), (OP_NERTS, 2))]
+        #: Each vote's Lamport time and the span of move-log points it was cast in.
+        self.open: dict[int, tuple[int, int]] = {}
+        for vote in votes:
+            lo = max((n + 1 for n, t in times if t < vote), default=0)
+            hi = min((n for n, t in times if t > vote), default=len(moves))
+            self.open[vote] = (lo, max(lo, hi))
+
+    def look(self, point: int, tab: Tableau) -> None:
+        """The tableau at ``point`` (moves done so far): every vote that may have been
+        cast here with no move in hand holds."""
+        spans = [v for v, (lo, hi) in self.open.items() if lo <= point <= hi]
+        if spans and not move_in_hand(tab):
+            for vote in spans:
+                del self.open[vote]
+
+    def false(self) -> int | None:
+        """Once the whole log is looked at: the first vote that never held, or None."""
+        return min(self.open, default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +105,15 @@ def audit_seat(
     log: FoundationLog,
     calls: Sequence[int],
     rotations: int,
+    votes: Sequence[int] = (),
 ) -> AuditResult:
     """Check one seat's round.
 
     ``plays`` are its PLAY entries in sequence order and ``calls`` the Lamport
     times of its NERTS entries (a late call, ordered after the one that ended
-    the round, is honest too: it just did not count).
+    the round, is honest too: it just did not count); ``votes`` those of its
+    stuck votes (each must have been cast with no move in hand, as must each
+    rotation alone be made: :class:`StuckVotes`).
     """
 
     if commitment(deck_secret) != deck_commitment:
@@ -85,10 +124,22 @@ def audit_seat(
     def fail(reason: str) -> AuditResult:
         return AuditResult(seat, False, reason, len(tab.nerts))
 
+    stuck = StuckVotes(moves, votes)
+
+    def look(n: int, now: Tableau) -> None:
+        stuck.look(n, now)
+        move = moves[n]
+        if move[0] == OP_ROTATE and tuple(move[1:]) == (ROTATE_ALONE,) and move_in_hand(now):
+            raise IllegalMove("rotated the stock alone with a move in hand")
+
     try:
-        redo(tab, moves)
+        redo(tab, moves, look)
     except IllegalMove as exc:
         return fail(f"impossible move: {exc.reason}")
+    stuck.look(len(moves), tab)
+    false_vote = stuck.false()
+    if false_vote is not None:
+        return fail(f"voted stuck at Lamport time {false_vote} with a move in hand")
     launched = [m for m in moves if m[0] == OP_FOUND]
     if len(launched) != len(plays):
         return fail(f"{len(plays)} plays on the wire but {len(launched)} in the move log")
@@ -135,14 +186,14 @@ def score_round(
     ``outcomes`` holds the audits of the seats that published one;
     ``cards_up`` is each seat's cards staying on the agreed foundations, and
     ``nerts_bound`` the Nerts count the agreed log proves at most (shown for a
-    seat whose own moves cannot say). A failed or missing audit voids that
-    seat's round: it scores 0, whatever it got up. When the seat whose call
-    ended the round is not cleared by its audit, the call may have been a lie
-    that stopped everyone else: the whole round is void, for every seat.
+    seat whose own moves cannot say). A failed or missing audit makes that
+    seat's round false: it scores the forfeit (``forfeit_score``), whatever it
+    got up. The others score their rounds as played, also when the call that
+    ended the round is the false one: the round ended there for everyone, as
+    the agreed log says, and what each honest seat got up by then stands.
     """
     results: list[SeatRound] = []
     verdicts: list[str] = []
-    void_round = caller is not None and not (caller in outcomes and outcomes[caller].ok)
     for seat in range(seats):
         outcome = outcomes.get(seat)
         up = cards_up[seat]
@@ -151,8 +202,7 @@ def score_round(
         else:
             left = outcome.nerts_left
         ok = outcome is not None and outcome.ok
-        void = void_round or not ok
         verdicts.append(UNAUDITED if outcome is None else outcome.reason)
-        results.append(SeatRound(seat, up, left, 0 if void else round_score(up, left, variants),
-                                 caller == seat, void=void))
+        results.append(SeatRound(seat, up, left, round_score(up, left, variants) if ok
+                                 else forfeit_score(variants), caller == seat, void=not ok))
     return tuple(results), tuple(verdicts)

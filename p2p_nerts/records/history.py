@@ -76,7 +76,7 @@ def summarize(record: GameRecord, done: Replayed, me: bytes) -> Game | None:
         "players": list(players.values()),
         "rounds": [{"round": e.round, "end": e.end,
                     "scores": {fingerprint_of(keys[e.round][r.seat]): r.score
-                               for r in e.results if not r.void},
+                               for r in e.results},
                     "called": next((fingerprint_of(keys[e.round][r.seat])
                                     for r in e.results if r.called), None)}
                    for e in rounds],

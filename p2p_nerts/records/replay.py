@@ -96,7 +96,7 @@ def round_replay(rs: RoundState) -> RoundReplay:
             except Exception:  # noqa: BLE001 - a failed audit: its tableau stops here
                 broken.add(seat)
                 frames.append(_frame(len(frames), f"{rs.names[seat]}: an impossible move "
-                                     "(the audit voided the round for this seat)",
+                                     "(the audit found this seat's round false)",
                                      seat, rs, tabs, log))
                 continue
         text, bounced = _describe(rs, seat, move)

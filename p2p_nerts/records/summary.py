@@ -111,7 +111,8 @@ class SummaryWriter:
         ok = cards_accounted(rnd.me, tab, rnd.foundations, rnd.variants.jokers)
         if not ok:
             _log.error("round %d: cards of my deck are lost or doubled", round_no)
-        return {"cards_ok": ok, "held": sum(1 for _ in tab.cards())}
+        return {"cards_ok": ok, "held": sum(1 for _ in tab.cards()),
+                "nerts_left": len(tab.nerts)}
 
     def finish(self, local: dict[str, object]) -> None:
         """Write the pending round and the final object."""

@@ -7,6 +7,7 @@ import pytest
 from p2p_nerts.game.scoring import (
     Match,
     SeatRound,
+    forfeit_score,
     partners,
     round_score,
     team_names,
@@ -63,10 +64,15 @@ def test_a_tie_at_the_top_plays_another_round() -> None:
     assert m.winner() == 0
 
 
-def test_void_rounds_do_not_count() -> None:
+def test_a_round_found_false_counts_its_forfeit_the_worst_honest_round() -> None:
+    assert forfeit_score(CLASSIC) == round_score(0, 13, CLASSIC) == -26
+    assert forfeit_score(Variants(penalty=False)) == 0
+    for up in range(53):  # no honest round scores below it
+        for left in range(14):
+            assert round_score(up, left, CLASSIC) >= forfeit_score(CLASSIC)
     m = Match.new(CLASSIC, 2)
-    m.add_round(_round(50, 7, void=(0,)))
-    assert m.totals == [0, 7] and m.rounds == 1
+    m.add_round(_round(forfeit_score(CLASSIC), 7, void=(0,)))
+    assert m.totals == [-26, 7] and m.rounds == 1
 
 
 def test_pairs_add_partners_scores() -> None:

@@ -110,25 +110,32 @@ def test_links_without_a_seat_are_capped_per_address() -> None:
     run(scenario)
 
 
+@pytest.mark.parametrize("flooded", ["host", "guest"])
 def test_a_link_far_over_its_budget_is_closed_and_the_table_plays_on(
-        caplog: pytest.LogCaptureFixture) -> None:
+        flooded: str, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
-        # A key without a place has the smaller budget: the host's seats, the larger.
+        # A key without a place has the smaller budget, at a guest that knows its
+        # table's seats as at the host: the seats, the larger.
         limits = Limits(grace=30.0, unseated_frames_per_second=50, unseated_frame_burst=50,
                         far_over=1.0)
         host, guest = await table(limits)
-        mallory = await stranger(host.port)
+        target, other = (host, guest) if flooded == "host" else (guest, host)
+        running = [asyncio.create_task(s.run()) for s in (host, guest)]  # (ticked: caught up)
+        await until(lambda: len(target.replica.view().seated) == 2)  # it knows the seats
+        mallory = await stranger(target.port)
         heard = Heard(mallory)
         me = Identity.generate("flood")  # a key that signs, never seen on a link
         frames = [seal_message(me, Ready(True), table_id=host.replica.table_id, round=0,
                                seq=n, lamport=n).raw for n in range(1, 400)]
         mallory.send_all(frames)
-        await asyncio.wait_for(heard.task, 10)  # closed by the host
+        await asyncio.wait_for(heard.task, 10)  # closed by the peer flooded
         # Only the frames within the budget reached the replica, and none was kept.
-        assert host.replica.rejected["stranger"] <= limits.unseated_frame_burst + 60
-        assert me.public_key not in host.replica.authors
-        assert guest.replica.me.public_key in host._mesh.links  # the guest is still there
-        await close_all(host, guest)
+        assert target.replica.rejected["stranger"] <= limits.unseated_frame_burst + 60
+        assert me.public_key not in target.replica.authors
+        assert other.replica.me.public_key in target._mesh.links  # the table is still there
+        for session in (host, guest):
+            session.close()
+        await asyncio.gather(*running)
 
     with caplog.at_level(logging.INFO):
         run(scenario)

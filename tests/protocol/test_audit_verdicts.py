@@ -1,12 +1,16 @@
-"""Audit verdicts: a missing audit scores nothing, however its seat leaves, and a
-false Nerts call costs the honest seats nothing; the same on every honest peer."""
+"""Audit verdicts: a seat whose round is found false (a missing audit, however its
+seat leaves; a false Nerts call) scores the forfeit, the worst honest round, and
+the honest seats' round scores stand as they played them; the same on every
+honest peer."""
 
 from __future__ import annotations
 
 import pytest
 
 from p2p_nerts.game.moves import foundation_target
+from p2p_nerts.game.scoring import forfeit_score, round_score
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.audit import UNAUDITED
 from p2p_nerts.protocol.messages import Audit, Goodbye, Nerts, Payload
@@ -28,6 +32,7 @@ from ..replica_harness import check_round, play_round, replica_with
 
 OFFENDER = 2
 HONEST = (0, 1, 3)
+FORFEIT = forfeit_score(Variants())  # the tables here play the default rules
 
 
 def _call_anyway(replica: Replica, rs: RoundState, tab: Tableau) -> None:
@@ -58,7 +63,7 @@ class FalseCaller(Replica):
 
 class Withholder(Replica):
     """Stays on the line but never publishes its AUDIT (nor calls Nerts: a call its
-    audit would have to back voids the round for everyone, another rule)."""
+    audit would have to back ends the round for everyone, another case)."""
 
     def handle(self, command: Command, now: float) -> Outbound:
         if isinstance(command, CallNerts):
@@ -100,16 +105,29 @@ def _seat(net: MemNet, i: int) -> int:
     return seat
 
 
+def _check_as_played(net: MemNet, over: ev.RoundOver, honest: tuple[int, ...]) -> None:
+    """Each honest seat's round (the first) scores as it played it: its cards up in
+    the agreed log and the Nerts cards its own tableau still holds, with a clean
+    verdict; and its total is that score."""
+    for i in honest:
+        rs = net.replicas[i].rs
+        assert rs is not None and rs.number == over.round and rs.tab is not None
+        seat = _seat(net, i)
+        result = over.results[seat]
+        assert over.verdicts[seat] == "" and not result.void
+        up, left = rs.log.cards_of(seat), len(rs.tab.nerts)
+        assert (result.foundation_cards, result.nerts_left) == (up, left)
+        assert result.score == round_score(up, left, rs.variants)
+        assert over.totals[seat] == result.score
+
+
 def _check_unaudited_offender(net: MemNet) -> ev.RoundOver:
     over = _honest_overs(net, 1)[0]
     bad = _seat(net, OFFENDER)
     assert over.verdicts[bad] == UNAUDITED
-    assert over.results[bad].void and over.results[bad].score == 0
-    assert over.totals[bad] == 0
-    for i in HONEST:
-        seat = _seat(net, i)
-        assert over.verdicts[seat] == "" and not over.results[seat].void
-        assert over.totals[seat] == over.results[seat].score
+    assert over.results[bad].void and over.results[bad].score == FORFEIT
+    assert over.totals[bad] == FORFEIT
+    _check_as_played(net, over, HONEST)
     return over
 
 
@@ -126,14 +144,14 @@ def _leave_mid_round(net: MemNet, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["silent", "left"])
-def test_a_seat_gone_before_its_audit_scores_nothing_on_every_peer(how: str) -> None:
+def test_a_seat_gone_before_its_audit_scores_the_forfeit_on_every_peer(how: str) -> None:
     net = bot_table(4, seed=5)
     _leave_mid_round(net, how)
     over = _check_unaudited_offender(net)
     assert over.results[_seat(net, OFFENDER)].foundation_cards > 0, "its cards still show"
 
 
-def test_a_seat_that_keeps_its_audit_back_is_voted_out_and_scores_nothing() -> None:
+def test_a_seat_that_keeps_its_audit_back_is_voted_out_and_scores_the_forfeit() -> None:
     net = bot_table(4, seed=21, classes={OFFENDER: Withholder})
     _run_round_1(net)
     _check_unaudited_offender(net)
@@ -142,7 +160,7 @@ def test_a_seat_that_keeps_its_audit_back_is_voted_out_and_scores_nothing() -> N
                    for e in net.events[i])
 
 
-def test_a_false_nerts_call_voids_the_round_for_everyone_and_names_the_move() -> None:
+def test_a_false_nerts_call_ends_the_round_with_the_honest_scores_standing() -> None:
     net = bot_table(4, seed=21, classes={OFFENDER: FalseCaller})
     number = play_round(net)
     over = _honest_overs(net, number)[0]
@@ -155,28 +173,29 @@ def test_a_false_nerts_call_voids_the_round_for_everyone_and_names_the_move() ->
     cheater = net.replicas[OFFENDER].rs
     assert cheater is not None and cheater.tab is not None
     assert over.results[bad].nerts_left == len(cheater.tab.nerts) >= 3
-    assert all(r.void and r.score == 0 for r in over.results)
-    assert over.totals == (0, 0, 0, 0)
+    assert over.results[bad].void and over.results[bad].score == over.totals[bad] == FORFEIT
+    _check_as_played(net, over, HONEST)
+    assert any(over.results[_seat(net, i)].score != 0 for i in HONEST)  # they count
     for i in HONEST:
-        assert over.verdicts[_seat(net, i)] == ""
         flagged = [e for e in net.events[i] if isinstance(e, ev.Flagged)]
         assert [(e.seat, e.reason) for e in flagged] == [(bad, reason)]
-        assert any(isinstance(e, ev.Notice) and "counts for nobody" in e.text
+        assert any(isinstance(e, ev.Notice) and "the others' scores stand" in e.text
                    for e in net.events[i])
-    # The next round counts as usual: the totals are exactly its scores.
+    # The next round counts as usual: the totals add its scores.
     second = play_round(net)
     again = check_round(net, second, honest=set(range(4)))
-    assert again.totals == tuple(r.score for r in again.results)
+    assert again.totals == tuple(t + r.score for t, r in zip(over.totals, again.results,
+                                                            strict=True))
 
 
-def test_a_false_call_whose_caller_goes_silent_voids_the_round_too() -> None:
+def test_a_false_call_whose_caller_goes_silent_leaves_the_honest_scores_standing() -> None:
     net = bot_table(4, seed=21, classes={OFFENDER: SilentFalseCaller})
     _run_round_1(net)
     over = _honest_overs(net, 1)[0]
     bad = _seat(net, OFFENDER)
     assert over.results[bad].called and over.verdicts[bad] == UNAUDITED
-    assert all(r.void and r.score == 0 for r in over.results)
-    assert over.totals == (0, 0, 0, 0)
+    assert over.results[bad].void and over.totals[bad] == FORFEIT
+    _check_as_played(net, over, HONEST)
 
 
 class GoesDark(Replica):
@@ -196,7 +215,7 @@ class DarkFalseCaller(FalseCaller, GoesDark):
 
 
 @pytest.mark.parametrize("seed", [5, 27])
-def test_a_false_caller_gone_dark_is_dropped_alone_and_the_round_voided(seed: int) -> None:
+def test_a_false_caller_gone_dark_is_dropped_alone_and_forfeits_alone(seed: int) -> None:
     """Honest seats still waiting for the dark seat's word to see the call final are
     not voted out for their missing audits meanwhile (two seats voted out at once
     could never be dropped): the dark one goes, the others audit, all agree."""
@@ -211,8 +230,8 @@ def test_a_false_caller_gone_dark_is_dropped_alone_and_the_round_voided(seed: in
     assert len({(o.foundation_hash, o.results, o.verdicts) for o in overs}) == 1
     bad = _seat(net, 1)
     assert overs[0].verdicts[bad] == UNAUDITED
-    assert all(overs[0].verdicts[_seat(net, i)] == "" for i in honest)
-    assert all(r.void and r.score == 0 for r in overs[0].results)
+    assert overs[0].results[bad].void and overs[0].results[bad].score == FORFEIT
+    _check_as_played(net, overs[0], honest)
     for i in honest:
         assert [e.seat for e in net.events[i] if isinstance(e, ev.PeerDropped)] == [bad]
 
@@ -309,3 +328,6 @@ def test_no_honest_seat_is_voted_out_for_an_audit_whose_turn_waits_on_a_dark_sea
     over = _honest_overs(net, 1)[0]
     assert over.verdicts[_seat(net, OFFENDER)] != ""
     assert all(over.verdicts[_seat(net, i)] == "" for i in HONEST)
+    bad = _seat(net, OFFENDER)  # the silent cheater forfeits; the honest rounds stand
+    assert over.results[bad].void and over.totals[bad] == FORFEIT
+    _check_as_played(net, over, HONEST)

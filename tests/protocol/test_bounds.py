@@ -10,8 +10,9 @@ from p2p_nerts.protocol.budget import TokenBucket
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Audit, Join, Ready, Resend, seal_message
-from p2p_nerts.protocol.replica import StartRound
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.protocol.replica import _intake as intake_module
+from p2p_nerts.protocol.replica._base import MAX_AUTHORS
 from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
 pytestmark = pytest.mark.fast
@@ -112,3 +113,31 @@ def test_a_strangers_ack_is_never_journaled() -> None:
                        round=0, seq=1, lamport=1).raw
     net.output(0, host.receive(ack, net.now))
     assert len(net.journals[0]) == before
+
+
+def test_resends_from_fresh_keys_keep_what_a_guest_holds_by_key_capped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every RESEND under a key made for it alone (a stranger signs with as many as
+    it likes): what the guest keeps by key stays within the chains it keeps, and
+    all those askers together are answered within one budget.
+    ``scripts/fresh_keys.py`` measures the memory for 100,000 of them."""
+    monkeypatch.setattr(intake_module, "RESEND_BYTES", 500)
+    monkeypatch.setattr(intake_module, "RESEND_BURST", 5000)
+    net = bot_table(3, seed=8)
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    assert net.run(lambda: net.replicas[1].phase is Phase.PLAYING, limit=30)
+    guest, host_key = net.replicas[1], net.replicas[0].me.public_key
+    places = guest._places  # the bound is on the replica's own state
+    seats = set(guest.view().seated)
+    sent = 0
+    for _ in range(4 * MAX_AUTHORS):
+        who = Identity.generate("x")
+        raw = seal_message(who, Resend(host_key, 1, 1024), table_id=TABLE_ID, round=0,
+                           seq=1, lamport=1).raw
+        out = guest.receive(raw, net.now)  # all at one moment: the burst, no more
+        sent += sum(len(s.data) for s in out.sends if s.to == who.public_key)
+        assert len(places.authors) <= MAX_AUTHORS and len(places.last_heard) <= MAX_AUTHORS
+        assert len(places.watchers) <= MAX_AUTHORS and places.placed <= seats
+        assert places.resends.budgets() <= len(seats) + 1
+    assert places.watchers  # the latest askers watch
+    assert 0 < sent <= 5000 and guest.rejected["resend_budget"] > 0

@@ -9,7 +9,7 @@ import pytest
 from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import Fate, FoundationLog, Play
 from p2p_nerts.game.moves import foundation_target, perform
-from p2p_nerts.game.scoring import Match, SeatRound
+from p2p_nerts.game.scoring import Match, SeatRound, forfeit_score, round_score
 from p2p_nerts.game.tableau import NERTS, NERTS_SIZE, Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
@@ -86,7 +86,7 @@ def test_an_audit_past_its_seats_agreed_drop_cut_does_not_count() -> None:
     assert score_due(rs)
 
 
-def test_a_seat_gone_for_a_fork_is_judged_an_equivocator_and_scores_nothing() -> None:
+def test_a_seat_gone_for_a_fork_is_judged_an_equivocator_and_scores_the_forfeit() -> None:
     rs = _round()
     rs.forks[2] = ForkProof(rs.keys[2], 4, b"", b"")
     assert forked(rs) == set()  # live still: its FORK has not had its turn
@@ -96,16 +96,22 @@ def test_a_seat_gone_for_a_fork_is_judged_an_equivocator_and_scores_nothing() ->
     results, verdicts = reckon(rs, _clean(0, 1), gone)
     assert verdicts == ("", "", "equivocation")
     assert results[2].void and not results[0].void
+    assert results[2].score == forfeit_score(rs.variants) == -26
 
 
-def test_a_missing_audit_voids_that_seat_and_a_false_call_the_whole_round() -> None:
+def test_a_missing_audit_or_a_false_call_costs_that_seat_the_forfeit_and_no_other_seat() -> None:
     rs = _round()
     results, verdicts = reckon(rs, _clean(0, 1), set())
     assert verdicts[2] and results[2].void and not results[1].void
+    assert results[2].score == -26 and results[1].score == round_score(0, 3, rs.variants)
     rs.call = (9, 1)
     bad = _clean(0, 2) | {1: AuditResult(1, False, "impossible move", 5)}
     results, verdicts = reckon(rs, bad, set())
-    assert verdicts[1] and all(r.void for r in results)
+    assert verdicts == ("", "impossible move", "")
+    assert [r.void for r in results] == [False, True, False]
+    assert [r.score for r in results] == [-6, -26, -6]  # the honest seats' rounds as played
+    nopenalty = Variants(penalty=False)  # the worst honest round: no card up
+    assert forfeit_score(nopenalty) == 0
 
 
 def test_the_nerts_bound_counts_only_nerts_cards_that_stayed() -> None:
@@ -120,14 +126,15 @@ def test_the_nerts_bound_counts_only_nerts_cards_that_stayed() -> None:
 
 def test_summaries_close_the_round_and_a_different_one_is_named() -> None:
     rs = _round()
-    rs.results = tuple(SeatRound(s, 1, 0, 5 * s, called=False, void=s == 2) for s in range(3))
-    assert scores(rs.results) == (0, 5, 0)
+    rs.results = tuple(SeatRound(s, 1, 0, -26 if s == 2 else 5 * s, called=False,
+                                 void=s == 2) for s in range(3))
+    assert scores(rs.results) == (0, 5, -26)  # a forfeit is stated as it counts
     digest = rs.log.state_hash()
-    rs.summaries = {0: Summary(digest, (0, 5, 0)), 1: Summary(digest, (0, 5, 0))}
+    rs.summaries = {0: Summary(digest, (0, 5, -26)), 1: Summary(digest, (0, 5, -26))}
     assert not close_due(rs)
     rs.summaries[2] = Summary(digest, (0, 5, 10))
     assert close_due(rs) and disagreeing(rs, digest) == (2,)
-    rs.summaries[2] = Summary(digest, (0, 5, 0))
+    rs.summaries[2] = Summary(digest, (0, 5, -26))
     assert disagreeing(rs, digest) == ()
     assert disagreeing(rs, b"x" * 32) == (0, 1, 2)
 
@@ -137,10 +144,10 @@ def test_a_result_taken_back_leaves_the_totals_as_before_it() -> None:
     match = Match.new(rs.variants, 3)
     match.totals = [5, 7, 9]
     rs.results = (SeatRound(0, 4, 0, 4, True), SeatRound(1, 0, 2, -4, False),
-                  SeatRound(2, 6, 0, 6, False, void=True))
+                  SeatRound(2, 6, 0, -26, False, void=True))
     rs.verdicts = ("", "", "lied")
     match.add_round(rs.results)
-    assert match.totals == [9, 3, 9]
+    assert match.totals == [9, 3, -17]
     unscore(rs, match)
     assert (match.totals, match.rounds) == ([5, 7, 9], 0)
     assert not rs.results and not rs.verdicts
@@ -178,15 +185,16 @@ def test_every_audit_but_a_forked_seats_is_replayed() -> None:
     assert "commitment" in outcomes[1].reason
 
 
-def test_a_call_the_audit_shows_invalid_voids_the_round_for_everyone() -> None:
+def test_a_call_the_audit_shows_invalid_is_told_with_the_callers_forfeit() -> None:
     rs = _round()
     rs.verdicts = ("", "", "")
     assert void_call(rs) is None  # no call: a deadlock
     rs.call = (9, 1)
     assert void_call(rs) is None  # a clean call
     rs.verdicts = ("", "impossible move", "")
-    assert void_call(rs) == ("round 1 counts for nobody: a's Nerts call does not hold up "
-                             "(impossible move)")
+    rs.results = tuple(SeatRound(s, 0, 13, -26, called=s == 1, void=s == 1) for s in range(3))
+    assert void_call(rs) == ("round 1: a's Nerts call does not hold up (impossible move); "
+                             "the others' scores stand, a scores -26")
 
 
 def test_a_play_of_mine_the_log_does_not_hold_yet_stays_in_the_air_as_the_round_ends() -> None:
@@ -267,10 +275,10 @@ def test_a_call_that_does_not_hold_up_is_told_as_the_round_is_reckoned() -> None
     match = Match.new(rs.variants, 3)
     effects = scored(rs, match, _clean(0, 2) | {1: AuditResult(1, False, "lied", 5)},
                      frozenset())
-    assert effects[0] == Emit(ev.Notice("round 1 counts for nobody: a's Nerts call does not "
-                                        "hold up (lied)"))
+    assert effects[0] == Emit(ev.Notice("round 1: a's Nerts call does not hold up (lied); "
+                                        "the others' scores stand, a scores -26"))
     assert [type(e) for e in effects[1:]] == [Totals, Emit, MaybeClose]
-    assert match.totals == [0, 0, 0]
+    assert match.totals == [-6, -26, -6]  # the honest seats' rounds as played (3 left each)
 
 
 def _summed_up(total: int) -> tuple[RoundState, Match]:

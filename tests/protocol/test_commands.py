@@ -32,6 +32,8 @@ from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Resume
 
+from ..gamekit import cs, tableau
+
 pytestmark = pytest.mark.fast
 
 
@@ -139,11 +141,18 @@ def test_a_move_within_my_tableau_is_journaled_and_signs_nothing() -> None:
                         now=5.0) == [move_record(1, (OP_TURN,))]  # the new one only
 
 
-def test_a_stuck_vote_names_how_far_the_foundations_went() -> None:
+def test_a_stuck_vote_names_how_far_the_foundations_went_and_needs_no_move_left() -> None:
     moves, rs = _moves(), _playing()
+    with pytest.raises(CommandError, match="no move left"):  # an ace to play: not stuck
+        moves.decide(VoteStuck(True), rs, Phase.PLAYING, watching=False, drawn=True, now=5.0)
+    rs.tab = tableau(nerts=cs("KS"), work=[cs("5H"), cs("9C"), cs("3D"), cs("7S")],
+                     stock=cs("QD QC JD 10C 10H 6C"), waste=cs("KH"))  # stuck
     assert moves.decide(VoteStuck(True), rs, Phase.PLAYING, watching=False, drawn=True,
                         now=5.0) == [Sign(Stuck(True, 0))]
-    assert rs.tab is not None and not rs.tab.log  # no move: nothing journaled
+    assert not rs.tab.log  # no move: nothing journaled
+    rs.tab.nerts = cs("4S")  # a move again: the vote may still be taken back
+    assert moves.decide(VoteStuck(False), rs, Phase.PLAYING, watching=False, drawn=True,
+                        now=5.0) == [Sign(Stuck(False, 0))]
 
 
 def test_my_nerts_call_is_keyed_by_its_entrys_time_and_ends_my_moves() -> None:

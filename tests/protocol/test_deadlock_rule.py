@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.moves import card_target, work_target
 from p2p_nerts.game.tableau import NERTS, SOURCES, WASTE, Target
@@ -9,7 +11,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Move, Phase, Replica, Turn, VoteStuck
 from p2p_nerts.testing.memnet import MemNet
 
-from ..replica_harness import check_round, quiet_deal, round_overs
+from ..replica_harness import check_round, quiet_deal, round_overs, vote_anywhere
 
 
 def _all_vote_stuck(net: MemNet) -> None:
@@ -50,7 +52,9 @@ def _dealt() -> MemNet:
     return net
 
 
-def test_stuck_again_after_only_a_work_move_ends_the_round_on_every_peer() -> None:
+def test_stuck_again_after_only_a_work_move_ends_the_round_on_every_peer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    vote_anywhere(monkeypatch)  # the rule's mechanics, at a fresh deal
     net = _dealt()
     i, target = _find(net, "work")
     net.output(i, net.replicas[i].handle(Move(target), net.now))
@@ -60,7 +64,9 @@ def test_stuck_again_after_only_a_work_move_ends_the_round_on_every_peer() -> No
     assert over.end == "deadlock" and _rotations(net) == [1, 1]
 
 
-def test_stuck_again_after_a_card_went_up_rotates_again_on_every_peer() -> None:
+def test_stuck_again_after_a_card_went_up_rotates_again_on_every_peer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    vote_anywhere(monkeypatch)  # the rule's mechanics, at a fresh deal
     net = _dealt()
     i, target = _find(net, "up")
     net.output(i, net.replicas[i].handle(Move(target), net.now))

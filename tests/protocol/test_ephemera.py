@@ -198,10 +198,10 @@ def test_a_resend_is_answered_from_the_chain_and_below_it_with_the_hosts_snapsho
         entry = _said(STRANGER, ask, _chain(eph, STRANGER, 1))
         floor = _floor() if eph is host else None  # only the host hands its snapshot out
         assert eph.take(entry, ask, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 1, 4, floor),)
+            Answer(STRANGER.public_key, log, 1, 4, floor, True),)
         above = Resend(PEER.public_key, 3, 4)
         assert eph.take(entry, above, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 3, 4, None),)
+            Answer(STRANGER.public_key, log, 3, 4, None, True),)
     unknown = Resend(THIRD, 1, 4)
     stranger = host.places.authors[STRANGER.public_key]
     assert host.take(_said(STRANGER, unknown, stranger), unknown, stranger, None, 1.0) == ()

@@ -4,7 +4,7 @@ The rule under test (docs/PROTOCOL.md, "Chains and proofs"): every entry the
 equivocator signed from the forked number on is void on every peer; what it
 signed before counts; it leaves the round where the first FORK comes in the
 total order, flagged "equivocation" with the two frames as proof; its round
-scores nothing; the honest seats score what the agreed log gives them.
+scores the forfeit (the worst honest round); the honest seats score what the agreed log gives them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import random
 import pytest
 
 from p2p_nerts.game.foundations import Fate
+from p2p_nerts.game.scoring import forfeit_score
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC, open_entry, seal
 from p2p_nerts.protocol.messages import Ack, AckMark, MsgType, Resend, link_message, parse_payload
@@ -31,7 +33,7 @@ from p2p_nerts.protocol.replica import (
 )
 from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
-from ..replica_harness import play_round, quiet_deal, round_overs
+from ..replica_harness import play_round, quiet_deal, round_overs, vote_anywhere
 
 
 class Equivocator(Replica):
@@ -101,8 +103,9 @@ def _check_equivocation_round(net: MemNet, number: int, liar: int) -> None:
         assert all(s < cheat.forked_seq for k, s in rs.play_seq.items() if k[1] == seat)
         assert not rs.tab.in_flight
         assert rs.log.cards_of(rs.me or 0) == first.results[rs.me or 0].foundation_cards
-    # The totals are the honest scores, and nothing for the liar.
-    assert first.totals[seat] == 0
+    # The totals are the honest scores, and the forfeit for the liar.
+    assert first.results[seat].score == forfeit_score(Variants())
+    assert first.totals[seat] == first.results[seat].score
     for i in honest:
         me = net.replicas[i].view().my_seat or 0
         assert first.totals[me] == first.results[me].score
@@ -200,12 +203,14 @@ def test_an_equivocator_that_keeps_signing_cannot_stall_the_round() -> None:
     assert sum(r.rejected["broken_chain"] for r in net.replicas[:3]) > 0  # it did nag
 
 
-def test_a_mark_counts_only_if_it_names_the_entry_we_hold() -> None:
+def test_a_mark_counts_only_if_it_names_the_entry_we_hold(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A seat's ACK says it holds an author's entry under a number, and names it by
     its signature. Naming another entry than ours (it holds the other side of a
     fork), it counts for nothing towards finality, and we ask that seat for its
     entry (the second signed entry under one number is the proof); naming ours,
     it counts."""
+    vote_anywhere(monkeypatch)  # an entry of the author's: a stuck vote at a fresh deal
     net = quiet_deal(3, seed=5)
     me, peer, author = net.replicas
     rs = me.rs

@@ -41,6 +41,8 @@ def test_a_rounds_line_names_its_own_players_when_heard_after_the_next_deal() ->
     assert line["round"] == number
     assert [p["name"] for p in line["players"]] == list(names)
     assert line["local"]["cards_ok"] is True
+    mine = next(p for p in line["players"] if p["name"] == guest.me.name)
+    assert line["local"]["nerts_left"] == mine["nerts_left"]  # its own tableau's, as played
     assert line["bounces"] == sum(1 for e in late if isinstance(e, ev.PlayFinal)
                                   and e.fate.name == "BOUNCE")
 

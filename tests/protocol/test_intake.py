@@ -147,10 +147,14 @@ def test_a_guest_that_knows_no_seats_yet_hears_everyone() -> None:
                                seated=frozenset({b"\x01" * 32}))
 
 
-def test_whoever_asks_for_entries_is_a_watcher() -> None:
+def test_whoever_asks_for_entries_is_heard_and_watches_while_its_chain_is_kept() -> None:
     places = Places()
     asks = _signed(Resend(b"\x01" * 32, 1, 4))
     assert places.heard_of(asks, is_host=False, seated=frozenset({b"\x01" * 32}))
+    places.watch(AUTHOR.public_key)
+    assert not places.watchers  # no chain kept for it: nothing kept by its key either
+    places.begin_log(AUTHOR.public_key, lambda k: False)
+    places.watch(AUTHOR.public_key)
     assert places.watchers == {AUTHOR.public_key}
 
 
@@ -294,6 +298,21 @@ def test_a_full_table_forgets_the_longest_silent_stranger_for_a_new_author() -> 
     assert log is places.authors[_key(999)]
     assert _key(2) not in places.authors and _key(2) not in places.last_heard
     assert len(places.authors) == MAX_AUTHORS
+
+
+def test_a_key_forgotten_takes_its_watching_and_its_resend_budget_with_it() -> None:
+    places = Places()
+    log = places.begin_log(_key(0), lambda k: True)
+    assert log is not None
+    places.watch(_key(0))
+    places.resends.answer(_key(0), log, 1, 1, 0.0)  # a budget of its own begun
+    places.resends.answer(None, log, 1, 1, 0.0)  # and the one the seatless share
+    assert places.resends.budgets() == 2
+    for n in range(1, MAX_AUTHORS + 1):  # room made for each: key 0 silent longest
+        places.last_heard[_key(n - 1)] = float(n)
+        places.begin_log(_key(n), lambda k: False)
+    assert _key(0) not in places.authors and not places.watchers
+    assert places.resends.budgets() == 1  # the shared one stays
 
 
 def test_a_full_table_of_places_begins_no_chain() -> None:

@@ -60,6 +60,7 @@ from ..replica_harness import (
     play_round,
     quiet_deal,
     replica_with,
+    vote_anywhere,
 )
 
 
@@ -571,9 +572,10 @@ def test_a_play_goes_out_signed_before_its_author_applies_it() -> None:
     assert late.rs is not None and late.rs.log.state_hash() == early.rs.log.state_hash()
 
 
-def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
+def test_the_stuck_vote_is_the_seats_whoever_cast_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two players at one seat (share-a-deck): the vote one casts is the other's
     too, and the one that moves a card takes it back, before its play."""
+    vote_anywhere(monkeypatch)  # cast here with a card to play: the mechanics only
     replica, _twin, now = _playing_twins(5)
     target = _to_foundation([replica], now)
     one, other = (BotDriver(replica, Bot(SKILLS["hard"], random.Random(k))) for k in (1, 2))
@@ -588,8 +590,9 @@ def test_the_stuck_vote_is_the_seats_whoever_cast_it() -> None:
     assert entries[0].payload["o"] is False and not rs.my_vote
 
 
-def test_a_bot_withdraws_its_stuck_vote_before_its_play() -> None:
+def test_a_bot_withdraws_its_stuck_vote_before_its_play(monkeypatch: pytest.MonkeyPatch) -> None:
     """The withdrawal is signed first, so it goes out (and is journaled) first."""
+    vote_anywhere(monkeypatch)  # cast here with a card to play: the mechanics only
     replica, _twin, now = _playing_twins(5)
     target = _to_foundation([replica], now)
     driver = BotDriver(replica, Bot(SKILLS["hard"], random.Random(1)))

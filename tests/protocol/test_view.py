@@ -12,7 +12,7 @@ from p2p_nerts.protocol.messages import Resend, View, seal_message
 from p2p_nerts.protocol.replica import Move, Phase, Replica, VoteStuck
 from p2p_nerts.testing.memnet import TABLE_ID, bot_table
 
-from ..replica_harness import play_round, quiet_deal
+from ..replica_harness import play_round, quiet_deal, vote_anywhere
 
 
 def test_before_the_first_deal_the_view_shows_the_lobby() -> None:
@@ -113,7 +113,8 @@ def _a_card_that_goes_up(replica: Replica) -> Move | None:
     return None
 
 
-def test_the_view_changes_when_the_replica_does() -> None:
+def test_the_view_changes_when_the_replica_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    vote_anywhere(monkeypatch)  # a stuck vote at a fresh deal
     net = quiet_deal(3, seed=4)
     me = net.replicas[1]
     view = me.view()

@@ -43,7 +43,7 @@ def test_short_soak_agrees_everywhere_and_loses_no_card() -> None:
 #: liar -> what the honest peers must say of it (p1) in some round.
 EXPECTED = {
     "equivocate": "flagged: p1 (equivocation: signed two entries numbered",
-    "silent-cheater": "verdicts: p1 (unaudited); flagged: nobody; void for everyone",
+    "silent-cheater": "verdicts: p1 (unaudited); flagged: nobody; forfeits: p1 -26",
     "false-call": "verdicts: p1 (impossible move: ",
 }
 
@@ -52,13 +52,16 @@ EXPECTED = {
                          ["equivocate", "silent-cheater", "false-call", "stale-journal"])
 def test_an_adversary_at_the_table_costs_the_honest_peers_nothing(adversary: str) -> None:
     """p1 misbehaves: every honest peer agrees on every round, no honest peer is
-    flagged, and the honest peers' verdicts and flags say what p1 did."""
+    flagged, every honest seat's round and total score as it played them, and the
+    honest peers' verdicts and flags say what p1 did."""
     # A resumed honest seat must not be dropped only because a busy machine started
     # it slowly; a liar that goes silent must be, so the table plays on.
     slow_start = ("--drop-after", "30") if adversary == "stale-journal" else ()
     report = run_soak("--rounds", "2", "--players", "4", "--adversary", adversary, *slow_start)
     assert report["divergences"] == 0 and not report["audit_problems"], report
     assert not report["honest_flagged"] and not report["card_problems"], report
+    assert not report["score_problems"] and report["honest_totals"], report
+    assert all(got == played for got, played in report["honest_totals"].values()), report
     honest = 4 if adversary == "stale-journal" else 3  # a stale journal is no liar
     lines = report["round_lines"]
     assert [line.split(";")[0] for line in lines] == [

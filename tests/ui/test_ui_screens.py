@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import unicodedata
 
+import pytest
 from prompt_toolkit.data_structures import Size
 from wcwidth import wcwidth
 
@@ -14,6 +15,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.ui.config import Config
 
 from ..gamekit import c
+from ..replica_harness import vote_anywhere
 from ..uikit import ESC, F1, Harness
 
 
@@ -165,7 +167,9 @@ def test_countdown_before_the_round() -> None:
     asyncio.run(main())
 
 
-def test_stuck_vote_toggles_and_shows() -> None:
+def test_stuck_vote_toggles_and_shows(monkeypatch: pytest.MonkeyPatch) -> None:
+    vote_anywhere(monkeypatch)  # voted at the deal, where nobody is stuck yet
+
     async def main() -> None:
         async with Harness() as h:
             await h.deal()

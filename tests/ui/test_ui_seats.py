@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from p2p_nerts.game.tableau import OP_TURN
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity, fingerprint_of
@@ -27,6 +29,7 @@ from p2p_nerts.ui.form import (
 from p2p_nerts.ui.keys import resolve_keys
 from p2p_nerts.ui.scores import between_hints, lobby
 
+from ..replica_harness import vote_anywhere
 from ..uikit import ENTER, ESC, Harness
 
 RIGHT, DOWN = "\x1b[C", "\x1b[B"
@@ -304,9 +307,11 @@ def test_pairs_show_who_partners_whom_before_and_during_the_round() -> None:
     asyncio.run(main())
 
 
-def test_share_a_deck_in_solo_a_bot_plays_your_tableau_with_you() -> None:
+def test_share_a_deck_in_solo_a_bot_plays_your_tableau_with_you(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Share-a-deck at a solo table: every seat is a tableau of two; a bot plays
     the player's with them, so cards move there with no key pressed."""
+    vote_anywhere(monkeypatch)  # voted at the deal, where nobody is stuck yet
     async def main() -> None:
         async with Harness(bots=2, variants=Variants(teams="share"), skill="hard") as h:
             assert "two players play each tableau together" in h.row("Teams:")

@@ -153,13 +153,19 @@ def forked(rs: RoundState) -> set[int]:
 
 
 def audit_of(rs: RoundState, seat: int, audit: Audit) -> AuditResult:
-    """Replay one seat's round from its AUDIT against everything the table holds."""
+    """Replay one seat's round from its AUDIT against everything the table holds.
+
+    Its stuck votes checked are those it signed before its AUDIT: every peer
+    holds exactly those once it counts the audit (an author's entries are
+    delivered in sequence), whatever came after."""
     assert rs.joint is not None
+    before = rs.audit_seq.get(seat, 0)
     return audit_seat(
         seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
         joint=rs.joint, variants=rs.variants, moves=audit.moves,
         plays=rs.plays_by_seat.get(seat, []), log=rs.log,
         calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+        votes=[t for seq, t in rs.votes_by_seat.get(seat, []) if seq < before],
     )
 
 
@@ -170,12 +176,15 @@ def audits(rs: RoundState, gone: set[int]) -> dict[int, AuditResult]:
 
 
 def void_call(rs: RoundState) -> str | None:
-    """Why the round counts for nobody, if the audit shows its Nerts call invalid."""
+    """What the round's end was, if the audit shows its Nerts call invalid: the
+    round ended there all the same, the others' scores stand, and the caller
+    scores the forfeit."""
     caller = rs.call[1] if rs.call else None
     if caller is None or not rs.verdicts[caller]:
         return None
-    return (f"round {rs.number} counts for nobody: {rs.names[caller]}'s Nerts call "
-            f"does not hold up ({rs.verdicts[caller]})")
+    return (f"round {rs.number}: {rs.names[caller]}'s Nerts call does not hold up "
+            f"({rs.verdicts[caller]}); the others' scores stand, "
+            f"{rs.names[caller]} scores {rs.results[caller].score}")
 
 
 def reckon(rs: RoundState, outcomes: dict[int, AuditResult],
@@ -198,8 +207,8 @@ def nerts_bound(rs: RoundState, seat: int) -> int:
 
 
 def scores(results: tuple[SeatRound, ...]) -> tuple[int, ...]:
-    """The scores a SUMMARY states: a void result counts 0."""
-    return tuple(0 if r.void else r.score for r in results)
+    """The scores a SUMMARY states (a round found false: its forfeit)."""
+    return tuple(r.score for r in results)
 
 
 def close_due(rs: RoundState) -> bool:
@@ -230,7 +239,6 @@ def unscore(rs: RoundState, match: Match) -> None:
     live seat's summary, so taking the result back here is still in time.
     """
     for r in rs.results:
-        if not r.void:
-            match.totals[r.seat] -= r.score
+        match.totals[r.seat] -= r.score
     match.rounds -= 1
     rs.results, rs.verdicts = (), ()

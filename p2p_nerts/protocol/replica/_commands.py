@@ -233,6 +233,9 @@ class Moves:
             case RotateAlone():
                 rotate_alone(rs, tab)
             case VoteStuck(on=on):
+                if on and not is_stuck(tab, rs.log):
+                    raise CommandError("the stuck vote is for a player with no move left: "
+                                       "you can still play or turn up a card that fits")
                 return [Sign(Stuck(on, len(rs.log)))]
             case CallNerts():
                 lamport = self.clock.time + 1

@@ -102,9 +102,9 @@ class Delivery:
         """An entry opened from the wire: acted on at once if it takes no number
         (``Ephemera``), else journaled and delivered in its author's sequence."""
         author, rs, recovery = entry.author, self.live.rs, self.recovery
-        if recovery.catching_up and not recovery.restoring:
-            recovery.heard.add(author)
         placed = self.seating.holds_place(author, rs)  # (my own key always is)
+        if placed and recovery.catching_up and not recovery.restoring:
+            recovery.heard.add(author)  # (the live seats it waits for have a place)
         arrival = self.places.arrival(entry, placed=placed, me=self.me, my_seq=self.outbox.seq,
                                       is_host=self.is_host, seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:

@@ -278,13 +278,15 @@ class CountMarks:
 class Answer:
     """Answer ``asker``'s RESEND of ``log``'s entries ``lo`` to ``hi`` within its budget
     (``Ephemera.answer``); ``floor``: the host's snapshot, which the facade signs
-    for it to go first (the ask reaches below what we still hold)."""
+    for it to go first (the ask reaches below what we still hold); ``seatless``:
+    the asker never held a place, and shares one budget with all such askers."""
 
     asker: bytes
     log: AuthorLog
     lo: int
     hi: int
     floor: Snapshot | None
+    seatless: bool = False
 
 
 @dataclass(frozen=True, slots=True)

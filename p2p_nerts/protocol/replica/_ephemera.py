@@ -112,7 +112,7 @@ class Ephemera:
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
             case Resend(author=about, from_seq=lo, to_seq=hi):
-                return self.asked(author, about, lo, hi)
+                return self.asked(author, about, lo, hi, rs)
             case Snapshot():
                 return self.pruning.offered(entry, payload, host_key=self.host_key,
                                             is_host=self.is_host, authors=self.places.authors,
@@ -159,24 +159,33 @@ class Ephemera:
         self.seating.acked(author, upto)
         return effects
 
-    def asked(self, asker: bytes, author: bytes, lo: int, hi: int) -> Sequence[Effect]:
+    def asked(self, asker: bytes, author: bytes, lo: int, hi: int,
+              rs: RoundState | None) -> Sequence[Effect]:
         """``asker``'s RESEND of ``author``'s entries ``lo`` to ``hi``: answered from the
         chain we keep (nothing, if we keep none). An ask from below what we still
-        hold gets the host's snapshot first (``Resends.below_floor``)."""
-        log = self.places.authors.get(author)
+        hold gets the host's snapshot first (``Resends.below_floor``). An asker
+        that never held a place watches the table (``Places.watch``), and is
+        answered on the budget all such askers share."""
+        places = self.places
+        seatless = not places.player(asker, self.seating.holds_place(asker, rs))
+        if seatless:
+            places.watch(asker)
+        log = places.authors.get(author)
         if log is None:
             return ()
         floor = self.pruning.floor
-        if not self.is_host or floor is None or not self.places.resends.below_floor(log, lo):
+        if not self.is_host or floor is None or not places.resends.below_floor(log, lo):
             floor = None
-        return (Answer(asker, log, lo, hi, floor),)
+        return (Answer(asker, log, lo, hi, floor, seatless),)
 
     def answer(self, ask: Answer, snapshot: bytes | None, now: float) -> Sequence[Effect]:
-        """The frames that answer ``ask`` within its asker's budget (``Resends.answer``);
+        """The frames that answer ``ask`` within its asker's budget (``Resends.answer``;
+        the shared one for a seatless asker);
         ``snapshot``: the host's, signed by the facade for it, goes first or
         nothing does. What the budget held back is counted, not told: the asker
         asks again."""
-        frames, held_back = self.places.resends.answer(ask.asker, ask.log, ask.lo, ask.hi, now,
+        budget = None if ask.seatless else ask.asker
+        frames, held_back = self.places.resends.answer(budget, ask.log, ask.lo, ask.hi, now,
                                                        snapshot)
         resent = Resent(ask.asker, frames)
         return (resent, Counted("resend_budget")) if held_back else (resent,)

@@ -124,7 +124,8 @@ class Places:
         self.last_heard: dict[bytes, float] = {}
         self.placed: set[bytes] = set()  # keys heard from while they had a place
         #: Keys without a place that asked for the table's entries (a RESEND): the
-        #: spectators a front end may admit (``NetSession.admits_spectator``).
+        #: spectators a front end may admit (``NetSession.admits_spectator``);
+        #: only keys whose chain is kept, forgotten with it (:meth:`watch`).
         self.watchers: set[bytes] = set()
         self.resends = Resends()
 
@@ -142,12 +143,26 @@ class Places:
             forgotten = stranger_to_forget(self.authors, holds_place, self.last_heard)
             if forgotten is None:
                 return None
-            del self.authors[forgotten]
-            self.last_heard.pop(forgotten, None)
-            self.resends.forget(forgotten)
+            self.forget(forgotten)
         log = self.authors[key] = AuthorLog(key, max_held=self.max_held[0],
                                             max_held_bytes=self.max_held[1])
         return log
+
+    def forget(self, key: bytes) -> None:
+        """``key`` forgotten to make room, with all that is kept by it: its chain,
+        when it was heard, its watching and what it asked and was answered
+        (``Resends.forget``). So what a table keeps by key is bounded by the
+        chains it keeps (MAX_AUTHORS), however many keys a stranger signs with."""
+        del self.authors[key]
+        self.last_heard.pop(key, None)
+        self.watchers.discard(key)
+        self.resends.forget(key)
+
+    def watch(self, key: bytes) -> None:
+        """``key``, without a place, asked for the table's entries (a RESEND): a
+        watcher while its chain is kept (:meth:`forget`)."""
+        if key in self.authors:
+            self.watchers.add(key)
 
     def apply(self, effect: Forget | Claim | TakeHeads | Admit,
               holds_place: Callable[[bytes], bool]) -> None:
@@ -225,9 +240,9 @@ class Places:
         if entry.author in self.placed:
             return True
         if entry.type == _RESEND:
-            # Someone watching asks for entries: answered within its budget
-            # (RESEND_BYTES), and only where its link is admitted at all.
-            self.watchers.add(entry.author)
+            # Someone watching asks for entries: answered within the budget the
+            # askers without a place share (``Resends``), and only where its
+            # link is admitted at all; a watcher once it is answered (``watch``).
             return True
         if not is_host:
             # A guest that knows no seats yet (just sat down, or back without its
@@ -319,21 +334,29 @@ def refused(author: bytes, reason: str) -> list[Effect]:
 
 class Resends:
     """Resends both ways: what peers ask of us, within a budget of bytes a second
-    for each asker, and the gaps we ask to have filled, each author's once it
-    lasted RESEND_GRACE and at most every RESEND_INTERVAL."""
+    for each player that asks and one that every asker without a place shares,
+    and the gaps we ask to have filled, each author's once it lasted
+    RESEND_GRACE and at most every RESEND_INTERVAL.
+
+    The askers without a place share one budget because a stranger signs with
+    as many keys as it likes: a budget each would give every fresh key a
+    burst of our entries, and keep a bucket for each."""
 
     def __init__(self) -> None:
-        self._budgets: dict[bytes, TokenBucket] = {}  # by asker (holders of a place)
+        #: By asker: the players' (a place held now or once), forgotten with the
+        #: asker's chain (``Places.forget``); under None, the seatless askers'.
+        self._budgets: dict[bytes | None, TokenBucket] = {}
         self._asked: dict[bytes, float] = {}  # by author
         self._gaps: dict[bytes, tuple[int, float]] = {}  # by author: its start, since when
 
-    def answer(self, asker: bytes, log: AuthorLog | None, lo: int, hi: int, now: float,
+    def answer(self, asker: bytes | None, log: AuthorLog | None, lo: int, hi: int, now: float,
                snapshot: bytes | None = None) -> tuple[list[bytes], bool]:
-        """The frames to send ``asker``, of those it asks for and we still hold, and
-        whether its budget held some back: a peer asking again and again cannot
-        make us send without limit (it asks again for what the budget held
-        back). ``snapshot``: the host's, signed for an ask from below what we
-        still hold (:meth:`below_floor`), goes first, or nothing does."""
+        """The frames to send ``asker`` (None: an asker without a place, on the budget
+        they share), of those it asks for and we still hold, and whether its
+        budget held some back: a peer asking again and again cannot make us
+        send without limit (it asks again for what the budget held back).
+        ``snapshot``: the host's, signed for an ask from below what we still
+        hold (:meth:`below_floor`), goes first, or nothing does."""
         frames: list[bytes] = []
         if log is None:
             return frames, False
@@ -357,7 +380,11 @@ class Resends:
         (forgotten rounds): the host's snapshot answers that part first."""
         return lo <= log.floor
 
-    def _budget(self, asker: bytes) -> TokenBucket:
+    def budgets(self) -> int:
+        """How many budgets are kept (the players' that asked, and the shared one)."""
+        return len(self._budgets)
+
+    def _budget(self, asker: bytes | None) -> TokenBucket:
         budget = self._budgets.get(asker)
         if budget is None:
             budget = self._budgets[asker] = TokenBucket(RESEND_BYTES, RESEND_BURST)
@@ -420,9 +447,11 @@ class Resends:
         return first
 
     def forget(self, key: bytes) -> None:
-        """An author forgotten (to make room): it starts again from its first entry."""
+        """A key forgotten (to make room): as an author it starts again from its first
+        entry, and as an asker from a full budget."""
         self._asked.pop(key, None)
         self._gaps.pop(key, None)
+        self._budgets.pop(key, None)
 
 
 def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:

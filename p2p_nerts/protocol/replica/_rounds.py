@@ -232,8 +232,11 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
         case Nerts() | Stuck():
             if isinstance(payload, Nerts):
                 rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
-            elif seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
-                rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
+            else:
+                if payload.on:
+                    rs.votes_by_seat.setdefault(seat, []).append((entry.seq, entry.lamport))
+                if seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
+                    rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
             heapq.heappush(rs.ordered,
                            Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             return Look.NOTHING
