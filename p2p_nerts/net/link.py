@@ -91,6 +91,9 @@ class Connection(asyncio.Protocol):
     def __init__(self, on_made: Callable[[Connection], None] | None = None) -> None:
         self.transport: asyncio.Transport | None = None
         self.reason = ""  # why the connection ended: the first one given wins
+        #: The peer sent something: a connection closed before it did is a lobby's
+        #: check that the table is there (``discovery.dial``), or a port scan.
+        self.heard = False
         self._on_made = on_made
         self._decoder = FrameDecoder()
         self._queue: deque[bytes] = deque()
@@ -108,6 +111,7 @@ class Connection(asyncio.Protocol):
             self._on_made(self)
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         try:
             frames = self._decoder.feed(data)
         except FrameError as exc:

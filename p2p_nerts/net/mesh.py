@@ -347,8 +347,11 @@ class Mesh:
             connection.close()
             return None
         except LinkError as exc:
-            self._quiet.log(time.monotonic(), "failed", logging.INFO,
-                            "incoming connection from %s failed: %s", ip, exc)
+            if connection.heard or not connection.closed:
+                self._quiet.log(time.monotonic(), "failed", logging.INFO,
+                                "incoming connection from %s failed: %s", ip, exc)
+            else:  # closed unspoken: a lobby checking that the table is there
+                _log.debug("a connection from %s closed before it said anything", ip)
             connection.close()
             return None
         if link.sealed:

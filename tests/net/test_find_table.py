@@ -29,7 +29,7 @@ from p2p_nerts.net.discovery import (
 )
 from p2p_nerts.net.discovery import _find as finding
 
-from ..netkit import SETTLE
+from ..netkit import SETTLE, AnsweringPorts
 
 pytestmark = pytest.mark.timeout(90)  # a safety net above the 20 s each look may wait
 
@@ -65,10 +65,12 @@ def test_a_table_is_described_by_its_host_and_fingerprint() -> None:
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> None:
+def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name(
+        answering: AnsweringPorts) -> None:
     tag = secrets.token_hex(4)
-    red, blue = ad(f"x{tag} Red room"), ad(f"x{tag} Blue room", host="Bo",
-                                             fingerprint="fedcba9876543210")
+    red = replace(ad(f"x{tag} Red room"), port=answering.new())
+    blue = replace(ad(f"x{tag} Blue room", host="Bo", fingerprint="fedcba9876543210"),
+                   port=answering.new())
 
     async def scenario() -> None:
         async with (TableAdvertiser(replace(red, instance=""), LOOPBACK) as one,
