@@ -26,7 +26,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,7 @@ from ..store import JournalError, Store, StoreError, TableRecord
 from .announce import TableAnnouncer
 from .bounds import Limits
 from .channel import normalize_code
+from .discovery import MAX_NAME_CHARS, MAX_SEATS
 from .interfaces import Interfaces
 from .link import Link, LinkError, Refused
 from .mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
@@ -153,6 +154,26 @@ def _give_way() -> None:
         os.sched_yield()
 
 
+def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
+               ) -> tuple[TableConfig, str]:
+    """The table a host resumes, as it opened it (``Store.hosting``): its name, its
+    seats and when it deals by itself, whatever the command line says now (its
+    rules and clocks come back from the journal's SETTINGS). A fact missing or
+    unreadable keeps ``config``'s."""
+    opened = facts.get("name")
+    if isinstance(opened, str) and 0 < len(opened) <= MAX_NAME_CHARS and opened.isprintable():
+        name = opened
+    seats, auto_start, auto_next = facts.get("seats"), facts.get("auto_start"), \
+        facts.get("auto_next")
+    if type(seats) is int and 2 <= seats <= MAX_SEATS:
+        config = replace(config, max_seats=seats)
+    if auto_start is None or (type(auto_start) is int and 2 <= auto_start <= config.max_seats):
+        config = replace(config, auto_start=auto_start)
+    if auto_next is None or (type(auto_next) in (int, float) and 0 <= auto_next <= 3600):
+        config = replace(config, auto_next=None if auto_next is None else float(auto_next))
+    return config, name
+
+
 def fingerprint_hex(key: bytes) -> str:
     """The fingerprint as a table's TXT record carries it: no dashes."""
     return fingerprint_of(key).replace("-", "")
@@ -235,6 +256,11 @@ class NetSession:
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
+        if store is not None:
+            c = config
+            self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
+                "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
+                "auto_next": c.auto_next}))
         self._route(self.replica.handle(Open(), self._clock()))
         if interfaces is not None:
             await self._announce(interfaces)
@@ -337,6 +363,8 @@ class NetSession:
         old port, where the guests keep redialing it; a guest dials the host.
         """
         is_host = table.host_key == identity.public_key
+        if is_host:
+            config, table_name = _as_opened(config, table_name, store.hosting(table.table_id))
         self = cls(identity, config, is_host=is_host, store=store, clock=clock)
         records = store.records(table.table_id)
         try:
