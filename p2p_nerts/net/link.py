@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -279,6 +280,8 @@ class Link:
     """An authenticated connection to the peer whose public key is ``key``."""
 
     def __init__(self, key: bytes, peer: Info, stream: _Stream) -> None:
+        #: When a frame last came in (``time.monotonic``; the mesh sets it).
+        self.heard_at = time.monotonic()
         self.key = key
         self.peer = peer
         self._stream = stream

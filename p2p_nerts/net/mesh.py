@@ -268,6 +268,18 @@ class Mesh:
                 self._start_dialer(key, address)
 
     # ------------------------------------------------------------ closing
+    def close_silent(self, keys: Iterable[bytes], after: float) -> None:
+        """Close the links of ``keys`` that brought nothing for ``after`` s (the peer
+        is gone: see ``NetSession._quiet_places``); each one's end is told as any
+        link's is."""
+        now = time.monotonic()
+        for key in keys:
+            link = self.links.get(key)
+            if link is not None and now - link.heard_at > after:
+                # Abort: a peer gone silent takes no data, so a close would wait
+                # for what is queued to it to go out, for as long as TCP tries.
+                link.abort(f"silent for {after:g} s")
+
     async def close(self, flush: float = 1.0) -> None:
         """Stop dialing and accepting; give queued frames up to ``flush`` s to go out."""
         self._closing = True
@@ -496,7 +508,7 @@ class Mesh:
         spectators: see ``Limits``). A guest that has just sat down cannot tell
         the seats from strangers yet, and catches up from them: its links keep
         the full budget."""
-        now = time.monotonic()
+        now = link.heard_at = time.monotonic()
         unplaced = self.is_host and not self._player(link.key)
         budget = budgets[1] if unplaced else budgets[0]
         given = len(payloads)

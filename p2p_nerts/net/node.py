@@ -39,6 +39,7 @@ from ..protocol.journal import Kind, Record, made_by
 from ..protocol.replica import (
     COUNTDOWN,
     DROP_AFTER,
+    OVER,
     AskToWatch,
     Command,
     LeaveTable,
@@ -66,8 +67,8 @@ from .wire import NET_VERSION, Info, WireError, format_address, parse_address
 if TYPE_CHECKING:
     from ..records.record import GameRecord
 
-__all__ = ["LATECOMER", "MAX_SPECTATORS", "TICK", "Endpoint", "NetSession", "TableConfig",
-           "fingerprint_hex"]
+__all__ = ["LATECOMER", "MAX_SPECTATORS", "NO_SEAT", "TICK", "WAITING", "Endpoint", "NetSession",
+           "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
+WAITING = "the table is full: waiting for a free seat, to sit down as one comes free"
+NO_SEAT = "the game is over, and no seat came free: you did not play"
 MAX_SPECTATORS = 16
 """Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
 _ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
@@ -291,7 +294,10 @@ class NetSession:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
         opened = self.replica.handle(Open(), self._clock())
-        if link.peer.playing:
+        if link.peer.full and not self._had_seat:  # we asked to wait (it refuses others)
+            self._waiting_for_seat = True
+            opened.events.append(ev.Notice(WAITING))
+        elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
         self._route(opened)
         return self
@@ -486,6 +492,8 @@ class NetSession:
             # that starts drawing gets one at the next.
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
+            if r.is_host:
+                self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
             self._ask_back()
             self._announcer.check()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
@@ -497,6 +505,18 @@ class NetSession:
 
     def close(self) -> None:
         self._closed.set()
+
+    @staticmethod
+    def _quiet_places(r: Replica) -> list[bytes]:
+        """Host: the places whose peer must be heard from (its heartbeats come every
+        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
+        the latecomers waiting, and outside a round every seat. A machine gone
+        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
+        and its seat, for many minutes; in a round the drop vote frees the seat."""
+        keys = list(r.seating.waiting)
+        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
+            keys.extend(r.seating.seated - {r.host_key})
+        return keys
 
     async def wait_closed(self) -> None:
         """Until :meth:`close` (or a failure that ends :meth:`run`)."""
@@ -559,7 +579,7 @@ class NetSession:
             name = self._identity.name if self._config.code is None else _NEWCOMER
             return Info(NET_VERSION, None, name, self._advertised_port,
                         views=self._config.views)
-        seats = len(self._view.seats)
+        seats = self._view.seats_taken
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.seating.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
@@ -673,11 +693,15 @@ class NetSession:
             # so a long wait adds no entries to the table's log).
             asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
         elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
-                and not self._had_seat:
-            told = None if self._waiting_for_seat else ev.Notice(
-                "the table is full: waiting for a free seat, to sit down as one comes free")
+                and not self._had_seat and event.reason != OVER:
+            told = None if self._waiting_for_seat else ev.Notice(WAITING)
             self._waiting_for_seat = True
             return told
+        elif isinstance(event, ev.Refused) and event.reason == OVER:
+            self._waiting_for_seat = False  # nothing left to wait for: told as it is
+        elif isinstance(event, ev.GameOver) and self._waiting_for_seat and not self._had_seat:
+            self._waiting_for_seat = False
+            _log.info(NO_SEAT)
         elif isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
@@ -795,12 +819,14 @@ class NetSession:
         if up and self.watching:
             self._route(r.handle(AskToWatch(key), self._clock()))
         if (up and key == r.host_key and not r.is_host and not self.watching
-                and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
+                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
+                     or self._view.my_key not in self._view.seated)):
             # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it. Ask again
-            # (a seated player is only told the roster again).
+            # went (the SeatLost command), or our JOIN was lost with it; or back
+            # as a latecomer, whom it took off its waiting list. Ask again (a
+            # seated player is only told the roster again).
             self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and key in self._view.seated:
+        elif not up and r.is_host and (key in self._view.seated or key in r.seating.waiting):
             self._route(r.handle(SeatLost(key), self._clock()))
         elif up and r.is_host and key not in self._view.seated:
             # A newcomer asks for its seat right after its link is up: judge the

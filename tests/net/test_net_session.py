@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import os
 import random
 import secrets
@@ -30,7 +31,7 @@ from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
-from p2p_nerts.net.node import Endpoint, NetSession, TableConfig, fingerprint_hex
+from p2p_nerts.net.node import NO_SEAT, WAITING, Endpoint, NetSession, TableConfig, fingerprint_hex
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.protocol import events as ev
@@ -232,6 +233,35 @@ def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
         await asyncio.gather(runner, cy_plays)
 
     run(scenario)
+
+
+def test_waiting_at_a_full_table_through_a_game_says_one_thing_then_that_it_ended(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``join --wait`` at a full table in mid-game: told it waits for a free seat
+    (not that it plays from the next round, which it may not), once; no seat comes
+    free, and as the game ends it is told it did not play."""
+    async def scenario() -> None:
+        host = await host_table(2, max_seats=2)
+        bo = await join(host, "Bo")
+        games = [asyncio.create_task(g) for g in bot_games([host, bo], [io.StringIO(),
+                                                                          io.StringIO()],
+                                                           linger=3.0)]
+        await until(lambda: host.replica.phase is Phase.PLAYING)
+        cy = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
+                                   config(wait_for_seat=True), LOCAL)
+        told: list[ev.Event] = []
+        cy.subscribe(told.append)
+        cy_waits = asyncio.create_task(run_headless(cy, bot=None, summary=None, linger=0))
+        await asyncio.wait_for(asyncio.gather(*games), 60)
+        await asyncio.wait_for(cy_waits, 10)
+        notices = [e.text for e in told if isinstance(e, ev.Notice)]
+        assert notices == [WAITING], notices
+        assert cy.replica.view().my_seat is None
+
+    with caplog.at_level(logging.INFO, logger="p2p_nerts"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert NO_SEAT in lines or any("the game is over" in line for line in lines), lines
 
 
 def test_a_latecomer_waits_for_the_next_deal_and_plays_to_the_end() -> None:

@@ -80,6 +80,7 @@ from p2p_nerts.protocol.replica._lobby import (
     seat_lost,
     settings,
     start_round,
+    taken,
     unseat,
     variants_of,
 )
@@ -101,8 +102,10 @@ def _round() -> RoundState:
 def _answer(key: bytes, *, in_round: bool = False, over: bool = False, room: int = 4,
             waiting: dict[bytes, str] | None = None, proven: bool = False,
             rs: RoundState | None = None) -> object:
-    return answer_join(key, rs=rs if rs is not None else _round(), in_round=in_round,
-                       over=over, seated=frozenset(s.key for s in SEATS), taken=len(SEATS),
+    rs = rs if rs is not None else _round()
+    table = _table(Phase.PLAYING if in_round else Phase.BETWEEN, waiting=waiting)
+    return answer_join(key, rs=rs, in_round=in_round, over=over,
+                       seated=frozenset(s.key for s in SEATS), taken=taken(table, rs),
                        waiting=waiting or {}, proven=proven, room=room)
 
 
@@ -123,6 +126,25 @@ def test_mid_round_a_player_waits_for_the_round_to_close() -> None:
     assert _answer(NEW, in_round=True) == Wait()
     assert _answer(NEW, in_round=True, waiting={b"w" * 32: "w"}) == Refuse(FULL)
     assert _answer(NEW, in_round=True, proven=True) == Refuse(EQUIVOCATOR)
+    rs.live.discard(2)  # b dropped too: its seat is free, for a newcomer or for a
+    assert _answer(NEW, in_round=True, rs=rs, waiting={b"w" * 32: "w"}, room=3) == Wait()
+    assert _answer(A, in_round=True, rs=rs, waiting={NEW: "new", b"w" * 32: "w"},
+                   room=3) == Refuse(FULL)  # a's seat went to a latecomer meanwhile
+
+
+def test_seats_taken_in_a_round_are_those_the_next_deal_goes_to() -> None:
+    """What the lobby and a newcomer count: a seat the table dropped is free at once,
+    a seat a latecomer waits for is taken; between rounds, the seats."""
+    rs = _round()
+    assert taken(_table(Phase.PLAYING), rs) == 3
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new"}), rs) == 4
+    rs.live.discard(1)  # a dropped
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new"}), rs) == 3
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new", A: "a"}), rs) == 4  # a asked back
+    rs.live.discard(0)  # the host stays, dropped or not
+    assert taken(_table(Phase.SCORING), rs) == 2
+    assert taken(_table(Phase.BETWEEN), rs) == 3
+    assert taken(_table(Phase.LOBBY), None) == 3
 
 
 def test_as_a_round_closes_the_dropped_leave_and_those_waiting_sit() -> None:
@@ -224,6 +246,8 @@ def test_a_guest_gone_between_rounds_loses_its_seat_and_its_place_on_the_waiting
     for phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING, Phase.OVER):
         assert seat_lost(_table(phase), A) == []  # in a round, the drop vote decides
         assert goodbye(_table(phase), A) == [Unwait(A)]  # it sits down no more
+        # A latecomer gone before the deal is never seated: the deal would wait for it.
+        assert seat_lost(_table(phase, waiting={NEW: "new"}), NEW) == [Unwait(NEW)]
     guest = _table(me=A)
     assert seat_lost(guest, B) == [] and goodbye(guest, B) == [Unwait(B)]
 

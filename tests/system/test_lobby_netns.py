@@ -200,3 +200,37 @@ def test_an_open_lobby_loses_a_killed_or_cut_off_host_and_shows_a_resumed_one_on
             await lobby.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_player_whose_machine_goes_silent_frees_its_seat_in_an_open_lobby(
+        lab4: Lab, tmp_path: Path) -> None:
+    """Before the first deal, a bot's machine goes silent (its link to the segment cut:
+    its TCP link is never closed): its seat is free in the open lobby within
+    ``--drop-after`` + 2 s."""
+    name = f"lab-{secrets.token_hex(3)}"
+    drop_after = 3.0
+
+    async def scenario() -> None:
+        lobby = LobbyProcess(lab4.peers[3], name, tmp_path / "lobby.jsonl")
+        host = PeerProcess("Tess", tmp_path / "host",
+                           ["host", "--table-name", name, "--seats", "4", "--headless",
+                            "--drop-after", str(drop_after)],
+                           prefix=("ip", "netns", "exec", lab4.peers[0]), env=EVERY_INTERFACE)
+        bo = PeerProcess("Bo", tmp_path / "bo", ["bot", name, "--find-timeout", "20"],
+                         prefix=("ip", "netns", "exec", lab4.peers[1]), env=EVERY_INTERFACE)
+        try:
+            await lobby.start()
+            await host.start()
+            await host.wait_for_line(f"table '{name}' open", 30)
+            await lobby.shows(1, "the table opening", timeout=20)
+            await bo.start()
+            await bo.wait_for_line("joined table", 30)
+            await lobby.shows(2, "Bo sitting down")
+            sh("ip", "-n", lab4.bridge, "link", "set", "veth1", "down")  # Bo goes silent
+            await lobby.shows(1, "Bo gone silent", timeout=drop_after + FOLLOW)
+        finally:
+            for peer in (host, bo):
+                peer.kill()
+            await lobby.stop()
+
+    asyncio.run(scenario())

@@ -136,11 +136,14 @@ def unseat(t: Table, key: bytes) -> list[Effect]:
 
 
 def seat_lost(t: Table, key: bytes) -> list[Effect]:
-    """Host, between rounds: a guest is gone (its link lost, or its goodbye): off
-    the waiting list, and its seat given up at once. In a round, a seat leaves
-    by the table's drop vote instead (``_drops``)."""
-    if not (t.is_host and t.phase in BETWEEN_ROUNDS):
+    """Host: a guest is gone (its link lost, or its goodbye): off the waiting list
+    at once, so that a latecomer gone before the deal is never seated (the deal
+    would wait for it); between rounds its seat is given up too. In a round, a
+    seat leaves by the table's drop vote instead (``_drops``)."""
+    if not t.is_host:
         return []
+    if t.phase not in BETWEEN_ROUNDS:
+        return [Unwait(key)] if key in t.waiting else []
     return [Unwait(key), *unseat(t, key)]
 
 
@@ -150,12 +153,27 @@ def goodbye(t: Table, key: bytes) -> list[Effect]:
     return seat_lost(t, key) or [Unwait(key)]
 
 
+def in_round(phase: Phase) -> bool:
+    """Whether a round is being shuffled, played or scored."""
+    return phase not in BETWEEN_ROUNDS and phase is not Phase.OVER
+
+
+def taken(t: Table, rs: RoundState | None) -> int:
+    """Seats taken, as the lobby counts them and a newcomer finds them: in a round,
+    those the next deal goes to as things stand (:func:`reseat`: the seats still
+    in the round, the dropped who asked back, the latecomers waiting), so a seat
+    the table dropped is free at once and one a latecomer waits for is not;
+    between rounds, the seats."""
+    if rs is None or not in_round(t.phase):
+        return len(t.seats)
+    return len(reseat(rs, t.seats, t.waiting, set(t.proven), t.host_key, t.max_seats))
+
+
 def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]:
     """Host: what ``key``'s JOIN gets (:func:`answer_join`)."""
     answer = answer_join(
-        key, rs=rs, in_round=t.phase not in BETWEEN_ROUNDS and t.phase is not Phase.OVER,
-        over=t.phase is Phase.OVER, seated=t.seated, taken=len(t.seats),
-        waiting=t.waiting, proven=key in t.proven, room=t.room)
+        key, rs=rs, in_round=in_round(t.phase), over=t.phase is Phase.OVER, seated=t.seated,
+        taken=taken(t, rs), waiting=t.waiting, proven=key in t.proven, room=t.room)
     match answer:
         case Refuse(reason=reason):
             return [Sign(Refusal(key, reason))]
@@ -174,12 +192,15 @@ def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool
     """The host's answer to ``key``'s JOIN; None when there is nothing to say.
 
     ``in_round``: a round is being shuffled, played or scored; ``seated``: the
-    keys of the ``taken`` seats; ``proven``: the key is a proven equivocator;
-    ``room``: the seats the host offers.
+    keys of the seats; ``taken``: the seats counted taken (:func:`taken`, which
+    in a round counts the latecomers waiting and not the seats dropped);
+    ``proven``: the key is a proven equivocator; ``room``: the seats the host
+    offers.
     A seat live in the round catches up through resends, and one already on
     the waiting list waits; one dropped from this round, or given up after an
     earlier one, never chose to leave: it sits down as this round closes, so
-    it cannot miss the short break before the next deal.
+    it cannot miss the short break before the next deal, unless a latecomer
+    took its free seat meanwhile.
     """
     if proven:
         return Refuse(EQUIVOCATOR)
@@ -188,7 +209,7 @@ def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool
         seat = rs.seat_of(key) if rs is not None else None
         if (seat is not None and rs is not None and seat in rs.live) or key in waiting:
             return None
-        if not is_seated and taken + len(waiting) >= room:
+        if taken >= room:  # the key is not counted: not live, not waiting
             return Refuse(FULL)
         return Wait()
     if is_seated:

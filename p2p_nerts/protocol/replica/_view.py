@@ -34,6 +34,7 @@ from ...game.variants import Variants
 from ..messages import Seat, View
 from ..proof import ForkProof
 from ._base import Phase
+from ._lobby import taken
 from ._state import RoundState, index_of, round_numbered
 
 if TYPE_CHECKING:
@@ -217,6 +218,14 @@ class TableView:
     def seated(self) -> frozenset[bytes]:
         """The seats' keys."""
         return self._r.seating.seated
+
+    @property
+    def seats_taken(self) -> int:
+        """Seats taken, as a lobby counts them (``lobby.taken``): in a round, the seats
+        the next deal goes to as things stand; the host's count includes the
+        latecomers waiting, which only it knows of."""
+        r = self._r
+        return taken(r._table, r.rs)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table (a seat, a place in the round
