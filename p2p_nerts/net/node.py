@@ -166,13 +166,15 @@ def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
     opened = facts.get("name")
     if isinstance(opened, str) and 0 < len(opened) <= MAX_NAME_CHARS and opened.isprintable():
         name = opened
-    seats, auto_start, auto_next = facts.get("seats"), facts.get("auto_start"), \
-        facts.get("auto_next")
+    seats = facts.get("seats")
     if type(seats) is int and 2 <= seats <= MAX_SEATS:
         config = replace(config, max_seats=seats)
+    auto_start = facts.get("auto_start", config.auto_start)
     if auto_start is None or (type(auto_start) is int and 2 <= auto_start <= config.max_seats):
         config = replace(config, auto_start=auto_start)
-    if auto_next is None or (type(auto_next) in (int, float) and 0 <= auto_next <= 3600):
+    auto_next = facts.get("auto_next", config.auto_next)
+    if auto_next is None or (isinstance(auto_next, int | float) and not isinstance(
+            auto_next, bool) and 0 <= auto_next <= 3600):
         config = replace(config, auto_next=None if auto_next is None else float(auto_next))
     return config, name
 

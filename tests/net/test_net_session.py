@@ -16,6 +16,7 @@ import os
 import random
 import secrets
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,15 @@ from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.headless import paced, run_headless
 from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
-from p2p_nerts.net.node import NO_SEAT, WAITING, Endpoint, NetSession, TableConfig, fingerprint_hex
+from p2p_nerts.net.node import (
+    NO_SEAT,
+    WAITING,
+    Endpoint,
+    NetSession,
+    TableConfig,
+    _as_opened,
+    fingerprint_hex,
+)
 from p2p_nerts.net.testing import shared_lines
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.protocol import events as ev
@@ -535,3 +544,19 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
     # Group commit: far fewer fsyncs than sends (acknowledgements of what we received
     # wait for no disk).
     assert 0 < trail.count("fsync") < trail.count("send")
+
+
+def test_a_resumed_host_takes_what_it_opened_with_and_checks_each_fact() -> None:
+    """``--resume`` reopens the table as the store kept it; a fact that is missing or
+    makes no sense (a damaged store) keeps the command line's."""
+    given = TableConfig(max_seats=8, auto_start=None, auto_next=None)
+    kept = {"name": "Main table", "seats": 4, "auto_start": 3, "auto_next": 5}
+    config, name = _as_opened(given, "Tess's table", kept)
+    assert name == "Main table"
+    assert (config.max_seats, config.auto_start, config.auto_next) == (4, 3, 5.0)
+    bad = {"name": "\x1b[2J", "seats": 99, "auto_start": "3", "auto_next": True}
+    assert _as_opened(given, "Tess's table", bad) == (given, "Tess's table")
+    assert _as_opened(given, "Tess's table", {}) == (given, "Tess's table")
+    dealing = TableConfig(auto_start=2, auto_next=1.0)
+    assert _as_opened(dealing, "Tess's table", {"seats": 4}) == (
+        replace(dealing, max_seats=4), "Tess's table")  # kept from before: the others
