@@ -179,10 +179,12 @@ async def fetch(host: str, port: int, since: float) -> list[bytes]:
 
 
 async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
-                  enough: int | None = None) -> list[tuple[str, bytes]]:
+                  enough: int | None = None,
+                  missed: list[tuple[str, str]] | None = None) -> list[tuple[str, bytes]]:
     """Browse for results services, then ask each: ``(where, record)`` for every record.
 
-    Browses ``listen`` seconds, or until ``enough`` services are found.
+    Browses ``listen`` seconds, or until ``enough`` services are found. A service
+    that could not be asked is added to ``missed`` as ``(where, why)``.
     """
     found: dict[str, tuple[str, int]] = {}
     async with contextlib.AsyncExitStack() as stack:
@@ -220,6 +222,8 @@ async def collect(interfaces: Interfaces, since: float, listen: float = LISTEN,
     for (host, port), answer in zip(found.values(), answers, strict=True):
         if isinstance(answer, BaseException):
             _log.warning("could not ask %s:%d for results: %s", host, port, answer)
+            if missed is not None:
+                missed.append((f"{host}:{port}", _why(answer)))
             continue
         out += [(f"{host}:{port}", data) for data in answer]
     return out
@@ -230,12 +234,25 @@ OWN = "this computer"
 
 
 async def event_records(interfaces: Interfaces, since: float, listen: float,
-                        own: Source) -> list[tuple[str, bytes]]:
+                        own: Source, missed: list[tuple[str, str]] | None = None
+                        ) -> list[tuple[str, bytes]]:
     """What a standings view counts, ``nerts event``'s and the lobby's alike: the records
     the LAN's players serve (:func:`collect`) and this player's own (``own``), which
-    count even where multicast is blocked (a game heard twice counts once)."""
-    found = await collect(interfaces, since, listen)
+    count even where multicast is blocked (a game heard twice counts once).
+    ``missed`` gets ``(where, why)`` for each player heard of but not asked."""
+    found = await collect(interfaces, since, listen, missed=missed)
     return found + [(OWN, data) for data in own(since)]
+
+
+def _why(error: BaseException) -> str:
+    """A failed ask, in a player's words."""
+    if isinstance(error, ConnectionRefusedError):
+        return "refused the connection (the player has left?)"
+    if isinstance(error, TimeoutError):
+        return "did not answer in time"
+    if isinstance(error, OSError):
+        return f"unreachable ({error.strerror or error})"
+    return str(error) or type(error).__name__
 
 
 def _request(data: bytes) -> float:

@@ -65,7 +65,7 @@ def tally(records: Iterable[tuple[str, bytes]], since: float) -> Standings:
 
 def standings_text(s: Standings) -> list[str]:
     rows = s.rows()
-    lines = [f"{len(s.games)} games verified"]
+    lines = [f"{len(s.games)} game{'' if len(s.games) == 1 else 's'} verified"]
     if rows:
         width = max(len(r["name"]) for r in rows)
         lines.append(f"  {'':3} {'Player':<{width}}  {'Games':>5} {'Wins':>4} {'Points':>6}  "
@@ -76,7 +76,10 @@ def standings_text(s: Standings) -> list[str]:
     for game in sorted(s.games.values(), key=lambda g: g["ended_at"]):
         totals = ", ".join(f"{p['name']} {p['total']}"
                            for p in sorted(game["players"], key=lambda p: -p["total"]))
-        lines.append(f"  game at {game['table']}: {game['winner']} won ({totals})")
+        # Named as the lobby and ``nerts join`` name a table: NAME@ the start of its
+        # host's fingerprint (a game's "me", tallied here, is its host).
+        table = f"{game['table']}@{str(game['me']).replace('-', '')[:4]}"
+        lines.append(f"  game at {table}: {game['winner']} won ({totals})")
     for source, reason in s.refused:
         lines.append(f"  NOT COUNTED (from {source}): {reason}")
     return lines

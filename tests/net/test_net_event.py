@@ -7,15 +7,25 @@ import functools
 import io
 import json
 import secrets
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from zeroconf import ServiceInfo
+from zeroconf.asyncio import AsyncZeroconf
 
 from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.net.node import NetSession
-from p2p_nerts.net.results import OWN, ResultsServer, collect, fetch, serving_results
+from p2p_nerts.net.node import NetSession, fingerprint_hex
+from p2p_nerts.net.results import (
+    OWN,
+    RESULTS_SERVICE,
+    ResultsServer,
+    collect,
+    fetch,
+    serving_results,
+)
 from p2p_nerts.net.tables import LanTables
 from p2p_nerts.net.testing import PeerTable
 from p2p_nerts.protocol.envelope import open_entry
@@ -23,6 +33,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.memnet import MemNet, bot_table
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
+from p2p_nerts.records.commands import INCOMPLETE
 from p2p_nerts.records.history import keep
 from p2p_nerts.records.record import RecordError, decode, encode
 from p2p_nerts.records.standings import Standings, tally
@@ -144,7 +155,8 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
     served = encode(game_record(_second_game(), 1, "Table B", EVENING))
     heard: list[float] = []
 
-    async def network(interfaces: object, since: float, listen: float) -> list[tuple[str, bytes]]:
+    async def network(interfaces: object, since: float, listen: float,
+                      **_more: object) -> list[tuple[str, bytes]]:
         heard.append(since)
         return [("10.0.0.9:4100", served)]
 
@@ -158,7 +170,8 @@ def test_the_lobby_asks_as_nerts_event_does(tmp_path: Path,
     assert found == [("10.0.0.9:4100", served), (OWN, own)]
     assert len(tally(found, EVENING - 60).games) == 2
 
-    async def blocked(interfaces: object, since: float, listen: float) -> list[object]:
+    async def blocked(interfaces: object, since: float, listen: float,
+                      **_more: object) -> list[object]:
         raise PermissionError(1, "Operation not permitted")
 
     monkeypatch.setattr("p2p_nerts.net.results.collect", blocked)
@@ -197,15 +210,55 @@ def test_nerts_event_counts_this_players_own_games(
         return []
 
     monkeypatch.setattr("p2p_nerts.net.results.collect", nobody)
+    # Nobody on the network answered: the player's own games count, and the exit
+    # status says the standings may be incomplete.
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
-                     "--interfaces", "127.0.0.1"]) == 0
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
     out = json.loads(capsys.readouterr().out)
     assert len(out["games"]) == 1 and out["refused"] == []
     assert {r["name"] for r in out["standings"]} == {"p0", "p1", "p2"}
+    assert [i["why"] for i in out["incomplete"]] == [
+        "nobody on the network answered (is multicast blocked here?): only this "
+        "computer's games are counted"]
     assert cli.main(["event", "--csv", "--data-dir", str(tmp_path),
-                     "--interfaces", "127.0.0.1"]) == 0
-    csv_lines = capsys.readouterr().out.splitlines()
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
+    said = capsys.readouterr()
+    csv_lines = said.out.splitlines()
     assert csv_lines[0] == "place,name,fingerprint,games,wins,points" and len(csv_lines) == 4
+    assert "nobody on the network answered" in said.err
+    assert cli.main(["event", "--data-dir", str(tmp_path),
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
+    text = capsys.readouterr().out
+    host = fingerprint_hex(_game().replicas[1].host_key)[:4]
+    assert text.startswith("1 game verified\n")
+    assert f"  game at Table A@{host}: " in text  # named as the lobby names tables
+    assert text.rstrip().endswith("NOT COMPLETE: nobody on the network answered (is "
+                                  "multicast blocked here?): only this computer's games "
+                                  "are counted")
+
+
+@pytest.mark.usefixtures("quick_mdns")
+def test_nerts_event_names_a_player_it_could_not_ask_and_exits_incomplete(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A player's results ad heard, its port refusing (the player gone home): the
+    standings say so, and the exit status says they are incomplete."""
+    gone = socket.create_server(("127.0.0.1", 0))
+    port = gone.getsockname()[1]
+    gone.close()
+    info = ServiceInfo(RESULTS_SERVICE, f"gone-{secrets.token_hex(4)}.{RESULTS_SERVICE}",
+                       port=port, properties={"v": "1"}, parsed_addresses=["127.0.0.1"])
+
+    async def advertised() -> int:
+        async with AsyncZeroconf(interfaces=LOOPBACK) as aiozc:
+            await aiozc.async_register_service(info)
+            return await asyncio.to_thread(cli.main, [
+                "event", "--data-dir", str(tmp_path), "--interfaces", "127.0.0.1",
+                "--listen", "3"])
+
+    assert asyncio.run(advertised()) == INCOMPLETE
+    out = capsys.readouterr().out
+    assert (f"NOT COUNTED (from 127.0.0.1:{port}): could not fetch its games: refused the "
+            "connection (the player has left?)") in out.splitlines()
 
 
 def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:
