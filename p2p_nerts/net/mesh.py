@@ -359,7 +359,12 @@ class Mesh:
             connection.close()
             return None
         except LinkError as exc:
-            if connection.heard or not connection.closed:
+            if connection.heard and connection.closed and self._info().full:
+                # It heard our info frame say full, and went: the newcomer's side
+                # says why (``wire.refusal``), and so does ours.
+                self._quiet.log(time.monotonic(), "refused", logging.INFO,
+                                "turned away a newcomer from %s: the table is full", ip)
+            elif connection.heard or not connection.closed:
                 self._quiet.log(time.monotonic(), "failed", logging.INFO,
                                 "incoming connection from %s failed: %s", ip, exc)
             else:  # closed unspoken: a lobby checking that the table is there
@@ -490,7 +495,12 @@ class Mesh:
 
     def _who(self, link: Link) -> str:
         """``Ana (ab12-…)``: the peer's player name (else its info frame's) and key."""
-        return f"{self._name_of(link.key) or link.peer.name} ({fingerprint_of(link.key)})"
+        name = self._name_of(link.key)
+        if name is None:
+            # A peer at this table says the table's name in its info frame, not its
+            # own: one we know nothing of yet is a newcomer, not "Main table".
+            name = "a newcomer" if link.peer.name == self._info().name else link.peer.name
+        return f"{name} ({fingerprint_of(link.key)})"
 
     def _unplaced_budget(self, ip: str) -> LinkBudget:
         """The budget shared by the links without a place from ``ip`` (``Limits``)."""

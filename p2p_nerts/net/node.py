@@ -749,10 +749,19 @@ class NetSession:
         return view is not None and view.watcher(key) and self.admits_spectator(key)
 
     def _player_name(self, key: bytes) -> str | None:
-        """The name a peer sits (or sat) under at this table; None: never seated."""
+        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
+        latecomer waiting for the next deal, or a spectator; None: none of these."""
         if self._replica is None:
             return f"the host of {self.table_name}" if self.table_name else None
-        return self._names.get(key)
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        if key == self._replica.host_key:  # before its ROSTER came
+            return f"the host of {self.table_name}"
+        waiting = self._replica.seating.waiting.get(key)
+        if waiting is not None:
+            return f"{waiting}, a latecomer"
+        return "a spectator" if self._view.watcher(key) else None
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.

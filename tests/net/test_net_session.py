@@ -200,7 +200,9 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
     assert signed >= 10
 
 
-def test_a_full_table_refuses_a_newcomer_clearly() -> None:
+def test_a_full_table_refuses_a_newcomer_clearly(caplog: pytest.LogCaptureFixture) -> None:
+    """The reason at both ends: the newcomer is told the table is full, and the host's
+    log says it turned a newcomer away for that (not that a connection failed)."""
     async def scenario() -> None:
         host = await host_table(None, max_seats=2)
         runner = asyncio.create_task(host.run())
@@ -209,11 +211,17 @@ def test_a_full_table_refuses_a_newcomer_clearly() -> None:
         await until(lambda: len(host.replica.view().seats) == 2)
         with pytest.raises(Refused, match="table Test table is full"):
             await join(host, "Cy")
+        await until(lambda: any("turned away" in r.getMessage() for r in caplog.records))
         host.close()
         guest.close()
         await asyncio.gather(runner, guest_runner)
 
-    run(scenario)
+    with caplog.at_level(logging.INFO, logger="p2p_nerts"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert "turned away a newcomer from 127.0.0.1: the table is full" in lines
+    assert not [line for line in lines if "failed" in line or "a newcomer (" in line
+                or (" Test table (" in line and "host of Test table" not in line)], lines
 
 
 def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:

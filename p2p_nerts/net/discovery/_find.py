@@ -136,7 +136,12 @@ def _not_found(line: str, seen: Sequence[TableAd]) -> TableNotFoundError:
 class QuietMdnsErrors(logging.Filter):
     """python-zeroconf logs a socket error (multicast blocked: ``PermissionError``) as a
     warning with its traceback. This filter, on the ``zeroconf`` logger, turns the
-    first into one line saying what to do, and keeps the rest out of the log."""
+    first into one line saying what to do, and keeps the rest out of the log.
+
+    The line is information, not a warning: a firewall that drops some packets
+    (a lossy link) fails a send now and then on a network that works, and where
+    multicast is blocked for good, what needs it says so itself (``find_table``:
+    no table answered; ``nerts event``: nobody answered)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -149,8 +154,9 @@ class QuietMdnsErrors(logging.Filter):
         if self._said or record.levelno < logging.WARNING:
             return False
         self._said = True
-        record.msg = (f"mDNS cannot use the network ({error.strerror or error}): tables may "
-                      f"not be found or seen; {_BY_ADDRESS}")
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        record.msg = (f"mDNS could not use the network once ({error.strerror or error}): "
+                      f"if no table shows, {_BY_ADDRESS}")
         record.args = ()
         record.exc_info = record.exc_text = None
         return True
