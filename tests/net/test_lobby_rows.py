@@ -12,6 +12,7 @@ them: other runs on this machine may advertise tables too.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import secrets
 import time
@@ -81,7 +82,8 @@ def test_a_table_whose_port_refuses_leaves_at_the_next_dial() -> None:
 
 def test_a_silent_table_leaves_after_live_for_and_comes_back_when_it_answers() -> None:
     """A host cut off (nothing answers, not even a refusal) keeps its row for
-    ``LIVE_FOR`` s at most; when it answers again, its row is back."""
+    ``LIVE_FOR`` s at most; when it answers again, its row is back within the
+    wait of the dial under way and the next."""
     name = f"t-{secrets.token_hex(4)}"
     answers = {"now": True}
 
@@ -98,8 +100,8 @@ def test_a_silent_table_leaves_after_live_for_and_comes_back_when_it_answers() -
             answers["now"] = False
             took = await gone_within(browser, name, GONE_WITHIN + SLACK)
             assert took >= LIVE_FOR - PROBE_EVERY  # a dial or two lost is not a table gone
-            answers["now"] = True
-            await browser.wait_for(lambda ts: bool(rows(name)(ts)), PROBE_EVERY + SLACK)
+            answers["now"] = True  # back within a dial's wait, and the next dial
+            await browser.wait_for(lambda ts: bool(rows(name)(ts)), 2 * LIVE_FOR + SLACK)
 
     asyncio.run(scenario())
 
@@ -213,3 +215,28 @@ def test_a_killed_host_leaves_an_open_lobby_and_comes_back_as_one_row(tmp_path: 
         asyncio.run(scenario())
     finally:
         PeerProcess.kill_all()
+
+
+def test_a_table_that_does_not_answer_is_dialed_seldom() -> None:
+    """An ad is anyone's to send: one whose table never answers is dialed one at a
+    time, every ``LIVE_FOR`` s at most, not twice a second by every lobby."""
+    name = f"t-{secrets.token_hex(4)}"
+    dials: list[float] = []
+
+    async def probe(ad: TableAd, _timeout: float) -> bool | None:
+        if ad.name == name:
+            dials.append(time.monotonic())
+        return False  # refused: nobody listens there
+
+    async def scenario() -> None:
+        async with (TableAdvertiser(ad(name, 40123), LOOPBACK),
+                    TableBrowser(LOOPBACK, probe=probe) as browser):
+            async with asyncio.timeout(20):
+                while not dials:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(2 * LIVE_FOR)
+            assert not rows(name)(browser.tables)
+
+    asyncio.run(scenario())
+    gaps = [later - earlier for earlier, later in itertools.pairwise(dials)]
+    assert len(dials) >= 2 and all(gap >= LIVE_FOR - 0.05 for gap in gaps), gaps

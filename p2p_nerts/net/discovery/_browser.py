@@ -32,7 +32,8 @@ more) takes the row away at once, and a table none of whose dials got through
 for ``LIVE_FOR`` s is taken away at the next look, so a row outlives its table
 by at most ``LIVE_FOR + PROBE_EVERY`` s. A row shows only once a dial got
 through, so a table the cache still holds but nobody hosts never shows, and
-one that answers again comes back. Two ads of one host key and one address
+one that answers again comes back (within ``2 * LIVE_FOR`` s: a table not
+shown is dialed one at a time, see ``_start_probe``). Two ads of one host key and one address
 are one table (a host resumed from its journal listens on its old port under
 a new instance name): only the one heard last shows.
 """
@@ -169,6 +170,7 @@ class TableBrowser:
         self._order: dict[str, int] = {}  # when each was heard last (a count)
         self._hearing = itertools.count()
         self._answered: dict[str, float] = {}  # when a dial last got through (monotonic)
+        self._dialed: dict[str, float] = {}  # when a dial last began (monotonic)
         self._probing: dict[str, set[asyncio.Task[None]]] = {}  # dials under way
         self._watching: asyncio.Task[None] | None = None
         self._tables: dict[str, TableAd] = {}  # those shown: heard, and answering
@@ -307,16 +309,21 @@ class TableBrowser:
                 if now - self._answered.get(key, 0.0) > LIVE_FOR:
                     self._remove(key)
             for key in self._heard:
-                self._start_probe(key)
+                if key in self._tables or now - self._dialed.get(key, -LIVE_FOR) >= LIVE_FOR:
+                    self._start_probe(key)
             await asyncio.sleep(PROBE_EVERY)
 
     def _start_probe(self, key: str) -> None:
-        """Dial ``key``'s table once more. Dials overlap (each waits up to ``LIVE_FOR``
-        s, through TCP's own resends), so that on a lossy link one lost dial is not
-        a row lost: one of the several under way gets through."""
+        """Dial ``key``'s table once more. A row's dials overlap (each waits up to
+        ``LIVE_FOR`` s, through TCP's own resends), so that on a lossy link one lost
+        dial is not a row lost: one of the several under way gets through. A table
+        not shown is dialed one at a time, every ``LIVE_FOR`` s at most: ads are
+        anyone's to send, and must not make every lobby dial their addresses
+        twice a second."""
         probing = self._probing.setdefault(key, set())
-        if len(probing) > _MAX_DIALS:
+        if len(probing) >= (_MAX_DIALS if key in self._tables else 1):
             return
+        self._dialed[key] = time.monotonic()
         task = asyncio.get_running_loop().create_task(self._check(key, self._heard[key]))
         probing.add(task)
         task.add_done_callback(probing.discard)
@@ -386,6 +393,7 @@ class TableBrowser:
         self._heard.pop(key, None)
         self._order.pop(key, None)
         self._answered.pop(key, None)
+        self._dialed.pop(key, None)
         for dialing in self._probing.pop(key, set()):
             dialing.cancel()
         self._remove(key)
