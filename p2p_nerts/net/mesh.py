@@ -498,8 +498,9 @@ class Mesh:
         name = self._name_of(link.key)
         if name is None:
             # A peer at this table says the table's name in its info frame, not its
-            # own: one we know nothing of yet is a newcomer, not "Main table".
-            name = "a newcomer" if link.peer.name == self._info().name else link.peer.name
+            # own: one we know nothing of yet (no seat, not watching yet) is a
+            # stranger, not "Main table".
+            name = "a stranger" if link.peer.name == self._info().name else link.peer.name
         return f"{name} ({fingerprint_of(link.key)})"
 
     def _unplaced_budget(self, ip: str) -> LinkBudget:

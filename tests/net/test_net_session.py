@@ -220,7 +220,7 @@ def test_a_full_table_refuses_a_newcomer_clearly(caplog: pytest.LogCaptureFixtur
         run(scenario)
     lines = [r.getMessage() for r in caplog.records]
     assert "turned away a newcomer from 127.0.0.1: the table is full" in lines
-    assert not [line for line in lines if "failed" in line or "a newcomer (" in line
+    assert not [line for line in lines if "failed" in line or "a stranger (" in line
                 or (" Test table (" in line and "host of Test table" not in line)], lines
 
 
@@ -568,3 +568,29 @@ def test_a_resumed_host_takes_what_it_opened_with_and_checks_each_fact() -> None
     dealing = TableConfig(auto_start=2, auto_next=1.0)
     assert _as_opened(dealing, "Tess's table", {"seats": 4}) == (
         replace(dealing, max_seats=4), "Tess's table")  # kept from before: the others
+
+
+def test_the_log_names_each_peer_as_who_it_is_never_after_the_table(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A peer at a table says the table's name in its info frame: the log names a
+    seated peer by its seat's name and a spectator as one, not "Test table"."""
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=3)
+        guest = await join(host, "Bo")
+        runs = [asyncio.create_task(s.run()) for s in (host, guest)]
+        await until(lambda: len(guest.replica.view().seats) == 2)
+        watcher = await NetSession.watch(Identity.generate("Wes"), ("127.0.0.1", host.port),
+                                         config(), LOCAL)
+        runs.append(asyncio.create_task(watcher.run()))
+        await until(lambda: watcher.watching and len(watcher.connected) == 2)
+        await asyncio.sleep(0.5)
+        for session in (watcher, guest, host):
+            session.close()
+        await asyncio.gather(*runs)
+
+    with caplog.at_level(logging.INFO, logger="p2p_nerts.net.mesh"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("disconnected from a spectator (") for line in lines), lines
+    assert not [line for line in lines if " Test table (" in line
+                and "the host of Test table" not in line], lines
