@@ -225,6 +225,7 @@ class NetSession:
         self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._waiting_for_seat = False  # refused at a full table, asking again as seats change
+        self._last_refusal = ""  # the host's last word to us, waiting in line
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
         self.table_name = ""
@@ -512,10 +513,11 @@ class NetSession:
     def _quiet_places(r: Replica) -> list[bytes]:
         """Host: the places whose peer must be heard from (its heartbeats come every
         ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
-        the latecomers waiting, and outside a round every seat. A machine gone
+        the latecomers waiting, those in line for a seat at a full table, and
+        outside a round every seat. A machine gone
         silent (asleep, its traffic dropped) would otherwise hold its TCP link,
         and its seat, for many minutes; in a round the drop vote frees the seat."""
-        keys = list(r.seating.waiting)
+        keys = [*r.seating.waiting, *r.seating.queue]
         if r.phase in (Phase.LOBBY, Phase.BETWEEN):
             keys.extend(r.seating.seated - {r.host_key})
         return keys
@@ -696,8 +698,10 @@ class NetSession:
             asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
         elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
                 and not self._had_seat and event.reason != OVER:
-            told = None if self._waiting_for_seat else ev.Notice(WAITING)
-            self._waiting_for_seat = True
+            # Told once that we wait, then our place in line as the host says it.
+            told = None if event.reason == self._last_refusal else ev.Notice(
+                f"waiting for a free seat: {event.reason}")
+            self._waiting_for_seat, self._last_refusal = True, event.reason
             return told
         elif isinstance(event, ev.Refused) and event.reason == OVER:
             self._waiting_for_seat = False  # nothing left to wait for: told as it is
@@ -837,7 +841,8 @@ class NetSession:
             # as a latecomer, whom it took off its waiting list. Ask again (a
             # seated player is only told the roster again).
             self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and (key in self._view.seated or key in r.seating.waiting):
+        elif not up and r.is_host and (key in self._view.seated or key in r.seating.waiting
+                                        or key in r.seating.queue):
             self._route(r.handle(SeatLost(key), self._clock()))
         elif up and r.is_host and key not in self._view.seated:
             # A newcomer asks for its seat right after its link is up: judge the

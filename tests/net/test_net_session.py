@@ -17,6 +17,7 @@ import random
 import secrets
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -255,8 +256,9 @@ def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
 def test_waiting_at_a_full_table_through_a_game_says_one_thing_then_that_it_ended(
         caplog: pytest.LogCaptureFixture) -> None:
     """``join --wait`` at a full table in mid-game: told it waits for a free seat
-    (not that it plays from the next round, which it may not), once; no seat comes
-    free, and as the game ends it is told it did not play."""
+    (not that it plays from the next round, which it may not), and its place in
+    line, once; no seat comes free, and as the game ends it is told it did not
+    play."""
     async def scenario() -> None:
         host = await host_table(2, max_seats=2)
         bo = await join(host, "Bo")
@@ -272,7 +274,8 @@ def test_waiting_at_a_full_table_through_a_game_says_one_thing_then_that_it_ende
         await asyncio.wait_for(asyncio.gather(*games), 60)
         await asyncio.wait_for(cy_waits, 10)
         notices = [e.text for e in told if isinstance(e, ev.Notice)]
-        assert notices == [WAITING], notices
+        assert notices == [WAITING, "waiting for a free seat: the table is full: you are 1st "
+                                    "in line for a seat"], notices
         assert cy.replica.view().my_seat is None
 
     with caplog.at_level(logging.INFO, logger="p2p_nerts"):
@@ -594,3 +597,41 @@ def test_the_log_names_each_peer_as_who_it_is_never_after_the_table(
     assert any(line.startswith("disconnected from a spectator (") for line in lines), lines
     assert not [line for line in lines if " Test table (" in line
                 and "the host of Test table" not in line], lines
+
+
+def test_players_waiting_at_a_full_table_sit_down_in_the_order_they_came() -> None:
+    """Two ``join --wait`` at a full table: each told its place in line; the seat that
+    frees goes to the first, and the second is told it is first now."""
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=2)
+        bo = await join(host, "Bo")
+        runs: list[asyncio.Task[Any]] = [asyncio.create_task(s.run()) for s in (host, bo)]
+        await until(lambda: len(host.replica.view().seats) == 2)
+        told: dict[str, list[str]] = {"Cy": [], "Dee": []}
+        waiters: dict[str, NetSession] = {}
+
+        def heard(name: str, place: str) -> Callable[[], bool]:
+            return lambda: any(f"you are {place} in line" in text for text in told[name])
+
+        for name, place in (("Cy", "1st"), ("Dee", "2nd")):
+            waiter = await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                           config(wait_for_seat=True), LOCAL)
+            waiter.subscribe(partial(notices_to, told[name]))
+            runs.append(asyncio.create_task(run_headless(waiter, bot=None, summary=None)))
+            waiters[name] = waiter
+            await until(heard(name, place), f"{name} in line")
+        bo.close()
+        await until(lambda: waiters["Cy"].replica.view().my_seat is not None, "Cy seated")
+        await until(heard("Dee", "1st"), "Dee first in line")
+        assert [s.name for s in host.replica.view().seats] == ["Host", "Cy"]
+        assert list(host.replica.seating.queue.values()) == ["Dee"]
+        for session in (*waiters.values(), host):
+            session.close()
+        await asyncio.gather(*runs)
+
+    run(scenario)
+
+
+def notices_to(said: list[str], event: ev.Event) -> None:
+    if isinstance(event, ev.Notice):
+        said.append(event.text)

@@ -43,6 +43,7 @@ from p2p_nerts.protocol.replica._effects import (
     DealByHand,
     Emit,
     NextDeal,
+    Queued,
     Readied,
     SetRules,
     SetSeats,
@@ -74,6 +75,7 @@ from p2p_nerts.protocol.replica._lobby import (
     goodbye,
     host_between_rounds,
     join,
+    ordinal,
     reseat,
     roster,
     roster_begins,
@@ -227,10 +229,38 @@ def test_a_join_gets_a_seat_a_place_on_the_waiting_list_a_retelling_or_a_no() ->
     assert join(_table(Phase.PLAYING), NEW, "new", _round()) == [
         Waits(NEW, "new"), Emit(ev.Notice("new sits down when this round ends"))]
     assert join(_table(), A, "a", _round()) == [Sign(Roster(SEATS))]
-    assert join(_table(max_seats=3), NEW, "new", _round()) == [Sign(Refusal(NEW, FULL))]
+    assert join(_table(max_seats=3), NEW, "new", _round()) == [
+        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 1st in line for a seat"))]
     assert join(_table(proven=frozenset({NEW})), NEW, "new", None) == [
         Sign(Refusal(NEW, EQUIVOCATOR))]
     assert join(_table(Phase.PLAYING), A, "a", _round()) == []  # live: catches up
+
+
+def test_at_a_full_table_players_wait_in_line_and_seats_go_to_them_in_its_order() -> None:
+    """``join --wait``: refused, each is told its place in line; a seat that frees
+    goes to the first in line, whoever asks first; one gone leaves the line."""
+    w1, w2 = b"\x05" * 32, b"\x06" * 32
+
+    def table(phase: Phase = Phase.BETWEEN, **kw: object) -> Table:
+        return replace(_table(phase, **kw), queue={w1: "w1", w2: "w2"})  # type: ignore[arg-type]
+
+    full = table(max_seats=3)
+    assert join(full, NEW, "new", _round()) == [
+        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 3rd in line for a seat"))]
+    assert join(full, w2, "w2", _round()) == [
+        Queued(w2, "w2"), Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
+    free = table(max_seats=4)  # one seat free: the first in line's
+    assert join(free, w2, "w2", _round())[1:] == [
+        Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
+    assert join(free, w1, "w1", _round()) == [
+        Queued(w1, None), Sign(Roster((*SEATS, Seat(w1, "w1"))))]
+    rs = _round()
+    rs.live.discard(1)  # in a round, a dropped seat is free: the first in line waits for it
+    assert join(table(Phase.PLAYING, max_seats=3), w1, "w1", rs) == [
+        Queued(w1, None), Waits(w1, "w1"), Emit(ev.Notice("w1 sits down when this round ends"))]
+    for phase in (Phase.BETWEEN, Phase.PLAYING):
+        assert seat_lost(table(phase), w1)[0] == Queued(w1, None)
+    assert ordinal(1) == "1st" and ordinal(12) == "12th" and ordinal(22) == "22nd"
 
 
 def test_a_guest_s_seat_is_given_up_and_the_host_s_never() -> None:

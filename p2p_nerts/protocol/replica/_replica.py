@@ -326,8 +326,9 @@ class Replica:
             case Step():
                 self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
                                                self.now, totals=self.totals))
-            case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
-                  | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
+            case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
+                  | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
+                  | fx.DealByHand()):
                 self.seating.apply(effect, self._outbox.seq)
             case fx.DrainAll():
                 for chain in list(self.authors.values()):
