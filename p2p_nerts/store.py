@@ -116,6 +116,17 @@ CREATE TABLE IF NOT EXISTS games (
 """
 
 
+#: What a host opened its table with that no signed entry says (the entries hold
+#: the rules and clocks): its name, its seats and when it deals by itself. A host
+#: back from a crash (``--resume``) opens the same table again from it.
+_HOSTING_SCHEMA = """
+CREATE TABLE IF NOT EXISTS hosting (
+    table_id BLOB PRIMARY KEY,
+    facts    TEXT NOT NULL
+);
+"""
+
+
 class StoreError(Exception):
     """The data file cannot be used (corrupt, locked, not a database)."""
 
@@ -187,6 +198,7 @@ class Store:
             self._db.executescript(_SCHEMA)
             self._db.executescript(_GAMES_SCHEMA)
             self._db.executescript(_SOLO_SCHEMA)
+            self._db.executescript(_HOSTING_SCHEMA)
         except (sqlite3.Error, OSError) as exc:
             _unlock(self._lock)
             if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
@@ -389,6 +401,24 @@ class Store:
                                    f"torn): {exc.strerror or exc}") from None
         return records
 
+    def note_hosting(self, table_id: bytes, facts: dict[str, object]) -> None:
+        """Keep what the host opened ``table_id`` with (``_HOSTING_SCHEMA``)."""
+        with self._damage(), self._tx():
+            self._db.execute("INSERT OR REPLACE INTO hosting VALUES (?, ?)",
+                             (table_id, json.dumps(facts)))
+
+    def hosting(self, table_id: bytes) -> dict[str, object]:
+        """What :meth:`note_hosting` kept of ``table_id`` (empty if nothing, or if it
+        cannot be read: the caller checks each fact)."""
+        with self._damage():
+            row = self._db.execute("SELECT facts FROM hosting WHERE table_id = ?",
+                                   (table_id,)).fetchone()
+        try:
+            facts = json.loads(row[0]) if row is not None else {}
+        except (TypeError, ValueError):
+            return {}
+        return facts if isinstance(facts, dict) else {}
+
     def unfinished(self) -> TableRecord | None:
         """The most recent table whose game did not end: what ``--resume`` goes back to."""
         with self._damage():
@@ -403,6 +433,7 @@ class Store:
         """The game is over: keep its result, drop its journal."""
         with self._damage(), self._tx():
             self._db.execute("UPDATE tables SET finished = 1 WHERE table_id = ?", (table_id,))
+            self._db.execute("DELETE FROM hosting WHERE table_id = ?", (table_id,))
             self._db.execute("INSERT INTO results VALUES (?, ?, ?)",
                              (table_id, time.time(), json.dumps(summary)))
         self._drop_journal(table_id)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..lines import fail
 from ..net.interfaces import Interfaces, interfaces_setting
-from ..peer.results import LISTEN, event_records
+from ..peer.results import LISTEN, browse, tallied
 from ..protocol.identity import default_data_dir
 from ..records.history import history_text, load_game, round_to_replay, statistics
 from ..records.record import MAX_RECORD, RecordError, decode
@@ -123,23 +123,39 @@ def _event(args: argparse.Namespace) -> int:
         return 130
 
 
+INCOMPLETE = 3
+"""``nerts event``'s exit status when it could not count everything it should have:
+a player heard of but not asked, or nobody on the network answering at all."""
+_NOBODY = ("nobody on the network answered (is multicast blocked here?): only this "
+           "computer's games are counted")
+
+
 async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir: Path) -> int:
     shown = None
     while True:
         since = time.time() - args.hours * 3600
-        standings = await event_records(interfaces, since, args.listen,
-                                        partial(_own_records, data_dir))
+        missed: list[tuple[str, str]] = []
+        servers = await browse(interfaces, args.listen)
+        standings = await tallied(servers, since, partial(_own_records, data_dir), missed)
+        gaps = [f"NOT COUNTED (from {where}): could not fetch its games: {why}"
+                for where, why in missed]
+        if not servers:
+            gaps.append(f"NOT COMPLETE: {_NOBODY}")
         if args.json:
-            text = json.dumps(standings_json(standings))
+            text = json.dumps(standings_json(standings) | {
+                "incomplete": [{"from": where, "why": why} for where, why in missed]
+                + ([{"from": None, "why": _NOBODY}] if len(gaps) > len(missed) else [])})
         elif args.csv:
             text = standings_csv(standings).rstrip("\n")
         else:
-            text = "\n".join(standings_text(standings))
+            text = "\n".join([*standings_text(standings), *gaps])
         if text != shown:
             print(text, flush=True)
             shown = text
+        if args.csv and gaps:
+            print("\n".join(gaps), file=sys.stderr)
         if args.watch is None:
-            return 0
+            return INCOMPLETE if gaps else 0
         await asyncio.sleep(args.watch)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -91,6 +92,9 @@ class Connection(asyncio.Protocol):
     def __init__(self, on_made: Callable[[Connection], None] | None = None) -> None:
         self.transport: asyncio.Transport | None = None
         self.reason = ""  # why the connection ended: the first one given wins
+        #: The peer sent something: a connection closed before it did is a lobby's
+        #: check that the table is there (``discovery.dial``), or a port scan.
+        self.heard = False
         self._on_made = on_made
         self._decoder = FrameDecoder()
         self._queue: deque[bytes] = deque()
@@ -108,6 +112,7 @@ class Connection(asyncio.Protocol):
             self._on_made(self)
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         try:
             frames = self._decoder.feed(data)
         except FrameError as exc:
@@ -275,6 +280,8 @@ class Link:
     """An authenticated connection to the peer whose public key is ``key``."""
 
     def __init__(self, key: bytes, peer: Info, stream: _Stream) -> None:
+        #: When a frame last came in (``time.monotonic``; the mesh sets it).
+        self.heard_at = time.monotonic()
         self.key = key
         self.peer = peer
         self._stream = stream

@@ -268,6 +268,18 @@ class Mesh:
                 self._start_dialer(key, address)
 
     # ------------------------------------------------------------ closing
+    def close_silent(self, keys: Iterable[bytes], after: float) -> None:
+        """Close the links of ``keys`` that brought nothing for ``after`` s (the peer
+        is gone: see ``NetSession._quiet_places``); each one's end is told as any
+        link's is."""
+        now = time.monotonic()
+        for key in keys:
+            link = self.links.get(key)
+            if link is not None and now - link.heard_at > after:
+                # Abort: a peer gone silent takes no data, so a close would wait
+                # for what is queued to it to go out, for as long as TCP tries.
+                link.abort(f"silent for {after:g} s")
+
     async def close(self, flush: float = 1.0) -> None:
         """Stop dialing and accepting; give queued frames up to ``flush`` s to go out."""
         self._closing = True
@@ -347,8 +359,16 @@ class Mesh:
             connection.close()
             return None
         except LinkError as exc:
-            self._quiet.log(time.monotonic(), "failed", logging.INFO,
-                            "incoming connection from %s failed: %s", ip, exc)
+            if connection.heard and connection.closed and self._info().full:
+                # It heard our info frame say full, and went: the newcomer's side
+                # says why (``wire.refusal``), and so does ours.
+                self._quiet.log(time.monotonic(), "refused", logging.INFO,
+                                "turned away a newcomer from %s: the table is full", ip)
+            elif connection.heard or not connection.closed:
+                self._quiet.log(time.monotonic(), "failed", logging.INFO,
+                                "incoming connection from %s failed: %s", ip, exc)
+            else:  # closed unspoken: a lobby checking that the table is there
+                _log.debug("a connection from %s closed before it said anything", ip)
             connection.close()
             return None
         if link.sealed:
@@ -475,7 +495,13 @@ class Mesh:
 
     def _who(self, link: Link) -> str:
         """``Ana (ab12-…)``: the peer's player name (else its info frame's) and key."""
-        return f"{self._name_of(link.key) or link.peer.name} ({fingerprint_of(link.key)})"
+        name = self._name_of(link.key)
+        if name is None:
+            # A peer at this table says the table's name in its info frame, not its
+            # own: one we know nothing of yet (no seat, not watching yet) is a
+            # stranger, not "Main table".
+            name = "a stranger" if link.peer.name == self._info().name else link.peer.name
+        return f"{name} ({fingerprint_of(link.key)})"
 
     def _unplaced_budget(self, ip: str) -> LinkBudget:
         """The budget shared by the links without a place from ``ip`` (``Limits``)."""
@@ -493,7 +519,7 @@ class Mesh:
         see ``Limits``), at a guest as at the host. A guest that has just sat
         down cannot tell the seats from strangers yet, and catches up from
         them: until it can, every key plays there (its ``player`` rule)."""
-        now = time.monotonic()
+        now = link.heard_at = time.monotonic()
         unplaced = not self._player(link.key)
         budget = budgets[1] if unplaced else budgets[0]
         given = len(payloads)

@@ -46,7 +46,7 @@ class AdFacts:
     def of(cls, replica: Replica) -> AdFacts:
         """What the ad says of ``replica``'s table as it is now."""
         seating, phase = replica.seating, replica.phase
-        return cls(min(len(seating.seats), seating.max_seats),
+        return cls(min(replica.view().seats_taken, seating.max_seats),
                    seating.variants.summary()[:MAX_VARIANT_CHARS], _AD_STATES[phase],
                    seating.next_round_at if phase is Phase.BETWEEN else None)
 

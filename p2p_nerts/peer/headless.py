@@ -196,6 +196,9 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
         nonlocal seated
         writer.on_event(event)
         line = describe(event)
+        if isinstance(event, ev.RoundStarting) and not session.watching \
+                and session.replica.view().my_seat is None:
+            line = None  # a latecomer catching up on a round it is not dealt in
         if line is not None:
             _log.log(*line)
         if isinstance(event, ev.RosterChanged):

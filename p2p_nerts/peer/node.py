@@ -26,13 +26,14 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from ..game.variants import Variants
 from ..net.bounds import Limits
 from ..net.channel import normalize_code
+from ..net.discovery import MAX_NAME_CHARS, MAX_SEATS
 from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, interfaces_from
 from ..net.link import Link, LinkError, Refused
 from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
@@ -45,6 +46,7 @@ from ..protocol.journal import Kind, Record, made_by
 from ..protocol.replica import (
     COUNTDOWN,
     DROP_AFTER,
+    OVER,
     AskToWatch,
     Command,
     LeaveTable,
@@ -64,8 +66,8 @@ from ..session import Listener, restored
 from ..store import JournalError, Store, StoreError, TableRecord
 from .announce import TableAnnouncer
 
-__all__ = ["LATECOMER", "MAX_SPECTATORS", "SHELL_CHECKS", "Endpoint", "NetSession", "TableConfig",
-           "fingerprint_hex"]
+__all__ = ["LATECOMER", "MAX_SPECTATORS", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
+           "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
@@ -77,6 +79,8 @@ _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
+WAITING = "the table is full: waiting for a free seat, to sit down as one comes free"
+NO_SEAT = "the game is over, and no seat came free: you did not play"
 MAX_SPECTATORS = 16
 """Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
 _ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
@@ -154,6 +158,28 @@ def _give_way() -> None:
         os.sched_yield()
 
 
+def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
+               ) -> tuple[TableConfig, str]:
+    """The table a host resumes, as it opened it (``Store.hosting``): its name, its
+    seats and when it deals by itself, whatever the command line says now (its
+    rules and clocks come back from the journal's SETTINGS). A fact missing or
+    unreadable keeps ``config``'s."""
+    opened = facts.get("name")
+    if isinstance(opened, str) and 0 < len(opened) <= MAX_NAME_CHARS and opened.isprintable():
+        name = opened
+    seats = facts.get("seats")
+    if type(seats) is int and 2 <= seats <= MAX_SEATS:
+        config = replace(config, max_seats=seats)
+    auto_start = facts.get("auto_start", config.auto_start)
+    if auto_start is None or (type(auto_start) is int and 2 <= auto_start <= config.max_seats):
+        config = replace(config, auto_start=auto_start)
+    auto_next = facts.get("auto_next", config.auto_next)
+    if auto_next is None or (isinstance(auto_next, int | float) and not isinstance(
+            auto_next, bool) and 0 <= auto_next <= 3600):
+        config = replace(config, auto_next=None if auto_next is None else float(auto_next))
+    return config, name
+
+
 def fingerprint_hex(key: bytes) -> str:
     """The fingerprint as a table's TXT record carries it: no dashes."""
     return fingerprint_of(key).replace("-", "")
@@ -201,6 +227,7 @@ class NetSession:
         self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._waiting_for_seat = False  # refused at a full table, asking again as seats change
+        self._last_refusal = ""  # the host's last word to us, waiting in line
         self._asked_back: int | None = None  # the round after which we last asked
         self._ask_again_at = 0.0
         self.table_name = ""
@@ -239,6 +266,11 @@ class NetSession:
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
+        if store is not None:
+            c = config
+            self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
+                "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
+                "auto_next": c.auto_next}))
         self._route(self.replica.handle(Open(), self._clock()))
         self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
@@ -270,7 +302,10 @@ class NetSession:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
         opened = self.replica.handle(Open(), self._clock())
-        if link.peer.playing:
+        if link.peer.full and not self._had_seat:  # we asked to wait (it refuses others)
+            self._waiting_for_seat = True
+            opened.events.append(ev.Notice(WAITING))
+        elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
         self._route(opened)
         return self
@@ -342,6 +377,8 @@ class NetSession:
         old port, where the guests keep redialing it; a guest dials the host.
         """
         is_host = table.host_key == identity.public_key
+        if is_host:
+            config, table_name = _as_opened(config, table_name, store.hosting(table.table_id))
         self = cls(identity, config, is_host=is_host, store=store, clock=clock)
         replica = restored(store, table.table_id, identity, table.table_id, table.host_key,
                            self._clock(), **self._replica_options())
@@ -466,6 +503,8 @@ class NetSession:
             # that starts drawing gets one at the next.
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
+            if r.is_host:
+                self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
             self._ask_back()
             self._announcer.check()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
@@ -491,6 +530,19 @@ class NetSession:
 
     def close(self) -> None:
         self._closed.set()
+
+    @staticmethod
+    def _quiet_places(r: Replica) -> list[bytes]:
+        """Host: the places whose peer must be heard from (its heartbeats come every
+        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
+        the latecomers waiting, those in line for a seat at a full table, and
+        outside a round every seat. A machine gone
+        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
+        and its seat, for many minutes; in a round the drop vote frees the seat."""
+        keys = [*r.seating.waiting, *r.seating.queue]
+        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
+            keys.extend(r.seating.seated - {r.host_key})
+        return keys
 
     async def wait_closed(self) -> None:
         """Until :meth:`close` (or a failure that ends :meth:`run`)."""
@@ -562,7 +614,7 @@ class NetSession:
             name = self._identity.name if self._config.code is None else _NEWCOMER
             return Info(NET_VERSION, None, name, self._advertised_port,
                         views=self._config.views)
-        seats = len(self.view.seats)
+        seats = self.view.seats_taken
         return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
                     self._advertised_port, seats, full=seats >= r.seating.max_seats,
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
@@ -676,11 +728,17 @@ class NetSession:
             # so a long wait adds no entries to the table's log).
             asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
         elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
-                and not self._had_seat:
-            told = None if self._waiting_for_seat else ev.Notice(
-                "the table is full: waiting for a free seat, to sit down as one comes free")
-            self._waiting_for_seat = True
+                and not self._had_seat and event.reason != OVER:
+            # Told once that we wait, then our place in line as the host says it.
+            told = None if event.reason == self._last_refusal else ev.Notice(
+                f"waiting for a free seat: {event.reason}")
+            self._waiting_for_seat, self._last_refusal = True, event.reason
             return told
+        elif isinstance(event, ev.Refused) and event.reason == OVER:
+            self._waiting_for_seat = False  # nothing left to wait for: told as it is
+        elif isinstance(event, ev.GameOver) and self._waiting_for_seat and not self._had_seat:
+            self._waiting_for_seat = False
+            _log.info(NO_SEAT)
         elif isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
         elif isinstance(event, ev.Refused) and self._had_seat:
@@ -728,10 +786,19 @@ class NetSession:
         return view is not None and view.watcher(key) and self.admits_spectator(key)
 
     def _player_name(self, key: bytes) -> str | None:
-        """The name a peer sits (or sat) under at this table; None: never seated."""
+        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
+        latecomer waiting for the next deal, or a spectator; None: none of these."""
         if self._replica is None:
             return f"the host of {self.table_name}" if self.table_name else None
-        return self._names.get(key)
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        if key == self._replica.host_key:  # before its ROSTER came
+            return f"the host of {self.table_name}"
+        waiting = self._replica.seating.waiting.get(key)
+        if waiting is not None:
+            return f"{waiting}, a latecomer"
+        return "a spectator" if self.view.watcher(key) else None
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.
@@ -801,12 +868,15 @@ class NetSession:
         if up and self.watching:
             self._route(r.handle(AskToWatch(key), self._clock()))
         if (up and key == r.host_key and not r.is_host and not self.watching
-                and r.phase in (Phase.LOBBY, Phase.BETWEEN)):
+                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
+                     or self.view.my_key not in self.view.seated)):
             # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it. Ask again
-            # (a seated player is only told the roster again).
+            # went (the SeatLost command), or our JOIN was lost with it; or back
+            # as a latecomer, whom it took off its waiting list. Ask again (a
+            # seated player is only told the roster again).
             self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and key in self.view.seated:
+        elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
+                                        or key in r.seating.queue):
             self._route(r.handle(SeatLost(key), self._clock()))
         elif up and r.is_host and key not in self.view.seated:
             # A newcomer asks for its seat right after its link is up: judge the

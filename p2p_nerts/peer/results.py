@@ -330,11 +330,13 @@ async def browse(interfaces: Interfaces, listen: float = LISTEN) -> list[tuple[s
     return list(found.values())
 
 
-async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source) -> Standings:
+async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source,
+                  missed: list[tuple[str, str]] | None = None) -> Standings:
     """The standings of what ``servers`` serve and this player's own records (``own``),
     each record verified as it comes and kept as its summary only: at most
     :data:`MAX_RECORD` bytes of records are held at once, however many servers answer.
-    A server that offers bytes that are not a record at all is asked no further."""
+    A server that offers bytes that are not a record at all is asked no further; one
+    that could not be asked is added to ``missed`` as ``(where, why)``."""
     counting = Tally(since)
     budget = Budget(MAX_RECORD)
     heard: asyncio.Queue[tuple[str, bytearray] | None] = asyncio.Queue()
@@ -376,6 +378,8 @@ async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source)
             counting.refuse(where, str(exc))
         except (OSError, TimeoutError, ValueError) as exc:
             _log.warning("could not ask %s:%d for results: %s", host, port, exc)
+            if missed is not None:
+                missed.append((where, _why(exc)))
 
     verifying = asyncio.ensure_future(verifier())
     try:
@@ -390,12 +394,24 @@ async def tallied(servers: Sequence[tuple[str, int]], since: float, own: Source)
 
 
 async def event_records(interfaces: Interfaces, since: float, listen: float,
-                        own: Source) -> Standings:
+                        own: Source, missed: list[tuple[str, str]] | None = None
+                        ) -> Standings:
     """What a standings view counts, ``nerts event``'s and the lobby's alike: the records
     the LAN's players serve (:func:`browse`, :func:`tallied`) and this player's own
     (``own``), which count even where multicast is blocked (a game heard twice counts
-    once)."""
-    return await tallied(await browse(interfaces, listen), since, own)
+    once). ``missed`` gets ``(where, why)`` for each player heard of but not asked."""
+    return await tallied(await browse(interfaces, listen), since, own, missed)
+
+
+def _why(error: BaseException) -> str:
+    """A failed ask, in a player's words."""
+    if isinstance(error, ConnectionRefusedError):
+        return "refused the connection (the player has left?)"
+    if isinstance(error, TimeoutError):
+        return "did not answer in time"
+    if isinstance(error, OSError):
+        return f"unreachable ({error.strerror or error})"
+    return str(error) or type(error).__name__
 
 
 def _request(data: bytes) -> float:

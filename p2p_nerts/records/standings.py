@@ -177,7 +177,7 @@ def tally(records: Iterable[tuple[str, bytes]], since: float) -> Standings:
 def standings_text(s: Standings) -> list[str]:
     rows = s.rows()
     named = _Names(s)
-    lines = [f"{len(s.games)} games verified"]
+    lines = [f"{len(s.games)} game{'' if len(s.games) == 1 else 's'} verified"]
     if rows:
         width = max(len(r["name"]) for r in rows)
         lines.append(f"  {'':3} {'Player':<{width}}  {'Games':>5} {'Wins':>4} {'Points':>6}  "
@@ -243,8 +243,11 @@ class _Names:
         """A game in a line: its table (by its host), who won, every total."""
         names = {p["fingerprint"]: p["name"] for p in game["players"]}
         host = game["host"]
-        table = (f"hosted by {self.player(host['name'], host['fingerprint'])}"
-                 if host["name"] is not None else f"hosted by {host['fingerprint']}")
+        # The host's signed name, with the start of its fingerprint, as the lobby
+        # and ``nerts join`` tell two tables apart (NAME@FINGERPRINT).
+        at = str(host["fingerprint"]).replace("-", "")[:4]
+        table = (f"hosted by {host['name']}@{at}" if host["name"] is not None
+                 else f"hosted by {host['fingerprint']}")
         winner = game["winner"]
         if any(names[fp] in self._shared for fp in game["winners"]):
             winner = " + ".join(self.player(names[fp], fp) for fp in game["winners"])

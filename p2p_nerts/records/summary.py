@@ -70,9 +70,13 @@ class SummaryWriter:
     def resumed(self) -> None:
         """Back from a journal, the round may be scored already but not closed: its
         RoundOver came before the crash (a restore tells nothing again) and its
-        line, written as it closes, was not. Take the line up from the round."""
+        line, written as it closes, was not. Take the line up from the round.
+        The rounds closed before the crash count in the final line, as they do
+        in every other seat's: the game's rounds, not this process's."""
         view = self._replica.view()
         rnd, totals = view.round, view.totals
+        if rnd is not None:
+            self.rounds = rnd.number - (view.phase not in (Phase.BETWEEN, Phase.OVER))
         if (view.phase is Phase.SCORING and rnd is not None and rnd.results
                 and rnd.end is not None and totals is not None):
             self.rounds += 1

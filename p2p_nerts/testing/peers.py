@@ -444,8 +444,9 @@ class PeerTable:
             await peer.proc.wait()
 
     async def resume(self, i: int, *options: str) -> None:
-        """Start crashed peer ``i`` again with ``--resume`` (and ``options``)."""
-        first = ["host", "--resume", "--table-name", self.name] if i == 0 else ["bot", "--resume"]
+        """Start crashed peer ``i`` again with ``--resume`` (and ``options``): the host
+        opens the same table, by the name and clocks it opened it with."""
+        first = ["host", "--resume"] if i == 0 else ["bot", "--resume"]
         peer = self.peers[i]
         peer.args = [*first, *options, *self._options(i)]
         logged = peer.log.stat().st_size if peer.log.exists() else 0  # an earlier life's

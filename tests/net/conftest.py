@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import zeroconf
+
+from ..netkit import AnsweringPorts
 
 
 @pytest.fixture
@@ -15,3 +19,11 @@ def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
                         ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
         monkeypatch.setattr(zeroconf._core, name, value, raising=False)
+
+
+@pytest.fixture
+def answering() -> Iterator[AnsweringPorts]:
+    """Ports that answer a lobby's dial, for the ads of tables nobody hosts."""
+    ports = AnsweringPorts()
+    yield ports
+    ports.close()

@@ -36,7 +36,7 @@ from p2p_nerts.net.discovery import (
 )
 from p2p_nerts.net.interfaces import advertised_addresses, interfaces_from, interfaces_setting
 
-from ..netkit import SETTLE
+from ..netkit import SETTLE, AnsweringPorts
 
 pytestmark = pytest.mark.timeout(90)  # a safety net above the 20 s each look may wait
 
@@ -233,24 +233,25 @@ def test_advertised_addresses() -> None:
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_advertised_table_is_found_with_its_fields() -> None:
-    name = unique_name()
+def test_advertised_table_is_found_with_its_fields(answering: AnsweringPorts) -> None:
+    name, port = unique_name(), answering.new()
 
     async def scenario() -> None:
-        async with TableAdvertiser(make_ad(name), LOOPBACK) as advertiser:
+        async with TableAdvertiser(make_ad(name, port=port), LOOPBACK) as advertiser:
             await asyncio.sleep(0.1)  # announcements over: the browser must ask
             async with TableBrowser(LOOPBACK) as browser:
                 tables = await browser.wait_for(named(name), timeout=20)
         table = only(tables, name)
         assert table == advertiser.ad
-        assert table == make_ad(name, addresses=("127.0.0.1",), instance=table.instance)
+        assert table == make_ad(name, port=port, addresses=("127.0.0.1",),
+                                instance=table.instance)
         assert table.instance.startswith(f"{name} #")
 
     run(scenario)
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_seat_update_and_goodbye_are_seen() -> None:
+def test_seat_update_and_goodbye_are_seen(answering: AnsweringPorts) -> None:
     name = unique_name()
     events: list[TableEvent] = []
 
@@ -260,7 +261,7 @@ def test_seat_update_and_goodbye_are_seen() -> None:
 
     async def scenario() -> None:
         async with TableBrowser(LOOPBACK, on_event=mine) as browser:
-            advertiser = TableAdvertiser(make_ad(name), LOOPBACK)
+            advertiser = TableAdvertiser(make_ad(name, port=answering.new()), LOOPBACK)
             await advertiser.start()
             await browser.wait_for(named(name), timeout=20)
             await advertiser.update(seats_taken=3)
@@ -288,14 +289,14 @@ def test_seat_update_and_goodbye_are_seen() -> None:
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_two_tables_coexist_on_one_shared_zeroconf() -> None:
+def test_two_tables_coexist_on_one_shared_zeroconf(answering: AnsweringPorts) -> None:
     first, second = unique_name(), unique_name()
 
     async def scenario() -> None:
         async with AsyncZeroconf(interfaces=LOOPBACK) as aiozc:
             async with (
-                TableAdvertiser(make_ad(first), LOOPBACK, aiozc=aiozc),
-                TableAdvertiser(make_ad(second, needs_code=True), LOOPBACK),
+                TableAdvertiser(make_ad(first, port=answering.new()), LOOPBACK, aiozc=aiozc),
+                TableAdvertiser(make_ad(second, port=answering.new(), needs_code=True), LOOPBACK),
                 TableBrowser(LOOPBACK, aiozc=aiozc) as browser,
             ):
                 tables = await browser.wait_for(
@@ -329,7 +330,8 @@ def test_name_collision_picks_another_suffix() -> None:
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_malformed_txt_is_ignored_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_malformed_txt_is_ignored_and_logged(answering: AnsweringPorts,
+                                             caplog: pytest.LogCaptureFixture) -> None:
     bad, good = unique_name(), unique_name()
     properties = encode_txt(make_ad(bad)) | {"st": "9"}
     info = ServiceInfo(
@@ -345,7 +347,7 @@ def test_malformed_txt_is_ignored_and_logged(caplog: pytest.LogCaptureFixture) -
             await rogue.async_register_service(info)
             async with TableBrowser(LOOPBACK) as browser:
                 await asyncio.sleep(0.2)
-                async with TableAdvertiser(make_ad(good), LOOPBACK):
+                async with TableAdvertiser(make_ad(good, port=answering.new()), LOOPBACK):
                     tables = await browser.wait_for(named(good), timeout=20)
             assert not named(bad)(tables)
 
@@ -355,14 +357,14 @@ def test_malformed_txt_is_ignored_and_logged(caplog: pytest.LogCaptureFixture) -
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_find_table_by_name_and_its_failures() -> None:
+def test_find_table_by_name_and_its_failures(answering: AnsweringPorts) -> None:
     name, twin = unique_name(), unique_name()
 
     async def scenario() -> None:
         async with (
-            TableAdvertiser(make_ad(name), LOOPBACK) as advertiser,
-            TableAdvertiser(make_ad(twin), LOOPBACK),
-            TableAdvertiser(make_ad(twin), LOOPBACK),
+            TableAdvertiser(make_ad(name, port=answering.new()), LOOPBACK) as advertiser,
+            TableAdvertiser(make_ad(twin, port=answering.new()), LOOPBACK),
+            TableAdvertiser(make_ad(twin, port=answering.new()), LOOPBACK),
         ):
             assert await find_table(name.upper(), LOOPBACK, timeout=20) == advertiser.ad
             exact = advertiser.ad.instance

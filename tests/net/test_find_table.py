@@ -28,8 +28,9 @@ from p2p_nerts.net.discovery import (
     matching,
 )
 from p2p_nerts.net.discovery import _find as finding
+from p2p_nerts.net.discovery._find import table_label
 
-from ..netkit import SETTLE
+from ..netkit import SETTLE, AnsweringPorts
 
 pytestmark = pytest.mark.timeout(90)  # a safety net above the 20 s each look may wait
 
@@ -60,15 +61,46 @@ def test_what_a_typed_name_matches(typed: str | None, found: list[TableAd]) -> N
 
 
 def test_a_table_is_described_by_its_host_and_fingerprint() -> None:
-    assert describe_table(RED) == "'Red' (Ana 0123-4567)"
-    assert describe_table(replace(RED, host="")) == "'Red' (0123-4567)"
+    assert describe_table(RED) == '"Red@0123" (Ana)'
+    assert describe_table(replace(RED, host="")) == '"Red@0123"'
+    twin = replace(RED, fingerprint="0123ffff00000000", host="Bo")
+    assert describe_table(RED, [RED, twin]) == '"Red@01234567" (Ana)'  # told apart
+    assert table_label(RED, [RED, replace(twin, name="Blue")]) == "Red@0123"
+
+
+MAIN = ad("Main table", "Main table #0001", host="Tess", fingerprint="22d7b07e00000000")
+MAIN_TOO = ad("Main table", "Main table #0002", host="Bo", fingerprint="9a0122d700000000")
+SIDE = ad("Side table", "Side table #0003", host="Tess", fingerprint="22d7b07e00000000")
+
+
+@pytest.mark.parametrize(("typed", "found"), [
+    ("Main table@22d7", [MAIN]),  # as the lobby and the errors write it
+    ("main TABLE@22D7-B07E", [MAIN]),  # any case, dashes as the lobby shows them
+    ("Main@9a", [MAIN_TOO]),  # a part of the name, a shorter prefix
+    ("@22d7", [MAIN, SIDE]),  # the host's tables
+    ("Main table@ffff", []),  # no such host: the name alone does not do
+    ("Bo", [MAIN_TOO]),  # the host's name
+    ("tess", [MAIN, SIDE]),
+    ("Main table", [MAIN, MAIN_TOO]),
+])
+def test_a_table_is_picked_by_name_and_fingerprint_or_by_its_hosts_name(
+        typed: str, found: list[TableAd]) -> None:
+    assert matching([MAIN, MAIN_TOO, SIDE], typed) == found
+
+
+def test_every_candidate_in_an_error_can_be_typed_back() -> None:
+    for table in (MAIN, MAIN_TOO):
+        label = describe_table(table, [MAIN, MAIN_TOO]).split('"')[1]
+        assert matching([MAIN, MAIN_TOO, SIDE], label) == [table]
 
 
 @pytest.mark.usefixtures("quick_mdns")
-def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> None:
+def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name(
+        answering: AnsweringPorts) -> None:
     tag = secrets.token_hex(4)
-    red, blue = ad(f"x{tag} Red room"), ad(f"x{tag} Blue room", host="Bo",
-                                             fingerprint="fedcba9876543210")
+    red = replace(ad(f"x{tag} Red room"), port=answering.new())
+    blue = replace(ad(f"x{tag} Blue room", host="Bo", fingerprint="fedcba9876543210"),
+                   port=answering.new())
 
     async def scenario() -> None:
         async with (TableAdvertiser(replace(red, instance=""), LOOPBACK) as one,
@@ -81,14 +113,15 @@ def test_find_by_prefix_or_part_and_the_candidates_of_an_ambiguous_name() -> Non
             assert sorted(t.instance for t in ambiguous.value.candidates) == sorted(
                 [one.ad.instance, two.ad.instance])
             said = str(ambiguous.value)
-            assert f"'x{tag} Red room' (Ana 0123-4567)" in said
-            assert f"'x{tag} Blue room' (Bo fedc-ba98)" in said
+            assert f'"x{tag} Red room@0123" (Ana)' in said
+            assert f'"x{tag} Blue room@fedc" (Bo)' in said
+            assert "NAME@FINGERPRINT" in said
             await asyncio.sleep(1.1)
             with pytest.raises(TableNotFoundError) as missing:
                 await find_table(f"y{tag}", LOOPBACK, timeout=1.5)
             assert f"found no table named 'y{tag}'" in str(missing.value)
             assert "tables seen: " in str(missing.value)
-            assert f"'x{tag} Blue room' (Bo fedc-ba98)" in str(missing.value)
+            assert f'"x{tag} Blue room@fedc" (Bo)' in str(missing.value)
 
     asyncio.run(scenario())
 
@@ -153,7 +186,8 @@ def test_zeroconfs_socket_tracebacks_become_one_line() -> None:
         logger.warning("something else")
     finally:
         logger.removeHandler(handler)
-    assert [(r.getMessage(), r.exc_info) for r in records] == [
-        ("mDNS cannot use the network (Operation not permitted): tables may not be found or "
-         "seen; join by the host's address instead: nerts join HOST:PORT", None),
-        ("something else", None)]
+    assert [(r.getMessage(), r.exc_info, r.levelno) for r in records] == [
+        ("mDNS could not use the network once (Operation not permitted): if no table "
+         "shows, join by the host's address instead: nerts join HOST:PORT", None,
+         logging.INFO),  # a lossy firewall fails sends on a network that works
+        ("something else", None, logging.WARNING)]

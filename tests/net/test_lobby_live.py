@@ -31,6 +31,8 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.testing.peers import PeerProcess
 
+from ..netkit import AnsweringPorts
+
 pytestmark = pytest.mark.timeout(90)
 
 LOOPBACK = ["127.0.0.1"]
@@ -159,11 +161,11 @@ def test_a_table_shows_playing_and_its_next_deal() -> None:
     run(scenario)
 
 
-def test_two_tables_of_one_name_differ_by_host() -> None:
+def test_two_tables_of_one_name_differ_by_host(answering: AnsweringPorts) -> None:
     name = f"t-{secrets.token_hex(4)}"
     ad = TableAd(name=name, fingerprint="0123456789abcdef", protocol_version=1,
                  seats_taken=1, seats_total=4, variant="classic", needs_code=False,
-                 port=40123, host="Ana")
+                 port=answering.new(), host="Ana")
 
     async def scenario() -> None:
         async with (TableAdvertiser(ad, LOOPBACK),

@@ -7,18 +7,23 @@ import functools
 import io
 import json
 import secrets
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import msgpack
 import pytest
+from zeroconf import ServiceInfo
+from zeroconf.asyncio import AsyncZeroconf
 
 from p2p_nerts import cli
+from p2p_nerts.commands.records import INCOMPLETE
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.peer.node import NetSession
+from p2p_nerts.peer.node import NetSession, fingerprint_hex
 from p2p_nerts.peer.results import (
     MAX_RECORDS,
     OWN,
+    RESULTS_SERVICE,
     Budget,
     ResultsServer,
     ask,
@@ -240,15 +245,57 @@ def test_nerts_event_counts_this_players_own_games(
         return []
 
     monkeypatch.setattr("p2p_nerts.peer.results.browse", nobody)
+    # Nobody on the network answered: the player's own games count, and the exit
+    # status says the standings may be incomplete.
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
-                     "--interfaces", "127.0.0.1"]) == 0
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
     out = json.loads(capsys.readouterr().out)
     assert len(out["games"]) == 1 and out["refused"] == []
     assert {r["name"] for r in out["standings"]} == {"p0", "p1", "p2"}
+    assert [i["why"] for i in out["incomplete"]] == [
+        "nobody on the network answered (is multicast blocked here?): only this "
+        "computer's games are counted"]
     assert cli.main(["event", "--csv", "--data-dir", str(tmp_path),
-                     "--interfaces", "127.0.0.1"]) == 0
-    csv_lines = capsys.readouterr().out.splitlines()
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
+    said = capsys.readouterr()
+    csv_lines = said.out.splitlines()
     assert csv_lines[0] == "place,name,fingerprint,games,wins,points" and len(csv_lines) == 4
+    assert "nobody on the network answered" in said.err
+    assert cli.main(["event", "--data-dir", str(tmp_path),
+                     "--interfaces", "127.0.0.1"]) == INCOMPLETE
+    text = capsys.readouterr().out
+    host = fingerprint_hex(_game().replicas[1].host_key)[:4]
+    assert text.startswith("1 game verified\n")
+    # Named as the lobby and nerts join tell tables apart, by the host's signed name
+    # and the start of its fingerprint (a record's table name is nobody's signature).
+    assert f"  game hosted by p0@{host}: " in text
+    assert text.rstrip().endswith("NOT COMPLETE: nobody on the network answered (is "
+                                  "multicast blocked here?): only this computer's games "
+                                  "are counted")
+
+
+@pytest.mark.usefixtures("quick_mdns")
+def test_nerts_event_names_a_player_it_could_not_ask_and_exits_incomplete(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A player's results ad heard, its port refusing (the player gone home): the
+    standings say so, and the exit status says they are incomplete."""
+    gone = socket.create_server(("127.0.0.1", 0))
+    port = gone.getsockname()[1]
+    gone.close()
+    info = ServiceInfo(RESULTS_SERVICE, f"gone-{secrets.token_hex(4)}.{RESULTS_SERVICE}",
+                       port=port, properties={"v": "1"}, parsed_addresses=["127.0.0.1"])
+
+    async def advertised() -> int:
+        async with AsyncZeroconf(interfaces=LOOPBACK) as aiozc:
+            await aiozc.async_register_service(info)
+            return await asyncio.to_thread(cli.main, [
+                "event", "--data-dir", str(tmp_path), "--interfaces", "127.0.0.1",
+                "--listen", "3"])
+
+    assert asyncio.run(advertised()) == INCOMPLETE
+    out = capsys.readouterr().out
+    assert (f"NOT COUNTED (from 127.0.0.1:{port}): could not fetch its games: refused the "
+            "connection (the player has left?)") in out.splitlines()
 
 
 def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:

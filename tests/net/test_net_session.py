@@ -11,10 +11,13 @@ import asyncio
 import contextlib
 import io
 import json
+import logging
 import os
 import random
 import secrets
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,15 @@ from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, 
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.peer import node as node_module
 from p2p_nerts.peer.headless import paced, run_headless
-from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig, fingerprint_hex
+from p2p_nerts.peer.node import (
+    NO_SEAT,
+    WAITING,
+    Endpoint,
+    NetSession,
+    TableConfig,
+    _as_opened,
+    fingerprint_hex,
+)
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
@@ -190,7 +201,9 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
     assert signed >= 10
 
 
-def test_a_full_table_refuses_a_newcomer_clearly() -> None:
+def test_a_full_table_refuses_a_newcomer_clearly(caplog: pytest.LogCaptureFixture) -> None:
+    """The reason at both ends: the newcomer is told the table is full, and the host's
+    log says it turned a newcomer away for that (not that a connection failed)."""
     async def scenario() -> None:
         host = await host_table(None, max_seats=2)
         runner = asyncio.create_task(host.run())
@@ -199,11 +212,17 @@ def test_a_full_table_refuses_a_newcomer_clearly() -> None:
         await until(lambda: len(host.replica.view().seats) == 2)
         with pytest.raises(Refused, match="table Test table is full"):
             await join(host, "Cy")
+        await until(lambda: any("turned away" in r.getMessage() for r in caplog.records))
         host.close()
         guest.close()
         await asyncio.gather(runner, guest_runner)
 
-    run(scenario)
+    with caplog.at_level(logging.INFO, logger="p2p_nerts"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert "turned away a newcomer from 127.0.0.1: the table is full" in lines
+    assert not [line for line in lines if "failed" in line or "a stranger (" in line
+                or (" Test table (" in line and "host of Test table" not in line)], lines
 
 
 def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
@@ -232,6 +251,37 @@ def test_at_a_full_table_a_player_may_wait_for_a_free_seat() -> None:
         await asyncio.gather(runner, cy_plays)
 
     run(scenario)
+
+
+def test_waiting_at_a_full_table_through_a_game_says_one_thing_then_that_it_ended(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``join --wait`` at a full table in mid-game: told it waits for a free seat
+    (not that it plays from the next round, which it may not), and its place in
+    line, once; no seat comes free, and as the game ends it is told it did not
+    play."""
+    async def scenario() -> None:
+        host = await host_table(2, max_seats=2)
+        bo = await join(host, "Bo")
+        games = [asyncio.create_task(g) for g in bot_games([host, bo], [io.StringIO(),
+                                                                          io.StringIO()],
+                                                           linger=3.0)]
+        await until(lambda: host.replica.phase is Phase.PLAYING)
+        cy = await NetSession.join(Identity.generate("Cy"), ("127.0.0.1", host.port),
+                                   config(wait_for_seat=True), LOCAL)
+        told: list[ev.Event] = []
+        cy.subscribe(told.append)
+        cy_waits = asyncio.create_task(run_headless(cy, bot=None, summary=None, linger=0))
+        await asyncio.wait_for(asyncio.gather(*games), 60)
+        await asyncio.wait_for(cy_waits, 10)
+        notices = [e.text for e in told if isinstance(e, ev.Notice)]
+        assert notices == [WAITING, "waiting for a free seat: the table is full: you are 1st "
+                                    "in line for a seat"], notices
+        assert cy.replica.view().my_seat is None
+
+    with caplog.at_level(logging.INFO, logger="p2p_nerts"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert NO_SEAT in lines or any("the game is over" in line for line in lines), lines
 
 
 def test_a_latecomer_waits_for_the_next_deal_and_plays_to_the_end() -> None:
@@ -505,3 +555,83 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
     # Group commit: far fewer fsyncs than sends (acknowledgements of what we received
     # wait for no disk).
     assert 0 < trail.count("fsync") < trail.count("send")
+
+
+def test_a_resumed_host_takes_what_it_opened_with_and_checks_each_fact() -> None:
+    """``--resume`` reopens the table as the store kept it; a fact that is missing or
+    makes no sense (a damaged store) keeps the command line's."""
+    given = TableConfig(max_seats=8, auto_start=None, auto_next=None)
+    kept = {"name": "Main table", "seats": 4, "auto_start": 3, "auto_next": 5}
+    config, name = _as_opened(given, "Tess's table", kept)
+    assert name == "Main table"
+    assert (config.max_seats, config.auto_start, config.auto_next) == (4, 3, 5.0)
+    bad = {"name": "\x1b[2J", "seats": 99, "auto_start": "3", "auto_next": True}
+    assert _as_opened(given, "Tess's table", bad) == (given, "Tess's table")
+    assert _as_opened(given, "Tess's table", {}) == (given, "Tess's table")
+    dealing = TableConfig(auto_start=2, auto_next=1.0)
+    assert _as_opened(dealing, "Tess's table", {"seats": 4}) == (
+        replace(dealing, max_seats=4), "Tess's table")  # kept from before: the others
+
+
+def test_the_log_names_each_peer_as_who_it_is_never_after_the_table(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A peer at a table says the table's name in its info frame: the log names a
+    seated peer by its seat's name and a spectator as one, not "Test table"."""
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=3)
+        guest = await join(host, "Bo")
+        runs = [asyncio.create_task(s.run()) for s in (host, guest)]
+        await until(lambda: len(guest.replica.view().seats) == 2)
+        watcher = await NetSession.watch(Identity.generate("Wes"), ("127.0.0.1", host.port),
+                                         config(), LOCAL)
+        runs.append(asyncio.create_task(watcher.run()))
+        await until(lambda: watcher.watching and len(watcher.connected) == 2)
+        await asyncio.sleep(0.5)
+        for session in (watcher, guest, host):
+            session.close()
+        await asyncio.gather(*runs)
+
+    with caplog.at_level(logging.INFO, logger="p2p_nerts.net.mesh"):
+        run(scenario)
+    lines = [r.getMessage() for r in caplog.records]
+    assert any(line.startswith("disconnected from a spectator (") for line in lines), lines
+    assert not [line for line in lines if " Test table (" in line
+                and "the host of Test table" not in line], lines
+
+
+def test_players_waiting_at_a_full_table_sit_down_in_the_order_they_came() -> None:
+    """Two ``join --wait`` at a full table: each told its place in line; the seat that
+    frees goes to the first, and the second is told it is first now."""
+    async def scenario() -> None:
+        host = await host_table(None, max_seats=2)
+        bo = await join(host, "Bo")
+        runs: list[asyncio.Task[Any]] = [asyncio.create_task(s.run()) for s in (host, bo)]
+        await until(lambda: len(host.replica.view().seats) == 2)
+        told: dict[str, list[str]] = {"Cy": [], "Dee": []}
+        waiters: dict[str, NetSession] = {}
+
+        def heard(name: str, place: str) -> Callable[[], bool]:
+            return lambda: any(f"you are {place} in line" in text for text in told[name])
+
+        for name, place in (("Cy", "1st"), ("Dee", "2nd")):
+            waiter = await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                           config(wait_for_seat=True), LOCAL)
+            waiter.subscribe(partial(notices_to, told[name]))
+            runs.append(asyncio.create_task(run_headless(waiter, bot=None, summary=None)))
+            waiters[name] = waiter
+            await until(heard(name, place), f"{name} in line")
+        bo.close()
+        await until(lambda: waiters["Cy"].replica.view().my_seat is not None, "Cy seated")
+        await until(heard("Dee", "1st"), "Dee first in line")
+        assert [s.name for s in host.replica.view().seats] == ["Host", "Cy"]
+        assert list(host.replica.seating.queue.values()) == ["Dee"]
+        for session in (*waiters.values(), host):
+            session.close()
+        await asyncio.gather(*runs)
+
+    run(scenario)
+
+
+def notices_to(said: list[str], event: ev.Event) -> None:
+    if isinstance(event, ev.Notice):
+        said.append(event.text)

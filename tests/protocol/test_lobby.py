@@ -43,6 +43,7 @@ from p2p_nerts.protocol.replica._effects import (
     DealByHand,
     Emit,
     NextDeal,
+    Queued,
     Readied,
     SetRules,
     SetSeats,
@@ -74,12 +75,14 @@ from p2p_nerts.protocol.replica._lobby import (
     goodbye,
     host_between_rounds,
     join,
+    ordinal,
     reseat,
     roster,
     roster_begins,
     seat_lost,
     settings,
     start_round,
+    taken,
     unseat,
     variants_of,
 )
@@ -101,8 +104,10 @@ def _round() -> RoundState:
 def _answer(key: bytes, *, in_round: bool = False, over: bool = False, room: int = 4,
             waiting: dict[bytes, str] | None = None, proven: bool = False,
             rs: RoundState | None = None) -> object:
-    return answer_join(key, rs=rs if rs is not None else _round(), in_round=in_round,
-                       over=over, seated=frozenset(s.key for s in SEATS), taken=len(SEATS),
+    rs = rs if rs is not None else _round()
+    table = _table(Phase.PLAYING if in_round else Phase.BETWEEN, waiting=waiting)
+    return answer_join(key, rs=rs, in_round=in_round, over=over,
+                       seated=frozenset(s.key for s in SEATS), taken=taken(table, rs),
                        waiting=waiting or {}, proven=proven, room=room)
 
 
@@ -123,6 +128,25 @@ def test_mid_round_a_player_waits_for_the_round_to_close() -> None:
     assert _answer(NEW, in_round=True) == Wait()
     assert _answer(NEW, in_round=True, waiting={b"w" * 32: "w"}) == Refuse(FULL)
     assert _answer(NEW, in_round=True, proven=True) == Refuse(EQUIVOCATOR)
+    rs.live.discard(2)  # b dropped too: its seat is free, for a newcomer or for a
+    assert _answer(NEW, in_round=True, rs=rs, waiting={b"w" * 32: "w"}, room=3) == Wait()
+    assert _answer(A, in_round=True, rs=rs, waiting={NEW: "new", b"w" * 32: "w"},
+                   room=3) == Refuse(FULL)  # a's seat went to a latecomer meanwhile
+
+
+def test_seats_taken_in_a_round_are_those_the_next_deal_goes_to() -> None:
+    """What the lobby and a newcomer count: a seat the table dropped is free at once,
+    a seat a latecomer waits for is taken; between rounds, the seats."""
+    rs = _round()
+    assert taken(_table(Phase.PLAYING), rs) == 3
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new"}), rs) == 4
+    rs.live.discard(1)  # a dropped
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new"}), rs) == 3
+    assert taken(_table(Phase.PLAYING, waiting={NEW: "new", A: "a"}), rs) == 4  # a asked back
+    rs.live.discard(0)  # the host stays, dropped or not
+    assert taken(_table(Phase.SCORING), rs) == 2
+    assert taken(_table(Phase.BETWEEN), rs) == 3
+    assert taken(_table(Phase.LOBBY), None) == 3
 
 
 def test_as_a_round_closes_the_dropped_leave_and_those_waiting_sit() -> None:
@@ -205,10 +229,38 @@ def test_a_join_gets_a_seat_a_place_on_the_waiting_list_a_retelling_or_a_no() ->
     assert join(_table(Phase.PLAYING), NEW, "new", _round()) == [
         Waits(NEW, "new"), Emit(ev.Notice("new sits down when this round ends"))]
     assert join(_table(), A, "a", _round()) == [Sign(Roster(SEATS))]
-    assert join(_table(max_seats=3), NEW, "new", _round()) == [Sign(Refusal(NEW, FULL))]
+    assert join(_table(max_seats=3), NEW, "new", _round()) == [
+        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 1st in line for a seat"))]
     assert join(_table(proven=frozenset({NEW})), NEW, "new", None) == [
         Sign(Refusal(NEW, EQUIVOCATOR))]
     assert join(_table(Phase.PLAYING), A, "a", _round()) == []  # live: catches up
+
+
+def test_at_a_full_table_players_wait_in_line_and_seats_go_to_them_in_its_order() -> None:
+    """``join --wait``: refused, each is told its place in line; a seat that frees
+    goes to the first in line, whoever asks first; one gone leaves the line."""
+    w1, w2 = b"\x05" * 32, b"\x06" * 32
+
+    def table(phase: Phase = Phase.BETWEEN, **kw: object) -> Table:
+        return replace(_table(phase, **kw), queue={w1: "w1", w2: "w2"})  # type: ignore[arg-type]
+
+    full = table(max_seats=3)
+    assert join(full, NEW, "new", _round()) == [
+        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 3rd in line for a seat"))]
+    assert join(full, w2, "w2", _round()) == [
+        Queued(w2, "w2"), Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
+    free = table(max_seats=4)  # one seat free: the first in line's
+    assert join(free, w2, "w2", _round())[1:] == [
+        Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
+    assert join(free, w1, "w1", _round()) == [
+        Queued(w1, None), Sign(Roster((*SEATS, Seat(w1, "w1"))))]
+    rs = _round()
+    rs.live.discard(1)  # in a round, a dropped seat is free: the first in line waits for it
+    assert join(table(Phase.PLAYING, max_seats=3), w1, "w1", rs) == [
+        Queued(w1, None), Waits(w1, "w1"), Emit(ev.Notice("w1 sits down when this round ends"))]
+    for phase in (Phase.BETWEEN, Phase.PLAYING):
+        assert seat_lost(table(phase), w1)[0] == Queued(w1, None)
+    assert ordinal(1) == "1st" and ordinal(12) == "12th" and ordinal(22) == "22nd"
 
 
 def test_a_guest_s_seat_is_given_up_and_the_host_s_never() -> None:
@@ -224,6 +276,8 @@ def test_a_guest_gone_between_rounds_loses_its_seat_and_its_place_on_the_waiting
     for phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING, Phase.OVER):
         assert seat_lost(_table(phase), A) == []  # in a round, the drop vote decides
         assert goodbye(_table(phase), A) == [Unwait(A)]  # it sits down no more
+        # A latecomer gone before the deal is never seated: the deal would wait for it.
+        assert seat_lost(_table(phase, waiting={NEW: "new"}), NEW) == [Unwait(NEW)]
     guest = _table(me=A)
     assert seat_lost(guest, B) == [] and goodbye(guest, B) == [Unwait(B)]
 

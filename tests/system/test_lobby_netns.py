@@ -19,7 +19,7 @@ import pytest
 
 from p2p_nerts.testing.peers import PeerProcess
 
-from .test_net_netns import EVERY_INTERFACE, Lab, NamespaceProcess, running_lab
+from .test_net_netns import EVERY_INTERFACE, Lab, NamespaceProcess, running_lab, sh
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -102,6 +102,134 @@ def test_an_open_lobby_follows_joins_a_crash_and_a_leave(lab4: Lab, tmp_path: Pa
             assert (last["state"], last["host"]) == ("lobby", "Tess")
         finally:
             for peer in (host, *players):
+                peer.kill()
+            await lobby.stop()
+
+    asyncio.run(scenario())
+
+
+#: A lobby without a screen: one JSON line per change, with the named table's rows.
+ROWS = """
+import asyncio, json, sys, time
+from p2p_nerts.net.discovery import TableBrowser
+from p2p_nerts.net.interfaces import interfaces_setting
+
+browser = None
+
+def show(event):
+    if event.table.name == sys.argv[1]:
+        rows = [t for t in browser.tables if t.name == sys.argv[1]]
+        print(json.dumps({"change": event.change.value, "rows": len(rows),
+                          "at": time.time()}), flush=True)
+
+async def main():
+    global browser
+    browser = TableBrowser(interfaces_setting(None), on_event=show)
+    async with browser:
+        await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+GONE = 3.0
+"""Seconds an open lobby may show a table that is gone (the issue's bound)."""
+
+
+class RowsProcess(NamespaceProcess):
+    """The rows script in a namespace."""
+
+    def __init__(self, ns: str, name: str, out: Path) -> None:
+        super().__init__(ns, [sys.executable, "-c", ROWS, name], out)
+
+    def rows(self) -> int:
+        lines = self.lines()
+        return 0 if not lines else int(lines[-1]["rows"])
+
+    async def shows(self, rows: int, what: str, timeout: float) -> float:
+        """Seconds until the lobby shows ``rows`` rows; fails after ``timeout``."""
+        start = asyncio.get_running_loop().time()
+        try:
+            async with asyncio.timeout(timeout):
+                while self.rows() != rows:
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            raise AssertionError(f"the lobby did not follow {what}: {self.rows()} rows\n"
+                                 f"{self.out.read_text()}") from None
+        return asyncio.get_running_loop().time() - start
+
+
+def test_an_open_lobby_loses_a_killed_or_cut_off_host_and_shows_a_resumed_one_once(
+        lab4: Lab, tmp_path: Path) -> None:
+    """Across network stacks: a host killed mid-game (no goodbye) leaves the open
+    lobby within ``GONE`` s; resumed on its old port it is one row; its link cut
+    (nothing answers, not even a refusal), it leaves within ``GONE`` s again."""
+    name = f"lab-{secrets.token_hex(3)}"
+
+    async def scenario() -> None:
+        lobby = RowsProcess(lab4.peers[3], name, tmp_path / "lobby.jsonl")
+        hosting = ["host", "--table-name", name, "--headless", "--seats", "3", "--port",
+                   "40999", "--auto-start", "2", "--bot", "medium", "--pace", "2",
+                   "--target", "1000"]
+        netns = ("ip", "netns", "exec", lab4.peers[0])
+        host = PeerProcess("Tess", tmp_path / "host", hosting, prefix=netns,
+                           env=EVERY_INTERFACE)
+        bot = PeerProcess("Bo", tmp_path / "bo", ["bot", name, "--pace", "2",
+                                                  "--find-timeout", "20"],
+                          prefix=("ip", "netns", "exec", lab4.peers[1]), env=EVERY_INTERFACE)
+        resumed = PeerProcess("Tess", tmp_path / "host", [*hosting, "--resume"],
+                              prefix=netns, env=EVERY_INTERFACE)
+        try:
+            await lobby.start()
+            await host.start()
+            await host.wait_for_line(f"table '{name}' open", 30)
+            await lobby.shows(1, "the table opening", 20)
+            await bot.start()
+            await host.wait_for_line("round 1", 30)
+            host.kill()
+            await lobby.shows(0, "the host killed", GONE)
+            await resumed.start()
+            await resumed.wait_for_line("back at table", 30)
+            await lobby.shows(1, "the host resumed", 20)
+            await asyncio.sleep(GONE)
+            assert lobby.rows() == 1, lobby.out.read_text()
+            sh("ip", "-n", lab4.bridge, "link", "set", "veth0", "down")  # the host cut off
+            await lobby.shows(0, "the host cut off", GONE)
+        finally:
+            for peer in (host, bot, resumed):
+                peer.kill()
+            await lobby.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_player_whose_machine_goes_silent_frees_its_seat_in_an_open_lobby(
+        lab4: Lab, tmp_path: Path) -> None:
+    """Before the first deal, a bot's machine goes silent (its link to the segment cut:
+    its TCP link is never closed): its seat is free in the open lobby within
+    ``--drop-after`` + 2 s."""
+    name = f"lab-{secrets.token_hex(3)}"
+    drop_after = 3.0
+
+    async def scenario() -> None:
+        lobby = LobbyProcess(lab4.peers[3], name, tmp_path / "lobby.jsonl")
+        host = PeerProcess("Tess", tmp_path / "host",
+                           ["host", "--table-name", name, "--seats", "4", "--headless",
+                            "--drop-after", str(drop_after)],
+                           prefix=("ip", "netns", "exec", lab4.peers[0]), env=EVERY_INTERFACE)
+        bo = PeerProcess("Bo", tmp_path / "bo", ["bot", name, "--find-timeout", "20"],
+                         prefix=("ip", "netns", "exec", lab4.peers[1]), env=EVERY_INTERFACE)
+        try:
+            await lobby.start()
+            await host.start()
+            await host.wait_for_line(f"table '{name}' open", 30)
+            await lobby.shows(1, "the table opening", timeout=20)
+            await bo.start()
+            await bo.wait_for_line("joined table", 30)
+            await lobby.shows(2, "Bo sitting down")
+            sh("ip", "-n", lab4.bridge, "link", "set", "veth1", "down")  # Bo goes silent
+            await lobby.shows(1, "Bo gone silent", timeout=drop_after + FOLLOW)
+        finally:
+            for peer in (host, bo):
                 peer.kill()
             await lobby.stop()
 

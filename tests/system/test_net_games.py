@@ -185,18 +185,24 @@ def test_bots_beside_their_host_on_one_data_dir_are_players_of_their_own(
 
 
 def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
+    """Killed in its second round, the host comes back as the table it opened: its
+    name, seats and dealing by itself (``--auto-next``: the game goes on without
+    anyone dealing) from its store, though ``--resume`` says none of them; its
+    final line counts the rounds before the crash too."""
     async def scenario() -> None:
         t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
         await t.start()
         host = t.peers[0]
-        await host.wait_for_line("round 1 starts", 20)
+        await host.wait_for_line("round 2 starts", 60)
         await asyncio.sleep(0.3)
         await t.crash(0)
-        await t.resume(0, "--auto-next", "0.3")
+        await t.resume(0)
+        assert f"back at table '{t.name}'" in host.log.read_text()
         summaries = await t.finish(GAME_TIMEOUT)
         assert_same_game(summaries[1:], 3)
         assert all(v == "" for v in summaries[1][0]["verdicts"])
         assert shared_lines(summaries[0])[-1] == shared_lines(summaries[1])[-1]
+        assert summaries[0][-1]["rounds"] == summaries[1][-1]["rounds"] >= 2
 
     run(scenario)
 

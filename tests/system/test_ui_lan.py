@@ -26,6 +26,7 @@ from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import StartRound, TableView
 
+from ..netkit import AnsweringPorts
 from ..uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
 pytestmark = pytest.mark.timeout(30)
@@ -60,10 +61,12 @@ def unique() -> str:
 def test_an_advertised_table_appears_and_goes_when_it_closes() -> None:
     name = unique()
 
+    answering = AnsweringPorts()  # the table's port answers the lobby's dials
+
     async def main() -> None:
         ad = TableAd(name=name, fingerprint="0123456789abcdef", protocol_version=NET_VERSION,
                      seats_taken=3, seats_total=6, variant="turn1 ties:strict pen tgt50",
-                     needs_code=True, port=40123)
+                     needs_code=True, port=answering.new())
         async with LobbyHarness(lan()) as h:
             async with TableAdvertiser(ad, LOOPBACK):
                 await h.shows(name)
@@ -71,7 +74,10 @@ def test_an_advertised_table_appears_and_goes_when_it_closes() -> None:
                 assert "3/6" in row and "turn1 ties:strict pen tgt50" in row
                 assert row.endswith(f"v{NET_VERSION} code")
             await h.until(lambda: name not in h.screen(), "the table to go")
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        answering.close()
 
 
 def test_a_table_opened_in_one_lobby_is_joined_from_another() -> None:

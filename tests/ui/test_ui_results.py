@@ -148,11 +148,11 @@ def test_e_shows_the_standings_live_and_refuses_a_forged_result() -> None:
             assert time.time() - 12 * 3600 - 5 < asked[0] <= time.time() - 12 * 3600
             found.append(("10.0.0.7:4100", encode(record)))
             found.append(("10.0.0.8:4100", encode(record)))  # the same game, from another
-            await h.shows("1 games verified")
+            await h.shows("1 game verified")
             found.append(("10.0.0.9:4100", encode(_forged(record))))
             await h.shows("NOT COUNTED (from 10.0.0.9:4100)")
             expected = standings_text(tally(found, time.time() - 3600))
-            assert expected[0] == "1 games verified"
+            assert expected[0] == "1 game verified"
             for line in expected:
                 assert line.strip() in h.screen(), line
             await h.press(ESC)

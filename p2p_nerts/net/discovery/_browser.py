@@ -21,6 +21,21 @@ therefore never reported, and the resolver could read either record from the
 cache. So every TXT record carries a revision (``r``) the host counts up:
 each update is a record never heard before, and the browser reads the
 highest revision among the cached ones, whatever else the cache still holds.
+
+A row lives only as long as its table. A host that closes sends goodbyes and
+leaves at once; one that is killed, or whose network goes, sends nothing, and
+python-zeroconf raises any PTR TTL it hears to at least 1125 s, so the cache
+would keep the table for twenty minutes. The browser therefore dials each
+table's advertised port every ``PROBE_EVERY`` s (a connection closed before it
+says a word, which the host does not log): a refusal (nobody listens there any
+more) takes the row away at once, and a table none of whose dials got through
+for ``LIVE_FOR`` s is taken away at the next look, so a row outlives its table
+by at most ``LIVE_FOR + PROBE_EVERY`` s. A row shows only once a dial got
+through, so a table the cache still holds but nobody hosts never shows, and
+one that answers again comes back (within ``2 * LIVE_FOR`` s: a table not
+shown is dialed one at a time, see ``_start_probe``). Two ads of one host key and one address
+are one table (a host resumed from its journal listens on its old port under
+a new instance name): only the one heard last shows.
 """
 
 from __future__ import annotations
@@ -28,8 +43,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import itertools
 import logging
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Self
@@ -64,6 +81,50 @@ _TYPE_PTR = 12
 _TYPE_TXT = 16
 _CLASS_IN = 1
 
+PROBE_EVERY = 0.5
+"""Seconds between two dials of a table's port (see the module docstring)."""
+LIVE_FOR = 2.0
+"""Seconds a table keeps its row with no dial getting through: long enough for a
+dial or two lost to a lossy network, short enough that the row of a table gone
+leaves within ``LIVE_FOR + PROBE_EVERY`` s (3 s was the aim)."""
+_MAX_DIALS = int(LIVE_FOR / PROBE_EVERY) + 1
+"""Dials of one table under way at once, at most."""
+
+Probe = Callable[[TableAd, float], Awaitable[bool | None]]
+"""Whether a table answers: True when a connection to it opened, False when every
+address refused it (nobody listens), None when none answered within the time."""
+
+
+async def dial(ad: TableAd, timeout: float) -> bool | None:
+    """A TCP connection to each of ``ad``'s addresses at once, closed as soon as it
+    opens (see :data:`Probe`); the host takes a connection closed before it said
+    anything for what it is, and logs nothing."""
+    loop = asyncio.get_running_loop()
+
+    async def one(address: str) -> bool:
+        transport, _ = await loop.create_connection(asyncio.Protocol, address, ad.port)
+        transport.close()
+        return True
+
+    attempts = [asyncio.ensure_future(one(address)) for address in ad.addresses]
+    refused = 0
+    try:
+        async with asyncio.timeout(timeout):
+            for attempt in asyncio.as_completed(attempts):
+                try:
+                    return await attempt
+                except ConnectionRefusedError:
+                    refused += 1
+                except OSError:
+                    pass
+    except TimeoutError:
+        return None
+    finally:
+        for attempt in attempts:
+            attempt.cancel()
+        await asyncio.gather(*attempts, return_exceptions=True)
+    return False if refused == len(attempts) else None
+
 
 class TableChange(enum.Enum):
     """What happened to a table in the lobby."""
@@ -95,14 +156,24 @@ class TableBrowser:
         aiozc: AsyncZeroconf | None = None,
         on_event: Callable[[TableEvent], None] | None = None,
         resolve_timeout: float = 3.0,
+        probe: Probe = dial,
     ) -> None:
+        """``probe`` says whether a table answers (injectable for tests)."""
         self._interfaces = interfaces
         self._aiozc = aiozc
         self._owns_zeroconf = aiozc is None
         self._on_event = on_event
         self._resolve_timeout_ms = resolve_timeout * 1000
         self._browser: AsyncServiceBrowser | None = None
-        self._tables: dict[str, TableAd] = {}  # by lower-cased service name
+        self._probe = probe
+        self._heard: dict[str, TableAd] = {}  # resolved ads, by lower-cased service name
+        self._order: dict[str, int] = {}  # when each was heard last (a count)
+        self._hearing = itertools.count()
+        self._answered: dict[str, float] = {}  # when a dial last got through (monotonic)
+        self._dialed: dict[str, float] = {}  # when a dial last began (monotonic)
+        self._probing: dict[str, set[asyncio.Task[None]]] = {}  # dials under way
+        self._watching: asyncio.Task[None] | None = None
+        self._tables: dict[str, TableAd] = {}  # those shown: heard, and answering
         self._resolving: dict[str, asyncio.Task[None]] = {}
         self._rejected: dict[str, str] = {}  # reason last logged, to log it once
         self._changed = asyncio.Event()
@@ -141,6 +212,7 @@ class TableBrowser:
             query = DNSOutgoing(_FLAGS_QUERY, multicast=True)
             query.add_question(question)
             zc.async_send(query)
+        self._watching = asyncio.get_running_loop().create_task(self._watch())
 
     async def wait_for(
         self, predicate: Callable[[list[TableAd]], bool], timeout: float
@@ -163,11 +235,15 @@ class TableBrowser:
         browser, self._browser = self._browser, None
         if browser is not None:
             await browser.async_cancel()
-        tasks = list(self._resolving.values())
+        tasks = [*self._resolving.values(), *(t for ts in self._probing.values() for t in ts)]
+        if self._watching is not None:
+            tasks.append(self._watching)
+            self._watching = None
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         self._tables.clear()
+        self._heard.clear()
         if self._owns_zeroconf and self._aiozc is not None:
             aiozc, self._aiozc = self._aiozc, None
             await aiozc.async_close()
@@ -186,9 +262,9 @@ class TableBrowser:
             pending.cancel()  # its answer is stale now
         if state_change is ServiceStateChange.Removed:
             self._rejected.pop(key, None)
-            self._remove(key)
+            self._forget(key)
             return
-        if key not in self._tables and len(self._tables) + len(self._resolving) >= MAX_TABLES:
+        if key not in self._heard and len(self._heard) + len(self._resolving) >= MAX_TABLES:
             self._reject(key, name, f"more than {MAX_TABLES} tables advertised")
             return
         task = asyncio.get_running_loop().create_task(self._resolve(zeroconf, key, name))
@@ -211,11 +287,76 @@ class TableBrowser:
             )
         except AdError as exc:
             self._reject(key, name, str(exc))
-            self._remove(key)
+            self._forget(key)
             return
         self._rejected.pop(key, None)
-        old = self._tables.get(key)
+        old = self._heard.get(key)
         if old == ad or (old is not None and ad.revision < old.revision):
+            return
+        self._heard[key] = ad
+        self._order[key] = next(self._hearing)
+        if key in self._tables:
+            self._show(key)
+        else:
+            self._start_probe(key)  # it shows once it answers
+
+    async def _watch(self) -> None:
+        """Dial every table heard, every ``PROBE_EVERY`` s, and take away the rows of
+        those that stopped answering (see the module docstring)."""
+        while True:
+            now = time.monotonic()
+            for key in list(self._tables):
+                if now - self._answered.get(key, 0.0) > LIVE_FOR:
+                    self._remove(key)
+            for key in self._heard:
+                if key in self._tables or now - self._dialed.get(key, -LIVE_FOR) >= LIVE_FOR:
+                    self._start_probe(key)
+            await asyncio.sleep(PROBE_EVERY)
+
+    def _start_probe(self, key: str) -> None:
+        """Dial ``key``'s table once more. A row's dials overlap (each waits up to
+        ``LIVE_FOR`` s, through TCP's own resends), so that on a lossy link one lost
+        dial is not a row lost: one of the several under way gets through. A table
+        not shown is dialed one at a time, every ``LIVE_FOR`` s at most: ads are
+        anyone's to send, and must not make every lobby dial their addresses
+        twice a second."""
+        probing = self._probing.setdefault(key, set())
+        if len(probing) >= (_MAX_DIALS if key in self._tables else 1):
+            return
+        self._dialed[key] = time.monotonic()
+        task = asyncio.get_running_loop().create_task(self._check(key, self._heard[key]))
+        probing.add(task)
+        task.add_done_callback(probing.discard)
+        task.add_done_callback(self._probed)
+
+    async def _check(self, key: str, ad: TableAd) -> None:
+        answer = await self._probe(ad, LIVE_FOR)
+        now = self._heard.get(key)
+        if now is None or (now.addresses, now.port) != (ad.addresses, ad.port):
+            return  # gone, or moved, meanwhile: the next dial is the new ad's
+        if answer:
+            self._answered[key] = time.monotonic()
+            self._show(key)
+        elif answer is False:
+            self._remove(key)
+
+    @staticmethod
+    def _probed(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("dialing a table failed", exc_info=task.exception())
+
+    def _show(self, key: str) -> None:
+        """Show the ad heard as ``key``, in place of any other ad of its table (one host
+        key at one address) heard before it."""
+        ad = self._heard[key]
+        if any(self._order[other] > self._order[key] and _same_table(ad, newer)
+               for other, newer in self._heard.items()):
+            return  # a newer ad of this table is the one to show
+        for other, shown in list(self._tables.items()):
+            if other != key and _same_table(ad, shown):
+                self._remove(other)
+        old = self._tables.get(key)
+        if old == ad:
             return
         self._tables[key] = ad
         self._emit(TableEvent(TableChange.ADDED if old is None else TableChange.UPDATED, ad))
@@ -247,6 +388,16 @@ class TableBrowser:
             self._rejected[key] = reason
             _log.warning("ignoring table ad %r: %s", name, reason)
 
+    def _forget(self, key: str) -> None:
+        """The ad is withdrawn (a goodbye, or its records expired): no more dials."""
+        self._heard.pop(key, None)
+        self._order.pop(key, None)
+        self._answered.pop(key, None)
+        self._dialed.pop(key, None)
+        for dialing in self._probing.pop(key, set()):
+            dialing.cancel()
+        self._remove(key)
+
     def _remove(self, key: str) -> None:
         old = self._tables.pop(key, None)
         if old is not None:
@@ -262,3 +413,9 @@ class TableBrowser:
                 _log.exception("table event callback failed on %s", event)
 
 
+
+
+def _same_table(one: TableAd, other: TableAd) -> bool:
+    """Two ads of one table: one host key, dialed at one address and port."""
+    return (one.fingerprint == other.fingerprint and one.port == other.port
+            and bool(set(one.addresses) & set(other.addresses)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
 
 from ..interfaces import Interfaces
@@ -18,17 +19,32 @@ player waiting."""
 
 
 def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
-    """The tables ``name`` means, as a player types it: all of them for None; else its
-    exact instance name, else the tables of exactly that name, else those whose
-    name starts with it, else those whose name has it anywhere (case does not
-    matter). The first of these that finds any decides."""
+    """The tables ``name`` means, as a player types it: all of them for None.
+
+    ``NAME@FINGERPRINT`` (``"Main table@22d7"``, as :func:`describe_table`
+    writes it: the start of the host's key fingerprint, dashes or not) means
+    the tables of hosts whose fingerprint starts so, and among them those
+    ``NAME`` means (any, for ``@22d7`` alone). Else: the table's exact instance
+    name, else the tables of exactly that name, else those whose host has
+    exactly that name, else those whose name starts with it, else those whose
+    name has it anywhere (case does not matter). The first of these that finds
+    any decides.
+    """
     if name is None:
         return list(tables)
+    head, at, tail = name.rpartition("@")
+    fingerprint = tail.replace("-", "").casefold()
+    if at and _FINGERPRINT_PREFIX.fullmatch(fingerprint):
+        theirs = [t for t in tables if t.fingerprint.startswith(fingerprint)]
+        found = matching(theirs, head.strip() or None)
+        if found:
+            return found
     wanted = name.casefold()
     names = [(t, t.name.casefold()) for t in tables]
     for tier in (
         [t for t in tables if t.instance.casefold() == wanted],
         [t for t, n in names if n == wanted],
+        [t for t in tables if t.host and t.host.casefold() == wanted],
         [t for t, n in names if n.startswith(wanted)],
         [t for t, n in names if wanted in n],
     ):
@@ -37,11 +53,29 @@ def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
     return []
 
 
-def describe_table(table: TableAd) -> str:
-    """``'Red' (Ana 0123-4567)``: a table as a line of text tells it from a namesake."""
-    fingerprint = f"{table.fingerprint[:4]}-{table.fingerprint[4:8]}"
-    host = f"{table.host} {fingerprint}" if table.host else fingerprint
-    return f"{table.name!r} ({host})"
+_FINGERPRINT_PREFIX = re.compile(r"[0-9a-f]{1,64}")
+_LABEL_DIGITS = 4
+"""Hex digits of the host's fingerprint in a table's label: enough to tell apart
+the hosts of one evening (two share them one time in 65,536)."""
+
+
+def table_label(table: TableAd, among: Sequence[TableAd] = ()) -> str:
+    """``Main table@22d7``: the table's name and the start of its host's key
+    fingerprint, which ``nerts join`` takes (:func:`matching`); longer where a
+    table ``among`` others of its name starts the same."""
+    digits = _LABEL_DIGITS
+    while digits < len(table.fingerprint) and any(
+            other.name == table.name and other.fingerprint != table.fingerprint
+            and other.fingerprint[:digits] == table.fingerprint[:digits] for other in among):
+        digits += 4
+    return f"{table.name}@{table.fingerprint[:digits]}"
+
+
+def describe_table(table: TableAd, among: Sequence[TableAd] = ()) -> str:
+    """``"Main table@22d7" (Ana)``: a table as a line of text tells it from a
+    namesake, in the form a player can type back (:func:`table_label`)."""
+    label = f'"{table_label(table, among)}"'
+    return f"{label} ({table.host})" if table.host else label
 
 
 async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 3.0, *,
@@ -77,11 +111,12 @@ async def find_table(name: str | None, interfaces: Interfaces, timeout: float = 
     if not candidates:
         raise _not_found(f"the {what} went away while looking", seen)
     if len(candidates) > 1:
-        listing = ", ".join(describe_table(t) for t in candidates)
+        listing = ", ".join(describe_table(t, candidates) for t in candidates)
         raise AmbiguousTableError(
-            f"several tables match {name!r}: {listing}; name one of them (or its host's "
-            "HOST:PORT)" if name is not None else
-            f"several tables are open: {listing}; name one of them", candidates)
+            f"several tables match {name!r}: {listing}; name one of them as NAME@FINGERPRINT "
+            "(or give its host's HOST:PORT)" if name is not None else
+            f"several tables are open: {listing}; name one of them as NAME@FINGERPRINT",
+            candidates)
     return candidates[0]
 
 
@@ -95,13 +130,18 @@ def _not_found(line: str, seen: Sequence[TableAd]) -> TableNotFoundError:
             f"{line}; no table answered at all (is multicast blocked on this network?): "
             f"{_BY_ADDRESS}")
     return TableNotFoundError(
-        f"{line}; tables seen: {', '.join(describe_table(t) for t in seen)}")
+        f"{line}; tables seen: {', '.join(describe_table(t, seen) for t in seen)}")
 
 
 class QuietMdnsErrors(logging.Filter):
     """python-zeroconf logs a socket error (multicast blocked: ``PermissionError``) as a
     warning with its traceback. This filter, on the ``zeroconf`` logger, turns the
-    first into one line saying what to do, and keeps the rest out of the log."""
+    first into one line saying what to do, and keeps the rest out of the log.
+
+    The line is information, not a warning: a firewall that drops some packets
+    (a lossy link) fails a send now and then on a network that works, and where
+    multicast is blocked for good, what needs it says so itself (``find_table``:
+    no table answered; ``nerts event``: nobody answered)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -114,8 +154,9 @@ class QuietMdnsErrors(logging.Filter):
         if self._said or record.levelno < logging.WARNING:
             return False
         self._said = True
-        record.msg = (f"mDNS cannot use the network ({error.strerror or error}): tables may "
-                      f"not be found or seen; {_BY_ADDRESS}")
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        record.msg = (f"mDNS could not use the network once ({error.strerror or error}): "
+                      f"if no table shows, {_BY_ADDRESS}")
         record.args = ()
         record.exc_info = record.exc_text = None
         return True

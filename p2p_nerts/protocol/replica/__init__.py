@@ -40,6 +40,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._lobby import OVER
 from ._replica import Replica
 from ._state import Ordered, RoundState, round_numbered
 from ._view import RoundView, TableView
@@ -51,6 +52,7 @@ __all__ = [
     "HEARTBEAT",
     "LINK_TYPES",
     "MAX_AUTHORS",
+    "OVER",
     "SIT_DOWN_WAIT",
     "ArrangeSeats",
     "AskToWatch",

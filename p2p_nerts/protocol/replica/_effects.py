@@ -189,6 +189,15 @@ class Unwait:
 
 
 @dataclass(frozen=True, slots=True)
+class Queued:
+    """Host: ``key`` waits in line for a seat at a full table, under ``name``; or,
+    with None, no longer (seated, or gone)."""
+
+    key: bytes
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Readied:
     """``key`` says it is ready for the next deal (``on``), or no longer."""
 
@@ -311,6 +320,6 @@ class SignAck:
 #: all), and the steps that only decide more (``_step_effects``).
 Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
-          | Claim | SetPhase | Invalid | Totals | Unwait | Readied | DrainAll | CheckDeal | Tally
-          | BeatSoon | RoundBegun | Reject | Counted | StepEffect
+          | Claim | SetPhase | Invalid | Totals | Unwait | Queued | Readied | DrainAll | CheckDeal
+          | Tally | BeatSoon | RoundBegun | Reject | Counted | StepEffect
           | Says | CountMarks | Answer | Resent | SignAck)

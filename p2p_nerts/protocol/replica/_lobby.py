@@ -35,6 +35,7 @@ from ._effects import (
     Effect,
     Emit,
     NextDeal,
+    Queued,
     Readied,
     SetRules,
     SetSeats,
@@ -99,6 +100,7 @@ class Table:
     waiting: Mapping[bytes, str]  # host: who sits down as this round closes
     proven: Collection[bytes]  # proven equivocators: never seated again
     ready: Mapping[bytes, bool] = field(default_factory=dict)  # who said it is ready to deal
+    queue: Mapping[bytes, str] = field(default_factory=dict)  # host: in line for a seat
 
     @property
     def is_host(self) -> bool:
@@ -136,12 +138,16 @@ def unseat(t: Table, key: bytes) -> list[Effect]:
 
 
 def seat_lost(t: Table, key: bytes) -> list[Effect]:
-    """Host, between rounds: a guest is gone (its link lost, or its goodbye): off
-    the waiting list, and its seat given up at once. In a round, a seat leaves
-    by the table's drop vote instead (``_drops``)."""
-    if not (t.is_host and t.phase in BETWEEN_ROUNDS):
+    """Host: a guest is gone (its link lost, or its goodbye): off the waiting list
+    at once, so that a latecomer gone before the deal is never seated (the deal
+    would wait for it); between rounds its seat is given up too. In a round, a
+    seat leaves by the table's drop vote instead (``_drops``)."""
+    if not t.is_host:
         return []
-    return [Unwait(key), *unseat(t, key)]
+    unqueue: list[Effect] = [Queued(key, None)] if key in t.queue else []
+    if t.phase not in BETWEEN_ROUNDS:
+        return [*unqueue, *([Unwait(key)] if key in t.waiting else [])]
+    return [*unqueue, Unwait(key), *unseat(t, key)]
 
 
 def goodbye(t: Table, key: bytes) -> list[Effect]:
@@ -150,22 +156,58 @@ def goodbye(t: Table, key: bytes) -> list[Effect]:
     return seat_lost(t, key) or [Unwait(key)]
 
 
+def in_round(phase: Phase) -> bool:
+    """Whether a round is being shuffled, played or scored."""
+    return phase not in BETWEEN_ROUNDS and phase is not Phase.OVER
+
+
+def taken(t: Table, rs: RoundState | None) -> int:
+    """Seats taken, as the lobby counts them and a newcomer finds them: in a round,
+    those the next deal goes to as things stand (:func:`reseat`: the seats still
+    in the round, the dropped who asked back, the latecomers waiting), so a seat
+    the table dropped is free at once and one a latecomer waits for is not;
+    between rounds, the seats."""
+    if rs is None or not in_round(t.phase):
+        return len(t.seats)
+    return len(reseat(rs, t.seats, t.waiting, set(t.proven), t.host_key, t.max_seats))
+
+
+def ahead_of(t: Table, key: bytes) -> int:
+    """Host: how many wait in line for a seat before ``key`` (all of them, for a key
+    not in line)."""
+    line = list(t.queue)
+    return line.index(key) if key in t.queue else len(line)
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``11th``, ``23rd``."""
+    last = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{last}"
+
+
 def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]:
-    """Host: what ``key``'s JOIN gets (:func:`answer_join`)."""
+    """Host: what ``key``'s JOIN gets (:func:`answer_join`). Refused at a full table,
+    it waits in line, told its place; a seat that frees goes to the first in line
+    (the others asking for it are told their place again)."""
+    ahead = ahead_of(t, key)
     answer = answer_join(
-        key, rs=rs, in_round=t.phase not in BETWEEN_ROUNDS and t.phase is not Phase.OVER,
-        over=t.phase is Phase.OVER, seated=t.seated, taken=len(t.seats),
-        waiting=t.waiting, proven=key in t.proven, room=t.room)
+        key, rs=rs, in_round=in_round(t.phase), over=t.phase is Phase.OVER, seated=t.seated,
+        taken=taken(t, rs) + ahead, waiting=t.waiting, proven=key in t.proven, room=t.room)
+    unqueue: list[Effect] = [Queued(key, None)] if key in t.queue else []
     match answer:
+        case Refuse(reason=reason) if reason == FULL:
+            return [Queued(key, name), Sign(Refusal(
+                key, f"{FULL}: you are {ordinal(ahead + 1)} in line for a seat"))]
         case Refuse(reason=reason):
-            return [Sign(Refusal(key, reason))]
+            return [*unqueue, Sign(Refusal(key, reason))]
         case Wait():
-            return [Waits(key, name), Emit(ev.Notice(f"{name} sits down when this round ends"))]
+            return [*unqueue, Waits(key, name),
+                    Emit(ev.Notice(f"{name} sits down when this round ends"))]
         case Retell():
-            return [Sign(Roster(t.seats))]
+            return [*unqueue, Sign(Roster(t.seats))]
         case SeatIt():
-            return [sit(t, key, name)]
-    return []
+            return [*unqueue, sit(t, key, name)]
+    return unqueue
 
 
 def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool,
@@ -174,12 +216,16 @@ def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool
     """The host's answer to ``key``'s JOIN; None when there is nothing to say.
 
     ``in_round``: a round is being shuffled, played or scored; ``seated``: the
-    keys of the ``taken`` seats; ``proven``: the key is a proven equivocator;
-    ``room``: the seats the host offers.
+    keys of the seats; ``taken``: the seats counted taken (:func:`taken`, which
+    in a round counts the latecomers waiting and not the seats dropped), and
+    those in line for a seat before this key;
+    ``proven``: the key is a proven equivocator; ``room``: the seats the host
+    offers.
     A seat live in the round catches up through resends, and one already on
     the waiting list waits; one dropped from this round, or given up after an
     earlier one, never chose to leave: it sits down as this round closes, so
-    it cannot miss the short break before the next deal.
+    it cannot miss the short break before the next deal, unless a latecomer
+    took its free seat meanwhile.
     """
     if proven:
         return Refuse(EQUIVOCATOR)
@@ -188,7 +234,7 @@ def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool
         seat = rs.seat_of(key) if rs is not None else None
         if (seat is not None and rs is not None and seat in rs.live) or key in waiting:
             return None
-        if not is_seated and taken + len(waiting) >= room:
+        if taken >= room:  # the key is not counted: not live, not waiting
             return Refuse(FULL)
         return Wait()
     if is_seated:

@@ -359,8 +359,9 @@ class Replica:
             case Step():
                 self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
                                                self.now, totals=self.totals))
-            case (fx.Unwait() | fx.Readied() | fx.SetSeats() | fx.SetRules() | fx.Waits()
-                  | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal() | fx.DealByHand()):
+            case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
+                  | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
+                  | fx.DealByHand()):
                 self.seating.apply(effect, self._outbox.seq)
             case fx.DrainAll():
                 for chain in list(self.authors.values()):
@@ -471,6 +472,11 @@ class Replica:
     def _table(self) -> lobby.Table:
         """The table as the lobby reads it, now (``Steps.table``)."""
         return self._steps.table(self.rs, self.phase)
+
+    @property
+    def table(self) -> lobby.Table:
+        """The table as the lobby reads it, now: what a view counts the seats from."""
+        return self._table
 
     def _maybe_deal(self, rs: RoundState) -> None:
         self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))

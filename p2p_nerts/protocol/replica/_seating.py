@@ -18,6 +18,7 @@ from ._effects import (
     DealByHand,
     Effect,
     NextDeal,
+    Queued,
     Readied,
     SetRules,
     SetSeats,
@@ -32,8 +33,8 @@ from ._lobby import Table, auto_deal, next_auto_deal
 from ._state import RoundState
 
 #: The effects that change the seating and nothing else (:meth:`Seating.apply`).
-SeatingEffect = (Unwait | Readied | SetSeats | SetRules | Waits | WaitingSeated | SittingDown
-                 | NextDeal | DealByHand)
+SeatingEffect = (Unwait | Queued | Readied | SetSeats | SetRules | Waits | WaitingSeated
+                 | SittingDown | NextDeal | DealByHand)
 
 
 class Seating:
@@ -54,6 +55,9 @@ class Seating:
         self.ready: dict[bytes, bool] = {}
         #: Host: players who asked for a seat while a round ran (key → name).
         self.waiting: dict[bytes, str] = {}
+        #: Host: players refused a seat at a full table who wait in line for one
+        #: (key → name), in the order they first asked: seats go to them in it.
+        self.queue: dict[bytes, str] = {}
         #: Host: seats given to newcomers between rounds, each with the seq of
         #: the ROSTER that seated them, until their ACKs show they have it (they
         #: replay the table's entries first): the break waits for them.
@@ -98,7 +102,7 @@ class Seating:
         the first), ``proven`` the keys never seated again."""
         return Table(self.me, self.host_key, phase, self.seats, number, self.variants,
                      self.countdown, self.drop_after, self.max_seats, self.waiting, proven,
-                     self.ready)
+                     self.ready, self.queue)
 
     def apply(self, effect: SeatingEffect, seq: int) -> None:
         """Carry out a lobby decision about the seating; ``seq`` is the last sequence
@@ -107,6 +111,11 @@ class Seating:
         match effect:
             case Unwait(key=key):
                 self.waiting.pop(key, None)
+            case Queued(key=key, name=in_line):
+                if in_line is None:
+                    self.queue.pop(key, None)
+                else:
+                    self.queue.setdefault(key, in_line)
             case Readied(key=key, on=on):
                 self.ready[key] = on
             case SetSeats(seats=seats):

@@ -37,6 +37,7 @@ from ..proof import ForkProof
 from ._base import Phase
 from ._forks import Forks
 from ._intake import Places
+from ._lobby import Table, taken
 from ._outbox import Outbox
 from ._seating import Seating
 from ._state import RoundState, index_of, round_numbered
@@ -67,6 +68,8 @@ class Facade(Protocol):
     def me(self) -> Identity: ...
     @property
     def last_heard(self) -> Mapping[bytes, float]: ...
+    @property
+    def table(self) -> Table: ...
     def blocked(self) -> str | None: ...
 
 
@@ -251,6 +254,14 @@ class TableView:
     def seated(self) -> frozenset[bytes]:
         """The seats' keys."""
         return self._seating.seated
+
+    @property
+    def seats_taken(self) -> int:
+        """Seats taken, as a lobby counts them (``lobby.taken``): in a round, the seats
+        the next deal goes to as things stand; the host's count includes the
+        latecomers waiting, which only it knows of."""
+        r = self._r
+        return taken(r.table, r.rs)
 
     def player(self, key: bytes) -> bool:
         """Whether ``key`` holds a place at this table (a seat, a place in the round
