@@ -18,7 +18,7 @@ from typing import Any
 
 from ..lines import fail
 from ..net.interfaces import Interfaces, interfaces_setting
-from ..peer.results import LISTEN, browse, tallied
+from ..peer import results
 from ..protocol.identity import default_data_dir
 from ..records.history import history_text, load_game, round_to_replay, statistics
 from ..records.record import MAX_RECORD, RecordError, decode
@@ -57,8 +57,8 @@ def add_record_commands(sub: Any) -> None:
                                                           "games, wins, points")
     event.add_argument("--watch", type=float, default=None, metavar="SECONDS",
                        help="ask again every SECONDS and show the standings as they change")
-    event.add_argument("--listen", type=float, default=LISTEN, metavar="SECONDS",
-                       help=f"how long to look for players on the network (default {LISTEN:g})")
+    event.add_argument("--listen", type=float, default=results.LISTEN, metavar="SECONDS",
+                       help=f"how long to look for players on the network (default {results.LISTEN:g})")
     event.add_argument("--interfaces", metavar="LIST",
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
@@ -135,8 +135,9 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
     while True:
         since = time.time() - args.hours * 3600
         missed: list[tuple[str, str]] = []
-        servers = await browse(interfaces, args.listen)
-        standings = await tallied(servers, since, partial(_own_records, data_dir), missed)
+        servers = await results.browse(interfaces, args.listen)
+        standings = await results.tallied(servers, since, partial(_own_records, data_dir),
+                                          missed)
         gaps = [f"NOT COUNTED (from {where}): could not fetch its games: {why}"
                 for where, why in missed]
         if not servers:
