@@ -244,7 +244,10 @@ def _fan(shown: View, pile: int, mark: Mark | None) -> StyleAndTextTuples:
         out.append(("class:dim", " …"))
         cards = cards[len(cards) - _FAN + 1:]
     for card in cards:
-        out += [("", " "), card_fragment(card)]
+        # The gap drawn in the card's style: one run of cells with it, not two,
+        # for the screen diff to step over (a band of boxes is most of a frame).
+        style, face = card_fragment(card)
+        out.append((style, f" {face}"))
     out.append(mark_cell(mark))
     return out
 
