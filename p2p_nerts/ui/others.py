@@ -110,10 +110,11 @@ def _arrange(view: TableView, columns: int, rows: int) -> tuple[bool, Seats]:
     unseated = 1 + WORK_PILES + 1 if view.watching else 0  # no piles of mine, no status
     if columns < ROOMY_COLUMNS or TABLE_ROWS - unseated + bands * BOX_ROWS > rows:
         return False, ([], seats, [])
-    side = min((MIDDLE_ROWS - unseated) // BOX_ROWS, len(seats) // 3)
-    if columns - 2 * SIDE_WIDTH < SIDE_CENTRE or not side:
+    beside = min((MIDDLE_ROWS - unseated) // BOX_ROWS, len(seats) // 3)  # on each side
+    if columns - 2 * SIDE_WIDTH < SIDE_CENTRE or not beside:
         return True, ([], seats, [])
-    return True, (seats[side - 1::-1], seats[side:len(seats) - side], seats[len(seats) - side:])
+    last = len(seats) - beside
+    return True, (seats[beside - 1::-1], seats[beside:last], seats[last:])
 
 
 def side(view: TableView, state: UiState, right: bool) -> StyleAndTextTuples:
@@ -244,7 +245,10 @@ def _fan(shown: View, pile: int, mark: Mark | None) -> StyleAndTextTuples:
         out.append(("class:dim", " …"))
         cards = cards[len(cards) - _FAN + 1:]
     for card in cards:
-        out += [("", " "), card_fragment(card)]
+        # The gap drawn in the card's style: one run of cells with it, not two,
+        # for the screen diff to step over (a band of boxes is most of a frame).
+        style, face = card_fragment(card)
+        out.append((style, f" {face}"))
     out.append(mark_cell(mark))
     return out
 

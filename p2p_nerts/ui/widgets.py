@@ -181,7 +181,12 @@ class Text(Container):
             start = x
             if _narrow(fragment[1]):  # the usual case: the whole text joins the run at once
                 piece = fragment[1][:max(0, end - x)]
-                if piece:
+                if piece and not style and not piece.strip(" "):
+                    # Blanks in no style are what the screen holds where nothing
+                    # is drawn: left out, they cost the screen diff nothing.
+                    flush()
+                    x += len(piece)
+                elif piece:
                     if run and run_style != style:
                         flush()
                     if not run:
