@@ -58,7 +58,8 @@ def add_record_commands(sub: Any) -> None:
     event.add_argument("--watch", type=float, default=None, metavar="SECONDS",
                        help="ask again every SECONDS and show the standings as they change")
     event.add_argument("--listen", type=float, default=results.LISTEN, metavar="SECONDS",
-                       help=f"how long to look for players on the network (default {results.LISTEN:g})")
+                       help="how long to look for players on the network "
+                            f"(default {results.LISTEN:g})")
     event.add_argument("--interfaces", metavar="LIST",
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
