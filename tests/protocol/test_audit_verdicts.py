@@ -331,3 +331,33 @@ def test_no_honest_seat_is_voted_out_for_an_audit_whose_turn_waits_on_a_dark_sea
     bad = _seat(net, OFFENDER)  # the silent cheater forfeits; the honest rounds stand
     assert over.results[bad].void and over.totals[bad] == FORFEIT
     _check_as_played(net, over, HONEST)
+
+
+class CallsAfterItsAudit(Replica):
+    """Once its round-1 AUDIT is out, signs a Nerts call and sends it to one peer
+    only (others get it later, through resends): peers that hold it when they
+    score the round and peers that do not must judge the round alike."""
+
+    late_call_sent = False
+
+    def _send(self, payload: Payload, *, round_no: int | None = None, to: bytes | None = None,
+              expect_lamport: int | None = None) -> None:
+        super()._send(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
+        rs = self.rs
+        if isinstance(payload, Audit) and rs is not None and not self.late_call_sent:
+            self.late_call_sent = True
+            first = next(k for k in rs.keys if k != self.me.public_key)
+            super()._send(Nerts(), to=first)
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_a_call_signed_after_its_audit_judges_the_round_alike_everywhere(seed: int) -> None:
+    """The audit checks the calls a seat signed before its AUDIT, as its stuck votes:
+    every peer holds exactly those when it counts the audit, whatever came after."""
+    net = bot_table(4, seed=seed, classes={OFFENDER: CallsAfterItsAudit})
+    _run_round_1(net)
+    over = _honest_overs(net, 1)[0]  # no divergence, one result on every honest peer
+    late = net.replicas[OFFENDER]
+    assert isinstance(late, CallsAfterItsAudit) and late.late_call_sent
+    bad = _seat(net, OFFENDER)
+    assert over.verdicts[bad] == ""  # its round, as audited, stands

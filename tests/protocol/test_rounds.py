@@ -142,7 +142,7 @@ def test_a_play_enters_the_log_and_waits_its_turn() -> None:
 
 def test_votes_and_calls_wait_their_turn_and_mine_is_remembered() -> None:
     rs = _round()
-    assert _take(rs, Nerts(), lamport=4) is Look.NOTHING and rs.calls_by_seat[SEAT] == [4]
+    assert _take(rs, Nerts(), lamport=4) is Look.NOTHING and rs.calls_by_seat[SEAT] == [(1, 4)]
     assert _take(rs, Stuck(True, 0), seat=0, who=HOST, lamport=6) is Look.NOTHING
     assert (rs.my_vote, rs.my_vote_at) == (True, 6) and len(rs.ordered) == 2
 

@@ -155,16 +155,18 @@ def forked(rs: RoundState) -> set[int]:
 def audit_of(rs: RoundState, seat: int, audit: Audit) -> AuditResult:
     """Replay one seat's round from its AUDIT against everything the table holds.
 
-    Its stuck votes checked are those it signed before its AUDIT: every peer
-    holds exactly those once it counts the audit (an author's entries are
-    delivered in sequence), whatever came after."""
+    Its Nerts calls and stuck votes checked are those it signed before its AUDIT:
+    every peer holds exactly those once it counts the audit (an author's entries
+    are delivered in sequence), whatever came after (a call signed after it, sent
+    to some peers only, must not judge the round apart)."""
     assert rs.joint is not None
     before = rs.audit_seq.get(seat, 0)
     return audit_seat(
         seat, deck_secret=audit.deck_secret, deck_commitment=rs.commits[seat].deck,
         joint=rs.joint, variants=rs.variants, moves=audit.moves,
         plays=rs.plays_by_seat.get(seat, []), log=rs.log,
-        calls=rs.calls_by_seat.get(seat, []), rotations=rs.rotations,
+        calls=[t for seq, t in rs.calls_by_seat.get(seat, []) if seq < before],
+        rotations=rs.rotations,
         votes=[t for seq, t in rs.votes_by_seat.get(seat, []) if seq < before],
     )
 

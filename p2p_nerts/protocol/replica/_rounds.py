@@ -231,7 +231,7 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             return Look.GO
         case Nerts() | Stuck():
             if isinstance(payload, Nerts):
-                rs.calls_by_seat.setdefault(seat, []).append(entry.lamport)
+                rs.calls_by_seat.setdefault(seat, []).append((entry.seq, entry.lamport))
             else:
                 if payload.on:
                     rs.votes_by_seat.setdefault(seat, []).append((entry.seq, entry.lamport))

@@ -127,7 +127,8 @@ class RoundState:
     flagged: dict[int, str] = field(default_factory=dict)
     i_called: bool = False
     journaled: int = 0  # how much of tab.log the journal has seen
-    calls_by_seat: dict[int, list[int]] = field(default_factory=dict)
+    #: Each seat's Nerts calls: (seq, Lamport time), for its audit.
+    calls_by_seat: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     #: Each seat's stuck votes cast (``on``): (seq, Lamport time), for its audit.
     votes_by_seat: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
