@@ -10,12 +10,14 @@ Two promises, each checked on whole games over a lossy network:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Outbound, Phase, Replica, StartRound
-from p2p_nerts.testing.memnet import Faults, MemNet, bot_table
+from p2p_nerts.testing.memnet import Faults, bot_table
 
 from ..replica_harness import check_round, play_round
 
@@ -24,40 +26,33 @@ def nothing(out: Outbound) -> bool:
     return not out.sends and not out.events and not out.journal
 
 
-class Probe:
-    """Before each fixed tick, asks every replica when it is due; a replica not due
-    must do nothing on that tick (a reading of ``next_due`` changes nothing)."""
+class Probed(Replica):
+    """Before each tick, asks when it is due; a tick made before then must do
+    nothing at all (a reading of ``next_due`` changes nothing). A subclass, not a
+    patched instance: the compiled replica's methods cannot be replaced."""
 
-    def __init__(self, net: MemNet) -> None:
-        self.net = net
-        self.early = 0  # ticks made before a replica was due
-        self.broken: list[str] = []
-        for i, replica in enumerate(net.replicas):
-            self._wrap(i, replica)
+    early: ClassVar[int] = 0  # ticks made before a replica was due, at the whole table
+    broken: ClassVar[list[str]] = []
 
-    def _wrap(self, i: int, replica: Replica) -> None:
-        tick = replica.tick
-
-        def probed(now: float) -> Outbound:
-            due = replica.next_due()
-            out = tick(now)
-            if due > now + 1e-5:  # next_due says a hair past each bound
-                self.early += 1
-                if not nothing(out):
-                    self.broken.append(f"p{i} at {now:.3f} (due {due:.3f}): {out}")
-            return out
-
-        replica.tick = probed  # type: ignore[method-assign]
+    def tick(self, now: float) -> Outbound:
+        due = self.next_due()
+        out = super().tick(now)
+        if due > now + 1e-5:  # next_due says a hair past each bound
+            Probed.early += 1
+            if not nothing(out):
+                Probed.broken.append(f"{self.me.name} at {now:.3f} (due {due:.3f}): {out}")
+        return out
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_tick_before_next_due_does_nothing(seed: int) -> None:
-    net = bot_table(4, seed, faults=Faults(max_delay=0.08, duplicate=0.1, drop=0.1, tick=0.01))
-    probe = Probe(net)
+    Probed.early, Probed.broken = 0, []
+    net = bot_table(4, seed, faults=Faults(max_delay=0.08, duplicate=0.1, drop=0.1, tick=0.01),
+                    classes=dict.fromkeys(range(4), Probed))
     number = play_round(net)
     check_round(net, number, honest={0, 1, 2, 3})
-    assert probe.early > 100  # the fine tick mostly came before anything was due
-    assert probe.broken == []
+    assert Probed.early > 100  # the fine tick mostly came before anything was due
+    assert Probed.broken == []
 
 
 def test_a_silent_seat_is_voted_out_on_time() -> None:
