@@ -101,6 +101,13 @@ class Network(Protocol):
         """Whether typed text can be a table code; ValueError says what is wrong."""
         ...
 
+    def label(self, table: TableListing) -> str:
+        """``Main table@22d7``: how the lobby names a listed table, in the form
+        ``nerts join`` takes back (the start of the host's fingerprint, longer
+        where another table of that name shares it), so that what a player
+        sees can be typed."""
+        ...
+
     async def watch(self, table: TableListing, code: str | None) -> Session:
         """A read-only view of a listed table: no seat, every entry checked."""
         ...

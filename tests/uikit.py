@@ -21,6 +21,7 @@ from p2p_nerts.game.tableau import Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.lan import Network, TableListing
 from p2p_nerts.net.channel import normalize_code
+from p2p_nerts.net.discovery import table_label
 from p2p_nerts.protocol.events import Event
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Replica
@@ -284,7 +285,8 @@ class FakeNetwork:
     """A LAN in memory: the test adds and removes tables and decides how joins end.
 
     Every table that needs a code has :attr:`code`; codes are checked by the
-    real rule (``net.channel``), so the lobby's forms meet the real refusals.
+    real rule (``net.channel``), so the lobby's forms meet the real refusals,
+    and tables are labelled by the real rule (``net.discovery``).
     """
 
     version = 1
@@ -327,6 +329,9 @@ class FakeNetwork:
 
     def check_code(self, text: str) -> None:
         normalize_code(text)
+
+    def label(self, table: TableListing) -> str:
+        return table_label(table, self.tables)
 
     async def join(self, table: TableListing, code: str | None, *,
                    wait: bool = False) -> Session:

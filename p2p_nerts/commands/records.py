@@ -126,7 +126,8 @@ def _event(args: argparse.Namespace) -> int:
 
 INCOMPLETE = 3
 """``nerts event``'s exit status when it could not count everything it should have:
-a player heard of but not asked, or nobody on the network answering at all."""
+a player heard of but not asked, a table seen whose games it could not fetch, or
+nobody on the network answering at all."""
 _NOBODY = ("nobody on the network answered (is multicast blocked here?): only this "
            "computer's games are counted")
 
@@ -136,17 +137,21 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
     while True:
         since = time.time() - args.hours * 3600
         missed: list[tuple[str, str]] = []
-        servers = await results.browse(interfaces, args.listen)
-        standings = await results.tallied(servers, since, partial(_own_records, data_dir),
-                                          missed)
+        seen = await results.look(interfaces, args.listen)
+        standings = await results.tallied(seen.servers, since,
+                                          partial(_own_records, data_dir), missed)
+        tables = results.unfetched(seen)
         gaps = [f"NOT COUNTED (from {where}): could not fetch its games: {why}"
                 for where, why in missed]
-        if not servers:
+        gaps += [f"NOT COUNTED: table {table} seen, its games not fetched: {why}"
+                 for table, why in tables]
+        if not seen.servers:
             gaps.append(f"NOT COMPLETE: {_NOBODY}")
         if args.json:
             text = json.dumps(standings_json(standings) | {
                 "incomplete": [{"from": where, "why": why} for where, why in missed]
-                + ([{"from": None, "why": _NOBODY}] if len(gaps) > len(missed) else [])})
+                + [{"table": table, "why": why} for table, why in tables]
+                + ([{"from": None, "why": _NOBODY}] if not seen.servers else [])})
         elif args.csv:
             text = standings_csv(standings).rstrip("\n")
         else:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -36,14 +37,16 @@ import msgpack
 from zeroconf import DNSQuestionType, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
+from ..net.discovery import TableAd, TableBrowser, table_label
 from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, listen_addresses
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
 from ..records.standings import OWN, Standings, Tally
 from ..store import Store, StoreError
 
-__all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "Budget", "ResultsServer", "TooLarge",
-           "ask", "browse", "event_records", "serving_results", "tallied"]
+__all__ = ["LISTEN", "MAX_RECORDS", "OWN", "RESULTS_SERVICE", "Budget", "ResultsServer", "Seen",
+           "TooLarge", "ask", "browse", "event_records", "look", "serving_results", "tallied",
+           "unfetched"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,6 +72,7 @@ _MAX_SERVERS = 64
 #: sends ahead of being read, a few hundred KiB.
 _ASKED_AT_ONCE = 16
 _HEADER = struct.Struct(">I")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16,64}")
 T = TypeVar("T")
 
 Source = Callable[[float], list[bytes]]
@@ -300,7 +304,46 @@ async def ask(host: str, port: int, since: float, take: Take, budget: Budget) ->
 async def browse(interfaces: Interfaces, listen: float = LISTEN) -> list[tuple[str, int]]:
     """The results services found on ``interfaces`` (address, port), browsing ``listen``
     seconds."""
-    found: dict[str, tuple[str, int]] = {}
+    return [(host, port) for host, port, _fp in await _services(interfaces, listen)]
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What a standings view found on the LAN in its time listening: the results
+    services to ask, the key fingerprints of the players who serve them, and the
+    tables advertised (whose games a view counts only through some player's results)."""
+
+    servers: list[tuple[str, int]]
+    serving: frozenset[str]
+    tables: list[TableAd]
+
+
+async def look(interfaces: Interfaces, listen: float = LISTEN) -> Seen:
+    """The results services and the tables on ``interfaces``, browsed side by side for
+    the same ``listen`` seconds (``nerts event``)."""
+    async with TableBrowser(interfaces) as tables:
+        services = await _services(interfaces, listen)
+        await tables.settle(3.0)  # a table heard but not resolved yet counts
+        seen = tables.tables
+    return Seen([(host, port) for host, port, _fp in services],
+                frozenset(fp for _host, _port, fp in services if fp), seen)
+
+
+def unfetched(seen: Seen) -> list[tuple[str, str]]:
+    """``(table, why)`` for each table ``seen`` that has dealt (playing, between rounds
+    or over) whose host serves no results: its games count only where another of its
+    players serves them. The table as ``nerts join`` takes it (``Main table@22d7``).
+    A host whose results could not be asked is left to the ask's own report."""
+    return [(table_label(t, seen.tables),
+             "its host serves no results (it keeps no records, or its results ad was "
+             "never heard here)")
+            for t in seen.tables if t.state != "lobby" and t.fingerprint not in seen.serving]
+
+
+async def _services(interfaces: Interfaces, listen: float) -> list[tuple[str, int, str]]:
+    """The results services found on ``interfaces`` (address, port, the serving player's
+    key fingerprint: "" where its ad does not say), browsing ``listen`` seconds."""
+    found: dict[str, tuple[str, int, str]] = {}
     async with contextlib.AsyncExitStack() as stack:
         aiozc = AsyncZeroconf(interfaces=interfaces)
         stack.push_async_callback(aiozc.async_close)
@@ -312,7 +355,9 @@ async def browse(interfaces: Interfaces, listen: float = LISTEN) -> list[tuple[s
             if await info.async_request(zc, 3000, question_type=DNSQuestionType.QM):
                 addresses = info.parsed_scoped_addresses()
                 if addresses and info.port and len(found) < _MAX_SERVERS:
-                    found[name] = (addresses[0], info.port)
+                    fp = (info.properties.get(b"fp") or b"").decode("ascii", "replace")
+                    found[name] = (addresses[0], info.port, fp if _FINGERPRINT.fullmatch(fp)
+                                   else "")
 
         def on_change(zeroconf: Zeroconf, service_type: str, name: str,
                       state_change: ServiceStateChange) -> None:

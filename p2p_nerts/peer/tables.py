@@ -17,7 +17,7 @@ from typing import TypeVar
 from ..game.variants import Variants
 from ..lan import TableListing
 from ..net.channel import normalize_code
-from ..net.discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser
+from ..net.discovery import MAX_NAME_CHARS, DiscoveryError, TableAd, TableBrowser, table_label
 from ..net.interfaces import Interfaces, listen_addresses
 from ..net.link import LinkError, Refused
 from ..net.wire import NET_VERSION, WireError, parse_address
@@ -125,6 +125,9 @@ class LanTables:
 
     def check_code(self, text: str) -> None:
         normalize_code(text)
+
+    def label(self, table: TableListing) -> str:
+        return table_label(table, self.tables)
 
     async def join(self, table: TableListing, code: str | None, *,
                    wait: bool = False) -> Session:

@@ -4,8 +4,8 @@ Rows, top to bottom::
 
     header: NERTS · lobby, and who you are (name, key fingerprint)
     ── Tables on your network ──
-    one row per table (name, host and fingerprint, seats, what it is doing,
-    rules, protocol version, marks),
+    one row per table (name@fingerprint as ``nerts join`` takes it, host, seats,
+    what it is doing, rules, protocol version, marks),
     or how to get a table when there is none
     ── News ──
     event lines
@@ -72,8 +72,9 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
                  f"{label(keys, Action.SOLO)} plays against the computer.\n")]
     chosen = b.selected()
     now = time.time()
-    name_width = max(len("Table"), *(len(t.name) for t in tables))
-    host_width = max(len("Host"), *(len(host_of(t)) for t in tables))
+    names = {t.instance: b.network.label(t) for t in tables}
+    name_width = max(len("Table"), *(len(n) for n in names.values()))
+    host_width = max(len("Host"), *(len(t.host) for t in tables))
     marks_width = len("  v00 code full")
     rules_width = max(10, screen_width() - 4 - name_width - 2 - host_width - 2 - _SEATS_WIDTH
                       - 2 - _STATE_WIDTH - 2 - marks_width)
@@ -90,8 +91,8 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
         style = "class:selected" if here else ""
         seats = f"{table.seats_taken}/{table.seats_total}"
         rules = _cut(table.variant, rules_width)
-        out.append((style, f"  {'▸' if here else ' '} {table.name:<{name_width}}  "
-                           f"{host_of(table):<{host_width}}  {seats:>{_SEATS_WIDTH}}  "
+        out.append((style, f"  {'▸' if here else ' '} {names[table.instance]:<{name_width}}  "
+                           f"{table.host:<{host_width}}  {seats:>{_SEATS_WIDTH}}  "
                            f"{doing(table, now):<{_STATE_WIDTH}}  {rules:<{rules_width}}",
                     click))
         out += [(style, " ", click), *_marks(b, table), ("", "\n")]
@@ -99,13 +100,6 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
         out.append(("class:dim", f"    {room} of {len(tables)} shown: "
                                  f"{label(keys, Action.UP)} {label(keys, Action.DOWN)} scroll\n"))
     return out
-
-
-def host_of(table: TableListing) -> str:
-    """``Ana 0123-4567``: the host's name and the start of its key's fingerprint, which
-    tell apart two tables of one name."""
-    fingerprint = f"{table.fingerprint[:4]}-{table.fingerprint[4:8]}"
-    return f"{table.host} {fingerprint}" if table.host else fingerprint
 
 
 def doing(table: TableListing, now: float) -> str:
@@ -182,7 +176,9 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
         ("class:label", "Tables\n"),
         ("", "  Tables on your network appear by themselves (mDNS): no server, no setup.\n"
              "  Where multicast is blocked, join by the host's address and port instead.\n"
-             "  Host: the host's name and key fingerprint (two tables may share a name).\n"
+             "  Table: its name@the start of its host's key fingerprint (two tables may\n"
+             "  share a name), as nerts join takes it: nerts join \"Main table@22d7\".\n"
+             "  Host: the host's name.\n"
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
              "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import io
 import json
@@ -19,6 +20,7 @@ from zeroconf.asyncio import AsyncZeroconf
 from p2p_nerts import cli
 from p2p_nerts.commands.records import INCOMPLETE
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.discovery import TableAd, TableAdvertiser
 from p2p_nerts.peer.node import NetSession, fingerprint_hex
 from p2p_nerts.peer.results import (
     MAX_RECORDS,
@@ -26,9 +28,11 @@ from p2p_nerts.peer.results import (
     RESULTS_SERVICE,
     Budget,
     ResultsServer,
+    Seen,
     ask,
     browse,
     serving_results,
+    unfetched,
 )
 from p2p_nerts.peer.tables import LanTables
 from p2p_nerts.protocol.envelope import open_entry
@@ -42,6 +46,7 @@ from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.testing.memnet import MemNet, bot_table
 from p2p_nerts.testing.peers import PeerTable
 
+from ..netkit import AnsweringPorts
 from ..protocol.test_records import _game, _record, _resigned, _with
 from ..replica_harness import game_record, resigned
 from .test_net_session import LOCAL, bot_games, config
@@ -241,10 +246,10 @@ def test_nerts_event_counts_this_players_own_games(
         keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,  # not yet ended: in window
              journal=_game().written(1))
 
-    async def nobody(*args: object, **kwargs: object) -> list[tuple[str, int]]:
-        return []
+    async def nobody(*args: object, **kwargs: object) -> Seen:
+        return Seen([], frozenset(), [])
 
-    monkeypatch.setattr("p2p_nerts.peer.results.browse", nobody)
+    monkeypatch.setattr("p2p_nerts.peer.results.look", nobody)
     # Nobody on the network answered: the player's own games count, and the exit
     # status says the standings may be incomplete.
     assert cli.main(["event", "--json", "--data-dir", str(tmp_path),
@@ -296,6 +301,60 @@ def test_nerts_event_names_a_player_it_could_not_ask_and_exits_incomplete(
     out = capsys.readouterr().out
     assert (f"NOT COUNTED (from 127.0.0.1:{port}): could not fetch its games: refused the "
             "connection (the player has left?)") in out.splitlines()
+
+
+def test_a_table_that_dealt_is_unfetched_only_when_its_host_serves_no_results() -> None:
+    """A table seen playing, between rounds or over, whose host serves no results, is
+    named as ``nerts join`` takes it; one still seating players has no games, and a
+    host heard serving is asked (its failure, if any, is the ask's own line)."""
+    def table(name: str, fingerprint: str, state: str) -> TableAd:
+        return TableAd(name=name, fingerprint=fingerprint, protocol_version=1, seats_taken=2,
+                       seats_total=4, variant="classic", needs_code=False, port=40123,
+                       instance=f"{name} {fingerprint[:4]}", host="Ana", state=state)
+
+    silent, serving = "22d7b07e" * 2, "a1" * 8
+    seen = Seen([("127.0.0.1", 1)], frozenset({serving}),
+                [table("Main table", silent, "playing"), table("Main table", serving, "over"),
+                 table("Side", silent, "break"), table("New", silent, "lobby")])
+    assert [t for t, _why in unfetched(seen)] == ["Main table@22d7", "Side@22d7"]
+    assert all(why.startswith("its host serves no results") for _t, why in unfetched(seen))
+    assert unfetched(Seen([], frozenset(), [])) == []
+
+
+@pytest.mark.usefixtures("quick_mdns")
+def test_nerts_event_names_a_table_seen_playing_whose_games_it_could_not_fetch(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], answering: AnsweringPorts) -> None:
+    """Over 127.0.0.1: a table advertised playing, its host serving no results, is a
+    NOT COUNTED line naming the table as NAME@FP, and the exit status says incomplete;
+    a table whose host serves its results (nothing ended yet) and one still seating
+    players are no such line."""
+    tag = secrets.token_hex(4)
+    silent, serving = secrets.token_hex(8), secrets.token_hex(8)
+
+    def table(name: str, fingerprint: str, state: str) -> TableAd:
+        return TableAd(name=f"{name} {tag}", fingerprint=fingerprint, protocol_version=1,
+                       seats_taken=2, seats_total=4, variant="classic", needs_code=False,
+                       port=answering.new(), host="Ana", state=state)
+
+    ads = [table("Lost", silent, "playing"), table("Served", serving, "playing"),
+           table("Seating", silent, "lobby")]
+    server = ResultsServer(lambda since: [], serving, bind="127.0.0.1")
+
+    async def advertised() -> int:
+        async with contextlib.AsyncExitStack() as stack:
+            for ad in ads:
+                await stack.enter_async_context(TableAdvertiser(ad, LOOPBACK))
+            await server.start(LOOPBACK)
+            stack.push_async_callback(server.close)
+            return await asyncio.to_thread(cli.main, [
+                "event", "--data-dir", str(tmp_path), "--interfaces", "127.0.0.1",
+                "--listen", "3"])
+
+    assert asyncio.run(advertised()) == INCOMPLETE
+    ours = [line for line in capsys.readouterr().out.splitlines() if tag in line]
+    assert ours == [f"NOT COUNTED: table Lost {tag}@{silent[:4]} seen, its games not fetched: "
+                    "its host serves no results (it keeps no records, or its results ad was "
+                    "never heard here)"]
 
 
 def test_the_lobby_serves_its_players_games_while_it_runs(tmp_path: Path) -> None:
@@ -467,8 +526,8 @@ def test_nerts_event_shows_a_strangers_resigned_copy_as_a_conflict_and_keeps_its
                "stranger": ResultsServer(lambda since: [forged], "e5" * 8, bind="127.0.0.1")}
     asked: list[str] = []
 
-    async def network(interfaces: object, listen: float) -> list[tuple[str, int]]:
-        return [("127.0.0.1", servers[name].port) for name in asked]
+    async def network(interfaces: object, listen: float) -> Seen:
+        return Seen([("127.0.0.1", servers[name].port) for name in asked], frozenset(), [])
 
     async def event(*args: str) -> int:
         for server in servers.values():
@@ -480,7 +539,7 @@ def test_nerts_event_shows_a_strangers_resigned_copy_as_a_conflict_and_keeps_its
             for server in servers.values():
                 await server.close()
 
-    monkeypatch.setattr("p2p_nerts.peer.results.browse", network)
+    monkeypatch.setattr("p2p_nerts.peer.results.look", network)
     with Store(tmp_path / DB_FILE) as store:
         keep(store, _game().replicas[1], "Table A", 4_000_000_000.0,
              journal=_game().written(1))

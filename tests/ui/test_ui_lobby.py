@@ -9,6 +9,7 @@ import time
 import pytest
 
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.discovery import matching
 from p2p_nerts.session import SOLO_DELAY, LocalTable
 
 from ..uikit import DOWN, ENTER, ESC, LEFT, RIGHT, UP, FakeNetwork, Listing, LobbyHarness
@@ -318,8 +319,9 @@ def test_the_key_line_fits_the_screen_and_always_offers_help_and_quit(columns: i
 
 
 def test_rows_say_who_hosts_and_what_the_table_is_doing() -> None:
-    """Two tables of one name differ by host and fingerprint; the state column says
-    playing, between rounds, or when the next round is dealt."""
+    """Two tables of one name differ by their host's fingerprint (NAME@FP) and
+    name; the state column says playing, between rounds, or when the next round
+    is dealt."""
     async def main() -> None:
         net = FakeNetwork()
         start = time.time()
@@ -333,13 +335,36 @@ def test_rows_say_who_hosts_and_what_the_table_is_doing() -> None:
             await h.shows("Gold")
             rows = h.lines()
             drawn = time.time()
-            assert any(re.search(r"Red +Ana aaaa-1111 .* playing ", r) for r in rows)
+            assert any(re.search(r"Red@aaaa +Ana .* playing ", r) for r in rows)
             # However long a busy machine took to draw it: the seconds left then.
             left = [int(m[1]) for r in rows
-                    if (m := re.search(r"Red +Bo cccc-3333 .* next round in (\d+) s ", r))]
+                    if (m := re.search(r"Red@cccc +Bo .* next round in (\d+) s ", r))]
             assert left and round(soon - drawn) - 1 <= left[0] <= round(soon - start), left
             assert "between rounds" in h.row("▸ Blue")
             assert "seating players" in h.row("Gold")
+    asyncio.run(main())
+
+
+def test_what_a_row_names_can_be_typed_back_to_nerts_join() -> None:
+    """Each row names its table as ``nerts join`` takes it: NAME@FP, the start of
+    the host's fingerprint, longer where two hosts of one table name share it;
+    typed back (``matching``, the rule of ``nerts join``), it means that table
+    alone."""
+    async def main() -> None:
+        net = FakeNetwork()
+        tables = [Listing("Main table", instance="Main table #1", host="Ana",
+                          fingerprint="22d7b07e00000000"),
+                  Listing("Main table", instance="Main table #2", host="Bo",
+                          fingerprint="22d7c0de00000000"),
+                  Listing("Side", instance="Side #1", host="Ana",
+                          fingerprint="22d7b07e00000000")]
+        net.put(*tables)
+        async with LobbyHarness(net) as h:
+            await h.shows("Side@")
+            typed = [m[1] for r in h.lines() if (m := re.search(r"^  [▸ ] (\S.*?@[0-9a-f]+) ", r))]
+            assert typed == ["Main table@22d7b07e", "Main table@22d7c0de", "Side@22d7"]
+            for label, table in zip(typed, net.tables, strict=True):
+                assert matching(net.tables, label) == [table]
     asyncio.run(main())
 
 

@@ -32,7 +32,7 @@ from ._ad import (
 )
 from ._advertiser import TableAdvertiser
 from ._browser import TableBrowser, TableChange, TableEvent
-from ._find import QuietMdnsErrors, describe_table, find_table, matching
+from ._find import QuietMdnsErrors, describe_table, find_table, matching, table_label
 
 __all__ = [
     "MAX_HOST_CHARS",
@@ -59,4 +59,5 @@ __all__ = [
     "find_table",
     "matching",
     "random_suffix",
+    "table_label",
 ]

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from ..interfaces import Interfaces
 from ._ad import AmbiguousTableError, DiscoveryError, TableAd, TableNotFoundError
@@ -18,7 +19,23 @@ long enough for a namesake's answer on a LAN, short enough not to keep a
 player waiting."""
 
 
-def matching(tables: Sequence[TableAd], name: str | None) -> list[TableAd]:
+class Named(Protocol):
+    """What a player names a table by: a ``TableAd``, or the lobby's listing of one."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instance(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def fingerprint(self) -> str: ...
+
+
+_T = TypeVar("_T", bound=Named)
+
+
+def matching(tables: Sequence[_T], name: str | None) -> list[_T]:
     """The tables ``name`` means, as a player types it: all of them for None.
 
     ``NAME@FINGERPRINT`` (``"Main table@22d7"``, as :func:`describe_table`
@@ -59,7 +76,7 @@ _LABEL_DIGITS = 4
 the hosts of one evening (two share them one time in 65,536)."""
 
 
-def table_label(table: TableAd, among: Sequence[TableAd] = ()) -> str:
+def table_label(table: Named, among: Sequence[Named] = ()) -> str:
     """``Main table@22d7``: the table's name and the start of its host's key
     fingerprint, which ``nerts join`` takes (:func:`matching`); longer where a
     table ``among`` others of its name starts the same."""
