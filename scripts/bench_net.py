@@ -77,8 +77,6 @@ from typing import Any
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
-from p2p_nerts.peer.headless import paced, run_headless
-from p2p_nerts.peer.node import SHELL_CHECKS, Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import (
     LINK_MAGIC,
@@ -93,7 +91,23 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Command, Move, Outbound
 from p2p_nerts.store import Store
-from p2p_nerts.testing.peers import free_port
+
+try:
+    from p2p_nerts.peer.headless import paced, run_headless
+    from p2p_nerts.peer.node import SHELL_CHECKS, Endpoint, NetSession, TableConfig
+    from p2p_nerts.testing.peers import free_port
+except ImportError:  # a --baseline from before the programs moved into p2p_nerts.peer
+    from p2p_nerts.net.headless import (  # type: ignore[import-not-found,no-redef]
+        paced,
+        run_headless,
+    )
+    from p2p_nerts.net.node import TICK as SHELL_CHECKS  # type: ignore[import-not-found,no-redef]
+    from p2p_nerts.net.node import (  # type: ignore[no-redef]
+        Endpoint,
+        NetSession,
+        TableConfig,
+    )
+    from p2p_nerts.net.testing import free_port  # type: ignore[import-not-found,no-redef]
 
 LOCAL = "127.0.0.1"
 PINGS = 2000
