@@ -25,6 +25,8 @@ back to.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 
@@ -202,31 +204,51 @@ def bands(view: TableView, state: UiState) -> StyleAndTextTuples:
     return out
 
 
-def box(view: TableView, rnd: RoundView, state: UiState, seat: int) -> list[StyleAndTextTuples]:
+Lines = tuple[StyleAndTextTuples, ...]  # a box's rows, shared: never changed once made
+WORKS = tuple(WORK0 + pile for pile in range(WORK_PILES))
+_LANDED, _BOUNCED = Mark(0.0, False), Mark(0.0, True)  # what a mark draws as, whenever it ends
+
+
+def box(view: TableView, rnd: RoundView, state: UiState, seat: int) -> Lines:
     """One player's layout, :data:`BOX_ROWS` rows of :data:`BOX_WIDTH` columns each."""
     now = view.now
     stuck = rnd.stuck
     totals = view.totals
-    title: StyleAndTextTuples = [("class:rule", "─ "),
-                                 ("class:label", _name(rnd, seat)[:BOX_WIDTH // 2]),
-                                 ("class:dim", f" up {rnd.foundations.cards_of(seat)}")]
-    if totals is not None and seat < len(totals):
-        title.append(("class:dim", f" · total {totals[seat]}"))
+    shown = rnd.views.get(seat)
+    marks = () if shown is None else tuple(
+        _kind(state.mark(seat, pile, now)) for pile in (NERTS, WASTE, *WORKS))
+    return _box(_name(rnd, seat), rnd.foundations.cards_of(seat),
+                totals[seat] if totals is not None and seat < len(totals) else None,
+                seat < len(stuck) and stuck[seat], health(view, rnd, seat), shown, marks)
+
+
+def _kind(mark: Mark | None) -> Mark | None:
+    return None if mark is None else _BOUNCED if mark.bounced else _LANDED
+
+
+@lru_cache(maxsize=64)
+def _box(name: str, up: int, total: int | None, stuck: bool, health: tuple[str, str],
+         shown: View | None, marks: tuple[Mark | None, ...]) -> Lines:
+    """A box from what it shows: the same on every frame until one of them changes (a
+    VIEW, a card up, a mark), so most frames find all seven boxes already made."""
+    title: StyleAndTextTuples = [("class:rule", "─ "), ("class:label", name[:BOX_WIDTH // 2]),
+                                 ("class:dim", f" up {up}")]
+    if total is not None:
+        title.append(("class:dim", f" · total {total}"))
     title.append(("", " "))
-    if seat < len(stuck) and stuck[seat]:
+    if stuck:
         title.append(("class:warn", "stuck "))
-    title.append(health(view, rnd, seat))
+    title.append(health)
     title.append(("", " "))
     lines = [_fill(title, "class:rule", "─")]
-    shown = rnd.views.get(seat)
     if shown is None:
         lines.append(_fill([("class:dim", " waiting for their first view")]))
         lines += [_fill([]) for _ in range(WORK_PILES)]
-        return lines
-    lines.append(_fill(_top(shown, state.mark(seat, NERTS, now), state.mark(seat, WASTE, now))))
+        return tuple(lines)
+    lines.append(_fill(_top(shown, marks[0], marks[1])))
     for pile in range(WORK_PILES):
-        lines.append(_fill(_fan(shown, pile, state.mark(seat, WORK0 + pile, now))))
-    return lines
+        lines.append(_fill(_fan(shown, pile, marks[2 + pile])))
+    return tuple(lines)
 
 
 def _top(shown: View, nerts: Mark | None, waste: Mark | None) -> StyleAndTextTuples:

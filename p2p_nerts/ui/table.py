@@ -30,7 +30,7 @@ from functools import partial
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
 from prompt_toolkit.formatted_text.utils import fragment_list_width
-from prompt_toolkit.layout import ConditionalContainer, Container, HSplit
+from prompt_toolkit.layout import ConditionalContainer, Container
 
 from ..game.cards import SUITS, card_name, face_name
 from ..game.foundations import Pile
@@ -79,12 +79,12 @@ def table_screen(ctl: Controller, keys: KeyMap) -> Container:
         Columns([side(False), Rows([
             rule(lambda: foundations_title(ctl)),
             *(text(partial(foundation_row, ctl, suit)) for suit in range(len(SUITS))),
-            ConditionalContainer(HSplit([
+            ConditionalContainer(Rows([
                 rule(lambda: [("class:rule.title", "Players")]),
                 text(lambda: others.rows(ctl.view, ctl.state), height=None, keep=True),
             ]), filter=~roomy),
             rule(lambda: you_title(ctl)),
-            ConditionalContainer(HSplit([
+            ConditionalContainer(Rows([
                 text(lambda: top_row(ctl, keys)),
                 *(text(partial(work_row, ctl, keys, pile)) for pile in range(WORK_PILES)),
                 text(lambda: status_line(ctl, keys)),
