@@ -16,7 +16,7 @@ from typing import Final, final
 
 from .cards import ACE
 from .foundations import FoundationLog
-from .moves import card_target, cycle_helps, hand_to_work, productive_move, run_moves
+from .moves import card_target, cycle_helps, hand_or_run_move, productive_move
 from .tableau import NERTS, WASTE, WORK0, Tableau, Target
 
 
@@ -174,7 +174,4 @@ class Bot:
             if ((card & 15 <= ACE or card & 63 in wanting)
                     and (target := card_target(tab, WASTE, card, fnd))):
                 return target
-        target = hand_to_work(tab)
-        if target or not self.skill.plans_runs:
-            return target
-        return run_moves(tab, fnd)
+        return hand_or_run_move(tab, fnd if self.skill.plans_runs else None)

@@ -116,28 +116,51 @@ def hand_to_work(tab: Tableau) -> Target | None:
     while the Nerts pile is empty: its top has the first claim on a space).
 
     That is ``work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not
-    tab.nerts)``, what a bot tries on nearly every step: without jokers, with
-    both tops there, one pass over the work piles answers for both.
+    tab.nerts)``: :func:`hand_or_run_move` without the run moves.
+    """
+    return hand_or_run_move(tab, None)
+
+
+def hand_or_run_move(tab: Tableau, fnd: FoundationLog | None) -> Target | None:
+    """``hand_to_work(tab)``, else with ``fnd`` ``run_moves(tab, fnd)``: the last
+    look of a bot's step (and of :func:`productive_move`).
+
+    A bot asks on nearly every step: without jokers one pass over the work
+    piles answers for the Nerts top, the waste top and the tops the run moves
+    start from, not one pass each.
     """
     nerts, waste = tab.nerts, tab.waste
-    if tab.jokers or not nerts or not waste:
+    if tab.jokers:
         target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
         if target is None and waste:
             target = card_work_target(tab, WASTE, waste[-1], not nerts)
-        return target
-    nerts_bases, waste_bases = STACK_BASES[nerts[-1] & 63], STACK_BASES[waste[-1] & 63]
+        return target if target is not None or fnd is None else run_moves(tab, fnd)
+    nerts_bases = STACK_BASES[nerts[-1] & 63] if nerts else _NO_BASES
+    waste_bases = STACK_BASES[waste[-1] & 63] if waste else _NO_BASES
     empty = onto_waste = -1
+    tops = takers = 0  # (for the run moves: see _plain_run_move)
     for dst, pile in enumerate(tab.work):
-        if not pile:
-            if empty < 0:
-                empty = dst
-        elif pile[-1] & 63 in nerts_bases:
-            return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
-        elif onto_waste < 0 and pile[-1] & 63 in waste_bases:
-            onto_waste = dst
-    if empty >= 0:
+        if pile:
+            face = pile[-1] & 63
+            if face in nerts_bases:
+                return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
+            if onto_waste < 0 and face in waste_bases:
+                onto_waste = dst
+            tops |= _TOP_BIT[face]
+            takers |= _RUN_TAKERS[(pile[0] & 63) << 4 | len(pile)]
+        elif empty < 0:
+            empty = dst
+    if empty >= 0 and nerts:
         return _onto(NERTS, empty)
-    return _onto(WASTE, onto_waste) if onto_waste >= 0 else None
+    if onto_waste >= 0:
+        return _onto(WASTE, onto_waste)
+    if empty >= 0 and waste:
+        return _onto(WASTE, empty)
+    # (no top takes a card of any pile's run, most of the time: no run move then)
+    return None if fnd is None or not tops & takers else _plain_run_move(tab, fnd, tops)
+
+
+_NO_BASES: Final[frozenset[int]] = frozenset()
 
 
 @cache
@@ -167,10 +190,10 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     empties A while the Nerts pile or waste could use the space, or exposes a
     card that can go up to a foundation or take the Nerts top or waste top.
     """
-    nerts, waste, work = tab.nerts, tab.waste, tab.work
-    nerts_top = nerts[-1] if nerts else None
-    waste_top = waste[-1] if waste else None
+    work = tab.work
     if tab.jokers:
+        nerts_top = tab.nerts[-1] if tab.nerts else None
+        waste_top = tab.waste[-1] if tab.waste else None
         filled = [(n, pile) for n, pile in enumerate(work) if pile]
         for a, pile_a in filled:
             for b, onto in filled:
@@ -184,18 +207,26 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     # rank is in A when B's top ranks above A's top and at most one above its
     # base. A bot asks on about half its actions and most of the time no pair
     # fits: the tops as bits (_TOP_BIT) against the tops that would take a card
-    # of A (_TAKERS, then only the ranks above A's top's) rule out each A at once.
+    # of A (_RUN_TAKERS) rule out each A at once.
     tops = 0
     for pile in work:
         if pile:
             tops |= _TOP_BIT[pile[-1] & 63]
+    return _plain_run_move(tab, fnd, tops)
+
+
+def _plain_run_move(tab: Tableau, fnd: FoundationLog, tops: int) -> Target | None:
+    """:func:`run_moves` without jokers, given the work-pile tops as ``_TOP_BIT`` bits."""
+    work = tab.work
+    nerts_top = tab.nerts[-1] if tab.nerts else None
+    waste_top = tab.waste[-1] if tab.waste else None
     for a in range(WORK_PILES):
         pile_a = work[a]
         if not pile_a:
             continue
         over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
         under = over - len(pile_a)  # the rank that takes A's top
-        if not (tops & _TAKERS[pile_a[0] & 63]) >> (2 * under + 2 if under >= 0 else 0):
+        if not tops & _RUN_TAKERS[(pile_a[0] & 63) << 4 | len(pile_a)]:
             continue
         for b in range(WORK_PILES):
             onto = work[b]
@@ -223,8 +254,18 @@ def _takers(face: int) -> int:
     return bits
 
 
+def _run_takers(base: int, cards: int) -> int:
+    """The tops (as :func:`_top_bit` bits) that take a card of the plain run of
+    ``cards`` cards from ``base``: :func:`_takers` without the ranks at or below
+    its top's, those that take no card of it."""
+    under = (base & 15) + 1 - cards  # the rank that takes the run's top
+    return _takers(base) & -(1 << (2 * under + 2 if under >= 0 else 0))
+
+
 _TOP_BIT: Final = tuple(_top_bit(face) for face in range(64))
 _TAKERS: Final = tuple(_takers(face) for face in range(64))
+#: _run_takers(base, cards) at ``(base & 63) << 4 | cards`` (a plain run holds 13 at most).
+_RUN_TAKERS: Final = tuple(_run_takers(key >> 4, key & 15) for key in range(64 << 4))
 
 
 def _run_useful(tab: Tableau, fnd: FoundationLog, pile: list[int], i: int,
@@ -281,7 +322,7 @@ def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
         target = foundation_target(tab, src, fnd)
         if target is not None:
             return target
-    return hand_to_work(tab) or run_moves(tab, fnd)
+    return hand_or_run_move(tab, fnd)
 
 
 def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:

@@ -17,6 +17,7 @@ from p2p_nerts.game.moves import (
     cycle_cards,
     cycle_helps,
     foundation_target,
+    hand_or_run_move,
     hand_to_work,
     is_stuck,
     joker_targets,
@@ -462,6 +463,20 @@ def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
         assert hand_to_work(tab) == expected
         both += bool(tab.nerts and tab.waste and expected)
     assert both > 20  # positions where both tops were at hand and one had a move
+
+
+@pytest.mark.parametrize("jokers", [False, True])
+def test_hand_or_run_move_is_hand_to_work_then_run_moves(jokers: bool) -> None:
+    """The bot's last look, in one pass over the work piles (and without jokers
+    ruling out the run moves from the tops at once), answers as the two looks."""
+    runs = 0
+    for tab, log in solitaire_positions(jokers):
+        hand = hand_to_work(tab)
+        run = run_moves(tab, log)
+        assert hand_or_run_move(tab, None) == hand
+        assert hand_or_run_move(tab, log) == (hand or run)
+        runs += hand is None and run is not None
+    assert runs > 5  # positions where only a run move was at hand
 
 
 def test_run_moves_finds_the_first_productive_run_move_of_all_pairs() -> None:
