@@ -9,6 +9,7 @@ back and forth is never productive, which is what makes "stuck" decidable.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Final
 
@@ -116,51 +117,82 @@ def hand_to_work(tab: Tableau) -> Target | None:
     while the Nerts pile is empty: its top has the first claim on a space).
 
     That is ``work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not
-    tab.nerts)``: :func:`hand_or_run_move` without the run moves.
+    tab.nerts)``: :func:`first_move` without the foundations and the run moves.
     """
-    return hand_or_run_move(tab, None)
+    return first_move(tab, None, runs=False)
 
 
-def hand_or_run_move(tab: Tableau, fnd: FoundationLog | None) -> Target | None:
-    """``hand_to_work(tab)``, else with ``fnd`` ``run_moves(tab, fnd)``: the last
-    look of a bot's step (and of :func:`productive_move`).
+def first_move(tab: Tableau, fnd: FoundationLog | None, notice: Callable[[], float] | None = None,
+               attention: float = 1.0, runs: bool = True) -> Target | None:
+    """The first productive move in the order a player looks (no stock turn), or None.
 
-    A bot asks on nearly every step: without jokers one pass over the work
-    piles answers for the Nerts top, the waste top and the tops the run moves
-    start from, not one pass each.
+    With ``fnd``: the Nerts top up to a foundation, each work-pile top, the waste
+    top. Then :func:`hand_to_work`, then (``runs``) :func:`run_moves`.
+    ``notice``: a bot's inattention, a draw in [0, 1) for each work pile with
+    cards; it sees that pile's top go up only when the draw is below ``attention``.
+
+    A bot looks on every step: one pass over the work piles answers for their
+    tops going up, for the Nerts and waste tops going onto them and (without
+    jokers) for the tops the run moves need, not one pass each; and without
+    jokers, when no top takes a card of any pile's run, as on most steps, it
+    rules out every run move at once (``_RUN_TAKERS``, by base and length).
     """
     nerts, waste = tab.nerts, tab.waste
-    if tab.jokers:
-        target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
-        if target is None and waste:
-            target = card_work_target(tab, WASTE, waste[-1], not nerts)
-        return target if target is not None or fnd is None else run_moves(tab, fnd)
-    nerts_bases = STACK_BASES[nerts[-1] & 63] if nerts else _NO_BASES
-    waste_bases = STACK_BASES[waste[-1] & 63] if waste else _NO_BASES
-    empty = onto_waste = -1
+    # card_target only for a card that might go up: an ace or a joker (rank ACE
+    # or JOKER_RANK, 0) or a face some pile wants. Most cards a bot looks at go
+    # nowhere, and this tells with one look-up, not two calls.
+    wanting = _NO_WANTING if fnd is None else fnd.wanting
+    if nerts and fnd is not None:
+        card = nerts[-1]
+        if ((card & 15 <= ACE or card & 63 in wanting)
+                and (target := card_target(tab, NERTS, card, fnd))):
+            return target
+    plain = not tab.jokers
+    nerts_bases = STACK_BASES[nerts[-1] & 63] if nerts and plain else _NO_BASES
+    waste_bases = STACK_BASES[waste[-1] & 63] if waste and plain else _NO_BASES
+    empty = onto_nerts = onto_waste = -1
     tops = takers = 0  # (for the run moves: see _plain_run_move)
     for dst, pile in enumerate(tab.work):
         if pile:
-            face = pile[-1] & 63
-            if face in nerts_bases:
-                return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
-            if onto_waste < 0 and face in waste_bases:
-                onto_waste = dst
-            tops |= _TOP_BIT[face]
-            takers |= _RUN_TAKERS[(pile[0] & 63) << 4 | len(pile)]
+            card = pile[-1]
+            if (fnd is not None and (notice is None or notice() < attention)
+                    and (card & 15 <= ACE or card & 63 in wanting)
+                    and (target := card_target(tab, WORK0 + dst, card, fnd))):
+                return target
+            if plain:
+                face = card & 63
+                if onto_nerts < 0 and face in nerts_bases:
+                    onto_nerts = dst
+                if onto_waste < 0 and face in waste_bases:
+                    onto_waste = dst
+                tops |= _TOP_BIT[face]
+                takers |= _RUN_TAKERS[(pile[0] & 63) << 4 | len(pile)]
         elif empty < 0:
             empty = dst
-    if empty >= 0 and nerts:
-        return _onto(NERTS, empty)
+    if waste and fnd is not None:
+        card = waste[-1]
+        if ((card & 15 <= ACE or card & 63 in wanting)
+                and (target := card_target(tab, WASTE, card, fnd))):
+            return target
+    if not plain:
+        target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
+        if target is None and waste:
+            target = card_work_target(tab, WASTE, waste[-1], not nerts)
+        return target if target is not None or fnd is None or not runs else run_moves(tab, fnd)
+    if nerts and (onto_nerts >= 0 or empty >= 0):
+        return _onto(NERTS, onto_nerts if onto_nerts >= 0 else empty)
     if onto_waste >= 0:
         return _onto(WASTE, onto_waste)
     if empty >= 0 and waste:
         return _onto(WASTE, empty)
     # (no top takes a card of any pile's run, most of the time: no run move then)
-    return None if fnd is None or not tops & takers else _plain_run_move(tab, fnd, tops)
+    if fnd is None or not runs or not tops & takers:
+        return None
+    return _plain_run_move(tab, fnd, tops)
 
 
 _NO_BASES: Final[frozenset[int]] = frozenset()
+_NO_WANTING: Final[Mapping[int, list[int]]] = {}
 
 
 @cache
@@ -318,11 +350,7 @@ def _group_tops(cards: list[int], step: int) -> list[int]:
 
 def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """The first productive move available right now (no stock turn), or None."""
-    for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
-        target = foundation_target(tab, src, fnd)
-        if target is not None:
-            return target
-    return hand_or_run_move(tab, fnd)
+    return first_move(tab, fnd)
 
 
 def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:
