@@ -14,10 +14,9 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Final, final
 
-from .cards import ACE
 from .foundations import FoundationLog
-from .moves import card_target, cycle_helps, hand_to_work, productive_move, run_moves
-from .tableau import NERTS, WASTE, WORK0, Tableau, Target
+from .moves import cycle_helps, first_move, productive_move
+from .tableau import Tableau, Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +117,9 @@ class Bot:
         """The next thing this bot does (nothing changes until the caller applies it)."""
         if not tab.nerts and tab.can_call_nerts():  # (asked only once the pile is empty)
             return _CALL
-        target = self._eager(tab, fnd)
+        # Cards up (the work piles' as it notices them), then onto the work piles.
+        skill = self.skill
+        target = first_move(tab, fnd, self._random, skill.attention, skill.plans_runs)
         if target is not None:
             return Action(_MOVE, target)
         cycle = -(-(len(tab.stock) + len(tab.waste)) // tab.stock_turn) + 1
@@ -147,34 +148,3 @@ class Bot:
         elif action.act is _MOVE:
             self.idle_turns = 0
             self.lone_rotations = 0
-
-    def _eager(self, tab: Tableau, fnd: FoundationLog) -> Target | None:
-        """Nerts pile first, then foundations, then the work piles."""
-        nerts, waste = tab.nerts, tab.waste
-        # card_target only for a card that might go up: an ace or a joker (rank
-        # ACE or JOKER_RANK, 0) or a face some pile wants. Most cards a bot
-        # looks at go nowhere, and this tells with one look-up, not two calls.
-        wanting = fnd.wanting
-        if nerts:
-            card = nerts[-1]
-            if ((card & 15 <= ACE or card & 63 in wanting)
-                    and (target := card_target(tab, NERTS, card, fnd))):
-                return target
-        attention, draw = self.skill.attention, self._random
-        src = WORK0
-        for pile in tab.work:
-            if pile and draw() < attention:
-                card = pile[-1]
-                if ((card & 15 <= ACE or card & 63 in wanting)
-                        and (target := card_target(tab, src, card, fnd))):
-                    return target
-            src += 1
-        if waste:
-            card = waste[-1]
-            if ((card & 15 <= ACE or card & 63 in wanting)
-                    and (target := card_target(tab, WASTE, card, fnd))):
-                return target
-        target = hand_to_work(tab)
-        if target or not self.skill.plans_runs:
-            return target
-        return run_moves(tab, fnd)

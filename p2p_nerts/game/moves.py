@@ -9,6 +9,7 @@ back and forth is never productive, which is what makes "stuck" decidable.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Final
 
@@ -116,28 +117,82 @@ def hand_to_work(tab: Tableau) -> Target | None:
     while the Nerts pile is empty: its top has the first claim on a space).
 
     That is ``work_target(tab, NERTS) or work_target(tab, WASTE, allow_empty=not
-    tab.nerts)``, what a bot tries on nearly every step: without jokers, with
-    both tops there, one pass over the work piles answers for both.
+    tab.nerts)``: :func:`first_move` without the foundations and the run moves.
+    """
+    return first_move(tab, None, runs=False)
+
+
+def first_move(tab: Tableau, fnd: FoundationLog | None, notice: Callable[[], float] | None = None,
+               attention: float = 1.0, runs: bool = True) -> Target | None:
+    """The first productive move in the order a player looks (no stock turn), or None.
+
+    With ``fnd``: the Nerts top up to a foundation, each work-pile top, the waste
+    top. Then :func:`hand_to_work`, then (``runs``) :func:`run_moves`.
+    ``notice``: a bot's inattention, a draw in [0, 1) for each work pile with
+    cards; it sees that pile's top go up only when the draw is below ``attention``.
+
+    A bot looks on every step: one pass over the work piles answers for their
+    tops going up, for the Nerts and waste tops going onto them and (without
+    jokers) for the tops the run moves need, not one pass each; and without
+    jokers, when no top takes a card of any pile's run, as on most steps, it
+    rules out every run move at once (``_RUN_TAKERS``, by base and length).
     """
     nerts, waste = tab.nerts, tab.waste
-    if tab.jokers or not nerts or not waste:
+    # card_target only for a card that might go up: an ace or a joker (rank ACE
+    # or JOKER_RANK, 0) or a face some pile wants. Most cards a bot looks at go
+    # nowhere, and this tells with one look-up, not two calls.
+    wanting = _NO_WANTING if fnd is None else fnd.wanting
+    if nerts and fnd is not None:
+        card = nerts[-1]
+        if ((card & 15 <= ACE or card & 63 in wanting)
+                and (target := card_target(tab, NERTS, card, fnd))):
+            return target
+    plain = not tab.jokers
+    nerts_bases = STACK_BASES[nerts[-1] & 63] if nerts and plain else _NO_BASES
+    waste_bases = STACK_BASES[waste[-1] & 63] if waste and plain else _NO_BASES
+    empty = onto_nerts = onto_waste = -1
+    tops = takers = 0  # (for the run moves: see _plain_run_move)
+    for dst, pile in enumerate(tab.work):
+        if pile:
+            card = pile[-1]
+            if (fnd is not None and (notice is None or notice() < attention)
+                    and (card & 15 <= ACE or card & 63 in wanting)
+                    and (target := card_target(tab, WORK0 + dst, card, fnd))):
+                return target
+            if plain:
+                face = card & 63
+                if onto_nerts < 0 and face in nerts_bases:
+                    onto_nerts = dst
+                if onto_waste < 0 and face in waste_bases:
+                    onto_waste = dst
+                tops |= _TOP_BIT[face]
+                takers |= _RUN_TAKERS[(pile[0] & 63) << 4 | len(pile)]
+        elif empty < 0:
+            empty = dst
+    if waste and fnd is not None:
+        card = waste[-1]
+        if ((card & 15 <= ACE or card & 63 in wanting)
+                and (target := card_target(tab, WASTE, card, fnd))):
+            return target
+    if not plain:
         target = card_work_target(tab, NERTS, nerts[-1], True) if nerts else None
         if target is None and waste:
             target = card_work_target(tab, WASTE, waste[-1], not nerts)
-        return target
-    nerts_bases, waste_bases = STACK_BASES[nerts[-1] & 63], STACK_BASES[waste[-1] & 63]
-    empty = onto_waste = -1
-    for dst, pile in enumerate(tab.work):
-        if not pile:
-            if empty < 0:
-                empty = dst
-        elif pile[-1] & 63 in nerts_bases:
-            return _onto(NERTS, dst)  # (the first built pile that takes the Nerts top)
-        elif onto_waste < 0 and pile[-1] & 63 in waste_bases:
-            onto_waste = dst
-    if empty >= 0:
-        return _onto(NERTS, empty)
-    return _onto(WASTE, onto_waste) if onto_waste >= 0 else None
+        return target if target is not None or fnd is None or not runs else run_moves(tab, fnd)
+    if nerts and (onto_nerts >= 0 or empty >= 0):
+        return _onto(NERTS, onto_nerts if onto_nerts >= 0 else empty)
+    if onto_waste >= 0:
+        return _onto(WASTE, onto_waste)
+    if empty >= 0 and waste:
+        return _onto(WASTE, empty)
+    # (no top takes a card of any pile's run, most of the time: no run move then)
+    if fnd is None or not runs or not tops & takers:
+        return None
+    return _plain_run_move(tab, fnd, tops)
+
+
+_NO_BASES: Final[frozenset[int]] = frozenset()
+_NO_WANTING: Final[Mapping[int, list[int]]] = {}
 
 
 @cache
@@ -167,10 +222,10 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     empties A while the Nerts pile or waste could use the space, or exposes a
     card that can go up to a foundation or take the Nerts top or waste top.
     """
-    nerts, waste, work = tab.nerts, tab.waste, tab.work
-    nerts_top = nerts[-1] if nerts else None
-    waste_top = waste[-1] if waste else None
+    work = tab.work
     if tab.jokers:
+        nerts_top = tab.nerts[-1] if tab.nerts else None
+        waste_top = tab.waste[-1] if tab.waste else None
         filled = [(n, pile) for n, pile in enumerate(work) if pile]
         for a, pile_a in filled:
             for b, onto in filled:
@@ -184,18 +239,26 @@ def run_moves(tab: Tableau, fnd: FoundationLog) -> Target | None:
     # rank is in A when B's top ranks above A's top and at most one above its
     # base. A bot asks on about half its actions and most of the time no pair
     # fits: the tops as bits (_TOP_BIT) against the tops that would take a card
-    # of A (_TAKERS, then only the ranks above A's top's) rule out each A at once.
+    # of A (_RUN_TAKERS) rule out each A at once.
     tops = 0
     for pile in work:
         if pile:
             tops |= _TOP_BIT[pile[-1] & 63]
+    return _plain_run_move(tab, fnd, tops)
+
+
+def _plain_run_move(tab: Tableau, fnd: FoundationLog, tops: int) -> Target | None:
+    """:func:`run_moves` without jokers, given the work-pile tops as ``_TOP_BIT`` bits."""
+    work = tab.work
+    nerts_top = tab.nerts[-1] if tab.nerts else None
+    waste_top = tab.waste[-1] if tab.waste else None
     for a in range(WORK_PILES):
         pile_a = work[a]
         if not pile_a:
             continue
         over = (pile_a[0] & 15) + 1  # the rank a card must have to take A's base
         under = over - len(pile_a)  # the rank that takes A's top
-        if not (tops & _TAKERS[pile_a[0] & 63]) >> (2 * under + 2 if under >= 0 else 0):
+        if not tops & _RUN_TAKERS[(pile_a[0] & 63) << 4 | len(pile_a)]:
             continue
         for b in range(WORK_PILES):
             onto = work[b]
@@ -223,8 +286,18 @@ def _takers(face: int) -> int:
     return bits
 
 
+def _run_takers(base: int, cards: int) -> int:
+    """The tops (as :func:`_top_bit` bits) that take a card of the plain run of
+    ``cards`` cards from ``base``: :func:`_takers` without the ranks at or below
+    its top's, those that take no card of it."""
+    under = (base & 15) + 1 - cards  # the rank that takes the run's top
+    return _takers(base) & -(1 << (2 * under + 2 if under >= 0 else 0))
+
+
 _TOP_BIT: Final = tuple(_top_bit(face) for face in range(64))
 _TAKERS: Final = tuple(_takers(face) for face in range(64))
+#: _run_takers(base, cards) at ``(base & 63) << 4 | cards`` (a plain run holds 13 at most).
+_RUN_TAKERS: Final = tuple(_run_takers(key >> 4, key & 15) for key in range(64 << 4))
 
 
 def _run_useful(tab: Tableau, fnd: FoundationLog, pile: list[int], i: int,
@@ -277,11 +350,7 @@ def _group_tops(cards: list[int], step: int) -> list[int]:
 
 def productive_move(tab: Tableau, fnd: FoundationLog) -> Target | None:
     """The first productive move available right now (no stock turn), or None."""
-    for src in (NERTS, *range(WORK0, WORK0 + WORK_PILES), WASTE):
-        target = foundation_target(tab, src, fnd)
-        if target is not None:
-            return target
-    return hand_to_work(tab) or run_moves(tab, fnd)
+    return first_move(tab, fnd)
 
 
 def is_stuck(tab: Tableau, fnd: FoundationLog) -> bool:

@@ -16,6 +16,7 @@ from p2p_nerts.game.moves import (
     covered_jokers,
     cycle_cards,
     cycle_helps,
+    first_move,
     foundation_target,
     hand_to_work,
     is_stuck,
@@ -462,6 +463,32 @@ def test_hand_to_work_is_the_nerts_top_then_the_waste_top(jokers: bool) -> None:
         assert hand_to_work(tab) == expected
         both += bool(tab.nerts and tab.waste and expected)
     assert both > 20  # positions where both tops were at hand and one had a move
+
+
+@pytest.mark.parametrize("jokers", [False, True])
+def test_first_move_is_the_foundations_then_hand_to_work_then_run_moves(jokers: bool) -> None:
+    """A player's look, in one pass over the work piles (and without jokers
+    ruling out the run moves from the tops at once), answers as the looks one
+    by one: each source's card up in turn, hand_to_work, run_moves; and a bot's
+    inattention skips just the work piles it did not notice."""
+    order = (NERTS, *range(WORK0, WORK0 + 4), WASTE)
+    pattern = [0.9, 0.1, 0.9, 0.1]  # a draw for each work pile with cards: 2nd, 4th noticed
+    runs = skipped = 0
+    for tab, log in solitaire_positions(jokers):
+        ups = [t for src in order if (t := foundation_target(tab, src, log))]
+        hand = hand_to_work(tab)
+        run = run_moves(tab, log)
+        assert first_move(tab, log) == (ups[0] if ups else hand or run)
+        assert first_move(tab, log, runs=False) == (ups[0] if ups else hand)
+        filled = [WORK0 + n for n, pile in enumerate(tab.work) if pile]
+        noticed = {NERTS, WASTE} | {src for src, d in zip(filled, pattern, strict=False)
+                                    if d < 0.5}
+        seen = [t for t in ups if t.src in noticed]
+        expected = seen[0] if seen else hand or run
+        assert first_move(tab, log, iter(pattern).__next__, 0.5) == expected
+        runs += not ups and hand is None and run is not None
+        skipped += bool(ups) and expected != ups[0]
+    assert runs > 5 and skipped > 5  # positions where only a run move, or only an unnoticed up
 
 
 def test_run_moves_finds_the_first_productive_run_move_of_all_pairs() -> None:
