@@ -343,7 +343,7 @@ def frame_type(data: bytes, me: bytes) -> str:
 def traffic(results: list[dict[str, Any]], plays: int) -> str:
     """Frames per play by type, most first, and each peer's CPU per play: all of it,
     and the event loop's (the rest is worker threads': the game's replay for its
-    history, ``NetSession._keep_game``)."""
+    history, ``GameKeeping._keep``)."""
     frames: dict[str, int] = {}
     for r in results:
         for kind, n in r["frames"].items():

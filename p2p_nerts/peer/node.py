@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from ..game.variants import Variants
@@ -42,7 +41,7 @@ from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.journal import Kind, Record, made_by
+from ..protocol.journal import Record, made_by
 from ..protocol.replica import (
     COUNTDOWN,
     DROP_AFTER,
@@ -60,11 +59,10 @@ from ..protocol.replica import (
     TurnAway,
     compacts,
 )
-from ..records.history import Kept, to_keep
-from ..records.record import GameRecord, merged, record_of
 from ..session import Listener, restored
-from ..store import JournalError, Store, StoreError, TableRecord
+from ..store import Store, StoreError, TableRecord
 from .announce import TableAnnouncer
+from .keeping import GameKeeping
 
 __all__ = ["LATECOMER", "MAX_SPECTATORS", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
            "NetSession", "TableConfig", "fingerprint_hex"]
@@ -135,11 +133,6 @@ class Endpoint:
     advertise_port: int | None = None
 
 
-async def _settled(future: asyncio.Future[Any]) -> None:
-    """Wait for ``future`` however it ends (its own callback reports a failure)."""
-    await asyncio.wait([future])
-
-
 def _give_way() -> None:
     """Let another process that is ready to run have this CPU first (at once if none is).
 
@@ -193,7 +186,7 @@ class NetSession:
     """
 
     def __init__(self, identity: Identity, config: TableConfig, *, is_host: bool,
-                 store: Store | None = None,
+                 store: Store | None = None, keep_entries: bool = False,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._identity = identity
         self._config = config
@@ -213,9 +206,8 @@ class NetSession:
         self._backlog: list[ev.Event] = []
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
         self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
-        self._keeping: asyncio.Future[None] | None = None  # the game going into the history
-        self._record: GameRecord | None = None  # its record, as the game ended
-        self._reckoned: GameRecord | None = None  # the last record replayed for the history
+        #: The game, for the history (and its entries, with ``keep_entries``).
+        self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
         self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
@@ -237,11 +229,6 @@ class NetSession:
         self.networked = True
         #: A spectator's session (:meth:`watch`): it never sits down.
         self.watching = False
-        #: The signed entries this seat journals, kept in memory, where the game is
-        #: kept in a history but not journaled to a store (``nerts solo --loopback``,
-        #: whose table cannot be resumed): the replica forgets finished rounds, and
-        #: the game's record needs every entry (``records.record.record_of``).
-        self.entries: list[Record] | None = None
         self._advertised_port = 0
         #: Where players join the table, "host:port", when this seat hosts it.
         self.address: str | None = None
@@ -259,8 +246,8 @@ class NetSession:
         With ``keep_entries``, the signed entries it journals are kept in
         :attr:`entries` from the first (the table's own rules and seats).
         """
-        self = cls(identity, config, is_host=True, store=store, clock=clock)
-        self.entries = [] if keep_entries else None
+        self = cls(identity, config, is_host=True, store=store, keep_entries=keep_entries,
+                   clock=clock)
         self.table_name = table_name
         self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
@@ -427,6 +414,12 @@ class NetSession:
             delay = min(delay * 2, BACKOFF_MAX)
 
     # ------------------------------------------------------------ Session
+    @property
+    def entries(self) -> list[Record] | None:
+        """The signed entries this seat journaled, where :meth:`host` was told to keep
+        them (``keep_entries``; ``GameKeeping.entries``); else None."""
+        return self._keeping.entries
+
     @property
     def replica(self) -> Replica:
         assert self._replica is not None  # the factories set it
@@ -644,8 +637,8 @@ class NetSession:
         if not (out.sends or out.events or out.journal):
             return
         journal = out.journal
-        if journal and self.entries is not None:
-            self.entries += (r for r in journal if r.kind is Kind.ENTRY)
+        if journal:
+            self._keeping.journaled(journal)
         if journal and self._store is not None:
             table_id = self.replica.table_id
             self._writes.append(lambda store: store.append(table_id, journal))
@@ -754,11 +747,7 @@ class NetSession:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            # Copied now, while the journal holds the rounds the replica has
-            # forgotten: it goes with finish_table, before the others have signed.
-            self._record = (None if self._store is None
-                            else self._journaled_record(self.replica, self._store))
-            self._keep_when_signed()
+            self._keeping.game_over(self.replica, self._store, self.table_name)
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
 
@@ -814,7 +803,8 @@ class NetSession:
         watcher = view.watcher(key)
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
         if r.phase is Phase.OVER:
-            self._keep_when_signed()  # the others' signed results come after the end
+            # The others' signed results come after the end.
+            self._keeping.when_signed(r, self._store, self.table_name)
         link = self._mesh.links.get(key)
         if r.is_host and not watcher and view.watcher(key) and link is not None:
             # Just admitted as a spectator: where the seats listen, so that it
@@ -915,81 +905,8 @@ class NetSession:
             fingerprint=fingerprint_hex(self._identity.public_key), host=self._identity.name,
             needs_code=self._config.code is not None, port=self._advertised_port)
 
-    def _keep_game(self) -> asyncio.Future[None] | None:
-        """Put the game in the player's history, with its record (see ``records``).
-
-        The record is copied now, from the replica (the last rounds) and the
-        journal (the rounds it has forgotten; at the game's end, before the
-        journal goes), or from the copy made then; its replay (every
-        signature and audit checked again) runs in a worker thread, and the
-        store is written back here, on the event loop, like every other write.
-        Kept again on the way out, the game is replayed again only if entries
-        came since (most games: none, and a replay is the whole game's CPU again).
-        """
-        r = self._replica
-        if self._store is None or r is None or r.match is None:
-            return None
-        if self._record is None:  # a game given up before its end
-            self._record = self._journaled_record(r, self._store)
-        record = merged(record_of(r, self.table_name, self._record.saved_at),
-                        self._record.entries)
-        if record == self._reckoned:
-            return None  # nothing came since it was kept: the same replay, the same result
-        loop = asyncio.get_running_loop()
-        reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
-
-        def write(kept: Kept, store: Store) -> None:
-            try:
-                kept.into(store)
-            except StoreError as exc:  # the history only: the journal goes on
-                _log.error("cannot keep the game in the history: %s", exc)
-
-        def done(future: asyncio.Future[Kept | None]) -> None:
-            if future.cancelled():
-                return
-            if future.exception() is not None:
-                _log.error("cannot keep the game in the history: %r", future.exception())
-                return
-            self._reckoned = record
-            if (kept := future.result()) is not None:
-                self._with_store(partial(write, kept))
-
-        reckoned.add_done_callback(done)
-        return asyncio.ensure_future(_settled(reckoned))
-
-    def _journaled_record(self, r: Replica, store: Store) -> GameRecord:
-        """The game's record from the replica (its last rounds) and the store (the
-        rounds it has forgotten: ``Store.written``), dated as it is copied: at
-        the game's end, and kept so however long the seat stays (the standings'
-        window reads the date); a game given up, as it is left."""
-
-        try:
-            journal = store.written(r.table_id)
-        except JournalError as exc:
-            _log.error("cannot read the game's journal for its record: %s", exc)
-            journal = []
-        return record_of(r, self.table_name, time.time(), journal)
-
-    def _keep_when_signed(self) -> None:
-        """Put the game in the history once every seat that finished it has signed its
-        result here (or, however far it got, on the way out: :meth:`_shutdown`).
-
-        A record without every signature does not verify: kept at the game's
-        end, before the others' came, it would be served to event standings
-        that refuse it as long as this seat stays at the table.
-        """
-        rs = self.replica.rs
-        if self._keeping is None and rs is not None and rs.live <= rs.signed_results.keys():
-            self._keeping = self._keep_game()
-
     async def _shutdown(self) -> None:
-        # Kept again on the way out: the game's last entries (its signed results)
-        # come after it ends; a game given up before the end is kept as abandoned.
-        if self._keeping is not None:
-            await self._keeping  # the copy from the game's end must not land after this one
-        last = self._keep_game()
-        if last is not None:
-            await last
+        await self._keeping.on_leaving(self._replica, self._store, self.table_name)
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
