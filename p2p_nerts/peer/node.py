@@ -61,10 +61,11 @@ from ..protocol.replica import (
 )
 from ..session import Listener, restored
 from ..store import Store, StoreError, TableRecord
+from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
 from .announce import TableAnnouncer
 from .keeping import GameKeeping
 
-__all__ = ["LATECOMER", "MAX_SPECTATORS", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
+__all__ = ["LATECOMER", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
            "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
@@ -79,10 +80,6 @@ LATECOMER = ("A round is under way: you play from the next round (you sit down a
              "ends)")
 WAITING = "the table is full: waiting for a free seat, to sit down as one comes free"
 NO_SEAT = "the game is over, and no seat came free: you did not play"
-MAX_SPECTATORS = 16
-"""Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
-_ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
-_TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 HOST_GONE = 20.0
@@ -195,9 +192,11 @@ class NetSession:
         self._replica: Replica | None = None
         #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
         self._kept_view: TableView | None = None
+        #: Who may keep a link and hear the table (the mesh asks it of each link).
+        self._door = Admission(lambda: self._mesh.links, clock)
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
-                          admitted=self._admitted, player=self._plays_here,
+                          admitted=self._door.admitted, player=self._door.plays_here,
                           limits=config.limits,
                           name_of=self._player_name)
         self._listeners: list[Listener] = []
@@ -216,7 +215,6 @@ class NetSession:
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
-        self._up_since: dict[bytes, float] = {}  # when each link now up came up
         self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
         self._waiting_for_seat = False  # refused at a full table, asking again as seats change
         self._last_refusal = ""  # the host's last word to us, waiting in line
@@ -552,6 +550,7 @@ class NetSession:
         """Play through ``replica``."""
         self._replica = replica
         self._kept_view = replica.view()
+        self._door.use(replica, self._kept_view)
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
@@ -751,29 +750,6 @@ class NetSession:
             self._with_store(lambda store: store.finish_table(table_id, result))
         return event
 
-    def _admitted(self, key: bytes) -> bool:
-        """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
-        a place at the table (``TableView.player``) or is a spectator (:meth:`_spectator`).
-
-        Before its replica exists a guest has one link, to the host it dials.
-        """
-        view = self._kept_view
-        return view is None or view.player(key) or self._spectator(key)
-
-    def _plays_here(self, key: bytes) -> bool:
-        """Whether ``key`` has or had a place at the table (a spectator has none); at
-        a guest that knows no seats yet (just sat down, or back without its
-        journal), every key, as its replica hears them all until the ROSTER."""
-        view = self._kept_view
-        return view is None or view.player(key) or (not view.is_host and not view.seated)
-
-    def _spectator(self, key: bytes) -> bool:
-        """Whether ``key`` watches the table without a seat: admitted like a seat, by
-        the one rule for spectators (:meth:`admits_spectator`), once it asked for the
-        table's entries (``TableView.watcher``)."""
-        view = self._kept_view
-        return view is not None and view.watcher(key) and self.admits_spectator(key)
-
     def _player_name(self, key: bytes) -> str | None:
         """Who a peer is at this table, for the log: the name it sits (or sat) under, a
         latecomer waiting for the next deal, or a spectator; None: none of these."""
@@ -849,9 +825,9 @@ class NetSession:
 
     def _on_link(self, key: bytes, up: bool) -> None:
         if up:
-            self._up_since.setdefault(key, self._clock())
+            self._door.link_up(key)
         else:
-            self._up_since.pop(key, None)
+            self._door.link_down(key)
         r = self._replica
         if r is None:
             return
@@ -871,32 +847,17 @@ class NetSession:
         elif up and r.is_host and key not in self.view.seated:
             # A newcomer asks for its seat right after its link is up: judge the
             # link once it has had the time to.
-            asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
+            asyncio.get_running_loop().call_later(ADMIT_AFTER, self._admit, key)
 
     def _admit(self, key: bytes) -> None:
+        """Host: keep ``key``'s link, holding no seat, or turn it away (``Admission``)."""
         link = self._mesh.links.get(key)
-        if link is not None and not self._closed.is_set() and not self.admits_spectator(key):
-            _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
-            why = f"this table has {MAX_SPECTATORS} spectators already"
+        if link is None or self._closed.is_set():
+            return
+        why = self._door.turns_away(key)
+        if why is not None:
             self._route(self.replica.handle(TurnAway(key, why), self._clock()))
-            asyncio.get_running_loop().call_later(_TURNED_AWAY, link.close, why)
-
-    def admits_spectator(self, key: bytes) -> bool:
-        """Host: whether a link that holds no seat may stay (the one rule for spectators).
-
-        Seated players and those waiting for a seat always may. Anyone else is
-        watching (or about to ask for a seat, which it may do from here): the
-        first ``MAX_SPECTATORS`` of them to link, so that watchers cost the
-        players little (they sign nothing the table waits for, but they are
-        sent every entry) and one who came first keeps its place.
-        """
-        r, seated = self.replica, self.view.seated
-        if key in seated or key in r.seating.waiting:
-            return True
-        since = self._up_since.get(key, float("inf"))
-        earlier = [k for k in self._mesh.links if k != key and k not in seated
-                   and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
-        return len(earlier) < MAX_SPECTATORS
+            asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
 
     async def _announce(self, interfaces: Interfaces) -> None:
         """Host: publish the table on mDNS (``announce``), as the lobbies show it."""
