@@ -45,7 +45,6 @@ from ..protocol.journal import Record, made_by
 from ..protocol.replica import (
     COUNTDOWN,
     DROP_AFTER,
-    OVER,
     AskToWatch,
     Command,
     LeaveTable,
@@ -64,8 +63,9 @@ from ..store import Store, StoreError, TableRecord
 from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
 from .announce import TableAnnouncer
 from .keeping import GameKeeping
+from .seatback import WAITING, SeatBack
 
-__all__ = ["LATECOMER", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
+__all__ = ["LATECOMER", "SHELL_CHECKS", "Endpoint",
            "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
@@ -78,10 +78,7 @@ _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
-WAITING = "the table is full: waiting for a free seat, to sit down as one comes free"
-NO_SEAT = "the game is over, and no seat came free: you did not play"
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
-_ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 HOST_GONE = 20.0
 """Seconds without a link to the host after which a guest gives up: without the
 host no round can start (a headless guest quits then; a resuming one stops
@@ -215,11 +212,9 @@ class NetSession:
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
-        self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
-        self._waiting_for_seat = False  # refused at a full table, asking again as seats change
-        self._last_refusal = ""  # the host's last word to us, waiting in line
-        self._asked_back: int | None = None  # the round after which we last asked
-        self._ask_again_at = 0.0
+        #: Asking for a seat again: our seat back, or one come free at a full table.
+        self._seat = SeatBack(self._ask_for_seat, self._closed.is_set,
+                              wait_for_seat=config.wait_for_seat, clock=clock)
         self.table_name = ""
         self.port = 0  # the port we listen on
         #: Whether other seats may fall silent on their own: not where every seat
@@ -282,13 +277,13 @@ class NetSession:
         if back is not None:
             _log.info("back at a table we sat at: picking up where we left")
             self._use(back)
-            self._had_seat = self.view.my_seat is not None
+            self._seat.had_seat = self.view.my_seat is not None
         else:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
         opened = self.replica.handle(Open(), self._clock())
-        if link.peer.full and not self._had_seat:  # we asked to wait (it refuses others)
-            self._waiting_for_seat = True
+        if link.peer.full and not self._seat.had_seat:  # we asked to wait (it refuses others)
+            self._seat.waiting = True
             opened.events.append(ev.Notice(WAITING))
         elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
@@ -390,7 +385,7 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
         self._use(replica)
-        self._had_seat = self.view.my_seat is not None
+        self._seat.had_seat = self.view.my_seat is not None
         return self
 
     async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
@@ -496,7 +491,7 @@ class NetSession:
             self._route(r.tick(self._clock()))
             if r.is_host:
                 self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
-            self._ask_back()
+            self._seat.check()
             self._announcer.check()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
             self._failure = exc
@@ -551,6 +546,7 @@ class NetSession:
         self._replica = replica
         self._kept_view = replica.view()
         self._door.use(replica, self._kept_view)
+        self._seat.use(replica, self._kept_view)
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
@@ -700,44 +696,13 @@ class NetSession:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> ev.Event | None:
-        """Act on ``event``; return what the listeners hear of it (None: nothing).
-
-        Waiting at a full table, the host refuses each request for a seat; the
-        player is told once that we wait, not of every refusal.
-        """
+        """Act on ``event``; return what the listeners hear of it (None: nothing: see
+        ``SeatBack.heard``)."""
         if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
             self._names.update((s.key, s.name) for s in self.view.seats)
-        if isinstance(event, ev.RosterChanged) and event.me is not None:
-            self._had_seat = True
-            self._waiting_for_seat = False
-        elif isinstance(event, ev.RosterChanged) and self._had_seat:
-            # The host gave our seat up as it closed the round (our request may
-            # have been lost with a link) and deals the next one soon: ask at once.
-            self._asked_back = None
-            asyncio.get_running_loop().call_soon(self._ask_back)
-        elif isinstance(event, ev.RosterChanged) and self._waiting_for_seat:
-            # A seat may have come free: ask again (only as the roster changes,
-            # so a long wait adds no entries to the table's log).
-            asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
-        elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
-                and not self._had_seat and event.reason != OVER:
-            # Told once that we wait, then our place in line as the host says it.
-            told = None if event.reason == self._last_refusal else ev.Notice(
-                f"waiting for a free seat: {event.reason}")
-            self._waiting_for_seat, self._last_refusal = True, event.reason
-            return told
-        elif isinstance(event, ev.Refused) and event.reason == OVER:
-            self._waiting_for_seat = False  # nothing left to wait for: told as it is
-        elif isinstance(event, ev.GameOver) and self._waiting_for_seat and not self._had_seat:
-            self._waiting_for_seat = False
-            _log.info(NO_SEAT)
-        elif isinstance(event, ev.Refused) and self.watching:
+        heard, told = self._seat.heard(event)
+        if not heard and isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
-        elif isinstance(event, ev.Refused) and self._had_seat:
-            # The table is full for now (a seat may free up as the break
-            # lasts): try again shortly.
-            self._asked_back = None
-            self._ask_again_at = self._clock() + _ASK_AGAIN
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(self.view.seated)
             self._announcer.changed()
@@ -748,7 +713,7 @@ class NetSession:
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._keeping.game_over(self.replica, self._store, self.table_name)
             self._with_store(lambda store: store.finish_table(table_id, result))
-        return event
+        return told
 
     def _player_name(self, key: bytes) -> str | None:
         """Who a peer is at this table, for the log: the name it sits (or sat) under, a
@@ -788,40 +753,14 @@ class NetSession:
             self._mesh.announce_to(link)
         self._arm()  # what came in may be due sooner
 
-    def _ask_back(self) -> None:
-        """Ask for our seat again, once between each two rounds, if the host gives it up.
-
-        A seat dropped from a round (silent too long: a crash, a cut cable)
-        leaves the table as the host closes the round, but the player never
-        chose to leave: like a player walking back to the table, we ask to sit
-        down again. We ask as soon as we know, even mid-round: the host keeps
-        a waiting list and seats us as it closes the round, so however far
-        behind we are we cannot miss the short break before its next deal.
-        After a refusal we ask every ``_ASK_AGAIN`` seconds while that lasts,
-        then at the next break.
-        """
-        r = self.replica
-        rs = r.rs
-        if (r.is_host or not self._had_seat or self._closed.is_set()
-                or self._clock() < self._ask_again_at):
-            return
-        view = self.view
-        if view.my_key in view.seated and not view.dropped:
-            return
-        after = rs.number if rs is not None else 0
-        if self._asked_back != after:
-            self._asked_back = after
-            _log.info("asking for our seat back")
-            self._route(r.handle(Open(), self._clock()))
+    def _ask_for_seat(self) -> None:
+        """Ask the host for a seat (``SeatBack``: back at the table, or one come free)."""
+        self._route(self.replica.handle(Open(), self._clock()))
 
     @property
     def waiting_for_seat(self) -> bool:
         """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
-        return self._config.wait_for_seat and not self._had_seat
-
-    def _ask_for_a_free_seat(self) -> None:
-        if self._waiting_for_seat and not self._had_seat and not self._closed.is_set():
-            self._route(self.replica.handle(Open(), self._clock()))
+        return self._seat.waiting_for_seat
 
     def _on_link(self, key: bytes, up: bool) -> None:
         if up:

@@ -35,14 +35,13 @@ from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.peer import node as node_module
 from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.node import (
-    NO_SEAT,
-    WAITING,
     Endpoint,
     NetSession,
     TableConfig,
     _as_opened,
     fingerprint_hex,
 )
+from p2p_nerts.peer.seatback import NO_SEAT, WAITING
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
