@@ -78,7 +78,8 @@ from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.framing import FrameDecoder, encode_frame
 from p2p_nerts.peer.headless import paced, run_headless
-from p2p_nerts.peer.node import SHELL_CHECKS, Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.peer.shell import SHELL_CHECKS
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import (
     LINK_MAGIC,

@@ -1,20 +1,16 @@
-"""A networked table seat: one Replica wired to a TCP mesh (and, for a host, mDNS).
+"""A networked table seat, and how it comes to be: hosting, joining, watching, resuming.
 
 :class:`NetSession` implements the :class:`~p2p_nerts.session.Session`
 protocol, so a UI, a headless runner or a bot cannot tell it from an
-in-process table. It is the imperative shell around the pure replica: bytes
-from the mesh go into ``replica.receive_batch`` (all that arrived in one turn
-of the event loop together), the replica's ``tick`` runs every 50 ms, and
-whatever comes out is sent at once (``Send(to=None)`` to every
-connected peer, ``Send(to=key)`` to that peer if connected, else dropped —
-the replica's ACK and RESEND machinery recovers it).
-
-With a :class:`~p2p_nerts.store.Store`, the replica's write-ahead journal is
-kept before anything is sent, and :meth:`NetSession.resume` brings a crashed
-seat back. The host also publishes the table on mDNS, through the
-:class:`~p2p_nerts.peer.announce.TableAnnouncer` it owns, which keeps the
-seat count in its TXT record current; a guest learns the table id and the
-host's key from the connection it opens, before its replica exists.
+in-process table. What it does once it sits is its
+:class:`~p2p_nerts.peer.shell.NetShell`'s (routing between the replica, the
+journal and the mesh); this module holds its four ways to open: :meth:`host`
+opens a new table (and publishes it on mDNS through the
+:class:`~p2p_nerts.peer.announce.TableAnnouncer` the shell owns), :meth:`join`
+takes a seat at a host's, :meth:`watch` watches one without a seat, and
+:meth:`resume` brings a crashed seat back from the journal in its
+:class:`~p2p_nerts.store.Store`. A guest learns the table id and the host's
+key from the connection it opens, before its replica exists.
 """
 
 from __future__ import annotations
@@ -22,96 +18,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..game.variants import Variants
-from ..net.bounds import Limits
-from ..net.channel import normalize_code
 from ..net.discovery import MAX_NAME_CHARS, MAX_SEATS
 from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, interfaces_from
 from ..net.link import Link, LinkError, Refused
-from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
-from ..net.wire import NET_VERSION, Info, WireError, format_address, parse_address
+from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
+from ..net.wire import WireError, format_address, parse_address
 from ..protocol import events as ev
-from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.journal import Record, made_by
-from ..protocol.replica import (
-    COUNTDOWN,
-    DROP_AFTER,
-    AskToWatch,
-    Command,
-    LeaveTable,
-    Open,
-    Outbound,
-    Phase,
-    Replica,
-    SeatLost,
-    Send,
-    TableView,
-    TurnAway,
-    compacts,
-)
-from ..session import Listener, restored
-from ..store import Store, StoreError, TableRecord
-from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
-from .announce import TableAnnouncer
-from .keeping import GameKeeping
-from .seatback import WAITING, SeatBack
+from ..protocol.replica import AskToWatch, Open, Replica
+from ..session import restored
+from ..store import Store, TableRecord
+from .seatback import WAITING
+from .shell import NetShell, TableConfig
 
-__all__ = ["LATECOMER", "SHELL_CHECKS", "Endpoint",
-           "NetSession", "TableConfig", "fingerprint_hex"]
+__all__ = ["HOST_GONE", "LATECOMER", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
-#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
-#: run at least this often. When the replica needs a tick it says (``next_due``).
-SHELL_CHECKS = 0.25
-_MAX_BACKLOG = 10_000
-_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
-_NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
-_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 HOST_GONE = 20.0
 """Seconds without a link to the host after which a guest gives up: without the
 host no round can start (a headless guest quits then; a resuming one stops
 dialing a host that may be coming back from a crash itself)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TableConfig:
-    """The replica's options, as the command line gives them."""
-
-    variants: Variants = field(default_factory=Variants)
-    countdown: float = COUNTDOWN
-    drop_after: float = DROP_AFTER
-    """The rules and clocks a host announces; a guest plays by its host's instead."""
-    auto_start: int | None = None
-    auto_next: float | None = None
-    max_seats: int = 8
-    code: str | None = None
-    """The table code: a host that has one lets in only peers who know it, and
-    all traffic is encrypted; a guest needs the table's code to join."""
-    limits: Limits = field(default_factory=Limits)
-    """What the other peers may make this one do (``bounds``)."""
-    wait_for_seat: bool = False
-    """A guest at a full table waits for a free seat (asking again as the
-    table's roster changes) instead of being turned away."""
-    views: bool = True
-    """This seat draws the other seats' tableaux (a screen), and says so as it
-    links: the others send their VIEWs only to the peers that do. A bot or a
-    headless seat reads none, and a table of them sends far fewer frames."""
-
-    def __post_init__(self) -> None:
-        if self.code is not None:
-            normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,24 +60,6 @@ class Endpoint:
     bind: str = ""  # one address or several, comma-separated; "": every interface
     port: int = 0  # any free port
     advertise_port: int | None = None
-
-
-def _give_way() -> None:
-    """Let another process that is ready to run have this CPU first (at once if none is).
-
-    Several peers on one machine (a loopback table, the lab, the benchmark: 8
-    peers on 2 cores) all wake for each play, and each one's share of the CPU
-    delays the next. A peer gives way where what it has left is its own
-    bookkeeping: the author once its frames are out (before its listeners),
-    a receiver once its listeners have the play (before its journal and its
-    acknowledgement). Those still waiting to see the play then see it first:
-    at 8 peers a play reached every peer 15 % sooner (1.66 ms against
-    1.97 ms, the median of 6 alternating games each) and became final on its
-    author no later (2.30 ms both). Alone on a machine, it is one system call
-    (none on Windows, which has no ``sched_yield``).
-    """
-    if sys.platform != "win32":
-        os.sched_yield()
 
 
 def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
@@ -172,59 +89,13 @@ def fingerprint_hex(key: bytes) -> str:
     return fingerprint_of(key).replace("-", "")
 
 
-class NetSession:
+class NetSession(NetShell):
     """One seat at a table whose other seats are peers on the network.
 
-    Build one with :meth:`host` or :meth:`join`; then ``await run()`` keeps it
-    alive until :meth:`close`, after which ``run`` says goodbye and returns.
+    Build one with :meth:`host`, :meth:`join`, :meth:`watch` or :meth:`resume`;
+    then ``await run()`` keeps it alive until :meth:`close`, after which ``run``
+    says goodbye and returns (:class:`~p2p_nerts.peer.shell.NetShell`).
     """
-
-    def __init__(self, identity: Identity, config: TableConfig, *, is_host: bool,
-                 store: Store | None = None, keep_entries: bool = False,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._identity = identity
-        self._config = config
-        self._store = store
-        self._clock = clock
-        self._replica: Replica | None = None
-        #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
-        self._kept_view: TableView | None = None
-        #: Who may keep a link and hear the table (the mesh asks it of each link).
-        self._door = Admission(lambda: self._mesh.links, clock)
-        self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
-                          on_frames=self._on_frames, on_link=self._on_link,
-                          admitted=self._door.admitted, player=self._door.plays_here,
-                          limits=config.limits,
-                          name_of=self._player_name)
-        self._listeners: list[Listener] = []
-        # Peers may talk before anyone subscribes (a host advertising, a seat
-        # resuming): keep those events for the first listener.
-        self._backlog: list[ev.Event] = []
-        self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
-        self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
-        #: The game, for the history (and its entries, with ``keep_entries``).
-        self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
-        self._sync_due = False  # the held writes include what this seat made (Store.sync)
-        self._routing = 0  # depth of _route calls (a listener may act)
-        self._closed = asyncio.Event()
-        self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
-        self._running = False  # run() keeps the ticks going
-        self._failure: Exception | None = None  # what stopped the ticks, raised by run()
-        self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
-        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
-        #: Asking for a seat again: our seat back, or one come free at a full table.
-        self._seat = SeatBack(self._ask_for_seat, self._closed.is_set,
-                              wait_for_seat=config.wait_for_seat, clock=clock)
-        self.table_name = ""
-        self.port = 0  # the port we listen on
-        #: Whether other seats may fall silent on their own: not where every seat
-        #: runs in this process (``nerts solo --loopback``), as at an in-process table.
-        self.networked = True
-        #: A spectator's session (:meth:`watch`): it never sits down.
-        self.watching = False
-        self._advertised_port = 0
-        #: Where players join the table, "host:port", when this seat hosts it.
-        self.address: str | None = None
 
     # ------------------------------------------------------------ factories
     @classmethod
@@ -406,147 +277,12 @@ class NetSession:
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 
-    # ------------------------------------------------------------ Session
-    @property
-    def entries(self) -> list[Record] | None:
-        """The signed entries this seat journaled, where :meth:`host` was told to keep
-        them (``keep_entries``; ``GameKeeping.entries``); else None."""
-        return self._keeping.entries
-
-    @property
-    def replica(self) -> Replica:
-        assert self._replica is not None  # the factories set it
-        return self._replica
-
-    @property
-    def view(self) -> TableView:
-        """The replica's view (``Replica.view``), the one kept for it."""
-        assert self._kept_view is not None  # the factories set it, with the replica
-        return self._kept_view
-
-    @property
-    def connected(self) -> frozenset[bytes]:
-        """Keys of the peers we have a link to right now."""
-        return frozenset(self._mesh.links)
-
-    @property
-    def host_reachable(self) -> bool:
-        """True for the host itself, and for a guest while its link to the host is up."""
-        r = self.replica
-        return r.is_host or r.host_key in self._mesh.links
-
-    def act(self, command: Command) -> None:
-        self._route(self.replica.handle(command, self._clock()), own=True)
-        self._apply_own()
-        self._arm()
-
-    def step_bot(self, driver: BotDriver) -> None:
-        """Give a bot at this seat its turn: the commands it sends are this seat's."""
-        self._route(driver.step(self._clock()), own=True)
-        self._apply_own()
-        self._arm()
-
-    def _apply_own(self) -> None:
-        """My play went out as soon as it was signed; now I apply it myself (the
-        other peers start checking it meanwhile)."""
-        self._route(self.replica.apply_own(self._clock()), own=True)
-
-    def subscribe(self, listener: Listener) -> None:
-        """Hear every event from now on; the first listener also hears the backlog."""
-        self._listeners.append(listener)
-        backlog, self._backlog = self._backlog, []
-        for event in backlog:
-            self._tell(listener, event)
-
-    async def run(self) -> None:
-        """Tick the replica when it says it needs it (``Replica.next_due``), and run
-        the shell's own checks at least every SHELL_CHECKS, until :meth:`close`;
-        then say goodbye.
-
-        The tick is a timer callback, not a loop around ``wait_for``: that made
-        a task, a timeout and a cancellation every turn, several turns of the
-        event loop each, in every peer (a CPU woken for nothing on a small
-        machine is taken from a peer handling a play). Every call into the
-        replica may bring its next need forward (:meth:`_arm`).
-        """
-        loop = asyncio.get_running_loop()
-        self._running = True
-        self._ticker = loop.call_at(loop.time(), self._tick)
-        try:
-            await self._closed.wait()
-        finally:
-            if self._ticker is not None:
-                self._ticker.cancel()
-            await self._shutdown()
-        if self._failure is not None:
-            raise self._failure
-
-    def _tick(self) -> None:
-        self._ticker = None
-        try:
-            r = self.replica
-            # Told at each tick, as it is the tick that sends a view: a peer
-            # that starts drawing gets one at the next.
-            r.drawn = self._mesh.draws()
-            self._route(r.tick(self._clock()))
-            if r.is_host:
-                self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
-            self._seat.check()
-            self._announcer.check()
-        except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
-            self._failure = exc
-            self._closed.set()
-            return
-        self._arm()
-
-    def _arm(self) -> None:
-        """Sleep until the replica next needs a tick or the shell's checks are due;
-        a timer already set sooner stays."""
-        r = self._replica
-        if r is None or not self._running or self._closed.is_set():
-            return
-        loop = asyncio.get_running_loop()
-        at = loop.time() + max(0.0, min(r.next_due() - self._clock(), SHELL_CHECKS))
-        ticker = self._ticker
-        if ticker is not None:
-            if ticker.when() <= at:
-                return
-            ticker.cancel()
-        self._ticker = loop.call_at(at, self._tick)
-
-    def close(self) -> None:
-        self._closed.set()
-
-    @staticmethod
-    def _quiet_places(r: Replica) -> list[bytes]:
-        """Host: the places whose peer must be heard from (its heartbeats come every
-        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
-        the latecomers waiting, those in line for a seat at a full table, and
-        outside a round every seat. A machine gone
-        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
-        and its seat, for many minutes; in a round the drop vote frees the seat."""
-        keys = [*r.seating.waiting, *r.seating.queue]
-        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
-            keys.extend(r.seating.seated - {r.host_key})
-        return keys
-
-    async def wait_closed(self) -> None:
-        """Until :meth:`close` (or a failure that ends :meth:`run`)."""
-        await self._closed.wait()
-
-    # ------------------------------------------------------------ internals
+    # ------------------------------------------------------------ opening helpers
     def _replica_options(self) -> dict[str, Any]:
         c = self._config
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
                 "max_seats": c.max_seats}
-
-    def _use(self, replica: Replica) -> None:
-        """Play through ``replica``."""
-        self._replica = replica
-        self._kept_view = replica.view()
-        self._door.use(replica, self._kept_view)
-        self._seat.use(replica, self._kept_view)
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
@@ -556,30 +292,6 @@ class NetSession:
         if self._store is not None:
             r = self.replica
             self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
-
-    def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store, after the listeners while routing (see :meth:`_route`)."""
-        if self._store is not None:
-            self._writes.append(write)
-            if not self._routing:
-                self._write_store()
-
-    def _write_store(self) -> None:
-        """Do the held writes in order; if one fails, say so once and play on without
-        recovery."""
-        writes, self._writes = self._writes, []
-        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
-            self._sync_due = False
-            writes.append(lambda store: store.sync())
-        for write in writes:
-            if self._store is None:
-                return
-            try:
-                write(self._store)
-            except (sqlite3.Error, OSError, StoreError) as exc:
-                _log.error("cannot write to the journal (%s): playing on without crash "
-                           "recovery", exc)
-                self._store = None
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
@@ -594,210 +306,6 @@ class NetSession:
             bound = advertised_addresses(every)[0]
         self.address = format_address(bound, self._advertised_port)
 
-    def _info(self) -> Info:
-        r = self._replica
-        if r is None:
-            # The info frame goes out in the clear: at a table with a code the
-            # player's name waits for the encrypted part.
-            name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port,
-                        views=self._config.views)
-        seats = self.view.seats_taken
-        return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
-                    self._advertised_port, seats, full=seats >= r.seating.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
-
-    def _route(self, out: Outbound, *, own: bool = False) -> None:
-        """Tell the listeners, then journal, then send: all frames in one write per peer.
-
-        Events go first because a send to a local peer often switches the CPU
-        to the woken reader (a 2-core machine with 8 peers): a play received
-        would otherwise show only after our acknowledgement had been handled.
-        Nor need it wait for the disk: a journal write costs ~30 µs cold here
-        (within the noise of a game's latency), but a slow or busy disk may
-        block far longer.
-        Nothing leaves the process before the journal holds what it follows
-        from (write-ahead: what we acknowledged or signed survives a crash),
-        and what this seat made itself is on the disk before it leaves: one
-        ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold.
-        The frames and records of a listener that acts meanwhile follow ours,
-        in order, in the same writes. Our ``own`` action's frames are the
-        exception: nobody else has them yet, so they are journaled and go out
-        first, and the other peers start on a play while our listeners hear
-        of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
-        An empty output (most ticks, most ACKs heard) has nothing to route: what
-        a routing holds back is sent as the outermost one ends.
-        """
-        if not (out.sends or out.events or out.journal):
-            return
-        journal = out.journal
-        if journal:
-            self._keeping.journaled(journal)
-        if journal and self._store is not None:
-            table_id = self.replica.table_id
-            self._writes.append(lambda store: store.append(table_id, journal))
-            me = self._identity.public_key
-            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
-        if compacts(out.events) and self._store is not None:  # a break: nothing waits
-            table_id = self.replica.table_id
-            self._writes.append(lambda store: store.compact(table_id))
-        sends = self._frames(out.sends)
-        if own and not self._routing:  # nothing queued before them
-            self._write_store()
-            self._mesh.send_all(sends)
-            if out.sends:
-                _give_way()
-        else:
-            self._outbox += sends
-        self._routing += 1
-        try:
-            for event in out.events:
-                told = self._react(event)
-                if told is None:
-                    continue
-                event = told
-                if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
-                    self._backlog.append(event)
-                for listener in self._listeners:
-                    self._tell(listener, event)
-        finally:
-            self._routing -= 1
-            if not self._routing:
-                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
-                    _give_way()  # not for a flood's rejects: it would give the CPU away
-                self._write_store()
-                outbox, self._outbox = self._outbox, []
-                self._mesh.send_all(outbox)
-
-    def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
-        """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
-        peer that draws the tableaux, and to no other; a heartbeat to each peer
-        but those it leaves out (``Send.besides``)."""
-        viewers: list[bytes] | None = None
-        for send in sends:
-            if send.to is not None or not (send.shown or send.besides):
-                yield send.data, send.to
-            elif send.shown:
-                if viewers is None:
-                    viewers = self._mesh.viewers()
-                for key in viewers:
-                    yield send.data, key
-            else:
-                for key in self._mesh.hearers():
-                    if key not in send.besides:
-                        yield send.data, key
-
-    @staticmethod
-    def _tell(listener: Listener, event: ev.Event) -> None:
-        try:
-            listener(event)
-        except Exception:  # noqa: BLE001 - one bad listener must not stop the table
-            _log.exception("event listener failed on %s", event)
-
-    def _react(self, event: ev.Event) -> ev.Event | None:
-        """Act on ``event``; return what the listeners hear of it (None: nothing: see
-        ``SeatBack.heard``)."""
-        if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
-            self._names.update((s.key, s.name) for s in self.view.seats)
-        heard, told = self._seat.heard(event)
-        if not heard and isinstance(event, ev.Refused) and self.watching:
-            self.close()  # turned away: a spectator has nothing to wait for
-        if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
-            self._mesh.set_seated(self.view.seated)
-            self._announcer.changed()
-        elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
-            self._with_store(lambda store: store.checkpoint())
-        elif isinstance(event, ev.GameOver):
-            table_id = self.replica.table_id
-            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping.game_over(self.replica, self._store, self.table_name)
-            self._with_store(lambda store: store.finish_table(table_id, result))
-        return told
-
-    def _player_name(self, key: bytes) -> str | None:
-        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
-        latecomer waiting for the next deal, or a spectator; None: none of these."""
-        if self._replica is None:
-            return f"the host of {self.table_name}" if self.table_name else None
-        name = self._names.get(key)
-        if name is not None:
-            return name
-        if key == self._replica.host_key:  # before its ROSTER came
-            return f"the host of {self.table_name}"
-        waiting = self._replica.seating.waiting.get(key)
-        if waiting is not None:
-            return f"{waiting}, a latecomer"
-        return "a spectator" if self.view.watcher(key) else None
-
-    def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
-        """The entries of one read from ``key``'s link, handled at once.
-
-        One batch, one ACK for all of it (at 8 peers every play draws an ACK
-        from each of the others), and no turn of the event loop between the
-        read and the replica: a peer woken by a play is on the critical path
-        of every other peer sharing its CPU.
-        """
-        r, view = self._replica, self._kept_view
-        if r is None or view is None:
-            return
-        watcher = view.watcher(key)
-        self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
-        if r.phase is Phase.OVER:
-            # The others' signed results come after the end.
-            self._keeping.when_signed(r, self._store, self.table_name)
-        link = self._mesh.links.get(key)
-        if r.is_host and not watcher and view.watcher(key) and link is not None:
-            # Just admitted as a spectator: where the seats listen, so that it
-            # links to each (the list went out before it asked).
-            self._mesh.announce_to(link)
-        self._arm()  # what came in may be due sooner
-
-    def _ask_for_seat(self) -> None:
-        """Ask the host for a seat (``SeatBack``: back at the table, or one come free)."""
-        self._route(self.replica.handle(Open(), self._clock()))
-
-    @property
-    def waiting_for_seat(self) -> bool:
-        """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
-        return self._seat.waiting_for_seat
-
-    def _on_link(self, key: bytes, up: bool) -> None:
-        if up:
-            self._door.link_up(key)
-        else:
-            self._door.link_down(key)
-        r = self._replica
-        if r is None:
-            return
-        if up and self.watching:
-            self._route(r.handle(AskToWatch(key), self._clock()))
-        if (up and key == r.host_key and not r.is_host and not self.watching
-                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                     or self.view.my_key not in self.view.seated)):
-            # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it; or back
-            # as a latecomer, whom it took off its waiting list. Ask again (a
-            # seated player is only told the roster again).
-            self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
-                                        or key in r.seating.queue):
-            self._route(r.handle(SeatLost(key), self._clock()))
-        elif up and r.is_host and key not in self.view.seated:
-            # A newcomer asks for its seat right after its link is up: judge the
-            # link once it has had the time to.
-            asyncio.get_running_loop().call_later(ADMIT_AFTER, self._admit, key)
-
-    def _admit(self, key: bytes) -> None:
-        """Host: keep ``key``'s link, holding no seat, or turn it away (``Admission``)."""
-        link = self._mesh.links.get(key)
-        if link is None or self._closed.is_set():
-            return
-        why = self._door.turns_away(key)
-        if why is not None:
-            self._route(self.replica.handle(TurnAway(key, why), self._clock()))
-            asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
-
     async def _announce(self, interfaces: Interfaces) -> None:
         """Host: publish the table on mDNS (``announce``), as the lobbies show it."""
         await self._announcer.start(
@@ -805,11 +313,3 @@ class NetSession:
             fingerprint=fingerprint_hex(self._identity.public_key), host=self._identity.name,
             needs_code=self._config.code is not None, port=self._advertised_port)
 
-    async def _shutdown(self) -> None:
-        await self._keeping.on_leaving(self._replica, self._store, self.table_name)
-        if self.replica.phase is not Phase.OVER and not self.watching:
-            # After the game there is nothing to leave, and a GOODBYE then would
-            # only start drop votes for a round that is over.
-            self._route(self.replica.handle(LeaveTable(), self._clock()))
-        await self._announcer.close()
-        await self._mesh.close()
