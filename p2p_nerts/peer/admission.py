@@ -6,7 +6,8 @@ policy, not routing: the mesh asks it of every link it sends to (``admitted``,
 (:meth:`Admission.turns_away`), then does so itself. It reads the table
 through the replica and its view, which the session hands it as it has
 them (:meth:`Admission.use`), and notes when each link came up (the
-spectators who came first keep their places).
+spectators who came first keep their places). It also says who each key is
+at the table, for the mesh's log lines (:meth:`Admission.name_of`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 
-from ..protocol.replica import Replica, TableView
+from ..protocol.replica import Phase, Replica, TableView
 
 __all__ = ["ADMIT_AFTER", "MAX_SPECTATORS", "TURNED_AWAY", "Admission"]
 
@@ -26,6 +27,7 @@ ADMIT_AFTER = 2.0
 """Seconds a link holding no seat has to ask for one before it counts."""
 TURNED_AWAY = 1.0
 """Seconds a link turned away keeps, to hear why."""
+_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
 
 
 class Admission:
@@ -42,6 +44,7 @@ class Admission:
         self._replica: Replica | None = None
         self._view: TableView | None = None  # the replica's, kept (a view is live)
         self._up_since: dict[bytes, float] = {}  # when each link now up came up
+        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
 
     def use(self, replica: Replica, view: TableView) -> None:
         """Judge by ``replica``'s table, and ``view``, the view the session keeps of it."""
@@ -102,3 +105,38 @@ class Admission:
             return None
         _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
         return f"this table has {MAX_SPECTATORS} spectators already"
+
+    def must_be_heard(self) -> list[bytes]:
+        """Host: the places whose peer must be heard from (its heartbeats come every
+        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
+        the latecomers waiting, those in line for a seat at a full table, and
+        outside a round every seat. A machine gone
+        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
+        and its seat, for many minutes; in a round the drop vote frees the seat."""
+        r = self._replica
+        assert r is not None  # use() came with the replica
+        keys = [*r.seating.waiting, *r.seating.queue]
+        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
+            keys.extend(r.seating.seated - {r.host_key})
+        return keys
+
+    def note_names(self) -> None:
+        """The roster changed: remember the names its seats sit under (see :meth:`name_of`)."""
+        if self._view is not None and len(self._names) < _MAX_NAMES:
+            self._names.update((s.key, s.name) for s in self._view.seats)
+
+    def name_of(self, key: bytes, table_name: str) -> str | None:
+        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
+        latecomer waiting for the next deal, or a spectator; None: none of these."""
+        r, view = self._replica, self._view
+        if r is None or view is None:
+            return f"the host of {table_name}" if table_name else None
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        if key == r.host_key:  # before its ROSTER came
+            return f"the host of {table_name}"
+        waiting = r.seating.waiting.get(key)
+        if waiting is not None:
+            return f"{waiting}, a latecomer"
+        return "a spectator" if view.watcher(key) else None

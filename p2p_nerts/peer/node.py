@@ -34,8 +34,9 @@ from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.replica import AskToWatch, Open, Replica
 from ..session import restored
 from ..store import Store, TableRecord
+from .config import TableConfig
 from .seatback import WAITING
-from .shell import NetShell, TableConfig
+from .shell import NetShell
 
 __all__ = ["HOST_GONE", "LATECOMER", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 
@@ -208,12 +209,12 @@ class NetSession(NetShell):
         without ``--resume``): what we sign next then follows what we signed before.
         A fresh replica would sign a second JOIN under a number its first one
         had, which every peer rejects as equivocation."""
-        table = self._store.unfinished() if self._store is not None else None
+        table = self._disk.store.unfinished() if self._disk.store is not None else None
         if table is None or (table.table_id, table.host_key) != (table_id, host_key):
             return None
-        assert self._store is not None
+        assert self._disk.store is not None
         return Replica.restore(self._identity, table_id, host_key,
-                               self._store.records(table_id), self._clock(),
+                               self._disk.store.records(table_id), self._clock(),
                                **self._replica_options())
 
     @classmethod
@@ -289,7 +290,7 @@ class NetSession(NetShell):
 
     def _remember(self, address: str) -> None:
         """Note the table in the store (how to find it again) as we sit down."""
-        if self._store is not None:
+        if self._disk.store is not None:
             r = self.replica
             self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
 

@@ -23,24 +23,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
-from ..game.variants import Variants
-from ..net.bounds import Limits
-from ..net.channel import normalize_code
 from ..net.mesh import Mesh
 from ..net.wire import NET_VERSION, Info
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.identity import Identity
-from ..protocol.journal import Record, made_by
+from ..protocol.journal import Record
 from ..protocol.replica import (
-    COUNTDOWN,
-    DROP_AFTER,
     AskToWatch,
     Command,
     LeaveTable,
@@ -55,13 +48,15 @@ from ..protocol.replica import (
     compacts,
 )
 from ..session import Listener
-from ..store import Store, StoreError
+from ..store import Store
 from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
 from .announce import TableAnnouncer
+from .config import TableConfig
+from .journaling import HeldWrites
 from .keeping import GameKeeping
 from .seatback import SeatBack
 
-__all__ = ["SHELL_CHECKS", "NetShell", "TableConfig"]
+__all__ = ["SHELL_CHECKS", "NetShell"]
 
 _log = logging.getLogger(__name__)
 
@@ -71,36 +66,6 @@ SHELL_CHECKS = 0.25
 _MAX_BACKLOG = 10_000
 _ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 _NEWCOMER = "a newcomer"
-_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
-
-
-@dataclass(frozen=True, slots=True)
-class TableConfig:
-    """The replica's options, as the command line gives them."""
-
-    variants: Variants = field(default_factory=Variants)
-    countdown: float = COUNTDOWN
-    drop_after: float = DROP_AFTER
-    """The rules and clocks a host announces; a guest plays by its host's instead."""
-    auto_start: int | None = None
-    auto_next: float | None = None
-    max_seats: int = 8
-    code: str | None = None
-    """The table code: a host that has one lets in only peers who know it, and
-    all traffic is encrypted; a guest needs the table's code to join."""
-    limits: Limits = field(default_factory=Limits)
-    """What the other peers may make this one do (``bounds``)."""
-    wait_for_seat: bool = False
-    """A guest at a full table waits for a free seat (asking again as the
-    table's roster changes) instead of being turned away."""
-    views: bool = True
-    """This seat draws the other seats' tableaux (a screen), and says so as it
-    links: the others send their VIEWs only to the peers that do. A bot or a
-    headless seat reads none, and a table of them sends far fewer frames."""
-
-    def __post_init__(self) -> None:
-        if self.code is not None:
-            normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
 
 
 def _give_way() -> None:
@@ -134,7 +99,6 @@ class NetShell:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._identity = identity
         self._config = config
-        self._store = store
         self._clock = clock
         self._replica: Replica | None = None
         #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
@@ -145,23 +109,22 @@ class NetShell:
                           on_frames=self._on_frames, on_link=self._on_link,
                           admitted=self._door.admitted, player=self._door.plays_here,
                           limits=config.limits,
-                          name_of=self._player_name)
+                          name_of=lambda key: self._door.name_of(key, self.table_name))
         self._listeners: list[Listener] = []
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
         self._backlog: list[ev.Event] = []
         self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
-        self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
+        #: The store, and the writes to it held until the listeners are told.
+        self._disk = HeldWrites(store)
         #: The game, for the history (and its entries, with ``keep_entries``).
         self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
-        self._sync_due = False  # the held writes include what this seat made (Store.sync)
         self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
         self._running = False  # run() keeps the ticks going
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
-        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
         #: Asking for a seat again: our seat back, or one come free at a full table.
         self._seat = SeatBack(self._ask_for_seat, self._closed.is_set,
                               wait_for_seat=config.wait_for_seat, clock=clock)
@@ -260,7 +223,7 @@ class NetShell:
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
             if r.is_host:
-                self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
+                self._mesh.close_silent(self._door.must_be_heard(), r.seating.drop_after)
             self._seat.check()
             self._announcer.check()
         except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
@@ -287,19 +250,6 @@ class NetShell:
     def close(self) -> None:
         self._closed.set()
 
-    @staticmethod
-    def _quiet_places(r: Replica) -> list[bytes]:
-        """Host: the places whose peer must be heard from (its heartbeats come every
-        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
-        the latecomers waiting, those in line for a seat at a full table, and
-        outside a round every seat. A machine gone
-        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
-        and its seat, for many minutes; in a round the drop vote frees the seat."""
-        keys = [*r.seating.waiting, *r.seating.queue]
-        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
-            keys.extend(r.seating.seated - {r.host_key})
-        return keys
-
     async def wait_closed(self) -> None:
         """Until :meth:`close` (or a failure that ends :meth:`run`)."""
         await self._closed.wait()
@@ -314,27 +264,9 @@ class NetShell:
 
     def _with_store(self, write: Callable[[Store], None]) -> None:
         """Write to the store, after the listeners while routing (see :meth:`_route`)."""
-        if self._store is not None:
-            self._writes.append(write)
-            if not self._routing:
-                self._write_store()
-
-    def _write_store(self) -> None:
-        """Do the held writes in order; if one fails, say so once and play on without
-        recovery."""
-        writes, self._writes = self._writes, []
-        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
-            self._sync_due = False
-            writes.append(lambda store: store.sync())
-        for write in writes:
-            if self._store is None:
-                return
-            try:
-                write(self._store)
-            except (sqlite3.Error, OSError, StoreError) as exc:
-                _log.error("cannot write to the journal (%s): playing on without crash "
-                           "recovery", exc)
-                self._store = None
+        self._disk.hold(write)
+        if not self._routing:
+            self._disk.flush()
 
     def _info(self) -> Info:
         r = self._replica
@@ -376,17 +308,14 @@ class NetShell:
         journal = out.journal
         if journal:
             self._keeping.journaled(journal)
-        if journal and self._store is not None:
+        if journal:
+            self._disk.journal(self.replica.table_id, journal, self._identity.public_key)
+        if compacts(out.events) and self._disk.store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
-            self._writes.append(lambda store: store.append(table_id, journal))
-            me = self._identity.public_key
-            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
-        if compacts(out.events) and self._store is not None:  # a break: nothing waits
-            table_id = self.replica.table_id
-            self._writes.append(lambda store: store.compact(table_id))
+            self._disk.hold(lambda store: store.compact(table_id))
         sends = self._frames(out.sends)
         if own and not self._routing:  # nothing queued before them
-            self._write_store()
+            self._disk.flush()
             self._mesh.send_all(sends)
             if out.sends:
                 _give_way()
@@ -408,7 +337,7 @@ class NetShell:
             if not self._routing:
                 if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
                     _give_way()  # not for a flood's rejects: it would give the CPU away
-                self._write_store()
+                self._disk.flush()
                 outbox, self._outbox = self._outbox, []
                 self._mesh.send_all(outbox)
 
@@ -440,8 +369,8 @@ class NetShell:
     def _react(self, event: ev.Event) -> ev.Event | None:
         """Act on ``event``; return what the listeners hear of it (None: nothing: see
         ``SeatBack.heard``)."""
-        if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
-            self._names.update((s.key, s.name) for s in self.view.seats)
+        if isinstance(event, ev.RosterChanged):
+            self._door.note_names()
         heard, told = self._seat.heard(event)
         if not heard and isinstance(event, ev.Refused) and self.watching:
             self.close()  # turned away: a spectator has nothing to wait for
@@ -453,24 +382,9 @@ class NetShell:
         elif isinstance(event, ev.GameOver):
             table_id = self.replica.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping.game_over(self.replica, self._store, self.table_name)
+            self._keeping.game_over(self.replica, self._disk.store, self.table_name)
             self._with_store(lambda store: store.finish_table(table_id, result))
         return told
-
-    def _player_name(self, key: bytes) -> str | None:
-        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
-        latecomer waiting for the next deal, or a spectator; None: none of these."""
-        if self._replica is None:
-            return f"the host of {self.table_name}" if self.table_name else None
-        name = self._names.get(key)
-        if name is not None:
-            return name
-        if key == self._replica.host_key:  # before its ROSTER came
-            return f"the host of {self.table_name}"
-        waiting = self._replica.seating.waiting.get(key)
-        if waiting is not None:
-            return f"{waiting}, a latecomer"
-        return "a spectator" if self.view.watcher(key) else None
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
         """The entries of one read from ``key``'s link, handled at once.
@@ -487,7 +401,7 @@ class NetShell:
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
         if r.phase is Phase.OVER:
             # The others' signed results come after the end.
-            self._keeping.when_signed(r, self._store, self.table_name)
+            self._keeping.when_signed(r, self._disk.store, self.table_name)
         link = self._mesh.links.get(key)
         if r.is_host and not watcher and view.watcher(key) and link is not None:
             # Just admitted as a spectator: where the seats listen, so that it
@@ -541,7 +455,7 @@ class NetShell:
             asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
 
     async def _shutdown(self) -> None:
-        await self._keeping.on_leaving(self._replica, self._store, self.table_name)
+        await self._keeping.on_leaving(self._replica, self._disk.store, self.table_name)
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
