@@ -38,7 +38,7 @@ async def _settled(future: asyncio.Future[Any]) -> None:
 class GameKeeping:
     """What a seat keeps of its game for the history, and when it keeps it.
 
-    ``write`` is the session's way to the store (``NetSession._with_store``).
+    ``write`` is the session's way to the store (``NetShell._with_store``).
     With ``keep_entries``, the signed entries the seat journals are kept in
     :attr:`entries` (see :meth:`journaled`).
     """

@@ -305,10 +305,8 @@ class NetShell:
         """
         if not (out.sends or out.events or out.journal):
             return
-        journal = out.journal
-        if journal:
+        if journal := out.journal:
             self._keeping.journaled(journal)
-        if journal:
             self._disk.journal(self.replica.table_id, journal, self._identity.public_key)
         if compacts(out.events) and self._disk.store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
