@@ -94,7 +94,8 @@ from p2p_nerts.store import Store
 
 try:
     from p2p_nerts.peer.headless import paced, run_headless
-    from p2p_nerts.peer.node import SHELL_CHECKS, Endpoint, NetSession, TableConfig
+    from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
+    from p2p_nerts.peer.shell import SHELL_CHECKS
     from p2p_nerts.testing.peers import free_port
 except ImportError:  # a --baseline from before the programs moved into p2p_nerts.peer
     from p2p_nerts.net.headless import (  # type: ignore[import-not-found,no-redef]
@@ -357,7 +358,7 @@ def frame_type(data: bytes, me: bytes) -> str:
 def traffic(results: list[dict[str, Any]], plays: int) -> str:
     """Frames per play by type, most first, and each peer's CPU per play: all of it,
     and the event loop's (the rest is worker threads': the game's replay for its
-    history, ``NetSession._keep_game``)."""
+    history, ``GameKeeping._keep``)."""
     frames: dict[str, int] = {}
     for r in results:
         for kind, n in r["frames"].items():

@@ -270,7 +270,7 @@ class Mesh:
     # ------------------------------------------------------------ closing
     def close_silent(self, keys: Iterable[bytes], after: float) -> None:
         """Close the links of ``keys`` that brought nothing for ``after`` s (the peer
-        is gone: see ``NetSession._quiet_places``); each one's end is told as any
+        is gone: see ``Admission.must_be_heard``); each one's end is told as any
         link's is."""
         now = time.monotonic()
         for key in keys:

@@ -1,20 +1,16 @@
-"""A networked table seat: one Replica wired to a TCP mesh (and, for a host, mDNS).
+"""A networked table seat, and how it comes to be: hosting, joining, watching, resuming.
 
 :class:`NetSession` implements the :class:`~p2p_nerts.session.Session`
 protocol, so a UI, a headless runner or a bot cannot tell it from an
-in-process table. It is the imperative shell around the pure replica: bytes
-from the mesh go into ``replica.receive_batch`` (all that arrived in one turn
-of the event loop together), the replica's ``tick`` runs every 50 ms, and
-whatever comes out is sent at once (``Send(to=None)`` to every
-connected peer, ``Send(to=key)`` to that peer if connected, else dropped —
-the replica's ACK and RESEND machinery recovers it).
-
-With a :class:`~p2p_nerts.store.Store`, the replica's write-ahead journal is
-kept before anything is sent, and :meth:`NetSession.resume` brings a crashed
-seat back. The host also publishes the table on mDNS, through the
-:class:`~p2p_nerts.peer.announce.TableAnnouncer` it owns, which keeps the
-seat count in its TXT record current; a guest learns the table id and the
-host's key from the connection it opens, before its replica exists.
+in-process table. What it does once it sits is its
+:class:`~p2p_nerts.peer.shell.NetShell`'s (routing between the replica, the
+journal and the mesh); this module holds its four ways to open: :meth:`host`
+opens a new table (and publishes it on mDNS through the
+:class:`~p2p_nerts.peer.announce.TableAnnouncer` the shell owns), :meth:`join`
+takes a seat at a host's, :meth:`watch` watches one without a seat, and
+:meth:`resume` brings a crashed seat back from the journal in its
+:class:`~p2p_nerts.store.Store`. A guest learns the table id and the host's
+key from the connection it opens, before its replica exists.
 """
 
 from __future__ import annotations
@@ -22,104 +18,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sqlite3
-import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
-from functools import partial
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..game.variants import Variants
-from ..net.bounds import Limits
-from ..net.channel import normalize_code
 from ..net.discovery import MAX_NAME_CHARS, MAX_SEATS
 from ..net.interfaces import Interfaces, advertised_addresses, bind_addresses, interfaces_from
 from ..net.link import Link, LinkError, Refused
-from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN, Mesh
-from ..net.wire import NET_VERSION, Info, WireError, format_address, parse_address
+from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
+from ..net.wire import WireError, format_address, parse_address
 from ..protocol import events as ev
-from ..protocol.botdriver import BotDriver
 from ..protocol.envelope import TABLE_ID_LEN
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.journal import Kind, Record, made_by
-from ..protocol.replica import (
-    COUNTDOWN,
-    DROP_AFTER,
-    OVER,
-    AskToWatch,
-    Command,
-    LeaveTable,
-    Open,
-    Outbound,
-    Phase,
-    Replica,
-    SeatLost,
-    Send,
-    TableView,
-    TurnAway,
-    compacts,
-)
-from ..records.history import Kept, to_keep
-from ..records.record import GameRecord, merged, record_of
-from ..session import Listener, restored
-from ..store import JournalError, Store, StoreError, TableRecord
-from .announce import TableAnnouncer
+from ..protocol.replica import AskToWatch, Open, Replica
+from ..session import restored
+from ..store import Store, TableRecord
+from .config import TableConfig
+from .seatback import WAITING
+from .shell import NetShell
 
-__all__ = ["LATECOMER", "MAX_SPECTATORS", "NO_SEAT", "SHELL_CHECKS", "WAITING", "Endpoint",
-           "NetSession", "TableConfig", "fingerprint_hex"]
+__all__ = ["HOST_GONE", "LATECOMER", "Endpoint", "NetSession", "TableConfig", "fingerprint_hex"]
 
 _log = logging.getLogger(__name__)
 
-#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
-#: run at least this often. When the replica needs a tick it says (``next_due``).
-SHELL_CHECKS = 0.25
-_MAX_BACKLOG = 10_000
-_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
-_NEWCOMER = "a newcomer"
 LATECOMER = ("A round is under way: you play from the next round (you sit down as this one "
              "ends)")
-WAITING = "the table is full: waiting for a free seat, to sit down as one comes free"
-NO_SEAT = "the game is over, and no seat came free: you did not play"
-MAX_SPECTATORS = 16
-"""Links holding no seat a host keeps (see ``NetSession.admits_spectator``)."""
-_ADMIT_AFTER = 2.0  # seconds a link holding no seat has to ask for one before it counts
-_TURNED_AWAY = 1.0  # seconds a link turned away keeps, to hear why
-_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
-_ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the next
 HOST_GONE = 20.0
 """Seconds without a link to the host after which a guest gives up: without the
 host no round can start (a headless guest quits then; a resuming one stops
 dialing a host that may be coming back from a crash itself)."""
-
-
-@dataclass(frozen=True, slots=True)
-class TableConfig:
-    """The replica's options, as the command line gives them."""
-
-    variants: Variants = field(default_factory=Variants)
-    countdown: float = COUNTDOWN
-    drop_after: float = DROP_AFTER
-    """The rules and clocks a host announces; a guest plays by its host's instead."""
-    auto_start: int | None = None
-    auto_next: float | None = None
-    max_seats: int = 8
-    code: str | None = None
-    """The table code: a host that has one lets in only peers who know it, and
-    all traffic is encrypted; a guest needs the table's code to join."""
-    limits: Limits = field(default_factory=Limits)
-    """What the other peers may make this one do (``bounds``)."""
-    wait_for_seat: bool = False
-    """A guest at a full table waits for a free seat (asking again as the
-    table's roster changes) instead of being turned away."""
-    views: bool = True
-    """This seat draws the other seats' tableaux (a screen), and says so as it
-    links: the others send their VIEWs only to the peers that do. A bot or a
-    headless seat reads none, and a table of them sends far fewer frames."""
-
-    def __post_init__(self) -> None:
-        if self.code is not None:
-            normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,29 +61,6 @@ class Endpoint:
     bind: str = ""  # one address or several, comma-separated; "": every interface
     port: int = 0  # any free port
     advertise_port: int | None = None
-
-
-async def _settled(future: asyncio.Future[Any]) -> None:
-    """Wait for ``future`` however it ends (its own callback reports a failure)."""
-    await asyncio.wait([future])
-
-
-def _give_way() -> None:
-    """Let another process that is ready to run have this CPU first (at once if none is).
-
-    Several peers on one machine (a loopback table, the lab, the benchmark: 8
-    peers on 2 cores) all wake for each play, and each one's share of the CPU
-    delays the next. A peer gives way where what it has left is its own
-    bookkeeping: the author once its frames are out (before its listeners),
-    a receiver once its listeners have the play (before its journal and its
-    acknowledgement). Those still waiting to see the play then see it first:
-    at 8 peers a play reached every peer 15 % sooner (1.66 ms against
-    1.97 ms, the median of 6 alternating games each) and became final on its
-    author no later (2.30 ms both). Alone on a machine, it is one system call
-    (none on Windows, which has no ``sched_yield``).
-    """
-    if sys.platform != "win32":
-        os.sched_yield()
 
 
 def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
@@ -185,66 +90,13 @@ def fingerprint_hex(key: bytes) -> str:
     return fingerprint_of(key).replace("-", "")
 
 
-class NetSession:
+class NetSession(NetShell):
     """One seat at a table whose other seats are peers on the network.
 
-    Build one with :meth:`host` or :meth:`join`; then ``await run()`` keeps it
-    alive until :meth:`close`, after which ``run`` says goodbye and returns.
+    Build one with :meth:`host`, :meth:`join`, :meth:`watch` or :meth:`resume`;
+    then ``await run()`` keeps it alive until :meth:`close`, after which ``run``
+    says goodbye and returns (:class:`~p2p_nerts.peer.shell.NetShell`).
     """
-
-    def __init__(self, identity: Identity, config: TableConfig, *, is_host: bool,
-                 store: Store | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._identity = identity
-        self._config = config
-        self._store = store
-        self._clock = clock
-        self._replica: Replica | None = None
-        #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
-        self._kept_view: TableView | None = None
-        self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
-                          on_frames=self._on_frames, on_link=self._on_link,
-                          admitted=self._admitted, player=self._plays_here,
-                          limits=config.limits,
-                          name_of=self._player_name)
-        self._listeners: list[Listener] = []
-        # Peers may talk before anyone subscribes (a host advertising, a seat
-        # resuming): keep those events for the first listener.
-        self._backlog: list[ev.Event] = []
-        self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
-        self._writes: list[Callable[[Store], None]] = []  # held until the listeners are told
-        self._keeping: asyncio.Future[None] | None = None  # the game going into the history
-        self._record: GameRecord | None = None  # its record, as the game ended
-        self._reckoned: GameRecord | None = None  # the last record replayed for the history
-        self._sync_due = False  # the held writes include what this seat made (Store.sync)
-        self._routing = 0  # depth of _route calls (a listener may act)
-        self._closed = asyncio.Event()
-        self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
-        self._running = False  # run() keeps the ticks going
-        self._failure: Exception | None = None  # what stopped the ticks, raised by run()
-        self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
-        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
-        self._up_since: dict[bytes, float] = {}  # when each link now up came up
-        self._had_seat = False  # we sat at this table (a dropped seat asks to come back)
-        self._waiting_for_seat = False  # refused at a full table, asking again as seats change
-        self._last_refusal = ""  # the host's last word to us, waiting in line
-        self._asked_back: int | None = None  # the round after which we last asked
-        self._ask_again_at = 0.0
-        self.table_name = ""
-        self.port = 0  # the port we listen on
-        #: Whether other seats may fall silent on their own: not where every seat
-        #: runs in this process (``nerts solo --loopback``), as at an in-process table.
-        self.networked = True
-        #: A spectator's session (:meth:`watch`): it never sits down.
-        self.watching = False
-        #: The signed entries this seat journals, kept in memory, where the game is
-        #: kept in a history but not journaled to a store (``nerts solo --loopback``,
-        #: whose table cannot be resumed): the replica forgets finished rounds, and
-        #: the game's record needs every entry (``records.record.record_of``).
-        self.entries: list[Record] | None = None
-        self._advertised_port = 0
-        #: Where players join the table, "host:port", when this seat hosts it.
-        self.address: str | None = None
 
     # ------------------------------------------------------------ factories
     @classmethod
@@ -259,8 +111,8 @@ class NetSession:
         With ``keep_entries``, the signed entries it journals are kept in
         :attr:`entries` from the first (the table's own rules and seats).
         """
-        self = cls(identity, config, is_host=True, store=store, clock=clock)
-        self.entries = [] if keep_entries else None
+        self = cls(identity, config, is_host=True, store=store, keep_entries=keep_entries,
+                   clock=clock)
         self.table_name = table_name
         self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
@@ -297,13 +149,13 @@ class NetSession:
         if back is not None:
             _log.info("back at a table we sat at: picking up where we left")
             self._use(back)
-            self._had_seat = self.view.my_seat is not None
+            self._seat.had_seat = self.view.my_seat is not None
         else:
             self._use(self._new_replica(link.peer.tid, link.key))
         self._remember(format_address(*address))
         opened = self.replica.handle(Open(), self._clock())
-        if link.peer.full and not self._had_seat:  # we asked to wait (it refuses others)
-            self._waiting_for_seat = True
+        if link.peer.full and not self._seat.had_seat:  # we asked to wait (it refuses others)
+            self._seat.waiting = True
             opened.events.append(ev.Notice(WAITING))
         elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
@@ -357,12 +209,12 @@ class NetSession:
         without ``--resume``): what we sign next then follows what we signed before.
         A fresh replica would sign a second JOIN under a number its first one
         had, which every peer rejects as equivocation."""
-        table = self._store.unfinished() if self._store is not None else None
+        table = self._disk.store.unfinished() if self._disk.store is not None else None
         if table is None or (table.table_id, table.host_key) != (table_id, host_key):
             return None
-        assert self._store is not None
+        assert self._disk.store is not None
         return Replica.restore(self._identity, table_id, host_key,
-                               self._store.records(table_id), self._clock(),
+                               self._disk.store.records(table_id), self._clock(),
                                **self._replica_options())
 
     @classmethod
@@ -405,7 +257,7 @@ class NetSession:
         self.table_name = link.peer.name
         self._mesh.adopt(link, address)
         self._use(replica)
-        self._had_seat = self.view.my_seat is not None
+        self._seat.had_seat = self.view.my_seat is not None
         return self
 
     async def _redial_host(self, address: tuple[str, int], host_key: bytes) -> Link:
@@ -426,172 +278,21 @@ class NetSession:
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 
-    # ------------------------------------------------------------ Session
-    @property
-    def replica(self) -> Replica:
-        assert self._replica is not None  # the factories set it
-        return self._replica
-
-    @property
-    def view(self) -> TableView:
-        """The replica's view (``Replica.view``), the one kept for it."""
-        assert self._kept_view is not None  # the factories set it, with the replica
-        return self._kept_view
-
-    @property
-    def connected(self) -> frozenset[bytes]:
-        """Keys of the peers we have a link to right now."""
-        return frozenset(self._mesh.links)
-
-    @property
-    def host_reachable(self) -> bool:
-        """True for the host itself, and for a guest while its link to the host is up."""
-        r = self.replica
-        return r.is_host or r.host_key in self._mesh.links
-
-    def act(self, command: Command) -> None:
-        self._route(self.replica.handle(command, self._clock()), own=True)
-        self._apply_own()
-        self._arm()
-
-    def step_bot(self, driver: BotDriver) -> None:
-        """Give a bot at this seat its turn: the commands it sends are this seat's."""
-        self._route(driver.step(self._clock()), own=True)
-        self._apply_own()
-        self._arm()
-
-    def _apply_own(self) -> None:
-        """My play went out as soon as it was signed; now I apply it myself (the
-        other peers start checking it meanwhile)."""
-        self._route(self.replica.apply_own(self._clock()), own=True)
-
-    def subscribe(self, listener: Listener) -> None:
-        """Hear every event from now on; the first listener also hears the backlog."""
-        self._listeners.append(listener)
-        backlog, self._backlog = self._backlog, []
-        for event in backlog:
-            self._tell(listener, event)
-
-    async def run(self) -> None:
-        """Tick the replica when it says it needs it (``Replica.next_due``), and run
-        the shell's own checks at least every SHELL_CHECKS, until :meth:`close`;
-        then say goodbye.
-
-        The tick is a timer callback, not a loop around ``wait_for``: that made
-        a task, a timeout and a cancellation every turn, several turns of the
-        event loop each, in every peer (a CPU woken for nothing on a small
-        machine is taken from a peer handling a play). Every call into the
-        replica may bring its next need forward (:meth:`_arm`).
-        """
-        loop = asyncio.get_running_loop()
-        self._running = True
-        self._ticker = loop.call_at(loop.time(), self._tick)
-        try:
-            await self._closed.wait()
-        finally:
-            if self._ticker is not None:
-                self._ticker.cancel()
-            await self._shutdown()
-        if self._failure is not None:
-            raise self._failure
-
-    def _tick(self) -> None:
-        self._ticker = None
-        try:
-            r = self.replica
-            # Told at each tick, as it is the tick that sends a view: a peer
-            # that starts drawing gets one at the next.
-            r.drawn = self._mesh.draws()
-            self._route(r.tick(self._clock()))
-            if r.is_host:
-                self._mesh.close_silent(self._quiet_places(r), r.seating.drop_after)
-            self._ask_back()
-            self._announcer.check()
-        except Exception as exc:  # noqa: BLE001 - run() raises it, as a loop would have
-            self._failure = exc
-            self._closed.set()
-            return
-        self._arm()
-
-    def _arm(self) -> None:
-        """Sleep until the replica next needs a tick or the shell's checks are due;
-        a timer already set sooner stays."""
-        r = self._replica
-        if r is None or not self._running or self._closed.is_set():
-            return
-        loop = asyncio.get_running_loop()
-        at = loop.time() + max(0.0, min(r.next_due() - self._clock(), SHELL_CHECKS))
-        ticker = self._ticker
-        if ticker is not None:
-            if ticker.when() <= at:
-                return
-            ticker.cancel()
-        self._ticker = loop.call_at(at, self._tick)
-
-    def close(self) -> None:
-        self._closed.set()
-
-    @staticmethod
-    def _quiet_places(r: Replica) -> list[bytes]:
-        """Host: the places whose peer must be heard from (its heartbeats come every
-        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
-        the latecomers waiting, those in line for a seat at a full table, and
-        outside a round every seat. A machine gone
-        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
-        and its seat, for many minutes; in a round the drop vote frees the seat."""
-        keys = [*r.seating.waiting, *r.seating.queue]
-        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
-            keys.extend(r.seating.seated - {r.host_key})
-        return keys
-
-    async def wait_closed(self) -> None:
-        """Until :meth:`close` (or a failure that ends :meth:`run`)."""
-        await self._closed.wait()
-
-    # ------------------------------------------------------------ internals
+    # ------------------------------------------------------------ opening helpers
     def _replica_options(self) -> dict[str, Any]:
         c = self._config
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
                 "max_seats": c.max_seats}
 
-    def _use(self, replica: Replica) -> None:
-        """Play through ``replica``."""
-        self._replica = replica
-        self._kept_view = replica.view()
-
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
 
     def _remember(self, address: str) -> None:
         """Note the table in the store (how to find it again) as we sit down."""
-        if self._store is not None:
+        if self._disk.store is not None:
             r = self.replica
             self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
-
-    def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store, after the listeners while routing (see :meth:`_route`)."""
-        if self._store is not None:
-            self._writes.append(write)
-            if not self._routing:
-                self._write_store()
-
-    def _write_store(self) -> None:
-        """Do the held writes in order; if one fails, say so once and play on without
-        recovery."""
-        writes, self._writes = self._writes, []
-        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
-            self._sync_due = False
-            writes.append(lambda store: store.sync())
-        for write in writes:
-            if self._store is None:
-                return
-            try:
-                write(self._store)
-            except (sqlite3.Error, OSError, StoreError) as exc:
-                _log.error("cannot write to the journal (%s): playing on without crash "
-                           "recovery", exc)
-                self._store = None
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)
@@ -606,308 +307,6 @@ class NetSession:
             bound = advertised_addresses(every)[0]
         self.address = format_address(bound, self._advertised_port)
 
-    def _info(self) -> Info:
-        r = self._replica
-        if r is None:
-            # The info frame goes out in the clear: at a table with a code the
-            # player's name waits for the encrypted part.
-            name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port,
-                        views=self._config.views)
-        seats = self.view.seats_taken
-        return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
-                    self._advertised_port, seats, full=seats >= r.seating.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
-
-    def _route(self, out: Outbound, *, own: bool = False) -> None:
-        """Tell the listeners, then journal, then send: all frames in one write per peer.
-
-        Events go first because a send to a local peer often switches the CPU
-        to the woken reader (a 2-core machine with 8 peers): a play received
-        would otherwise show only after our acknowledgement had been handled.
-        Nor need it wait for the disk: a journal write costs ~30 µs cold here
-        (within the noise of a game's latency), but a slow or busy disk may
-        block far longer.
-        Nothing leaves the process before the journal holds what it follows
-        from (write-ahead: what we acknowledged or signed survives a crash),
-        and what this seat made itself is on the disk before it leaves: one
-        ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold.
-        The frames and records of a listener that acts meanwhile follow ours,
-        in order, in the same writes. Our ``own`` action's frames are the
-        exception: nobody else has them yet, so they are journaled and go out
-        first, and the other peers start on a play while our listeners hear
-        of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
-        An empty output (most ticks, most ACKs heard) has nothing to route: what
-        a routing holds back is sent as the outermost one ends.
-        """
-        if not (out.sends or out.events or out.journal):
-            return
-        journal = out.journal
-        if journal and self.entries is not None:
-            self.entries += (r for r in journal if r.kind is Kind.ENTRY)
-        if journal and self._store is not None:
-            table_id = self.replica.table_id
-            self._writes.append(lambda store: store.append(table_id, journal))
-            me = self._identity.public_key
-            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
-        if compacts(out.events) and self._store is not None:  # a break: nothing waits
-            table_id = self.replica.table_id
-            self._writes.append(lambda store: store.compact(table_id))
-        sends = self._frames(out.sends)
-        if own and not self._routing:  # nothing queued before them
-            self._write_store()
-            self._mesh.send_all(sends)
-            if out.sends:
-                _give_way()
-        else:
-            self._outbox += sends
-        self._routing += 1
-        try:
-            for event in out.events:
-                told = self._react(event)
-                if told is None:
-                    continue
-                event = told
-                if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
-                    self._backlog.append(event)
-                for listener in self._listeners:
-                    self._tell(listener, event)
-        finally:
-            self._routing -= 1
-            if not self._routing:
-                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
-                    _give_way()  # not for a flood's rejects: it would give the CPU away
-                self._write_store()
-                outbox, self._outbox = self._outbox, []
-                self._mesh.send_all(outbox)
-
-    def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
-        """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
-        peer that draws the tableaux, and to no other; a heartbeat to each peer
-        but those it leaves out (``Send.besides``)."""
-        viewers: list[bytes] | None = None
-        for send in sends:
-            if send.to is not None or not (send.shown or send.besides):
-                yield send.data, send.to
-            elif send.shown:
-                if viewers is None:
-                    viewers = self._mesh.viewers()
-                for key in viewers:
-                    yield send.data, key
-            else:
-                for key in self._mesh.hearers():
-                    if key not in send.besides:
-                        yield send.data, key
-
-    @staticmethod
-    def _tell(listener: Listener, event: ev.Event) -> None:
-        try:
-            listener(event)
-        except Exception:  # noqa: BLE001 - one bad listener must not stop the table
-            _log.exception("event listener failed on %s", event)
-
-    def _react(self, event: ev.Event) -> ev.Event | None:
-        """Act on ``event``; return what the listeners hear of it (None: nothing).
-
-        Waiting at a full table, the host refuses each request for a seat; the
-        player is told once that we wait, not of every refusal.
-        """
-        if isinstance(event, ev.RosterChanged) and len(self._names) < _MAX_NAMES:
-            self._names.update((s.key, s.name) for s in self.view.seats)
-        if isinstance(event, ev.RosterChanged) and event.me is not None:
-            self._had_seat = True
-            self._waiting_for_seat = False
-        elif isinstance(event, ev.RosterChanged) and self._had_seat:
-            # The host gave our seat up as it closed the round (our request may
-            # have been lost with a link) and deals the next one soon: ask at once.
-            self._asked_back = None
-            asyncio.get_running_loop().call_soon(self._ask_back)
-        elif isinstance(event, ev.RosterChanged) and self._waiting_for_seat:
-            # A seat may have come free: ask again (only as the roster changes,
-            # so a long wait adds no entries to the table's log).
-            asyncio.get_running_loop().call_soon(self._ask_for_a_free_seat)
-        elif isinstance(event, ev.Refused) and self._config.wait_for_seat \
-                and not self._had_seat and event.reason != OVER:
-            # Told once that we wait, then our place in line as the host says it.
-            told = None if event.reason == self._last_refusal else ev.Notice(
-                f"waiting for a free seat: {event.reason}")
-            self._waiting_for_seat, self._last_refusal = True, event.reason
-            return told
-        elif isinstance(event, ev.Refused) and event.reason == OVER:
-            self._waiting_for_seat = False  # nothing left to wait for: told as it is
-        elif isinstance(event, ev.GameOver) and self._waiting_for_seat and not self._had_seat:
-            self._waiting_for_seat = False
-            _log.info(NO_SEAT)
-        elif isinstance(event, ev.Refused) and self.watching:
-            self.close()  # turned away: a spectator has nothing to wait for
-        elif isinstance(event, ev.Refused) and self._had_seat:
-            # The table is full for now (a seat may free up as the break
-            # lasts): try again shortly.
-            self._asked_back = None
-            self._ask_again_at = self._clock() + _ASK_AGAIN
-        if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
-            self._mesh.set_seated(self.view.seated)
-            self._announcer.changed()
-        elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
-            self._with_store(lambda store: store.checkpoint())
-        elif isinstance(event, ev.GameOver):
-            table_id = self.replica.table_id
-            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            # Copied now, while the journal holds the rounds the replica has
-            # forgotten: it goes with finish_table, before the others have signed.
-            self._record = (None if self._store is None
-                            else self._journaled_record(self.replica, self._store))
-            self._keep_when_signed()
-            self._with_store(lambda store: store.finish_table(table_id, result))
-        return event
-
-    def _admitted(self, key: bytes) -> bool:
-        """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
-        a place at the table (``TableView.player``) or is a spectator (:meth:`_spectator`).
-
-        Before its replica exists a guest has one link, to the host it dials.
-        """
-        view = self._kept_view
-        return view is None or view.player(key) or self._spectator(key)
-
-    def _plays_here(self, key: bytes) -> bool:
-        """Whether ``key`` has or had a place at the table (a spectator has none); at
-        a guest that knows no seats yet (just sat down, or back without its
-        journal), every key, as its replica hears them all until the ROSTER."""
-        view = self._kept_view
-        return view is None or view.player(key) or (not view.is_host and not view.seated)
-
-    def _spectator(self, key: bytes) -> bool:
-        """Whether ``key`` watches the table without a seat: admitted like a seat, by
-        the one rule for spectators (:meth:`admits_spectator`), once it asked for the
-        table's entries (``TableView.watcher``)."""
-        view = self._kept_view
-        return view is not None and view.watcher(key) and self.admits_spectator(key)
-
-    def _player_name(self, key: bytes) -> str | None:
-        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
-        latecomer waiting for the next deal, or a spectator; None: none of these."""
-        if self._replica is None:
-            return f"the host of {self.table_name}" if self.table_name else None
-        name = self._names.get(key)
-        if name is not None:
-            return name
-        if key == self._replica.host_key:  # before its ROSTER came
-            return f"the host of {self.table_name}"
-        waiting = self._replica.seating.waiting.get(key)
-        if waiting is not None:
-            return f"{waiting}, a latecomer"
-        return "a spectator" if self.view.watcher(key) else None
-
-    def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
-        """The entries of one read from ``key``'s link, handled at once.
-
-        One batch, one ACK for all of it (at 8 peers every play draws an ACK
-        from each of the others), and no turn of the event loop between the
-        read and the replica: a peer woken by a play is on the critical path
-        of every other peer sharing its CPU.
-        """
-        r, view = self._replica, self._kept_view
-        if r is None or view is None:
-            return
-        watcher = view.watcher(key)
-        self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
-        if r.phase is Phase.OVER:
-            self._keep_when_signed()  # the others' signed results come after the end
-        link = self._mesh.links.get(key)
-        if r.is_host and not watcher and view.watcher(key) and link is not None:
-            # Just admitted as a spectator: where the seats listen, so that it
-            # links to each (the list went out before it asked).
-            self._mesh.announce_to(link)
-        self._arm()  # what came in may be due sooner
-
-    def _ask_back(self) -> None:
-        """Ask for our seat again, once between each two rounds, if the host gives it up.
-
-        A seat dropped from a round (silent too long: a crash, a cut cable)
-        leaves the table as the host closes the round, but the player never
-        chose to leave: like a player walking back to the table, we ask to sit
-        down again. We ask as soon as we know, even mid-round: the host keeps
-        a waiting list and seats us as it closes the round, so however far
-        behind we are we cannot miss the short break before its next deal.
-        After a refusal we ask every ``_ASK_AGAIN`` seconds while that lasts,
-        then at the next break.
-        """
-        r = self.replica
-        rs = r.rs
-        if (r.is_host or not self._had_seat or self._closed.is_set()
-                or self._clock() < self._ask_again_at):
-            return
-        view = self.view
-        if view.my_key in view.seated and not view.dropped:
-            return
-        after = rs.number if rs is not None else 0
-        if self._asked_back != after:
-            self._asked_back = after
-            _log.info("asking for our seat back")
-            self._route(r.handle(Open(), self._clock()))
-
-    @property
-    def waiting_for_seat(self) -> bool:
-        """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
-        return self._config.wait_for_seat and not self._had_seat
-
-    def _ask_for_a_free_seat(self) -> None:
-        if self._waiting_for_seat and not self._had_seat and not self._closed.is_set():
-            self._route(self.replica.handle(Open(), self._clock()))
-
-    def _on_link(self, key: bytes, up: bool) -> None:
-        if up:
-            self._up_since.setdefault(key, self._clock())
-        else:
-            self._up_since.pop(key, None)
-        r = self._replica
-        if r is None:
-            return
-        if up and self.watching:
-            self._route(r.handle(AskToWatch(key), self._clock()))
-        if (up and key == r.host_key and not r.is_host and not self.watching
-                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                     or self.view.my_key not in self.view.seated)):
-            # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it; or back
-            # as a latecomer, whom it took off its waiting list. Ask again (a
-            # seated player is only told the roster again).
-            self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
-                                        or key in r.seating.queue):
-            self._route(r.handle(SeatLost(key), self._clock()))
-        elif up and r.is_host and key not in self.view.seated:
-            # A newcomer asks for its seat right after its link is up: judge the
-            # link once it has had the time to.
-            asyncio.get_running_loop().call_later(_ADMIT_AFTER, self._admit, key)
-
-    def _admit(self, key: bytes) -> None:
-        link = self._mesh.links.get(key)
-        if link is not None and not self._closed.is_set() and not self.admits_spectator(key):
-            _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
-            why = f"this table has {MAX_SPECTATORS} spectators already"
-            self._route(self.replica.handle(TurnAway(key, why), self._clock()))
-            asyncio.get_running_loop().call_later(_TURNED_AWAY, link.close, why)
-
-    def admits_spectator(self, key: bytes) -> bool:
-        """Host: whether a link that holds no seat may stay (the one rule for spectators).
-
-        Seated players and those waiting for a seat always may. Anyone else is
-        watching (or about to ask for a seat, which it may do from here): the
-        first ``MAX_SPECTATORS`` of them to link, so that watchers cost the
-        players little (they sign nothing the table waits for, but they are
-        sent every entry) and one who came first keeps its place.
-        """
-        r, seated = self.replica, self.view.seated
-        if key in seated or key in r.seating.waiting:
-            return True
-        since = self._up_since.get(key, float("inf"))
-        earlier = [k for k in self._mesh.links if k != key and k not in seated
-                   and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
-        return len(earlier) < MAX_SPECTATORS
-
     async def _announce(self, interfaces: Interfaces) -> None:
         """Host: publish the table on mDNS (``announce``), as the lobbies show it."""
         await self._announcer.start(
@@ -915,84 +314,3 @@ class NetSession:
             fingerprint=fingerprint_hex(self._identity.public_key), host=self._identity.name,
             needs_code=self._config.code is not None, port=self._advertised_port)
 
-    def _keep_game(self) -> asyncio.Future[None] | None:
-        """Put the game in the player's history, with its record (see ``records``).
-
-        The record is copied now, from the replica (the last rounds) and the
-        journal (the rounds it has forgotten; at the game's end, before the
-        journal goes), or from the copy made then; its replay (every
-        signature and audit checked again) runs in a worker thread, and the
-        store is written back here, on the event loop, like every other write.
-        Kept again on the way out, the game is replayed again only if entries
-        came since (most games: none, and a replay is the whole game's CPU again).
-        """
-        r = self._replica
-        if self._store is None or r is None or r.match is None:
-            return None
-        if self._record is None:  # a game given up before its end
-            self._record = self._journaled_record(r, self._store)
-        record = merged(record_of(r, self.table_name, self._record.saved_at),
-                        self._record.entries)
-        if record == self._reckoned:
-            return None  # nothing came since it was kept: the same replay, the same result
-        loop = asyncio.get_running_loop()
-        reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
-
-        def write(kept: Kept, store: Store) -> None:
-            try:
-                kept.into(store)
-            except StoreError as exc:  # the history only: the journal goes on
-                _log.error("cannot keep the game in the history: %s", exc)
-
-        def done(future: asyncio.Future[Kept | None]) -> None:
-            if future.cancelled():
-                return
-            if future.exception() is not None:
-                _log.error("cannot keep the game in the history: %r", future.exception())
-                return
-            self._reckoned = record
-            if (kept := future.result()) is not None:
-                self._with_store(partial(write, kept))
-
-        reckoned.add_done_callback(done)
-        return asyncio.ensure_future(_settled(reckoned))
-
-    def _journaled_record(self, r: Replica, store: Store) -> GameRecord:
-        """The game's record from the replica (its last rounds) and the store (the
-        rounds it has forgotten: ``Store.written``), dated as it is copied: at
-        the game's end, and kept so however long the seat stays (the standings'
-        window reads the date); a game given up, as it is left."""
-
-        try:
-            journal = store.written(r.table_id)
-        except JournalError as exc:
-            _log.error("cannot read the game's journal for its record: %s", exc)
-            journal = []
-        return record_of(r, self.table_name, time.time(), journal)
-
-    def _keep_when_signed(self) -> None:
-        """Put the game in the history once every seat that finished it has signed its
-        result here (or, however far it got, on the way out: :meth:`_shutdown`).
-
-        A record without every signature does not verify: kept at the game's
-        end, before the others' came, it would be served to event standings
-        that refuse it as long as this seat stays at the table.
-        """
-        rs = self.replica.rs
-        if self._keeping is None and rs is not None and rs.live <= rs.signed_results.keys():
-            self._keeping = self._keep_game()
-
-    async def _shutdown(self) -> None:
-        # Kept again on the way out: the game's last entries (its signed results)
-        # come after it ends; a game given up before the end is kept as abandoned.
-        if self._keeping is not None:
-            await self._keeping  # the copy from the game's end must not land after this one
-        last = self._keep_game()
-        if last is not None:
-            await last
-        if self.replica.phase is not Phase.OVER and not self.watching:
-            # After the game there is nothing to leave, and a GOODBYE then would
-            # only start drop votes for a round that is over.
-            self._route(self.replica.handle(LeaveTable(), self._clock()))
-        await self._announcer.close()
-        await self._mesh.close()

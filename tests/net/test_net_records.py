@@ -15,7 +15,7 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
-from p2p_nerts.peer import node
+from p2p_nerts.peer import keeping
 from p2p_nerts.peer.headless import drive_bot, paced
 from p2p_nerts.peer.node import NetSession
 from p2p_nerts.protocol import events as ev
@@ -91,7 +91,7 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
         replayed.setdefault(me, []).append(record)
         return reckon(record, me, flags)
 
-    monkeypatch.setattr(node, "to_keep", to_keep)
+    monkeypatch.setattr(keeping, "to_keep", to_keep)
     lacking: list[bool] = []  # at the host's game over: had a seat not signed yet?
 
     def signed(store: Store) -> bool:

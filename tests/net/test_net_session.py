@@ -32,17 +32,16 @@ from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
-from p2p_nerts.peer import node as node_module
+from p2p_nerts.peer import shell
 from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.node import (
-    NO_SEAT,
-    WAITING,
     Endpoint,
     NetSession,
     TableConfig,
     _as_opened,
     fingerprint_hex,
 )
+from p2p_nerts.peer.seatback import NO_SEAT, WAITING
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
@@ -141,7 +140,7 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
     Between the urgent part and the bookkeeping, the peer gives way to any other
     process ready to run: a receiver after its listeners, an author after its frames."""
     trail: list[tuple[str, Any]] = []
-    monkeypatch.setattr(node_module, "_give_way", lambda: trail.append(("give way", None)))
+    monkeypatch.setattr(shell, "_give_way", lambda: trail.append(("give way", None)))
 
     class Watched(Store):
         def append(self, table_id: bytes, records: Any) -> None:

@@ -20,7 +20,7 @@ from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.link import LinkError
-from p2p_nerts.peer import node as node_module
+from p2p_nerts.peer import admission
 from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol import events as ev
@@ -94,7 +94,7 @@ def test_a_spectator_watches_a_whole_game_of_four_and_sees_what_they_saw() -> No
 
 
 def test_a_host_keeps_at_most_its_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(node_module, "MAX_SPECTATORS", 2)
+    monkeypatch.setattr(admission, "MAX_SPECTATORS", 2)
 
     async def scenario() -> None:
         host = await NetSession.host(Identity.generate("Tess"), TableConfig(), LOCAL,

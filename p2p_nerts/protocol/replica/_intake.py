@@ -124,7 +124,7 @@ class Places:
         self.last_heard: dict[bytes, float] = {}
         self.placed: set[bytes] = set()  # keys heard from while they had a place
         #: Keys without a place that asked for the table's entries (a RESEND): the
-        #: spectators a front end may admit (``NetSession.admits_spectator``);
+        #: spectators a front end may admit (``Admission.admits_spectator``);
         #: only keys whose chain is kept, forgotten with it (:meth:`watch`).
         self.watchers: set[bytes] = set()
         self.resends = Resends()

@@ -271,7 +271,7 @@ class TableView:
 
     def watcher(self, key: bytes) -> bool:
         """Whether ``key``, without a place, asked for the table's entries (a RESEND):
-        a spectator a front end may admit (``NetSession.admits_spectator``)."""
+        a spectator a front end may admit (``Admission.admits_spectator``)."""
         return key in self._places.watchers
 
     @property

@@ -1,0 +1,142 @@
+"""Who may keep a link to this seat and hear the table: players, and a few spectators.
+
+It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because it is a
+policy, not routing: the mesh asks it of every link it sends to (``admitted``,
+``plays_here``), and the session asks it whether a host turns a link away
+(:meth:`Admission.turns_away`), then does so itself. It reads the table
+through the replica and its view, which the session hands it as it has
+them (:meth:`Admission.use`), and notes when each link came up (the
+spectators who came first keep their places). It also says who each key is
+at the table, for the mesh's log lines (:meth:`Admission.name_of`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+
+from ..protocol.replica import Phase, Replica, TableView
+
+__all__ = ["ADMIT_AFTER", "MAX_SPECTATORS", "TURNED_AWAY", "Admission"]
+
+_log = logging.getLogger(__name__)
+
+MAX_SPECTATORS = 16
+"""Links holding no seat a host keeps (see :meth:`Admission.admits_spectator`)."""
+ADMIT_AFTER = 2.0
+"""Seconds a link holding no seat has to ask for one before it counts."""
+TURNED_AWAY = 1.0
+"""Seconds a link turned away keeps, to hear why."""
+_MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
+
+
+class Admission:
+    """This seat's door: which keys may keep their links, play, or watch.
+
+    ``links`` gives the keys the mesh has a link to now; ``clock`` is the
+    session's.
+    """
+
+    def __init__(self, links: Callable[[], Collection[bytes]],
+                 clock: Callable[[], float]) -> None:
+        self._links = links
+        self._clock = clock
+        self._replica: Replica | None = None
+        self._view: TableView | None = None  # the replica's, kept (a view is live)
+        self._up_since: dict[bytes, float] = {}  # when each link now up came up
+        self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
+
+    def use(self, replica: Replica, view: TableView) -> None:
+        """Judge by ``replica``'s table, and ``view``, the view the session keeps of it."""
+        self._replica, self._view = replica, view
+
+    def link_up(self, key: bytes) -> None:
+        self._up_since.setdefault(key, self._clock())
+
+    def link_down(self, key: bytes) -> None:
+        self._up_since.pop(key, None)
+
+    def admitted(self, key: bytes) -> bool:
+        """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
+        a place at the table (``TableView.player``) or is a spectator (:meth:`spectator`).
+
+        Before its replica exists a guest has one link, to the host it dials.
+        """
+        view = self._view
+        return view is None or view.player(key) or self.spectator(key)
+
+    def plays_here(self, key: bytes) -> bool:
+        """Whether ``key`` has or had a place at the table (a spectator has none); at
+        a guest that knows no seats yet (just sat down, or back without its
+        journal), every key, as its replica hears them all until the ROSTER."""
+        view = self._view
+        return view is None or view.player(key) or (not view.is_host and not view.seated)
+
+    def spectator(self, key: bytes) -> bool:
+        """Whether ``key`` watches the table without a seat: admitted like a seat, by
+        the one rule for spectators (:meth:`admits_spectator`), once it asked for the
+        table's entries (``TableView.watcher``)."""
+        view = self._view
+        return view is not None and view.watcher(key) and self.admits_spectator(key)
+
+    def admits_spectator(self, key: bytes) -> bool:
+        """Host: whether a link that holds no seat may stay (the one rule for spectators).
+
+        Seated players and those waiting for a seat always may. Anyone else is
+        watching (or about to ask for a seat, which it may do from here): the
+        first ``MAX_SPECTATORS`` of them to link, so that watchers cost the
+        players little (they sign nothing the table waits for, but they are
+        sent every entry) and one who came first keeps its place.
+        """
+        r, view = self._replica, self._view
+        assert r is not None and view is not None  # use() came with the replica
+        seated = view.seated
+        if key in seated or key in r.seating.waiting:
+            return True
+        since = self._up_since.get(key, float("inf"))
+        earlier = [k for k in self._links() if k != key and k not in seated
+                   and k not in r.seating.waiting and self._up_since.get(k, since) <= since]
+        return len(earlier) < MAX_SPECTATORS
+
+    def turns_away(self, key: bytes) -> str | None:
+        """Host, ``ADMIT_AFTER`` seconds after ``key``'s link came up holding no seat:
+        why the host turns it away (too many spectators already), or None: it stays."""
+        if self.admits_spectator(key):
+            return None
+        _log.info("turned a spectator away: %d watch already", MAX_SPECTATORS)
+        return f"this table has {MAX_SPECTATORS} spectators already"
+
+    def must_be_heard(self) -> list[bytes]:
+        """Host: the places whose peer must be heard from (its heartbeats come every
+        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
+        the latecomers waiting, those in line for a seat at a full table, and
+        outside a round every seat. A machine gone
+        silent (asleep, its traffic dropped) would otherwise hold its TCP link,
+        and its seat, for many minutes; in a round the drop vote frees the seat."""
+        r = self._replica
+        assert r is not None  # use() came with the replica
+        keys = [*r.seating.waiting, *r.seating.queue]
+        if r.phase in (Phase.LOBBY, Phase.BETWEEN):
+            keys.extend(r.seating.seated - {r.host_key})
+        return keys
+
+    def note_names(self) -> None:
+        """The roster changed: remember the names its seats sit under (see :meth:`name_of`)."""
+        if self._view is not None and len(self._names) < _MAX_NAMES:
+            self._names.update((s.key, s.name) for s in self._view.seats)
+
+    def name_of(self, key: bytes, table_name: str) -> str | None:
+        """Who a peer is at this table, for the log: the name it sits (or sat) under, a
+        latecomer waiting for the next deal, or a spectator; None: none of these."""
+        r, view = self._replica, self._view
+        if r is None or view is None:
+            return f"the host of {table_name}" if table_name else None
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        if key == r.host_key:  # before its ROSTER came
+            return f"the host of {table_name}"
+        waiting = r.seating.waiting.get(key)
+        if waiting is not None:
+            return f"{waiting}, a latecomer"
+        return "a spectator" if view.watcher(key) else None

@@ -1,0 +1,47 @@
+"""The options of a seat at a networked table, as the command line gives them.
+
+Apart from :mod:`~p2p_nerts.peer.shell` and :mod:`~p2p_nerts.peer.node`
+because both read them: the shell for the seat's own behaviour (its code,
+bounds, views, patience at a full table), the factories for the replica's
+rules and clocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..game.variants import Variants
+from ..net.bounds import Limits
+from ..net.channel import normalize_code
+from ..protocol.replica import COUNTDOWN, DROP_AFTER
+
+__all__ = ["TableConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """The replica's options, as the command line gives them."""
+
+    variants: Variants = field(default_factory=Variants)
+    countdown: float = COUNTDOWN
+    drop_after: float = DROP_AFTER
+    """The rules and clocks a host announces; a guest plays by its host's instead."""
+    auto_start: int | None = None
+    auto_next: float | None = None
+    max_seats: int = 8
+    code: str | None = None
+    """The table code: a host that has one lets in only peers who know it, and
+    all traffic is encrypted; a guest needs the table's code to join."""
+    limits: Limits = field(default_factory=Limits)
+    """What the other peers may make this one do (``bounds``)."""
+    wait_for_seat: bool = False
+    """A guest at a full table waits for a free seat (asking again as the
+    table's roster changes) instead of being turned away."""
+    views: bool = True
+    """This seat draws the other seats' tableaux (a screen), and says so as it
+    links: the others send their VIEWs only to the peers that do. A bot or a
+    headless seat reads none, and a table of them sends far fewer frames."""
+
+    def __post_init__(self) -> None:
+        if self.code is not None:
+            normalize_code(self.code)  # a bad code is a ValueError now, not at each connection

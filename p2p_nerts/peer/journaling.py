@@ -1,0 +1,63 @@
+"""A seat's writes to its store: held while the shell routes, then done in order.
+
+It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because the shell
+decides *when* the store is written (after its listeners hear a batch, before
+the batch's frames leave: write-ahead) and this holds *what* is written: the
+journal, with one ``fsync`` for a batch that holds what this seat made
+(group commit), and the other writes (the table's facts, checkpoints, the
+history) in the order they came. The first write that fails is logged and
+the store given up: the seat plays on without crash recovery.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from ..protocol.journal import Record, made_by
+from ..store import Store, StoreError
+
+__all__ = ["HeldWrites"]
+
+_log = logging.getLogger(__name__)
+
+
+class HeldWrites:
+    """The writes to ``store`` not done yet (none, and nothing held, without a store)."""
+
+    def __init__(self, store: Store | None) -> None:
+        #: The seat's store; None without one, or once a write to it failed.
+        self.store = store
+        self._writes: list[Callable[[Store], None]] = []
+        self._sync_due = False  # the held writes include what this seat made (Store.sync)
+
+    def hold(self, write: Callable[[Store], None]) -> None:
+        """Do ``write`` at the next :meth:`flush`."""
+        if self.store is not None:
+            self._writes.append(write)
+
+    def journal(self, table_id: bytes, journal: Sequence[Record], me: bytes) -> None:
+        """Append ``journal`` to the table's at the next :meth:`flush`, synced to the disk
+        first if it holds what ``me`` made (so a power cut cannot make us sign a
+        second entry under a number the others already hold)."""
+        if self.store is not None:
+            self._writes.append(lambda store: store.append(table_id, journal))
+            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
+
+    def flush(self) -> None:
+        """Do the held writes in order; if one fails, say so once and play on without
+        recovery."""
+        writes, self._writes = self._writes, []
+        if self._sync_due:  # group commit: one fsync for the whole batch, before its sends
+            self._sync_due = False
+            writes.append(lambda store: store.sync())
+        for write in writes:
+            if self.store is None:
+                return
+            try:
+                write(self.store)
+            except (sqlite3.Error, OSError, StoreError) as exc:
+                _log.error("cannot write to the journal (%s): playing on without crash "
+                           "recovery", exc)
+                self.store = None
