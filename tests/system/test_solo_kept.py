@@ -38,11 +38,18 @@ EXITED = "nerts exited with "
 
 
 class Terminal:
-    """A tmux server of this test's own, and one window running a command in it."""
+    """A tmux server of this test's own, and one window running a command in it.
+
+    Each start has a server of its own: a server told to go (``close``) may still
+    hold its socket a moment, and a new session on that socket then fails."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self.socket = f"nerts-kept-{os.getpid()}-{id(self)}"
+        self.started = 0
+        self.socket = self._socket()
+
+    def _socket(self) -> str:
+        return f"nerts-kept-{os.getpid()}-{id(self)}-{self.started}"
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
@@ -50,6 +57,8 @@ class Terminal:
 
     def start(self, *args: str) -> int:
         """Run ``nerts ARGS`` in a fresh 100x32 window; the nerts process's id."""
+        self.started += 1
+        self.socket = self._socket()
         nerts = shlex.join([sys.executable, "-m", "p2p_nerts", *args])
         command = (f"cd {shlex.quote(str(ROOT))} && env NERTS_HOME={shlex.quote(str(self.home))}"
                    f" PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color {nerts};"
