@@ -15,9 +15,9 @@ import os
 import secrets
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -87,28 +87,48 @@ class Lab:
                        input=rules.encode(), check=True, capture_output=True, timeout=20)
 
     def teardown(self) -> None:
-        for ns in reversed(self.made):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
-        self.made.clear()
+        delete_namespaces(self.made)
+
+
+def delete_namespaces(made: list[str]) -> None:
+    """Delete the namespaces a lab made, the last made first, and forget them."""
+    for ns in reversed(made):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
+    made.clear()
+
+
+class Built(Protocol):
+    """A lab of namespaces: made, then torn down whatever happened."""
+
+    def build(self) -> None: ...
+    def teardown(self) -> None: ...
+
+
+L = TypeVar("L", bound=Built)
 
 
 #: mDNS on every interface of a namespace (its eth0), not only loopback.
 EVERY_INTERFACE = {"NERTS_INTERFACES": ""}
 
 
-def running_lab(n: int) -> Iterator[Lab]:
-    """A lab of ``n`` peer namespaces for one test (skipped with the reason where
-    none can be made); the test's processes are killed before it goes."""
+def running(make: Callable[[], L]) -> Iterator[L]:
+    """A lab for one test (skipped with the reason where none can be made); the
+    test's processes are killed and the lab torn down before it goes."""
     reason = netns_unavailable()
     if reason is not None:
         pytest.skip(reason)
-    lab = Lab(n)
+    lab = make()
     try:
         lab.build()
         yield lab
     finally:
         PeerProcess.kill_all()
         lab.teardown()
+
+
+def running_lab(n: int) -> Iterator[Lab]:
+    """A lab of ``n`` peer namespaces for one test (see :func:`running`)."""
+    yield from running(lambda: Lab(n))
 
 
 class NamespaceProcess:

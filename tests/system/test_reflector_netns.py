@@ -17,7 +17,6 @@ import asyncio
 import os
 import secrets
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 
 from p2p_nerts.testing.peers import PeerProcess, shared_lines, wait_all
 
-from .test_net_netns import EVERY_INTERFACE, FAST, netns_unavailable, sh
+from .test_net_netns import EVERY_INTERFACE, FAST, delete_namespaces, running, sh
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -88,25 +87,14 @@ class RoutedLab:
             sh("ip", "-n", peer, "route", "add", "224.0.0.0/4", "dev", "eth0")
 
     def teardown(self) -> None:
-        for ns in reversed(self.made):
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=20)
-        self.made.clear()
+        delete_namespaces(self.made)
 
 
 @pytest.fixture
 def lab() -> Iterator[RoutedLab]:
-    reason = netns_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
     if shutil.which("avahi-daemon") is None:
         pytest.skip("avahi-daemon is not installed (apt-get install avahi-daemon)")
-    lab = RoutedLab()
-    try:
-        lab.build()
-        yield lab
-    finally:
-        PeerProcess.kill_all()
-        lab.teardown()
+    yield from running(RoutedLab)
 
 
 async def reflector(lab: RoutedLab, tmp: Path) -> asyncio.subprocess.Process:
