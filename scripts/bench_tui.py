@@ -22,19 +22,26 @@ on two identical tables kept in step.
    goes through a pipe input and the latency runs until the frame after its
    handler is written. Target: p99 < 10 ms at each size.
 
+   With ``--baseline DIR`` (a checkout of the code to compare with, such as
+   ``git worktree add /tmp/tui-base main``), the same keys are pressed at
+   this code's table and at DIR's, each in fresh processes, taking turns in
+   chunks so that both see the same load; the ratios are baseline / this.
+
 Also shown: prompt_toolkit's bare full repaint of an empty screen of the
 same size, the floor under any frame. Times are wall clock; on a busy
 machine compare the ratios, measured side by side.
 
-Usage: scripts/bench_tui.py [--keys N] [--frames N]
+Usage: scripts/bench_tui.py [--keys N] [--frames N] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -290,11 +297,53 @@ async def until(done: Callable[[], bool], seconds: float = 5.0) -> None:
         await asyncio.sleep(0.0005)
 
 
+CHUNKS = 3  # turns each code takes at the keys when compared with a baseline
+
+
+def keys_in(code: str, size: Size, count: int) -> list[float]:
+    """Key to frame latencies (ms) at a table run by the code in ``code``, in a fresh
+    process of its own."""
+    run = subprocess.run(
+        [sys.executable, __file__, "--key-run", f"{size.columns}x{size.rows}",
+         "--keys", str(count)],
+        env={**os.environ, "PYTHONPATH": os.path.abspath(code)},
+        capture_output=True, text=True, check=True)
+    latencies: list[float] = json.loads(run.stdout)
+    return latencies
+
+
+def against_baseline(size: Size, count: int, baseline: str) -> None:
+    """This code's keys and the baseline's, taking turns, and how they compare."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    codes = {"this code": here, "baseline": baseline}
+    keys: dict[str, list[float]] = {name: [] for name in codes}
+    for chunk in range(CHUNKS):
+        order = list(codes.items()) if chunk % 2 else list(reversed(codes.items()))
+        for name, code in order:
+            keys[name] += keys_in(code, size, -(-count // CHUNKS))
+    for name in codes:
+        print(line(f"{name}, fresh processes", keys[name],
+                   f"  max {max(keys[name]):6.2f} ms  ({len(keys[name])} keys)"))
+    base, this = keys["baseline"], keys["this code"]
+    ratio = statistics.median(base) / statistics.median(this)
+    print(f"  against the baseline: median {ratio:.2f}x, "
+          f"p99 {pct(base, 0.99) / pct(this, 0.99):.2f}x (baseline / this code)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--keys", type=int, default=150)
+    parser.add_argument("--keys", type=int, default=300)
     parser.add_argument("--frames", type=int, default=120)
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="a checkout of the code to compare key to frame with")
+    parser.add_argument("--key-run", metavar="COLSxROWS", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.key_run:  # one run of keys, for against_baseline: the latencies as JSON
+        columns, rows = map(int, args.key_run.split("x"))
+        keys, _frames = asyncio.run(key_latencies(args.keys, Size(rows=rows, columns=columns),
+                                                  stock_windows=False))
+        print(json.dumps(keys))
+        return 0
 
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average {load} on {os.cpu_count()} cores "
@@ -311,6 +360,10 @@ def main() -> int:
         print(f"  key to frame p99 {k99:.2f} ms against the target {KEY_TARGET_MS:.0f} ms: "
               f"{'met' if k99 < KEY_TARGET_MS else 'MISSED'}")
         ok = ok and k99 < KEY_TARGET_MS
+        if args.baseline:
+            against_baseline(size, args.keys, args.baseline)
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average {load} at the end")
     print("OK" if ok else "SLOWER THAN TARGET")
     return 0 if ok else 1
 
