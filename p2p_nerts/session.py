@@ -17,7 +17,7 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -44,6 +44,7 @@ from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_jour
 Listener = Callable[[Event], None]
 
 PUMP_INTERVAL = 0.02  # how often a local table runs ticks and bots (seconds)
+SLICE = 0.001  # the longest a local table's beat holds the loop at a time (seconds)
 
 
 class Session(Protocol):
@@ -332,21 +333,39 @@ class LocalTable:
         self._listeners.append(listener)
 
     async def run(self) -> None:
+        """Beat every :data:`PUMP_INTERVAL`, each beat in slices of :data:`SLICE` on the
+        loop the screen shares: a key pressed during a beat waits for one slice, not
+        for every seat's ticks, moves and deliveries."""
         while not self._closed.is_set():
-            self.step()
+            began = time.perf_counter()
+            for _ in self._beat():
+                if time.perf_counter() - began >= SLICE:
+                    await asyncio.sleep(0)
+                    if self._closed.is_set():
+                        return
+                    began = time.perf_counter()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closed.wait(), PUMP_INTERVAL)
 
     def step(self) -> None:
-        """One beat of the table: ticks, bot moves, deliveries."""
+        """One beat of the table at once: ticks, bot moves, deliveries."""
+        for _ in self._beat():
+            pass
+
+    def _beat(self) -> Iterator[None]:
+        """One beat of the table, yielding after each seat's tick, each bot's move and
+        each frame delivered: where :meth:`run` may let the loop go."""
         now = self._clock()
         for i, r in enumerate(self._replicas):
             self._route(i, r.tick(now))
+            yield
         for i, driver in self._drivers:
             if driver.next_at is None or driver.next_at <= now:
                 self._route(i, driver.step(now))
                 self._route(i, self._replicas[i].apply_own(now))
-        self._pump()
+                yield
+        while self._deliver():
+            yield
 
     def close(self) -> None:
         """Leave the table: the game is kept in the history as it stands. A game over
@@ -476,13 +495,21 @@ class LocalTable:
 
     def _pump(self, *, everything: bool = False) -> None:
         """Deliver every frame that is due (all of them when there is no delay)."""
-        while self._queue and (everything or self._queue[0][0] <= self._clock()):
-            if self._sync_due:  # group commit: what the seats made, before it leaves
-                self._sync_due = False
-                self._write(lambda s: s.sync())
-            _due, _order, target, sender, data = heapq.heappop(self._queue)
-            via = self._replicas[sender].me.public_key  # the in-process "link"
-            self._route(target, self._replicas[target].receive(data, self._clock(), via))
+        while self._deliver(everything=everything):
+            pass
+
+    def _deliver(self, *, everything: bool = False) -> bool:
+        """Deliver the next frame if it is due (``everything``: if there is one); say
+        whether one was."""
+        if not self._queue or not (everything or self._queue[0][0] <= self._clock()):
+            return False
+        if self._sync_due:  # group commit: what the seats made, before it leaves
+            self._sync_due = False
+            self._write(lambda s: s.sync())
+        _due, _order, target, sender, data = heapq.heappop(self._queue)
+        via = self._replicas[sender].me.public_key  # the in-process "link"
+        self._route(target, self._replicas[target].receive(data, self._clock(), via))
+        return True
 
 
 def _options(setup: SoloSetup, countdown: float) -> dict[str, Any]:
