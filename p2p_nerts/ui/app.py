@@ -58,6 +58,7 @@ from ..game.tableau import NERTS, WASTE, WORK0
 from ..protocol.events import Event, RoundStarting
 from ..protocol.replica import Phase
 from ..session import Session
+from . import screendiff
 from .browser import Browser
 from .config import Config, config_path
 from .control import Controller
@@ -140,6 +141,7 @@ class NertsApp:
         # sends clicks to windows in the focused window's tree, and the screens
         # below come and go.
         anchor = Window(height=0)
+        screendiff.install()
         self.app: Application[None] = Application(
             layout=Layout(Rows([anchor, self._root()]), focused_element=anchor),
             key_bindings=self._bindings(),

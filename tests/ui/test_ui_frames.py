@@ -11,10 +11,14 @@ from scratch (every cache dropped).
 from __future__ import annotations
 
 import asyncio
+import io
 import random
 import re
+from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
+import prompt_toolkit.renderer
 import pytest
 from prompt_toolkit.application import Application
 from prompt_toolkit.application.current import set_app
@@ -26,7 +30,7 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
 from prompt_toolkit.layout.screen import Screen, WritePosition
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
-from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.output import ColorDepth, DummyOutput, Output
 from prompt_toolkit.output.vt100 import Vt100_Output
 from wcwidth import wcwidth
 
@@ -34,6 +38,7 @@ from p2p_nerts.game.foundations import Fate, Play
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.testing.screen import screen_lines
+from p2p_nerts.ui import screendiff
 from p2p_nerts.ui.app import NertsApp
 from p2p_nerts.ui.theme import build_style
 from p2p_nerts.ui.widgets import Columns, Rows, Text, on_click
@@ -235,6 +240,67 @@ def test_a_theme_change_redraws_the_cards_in_their_new_colours() -> None:
             assert h.term.sgr_of("8♦") != two_colour
             assert h.term.sgr_of("3♥") == two_colour
     asyncio.run(main())
+
+
+def _copy(screen: Screen) -> Screen:
+    """A screen holding the same cells in rows of its own (prompt_toolkit's diff adds
+    blank cells to the rows it walks)."""
+    copy = Screen()
+    copy.__dict__.update(screen.__dict__)
+    copy.data_buffer = defaultdict(screen.data_buffer.default_factory, {
+        y: defaultdict(row.default_factory, row) for y, row in screen.data_buffer.items()})
+    return copy
+
+
+def test_the_screen_diff_writes_what_prompt_toolkits_own_writes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frame after frame of a table of eight at 200x60, the diff that passes over the
+    unchanged rows writes byte for byte what prompt_toolkit's own diff writes."""
+    frames: list[tuple[int, int]] = []  # (rows passed over, rows drawn) in each frame
+
+    def both(app: Application[Any], output: Output, screen: Screen, current_pos: Point,
+             color_depth: ColorDepth, previous_screen: Screen | None, *args: Any,
+             **kwargs: Any) -> tuple[Point, str | None]:
+        """Both diffs, each into an output of its own, from the same state."""
+        ours_text, theirs_text = io.StringIO(), io.StringIO()
+        ours_out, theirs_out = (Vt100_Output(text, app.output.get_size)
+                                for text in (ours_text, theirs_text))
+        theirs_screen = _copy(screen)
+        theirs_previous = None if previous_screen is None else _copy(previous_screen)
+        theirs = screendiff.STOCK_DIFF(app, theirs_out, theirs_screen, current_pos,
+                                       color_depth, theirs_previous, *args, **kwargs)
+        ours = screendiff.output_screen_diff(app, ours_out, screen, current_pos,
+                                             color_depth, previous_screen, *args, **kwargs)
+        ours_out.flush()
+        theirs_out.flush()
+        if previous_screen is not None:
+            rows = screen.data_buffer.keys() | previous_screen.data_buffer.keys()
+            same = sum(screen.data_buffer.get(y) == previous_screen.data_buffer.get(y)
+                       for y in rows)
+            frames.append((same, len(rows) - same))
+        assert ours == theirs
+        assert ours_text.getvalue() == theirs_text.getvalue()
+        output.write_raw(ours_text.getvalue())
+        return ours
+
+    monkeypatch.setattr(prompt_toolkit.renderer, "_output_screen_diff", both)
+    monkeypatch.setattr(screendiff, "install", lambda: None)
+
+    async def main() -> None:
+        async with OnTerminal(bots=7, seed=3, skill="hard", columns=200, rows=60) as h:
+            await h.shows_truly()
+            await h.deal()
+            for keys in (("2",), (RIGHT,), ("3",), ("w",), ("n", "f"), ("?",), (ESC,)):
+                await h.press(*keys)
+                await h.shows_truly()
+                h.advance(0.5)  # the bots play on
+                await h.shows_truly()
+            h.size.size = Size(rows=36, columns=120)
+            await h.shows_truly()
+    asyncio.run(main())
+    assert len(frames) > 10
+    assert all(same for same, _drawn in frames[1:])  # each frame passes over rows
+    assert sum(drawn for _same, drawn in frames) > len(frames)  # and draws others
 
 
 def _cells(screen: Screen, columns: int, rows: int) -> list[list[tuple[str, str]]]:
