@@ -81,5 +81,5 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
 
 def install() -> None:
     """Have every prompt_toolkit renderer in this process draw through
-    :func:`output_screen_diff` (again: no change)."""
+    :func:`output_screen_diff` (once is enough; a second call changes nothing)."""
     prompt_toolkit.renderer._output_screen_diff = output_screen_diff
