@@ -44,7 +44,7 @@ from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_jour
 Listener = Callable[[Event], None]
 
 PUMP_INTERVAL = 0.02  # how often a local table runs ticks and bots (seconds)
-SLICE = 0.001  # the longest a local table's beat holds the loop at a time (seconds)
+SLICE = 0.001  # a local table's beat lets the loop turn once it held it this long (seconds)
 
 
 class Session(Protocol):
