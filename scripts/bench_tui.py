@@ -26,7 +26,7 @@ on two identical tables kept in step.
    waits for a core on a busy machine.
 
    With ``--baseline DIR`` (a checkout of the code to compare with, such as
-   ``git worktree add /tmp/tui-base main``), the same keys are pressed at
+   ``git worktree add ../base main``), the same keys are pressed at
    this code's table and at DIR's, each in fresh processes, taking turns in
    chunks so that both see the same load; the ratios are baseline / this.
 
