@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from p2p_nerts.event.book import EventBook, MissingRecords, check_code
-from p2p_nerts.event.entries import EventError, Finished, Seated, TableSeats, decode, encode
+from p2p_nerts.event.entries import EventError, Finished, Opened, Seated, TableSeats, decode, encode
 from p2p_nerts.protocol.identity import fingerprint_of
 
 from .eventkit import (
@@ -44,7 +44,8 @@ def test_a_code_is_checked_by_the_organisers_book() -> None:
         organiser.apply(registered(player(1)))
     organiser.apply(registered(player(1), code="4711"))
     opening = decode(opened(code="4711")).entry
-    assert check_code(opening, "4711") and not check_code(opening, "1234")  # type: ignore[arg-type]
+    assert isinstance(opening, Opened)
+    assert check_code(opening, "4711") and not check_code(opening, "1234")
 
 
 def test_the_first_seating_mixes_13_players_into_four_tables() -> None:
