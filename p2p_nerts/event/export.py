@@ -64,10 +64,20 @@ class Verified:
 
 
 def export(book: EventBook) -> bytes:
-    """The book's whole event as one file's bytes."""
-    data: bytes = msgpack.packb([FORMAT, VERSION, list(book.entries), list(book.records)],
-                                use_bin_type=True)
-    return data
+    """The book's whole event as one file's bytes: its entries and one record of each
+    game it counts (a record of no table of the event, or one that another record of
+    its table contradicts, counts for nothing and is left out)."""
+    counted = {(r.version.table_id, r.version.host) for r in book.results().values()}
+    records: list[bytes] = []
+    for data in book.records:
+        header = decode_record(data)
+        key = (header.table_id.hex(), header.host)
+        if key in counted:
+            records.append(data)
+            counted.discard(key)
+    packed: bytes = msgpack.packb([FORMAT, VERSION, list(book.entries), records],
+                                  use_bin_type=True)
+    return packed
 
 
 def is_export(data: bytes | bytearray) -> bool:

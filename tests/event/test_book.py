@@ -8,6 +8,8 @@ import pytest
 from p2p_nerts.event.book import EventBook, MissingRecords, check_code
 from p2p_nerts.event.entries import EventError, Finished, Opened, Seated, TableSeats, decode, encode
 from p2p_nerts.protocol.identity import fingerprint_of
+from p2p_nerts.records.record import decode as decode_record
+from p2p_nerts.records.record import encode as encode_record
 
 from .eventkit import (
     EVENT_ID,
@@ -156,3 +158,31 @@ def test_the_wall_snapshot() -> None:
     fps = {fingerprint_of(p.public_key) for p in players(7)}
     assert {r["fp"] for r in wall["standings"]} == fps
     assert wall["next"]["game"] == 1
+
+
+def test_a_table_opened_under_another_id_counts_by_its_host_and_seats() -> None:
+    book = event(6)
+    seat(book)
+    seated = book.games[1].seated
+    assert book.add_record(play(seated, "B", table_id=bytes(range(50, 66))))
+    [(game, table)] = book.results()
+    assert (game, table) == (1, "B")
+    assert {r.player for r in book.standings() if r.games} == set(seated.tables[1].seats)
+
+
+def test_a_forged_copy_of_a_table_counts_neither_copy() -> None:
+    """A stranger re-signs a table's game under keys of their own: one table, two hosts.
+    Neither counts, in either order (as for ``nerts event``)."""
+    from ..replica_harness import resigned
+
+    book = event(6)
+    seat(book)
+    seated = book.games[1].seated
+    real = play(seated, "A")
+    forged = encode_record(resigned(decode_record(real), salt=3))
+    for order in ([real, forged], [forged, real]):
+        again = event(6)
+        again.apply(book.entries[-1])
+        for data in order:
+            again.add_record(data)
+        assert again.results() == {} and all(r.games == 0 for r in again.standings())

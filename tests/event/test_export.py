@@ -53,6 +53,26 @@ def test_an_export_verifies_and_gives_the_books_standings() -> None:
     assert sum(r.games for r in verified.standings) == 14
 
 
+def test_an_export_leaves_out_records_that_count_for_nothing() -> None:
+    """A copy of a counted game, and a game of no table of the event, stay out."""
+    from ..protocol.test_records import _record
+
+    book, data = _evening()
+    first, second = book.entries[8], book.entries[9]  # the two seatings
+    again = event(7, games=2)
+    again.apply(first)
+    for record in book.records[:2]:
+        assert again.add_record(record)
+    assert not again.add_record(encode_record(_record()))
+    copy = decode_record(book.records[0])
+    assert not again.add_record(encode_record(type(copy)(
+        copy.table_id, copy.host, "another keeper's name", copy.saved_at + 5, copy.entries)))
+    again.apply(second)
+    for record in book.records[2:]:
+        assert again.add_record(record)
+    assert len(again.records) == 6 and export(again) == data
+
+
 def test_nerts_verify_reads_an_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     book, data = _evening()
     file = tmp_path / "evening.nerts-event"
