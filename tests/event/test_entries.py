@@ -3,6 +3,8 @@ and anything else refused with one line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgpack
 import pytest
 
@@ -106,3 +108,14 @@ def test_garbage_is_not_an_event_entry(data: bytes) -> None:
 
 def test_table_letters() -> None:
     assert [letter(i) for i in (0, 1, 25, 26, 27, 49)] == ["A", "B", "Z", "AA", "AB", "AX"]
+
+
+def test_an_event_name_may_be_as_long_as_its_ad_carries() -> None:
+    opening = decode(opened()).entry
+    assert isinstance(opening, Opened)
+    long = "The long Friday night Nerts cup, second floor"
+    assert decode(encode(replace(opening, name=long), ORGANISER)).entry == replace(opening,
+                                                                                  name=long)
+    for bad in ["x" * 49, " padded", "tab\there", ""]:
+        with pytest.raises(EventError, match="event's name"):
+            encode(replace(opening, name=bad), ORGANISER)
