@@ -4,8 +4,10 @@ counted from real signed records matched to their seats."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from p2p_nerts.event.book import EventBook, MissingRecords, check_code
+from p2p_nerts.event.book import EventBook, MissingRecords, check_code, table_id_for
 from p2p_nerts.event.entries import EventError, Finished, Opened, Seated, TableSeats, decode, encode
 from p2p_nerts.protocol.identity import fingerprint_of
 from p2p_nerts.records.record import decode as decode_record
@@ -186,3 +188,29 @@ def test_a_forged_copy_of_a_table_counts_neither_copy() -> None:
         for data in order:
             again.add_record(data)
         assert again.results() == {} and all(r.games == 0 for r in again.standings())
+
+
+def test_a_tables_id_is_as_docs_record_md_says() -> None:
+    import hashlib
+
+    expected = hashlib.sha256(b"p2p-nerts/event-table\x00" + EVENT_ID + b"\x00\x02AB").digest()
+    assert table_id_for(EVENT_ID, 2, "AB") == expected[:16]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(range(4)), st.lists(st.integers(0, 3), max_size=3))
+def test_standings_are_the_same_whatever_order_the_records_come_in(
+        order: list[int], again: list[int]) -> None:
+    """Records come from whoever kept them, in any order, some twice."""
+    book = event(13)
+    seat(book)
+    seated = book.games[1].seated
+    records = [play(seated, t.letter) for t in seated.tables]
+    for i in [*order, *again]:
+        book.add_record(records[i])
+    reference = event(13)
+    seat(reference)
+    for data in records:
+        reference.add_record(data)
+    assert book.standings() == reference.standings() and book.wall() == reference.wall()
+    assert len(book.records) == 4
