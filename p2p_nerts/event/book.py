@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from ..protocol.identity import fingerprint_of
 from ..records.history import Game
-from ..records.standings import Tally, Version
+from ..records.standings import Checked, Tally, Version
 from .draw import Met, draw, swiss_from
 from .entries import (
     MAX_PLAYERS,
@@ -49,8 +49,8 @@ from .entries import (
     letter,
 )
 
-__all__ = ["EventBook", "GameState", "MissingRecords", "Row", "TableResult", "check_code",
-           "table_id_for"]
+__all__ = ["CheckedRecord", "EventBook", "GameState", "MissingRecords", "Row", "TableResult",
+           "check_code", "table_id_for"]
 
 _TABLE_ID: Final = b"p2p-nerts/event-table\x00"
 
@@ -70,6 +70,14 @@ class TableResult:
     game: Game
     #: The seats' keys (and the host's), whole.
     keys: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedRecord:
+    """A record's bytes and what verifying them found (`EventBook.check_record`)."""
+
+    data: bytes
+    found: Checked
 
 
 @dataclass(slots=True)
@@ -288,16 +296,29 @@ class EventBook:
     def add_record(self, data: bytes) -> bool:
         """Verify a table's signed record and keep it; it counts where it matches a
         seating. True when it changed what the book's results are."""
-        data = bytes(data)
-        if data in self._record_ids:
+        if bytes(data) in self._record_ids:
             return False
-        refusals = len(self._tally.refused)
+        return self.take_record(self.check_record(data))
+
+    def check_record(self, data: bytes) -> CheckedRecord:
+        """A record verified in full (the slow half of `add_record`), the book left as
+        it is: safe to run in another thread while the book is read and changed."""
+        return CheckedRecord(bytes(data), self._tally.check(data))
+
+    def take_record(self, checked: CheckedRecord) -> bool:
+        """Keep a record `check_record` verified (quick); True when it changed what the
+        book's results are."""
+        if checked.data in self._record_ids:
+            return False
+        found = checked.found
+        if not found.record or found.refused is not None:
+            self._tally.take("record", found)
+            return False
         before = self._matched()
-        if not self._tally.add("record", data) or len(self._tally.refused) > refusals:
-            return False
+        self._tally.take("record", found)
         self._results = None
-        self._record_ids.add(data)
-        self.records.append(data)
+        self._record_ids.add(checked.data)
+        self.records.append(checked.data)
         return self._matched() != before
 
     def refused(self) -> list[str]:

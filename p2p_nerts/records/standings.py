@@ -107,6 +107,20 @@ class Standings:
                       key=lambda r: (-r["wins"], -r["points"], r["name"], r["fingerprint"]))
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What one record's bytes prove (:meth:`Tally.check`): a game whose result it
+    verified, or why it was refused, or nothing to count (a game without a winner,
+    one before the window)."""
+
+    #: Whether the bytes were a game record at all.
+    record: bool
+    version: Version | None = None
+    game: Game | None = None
+    keys: frozenset[bytes] = frozenset()
+    refused: str | None = None
+
+
 class Tally:
     """Standings heard a record at a time: each verified as it comes and kept as its
     summary only, so what is held grows with the games, never with the records' bytes.
@@ -120,21 +134,24 @@ class Tally:
     def add(self, source: str, data: bytes | bytearray) -> bool:
         """Verify ``data`` (a record's bytes, from ``source``) and note what it proves;
         False when the bytes are not a game record at all."""
+        return self.take(source, self.check(data))
+
+    def check(self, data: bytes | bytearray) -> Checked:
+        """What a record's bytes prove, verified in full, the tally left as it is: the
+        slow half of :meth:`add`, safe to run in another thread while the tally is read."""
         try:
             record = decode(data)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return False
+            return Checked(False, refused=str(exc))
         try:
             if record.saved_at < self.since:
-                return True
+                return Checked(True)
             done = verify(record)
             game = summarize(record, done, record.host)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return True
+            return Checked(True, refused=str(exc))
         if game is None or game["winner"] is None:
-            return True
+            return Checked(True)
         rounds = [r["round"] for r in game["rounds"]]
         keys = [[k.hex() for k in done.round_keys[n]] for n in rounds]
         facts = {k: game[k] for k in ("rules", "players", "rounds", "winner", "winners",
@@ -142,11 +159,20 @@ class Tally:
         version = Version(game["table_id"], record.host, min(rounds), max(rounds),
                           json.dumps([keys, facts], sort_keys=True))
         seats = frozenset(k for n in rounds for k in done.round_keys[n])
-        heard = self._heard.setdefault(version, Heard(game, keys=seats))
-        heard.sources.add(source)
-        if game["ended_at"] < heard.game["ended_at"]:  # one date, whichever copy came first
-            heard.game = game
-        return True
+        return Checked(True, version, game, seats)
+
+    def take(self, source: str, checked: Checked) -> bool:
+        """Note what :meth:`check` found of a record from ``source`` (quick); False when
+        the bytes were not a game record at all."""
+        if checked.refused is not None:
+            self.refuse(source, checked.refused)
+        elif checked.version is not None and checked.game is not None:
+            heard = self._heard.setdefault(checked.version, Heard(checked.game,
+                                                                  keys=checked.keys))
+            heard.sources.add(source)
+            if checked.game["ended_at"] < heard.game["ended_at"]:  # one date, the first copy's
+                heard.game = checked.game
+        return checked.record
 
     @property
     def refused(self) -> tuple[tuple[str, str], ...]:

@@ -214,3 +214,20 @@ def test_standings_are_the_same_whatever_order_the_records_come_in(
         reference.add_record(data)
     assert book.standings() == reference.standings() and book.wall() == reference.wall()
     assert len(book.records) == 4
+
+
+def test_a_record_is_verified_apart_from_the_book_and_taken_after() -> None:
+    """The slow half (verifying) touches nothing: a book may be read, and take other
+    records, meanwhile; the quick half then counts it."""
+    book = event(7)
+    seat(book)
+    seated = book.games[1].seated
+    a, b = (play(seated, t.letter) for t in seated.tables)
+    checked = book.check_record(a)
+    assert book.results() == {} and book.records == []
+    assert book.add_record(b)
+    assert book.take_record(checked) and not book.take_record(checked)
+    assert len(book.results()) == 2 and book.records == [b, a]
+    garbage = book.check_record(b"not a record")
+    assert not book.take_record(garbage) and book.refused() == ["not a game record: the file "
+                                                                "is not msgpack"]
