@@ -48,7 +48,14 @@ from zeroconf._protocol.outgoing import DNSOutgoing
 from zeroconf.const import _FLAGS_AA, _FLAGS_QR_RESPONSE
 
 from p2p_nerts.event.book import EventBook, table_id_for
-from p2p_nerts.event.entries import Opened, Registered, Seated, encode
+from p2p_nerts.event.entries import (
+    Opened,
+    Registered,
+    Seated,
+    encode,
+    organiser_secret,
+    seed_chain,
+)
 from p2p_nerts.event.export import export, verify_export
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import SERVICE_TYPE, TableAd
@@ -154,9 +161,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     by_key = {p.public_key: p for p in people}
     event_id = hashlib.sha256(b"sim event").digest()[:16]
     book = EventBook()
+    seeds = seed_chain(organiser_secret(organiser, event_id), args.games)
     book.apply(encode(Opened(event_id, "Friday cup", organiser.public_key, args.games,
-                             args.table_size, args.target, None, 120, 1_700_000_000),
-                      organiser))
+                             args.table_size, args.target, None, 120, 1_700_000_000,
+                             seeds[0]), organiser))
     registering: list[float] = []
     for p in people:
         timed(partial(book.apply, encode(Registered(event_id, p.public_key, p.name), p)),
@@ -172,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for k in range(args.draws):
             seed = hashlib.sha256(b"%d/%d" % (game, k)).digest()
             timed(partial(book.next_seating, present, seed), drawing)
-        seated: Seated = book.next_seating(present, hashlib.sha256(b"%d" % game).digest())
+        seated: Seated = book.next_seating(present, seeds[game])
         raw = encode(seated, organiser)
         timed(partial(book.apply, raw), checking)
         tables = max(tables, len(seated.tables))

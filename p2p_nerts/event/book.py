@@ -46,6 +46,7 @@ from .entries import (
     code_check,
     code_proof,
     decode,
+    follows,
     letter,
 )
 
@@ -217,6 +218,12 @@ class EventBook:
         lacking = sorted(c for c in set(entry.counted) if c.hex() not in held)
         if lacking:
             raise MissingRecords(entry.game, tuple(lacking))
+        if opened.seed_commit is not None:
+            before = (opened.seed_commit if entry.game == 1
+                      else self.games[entry.game - 1].seated.seed)
+            if not follows(entry.seed, before):
+                raise EventError(f"game {entry.game}'s seed is not the one the opening "
+                                 "committed to")
         tables = [list(t.seats) for t in entry.tables]
         expected_tables = self.drawn(entry.game, entry.players, entry.seed, entry.counted)
         if tables != expected_tables:

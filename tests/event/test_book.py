@@ -24,6 +24,7 @@ from .eventkit import (
     players,
     registered,
     seat,
+    seeds,
 )
 
 
@@ -64,7 +65,7 @@ def test_the_first_seating_mixes_13_players_into_four_tables() -> None:
 
 def test_a_seating_that_is_not_its_draw_is_refused_and_changes_nothing() -> None:
     book = event(8)
-    seated = book.next_seating(book.registrations, bytes(32))
+    seated = book.next_seating(book.registrations, seeds(4)[1])
     a, b = seated.tables
     moved = Seated(EVENT_ID, 1, seated.seed, seated.players,
                    (TableSeats("A", a.seats[0], (a.seats[0], a.seats[1], a.seats[2], b.seats[1])),
@@ -77,7 +78,7 @@ def test_a_seating_that_is_not_its_draw_is_refused_and_changes_nothing() -> None
 
 def test_only_the_organiser_seats_and_only_registered_players() -> None:
     book = event(6)
-    seated = book.next_seating(book.registrations, bytes(32))
+    seated = book.next_seating(book.registrations, seeds(4)[1])
     with pytest.raises(EventError, match="only the organiser"):
         book.apply(encode(seated, player(0)))
     stranger = player(40).public_key
@@ -231,3 +232,25 @@ def test_a_record_is_verified_apart_from_the_book_and_taken_after() -> None:
     garbage = book.check_record(b"not a record")
     assert not book.take_record(garbage) and book.refused() == ["not a game record: the file "
                                                                 "is not msgpack"]
+
+
+def test_each_seed_is_the_one_the_opening_committed_to() -> None:
+    """Committed before anyone registered, the seeds cannot be picked to suit who came:
+    each game's shows itself the next link of the chain."""
+    book = event(8, games=3)
+    assert book.opened is not None and book.opened.seed_commit == seeds(3)[0]
+    for seed in (bytes(32), seeds(3)[2], seeds(4)[1]):
+        with pytest.raises(EventError, match="not the one the opening committed to"):
+            book.apply(encode(book.next_seating(book.registrations, seed), ORGANISER))
+    seat(book)
+    with pytest.raises(EventError, match="game 2's seed is not"):
+        book.apply(encode(book.next_seating(book.registrations, seeds(3)[1]), ORGANISER))
+    seat(book)
+    assert [book.games[g].seated.seed for g in (1, 2)] == seeds(3)[1:3]
+
+
+def test_an_event_may_leave_its_seeds_to_the_organiser() -> None:
+    book = event(8, committed=False)
+    assert book.opened is not None and book.opened.seed_commit is None
+    book.apply(encode(book.next_seating(book.registrations, bytes(range(32))), ORGANISER))
+    assert book.games[1].seated.seed == bytes(range(32))

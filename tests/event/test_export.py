@@ -80,6 +80,7 @@ def test_nerts_verify_reads_an_export(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli.main(["verify", str(file)]) == 0
     out, err = capsys.readouterr()
     assert "verified: event 'Friday Nerts'" in err and "4 game records verified" in err
+    assert "each seed the one the opening committed to" in err
     for row in book.standings():
         assert f"{row.place:>2}. {row.name}" in out and row.fp in out
 
