@@ -12,8 +12,10 @@ either takes it whole or refuses it with `EventError`, changing nothing.
 `add_record` verifies a game record in full (``records.standings.Tally``) and
 counts it for the seating it matches: by the table id the seating gave that
 table (`table_id_for`), else by its host and seat keys where one table of one
-game fits them. Standings are counted from matched games only, and only for
-the seats the seating gave.
+game fits them. The seating says whose table it is, so a copy of its game
+signed again under other keys fits nothing and is ignored (where ``nerts
+event``, knowing no seating, can only count neither). Standings are counted
+from matched games only, and only for the seats the seating gave.
 
 Standings order: wins, then total points, then the tie-break, opponents' wins:
 for every game a player played, the wins (over the whole event) of the others
@@ -210,20 +212,19 @@ class EventBook:
             if table.letter != letter(index) or not table.seats or table.host != table.seats[0]:
                 raise EventError(f"game {entry.game}: table {table.letter}'s host must be "
                                  "its first seat")
-        opened_swiss = entry.game >= swiss_from(opened.games)
-        if not opened_swiss and entry.counted:
-            raise EventError(f"game {entry.game} is drawn to mix players, by no standings, "
-                             "but its seating names results it counted")
-        held = {r.version.table_id for r in self._matched().values()}
-        lacking = sorted(c for c in set(entry.counted) if c.hex() not in held)
-        if lacking:
-            raise MissingRecords(entry.game, tuple(lacking))
         if opened.seed_commit is not None:
             before = (opened.seed_commit if entry.game == 1
                       else self.games[entry.game - 1].seated.seed)
             if not follows(entry.seed, before):
                 raise EventError(f"game {entry.game}'s seed is not the one the opening "
                                  "committed to")
+        if entry.counted and entry.game < swiss_from(opened.games):
+            raise EventError(f"game {entry.game} is drawn to mix players, by no standings, "
+                             "but its seating names results it counted")
+        held = {r.version.table_id for r in self._matched().values()}
+        lacking = sorted(c for c in set(entry.counted) if c.hex() not in held)
+        if lacking:
+            raise MissingRecords(entry.game, tuple(lacking))
         tables = [list(t.seats) for t in entry.tables]
         expected_tables = self.drawn(entry.game, entry.players, entry.seed, entry.counted)
         if tables != expected_tables:
@@ -342,29 +343,35 @@ class EventBook:
         return self._results
 
     def _match(self) -> dict[tuple[int, str], TableResult]:
+        """Each seated table's game: the one verified version of a game that fits it
+        (its host, only seats it gave), by the table id the seating gave it, else by
+        host and seat keys where it fits one table only. A copy signed again under
+        other keys fits no table and is ignored; two versions that both fit one
+        table (its very players signed two games under its id) leave it uncounted."""
         opened = self.opened
         if opened is None:
             return {}
-        s = self._tally.standings()
         by_id: dict[bytes, tuple[int, TableSeats]] = {}
         for number, state in self.games.items():
             for table in state.seated.tables:
                 by_id[table_id_for(opened.event_id, number, table.letter)] = (number, table)
-        out: dict[tuple[int, str], TableResult] = {}
+        fitting: dict[tuple[int, str], list[TableResult]] = {}
         loose: list[TableResult] = []
-        for version, game in s.games.items():
-            result = TableResult(version, game, s.keys[version])
+        for version, heard in self._tally.heard():
+            result = TableResult(version, heard.game, heard.keys)
             found = by_id.get(bytes.fromhex(version.table_id))
             if found is not None and _fits(result, found[1]):
-                out[(found[0], found[1].letter)] = result
-            else:
+                fitting.setdefault((found[0], found[1].letter), []).append(result)
+            elif found is None:
                 loose.append(result)
-        for result in loose:  # by host and seat keys, where exactly one table fits
-            fits = [(n, t) for n, state in self.games.items() for t in state.seated.tables
-                    if (n, t.letter) not in out and _fits(result, t)]
+        by_id_found = set(fitting)
+        for result in loose:
+            fits = [(n, t.letter) for n, state in self.games.items()
+                    for t in state.seated.tables if (n, t.letter) not in by_id_found
+                    and _fits(result, t)]
             if len(fits) == 1:
-                out[(fits[0][0], fits[0][1].letter)] = result
-        return out
+                fitting.setdefault(fits[0], []).append(result)
+        return {key: results[0] for key, results in fitting.items() if len(results) == 1}
 
     def standings(self, only: set[bytes] | None = None) -> list[Row]:
         """Every registered player's line, best first; ``only``: count just the

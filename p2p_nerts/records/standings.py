@@ -88,8 +88,6 @@ class Standings:
     conflicts: list[Conflict] = field(default_factory=list)
     #: (where from, why) for every record that did not verify.
     refused: list[tuple[str, str]] = field(default_factory=list)
-    #: Each counted game's seat keys, whole.
-    keys: dict[Version, frozenset[bytes]] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per player, best first: games, wins, points (their totals summed)."""
@@ -183,9 +181,17 @@ class Tally:
         """A record from ``source`` that counts for nothing, and why."""
         self._refused.append((source, reason))
 
+    def heard(self) -> list[tuple[Version, Heard]]:
+        """Every version of a game heard, contradicted or not, in a fixed order: for a
+        caller that knows whose game each table's is (an event's seatings say)."""
+        return [(v, self._heard[v]) for v in self._versions()]
+
+    def _versions(self) -> list[Version]:
+        return sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
+
     def standings(self) -> Standings:
         out = Standings(refused=sorted(self._refused))
-        versions = sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
+        versions = self._versions()
         # Only versions of one table can conflict: each is compared within its table's.
         tables: dict[str, list[Version]] = {}
         for v in versions:
@@ -201,7 +207,6 @@ class Tally:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
-                out.keys[v] = heard.keys
             if v in beaten or v in disputed or (heard.own and any(
                     v.conflicts(b) for b in tables[v.table_id] if b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),

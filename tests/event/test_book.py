@@ -173,9 +173,10 @@ def test_a_table_opened_under_another_id_counts_by_its_host_and_seats() -> None:
     assert {r.player for r in book.standings() if r.games} == set(seated.tables[1].seats)
 
 
-def test_a_forged_copy_of_a_table_counts_neither_copy() -> None:
-    """A stranger re-signs a table's game under keys of their own: one table, two hosts.
-    Neither counts, in either order (as for ``nerts event``)."""
+def test_a_forged_copy_of_a_table_is_ignored_and_the_real_game_counts() -> None:
+    """A stranger re-signs a table's game under keys of their own: the seating says
+    whose table it is, so the copy fits no table and the real game counts, in either
+    order (``nerts event``, which knows no seating, counts neither)."""
     from ..replica_harness import resigned
 
     book = event(6)
@@ -188,7 +189,29 @@ def test_a_forged_copy_of_a_table_counts_neither_copy() -> None:
         again.apply(book.entries[-1])
         for data in order:
             again.add_record(data)
-        assert again.results() == {} and all(r.games == 0 for r in again.standings())
+        [result] = again.results().values()
+        assert result.version.host == seated.tables[0].host
+        assert {r.player for r in again.standings() if r.games} == set(seated.tables[0].seats)
+
+
+def test_two_games_its_own_players_signed_for_one_table_leave_it_uncounted() -> None:
+    """The table's very keys signed two different games under its id: which is the
+    table's is anyone's guess, so neither counts (in either order)."""
+    from .eventkit import _played
+
+    book = event(6)
+    seat(book)
+    seated = book.games[1].seated
+    table = seated.tables[0]
+    tid = table_id_for(EVENT_ID, 1, "A")
+    one, other = (_played(table.seats, tid, seed) for seed in (1, 2))
+    assert one != other
+    for order in ([one, other], [other, one]):
+        again = event(6)
+        again.apply(book.entries[-1])
+        for data in order:
+            again.add_record(data)
+        assert again.results() == {} and len(again.records) == 2
 
 
 def test_a_tables_id_is_as_docs_record_md_says() -> None:
