@@ -36,4 +36,7 @@ def test_each_timing_has_its_baseline() -> None:
     result = sim.main(["--players", "9", "--games", "1", "--draws", "2", "--table-size", "3"])
     assert result["draw_baseline"]["n"] == 2 and result["draw_ratio"] > 0
     assert result["update_baseline"]["n"] == 3 and result["update_ratio"] > 0
-    assert sim.chunked([bytes([i]) * 32 for i in range(9)], bytes(32), 3) != []
+    keys = [bytes([i]) * 32 for i in range(9)]
+    baseline = sim.chunked(keys, bytes(32), 3)
+    assert [len(t) for t in baseline] == [3, 3, 3]
+    assert sorted(k for t in baseline for k in t) == keys
