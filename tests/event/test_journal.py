@@ -88,3 +88,18 @@ def test_one_process_holds_a_journal_at_a_time(tmp_path: Path) -> None:
         EventJournal.open(path)
     with EventJournal.open(path) as journal:  # let go once closed
         assert journal.items() == []
+
+
+def test_a_journal_is_read_for_an_export_while_its_organiser_holds_it(tmp_path: Path) -> None:
+    """Read, not taken: no lock asked, a torn tail left where it is."""
+    path = tmp_path / "event.journal"
+    written = _journaled(path)
+    with EventJournal.open(path) as journal:
+        journal.append(written[-1], sync=False)
+        torn = path.read_bytes()[:-7]  # that last write, cut short
+        path.write_bytes(torn)
+        book = EventJournal.read(path)
+        assert path.read_bytes() == torn
+        assert book.entries == journal.replay().entries and book.records == written[-2:]
+    with pytest.raises(EventError, match="cannot read"):
+        EventJournal.read(tmp_path / "nothing here")
