@@ -8,9 +8,10 @@ for its own entry, and no event takes a table's.
 
 Each entry's sequence number follows from what it is (the opening is the
 organiser's 1st, game g's seating its 2g-th, the end of game g its 2g+1-th; a
-registration its player's 1st), so an author who signs two different entries
-for one place has signed two bodies under one number: equivocation, evident
-from the two frames, as at a table.
+registration its player's 102nd, past all of those, as an organiser may play
+too), so an author who signs two different entries for one place has signed
+two bodies under one number: equivocation, evident from the two frames, as at
+a table.
 
 Who signs what is the point: the organiser signs the opening and every
 seating, each *player* signs their own registration, so an organiser cannot
@@ -69,6 +70,10 @@ _HASH_LEN: Final = 32
 _SEED_LEN: Final = 32
 
 OPENED, REGISTERED, SEATED, FINISHED = 200, 201, 202, 203
+#: A registration's place: after every place the organiser's own entries take (the
+#: last game's end is 2 * MAX_GAMES + 1), so an organiser who plays registers
+#: without seeming to sign two entries for one place.
+_REGISTRATION_SEQ: Final = 2 * MAX_GAMES + 2
 _CODE_CHECK: Final = b"p2p-nerts/event-code\x00"
 _CODE_PROOF: Final = b"p2p-nerts/event-code-proof\x00"
 _SEED: Final = b"p2p-nerts/event-seed\x00"
@@ -211,7 +216,7 @@ def _place(entry: Entry) -> tuple[int, int, int]:
         case Opened():
             return OPENED, 0, 1
         case Registered():
-            return REGISTERED, 0, 1
+            return REGISTERED, 0, _REGISTRATION_SEQ
         case Seated(game=game):
             return SEATED, game, 2 * game
         case Finished(game=game):

@@ -17,6 +17,7 @@ from p2p_nerts.event.book import (
     table_id_for,
 )
 from p2p_nerts.event.entries import EventError, Finished, Opened, Seated, TableSeats, decode, encode
+from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import fingerprint_of
 from p2p_nerts.records.record import decode as decode_record
 from p2p_nerts.records.record import encode as encode_record
@@ -289,3 +290,15 @@ def test_an_event_may_leave_its_seeds_to_the_organiser() -> None:
     assert book.opened is not None and book.opened.seed_commit is None
     book.apply(encode(book.next_seating(book.registrations, bytes(range(32))), ORGANISER))
     assert book.games[1].seated.seed == bytes(range(32))
+
+
+def test_an_organiser_may_play_in_their_own_event() -> None:
+    """Their registration takes a place of its own in their chain, after the opening's
+    and every seating's."""
+    book = event(6)
+    book.apply(registered(ORGANISER))
+    seat(book)
+    assert ORGANISER.public_key in book.games[1].seated.players
+    own = [open_entry(raw) for raw in book.entries if open_entry(raw).author
+           == ORGANISER.public_key]
+    assert len({e.seq for e in own}) == len(own) == 3

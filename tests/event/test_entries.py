@@ -53,7 +53,7 @@ def test_a_registration_is_signed_by_its_player_and_an_opening_by_its_organiser(
 
 def test_a_registration_signed_by_another_key_is_refused() -> None:
     """Sealed by hand as a forger would: the body names one player, the key is another's."""
-    raw = seal(ORGANISER, table_id=EVENT_ID, round=0, seq=1, lamport=1, type=201,
+    raw = seal(ORGANISER, table_id=EVENT_ID, round=0, seq=102, lamport=102, type=201,
                payload={"player": player(3).public_key, "name": "P03", "code_proof": b""}).raw
     with pytest.raises(EventError, match="signed by another key"):
         decode(raw)
@@ -75,7 +75,7 @@ def test_a_changed_byte_breaks_the_signature() -> None:
     {"player": bytes(32), "name": "P01", "code_proof": b"x"},
 ])
 def test_malformed_registrations_are_refused_in_one_line(payload: dict[str, object]) -> None:
-    raw = seal(player(1), table_id=EVENT_ID, round=0, seq=1, lamport=1, type=201,
+    raw = seal(player(1), table_id=EVENT_ID, round=0, seq=102, lamport=102, type=201,
                payload=payload).raw
     with pytest.raises(EventError) as info:
         decode(raw)

@@ -127,7 +127,7 @@ def test_a_forged_registration_is_refused(tmp_path: Path,
     _book, data = _evening()
     entries, records = _parts(data)
     ghost = Identity.from_seed(bytes(range(32)), "Ghost").public_key
-    forged = seal(ORGANISER, table_id=EVENT_ID, round=0, seq=1, lamport=1, type=201,
+    forged = seal(ORGANISER, table_id=EVENT_ID, round=0, seq=102, lamport=102, type=201,
                   payload={"player": ghost, "name": "Ghost", "code_proof": b""}).raw
     _refused(tmp_path, capsys, _packed([*entries[:2], forged, *entries[2:]], records),
              "entry 3: an event entry signed by another key than the one it names")
