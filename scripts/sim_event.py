@@ -14,7 +14,7 @@ player's, and a verifier's) does it with ``p2p_nerts/event/``:
 * the export of the whole evening and its verification (``nerts verify``).
 
 Every table's game is real: bots play it on the in-memory network
-(``p2p_nerts/testing/memnet.py``) under the table id its seating gives, so
+(``p2p_nerts/testing/tables.py``) under the table id its seating gives, so
 each record is the very signed record a table would keep (short games:
 ``--target`` points, one round or two).
 
@@ -66,12 +66,9 @@ from p2p_nerts.net.discovery._advertiser import _service_info
 from p2p_nerts.peer.node import fingerprint_hex
 from p2p_nerts.peer.results import RESULTS_SERVICE
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records.record import decode as decode_record
-from p2p_nerts.records.record import encode as encode_record
-from p2p_nerts.records.record import record_of
 from p2p_nerts.records.verify import verify
-from p2p_nerts.testing.memnet import bot_table
+from p2p_nerts.testing.tables import played_record
 
 T = TypeVar("T")
 EVENT_SERVICE = "_nerts-event._tcp.local."
@@ -106,21 +103,6 @@ def chunked(players: Sequence[bytes], seed: bytes, table_size: int) -> list[list
     order = sorted(players, key=lambda p: hashlib.sha256(seed + p).digest())
     tables = -(-len(order) // table_size)
     return [order[i::tables] for i in range(tables)]
-
-
-def played(keys: Sequence[bytes], people: dict[bytes, Identity], table_id: bytes,
-           seed: int, target: int) -> bytes:
-    """A table's game played to its end by bots; its record, as a seat keeps it."""
-    net = bot_table(len(keys), seed=seed, variants=Variants(target=target), table_id=table_id,
-                    ids=[people[k] for k in keys])
-    net.replicas[0].seating.auto_next = 0.2
-    net.output(0, net.replicas[0].handle(StartRound(), net.now))
-    if not net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
-                               and len(r.rs.signed_results) == len(keys)
-                               for r in net.replicas), limit=3600):
-        raise RuntimeError("a table's game did not end")
-    return encode_record(record_of(net.replicas[0], "event table", 1_700_000_000.0,
-                                   net.written(0)))
 
 
 def service_records(info: ServiceInfo) -> tuple[int, int]:
@@ -205,8 +187,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raw = encode(seated, organiser)
         timed(partial(book.apply, raw), checking)
         tables = max(tables, len(seated.tables))
-        records = [played(t.seats, by_key, table_id_for(event_id, game, t.letter),
-                          game * 1000 + i, args.target) for i, t in enumerate(seated.tables)]
+        records = [played_record([by_key[k] for k in t.seats],
+                                 table_id_for(event_id, game, t.letter), seed=game * 1000 + i,
+                                 target=args.target) for i, t in enumerate(seated.tables)]
         for data in records:
             timed(partial(verify, decode_record(data)), verifying_only)
             if not timed(partial(book.add_record, data), updating):

@@ -18,13 +18,8 @@ from p2p_nerts.event.entries import (
     organiser_secret,
     seed_chain,
 )
-from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase, StartRound
-from p2p_nerts.records.record import encode as encode_record
-from p2p_nerts.testing.memnet import bot_table
-
-from ..replica_harness import game_record
+from p2p_nerts.testing.tables import played_record
 
 EVENT_ID = bytes(range(100, 116))
 ORGANISER = Identity.from_seed(hashlib.sha256(b"organiser").digest(), "Orga")
@@ -81,16 +76,10 @@ def seat(book: EventBook, present: Sequence[bytes] | None = None,
 
 
 @functools.cache
-def _played(keys: tuple[bytes, ...], table_id: bytes, seed: int) -> bytes:
+def table_game(keys: tuple[bytes, ...], table_id: bytes, seed: int) -> bytes:
+    """These players' game at that table, to 10 (kept: tests only read it)."""
     ids = [next(p for p in players(60) if p.public_key == k) for k in keys]
-    net = bot_table(len(ids), seed=seed, variants=Variants(target=10), table_id=table_id,
-                    ids=ids)
-    net.replicas[0].seating.auto_next = 0.2
-    net.output(0, net.replicas[0].handle(StartRound(), net.now))
-    assert net.run(lambda: all(r.phase is Phase.OVER and r.rs is not None
-                               and len(r.rs.signed_results) == len(ids)
-                               for r in net.replicas), limit=3600)
-    return encode_record(game_record(net, 0, "event table", 1_700_000_100.0))
+    return played_record(ids, table_id, seed=seed, saved_at=1_700_000_100.0)
 
 
 def play(seated: Seated, letter: str, *, without: Sequence[bytes] = (),
@@ -100,7 +89,7 @@ def play(seated: Seated, letter: str, *, without: Sequence[bytes] = (),
     table = next(t for t in seated.tables if t.letter == letter)
     keys = tuple(k for k in table.seats if k not in without)
     tid = table_id or table_id_for(seated.event_id, seated.game, letter)
-    return _played(keys, tid, seated.game * 31 + ord(letter[-1]))
+    return table_game(keys, tid, seated.game * 31 + ord(letter[-1]))
 
 
 def play_all(book: EventBook) -> list[bytes]:

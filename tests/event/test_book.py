@@ -206,14 +206,14 @@ def test_a_forged_copy_of_a_table_is_ignored_and_the_real_game_counts() -> None:
 def test_two_games_its_own_players_signed_for_one_table_leave_it_uncounted() -> None:
     """The table's very keys signed two different games under its id: which is the
     table's is anyone's guess, so neither counts (in either order)."""
-    from .eventkit import _played
+    from .eventkit import table_game
 
     book = event(6)
     seat(book)
     seated = book.games[1].seated
     table = seated.tables[0]
     tid = table_id_for(EVENT_ID, 1, "A")
-    one, other = (_played(table.seats, tid, seed) for seed in (1, 2))
+    one, other = (table_game(table.seats, tid, seed) for seed in (1, 2))
     assert one != other
     for order in ([one, other], [other, one]):
         again = event(6)
