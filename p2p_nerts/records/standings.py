@@ -62,6 +62,9 @@ class Heard:
 
     game: Game
     sources: set[str] = field(default_factory=set)
+    #: The host's and every seat's key, whole (a game's summary names them by
+    #: fingerprint only): what an event matches the game to its seating by.
+    keys: frozenset[bytes] = frozenset()
 
     @property
     def own(self) -> bool:
@@ -102,6 +105,20 @@ class Standings:
                       key=lambda r: (-r["wins"], -r["points"], r["name"], r["fingerprint"]))
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What one record's bytes prove (:meth:`Tally.check`): a game whose result it
+    verified, or why it was refused, or nothing to count (a game without a winner,
+    one before the window)."""
+
+    #: Whether the bytes were a game record at all.
+    record: bool
+    version: Version | None = None
+    game: Game | None = None
+    keys: frozenset[bytes] = frozenset()
+    refused: str | None = None
+
+
 class Tally:
     """Standings heard a record at a time: each verified as it comes and kept as its
     summary only, so what is held grows with the games, never with the records' bytes.
@@ -115,52 +132,83 @@ class Tally:
     def add(self, source: str, data: bytes | bytearray) -> bool:
         """Verify ``data`` (a record's bytes, from ``source``) and note what it proves;
         False when the bytes are not a game record at all."""
+        return self.take(source, self.check(data))
+
+    def check(self, data: bytes | bytearray) -> Checked:
+        """What a record's bytes prove, verified in full, the tally left as it is: the
+        slow half of :meth:`add`, safe to run in another thread while the tally is read."""
         try:
             record = decode(data)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return False
+            return Checked(False, refused=str(exc))
         try:
             if record.saved_at < self.since:
-                return True
+                return Checked(True)
             done = verify(record)
             game = summarize(record, done, record.host)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return True
+            return Checked(True, refused=str(exc))
         if game is None or game["winner"] is None:
-            return True
+            return Checked(True)
         rounds = [r["round"] for r in game["rounds"]]
         keys = [[k.hex() for k in done.round_keys[n]] for n in rounds]
         facts = {k: game[k] for k in ("rules", "players", "rounds", "winner", "winners",
                                       "foundation_hash")}
         version = Version(game["table_id"], record.host, min(rounds), max(rounds),
                           json.dumps([keys, facts], sort_keys=True))
-        heard = self._heard.setdefault(version, Heard(game))
-        heard.sources.add(source)
-        if game["ended_at"] < heard.game["ended_at"]:  # one date, whichever copy came first
-            heard.game = game
-        return True
+        seats = frozenset(k for n in rounds for k in done.round_keys[n])
+        return Checked(True, version, game, seats)
+
+    def take(self, source: str, checked: Checked) -> bool:
+        """Note what :meth:`check` found of a record from ``source`` (quick); False when
+        the bytes were not a game record at all."""
+        if checked.refused is not None:
+            self.refuse(source, checked.refused)
+        elif checked.version is not None and checked.game is not None:
+            heard = self._heard.setdefault(checked.version, Heard(checked.game,
+                                                                  keys=checked.keys))
+            heard.sources.add(source)
+            if checked.game["ended_at"] < heard.game["ended_at"]:  # one date, the first copy's
+                heard.game = checked.game
+        return checked.record
+
+    @property
+    def refused(self) -> tuple[tuple[str, str], ...]:
+        """(where from, why) of each record refused so far, in the order they came."""
+        return tuple(self._refused)
 
     def refuse(self, source: str, reason: str) -> None:
         """A record from ``source`` that counts for nothing, and why."""
         self._refused.append((source, reason))
 
+    def heard(self) -> list[tuple[Version, Heard]]:
+        """Every version of a game heard, contradicted or not, in a fixed order: for a
+        caller that knows whose game each table's is (an event's seatings say)."""
+        return [(v, self._heard[v]) for v in self._versions()]
+
+    def _versions(self) -> list[Version]:
+        return sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
+
     def standings(self) -> Standings:
         out = Standings(refused=sorted(self._refused))
-        versions = sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
-        own = [v for v in versions if self._heard[v].own]
+        versions = self._versions()
+        # Only versions of one table can conflict: each is compared within its table's.
+        tables: dict[str, list[Version]] = {}
+        for v in versions:
+            tables.setdefault(v.table_id, []).append(v)
+        own = {v for v in versions if self._heard[v].own}
         # A copy from the network that the player's own record contradicts loses to it;
         # of the rest, any two that contradict each other both stay uncounted.
-        beaten = {v for v in versions if v not in own and any(v.conflicts(o) for o in own)}
-        standing = [v for v in versions if v not in beaten]
-        disputed = {v for v in standing if any(v.conflicts(w) for w in standing)}
+        beaten = {v for v in versions if v not in own
+                  and any(v.conflicts(o) for o in tables[v.table_id] if o in own)}
+        disputed = {v for v in versions if v not in beaten
+                    and any(v.conflicts(w) for w in tables[v.table_id] if w not in beaten)}
         for v in versions:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
-            if v in beaten or v in disputed or (heard.own and any(v.conflicts(b)
-                                                                for b in beaten)):
+            if v in beaten or v in disputed or (heard.own and any(
+                    v.conflicts(b) for b in tables[v.table_id] if b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),
                                               v not in beaten and v not in disputed))
         return out

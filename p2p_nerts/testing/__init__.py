@@ -2,5 +2,6 @@
 
 ``memnet`` is the in-memory network of replicas the protocol tests and
 benchmarks drive; ``peers`` runs peer processes on loopback and a
-fault-injecting relay; ``screen`` renders the app with no terminal.
+fault-injecting relay; ``screen`` renders the app with no terminal; ``tables``
+plays a table's game to its signed record (for events).
 """

@@ -1,0 +1,101 @@
+"""Events for the tests: an organiser, players, and the tables of a seating played by
+bots to a real signed record."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Sequence
+
+from p2p_nerts.event.book import EventBook, table_id_for
+from p2p_nerts.event.entries import (
+    Opened,
+    Registered,
+    Seated,
+    code_check,
+    code_proof,
+    encode,
+    organiser_secret,
+    seed_chain,
+)
+from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.testing.tables import played_record
+
+EVENT_ID = bytes(range(100, 116))
+ORGANISER = Identity.from_seed(hashlib.sha256(b"organiser").digest(), "Orga")
+SEED = bytes(32)
+
+
+@functools.cache
+def player(i: int) -> Identity:
+    return Identity.from_seed(hashlib.sha256(b"player %d" % i).digest(), f"P{i:02d}")
+
+
+def players(n: int) -> list[Identity]:
+    return [player(i) for i in range(n)]
+
+
+def opened(games: int = 4, table_size: int = 4, code: str | None = None, *,
+           committed: bool = True) -> bytes:
+    """The opening (``committed``: to the seeds of `seeds`)."""
+    return encode(Opened(EVENT_ID, "Friday Nerts", ORGANISER.public_key, games, table_size,
+                         10, None if code is None else code_check(EVENT_ID, code), 120,
+                         1_700_000_000, seeds(games)[0] if committed else None), ORGANISER)
+
+
+def seeds(games: int) -> list[bytes]:
+    return seed_chain(organiser_secret(ORGANISER, EVENT_ID), games)
+
+
+def registered(who: Identity, code: str | None = None) -> bytes:
+    proof = b"" if code is None else code_proof(EVENT_ID, who.public_key, code)
+    return encode(Registered(EVENT_ID, who.public_key, who.name, proof), who)
+
+
+def event(n: int, games: int = 4, table_size: int = 4, *, committed: bool = True) -> EventBook:
+    """A book with the event open and ``n`` players registered."""
+    book = EventBook()
+    book.apply(opened(games, table_size, committed=committed))
+    for who in players(n):
+        book.apply(registered(who))
+    return book
+
+
+def seat(book: EventBook, present: Sequence[bytes] | None = None,
+         seed: bytes | None = None) -> bytes:
+    """Draw, sign and apply the next seating (``seed``: the committed one, or `SEED`
+    where the opening committed to none); its bytes."""
+    assert book.opened is not None
+    if seed is None:
+        seed = (SEED if book.opened.seed_commit is None
+                else seeds(book.opened.games)[len(book.games) + 1])
+    seated = book.next_seating(book.registrations if present is None else present, seed)
+    raw = encode(seated, ORGANISER)
+    book.apply(raw)
+    return raw
+
+
+@functools.cache
+def table_game(keys: tuple[bytes, ...], table_id: bytes, seed: int) -> bytes:
+    """These players' game at that table, to 10 (kept: tests only read it)."""
+    ids = [next(p for p in players(60) if p.public_key == k) for k in keys]
+    return played_record(ids, table_id, seed=seed, saved_at=1_700_000_100.0)
+
+
+def play(seated: Seated, letter: str, *, without: Sequence[bytes] = (),
+         table_id: bytes | None = None) -> bytes:
+    """Table ``letter`` of a seating played to its end by bots (``without``: seats who
+    did not turn up); its record's bytes."""
+    table = next(t for t in seated.tables if t.letter == letter)
+    keys = tuple(k for k in table.seats if k not in without)
+    tid = table_id or table_id_for(seated.event_id, seated.game, letter)
+    return table_game(keys, tid, seated.game * 31 + ord(letter[-1]))
+
+
+def play_all(book: EventBook) -> list[bytes]:
+    """Every table of the book's last seating played; their records, added to it."""
+    seated = book.games[len(book.games)].seated
+    records = [play(seated, t.letter) for t in seated.tables]
+    for data in records:
+        assert book.add_record(data)
+    return records
