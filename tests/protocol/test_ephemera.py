@@ -38,7 +38,7 @@ from p2p_nerts.protocol.replica._effects import (
 )
 from p2p_nerts.protocol.replica._ephemera import Ephemera
 from p2p_nerts.protocol.replica._forks import Forks
-from p2p_nerts.protocol.replica._heartbeats import Heartbeats
+from p2p_nerts.protocol.replica._heartbeats import SINGLE_SLACK, Heartbeats
 from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
@@ -229,7 +229,9 @@ def test_my_ack_straight_to_a_peer_stands_for_its_heartbeat() -> None:
     assert eph.ack(rs, None, PEER.public_key, 0.25) == marks
     assert eph.beat(rs, None, HEARTBEAT) == (
         SignAck(marks, besides=frozenset({PEER.public_key})),)  # it had them lately
-    assert eph.beat(rs, None, 0.25 + HEARTBEAT) == [SignAck(marks, to=PEER.public_key)]
+    assert eph.beat(rs, None, 0.25 + HEARTBEAT) == ()  # its own waits a while longer
+    assert eph.beat(rs, None, 0.25 + HEARTBEAT + SINGLE_SLACK) == [
+        SignAck(marks, to=PEER.public_key)]
     eph.recovery.restoring = True
     eph.ack(rs, None, PEER.public_key, 2 * HEARTBEAT)
     assert eph.beat(rs, None, 2 * HEARTBEAT) == (SignAck(marks, besides=frozenset()),)

@@ -52,6 +52,7 @@ from p2p_nerts.protocol.replica import (
     Turn,
     VoteStuck,
 )
+from p2p_nerts.protocol.replica._heartbeats import SINGLE_SLACK
 from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
 from ..replica_harness import (
@@ -360,7 +361,7 @@ def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_hear
     """The ACK straight after a play says how far I hold every seat, as a heartbeat
     does: the heartbeat then leaves out the peers acked within the last HEARTBEAT,
     and one of those that hears nothing more from me gets its own, a HEARTBEAT
-    after its ACK. No peer waits longer than that for my marks."""
+    and SINGLE_SLACK after its ACK. No peer waits longer than that for my marks."""
     net = quiet_deal(3, seed=5)
     host, a, b = net.replicas
     keys = [r.me.public_key for r in net.replicas]
@@ -402,10 +403,12 @@ def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_hear
     assert acks(host.receive_batch(both, now + 0.1), keys[1]) == [(every(), frozenset())]
     beat = now + HEARTBEAT / 2
     assert acks(host.tick(beat), None) == [(every(), frozenset(keys[1:]))]
-    # b's own, a HEARTBEAT after its ACK; a's (acked later) not yet.
-    out = host.tick(now + HEARTBEAT + 0.02)
+    # b's own, a HEARTBEAT (and the slack) after its ACK; a's (acked later) not yet.
+    assert host.tick(now + HEARTBEAT + 0.02).sends == []
+    out = host.tick(now + HEARTBEAT + SINGLE_SLACK + 0.02)
     assert acks(out, keys[2]) == [(every(), frozenset())] and acks(out, keys[1]) == []
-    assert acks(host.tick(now + HEARTBEAT + 0.12), keys[1]) == [(every(), frozenset())]
+    assert acks(host.tick(now + HEARTBEAT + SINGLE_SLACK + 0.12), keys[1]) == [
+        (every(), frozenset())]
     assert acks(host.tick(beat + HEARTBEAT - 0.02), None) == []
     assert acks(host.tick(beat + HEARTBEAT + 0.02), None) == [(every(), frozenset())]
 

@@ -4,10 +4,10 @@ Every ACK of mine carries every mark (how far I hold each author's chain),
 so one straight to an author after its play does a heartbeat's work for
 that peer too. The heartbeat then goes every HEARTBEAT to every peer but
 those that had such an ACK within the last HEARTBEAT; one of those that
-hears nothing more from me by its own HEARTBEAT gets one of its own. So
-each peer hears my marks at least every HEARTBEAT (plus a tick), as with a
-plain heartbeat to everyone, while at a busy table the acks after each play
-are all the ACKs there are.
+hears nothing more from me by its own HEARTBEAT (and SINGLE_SLACK) gets one
+of its own. So each peer hears my marks at least every HEARTBEAT (plus the
+slack), as with a plain heartbeat to everyone, while at a busy table the
+acks after each play are all the ACKs there are.
 
 A small state machine over times and keys (and, for whom a play received
 owes an ACK, the round's foundation log); the facade signs the ACKs.
@@ -18,6 +18,12 @@ from __future__ import annotations
 from ...game.foundations import Play
 from ._base import HEARTBEAT
 from ._state import RoundState
+
+#: How long past its HEARTBEAT a peer acked straight waits for an ACK of its
+#: own. Its next play (acked straight) or the next heartbeat often comes in
+#: that while and does its work; sent exactly on time, a single rarely rides
+#: with anything (a shell that ticked every 50 ms gave it that slack by chance).
+SINGLE_SLACK = 0.05
 
 
 class Heartbeats:
@@ -59,10 +65,10 @@ class Heartbeats:
 
     def next_due(self) -> float:
         """When :meth:`due` next has someone: the next heartbeat, or the first peer
-        acked straight whose own HEARTBEAT runs out before it."""
+        acked straight whose own HEARTBEAT (and SINGLE_SLACK) runs out before it."""
         first = self._all + HEARTBEAT
         for at in self._acked.values():
-            first = min(first, at + HEARTBEAT)
+            first = min(first, at + HEARTBEAT + SINGLE_SLACK)
         return first
 
     def soon(self) -> None:
@@ -74,13 +80,13 @@ class Heartbeats:
     def due(self, now: float) -> tuple[frozenset[bytes] | None, list[bytes]]:
         """Who is due my marks now: ``(besides, singles)``. ``besides`` is None when
         no heartbeat is due, else the peers it leaves out (acked within the
-        last HEARTBEAT); ``singles`` the peers due one of their own. Taken as
-        sent."""
+        last HEARTBEAT); ``singles`` the peers due one of their own (acked
+        HEARTBEAT and SINGLE_SLACK ago). Taken as sent."""
         if now - self._all >= HEARTBEAT:
             self._all = now
             self._acked = {k: at for k, at in self._acked.items() if now - at < HEARTBEAT}
             return frozenset(self._acked), []
-        singles = [k for k, at in self._acked.items() if now - at >= HEARTBEAT]
+        singles = [k for k, at in self._acked.items() if now - at >= HEARTBEAT + SINGLE_SLACK]
         for key in singles:
             del self._acked[key]  # the next heartbeat is less than HEARTBEAT away
         return None, singles
