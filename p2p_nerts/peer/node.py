@@ -16,6 +16,7 @@ key from the connection it opens, before its replica exists.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -78,6 +79,15 @@ def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
     auto_start = facts.get("auto_start", config.auto_start)
     if auto_start is None or (type(auto_start) is int and 2 <= auto_start <= config.max_seats):
         config = replace(config, auto_start=auto_start)
+    seat_only = facts.get("seat_only")
+    if isinstance(seat_only, list) and all(
+            isinstance(k, str) and len(k) == 64 for k in seat_only):
+        with contextlib.suppress(ValueError):
+            config = replace(config, seat_only=tuple(bytes.fromhex(k) for k in seat_only))
+    turn_up = facts.get("turn_up")
+    if isinstance(turn_up, int | float) and not isinstance(turn_up, bool):
+        with contextlib.suppress(ValueError):
+            config = replace(config, turn_up=float(turn_up))
     auto_next = facts.get("auto_next", config.auto_next)
     if auto_next is None or (isinstance(auto_next, int | float) and not isinstance(
             auto_next, bool) and 0 <= auto_next <= 3600):
@@ -122,7 +132,8 @@ class NetSession(NetShell):
             c = config
             self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
-                "auto_next": c.auto_next}))
+                "auto_next": c.auto_next, "turn_up": c.turn_up,
+                "seat_only": None if c.seat_only is None else [k.hex() for k in c.seat_only]}))
         self._route(self.replica.handle(Open(), self._clock()))
         self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
@@ -283,7 +294,8 @@ class NetSession(NetShell):
         c = self._config
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
-                "max_seats": c.max_seats}
+                "max_seats": c.max_seats, "seat_only": c.seat_only,
+                "deal_by": None if c.turn_up is None else self._clock() + c.turn_up}
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())
