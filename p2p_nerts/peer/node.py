@@ -112,9 +112,12 @@ class NetSession(NetShell):
     @classmethod
     async def host(cls, identity: Identity, config: TableConfig, endpoint: Endpoint, *,
                    table_name: str, interfaces: Interfaces | None, store: Store | None = None,
-                   keep_entries: bool = False,
+                   keep_entries: bool = False, table_id: bytes | None = None,
                    clock: Callable[[], float] = time.monotonic) -> NetSession:
         """Open a new table; advertise it on mDNS unless ``interfaces`` is None.
+
+        ``table_id``: the id it opens under (an event's table has the one its
+        seating gives it, so that its record names that seat); else a new one.
 
         With a ``store``, the replica's journal is written to it before anything
         is sent, so that :meth:`resume` can bring the seat back after a crash.
@@ -124,7 +127,9 @@ class NetSession(NetShell):
         self = cls(identity, config, is_host=True, store=store, keep_entries=keep_entries,
                    clock=clock)
         self.table_name = table_name
-        self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
+        if table_id is not None and len(table_id) != TABLE_ID_LEN:
+            raise ValueError(f"a table id is {TABLE_ID_LEN} bytes")
+        self._use(self._new_replica(table_id or os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
