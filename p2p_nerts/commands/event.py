@@ -98,6 +98,9 @@ def add_event_commands(events: Any) -> None:
         parser.add_argument("--interfaces", metavar="LIST",
                             help="interfaces for mDNS: all, default or IP addresses "
                                  "(env NERTS_INTERFACES)")
+        parser.add_argument("--summary", type=Path, metavar="FILE",
+                            help="write the final standings there (one JSON line) instead "
+                                 "of on stdout")
         parser.add_argument("-v", "--verbose", action="store_true",
                             help="log the network's details")
 
@@ -162,6 +165,7 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
                              args.turn_up)
     organiser = Organiser.open(identity, args.journal or data_dir / JOURNAL, settings,
                                resume=args.resume)
+    organiser.subscribe(_Narrator(organiser).changed)  # players may come back at once
     try:
         await organiser.start(interfaces, bind=listen_addresses(args.bind, interfaces),
                               port=args.port)
@@ -169,15 +173,13 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
         _log.info("event %r %s on port %d: %d registered, game %d of %d", opened.name,
                   "resumed" if args.resume else "open", organiser.port,
                   len(organiser.registered), organiser.game, opened.games)
-        organiser.subscribe(_Narrator(organiser).changed)
         stop = _stop_on_signals()
         if args.start_with is None:
             await stop.wait()
             return 0
         while not stop.is_set():
             if _over(organiser):
-                print(json.dumps(organiser.book.wall()["standings"]), flush=True)
-                return 0
+                return _final(args, organiser.book.wall()["standings"])
             if _ready(organiser, args.start_with):
                 seated = organiser.start_game()
                 _log.info("game %d seated: %s", seated.game, "; ".join(
@@ -242,5 +244,18 @@ async def _take_part(args: argparse.Namespace, identity: Any, interfaces: Interf
             taking_part.cancel()
             await asyncio.gather(taking_part, return_exceptions=True)
     if not taking_part.cancelled() and taking_part.result():
-        print(json.dumps(link.book.wall()["standings"]), flush=True)
+        return _final(args, link.book.wall()["standings"])
+    return 0
+
+
+def _final(args: argparse.Namespace, standings: list[dict[str, Any]]) -> int:
+    """The event is over: its standings, one JSON line (``--summary``, else stdout)."""
+    line = json.dumps(standings)
+    if args.summary is None:
+        print(line, flush=True)
+        return 0
+    try:
+        args.summary.write_text(line + "\n", encoding="utf-8")
+    except OSError as exc:
+        return fail(f"cannot write {args.summary}: {exc.strerror or exc}")
     return 0

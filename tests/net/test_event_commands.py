@@ -1,0 +1,103 @@
+"""``nerts event open`` and ``nerts event join`` as processes on 127.0.0.1.
+
+Every process has its own home (key and store), mDNS pinned to 127.0.0.1 and
+its TCP bound there. Players find the event by its name on mDNS and register
+by command; bots find their tables by themselves. The organiser is killed
+with SIGKILL and comes back with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from p2p_nerts.testing.peers import PeerProcess, wait_all
+
+pytestmark = pytest.mark.timeout(240)
+
+LOCAL = ["--interfaces", "127.0.0.1"]
+
+
+def standings(peer: PeerProcess) -> list[dict[str, Any]]:
+    [line] = peer.summary.read_text().splitlines()
+    rows: list[dict[str, Any]] = json.loads(line)
+    return rows
+
+
+def test_players_register_by_command_and_bots_play_a_seating_with_the_same_standings(
+        tmp_path: Path) -> None:
+    name = f"Cmd cup {secrets.token_hex(3)}"
+
+    async def scenario() -> None:
+        organiser = PeerProcess("Olga", tmp_path / "olga", [
+            "event", "open", name, "--games", "1", "--table-size", "3", "--target", "1",
+            "--start-with", "3", "--turn-up", "60", "--bind", "127.0.0.1", *LOCAL])
+        bots = [PeerProcess(n, tmp_path / n, ["event", "join", name, "--bot", "hard",
+                                              "--pace", "0.05", "--listen", "5", *LOCAL])
+                for n in ("Ana", "Ben", "Cy")]
+        try:
+            await organiser.start()
+            await organiser.wait_for_line(f"event '{name}' open on port", 30)
+            for bot in bots:
+                await bot.start()
+            await organiser.wait_for_line("game 1 seated: table A: ", 60)
+            for bot in bots:
+                await bot.wait_for_line("Game 1: table A, with ", 60)
+            await wait_all([organiser, *bots], 180)
+        finally:
+            for peer in (organiser, *bots):
+                peer.kill()
+        final = standings(organiser)
+        assert sorted(row["name"] for row in final) == ["Ana", "Ben", "Cy"]
+        assert all(row["games"] == 1 for row in final)
+        assert sum(row["wins"] for row in final) >= 1
+        for bot in bots:
+            assert standings(bot) == final
+
+    asyncio.run(scenario())
+
+
+def test_the_organiser_killed_comes_back_with_every_registration_and_seating(
+        tmp_path: Path) -> None:
+    name = f"Crash cup {secrets.token_hex(3)}"
+    options = ["--games", "2", "--table-size", "3", "--start-with", "3", "--turn-up", "600",
+               "--bind", "127.0.0.1", *LOCAL]
+
+    async def scenario() -> None:
+        organiser = PeerProcess("Olga", tmp_path / "olga", ["event", "open", name, *options])
+        players = [PeerProcess(n, tmp_path / n, ["event", "join", name, "--listen", "5",
+                                                 *LOCAL])
+                   for n in ("Ana", "Ben", "Cy")]
+        try:
+            await organiser.start()
+            await organiser.wait_for_line(f"event '{name}' open on port", 30)
+            port = organiser.log.read_text().split("open on port ")[1].split(":")[0]
+            for player in players:
+                await player.start()
+            await organiser.wait_for_line("game 1 seated: table A: ", 60)
+            for player in players:
+                await player.wait_for_line("Game 1: table A, with ", 60)
+            assert organiser.proc is not None
+            organiser.proc.send_signal(signal.SIGKILL)
+            assert await organiser.wait(10) == -signal.SIGKILL
+            mark = organiser.log.stat().st_size
+            organiser.args = ["event", "open", name, "--resume", *options]
+            await organiser.start()
+            await organiser.wait_for_line(
+                f"event '{name}' resumed on port {port}: 3 registered, game 1 of 2", 30,
+                after=mark)
+            await organiser.wait_for_line("3 registered, 3 connected", 60, after=mark)
+            assert "game 2 seated" not in organiser.log.read_text()  # game 1 goes on
+            for player in players:
+                assert player.proc is not None and player.proc.returncode is None
+        finally:
+            for peer in (organiser, *players):
+                peer.kill()
+
+    asyncio.run(scenario())
