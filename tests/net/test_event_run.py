@@ -157,3 +157,41 @@ def test_the_organiser_comes_back_with_every_registration_and_seating_and_player
                 p.store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_game_played_while_the_organiser_is_down_counts_once_it_is_back(
+        tmp_path: Path) -> None:
+    async def scenario() -> None:
+        olga = Identity.generate("Olga")
+        journal = tmp_path / "event.journal"
+        settings = EventSettings("Down cup", games=1, table_size=3, target=1, turn_up=60)
+        organiser = Organiser.open(olga, journal, settings, resume=False)
+        await organiser.start(None, bind="127.0.0.1")
+        players = [Player(tmp_path, name, ("127.0.0.1", organiser.port))
+                   for name in ("Ana", "Ben", "Cy")]
+        playing = [p.play(seed) for seed, p in enumerate(players)]
+        try:
+            await until(lambda: len(organiser.connected) == 3, "three players")
+            organiser.start_game()
+            await until(lambda: all(p.link.my_seat(1) is not None for p in players),
+                        "every player to see its seat")
+            await organiser.close()  # down for the whole game
+            await until(lambda: all(p.store.records_since(0.0) for p in players),
+                        "the game played and kept by every player", timeout=120)
+            organiser = Organiser.open(olga, journal, settings, resume=True)
+            assert not organiser.book.records
+            await organiser.start(None, bind="127.0.0.1")
+            assert await asyncio.wait_for(asyncio.gather(*playing), 60) == [True] * 3
+            assert organiser.book.games[1].finished
+            rows = organiser.book.standings()
+            assert [row.games for row in rows] == [1, 1, 1]
+            assert all(p.link.book.standings() == rows for p in players)
+        finally:
+            for task in playing:
+                task.cancel()
+            await asyncio.gather(*playing, return_exceptions=True)
+            await organiser.close()
+            for p in players:
+                p.store.close()
+
+    asyncio.run(scenario())
