@@ -38,6 +38,7 @@ from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
 from ..store import Store, StoreError
+from .event_host import table_name
 from .event_wire import VERSION, WireError, read_frame, write_frame
 from .headless import run_headless
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
@@ -67,11 +68,6 @@ class Seat:
     def line(self) -> str:
         """``Game 2: table C, with Ana, Ben``: what the player's screen says."""
         return f"Game {self.game}: table {self.table.letter}, with {', '.join(self.others)}"
-
-
-def table_name(game: int, letter: str) -> str:
-    """An event's table, as the lobbies show it."""
-    return f"Game {game} · table {letter}"
 
 
 class EventLink:

@@ -56,7 +56,10 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
         organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
                                    EventSettings("Loop cup", games=2, table_size=3, target=1,
                                                  turn_up=60), resume=False)
-        await organiser.start(None, bind="127.0.0.1")
+        await organiser.start(LOOPBACK, bind="127.0.0.1")  # it watches the tables too
+        live: list[dict[str, object]] = []
+        organiser.subscribe(lambda: live.extend(
+            t for t in organiser.book.wall()["tables"] if t["state"] in ("playing", "break")))
         address = ("127.0.0.1", organiser.port)
         players = [Player(tmp_path, name, address)
                    for name in ("Ana", "Ben", "Cy", "Dee", "Eli", "Fay")]
@@ -81,6 +84,11 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
             assert sum(row.games for row in expected) == 12  # two games of six players
             for p in players:
                 assert p.link.book.standings() == expected
+            # What the projector shows of the tables as they played, from watching them.
+            assert {(t["game"], t["table"]) for t in live} <= {
+                (g, letter) for g in (1, 2) for letter in "AB"}
+            assert live and all(len(t["players"]) == 3 for t in live)  # type: ignore[arg-type]
+            assert any(t["round"] >= 1 for t in live)  # type: ignore[operator]
         finally:
             for task in playing:
                 task.cancel()
