@@ -35,7 +35,9 @@ from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
 from .lines import fail, fitted
-from .net.interfaces import interfaces_setting
+from .net.interfaces import interfaces_setting, listen_addresses
+from .peer.event_lobby import LanEvents
+from .peer.node import Endpoint
 from .peer.results import serving_results
 from .peer.tables import LanTables
 from .protocol.identity import Identity, IdentityError, default_data_dir
@@ -324,8 +326,10 @@ def run_lobby(args: argparse.Namespace) -> int:
         tables = LanTables(player.identity, interfaces, store=store,
                            partner=player.config.partner)
         solo = None if store is None else functools.partial(_solo_kept, player.identity, store)
+        events = LanEvents(player.identity, interfaces, store=store,
+                           endpoint=Endpoint(listen_addresses("", interfaces)))
         lobby = Browser(player.identity, tables, history=store, results=tables.results,
-                        solo=solo)
+                        solo=solo, events=events)
         app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
         asyncio.run(app if store is None
                     else serving_results(store, player.identity, interfaces, app))

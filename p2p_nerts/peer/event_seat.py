@@ -51,6 +51,9 @@ _log = logging.getLogger(__name__)
 
 AUTO_NEXT = 8.0
 """Seconds an event's table rests between two rounds before it deals again."""
+HAND_IN_EVERY = 5.0
+"""Seconds between two looks for games to hand in, while connected: a game played
+from the lobby is kept when its table closes, at no moment this link knows of."""
 _RECORDS_SLACK = 60.0
 """Seconds before the event's opening whose games a player still hands in (clocks
 differ between machines; a record that matches no seating counts for nothing)."""
@@ -169,20 +172,34 @@ class EventLink:
                 return
             self.connected.set()
             self.hand_in()
-            while True:
-                frame = await read_frame(reader, MAX_RECORD + 64)
-                self._heard(frame)
-                if reg is None and (reg := self._registration()) is not None:
-                    write_frame(writer, {"reg": reg})  # now it knows the event's id
-                if "error" in frame:
-                    self.refused = str(frame["error"])[:200]
-                    self._changed()
-                    return
-                await writer.drain()
+            handing_in = asyncio.ensure_future(self._hand_in_every())
+            try:
+                await self._follow(reader, writer, reg)
+            finally:
+                handing_in.cancel()
         finally:
             writer.close()
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
+
+    async def _hand_in_every(self) -> None:
+        while True:
+            await asyncio.sleep(HAND_IN_EVERY)
+            self.hand_in()
+
+    async def _follow(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      reg: bytes | None) -> None:
+        """Take what the organiser sends, until the connection goes."""
+        while True:
+            frame = await read_frame(reader, MAX_RECORD + 64)
+            self._heard(frame)
+            if reg is None and (reg := self._registration()) is not None:
+                write_frame(writer, {"reg": reg})  # now it knows the event's id
+            if "error" in frame:
+                self.refused = str(frame["error"])[:200]
+                self._changed()
+                return
+            await writer.drain()
 
     def _registration(self) -> bytes | None:
         """This player's signed registration, once the event's opening is known."""

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from zeroconf import DNSQuestionType, ServiceInfo, ServiceStateChange, Zeroconf
@@ -25,8 +25,8 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 from ..interfaces import Interfaces, advertised_addresses
 from ._ad import _FINGERPRINT, _MAX_ADDRESSES, AdError, TableNotFoundError
 
-__all__ = ["EVENT_SERVICE", "EventAd", "EventAdvertiser", "decode_event_txt", "encode_event_txt",
-           "find_event", "look_for_events"]
+__all__ = ["EVENT_SERVICE", "EventAd", "EventAdvertiser", "EventBrowser", "decode_event_txt",
+           "encode_event_txt", "find_event", "look_for_events"]
 
 EVENT_SERVICE = "_nerts-event._tcp.local."
 EVENT_VERSION = 1
@@ -60,6 +60,11 @@ class EventAd:
             raise AdError("an event's port must be 1..65535")
         if len(self.addresses) > _MAX_ADDRESSES:
             raise AdError("an event ad with too many addresses")
+
+    @property
+    def instance(self) -> str:
+        """Unique on the LAN, as a lobby keeps its place (no table's starts so)."""
+        return f"event {self.fingerprint} {self.name}"
 
     @property
     def label(self) -> str:
@@ -137,40 +142,79 @@ class EventAdvertiser:
         self._aiozc = None
 
 
+class EventBrowser:
+    """The events on ``interfaces``, kept up to date while open (bad ads left out);
+    ``changed()`` after each one that appears, changes or goes."""
+
+    def __init__(self, interfaces: Interfaces,
+                 changed: Callable[[], None] = lambda: None) -> None:
+        self._interfaces = interfaces
+        self._changed = changed
+        self._found: dict[str, EventAd] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+        self._aiozc: AsyncZeroconf | None = None
+        self._browser: AsyncServiceBrowser | None = None
+
+    @property
+    def events(self) -> list[EventAd]:
+        return sorted(self._found.values(), key=lambda e: (e.name.casefold(), e.fingerprint))
+
+    async def start(self) -> None:
+        self._aiozc = AsyncZeroconf(interfaces=self._interfaces)
+        self._browser = AsyncServiceBrowser(self._aiozc.zeroconf, EVENT_SERVICE,
+                                            handlers=[self._on_change],
+                                            question_type=DNSQuestionType.QM)
+
+    async def settle(self, timeout: float = 3.0) -> None:
+        """Until the events heard are resolved (at most ``timeout`` s)."""
+        if self._pending:
+            await asyncio.wait(self._pending, timeout=timeout)
+
+    async def close(self) -> None:
+        for task in self._pending:
+            task.cancel()
+        if self._browser is not None:
+            await self._browser.async_cancel()
+        if self._aiozc is not None:
+            await self._aiozc.async_close()
+        self._browser = self._aiozc = None
+
+    def _on_change(self, zeroconf: Zeroconf, service_type: str, name: str,
+                   state_change: ServiceStateChange) -> None:
+        if state_change is ServiceStateChange.Removed:
+            if self._found.pop(name, None) is not None:
+                self._changed()
+            return
+        task = asyncio.get_running_loop().create_task(self._resolve(zeroconf, name))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _resolve(self, zeroconf: Zeroconf, name: str) -> None:
+        info = AsyncServiceInfo(EVENT_SERVICE, name)
+        if not await info.async_request(zeroconf, 3000, question_type=DNSQuestionType.QM):
+            return
+        if not info.port or (name not in self._found and len(self._found) >= MAX_EVENTS):
+            return
+        try:
+            ad = decode_event_txt(info.properties, info.port,
+                                  tuple(info.parsed_scoped_addresses()))
+        except AdError:
+            return  # a bad ad is no event
+        if self._found.get(name) != ad:
+            self._found[name] = ad
+            self._changed()
+
+
 async def look_for_events(interfaces: Interfaces, listen: float) -> list[EventAd]:
     """The events heard on ``interfaces`` in ``listen`` seconds (bad ads left out)."""
-    found: dict[str, EventAd] = {}
-    async with contextlib.AsyncExitStack() as stack:
-        aiozc = AsyncZeroconf(interfaces=interfaces)
-        stack.push_async_callback(aiozc.async_close)
-        zc = aiozc.zeroconf
-        pending: set[asyncio.Task[None]] = set()
-
-        async def resolve(name: str) -> None:
-            info = AsyncServiceInfo(EVENT_SERVICE, name)
-            if not await info.async_request(zc, 3000, question_type=DNSQuestionType.QM):
-                return
-            with contextlib.suppress(AdError):
-                if info.port and len(found) < MAX_EVENTS:
-                    found[name] = decode_event_txt(
-                        info.properties, info.port, tuple(info.parsed_scoped_addresses()))
-
-        def on_change(zeroconf: Zeroconf, service_type: str, name: str,
-                      state_change: ServiceStateChange) -> None:
-            if state_change is ServiceStateChange.Removed:
-                found.pop(name, None)
-                return
-            task = asyncio.get_running_loop().create_task(resolve(name))
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-
-        browser = AsyncServiceBrowser(zc, EVENT_SERVICE, handlers=[on_change],
-                                      question_type=DNSQuestionType.QM)
-        stack.push_async_callback(browser.async_cancel)
+    browser = EventBrowser(interfaces)
+    await browser.start()
+    try:
         await asyncio.sleep(listen)
-        if pending:
-            await asyncio.wait(pending, timeout=3.0)
-    return list(found.values())
+        await browser.settle()
+        return browser.events
+    finally:
+        await browser.close()
 
 
 def _matching(events: list[EventAd], name: str) -> list[EventAd]:
