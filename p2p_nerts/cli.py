@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
+from .commands.event import at_a_screen
 from .commands.play import (
     LOG_FILE,
     NET_COMMANDS,
@@ -182,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         if args.command in RECORD_COMMANDS:
+            if at_a_screen(args):
+                return run_lobby(args, event=(args.event, args.code))
             return run_record_command(args)
         assert args.command in NET_COMMANDS
         if args.command != "bot":
@@ -304,8 +307,10 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
     return run_table(play(), where=" on 127.0.0.1")
 
 
-def run_lobby(args: argparse.Namespace) -> int:
-    """``nerts`` alone: the network lobby, in this terminal, until the player quits."""
+def run_lobby(args: argparse.Namespace, *, event: tuple[str, str | None] | None = None) -> int:
+    """``nerts`` alone: the network lobby, in this terminal, until the player quits;
+    ``event``: an event's name and code, to register for as soon as it is heard
+    (``nerts event join`` at a terminal)."""
     from .ui.app import NertsApp
     from .ui.browser import Browser
 
@@ -330,6 +335,8 @@ def run_lobby(args: argparse.Namespace) -> int:
                            endpoint=Endpoint(listen_addresses("", interfaces)))
         lobby = Browser(player.identity, tables, history=store, results=tables.results,
                         solo=solo, events=events)
+        if event is not None:
+            lobby.register_when_heard(*event)
         app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
         asyncio.run(app if store is None
                     else serving_results(store, player.identity, interfaces, app))

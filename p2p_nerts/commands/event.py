@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,8 @@ from ..peer.tables import parse_target
 from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, load_or_create
 from ..store import DB_FILE, Store, StoreError
 
-__all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "run_event_command"]
+__all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "at_a_screen",
+           "run_event_command"]
 
 EVENT_COMMANDS = ("open", "join")
 JOURNAL = "event.journal"
@@ -85,6 +87,9 @@ def add_event_commands(events: Any) -> None:
     joining.add_argument("--pace", type=float, default=1.0, metavar="F",
                          help="multiply the bot's think times (0.05: fast test games)")
     joining.add_argument("--seed", type=int, help="seeds the bot's choices")
+    joining.add_argument("--headless", action="store_true",
+                         help="no screen: the seatings in log lines (a terminal otherwise "
+                              "opens the lobby, registered for the event)")
     joining.add_argument("--listen", type=float, default=3.0, metavar="S",
                          help="how long to look for the event on the network (3)")
     for parser in (opening, joining):
@@ -103,6 +108,14 @@ def add_event_commands(events: Any) -> None:
                                  "of on stdout")
         parser.add_argument("-v", "--verbose", action="store_true",
                             help="log the network's details")
+
+
+def at_a_screen(args: argparse.Namespace) -> bool:
+    """``nerts event join`` by a player at a terminal (no ``--bot``): it opens the lobby,
+    registered for the event, where the seatings show and Enter takes the player to
+    their table (``cli`` runs it, as the commands never load the UI)."""
+    return (args.command == "event" and args.event_command == "join" and args.bot is None
+            and not args.headless and sys.stdin.isatty() and sys.stdout.isatty())
 
 
 def run_event_command(args: argparse.Namespace) -> int:

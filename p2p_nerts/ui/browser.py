@@ -92,6 +92,9 @@ class Browser(Hands):
         #: The events the player registered for, by instance.
         self.places: dict[str, EventPlace] = {}
         self._told: dict[str, str | None] = {}  # the seat line last said, by event
+        #: An event to register for as soon as it is heard (``nerts event join`` at a
+        #: screen): its name as typed, and its code.
+        self._to_register: tuple[str, str | None] | None = None
         self.history_of = history
         self.results = results
         self.solo_opener: SoloOpener = solo or partial(_solo_keeping_nothing, identity)
@@ -152,6 +155,8 @@ class Browser(Hands):
         rows = self.rows()
         if rows and self.chosen not in rows:
             self.chosen = rows[0]
+        if self._to_register is not None:
+            self._register_named(*self._to_register)
         self.on_change()
 
     # ------------------------------------------------------------ reading
@@ -312,6 +317,27 @@ class Browser(Hands):
         self.on_quit()
 
     # ------------------------------------------------------------ events
+    def register_when_heard(self, name: str, code: str | None) -> None:
+        """Register for the event ``name`` means (its name, or ``NAME@FP`` as listed)
+        as soon as it is heard, with ``code``; the lobby says it looks for it."""
+        self._to_register = (name, code)
+        self.state.say(f"Looking for the event {name}…")
+
+    def _register_named(self, name: str, code: str | None) -> None:
+        wanted, events = name.casefold(), self.events
+        if events is None:
+            return
+        event = next((e for e in events.events if wanted in (
+            e.name.casefold(), events.event_label(e).casefold())), None)
+        if event is None or self.busy is not None:
+            return
+        self._to_register = None
+        self.chosen = event.instance
+        if event.needs_code and code is None:
+            self._at_event(event)  # the code form
+        else:
+            self._register(event, code)
+
     def place_at(self, event: EventListing) -> EventPlace | None:
         """The player's place at ``event``, if they registered for it."""
         return self.places.get(event.instance)

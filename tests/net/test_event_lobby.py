@@ -101,3 +101,26 @@ def test_a_player_registers_from_the_lobby_and_goes_to_the_table_the_seating_nam
             await organiser.close()
 
     asyncio.run(scenario())
+
+
+def test_nerts_event_join_at_a_screen_registers_as_soon_as_the_event_is_heard(
+        tmp_path: Path) -> None:
+    name = f"Named cup {secrets.token_hex(3)}"
+
+    async def scenario() -> None:
+        organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
+                                   EventSettings(name, code=CODE), resume=False)
+        await organiser.start(LOOPBACK, bind="127.0.0.1")
+        h = LobbyHarness(FakeNetwork())
+        h.browser = Browser(PLAYER, h.browser.network,
+                            events=LanEvents(PLAYER, LOOPBACK, endpoint=LOCAL))
+        h.browser.register_when_heard(name.upper(), CODE)  # as typed: any case
+        try:
+            async with h:
+                await h.shows(f"Registered for {name}")
+                assert [r.name for r in organiser.registered] == [PLAYER.name]
+                assert "registered" in h.row(f"▸ {name}@")
+        finally:
+            await organiser.close()
+
+    asyncio.run(scenario())
