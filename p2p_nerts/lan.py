@@ -207,3 +207,26 @@ class Events(Protocol):
     async def close_events(self) -> None:
         """Stop looking, and following every event registered for."""
         ...
+
+
+class EventDesk(Protocol):
+    """The organiser's machine at its event (``nerts event open`` at a terminal): what
+    its screen shows and the one thing it does, starting the next game."""
+
+    @property
+    def title(self) -> str:
+        """``Friday cup · game 1 of 3 · port 40123``."""
+        ...
+    def players(self) -> Sequence[tuple[str, str, bool]]:
+        """Each registered player: name, key fingerprint, connected now."""
+        ...
+    def tables(self) -> Sequence[str]:
+        """The game under way, a line per table (its players and what it is doing)."""
+        ...
+    def start_game(self, *, force: bool = False) -> str:
+        """Seat the next game among the players connected: what to say of it. ValueError
+        (one line) when it cannot (with ``force``, tables still playing are ended)."""
+        ...
+    def subscribe(self, changed: Callable[[], None]) -> None:
+        """``changed()`` after each registration, connection, seating or result."""
+        ...

@@ -32,13 +32,14 @@ from ..net.discovery import DiscoveryError, find_event
 from ..net.interfaces import Interfaces, interfaces_setting, listen_addresses
 from ..net.link import LinkError
 from ..net.logs import setup_logging
-from ..peer.event_host import EventSettings, Organiser
+from ..peer.event_host import EventSettings, Organiser, OrganiserDesk
 from ..peer.event_seat import EventLink, take_part
 from ..peer.headless import table_bot
 from ..peer.node import Endpoint
 from ..peer.tables import parse_target
 from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, load_or_create
 from ..store import DB_FILE, Store, StoreError
+from .play import LOG_FILE
 
 __all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "at_a_screen",
            "run_event_command"]
@@ -73,6 +74,9 @@ def add_event_commands(events: Any) -> None:
     opening.add_argument("--start-with", type=int, metavar="N",
                          help="no keyboard: seat each game by itself once N registered "
                               "players are connected and the last game is over")
+    opening.add_argument("--headless", action="store_true",
+                         help="no screen: log lines on stderr, the games seated by "
+                              "--start-with or not at all")
     opening.add_argument("--bind", default="", metavar="ADDR",
                          help="address(es) to serve the event on (default: the "
                               "--interfaces addresses when given, else every interface)")
@@ -149,10 +153,13 @@ def run_event_command(args: argparse.Namespace) -> int:
                                   kind="Bot" if getattr(args, "bot", None) else "Player")
     except IdentityError as exc:
         return fail(str(exc))
-    setup_logging(identity.name, args.verbose, None)
+    screen = (args.event_command == "open" and args.start_with is None
+              and not args.headless and sys.stdin.isatty() and sys.stdout.isatty())
+    # Under a screen, log lines would tear it: they go to the data dir's log file.
+    setup_logging(identity.name, args.verbose, data_dir / LOG_FILE if screen else None)
     try:
         if args.event_command == "open":
-            return asyncio.run(_organise(args, identity, interfaces, data_dir))
+            return asyncio.run(_organise(args, identity, interfaces, data_dir, screen=screen))
         with Store(data_dir / DB_FILE) as store:
             return asyncio.run(_take_part(args, identity, interfaces, store))
     except (EventError, DiscoveryError, LinkError, StoreError) as exc:
@@ -173,7 +180,7 @@ def _stop_on_signals() -> asyncio.Event:
 
 
 async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfaces,
-                    data_dir: Path) -> int:
+                    data_dir: Path, *, screen: bool) -> int:
     settings = EventSettings(args.name, args.games, args.table_size, args.target, args.code,
                              args.turn_up)
     organiser = Organiser.open(identity, args.journal or data_dir / JOURNAL, settings,
@@ -186,6 +193,12 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
         _log.info("event %r %s on port %d: %d registered, game %d of %d", opened.name,
                   "resumed" if args.resume else "open", organiser.port,
                   len(organiser.registered), organiser.game, opened.games)
+        if screen:
+            # Imported here so that the headless commands never load the terminal UI.
+            from ..ui.desk import EventScreen
+
+            await EventScreen(OrganiserDesk(organiser)).run()
+            return 0
         stop = _stop_on_signals()
         if args.start_with is None:
             await stop.wait()

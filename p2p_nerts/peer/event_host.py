@@ -48,14 +48,15 @@ from ..event.journal import EventJournal
 from ..net.discovery import DiscoveryError, EventAd, EventAdvertiser, find_table
 from ..net.interfaces import Interfaces, bind_addresses, listen_addresses
 from ..net.link import LinkError
-from ..protocol.identity import Identity
+from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.replica import Phase
 from ..records.record import MAX_RECORD
 from .event_wire import HELLO_TIME, MAX_HELLO, WireError, hello, read_frame, write_frame
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from .tables import join_found
 
-__all__ = ["MAX_CONNECTIONS", "EventSettings", "Organiser", "TableWatch", "table_name"]
+__all__ = ["MAX_CONNECTIONS", "EventSettings", "Organiser", "OrganiserDesk", "TableWatch",
+           "table_name"]
 
 _log = logging.getLogger(__name__)
 
@@ -448,3 +449,56 @@ class TableWatch:
                                         rnd.number if rnd is not None else 0,
                                         {s.key: r.totals.get(s.key, 0) for s in view.seats})
         self._organiser.notify()
+
+
+class OrganiserDesk:
+    """The organiser's screen's view of its event (``lan.EventDesk``)."""
+
+    def __init__(self, organiser: Organiser) -> None:
+        self._o = organiser
+
+    @property
+    def title(self) -> str:
+        o = self._o
+        return f"{o.opened.name} · game {o.game} of {o.opened.games} · port {o.port}"
+
+    def players(self) -> list[tuple[str, str, bool]]:
+        connected = self._o.connected
+        return [(r.name, fingerprint_of(r.player), r.player in connected)
+                for r in sorted(self._o.registered, key=lambda r: r.name.casefold())]
+
+    def tables(self) -> list[str]:
+        book = self._o.book
+        game = self._o.game
+        if not game:
+            return []
+        state = book.games[game]
+        done = book.results()
+        names = {k: r.name for k, r in book.registrations.items()}
+        lines = []
+        for table in state.seated.tables:
+            live = state.live.get(table.letter)
+            if (game, table.letter) in done:
+                doing = "over: its record is in"
+            elif live is not None:
+                doing = f"{live.state}, round {live.round}" if live.round else live.state
+            else:
+                doing = "waiting for its players"
+            scores = {} if live is None else live.scores
+            who = ", ".join(f"{names.get(k, '?')} {scores[k]}" if k in scores
+                            else names.get(k, "?") for k in table.seats)
+            lines.append(f"table {table.letter}: {who} · {doing}")
+        if state.finished:
+            lines.append(f"game {game} is over")
+        return lines
+
+    def start_game(self, *, force: bool = False) -> str:
+        try:
+            seated = self._o.start_game(force=force)
+        except EventError as exc:
+            raise ValueError(str(exc)) from None
+        return (f"game {seated.game} seated: {len(seated.tables)} tables, "
+                f"{len(seated.players)} players")
+
+    def subscribe(self, changed: Callable[[], None]) -> None:
+        self._o.subscribe(changed)

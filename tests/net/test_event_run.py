@@ -15,7 +15,7 @@ import pytest
 
 from p2p_nerts.event.entries import EventError
 from p2p_nerts.game.bot import SKILLS, Bot, paced
-from p2p_nerts.peer.event_host import EventSettings, Organiser
+from p2p_nerts.peer.event_host import EventSettings, Organiser, OrganiserDesk
 from p2p_nerts.peer.event_seat import EventLink, take_part
 from p2p_nerts.peer.node import Endpoint
 from p2p_nerts.protocol.identity import Identity
@@ -145,6 +145,14 @@ def test_the_organiser_comes_back_with_every_registration_and_seating_and_player
             seated = organiser.start_game()
             await until(lambda: all(len(p.link.book.games) == 1 for p in players),
                         "the seating to reach everyone")
+            desk = OrganiserDesk(organiser)  # what the organiser's screen shows
+            assert desk.title == f"Crash cup · game 1 of 2 · port {address[1]}"
+            assert [(name, on) for name, _fp, on in desk.players()] == [
+                ("Ana", True), ("Ben", True), ("Cy", True)]
+            [line] = desk.tables()
+            assert line.startswith("table A: ") and line.endswith(" · waiting for its players")
+            with pytest.raises(ValueError, match="game 1 is still being played at table"):
+                desk.start_game()
             before = list(organiser.book.entries)
             await organiser.close()
             with pytest.raises(EventError, match=r"journaled .* already"):
