@@ -1,6 +1,6 @@
 """Shared test hygiene, and the tiers.
 
-Tests live by layer: ``game``, ``protocol`` and ``ui`` run in memory (no
+Tests live by layer: ``game``, ``protocol``, ``ui`` and ``event`` run in memory (no
 sockets, no processes) and, but for the long randomised sweeps (marked
 ``sweep``), carry the ``fast`` marker, so ``pytest -m fast`` checks the pure
 core alone, quickly enough to run after every change; ``net`` opens real
@@ -17,7 +17,7 @@ import pytest
 
 from p2p_nerts.testing.peers import PeerProcess
 
-IN_MEMORY = {"game", "protocol", "ui"}
+IN_MEMORY = {"game", "protocol", "ui", "event"}
 LAYERS = IN_MEMORY | {"net", "system"}
 
 

@@ -16,6 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..event.entries import EventError
+from ..event.export import MAX_EXPORT, is_export, verify_export
 from ..lines import fail
 from ..net.interfaces import Interfaces, interfaces_setting
 from ..peer import results
@@ -72,7 +74,9 @@ def add_record_commands(sub: Any) -> None:
     add_event_commands(event.add_subparsers(dest="event_command", metavar="COMMAND"))
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
                                           "every move; print its summary (a game left "
-                                          "early: as far as it went)")
+                                          "early: as far as it went); or an event's "
+                                          "export: every seating and record, and its "
+                                          "standings")
     check.add_argument("file", type=Path, metavar="FILE")
 
 
@@ -212,8 +216,18 @@ def _verify(file: Path) -> int:
     try:
         with file.open("rb") as f:
             data = f.read(MAX_RECORD + 1)  # no further: whatever the file is, it ends
+            if is_export(data):  # a whole event: its records, seatings and standings
+                data += f.read(MAX_EXPORT + 1 - len(data))
     except OSError as exc:
         return _fail(f"cannot read {file}: {exc.strerror or exc}")
+    if is_export(data):
+        try:
+            event = verify_export(data)
+        except EventError as exc:
+            return _fail(f"{file}: {exc}")
+        print("\n".join(event.lines()))
+        print(f"{file}: verified: {event.summary()}", file=sys.stderr)
+        return 0
     try:
         done = verify(decode(data), unfinished=True)
     except RecordError as exc:

@@ -291,9 +291,9 @@ class EventBook:
         data = bytes(data)
         if data in self._record_ids:
             return False
-        refusals = self._tally.refusals
+        refusals = len(self._tally.refused)
         before = self._matched()
-        if not self._tally.add("record", data) or self._tally.refusals > refusals:
+        if not self._tally.add("record", data) or len(self._tally.refused) > refusals:
             return False
         self._results = None
         self._record_ids.add(data)
@@ -301,8 +301,8 @@ class EventBook:
         return self._matched() != before
 
     def refused(self) -> list[str]:
-        """Why each record that did not verify was refused."""
-        return [why for _source, why in self._tally.standings().refused]
+        """Why each record that did not verify was refused, in the order they came."""
+        return [why for _source, why in self._tally.refused]
 
     def results(self) -> dict[tuple[int, str], TableResult]:
         """Each (game, table letter) a verified record proves."""
@@ -450,8 +450,8 @@ class MissingRecords(EventError):
     table ids are ``table_ids``) and apply it again."""
 
     def __init__(self, game: int, table_ids: tuple[bytes, ...]) -> None:
-        super().__init__(f"game {game}'s seating was drawn from {len(table_ids)} result(s) "
-                         "this book does not hold yet")
+        super().__init__(f"game {game}'s seating was drawn from {len(table_ids)} game "
+                         "result(s) not at hand yet")
         self.game = game
         self.table_ids = table_ids
 

@@ -16,9 +16,9 @@ from the seed, each to the table where they have met the fewest so far; then
 players are swapped between tables while a swap lowers the number of times
 the players at each table met before (a pair met twice weighs twice). Swiss,
 the later games (``swiss_from`` on): the players in standings order fill the
-tables from the first, and players of neighbouring tables are swapped only
-where that lowers rematches, so each table still holds players of like
-standing.
+tables from the first, and two players of neighbouring tables are swapped
+where that lowers rematches, each player once at most, so nobody sits further
+than the next table from their place in the standings.
 
 Each table's host (who opens it) is its first seat: the player among them
 the seed ranks first.
@@ -27,7 +27,7 @@ the seed ranks first.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from .entries import MAX_TABLE, MIN_TABLE, EventError
@@ -41,6 +41,8 @@ _DOMAIN: Final = b"p2p-nerts/event-draw\x00"
 #: Swap passes over every pair at most: each pass that swaps lowers the cost, which
 #: is a whole number, so this only bounds a pathological input.
 _MAX_PASSES: Final = 50
+#: Deals tried for a mixing game at most, while rematches remain.
+_ATTEMPTS: Final = 32
 
 
 def table_sizes(n: int, table_size: int) -> list[int]:
@@ -78,61 +80,122 @@ def draw(players: Sequence[bytes], met: Met, standings: Sequence[bytes], seed: b
     if swiss is not None and game_no >= swiss:
         place = {p: i for i, p in enumerate(standings)}
         ordered = sorted(by_lot, key=lambda p: place.get(p, len(place)))
-        tables = _filled(ordered, sizes)
-        _improve(tables, met, neighbours_only=True)
+        seating = _Seating(ordered, met, sizes)
+        seating.fill(range(len(ordered)))
+        seating.improve(neighbours_only=True)
+        tables = seating.tables()
     else:
-        tables = _dealt(by_lot, sizes, met)
-        _improve(tables, met, neighbours_only=False)
+        tables = _mixed(by_lot, met, sizes, seed)
     return [sorted(t, key=rank.__getitem__) for t in tables]
 
 
-def _lot(seed: bytes, player: bytes) -> bytes:
-    return hashlib.sha256(_DOMAIN + seed + player).digest()
+def _lot(seed: bytes, player: bytes, attempt: int = 0) -> bytes:
+    extra = attempt.to_bytes(2, "big") if attempt else b""
+    return hashlib.sha256(_DOMAIN + seed + extra + player).digest()
 
 
-def _filled(ordered: list[bytes], sizes: list[int]) -> list[list[bytes]]:
-    tables, at = [], 0
-    for size in sizes:
-        tables.append(ordered[at:at + size])
-        at += size
-    return tables
+def _mixed(by_lot: list[bytes], met: Met, sizes: list[int], seed: bytes) -> list[list[bytes]]:
+    """The best of a few deals (the seed's lots, then lots drawn again), each dealt and
+    then improved by swaps: the first of least cost, or the first with no rematch."""
+    best: _Seating | None = None
+    index = {p: i for i, p in enumerate(by_lot)}
+    for attempt in range(_ATTEMPTS if met else 1):
+        order = (by_lot if attempt == 0
+                 else sorted(by_lot, key=lambda p: _lot(seed, p, attempt)))
+        seating = _Seating(by_lot, met, sizes)
+        seating.deal([index[p] for p in order])
+        seating.improve(neighbours_only=False)
+        if best is None or seating.cost() < best.cost():
+            best = seating
+        if best.cost() == 0:
+            break
+    assert best is not None
+    return best.tables()
 
 
-def _dealt(order: list[bytes], sizes: list[int], met: Met) -> list[list[bytes]]:
-    """Each player in turn to the table with room where they met fewest (the emptiest,
-    then the first, among equals)."""
-    tables: list[list[bytes]] = [[] for _ in sizes]
-    for p in order:
-        best = min((i for i, t in enumerate(tables) if len(t) < sizes[i]),
-                   key=lambda i: (_cost_with(p, tables[i], met), len(tables[i]), i))
-        tables[best].append(p)
-    return tables
+class _Seating:
+    """Players (by index) at tables, with what each would cost at each table: the
+    weight of the pairs they would sit with (times met, squared), kept up to date
+    as players move, so a swap is weighed in constant time."""
 
+    def __init__(self, players: list[bytes], met: Met, sizes: list[int]) -> None:
+        self.players = players
+        self.sizes = sizes
+        n = len(players)
+        index = {p: i for i, p in enumerate(players)}
+        self.weight = [[0] * n for _ in range(n)]
+        for pair, times in met.items():
+            if len(pair) == 2 and times > 0:
+                a, b = (index.get(p) for p in pair)
+                if a is not None and b is not None:
+                    self.weight[a][b] = self.weight[b][a] = times * times
+        self.at: list[list[int]] = [[] for _ in sizes]
+        #: cost[x][t]: the weight of x's pairs with the players at table t (x aside).
+        self.costs = [[0] * len(sizes) for _ in range(n)]
+        #: Where `fill` sat each player first (Swiss: by standings).
+        self.home = [0] * n
 
-def _cost_with(p: bytes, table: Sequence[bytes], met: Met) -> int:
-    return sum(met.get(frozenset((p, q)), 0) for q in table if q != p)
+    def _sit(self, x: int, t: int) -> None:
+        self.at[t].append(x)
+        for y, w in enumerate(self.weight[x]):
+            if w:
+                self.costs[y][t] += w
 
+    def fill(self, order: Iterable[int]) -> None:
+        """Tables filled in turn, in ``order``: each player's home table."""
+        t = 0
+        for x in order:
+            while len(self.at[t]) == self.sizes[t]:
+                t += 1
+            self._sit(x, t)
+            self.home[x] = t
 
-def _improve(tables: list[list[bytes]], met: Met, *, neighbours_only: bool) -> None:
-    """Swap players between tables while a swap lowers rematches, in a fixed order:
-    first improving swap found, then on from there, until a pass swaps nothing."""
-    if not met:
-        return
-    for _ in range(_MAX_PASSES):
-        swapped = False
-        for i in range(len(tables)):
-            others = (range(i + 1, min(i + 2, len(tables))) if neighbours_only
-                      else range(i + 1, len(tables)))
-            for j in others:
-                for a in range(len(tables[i])):
-                    for b in range(len(tables[j])):
-                        p, q = tables[i][a], tables[j][b]
-                        before = _cost_with(p, tables[i], met) + _cost_with(q, tables[j], met)
-                        rest_i = [x for x in tables[i] if x != p]
-                        rest_j = [x for x in tables[j] if x != q]
-                        after = _cost_with(q, rest_i, met) + _cost_with(p, rest_j, met)
-                        if after < before:
-                            tables[i][a], tables[j][b] = q, p
-                            swapped = True
-        if not swapped:
-            return
+    def deal(self, order: Iterable[int]) -> None:
+        """Each player in turn to the table with room where they weigh least (the
+        emptiest, then the first, among equals)."""
+        for x in order:
+            c = self.costs[x]
+            best = min((t for t in range(len(self.sizes)) if len(self.at[t]) < self.sizes[t]),
+                       key=lambda t: (c[t], len(self.at[t]), t))
+            self._sit(x, best)
+
+    def improve(self, *, neighbours_only: bool) -> None:
+        """Swap players between tables while a swap lowers the cost, in a fixed order
+        (tables, then seats, in turn; each improving swap made as found) until a pass
+        swaps nothing. ``neighbours_only``: only two players each at their home table,
+        the tables next to each other."""
+        tables = len(self.sizes)
+        for _ in range(_MAX_PASSES):
+            swapped = False
+            for i in range(tables):
+                last = min(i + 2, tables) if neighbours_only else tables
+                for j in range(i + 1, last):
+                    for a in range(len(self.at[i])):
+                        for b in range(len(self.at[j])):
+                            p, q = self.at[i][a], self.at[j][b]
+                            if neighbours_only and (self.home[p], self.home[q]) != (i, j):
+                                continue  # a player moves one table at most
+                            w = self.weight[p][q]
+                            cp, cq = self.costs[p], self.costs[q]
+                            if cq[i] + cp[j] - 2 * w < cp[i] + cq[j]:
+                                self._swap(i, a, j, b)
+                                swapped = True
+            if not swapped:
+                return
+
+    def _swap(self, i: int, a: int, j: int, b: int) -> None:
+        p, q = self.at[i][a], self.at[j][b]
+        self.at[i][a], self.at[j][b] = q, p
+        wp, wq = self.weight[p], self.weight[q]
+        for y, cy in enumerate(self.costs):
+            d = wq[y] - wp[y]
+            if d:
+                cy[i] += d
+                cy[j] -= d
+
+    def cost(self) -> int:
+        """The weight of every pair seated together (each pair once)."""
+        return sum(self.costs[x][t] for t, table in enumerate(self.at) for x in table) // 2
+
+    def tables(self) -> list[list[bytes]]:
+        return [[self.players[x] for x in table] for table in self.at]

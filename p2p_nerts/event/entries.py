@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import string
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -50,6 +51,8 @@ __all__ = [
 ]
 
 EVENT_ID_LEN: Final = TABLE_ID_LEN
+#: An event's name, as its mDNS ad carries it at most.
+MAX_EVENT_NAME: Final = 48
 #: Players one event seats at most: a seating of them all (50 tables of 4 is 200)
 #: stays far inside one entry's 64 KiB.
 MAX_PLAYERS: Final = 500
@@ -250,7 +253,8 @@ def decode(data: bytes | bytearray | memoryview) -> Signed:
             check = p["code_check"]
             if check is not None:
                 _bytes(check, "code_check", _HASH_LEN)
-            entry = Opened(event_id, _name(p["name"]), _key(p["organiser"], "organiser"),
+            entry = Opened(event_id, _event_name(p["name"]),
+                           _key(p["organiser"], "organiser"),
                            _int(p["games"], "games", 1, MAX_GAMES),
                            _int(p["table_size"], "table_size", MIN_TABLE, MAX_TABLE),
                            _int(p["target"], "target", 1, MAX_TARGET),
@@ -341,6 +345,7 @@ def _key_list(value: object, name: str, most: int) -> tuple[bytes, ...]:
 
 
 def _name(value: object) -> str:
+    """A player's name, as ``clean_name`` has it."""
     if type(value) is not str:
         raise EventError("bad name")
     try:
@@ -350,4 +355,16 @@ def _name(value: object) -> str:
     if cleaned != value:
         raise EventError("a name not in its canonical form")
     return cleaned
+
+
+def _event_name(value: object) -> str:
+    """An event's name: as a player's (``clean_name``), but up to 48 characters, as the
+    event's mDNS ad carries it."""
+    if type(value) is not str or not value.isprintable():
+        raise EventError("an event's name must be printable characters")
+    canonical = unicodedata.normalize("NFC", value).strip()
+    if not 1 <= len(value) <= MAX_EVENT_NAME or canonical != value:
+        raise EventError(f"an event's name must have 1 to {MAX_EVENT_NAME} characters, "
+                         "in canonical form")
+    return value
 

@@ -149,9 +149,9 @@ class Tally:
         return True
 
     @property
-    def refusals(self) -> int:
-        """How many records were refused so far."""
-        return len(self._refused)
+    def refused(self) -> tuple[tuple[str, str], ...]:
+        """(where from, why) of each record refused so far, in the order they came."""
+        return tuple(self._refused)
 
     def refuse(self, source: str, reason: str) -> None:
         """A record from ``source`` that counts for nothing, and why."""
@@ -160,19 +160,24 @@ class Tally:
     def standings(self) -> Standings:
         out = Standings(refused=sorted(self._refused))
         versions = sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
-        own = [v for v in versions if self._heard[v].own]
+        # Only versions of one table can conflict: each is compared within its table's.
+        tables: dict[str, list[Version]] = {}
+        for v in versions:
+            tables.setdefault(v.table_id, []).append(v)
+        own = {v for v in versions if self._heard[v].own}
         # A copy from the network that the player's own record contradicts loses to it;
         # of the rest, any two that contradict each other both stay uncounted.
-        beaten = {v for v in versions if v not in own and any(v.conflicts(o) for o in own)}
-        standing = [v for v in versions if v not in beaten]
-        disputed = {v for v in standing if any(v.conflicts(w) for w in standing)}
+        beaten = {v for v in versions if v not in own
+                  and any(v.conflicts(o) for o in tables[v.table_id] if o in own)}
+        disputed = {v for v in versions if v not in beaten
+                    and any(v.conflicts(w) for w in tables[v.table_id] if w not in beaten)}
         for v in versions:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
                 out.keys[v] = heard.keys
-            if v in beaten or v in disputed or (heard.own and any(v.conflicts(b)
-                                                                for b in beaten)):
+            if v in beaten or v in disputed or (heard.own and any(
+                    v.conflicts(b) for b in tables[v.table_id] if b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),
                                               v not in beaten and v not in disputed))
         return out

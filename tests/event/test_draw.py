@@ -52,3 +52,17 @@ def test_swiss_seats_by_standings() -> None:
     tables = draw(keys, {}, standings, bytes(32), 4, 3, swiss=3)
     assert [sorted(t) for t in tables] == [standings[0:4], standings[4:8], standings[8:12]]
     assert swiss_from(4) == 3 and swiss_from(1) == 2 and swiss_from(5) == 4
+
+
+@pytest.mark.parametrize("n", range(13, 41))
+def test_from_13_players_at_tables_of_4_nobody_meets_twice_in_three_games(n: int) -> None:
+    """What the guide promises: the first three (mixing) games seat nobody with anyone
+    they met before."""
+    keys = _keys(n)
+    met: dict[frozenset[bytes], int] = {}
+    for game in (1, 2, 3):
+        tables = draw(keys, met, [], hashlib.sha256(b"%d" % game).digest(), 4, game)
+        pairs = [frozenset((p, q)) for t in tables for i, p in enumerate(t) for q in t[i + 1:]]
+        assert not any(pair in met for pair in pairs)
+        for pair in pairs:
+            met[pair] = 1

@@ -3,6 +3,8 @@ and anything else refused with one line."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import msgpack
 import pytest
 
@@ -106,3 +108,26 @@ def test_garbage_is_not_an_event_entry(data: bytes) -> None:
 
 def test_table_letters() -> None:
     assert [letter(i) for i in (0, 1, 25, 26, 27, 49)] == ["A", "B", "Z", "AA", "AB", "AX"]
+
+
+def test_an_event_name_may_be_as_long_as_its_ad_carries() -> None:
+    opening = decode(opened()).entry
+    assert isinstance(opening, Opened)
+    long = "The long Friday night Nerts cup, second floor"
+    assert decode(encode(replace(opening, name=long), ORGANISER)).entry == replace(opening,
+                                                                                  name=long)
+    for bad in ["x" * 49, " padded", "tab\there", ""]:
+        with pytest.raises(EventError, match="event's name"):
+            encode(replace(opening, name=bad), ORGANISER)
+
+
+def test_the_code_hashes_are_as_docs_record_md_says() -> None:
+    import hashlib
+
+    from p2p_nerts.event.entries import code_check, code_proof
+
+    key = player(1).public_key
+    assert code_check(EVENT_ID, "4711") == hashlib.sha256(
+        b"p2p-nerts/event-code\x00" + EVENT_ID + b"4711").digest()
+    assert code_proof(EVENT_ID, key, "4711") == hashlib.sha256(
+        b"p2p-nerts/event-code-proof\x00" + EVENT_ID + key + b"4711").digest()
