@@ -24,7 +24,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..event.book import EventBook
 from ..event.entries import MAX_GAMES, EventError
+from ..event.export import export
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..lines import fail
 from ..net.channel import normalize_code
@@ -107,6 +109,10 @@ def add_event_commands(events: Any) -> None:
         parser.add_argument("--interfaces", metavar="LIST",
                             help="interfaces for mDNS: all, default or IP addresses "
                                  "(env NERTS_INTERFACES)")
+        parser.add_argument("--export", type=Path, metavar="FILE",
+                            help="write the whole event there (every signed entry and game "
+                                 "record, for nerts verify) once its last game is over, or "
+                                 "as the organiser's screen quits")
         parser.add_argument("--summary", type=Path, metavar="FILE",
                             help="write the final standings there (one JSON line) instead "
                                  "of on stdout")
@@ -198,14 +204,15 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
             from ..ui.desk import EventScreen
 
             await EventScreen(OrganiserDesk(organiser)).run()
-            return 0
+            return _exported(args, organiser.book)
         stop = _stop_on_signals()
         if args.start_with is None:
             await stop.wait()
             return 0
         while not stop.is_set():
             if _over(organiser):
-                return _final(args, organiser.book.wall()["standings"])
+                return _exported(args, organiser.book) or _final(
+                    args, organiser.book.wall()["standings"])
             if _ready(organiser, args.start_with):
                 seated = organiser.start_game()
                 _log.info("game %d seated: %s", seated.game, "; ".join(
@@ -270,7 +277,19 @@ async def _take_part(args: argparse.Namespace, identity: Any, interfaces: Interf
             taking_part.cancel()
             await asyncio.gather(taking_part, return_exceptions=True)
     if not taking_part.cancelled() and taking_part.result():
-        return _final(args, link.book.wall()["standings"])
+        return _exported(args, link.book) or _final(args, link.book.wall()["standings"])
+    return 0
+
+
+def _exported(args: argparse.Namespace, book: EventBook) -> int:
+    """``--export``: the whole event, written as one file; 0, or 1 with a line."""
+    if args.export is None:
+        return 0
+    try:
+        args.export.write_bytes(export(book))
+    except OSError as exc:
+        return fail(f"cannot write {args.export}: {exc.strerror or exc}")
+    _log.info("the event is written to %s (nerts verify checks it)", args.export)
     return 0
 
 

@@ -12,12 +12,13 @@ import asyncio
 import json
 import secrets
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from p2p_nerts.testing.peers import PeerProcess, wait_all
+from p2p_nerts.testing.peers import PeerProcess, nerts_command, wait_all
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -37,7 +38,8 @@ def test_players_register_by_command_and_bots_play_a_seating_with_the_same_stand
     async def scenario() -> None:
         organiser = PeerProcess("Olga", tmp_path / "olga", [
             "event", "open", name, "--games", "1", "--table-size", "3", "--target", "1",
-            "--start-with", "3", "--turn-up", "60", "--bind", "127.0.0.1", *LOCAL])
+            "--start-with", "3", "--turn-up", "60", "--bind", "127.0.0.1",
+            "--export", str(tmp_path / "cup.nerts-event"), *LOCAL])
         bots = [PeerProcess(n, tmp_path / n, ["event", "join", name, "--bot", "hard",
                                               "--pace", "0.05", "--listen", "5", *LOCAL])
                 for n in ("Ana", "Ben", "Cy")]
@@ -59,6 +61,15 @@ def test_players_register_by_command_and_bots_play_a_seating_with_the_same_stand
         assert sum(row["wins"] for row in final) >= 1
         for bot in bots:
             assert standings(bot) == final
+        # The whole event, checked by a machine that was not there.
+        checked = subprocess.run(nerts_command("verify", str(tmp_path / "cup.nerts-event")),
+                                 capture_output=True, text=True, timeout=60, check=False)
+        assert checked.returncode == 0, checked.stderr
+        assert f"event {name!r} by " in checked.stderr
+        assert "1 of 1 games seated at 1 tables, 1 game records verified" in checked.stderr
+        recomputed = [line.split()[1:5] for line in checked.stdout.splitlines()[1:]]
+        assert recomputed == [[row["name"], "1", str(row["wins"]), str(row["points"])]
+                              for row in final]
 
     asyncio.run(scenario())
 
