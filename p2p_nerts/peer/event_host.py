@@ -28,9 +28,10 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..event.book import EventBook
 from ..event.entries import (
@@ -51,7 +52,16 @@ from ..net.link import LinkError
 from ..protocol.identity import Identity, fingerprint_of
 from ..protocol.replica import Phase
 from ..records.record import MAX_RECORD
-from .event_wire import HELLO_TIME, MAX_HELLO, WireError, hello, read_frame, write_frame
+from .event_wire import (
+    HELLO_TIME,
+    MAX_HELLO,
+    WireError,
+    hello,
+    read_body,
+    read_frame,
+    read_length,
+    write_frame,
+)
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from .tables import join_found
 
@@ -66,6 +76,7 @@ _QUEUE = 4096
 """Frames waiting to go to one connection; past it the connection is closed (the
 player comes back and asks from where it was)."""
 _EVENT_ID_LEN = 16
+_RECORDS_READ = 4
 _LOOK = 1.0  # seconds between two looks at a watched table
 #: What the projector's page calls a table's phase.
 _SHOWN = {Phase.LOBBY: "waiting", Phase.SHUFFLE: "playing", Phase.PLAYING: "playing",
@@ -113,6 +124,9 @@ class Organiser:
         self._advertiser: EventAdvertiser | None = None
         self._listeners: list[Callable[[], None]] = []
         self._checking = asyncio.Lock()  # records are replayed one at a time
+        #: Records are read and checked a few at a time: however many players hand
+        #: theirs in at once, the records held in memory stay few.
+        self._reading = asyncio.Semaphore(_RECORDS_READ)
         self._tasks: set[asyncio.Task[None]] = set()
         self._interfaces: Interfaces | None = None
         self.port = 0
@@ -321,8 +335,7 @@ class Organiser:
             except Exception:  # noqa: BLE001 - a screen's failure must not stop the event
                 _log.exception("an event listener failed")
 
-    def _spawn(self, work: object) -> None:
-        assert asyncio.iscoroutine(work)
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -353,19 +366,12 @@ class Organiser:
             self._changed()
             sender = asyncio.ensure_future(self._send(c))
             while True:
-                frame = await read_frame(reader, MAX_RECORD + 64)
-                sent, registration = frame.get("r"), frame.get("reg")
-                if isinstance(sent, bytes):
-                    await self._record(sent)
-                elif isinstance(registration, bytes) and c.player is None:
-                    problem = self._register(registration)
-                    if problem is not None:
-                        c.queue.put_nowait({"error": problem})
-                    else:
-                        c.player = decode(registration).author
-                        self._changed()
-                else:
-                    raise WireError("a malformed frame")
+                length = await read_length(reader, MAX_RECORD + 64)
+                if length <= MAX_HELLO:
+                    await self._heard(c, await read_body(reader, length))
+                    continue
+                async with self._reading:  # a record: read and checked a few at a time
+                    await self._heard(c, await read_body(reader, length))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         except (OSError, TimeoutError, WireError, EventError, asyncio.QueueFull) as exc:
@@ -381,6 +387,21 @@ class Organiser:
                 await writer.wait_closed()
             if c.player is not None:
                 self._changed()
+
+    async def _heard(self, c: _Connection, frame: dict[str, object]) -> None:
+        """A frame from a player: a game record, or its registration."""
+        sent, registration = frame.get("r"), frame.get("reg")
+        if isinstance(sent, bytes):
+            await self._record(sent)
+        elif isinstance(registration, bytes) and c.player is None:
+            problem = self._register(registration)
+            if problem is not None:
+                c.queue.put_nowait({"error": problem})
+            else:
+                c.player = decode(registration).author
+                self._changed()
+        else:
+            raise WireError("a malformed frame")
 
     async def _send(self, c: _Connection) -> None:
         with contextlib.suppress(OSError, ConnectionError):

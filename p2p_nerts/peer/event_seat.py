@@ -321,8 +321,12 @@ async def take_part(link: EventLink, bot: Bot | None, changed: asyncio.Event, *,
                     _log.info("game %d: you are not seated in it (you play from the next)",
                               game)
                 elif bot is not None:
-                    await play_table(link, seat, bot, interfaces=interfaces,
-                                     endpoint=endpoint, store=store)
+                    try:
+                        await play_table(link, seat, bot, interfaces=interfaces,
+                                         endpoint=endpoint, store=store)
+                    except (DiscoveryError, LinkError, OSError) as exc:
+                        # Its host never opened it, say: the next game seats us again.
+                        _log.warning("%s: cannot sit at it: %s", seat.name, exc)
                 else:
                     _log.info("%s (nerts join \"%s\" takes you there)", seat.line(), seat.name)
             opened = book.opened

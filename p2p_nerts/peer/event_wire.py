@@ -29,8 +29,8 @@ import msgpack
 from ..protocol.envelope import MAX_ENTRY
 from ..records.record import MAX_RECORD
 
-__all__ = ["HELLO_TIME", "MAX_HELLO", "VERSION", "WireError", "hello", "read_frame",
-           "write_frame"]
+__all__ = ["BODY_TIME", "HELLO_TIME", "MAX_HELLO", "VERSION", "WireError", "hello",
+           "read_body", "read_frame", "read_length", "write_frame"]
 
 VERSION = 1
 MAX_HELLO = MAX_ENTRY + 256
@@ -39,6 +39,9 @@ MAX_FROM_ORGANISER = MAX_RECORD + 64
 """A frame from the organiser: one entry or one record, in a small map."""
 HELLO_TIME = 5.0
 """Seconds a connection has to say hello (an honest player says it at once)."""
+BODY_TIME = 60.0
+"""Seconds a frame's body has to come once its header has: a game's record is at
+most a few MiB, a second's work on any LAN."""
 _HEADER = struct.Struct(">I")
 
 
@@ -49,10 +52,27 @@ class WireError(ValueError):
 async def read_frame(reader: asyncio.StreamReader, limit: int) -> dict[str, Any]:
     """One frame's map; WireError for one larger than ``limit`` or not a map,
     ``asyncio.IncompleteReadError`` at the end of the stream."""
+    return await read_body(reader, await read_length(reader, limit))
+
+
+async def read_length(reader: asyncio.StreamReader, limit: int) -> int:
+    """The next frame's length (its header read); WireError past ``limit``."""
     (length,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
     if length > limit:
         raise WireError(f"a frame of {length} bytes, more than the {limit} allowed")
-    data = await reader.readexactly(length)
+    return int(length)
+
+
+async def read_body(reader: asyncio.StreamReader, length: int) -> dict[str, Any]:
+    """The map of a frame whose header said ``length``, read within ``BODY_TIME``."""
+    try:
+        async with asyncio.timeout(BODY_TIME):
+            return _parsed(await reader.readexactly(length))
+    except TimeoutError:
+        raise WireError("a frame took too long to come") from None
+
+
+def _parsed(data: bytes) -> dict[str, Any]:
     try:
         value = msgpack.unpackb(data, raw=False, strict_map_key=True)
     except (ValueError, TypeError, msgpack.UnpackException):
