@@ -46,12 +46,11 @@ from ..event.entries import (
     encode,
 )
 from ..event.journal import EventJournal
-from ..net.discovery import DiscoveryError, EventAd, EventAdvertiser, find_table
-from ..net.interfaces import Interfaces, bind_addresses, listen_addresses
-from ..net.link import LinkError
+from ..net.discovery import EventAd, EventAdvertiser
+from ..net.interfaces import Interfaces, bind_addresses
 from ..protocol.identity import Identity, fingerprint_of
-from ..protocol.replica import Phase
 from ..records.record import MAX_RECORD
+from .event_watch import watch_game
 from .event_wire import (
     HELLO_TIME,
     MAX_HELLO,
@@ -62,11 +61,9 @@ from .event_wire import (
     read_length,
     write_frame,
 )
-from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
-from .tables import join_found
+from .node import fingerprint_hex
 
-__all__ = ["MAX_CONNECTIONS", "EventSettings", "Organiser", "OrganiserDesk", "TableWatch",
-           "table_name"]
+__all__ = ["MAX_CONNECTIONS", "EventSettings", "Organiser", "OrganiserDesk"]
 
 _log = logging.getLogger(__name__)
 
@@ -77,15 +74,6 @@ _QUEUE = 4096
 player comes back and asks from where it was)."""
 _EVENT_ID_LEN = 16
 _RECORDS_READ = 4
-_LOOK = 1.0  # seconds between two looks at a watched table
-#: What the projector's page calls a table's phase.
-_SHOWN = {Phase.LOBBY: "waiting", Phase.SHUFFLE: "playing", Phase.PLAYING: "playing",
-          Phase.SCORING: "playing", Phase.BETWEEN: "break", Phase.OVER: "over"}
-
-
-def table_name(game: int, letter: str) -> str:
-    """An event's table, as the lobbies show it."""
-    return f"Game {game} · table {letter}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,12 +269,12 @@ class Organiser:
         return seated
 
     def _watch_tables(self) -> None:
-        """With mDNS, watch each table of the game under way (:class:`TableWatch`)."""
+        """With mDNS, watch each table of the game under way (``event_watch``)."""
         if self._interfaces is None or not self.game or self.book.games[self.game].finished:
             return
-        for table in self.book.games[self.game].seated.tables:
-            watch = TableWatch(self, self.game, table.letter, table.host)
-            self._spawn(watch.run(self._interfaces))
+        for watching in watch_game(self.identity, self.book, self.game, self._interfaces,
+                                   self._changed):
+            self._spawn(watching)
 
     # ------------------------------------------------------------ internals
     def _take(self, raw: bytes) -> bool:
@@ -322,10 +310,6 @@ class Organiser:
             except asyncio.QueueFull:
                 _log.info("a follower fell too far behind: closing its connection")
                 c.writer.close()
-        self._changed()
-
-    def notify(self) -> None:
-        """Something the screens show changed (a table watched)."""
         self._changed()
 
     def _changed(self) -> None:
@@ -423,53 +407,6 @@ class Organiser:
         except EventError as exc:
             return str(exc)
         return None
-
-
-class TableWatch:
-    """The organiser's machine watching one table of the game under way, as a spectator:
-    what it sees goes to the book (``EventBook.follow``) until the table's record is
-    in, or the game is over."""
-
-    def __init__(self, organiser: Organiser, game: int, letter: str, host: bytes) -> None:
-        self._organiser = organiser
-        self._game = game
-        self._letter = letter
-        self._wanted = f"{table_name(game, letter)}@{fingerprint_hex(host)}"
-
-    def _done(self) -> bool:
-        book = self._organiser.book
-        state = book.games.get(self._game)
-        return state is None or state.finished or (self._game, self._letter) in book.results()
-
-    async def run(self, interfaces: Interfaces) -> None:
-        o = self._organiser
-        while not self._done():
-            try:
-                ad = await find_table(self._wanted, interfaces, 5.0)
-                session = await join_found(o.identity, ad, TableConfig(views=False),
-                                           Endpoint(listen_addresses("", interfaces)), watch=True)
-            except (DiscoveryError, LinkError, OSError) as exc:
-                _log.debug("watching %s: %s", self._wanted, exc)
-                await asyncio.sleep(_LOOK)
-                continue
-            running = asyncio.ensure_future(session.run())
-            try:
-                while not self._done() and not running.done():
-                    self._look(session)
-                    await asyncio.sleep(_LOOK)
-            finally:
-                session.close()
-                await asyncio.gather(running, return_exceptions=True)
-
-    def _look(self, session: NetSession) -> None:
-        r = session.replica
-        view = r.view()
-        rnd = view.round
-        with contextlib.suppress(EventError):
-            self._organiser.book.follow(self._game, self._letter, _SHOWN.get(r.phase, "playing"),
-                                        rnd.number if rnd is not None else 0,
-                                        {s.key: r.totals.get(s.key, 0) for s in view.seats})
-        self._organiser.notify()
 
 
 class OrganiserDesk:

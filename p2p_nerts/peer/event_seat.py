@@ -38,7 +38,7 @@ from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
 from ..store import Store, StoreError
-from .event_host import table_name
+from .event_watch import table_name, watch_game
 from .event_wire import VERSION, WireError, read_frame, write_frame
 from .headless import run_headless
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
@@ -78,12 +78,16 @@ class EventLink:
 
     ``register``: take part (with ``code`` if the event has one), else only
     follow; ``store``: the player's, whose kept games of the event are handed
-    in. ``changed`` is called after anything new (entries, records, a refusal).
+    in. ``changed`` is called after anything new (entries, records, a refusal, a
+    look at a table). ``watch``: mDNS interfaces where this machine watches the
+    tables of the game under way, for the live scores its book then shows
+    (``event_watch``; the projector's page of a machine that only follows).
     """
 
     def __init__(self, identity: Identity, address: tuple[str, int], *, register: bool,
                  code: str | None = None, store: Store | None = None,
-                 changed: Callable[[], None] = lambda: None) -> None:
+                 changed: Callable[[], None] = lambda: None,
+                 watch: Interfaces | None = None) -> None:
         self.identity = identity
         self.address = address
         self.book = EventBook()
@@ -98,6 +102,11 @@ class EventLink:
         self.refused: str | None = None
         self.connected = asyncio.Event()
         self._closed = False
+        #: With mDNS interfaces: watch the tables of the game under way, for their
+        #: live scores in the book (``event_watch``: a projector's page shows them).
+        self._watch = watch
+        self._watched = 0  # the last game whose tables are watched
+        self._watching: set[asyncio.Task[None]] = set()
 
     @property
     def registered(self) -> bool:
@@ -140,6 +149,8 @@ class EventLink:
         self._closed = True
         if self._writer is not None:
             self._writer.close()
+        for task in self._watching:
+            task.cancel()
 
     def hand_in(self) -> None:
         """Send the organiser this player's kept games of the event it has not had."""
@@ -234,7 +245,18 @@ class EventLink:
         except EventError as exc:
             _log.warning("the organiser sent an entry this machine refuses: %s", exc)
             return
+        self._watch_tables()
         self._changed()
+
+    def _watch_tables(self) -> None:
+        game = len(self.book.games)
+        if self._watch is None or game <= self._watched or self._closed:
+            return
+        self._watched = game
+        for watching in watch_game(self.identity, self.book, game, self._watch, self._changed):
+            task = asyncio.ensure_future(watching)
+            self._watching.add(task)
+            task.add_done_callback(self._watching.discard)
 
     def _apply(self, raw: bytes) -> None:
         try:

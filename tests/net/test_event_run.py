@@ -64,6 +64,13 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
         players = [Player(tmp_path, name, address)
                    for name in ("Ana", "Ben", "Cy", "Dee", "Eli", "Fay")]
         playing = [p.play(seed) for seed, p in enumerate(players)]
+        # A projector's machine: it follows without registering, and watches the tables.
+        wall: list[dict[str, object]] = []
+        projector = EventLink(Identity.generate("Wall"), address, register=False,
+                              watch=LOOPBACK, changed=lambda: wall.extend(
+                                  t for t in projector.book.wall()["tables"]
+                                  if t["state"] in ("playing", "break")))
+        following = asyncio.ensure_future(projector.run())
         try:
             await until(lambda: len(organiser.connected) == 6, "six players registered")
             assert {r.name for r in organiser.registered} == {
@@ -89,6 +96,10 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
                 (g, letter) for g in (1, 2) for letter in "AB"}
             assert live and all(len(t["players"]) == 3 for t in live)  # type: ignore[arg-type]
             assert any(t["round"] >= 1 for t in live)  # type: ignore[operator]
+            assert any(t["round"] >= 1 for t in wall)  # type: ignore[operator]
+            assert projector.book.standings() == expected
+            projector.close()
+            await following
         finally:
             for task in playing:
                 task.cancel()
