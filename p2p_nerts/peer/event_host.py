@@ -48,14 +48,16 @@ from ..event.entries import (
 from ..event.journal import EventJournal
 from ..net.discovery import EventAd, EventAdvertiser
 from ..net.interfaces import Interfaces, bind_addresses
-from ..protocol.identity import Identity, fingerprint_of
+from ..protocol.identity import Identity, fingerprint_of, verify
 from ..records.record import MAX_RECORD
 from .event_watch import watch_game
 from .event_wire import (
     HELLO_TIME,
     MAX_HELLO,
+    NONCE_LEN,
     WireError,
     hello,
+    presence,
     read_body,
     read_frame,
     read_length,
@@ -92,6 +94,10 @@ class EventSettings:
 @dataclass(eq=False)
 class _Connection:
     writer: asyncio.StreamWriter
+    nonce: bytes = b""
+    #: The player whose registration came on this connection, and, once it has
+    #: proven it holds that key here (``event_wire.presence``), the player connected.
+    claimed: bytes | None = None
     player: bytes | None = None
     queue: asyncio.Queue[dict[str, object] | None] = field(
         default_factory=lambda: asyncio.Queue(_QUEUE))
@@ -340,8 +346,9 @@ class Organiser:
                     write_frame(writer, {"v": 1, "error": problem})
                     await writer.drain()
                     return
-                c.player = decode(reg).author
-            write_frame(writer, {"v": 1, "ok": True})
+                c.claimed = decode(reg).author
+            c.nonce = os.urandom(NONCE_LEN)
+            write_frame(writer, {"v": 1, "ok": True, "nonce": c.nonce})
             # The records first: a seating drawn from standings is checked against them.
             for record in self.book.records[records_held:]:
                 c.queue.put_nowait({"r": record})
@@ -374,16 +381,20 @@ class Organiser:
 
     async def _heard(self, c: _Connection, frame: dict[str, object]) -> None:
         """A frame from a player: a game record, or its registration."""
-        sent, registration = frame.get("r"), frame.get("reg")
+        sent, registration, here = frame.get("r"), frame.get("reg"), frame.get("here")
         if isinstance(sent, bytes):
             await self._record(sent)
-        elif isinstance(registration, bytes) and c.player is None:
+        elif isinstance(registration, bytes) and c.claimed is None:
             problem = self._register(registration)
             if problem is not None:
                 c.queue.put_nowait({"error": problem})
             else:
-                c.player = decode(registration).author
-                self._changed()
+                c.claimed = decode(registration).author
+        elif isinstance(here, bytes) and c.claimed is not None and c.player is None:
+            if not verify(c.claimed, here, presence(self.opened.event_id, c.nonce)):
+                raise WireError("a presence not signed by the player it claims")
+            c.player = c.claimed
+            self._changed()
         else:
             raise WireError("a malformed frame")
 

@@ -39,7 +39,7 @@ from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD
 from ..store import Store, StoreError
 from .event_watch import table_name, watch_game
-from .event_wire import VERSION, WireError, read_frame, write_frame
+from .event_wire import NONCE_LEN, VERSION, WireError, presence, read_frame, write_frame
 from .headless import run_headless
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from .tables import join_found
@@ -98,6 +98,7 @@ class EventLink:
         self._writer: asyncio.StreamWriter | None = None
         self._held: list[bytes] = []  # seatings drawn from records not heard yet
         self._handed: set[bytes] = set()  # records handed in on this connection
+        self._nonce = b""  # the organiser's, on this connection
         #: Why the organiser refused this player (a wrong code...), or None.
         self.refused: str | None = None
         self.connected = asyncio.Event()
@@ -181,6 +182,12 @@ class EventLink:
                 self.refused = str(answer["error"])[:200]
                 self._changed()
                 return
+            nonce = answer.get("nonce")
+            if type(nonce) is not bytes or len(nonce) != NONCE_LEN:
+                raise WireError("an answer without its nonce")
+            self._nonce = nonce
+            if reg is not None:
+                self._here(writer)
             self.connected.set()
             self.hand_in()
             handing_in = asyncio.ensure_future(self._hand_in_every())
@@ -206,11 +213,19 @@ class EventLink:
             self._heard(frame)
             if reg is None and (reg := self._registration()) is not None:
                 write_frame(writer, {"reg": reg})  # now it knows the event's id
+                self._here(writer)
             if "error" in frame:
                 self.refused = str(frame["error"])[:200]
                 self._changed()
                 return
             await writer.drain()
+
+    def _here(self, writer: asyncio.StreamWriter) -> None:
+        """Prove to the organiser that this player is here, on this connection."""
+        opened = self.book.opened
+        if opened is not None:
+            write_frame(writer, {"here": self.identity.sign(presence(opened.event_id,
+                                                                      self._nonce))})
 
     def _registration(self) -> bytes | None:
         """This player's signed registration, once the event's opening is known."""

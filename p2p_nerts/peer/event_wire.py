@@ -12,6 +12,13 @@ sends the records of the event's games it played (``{"r": bytes}``) whenever
 it has new ones, and again at each connection: a game played while the
 organiser was down counts once it is back.
 
+A registered player is counted as connected (and so seated by the next
+draw) only once it has proven, on this very connection, that it holds its
+key: the organiser's answer carries a fresh ``nonce``, and the player signs
+:func:`presence` of it (``{"here": signature}``) after its registration. A
+registration is public (it is sent to everyone), so without this anyone
+could make an absent player look present.
+
 Nothing here is trusted: the entries are signed (``event.entries``) and each
 record proves itself (``records``); the organiser and every player check them
 all. The organiser's order is its journal's, so counts mean the same after
@@ -29,8 +36,8 @@ import msgpack
 from ..protocol.envelope import MAX_ENTRY
 from ..records.record import MAX_RECORD
 
-__all__ = ["BODY_TIME", "HELLO_TIME", "MAX_HELLO", "VERSION", "WireError", "hello",
-           "read_body", "read_frame", "read_length", "write_frame"]
+__all__ = ["BODY_TIME", "HELLO_TIME", "MAX_HELLO", "NONCE_LEN", "VERSION", "WireError",
+           "hello", "presence", "read_body", "read_frame", "read_length", "write_frame"]
 
 VERSION = 1
 MAX_HELLO = MAX_ENTRY + 256
@@ -42,6 +49,8 @@ HELLO_TIME = 5.0
 BODY_TIME = 60.0
 """Seconds a frame's body has to come once its header has: a game's record is at
 most a few MiB, a second's work on any LAN."""
+NONCE_LEN = 16
+_PRESENCE = b"p2p-nerts/event-presence\x00"
 _HEADER = struct.Struct(">I")
 
 
@@ -97,3 +106,8 @@ def hello(value: dict[str, Any]) -> tuple[bytes | None, int, int]:
             and all(type(n) is int and 0 <= n < 1 << 31 for n in held)):
         raise WireError("a malformed hello")
     return reg, held[0], held[1]
+
+
+def presence(event_id: bytes, nonce: bytes) -> bytes:
+    """What a player signs to be counted present on a connection (see the module)."""
+    return _PRESENCE + event_id + nonce

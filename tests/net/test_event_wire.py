@@ -77,3 +77,38 @@ def test_bad_connections_are_closed_and_an_honest_player_still_registers(
             await organiser.close()
 
     asyncio.run(scenario())
+
+
+def test_a_registration_replayed_by_someone_else_does_not_make_its_player_present(
+        tmp_path: Path) -> None:
+    """Registrations are public; being counted present (and so seated) takes the
+    player's key, proven on the connection itself."""
+    async def scenario() -> None:
+        organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
+                                   EventSettings("Present cup"), resume=False)
+        await organiser.start(None, bind="127.0.0.1")
+        ana = Identity.generate("Ana")
+        link = EventLink(ana, ("127.0.0.1", organiser.port), register=True)
+        following = asyncio.ensure_future(link.run())
+        try:
+            await until(lambda: ana.public_key in organiser.connected, "Ana present")
+            _opening, registration = organiser.book.entries
+            link.close()
+            await following
+            await until(lambda: not organiser.connected, "Ana gone")
+            reader, writer = await asyncio.open_connection("127.0.0.1", organiser.port)
+            writer.write(frame({"v": 1, "reg": registration, "from": [0, 0]}))
+            answer = await reader.readexactly(4)
+            assert answer  # accepted as a follower: the registration is Ana's, and valid
+            writer.write(frame({"here": b"\x00" * 64}))  # no signature of Ana's
+            await writer.drain()
+            async with asyncio.timeout(15):
+                while await reader.read(1 << 16):
+                    pass  # closed by the organiser
+            assert ana.public_key not in organiser.connected
+            writer.close()
+        finally:
+            link.close()
+            await organiser.close()
+
+    asyncio.run(scenario())
