@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
-from .commands.event import at_a_screen
+from .commands.event import lobby_join
 from .commands.play import (
     LOG_FILE,
     NET_COMMANDS,
@@ -183,8 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         if args.command in RECORD_COMMANDS:
-            if at_a_screen(args):
-                return run_lobby(args, event=(args.event, args.code))
+            if (event := lobby_join(args)) is not None:
+                return run_lobby(args, event=event)
             return run_record_command(args)
         assert args.command in NET_COMMANDS
         if args.command != "bot":

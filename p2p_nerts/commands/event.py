@@ -43,7 +43,7 @@ from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, 
 from ..store import DB_FILE, Store, StoreError
 from .play import LOG_FILE
 
-__all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "at_a_screen",
+__all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "lobby_join",
            "run_event_command"]
 
 EVENT_COMMANDS = ("open", "join")
@@ -120,12 +120,20 @@ def add_event_commands(events: Any) -> None:
                             help="log the network's details")
 
 
-def at_a_screen(args: argparse.Namespace) -> bool:
-    """``nerts event join`` by a player at a terminal (no ``--bot``): it opens the lobby,
-    registered for the event, where the seatings show and Enter takes the player to
-    their table (``cli`` runs it, as the commands never load the UI)."""
-    return (args.command == "event" and args.event_command == "join" and args.bot is None
-            and not args.headless and sys.stdin.isatty() and sys.stdout.isatty())
+def lobby_join(args: argparse.Namespace) -> tuple[str, str | None] | None:
+    """``nerts event join`` by a player at a terminal (no ``--bot``, no ``--headless``):
+    the event and code to open the lobby registered for, where the seatings show and
+    Enter takes the player to their table (``cli`` runs it, as the commands never
+    load the UI); None for any other command. ValueError for the options the lobby,
+    which plays as its own player, cannot honour."""
+    if not (args.command == "event" and args.event_command == "join" and args.bot is None
+            and not args.headless and sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    if args.data_dir is not None or args.player_name is not None:
+        raise ValueError("at a terminal, nerts event join opens your lobby, as its own "
+                         "player ($NERTS_HOME): --data-dir and --name are for --bot or "
+                         "--headless")
+    return args.event, args.code
 
 
 def run_event_command(args: argparse.Namespace) -> int:

@@ -13,11 +13,14 @@ import json
 import secrets
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from p2p_nerts.cli import build_parser
+from p2p_nerts.commands.event import lobby_join
 from p2p_nerts.testing.peers import PeerProcess, nerts_command, wait_all
 
 pytestmark = pytest.mark.timeout(240)
@@ -112,3 +115,19 @@ def test_the_organiser_killed_comes_back_with_every_registration_and_seating(
                 peer.kill()
 
     asyncio.run(scenario())
+
+
+def test_event_join_at_a_terminal_opens_the_lobby_and_refuses_what_the_lobby_cannot_honour(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    parse = build_parser().parse_args
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert lobby_join(parse(["event", "join", "Cup", "--code", "pink otter"])) == (
+        "Cup", "pink otter")
+    assert lobby_join(parse(["event", "join", "Cup", "--bot"])) is None
+    assert lobby_join(parse(["event", "join", "Cup", "--headless"])) is None
+    assert lobby_join(parse(["event"])) is None  # the standings, as ever
+    with pytest.raises(ValueError, match="--data-dir and --name are for --bot or --headless"):
+        lobby_join(parse(["event", "join", "Cup", "--name", "Ana"]))
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False)
+    assert lobby_join(parse(["event", "join", "Cup"])) is None  # a script: log lines
