@@ -36,7 +36,8 @@ from ..net.interfaces import Interfaces
 from ..net.link import LinkError
 from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
 from ..protocol.identity import Identity
-from ..records.record import MAX_RECORD
+from ..records.record import MAX_RECORD, RecordError
+from ..records.record import decode as decode_record
 from ..store import Store, StoreError
 from .event_watch import table_name, watch_game
 from .event_wire import NONCE_LEN, VERSION, WireError, presence, read_frame, write_frame
@@ -99,6 +100,7 @@ class EventLink:
         self._held: list[bytes] = []  # seatings drawn from records not heard yet
         self._handed: set[bytes] = set()  # records handed in on this connection
         self._nonce = b""  # the organiser's, on this connection
+        self._table_ids: dict[bytes, bytes] = {}  # each kept record's table, read once
         #: Why the organiser refused this player (a wrong code...), or None.
         self.refused: str | None = None
         self.connected = asyncio.Event()
@@ -154,17 +156,29 @@ class EventLink:
             task.cancel()
 
     def hand_in(self) -> None:
-        """Send the organiser this player's kept games of the event it has not had."""
+        """Send the organiser this player's kept games of the event it has not had: those
+        of its tables only (by the table id each seating gives its tables), so that the
+        player's other games stay their own."""
         writer, opened = self._writer, self.book.opened
         if writer is None or opened is None or self._store is None:
             return
+        tables = {table_id_for(opened.event_id, game, table.letter)
+                  for game, state in self.book.games.items() for table in state.seated.tables}
         try:
             records = self._store.records_since(opened.created - _RECORDS_SLACK)
         except StoreError as exc:
             _log.warning("cannot read the games to hand in: %s", exc)
             return
         for data in reversed(records):  # oldest first
-            if data not in self._handed and len(data) <= MAX_RECORD:
+            if data in self._handed or len(data) > MAX_RECORD:
+                continue
+            table_id = self._table_ids.get(data)
+            if table_id is None:
+                try:
+                    table_id = self._table_ids[data] = decode_record(data).table_id
+                except RecordError:
+                    continue  # not one the event could count
+            if table_id in tables:
                 self._handed.add(data)
                 write_frame(writer, {"r": data})
 
