@@ -128,6 +128,36 @@ class EventLink:
                             tuple(names[k].name for k in table.seats if k != me and k in names))
         return None
 
+    def moved_on(self, game: int) -> bool:
+        """Whether the event is past game ``game`` (ended, or the next one seated)."""
+        state = self.book.games.get(game)
+        return len(self.book.games) > game or (state is not None and state.finished)
+
+    def played(self, seat: Seat) -> bool:
+        """Whether ``seat``'s table has its result: in the book, or kept here (a player
+        back from a crash after its game ended must not open the table again)."""
+        if (seat.game, seat.table.letter) in self.book.results() or self.moved_on(seat.game):
+            return True
+        opened = self.book.opened
+        if self._store is None or opened is None:
+            return False
+        table_id = table_id_for(opened.event_id, seat.game, seat.table.letter)
+        try:
+            return any(self._table_id(data) == table_id
+                       for data in self._store.records_since(opened.created - _RECORDS_SLACK))
+        except StoreError:
+            return False
+
+    def _table_id(self, data: bytes) -> bytes | None:
+        """A kept record's table id, read once (None: not a record the event could count)."""
+        table_id = self._table_ids.get(data)
+        if table_id is None:
+            try:
+                table_id = self._table_ids[data] = decode_record(data).table_id
+            except RecordError:
+                return None
+        return table_id
+
     async def run(self) -> None:
         """Follow the event until :meth:`close`, connecting again whenever the link goes.
         Raises EventError when the organiser refuses this player's registration."""
@@ -172,13 +202,7 @@ class EventLink:
         for data in reversed(records):  # oldest first
             if data in self._handed or len(data) > MAX_RECORD:
                 continue
-            table_id = self._table_ids.get(data)
-            if table_id is None:
-                try:
-                    table_id = self._table_ids[data] = decode_record(data).table_id
-                except RecordError:
-                    continue  # not one the event could count
-            if table_id in tables:
+            if self._table_id(data) in tables:
                 self._handed.add(data)
                 write_frame(writer, {"r": data})
 
@@ -312,14 +336,22 @@ async def open_table(identity: Identity, book: EventBook, seat: Seat, *,
     assert opened is not None  # a seat comes from a seating of an opened event
     seated = book.games[seat.game].seated
     table = seat.table
+    table_id = table_id_for(opened.event_id, seat.game, table.letter)
     if table.host == identity.public_key:
         config = TableConfig(variants=_variants(seated, opened), seat_only=table.seats,
                              auto_start=len(table.seats), auto_next=AUTO_NEXT,
                              turn_up=float(opened.turn_up_s), views=views,
                              max_seats=max(2, len(table.seats)))
+        back = store.unfinished() if store is not None else None
+        if store is not None and back is not None and back.table_id == table_id:
+            # This machine crashed hosting it: the game goes on from the journal
+            # (a guest's join does the same by itself).
+            _log.info("back at %s: the game goes on from where it was", seat.name)
+            return await NetSession.resume(identity, config, endpoint, store, back,
+                                           table_name=seat.name, interfaces=interfaces)
         return await NetSession.host(
             identity, config, endpoint, table_name=seat.name, interfaces=interfaces,
-            store=store, table_id=table_id_for(opened.event_id, seat.game, table.letter))
+            store=store, table_id=table_id)
     if interfaces is None:
         raise LinkError("an event's table is found on mDNS: no interfaces to look on")
     wanted = f"{seat.name}@{fingerprint_hex(table.host)}"
@@ -337,13 +369,22 @@ async def open_table(identity: Identity, book: EventBook, seat: Seat, *,
 
 async def play_table(link: EventLink, seat: Seat, bot: Bot, *, interfaces: Interfaces | None,
                      endpoint: Endpoint, store: Store | None) -> int:
-    """A computer player's game at ``seat``'s table, then its record handed in."""
+    """A computer player's game at ``seat``'s table, then its record handed in. The
+    table is left when the event moves on without it (the organiser ended the game,
+    or seated the next): a table whose players never came deals nothing."""
     _log.info("%s", seat.line())
+    if link.played(seat):
+        _log.info("%s is played already: its record is kept", seat.name)
+        return 0
     session = await open_table(link.identity, link.book, seat, interfaces=interfaces,
                                endpoint=endpoint, store=store, views=False)
-    code = await run_headless(session, bot=bot, summary=None)
+    playing = asyncio.ensure_future(run_headless(session, bot=bot, summary=None))
+    while not playing.done():
+        if link.moved_on(seat.game):
+            session.close()
+        await asyncio.wait([playing], timeout=1.0)
     link.hand_in()
-    return code
+    return playing.result()
 
 
 async def take_part(link: EventLink, bot: Bot | None, changed: asyncio.Event, *,

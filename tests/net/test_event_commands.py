@@ -131,3 +131,42 @@ def test_event_join_at_a_terminal_opens_the_lobby_and_refuses_what_the_lobby_can
         lobby_join(parse(["event", "join", "Cup", "--name", "Ana"]))
     monkeypatch.setattr(sys.stdin, "isatty", lambda: False)
     assert lobby_join(parse(["event", "join", "Cup"])) is None  # a script: log lines
+
+
+def test_a_tables_host_killed_mid_game_comes_back_to_it_and_the_game_counts(
+        tmp_path: Path) -> None:
+    name = f"Host crash cup {secrets.token_hex(3)}"
+
+    async def scenario() -> None:
+        organiser = PeerProcess("Olga", tmp_path / "olga", [
+            "event", "open", name, "--games", "1", "--table-size", "3", "--target", "50",
+            "--start-with", "3", "--turn-up", "60", "--bind", "127.0.0.1", *LOCAL])
+        bots = {n: PeerProcess(n, tmp_path / n, ["event", "join", name, "--bot", "hard",
+                                                 "--pace", "0.05", "--listen", "5", *LOCAL])
+                for n in ("Ana", "Ben", "Cy")}
+        try:
+            await organiser.start()
+            await organiser.wait_for_line(f"event '{name}' open on port", 30)
+            for bot in bots.values():
+                await bot.start()
+            await organiser.wait_for_line("game 1 seated: table A: ", 60)
+            seated = organiser.log.read_text().split("game 1 seated: table A: ")[1]
+            host = bots[seated.split(",")[0]]  # a table's first seat hosts it
+            await host.wait_for_line("round 1 over", 90)
+            assert host.proc is not None
+            host.proc.send_signal(signal.SIGKILL)
+            assert await host.wait(10) == -signal.SIGKILL
+            mark = host.log.stat().st_size
+            await host.start()
+            await host.wait_for_line("back at Game 1 · table A: the game goes on", 60,
+                                     after=mark)
+            await wait_all([organiser, *bots.values()], 180)
+        finally:
+            for peer in (organiser, *bots.values()):
+                peer.kill()
+        final = standings(organiser)
+        assert [row["games"] for row in final] == [1, 1, 1]
+        for bot in bots.values():
+            assert standings(bot) == final
+
+    asyncio.run(scenario())
