@@ -28,7 +28,10 @@ response packets announcing them; the refresh rate follows from their TTL
 listener).
 
 Timings are medians and p99 over every sample, on this machine, whatever else
-it is doing: figures, not a test.
+it is doing: figures, not a test. Each comes with a baseline measured in turn
+with it: for a draw, the players shuffled by the seed and cut into tables
+(what mixing on purpose adds); for a standings update, the record's
+verification alone (what matching it to its seat and counting it add).
 """
 
 from __future__ import annotations
@@ -48,7 +51,14 @@ from zeroconf._protocol.outgoing import DNSOutgoing
 from zeroconf.const import _FLAGS_AA, _FLAGS_QR_RESPONSE
 
 from p2p_nerts.event.book import EventBook, table_id_for
-from p2p_nerts.event.entries import Opened, Registered, Seated, encode
+from p2p_nerts.event.entries import (
+    Opened,
+    Registered,
+    Seated,
+    encode,
+    organiser_secret,
+    seed_chain,
+)
 from p2p_nerts.event.export import export, verify_export
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.net.discovery import SERVICE_TYPE, TableAd
@@ -57,8 +67,10 @@ from p2p_nerts.peer.node import fingerprint_hex
 from p2p_nerts.peer.results import RESULTS_SERVICE
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase, StartRound
+from p2p_nerts.records.record import decode as decode_record
 from p2p_nerts.records.record import encode as encode_record
 from p2p_nerts.records.record import record_of
+from p2p_nerts.records.verify import verify
 from p2p_nerts.testing.memnet import bot_table
 
 T = TypeVar("T")
@@ -81,6 +93,19 @@ def spread(samples: Sequence[float]) -> dict[str, float]:
     p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
     return {"n": len(ordered), "median_ms": round(statistics.median(ordered) * 1000, 2),
             "p99_ms": round(p99 * 1000, 2)}
+
+
+def ratio(samples: Sequence[float], baseline: Sequence[float]) -> float:
+    """Median over the baseline's median."""
+    return round(statistics.median(samples) / statistics.median(baseline), 2)
+
+
+def chunked(players: Sequence[bytes], seed: bytes, table_size: int) -> list[list[bytes]]:
+    """The draw's baseline: the players shuffled by the seed and cut into tables, mixing
+    nobody on purpose (what any seating costs at least)."""
+    order = sorted(players, key=lambda p: hashlib.sha256(seed + p).digest())
+    tables = -(-len(order) // table_size)
+    return [order[i::tables] for i in range(tables)]
 
 
 def played(keys: Sequence[bytes], people: dict[bytes, Identity], table_id: bytes,
@@ -154,9 +179,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     by_key = {p.public_key: p for p in people}
     event_id = hashlib.sha256(b"sim event").digest()[:16]
     book = EventBook()
+    seeds = seed_chain(organiser_secret(organiser, event_id), args.games)
     book.apply(encode(Opened(event_id, "Friday cup", organiser.public_key, args.games,
-                             args.table_size, args.target, None, 120, 1_700_000_000),
-                      organiser))
+                             args.table_size, args.target, None, 120, 1_700_000_000,
+                             seeds[0]), organiser))
     registering: list[float] = []
     for p in people:
         timed(partial(book.apply, encode(Registered(event_id, p.public_key, p.name), p)),
@@ -164,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     drawing: list[float] = []
     checking: list[float] = []
     updating: list[float] = []
+    chunking: list[float] = []  # the baselines, measured in turn with what they compare to
+    verifying_only: list[float] = []
     standing: list[float] = []
     walls: list[float] = []
     tables = 0
@@ -172,13 +200,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for k in range(args.draws):
             seed = hashlib.sha256(b"%d/%d" % (game, k)).digest()
             timed(partial(book.next_seating, present, seed), drawing)
-        seated: Seated = book.next_seating(present, hashlib.sha256(b"%d" % game).digest())
+            timed(partial(chunked, present, seed, args.table_size), chunking)
+        seated: Seated = book.next_seating(present, seeds[game])
         raw = encode(seated, organiser)
         timed(partial(book.apply, raw), checking)
         tables = max(tables, len(seated.tables))
         records = [played(t.seats, by_key, table_id_for(event_id, game, t.letter),
                           game * 1000 + i, args.target) for i, t in enumerate(seated.tables)]
         for data in records:
+            timed(partial(verify, decode_record(data)), verifying_only)
             if not timed(partial(book.add_record, data), updating):
                 raise RuntimeError("a table's record did not count")
             timed(book.standings, standing)
@@ -195,7 +225,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "players": args.players, "tables": tables, "games": args.games,
         "registration": spread(registering),
         "draw": spread(drawing), "seating_check": spread(checking),
+        "draw_baseline": spread(chunking), "draw_ratio": ratio(drawing, chunking),
         "standings_update": spread(updating), "standings": spread(standing),
+        "update_baseline": spread(verifying_only),
+        "update_ratio": ratio(updating, verifying_only),
         "wall": spread(walls),
         "export": {"bytes": len(data), "records": len(book.records),
                    "verify_s": round(verifying[0], 2)},
@@ -205,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 def show(result: dict[str, Any]) -> str:
     def line(label: str, s: dict[str, float]) -> str:
-        return f"  {label:<34} median {s['median_ms']:>8.2f} ms   p99 {s['p99_ms']:>8.2f} ms" \
+        return f"  {label:<38} median {s['median_ms']:>8.2f} ms   p99 {s['p99_ms']:>8.2f} ms" \
                f"   ({s['n']} samples)"
 
     m = result["mdns"]
@@ -213,8 +246,12 @@ def show(result: dict[str, Any]) -> str:
         f"{result['players']} players, {result['tables']} tables, {result['games']} games",
         line("registration (apply)", result["registration"]),
         line("seating draw (next_seating)", result["draw"]),
+        line("  baseline: shuffle and cut", result["draw_baseline"])
+        + f"   x{result['draw_ratio']}",
         line("seating check (apply: re-drawn)", result["seating_check"]),
         line("standings update (add_record)", result["standings_update"]),
+        line("  baseline: the record's verify alone", result["update_baseline"])
+        + f"   x{result['update_ratio']}",
         line("standings (after each record)", result["standings"]),
         line("wall snapshot (after each record)", result["wall"]),
         f"  export: {result['export']['bytes']} bytes, {result['export']['records']} records, "

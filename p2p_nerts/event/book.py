@@ -12,8 +12,10 @@ either takes it whole or refuses it with `EventError`, changing nothing.
 `add_record` verifies a game record in full (``records.standings.Tally``) and
 counts it for the seating it matches: by the table id the seating gave that
 table (`table_id_for`), else by its host and seat keys where one table of one
-game fits them. Standings are counted from matched games only, and only for
-the seats the seating gave.
+game fits them. The seating says whose table it is, so a copy of its game
+signed again under other keys fits nothing and is ignored (where ``nerts
+event``, knowing no seating, can only count neither). Standings are counted
+from matched games only, and only for the seats the seating gave.
 
 Standings order: wins, then total points, then the tie-break, opponents' wins:
 for every game a player played, the wins (over the whole event) of the others
@@ -31,7 +33,7 @@ from typing import Any, Final
 
 from ..protocol.identity import fingerprint_of
 from ..records.history import Game
-from ..records.standings import Tally, Version
+from ..records.standings import Checked, Tally, Version
 from .draw import Met, draw, swiss_from
 from .entries import (
     MAX_PLAYERS,
@@ -46,11 +48,12 @@ from .entries import (
     code_check,
     code_proof,
     decode,
+    follows,
     letter,
 )
 
-__all__ = ["EventBook", "GameState", "MissingRecords", "Row", "TableResult", "check_code",
-           "table_id_for"]
+__all__ = ["CheckedRecord", "EventBook", "GameState", "MissingRecords", "Row", "TableResult",
+           "check_code", "table_id_for"]
 
 _TABLE_ID: Final = b"p2p-nerts/event-table\x00"
 
@@ -70,6 +73,14 @@ class TableResult:
     game: Game
     #: The seats' keys (and the host's), whole.
     keys: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedRecord:
+    """A record's bytes and what verifying them found (`EventBook.check_record`)."""
+
+    data: bytes
+    found: Checked
 
 
 @dataclass(slots=True)
@@ -201,8 +212,13 @@ class EventBook:
             if table.letter != letter(index) or not table.seats or table.host != table.seats[0]:
                 raise EventError(f"game {entry.game}: table {table.letter}'s host must be "
                                  "its first seat")
-        opened_swiss = entry.game >= swiss_from(opened.games)
-        if not opened_swiss and entry.counted:
+        if opened.seed_commit is not None:
+            before = (opened.seed_commit if entry.game == 1
+                      else self.games[entry.game - 1].seated.seed)
+            if not follows(entry.seed, before):
+                raise EventError(f"game {entry.game}'s seed is not the one the opening "
+                                 "committed to")
+        if entry.counted and entry.game < swiss_from(opened.games):
             raise EventError(f"game {entry.game} is drawn to mix players, by no standings, "
                              "but its seating names results it counted")
         held = {r.version.table_id for r in self._matched().values()}
@@ -288,16 +304,29 @@ class EventBook:
     def add_record(self, data: bytes) -> bool:
         """Verify a table's signed record and keep it; it counts where it matches a
         seating. True when it changed what the book's results are."""
-        data = bytes(data)
-        if data in self._record_ids:
+        if bytes(data) in self._record_ids:
             return False
-        refusals = len(self._tally.refused)
+        return self.take_record(self.check_record(data))
+
+    def check_record(self, data: bytes) -> CheckedRecord:
+        """A record verified in full (the slow half of `add_record`), the book left as
+        it is: safe to run in another thread while the book is read and changed."""
+        return CheckedRecord(bytes(data), self._tally.check(data))
+
+    def take_record(self, checked: CheckedRecord) -> bool:
+        """Keep a record `check_record` verified (quick); True when it changed what the
+        book's results are."""
+        if checked.data in self._record_ids:
+            return False
+        found = checked.found
+        if not found.record or found.refused is not None:
+            self._tally.take("record", found)
+            return False
         before = self._matched()
-        if not self._tally.add("record", data) or len(self._tally.refused) > refusals:
-            return False
+        self._tally.take("record", found)
         self._results = None
-        self._record_ids.add(data)
-        self.records.append(data)
+        self._record_ids.add(checked.data)
+        self.records.append(checked.data)
         return self._matched() != before
 
     def refused(self) -> list[str]:
@@ -314,29 +343,35 @@ class EventBook:
         return self._results
 
     def _match(self) -> dict[tuple[int, str], TableResult]:
+        """Each seated table's game: the one verified version of a game that fits it
+        (its host, only seats it gave), by the table id the seating gave it, else by
+        host and seat keys where it fits one table only. A copy signed again under
+        other keys fits no table and is ignored; two versions that both fit one
+        table (its very players signed two games under its id) leave it uncounted."""
         opened = self.opened
         if opened is None:
             return {}
-        s = self._tally.standings()
         by_id: dict[bytes, tuple[int, TableSeats]] = {}
         for number, state in self.games.items():
             for table in state.seated.tables:
                 by_id[table_id_for(opened.event_id, number, table.letter)] = (number, table)
-        out: dict[tuple[int, str], TableResult] = {}
+        fitting: dict[tuple[int, str], list[TableResult]] = {}
         loose: list[TableResult] = []
-        for version, game in s.games.items():
-            result = TableResult(version, game, s.keys[version])
+        for version, heard in self._tally.heard():
+            result = TableResult(version, heard.game, heard.keys)
             found = by_id.get(bytes.fromhex(version.table_id))
             if found is not None and _fits(result, found[1]):
-                out[(found[0], found[1].letter)] = result
-            else:
+                fitting.setdefault((found[0], found[1].letter), []).append(result)
+            elif found is None:
                 loose.append(result)
-        for result in loose:  # by host and seat keys, where exactly one table fits
-            fits = [(n, t) for n, state in self.games.items() for t in state.seated.tables
-                    if (n, t.letter) not in out and _fits(result, t)]
+        by_id_found = set(fitting)
+        for result in loose:
+            fits = [(n, t.letter) for n, state in self.games.items()
+                    for t in state.seated.tables if (n, t.letter) not in by_id_found
+                    and _fits(result, t)]
             if len(fits) == 1:
-                out[(fits[0][0], fits[0][1].letter)] = result
-        return out
+                fitting.setdefault(fits[0], []).append(result)
+        return {key: results[0] for key, results in fitting.items() if len(results) == 1}
 
     def standings(self, only: set[bytes] | None = None) -> list[Row]:
         """Every registered player's line, best first; ``only``: count just the

@@ -47,7 +47,10 @@ __all__ = [
     "code_proof",
     "decode",
     "encode",
+    "follows",
     "letter",
+    "organiser_secret",
+    "seed_chain",
 ]
 
 EVENT_ID_LEN: Final = TABLE_ID_LEN
@@ -68,6 +71,8 @@ _SEED_LEN: Final = 32
 OPENED, REGISTERED, SEATED, FINISHED = 200, 201, 202, 203
 _CODE_CHECK: Final = b"p2p-nerts/event-code\x00"
 _CODE_PROOF: Final = b"p2p-nerts/event-code-proof\x00"
+_SEED: Final = b"p2p-nerts/event-seed\x00"
+_SECRET: Final = b"p2p-nerts/event-seed-secret\x00"
 
 RuleValue = int | str | bool
 
@@ -91,6 +96,10 @@ class Opened:
     #: How long a seated player has to turn up before the game goes on without them.
     turn_up_s: int
     created: int
+    #: The first link of the hash chain the organiser draws each game's seed from
+    #: (`seed_chain`), fixed before anyone registers; None: seeds of the organiser's
+    #: choosing.
+    seed_commit: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +174,29 @@ def code_proof(event_id: bytes, player: bytes, code: str) -> bytes:
     return hashlib.sha256(_CODE_PROOF + event_id + player + code.encode()).digest()
 
 
+def seed_chain(secret: bytes, games: int) -> list[bytes]:
+    """The organiser's seeds: ``[commitment, seed of game 1, .., seed of game games]``,
+    each link the hash of the next, so each game's seed, once shown, proves itself
+    against the one before (the first against the opening's commitment) and says
+    nothing of the next. Committed before anyone registers, the seeds cannot be
+    chosen to suit who came."""
+    chain = [hashlib.sha256(_SEED + secret).digest()]
+    for _ in range(games):
+        chain.append(hashlib.sha256(_SEED + chain[-1]).digest())
+    return chain[::-1]
+
+
+def follows(seed: bytes, before: bytes) -> bool:
+    """Whether ``seed`` is the link of a `seed_chain` after ``before``."""
+    return hashlib.sha256(_SEED + seed).digest() == before
+
+
+def organiser_secret(identity: Identity, event_id: bytes) -> bytes:
+    """The secret an organiser's seeds come from: its private key's, for this event, so
+    a resumed organiser has it again and nobody else can work it out."""
+    return hashlib.sha256(_SECRET + identity.seed + event_id).digest()
+
+
 def letter(index: int) -> str:
     """Table ``index``'s letter: A..Z, then AA, AB.. (50 tables: up to AX)."""
     letters = string.ascii_uppercase
@@ -192,7 +224,8 @@ def _payload(entry: Entry) -> dict[str, object]:
             return {"name": entry.name, "organiser": entry.organiser, "games": entry.games,
                     "table_size": entry.table_size, "target": entry.target,
                     "code_check": entry.code_check, "turn_up_s": entry.turn_up_s,
-                    "created": entry.created}
+                    "created": entry.created,
+                    **({} if entry.seed_commit is None else {"seed_commit": entry.seed_commit})}
         case Registered():
             return {"player": entry.player, "name": entry.name, "code_proof": entry.code_proof}
         case Seated():
@@ -249,8 +282,9 @@ def decode(data: bytes | bytearray | memoryview) -> Signed:
         entry: Entry
         if frame.type == OPENED:
             _keys(p, "name", "organiser", "games", "table_size", "target", "code_check",
-                  "turn_up_s", "created")
+                  "turn_up_s", "created", optional=("seed_commit",))
             check = p["code_check"]
+            commit = p.get("seed_commit")
             if check is not None:
                 _bytes(check, "code_check", _HASH_LEN)
             entry = Opened(event_id, _event_name(p["name"]),
@@ -260,7 +294,8 @@ def decode(data: bytes | bytearray | memoryview) -> Signed:
                            _int(p["target"], "target", 1, MAX_TARGET),
                            check if isinstance(check, bytes) else None,
                            _int(p["turn_up_s"], "turn_up_s", 0, MAX_TURN_UP_S),
-                           _int(p["created"], "created", 0, MAX_INT))
+                           _int(p["created"], "created", 0, MAX_INT),
+                           None if commit is None else _bytes(commit, "seed_commit", _SEED_LEN))
         elif frame.type == REGISTERED:
             _keys(p, "player", "name", "code_proof")
             proof = p["code_proof"]
@@ -314,8 +349,8 @@ def _seated(event_id: bytes, game: int, p: Mapping[str, object]) -> Seated:
                   players, tuple(tables), dict(rules), tuple(counted))
 
 
-def _keys(p: Mapping[str, object], *names: str) -> None:
-    if set(p) != set(names):
+def _keys(p: Mapping[str, object], *names: str, optional: tuple[str, ...] = ()) -> None:
+    if not set(names) <= set(p) <= set(names) | set(optional):
         raise EventError("unexpected or missing fields")
 
 

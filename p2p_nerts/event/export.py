@@ -58,9 +58,12 @@ class Verified:
         return out
 
     def summary(self) -> str:
+        seeds = ("each seed the one the opening committed to"
+                 if self.opened.seed_commit is not None else "seeds of the organiser's choosing")
         return (f"event {self.opened.name!r} by {fingerprint_of(self.opened.organiser)}: "
                 f"{self.entries} signed entries, {self.games} of {self.opened.games} games "
-                f"seated at {self.tables} tables, {self.records} game records verified")
+                f"seated at {self.tables} tables ({seeds}), {self.records} game records "
+                "verified")
 
 
 def export(book: EventBook) -> bytes:

@@ -13,10 +13,13 @@ replay takes every item again. A last item cut short or garbled is a write
 the crash interrupted: it is dropped, and the file cut back to the items
 before it, so later appends follow whole items. Damage anywhere else is not
 a torn write: the journal is refused with one line, and left as it is.
+One process holds a journal at a time (an advisory lock, let go when it
+closes or dies): a second organiser on the same file is refused.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import zlib
 from pathlib import Path
@@ -53,9 +56,14 @@ class EventJournal:
             raise EventError(f"cannot open the event journal {path}: "
                              f"{exc.strerror or exc}") from None
         try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise EventError(f"the event journal {path} is in use by another nerts") from None
             with open(fd, "rb", closefd=False) as f:
                 data = f.read()
-            if not data:
+            if MAGIC.startswith(data):  # new, or its first write was torn
+                os.ftruncate(fd, 0)
                 os.write(fd, MAGIC)
                 os.fsync(fd)
                 return cls(path, fd, [])
@@ -119,8 +127,6 @@ class EventJournal:
 def _read(path: Path, data: bytes) -> tuple[list[tuple[bytes, bytes]], int]:
     """The whole items of ``data`` and where the last ends (a torn tail after it)."""
     if not data.startswith(MAGIC):
-        if MAGIC.startswith(data):  # the header itself was torn
-            raise EventError(f"{path} is an empty event journal cut short: remove it")
         raise EventError(f"{path} is not an event journal")
     items: list[tuple[bytes, bytes]] = []
     at = len(MAGIC)

@@ -88,8 +88,6 @@ class Standings:
     conflicts: list[Conflict] = field(default_factory=list)
     #: (where from, why) for every record that did not verify.
     refused: list[tuple[str, str]] = field(default_factory=list)
-    #: Each counted game's seat keys, whole.
-    keys: dict[Version, frozenset[bytes]] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per player, best first: games, wins, points (their totals summed)."""
@@ -107,6 +105,20 @@ class Standings:
                       key=lambda r: (-r["wins"], -r["points"], r["name"], r["fingerprint"]))
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What one record's bytes prove (:meth:`Tally.check`): a game whose result it
+    verified, or why it was refused, or nothing to count (a game without a winner,
+    one before the window)."""
+
+    #: Whether the bytes were a game record at all.
+    record: bool
+    version: Version | None = None
+    game: Game | None = None
+    keys: frozenset[bytes] = frozenset()
+    refused: str | None = None
+
+
 class Tally:
     """Standings heard a record at a time: each verified as it comes and kept as its
     summary only, so what is held grows with the games, never with the records' bytes.
@@ -120,21 +132,24 @@ class Tally:
     def add(self, source: str, data: bytes | bytearray) -> bool:
         """Verify ``data`` (a record's bytes, from ``source``) and note what it proves;
         False when the bytes are not a game record at all."""
+        return self.take(source, self.check(data))
+
+    def check(self, data: bytes | bytearray) -> Checked:
+        """What a record's bytes prove, verified in full, the tally left as it is: the
+        slow half of :meth:`add`, safe to run in another thread while the tally is read."""
         try:
             record = decode(data)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return False
+            return Checked(False, refused=str(exc))
         try:
             if record.saved_at < self.since:
-                return True
+                return Checked(True)
             done = verify(record)
             game = summarize(record, done, record.host)
         except RecordError as exc:
-            self.refuse(source, str(exc))
-            return True
+            return Checked(True, refused=str(exc))
         if game is None or game["winner"] is None:
-            return True
+            return Checked(True)
         rounds = [r["round"] for r in game["rounds"]]
         keys = [[k.hex() for k in done.round_keys[n]] for n in rounds]
         facts = {k: game[k] for k in ("rules", "players", "rounds", "winner", "winners",
@@ -142,11 +157,20 @@ class Tally:
         version = Version(game["table_id"], record.host, min(rounds), max(rounds),
                           json.dumps([keys, facts], sort_keys=True))
         seats = frozenset(k for n in rounds for k in done.round_keys[n])
-        heard = self._heard.setdefault(version, Heard(game, keys=seats))
-        heard.sources.add(source)
-        if game["ended_at"] < heard.game["ended_at"]:  # one date, whichever copy came first
-            heard.game = game
-        return True
+        return Checked(True, version, game, seats)
+
+    def take(self, source: str, checked: Checked) -> bool:
+        """Note what :meth:`check` found of a record from ``source`` (quick); False when
+        the bytes were not a game record at all."""
+        if checked.refused is not None:
+            self.refuse(source, checked.refused)
+        elif checked.version is not None and checked.game is not None:
+            heard = self._heard.setdefault(checked.version, Heard(checked.game,
+                                                                  keys=checked.keys))
+            heard.sources.add(source)
+            if checked.game["ended_at"] < heard.game["ended_at"]:  # one date, the first copy's
+                heard.game = checked.game
+        return checked.record
 
     @property
     def refused(self) -> tuple[tuple[str, str], ...]:
@@ -157,9 +181,17 @@ class Tally:
         """A record from ``source`` that counts for nothing, and why."""
         self._refused.append((source, reason))
 
+    def heard(self) -> list[tuple[Version, Heard]]:
+        """Every version of a game heard, contradicted or not, in a fixed order: for a
+        caller that knows whose game each table's is (an event's seatings say)."""
+        return [(v, self._heard[v]) for v in self._versions()]
+
+    def _versions(self) -> list[Version]:
+        return sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
+
     def standings(self) -> Standings:
         out = Standings(refused=sorted(self._refused))
-        versions = sorted(self._heard, key=lambda v: (v.table_id, v.first_round, v.content))
+        versions = self._versions()
         # Only versions of one table can conflict: each is compared within its table's.
         tables: dict[str, list[Version]] = {}
         for v in versions:
@@ -175,7 +207,6 @@ class Tally:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
-                out.keys[v] = heard.keys
             if v in beaten or v in disputed or (heard.own and any(
                     v.conflicts(b) for b in tables[v.table_id] if b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),

@@ -8,7 +8,16 @@ import hashlib
 from collections.abc import Sequence
 
 from p2p_nerts.event.book import EventBook, table_id_for
-from p2p_nerts.event.entries import Opened, Registered, Seated, code_check, code_proof, encode
+from p2p_nerts.event.entries import (
+    Opened,
+    Registered,
+    Seated,
+    code_check,
+    code_proof,
+    encode,
+    organiser_secret,
+    seed_chain,
+)
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica import Phase, StartRound
@@ -31,10 +40,16 @@ def players(n: int) -> list[Identity]:
     return [player(i) for i in range(n)]
 
 
-def opened(games: int = 4, table_size: int = 4, code: str | None = None) -> bytes:
+def opened(games: int = 4, table_size: int = 4, code: str | None = None, *,
+           committed: bool = True) -> bytes:
+    """The opening (``committed``: to the seeds of `seeds`)."""
     return encode(Opened(EVENT_ID, "Friday Nerts", ORGANISER.public_key, games, table_size,
                          10, None if code is None else code_check(EVENT_ID, code), 120,
-                         1_700_000_000), ORGANISER)
+                         1_700_000_000, seeds(games)[0] if committed else None), ORGANISER)
+
+
+def seeds(games: int) -> list[bytes]:
+    return seed_chain(organiser_secret(ORGANISER, EVENT_ID), games)
 
 
 def registered(who: Identity, code: str | None = None) -> bytes:
@@ -42,18 +57,23 @@ def registered(who: Identity, code: str | None = None) -> bytes:
     return encode(Registered(EVENT_ID, who.public_key, who.name, proof), who)
 
 
-def event(n: int, games: int = 4, table_size: int = 4) -> EventBook:
+def event(n: int, games: int = 4, table_size: int = 4, *, committed: bool = True) -> EventBook:
     """A book with the event open and ``n`` players registered."""
     book = EventBook()
-    book.apply(opened(games, table_size))
+    book.apply(opened(games, table_size, committed=committed))
     for who in players(n):
         book.apply(registered(who))
     return book
 
 
 def seat(book: EventBook, present: Sequence[bytes] | None = None,
-         seed: bytes = SEED) -> bytes:
-    """Draw, sign and apply the next seating; its bytes."""
+         seed: bytes | None = None) -> bytes:
+    """Draw, sign and apply the next seating (``seed``: the committed one, or `SEED`
+    where the opening committed to none); its bytes."""
+    assert book.opened is not None
+    if seed is None:
+        seed = (SEED if book.opened.seed_commit is None
+                else seeds(book.opened.games)[len(book.games) + 1])
     seated = book.next_seating(book.registrations if present is None else present, seed)
     raw = encode(seated, ORGANISER)
     book.apply(raw)

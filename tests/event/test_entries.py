@@ -131,3 +131,27 @@ def test_the_code_hashes_are_as_docs_record_md_says() -> None:
         b"p2p-nerts/event-code\x00" + EVENT_ID + b"4711").digest()
     assert code_proof(EVENT_ID, key, "4711") == hashlib.sha256(
         b"p2p-nerts/event-code-proof\x00" + EVENT_ID + key + b"4711").digest()
+
+
+def test_an_opening_names_its_seed_commitment_only_when_it_has_one() -> None:
+    with_commit, without = decode(opened()).entry, decode(opened(committed=False)).entry
+    assert isinstance(with_commit, Opened) and isinstance(without, Opened)
+    assert with_commit.seed_commit is not None and without.seed_commit is None
+    payload = msgpack.unpackb(opened(committed=False)[HEADER_LEN:], raw=False)[8]
+    assert "seed_commit" not in payload
+    assert replace(with_commit, seed_commit=None) == without
+
+
+def test_the_seed_chain_is_as_docs_record_md_says() -> None:
+    import hashlib
+
+    from p2p_nerts.event.entries import follows, organiser_secret, seed_chain
+
+    secret = organiser_secret(ORGANISER, EVENT_ID)
+    assert secret == hashlib.sha256(b"p2p-nerts/event-seed-secret\x00" + ORGANISER.seed
+                                    + EVENT_ID).digest()
+    chain = seed_chain(secret, 3)
+    assert len(chain) == 4 and len(set(chain)) == 4
+    for g in (1, 2, 3):
+        assert chain[g - 1] == hashlib.sha256(b"p2p-nerts/event-seed\x00" + chain[g]).digest()
+        assert follows(chain[g], chain[g - 1]) and not follows(chain[g - 1], chain[g])

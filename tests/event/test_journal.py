@@ -71,3 +71,20 @@ def test_not_a_journal(tmp_path: Path) -> None:
         EventJournal.open(path)
     with pytest.raises(EventError, match="cannot open"):
         EventJournal.open(tmp_path / "missing" / "dir" / "j")
+
+
+def test_a_journal_whose_first_write_was_torn_starts_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "event.journal"
+    path.write_bytes(MAGIC[:3])
+    with EventJournal.open(path) as journal:
+        assert journal.items() == []
+        journal.append(b"some record bytes")
+    assert path.read_bytes().startswith(MAGIC)
+
+
+def test_one_process_holds_a_journal_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "event.journal"
+    with EventJournal.open(path), pytest.raises(EventError, match="in use by another nerts"):
+        EventJournal.open(path)
+    with EventJournal.open(path) as journal:  # let go once closed
+        assert journal.items() == []

@@ -29,3 +29,14 @@ def test_a_small_evening_runs_and_its_figures_add_up() -> None:
     assert mdns["per_table"]["records"] == 4  # PTR, SRV, TXT, one A
     assert mdns["records"] == 4 * 4 + 13 * 4 + 4
     assert "13 players, 4 tables, 2 games" in sim.show(result)
+
+
+def test_each_timing_has_its_baseline() -> None:
+    sim = _script()
+    result = sim.main(["--players", "9", "--games", "1", "--draws", "2", "--table-size", "3"])
+    assert result["draw_baseline"]["n"] == 2 and result["draw_ratio"] > 0
+    assert result["update_baseline"]["n"] == 3 and result["update_ratio"] > 0
+    keys = [bytes([i]) * 32 for i in range(9)]
+    baseline = sim.chunked(keys, bytes(32), 3)
+    assert [len(t) for t in baseline] == [3, 3, 3]
+    assert sorted(k for t in baseline for k in t) == keys
