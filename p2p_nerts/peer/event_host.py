@@ -44,6 +44,8 @@ from ..event.entries import (
     code_check,
     decode,
     encode,
+    organiser_secret,
+    seed_chain,
 )
 from ..event.journal import EventJournal
 from ..net.discovery import EventAd, EventAdvertiser
@@ -143,11 +145,13 @@ class Organiser:
                 if resume:
                     raise EventError(f"the event journal {path} holds no event")
                 event_id = os.urandom(_EVENT_ID_LEN)
+                # Every game's seed is committed to now, before anyone registers.
+                commit = _seeds(identity, event_id, settings.games)[0]
                 opened = Opened(event_id, settings.name, identity.public_key, settings.games,
                                 settings.table_size, settings.target,
                                 None if settings.code is None
                                 else code_check(event_id, settings.code),
-                                settings.turn_up, int(time.time()))
+                                settings.turn_up, int(time.time()), seed_commit=commit)
                 raw = encode(opened, identity)
                 book.apply(raw)
                 journal.append(raw)
@@ -267,7 +271,10 @@ class Organiser:
         present = self.connected
         if len(present) < 2:
             raise EventError("a game needs two registered players connected at least")
-        seated = self.book.next_seating(present, os.urandom(32))
+        opened = self.opened
+        seed = (_seeds(self.identity, opened.event_id, opened.games)[self.game + 1]
+                if opened.seed_commit is not None else os.urandom(32))
+        seated = self.book.next_seating(present, seed)
         self._take(encode(seated, self.identity))
         if self._advertiser is not None:
             self._spawn(self._advertiser.update(game=self.game))
@@ -295,7 +302,8 @@ class Organiser:
         """A game record from a player: checked, journaled, sent on."""
         async with self._checking:
             held = len(self.book.records)
-            counted = await asyncio.to_thread(self.book.add_record, data)
+            checked = await asyncio.to_thread(self.book.check_record, data)  # the slow half
+            counted = self.book.take_record(checked)
             if len(self.book.records) == held:
                 return
             self._journal.append(data)
@@ -418,6 +426,12 @@ class Organiser:
         except EventError as exc:
             return str(exc)
         return None
+
+
+def _seeds(identity: Identity, event_id: bytes, games: int) -> list[bytes]:
+    """The organiser's seed chain for its event: the commitment, then each game's seed
+    (``entries.seed_chain``), from its own key, so a resumed organiser has it again."""
+    return seed_chain(organiser_secret(identity, event_id), games)
 
 
 class OrganiserDesk:

@@ -248,7 +248,7 @@ class EventLink:
         """Take what the organiser sends, until the connection goes."""
         while True:
             frame = await read_frame(reader, MAX_RECORD + 64)
-            self._heard(frame)
+            await self._heard(frame)
             if reg is None and (reg := self._registration()) is not None:
                 write_frame(writer, {"reg": reg})  # now it knows the event's id
                 self._here(writer)
@@ -283,13 +283,16 @@ class EventLink:
         return encode(Registered(opened.event_id, self.identity.public_key,
                                  self.identity.name, proof), self.identity)
 
-    def _heard(self, frame: dict[str, object]) -> None:
+    async def _heard(self, frame: dict[str, object]) -> None:
+        """An entry or a record from the organiser, checked into the book (a record is
+        replayed in a worker thread: the seat this machine plays at goes on meanwhile)."""
         entry, record = frame.get("e"), frame.get("r")
         try:
             if type(entry) is bytes:
                 self._apply(entry)
             elif type(record) is bytes:
-                if self.book.add_record(record):
+                checked = await asyncio.to_thread(self.book.check_record, record)
+                if self.book.take_record(checked):
                     for held in self._held[:]:
                         self._held.remove(held)
                         self._apply(held)
