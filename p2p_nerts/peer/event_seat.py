@@ -162,12 +162,17 @@ class EventLink:
         """Follow the event until :meth:`close`, connecting again whenever the link goes.
         Raises EventError when the organiser refuses this player's registration."""
         delay = BACKOFF_MIN
+        said = False  # that the organiser is out of reach, since it was last reached
+        where = f"{self.address[0]}:{self.address[1]}"
         while not self._closed:
             try:
                 await self._session()
-                delay = BACKOFF_MIN
+                delay, said = BACKOFF_MIN, False
             except (OSError, TimeoutError, WireError, asyncio.IncompleteReadError) as exc:
-                _log.debug("the event's organiser is out of reach: %s", exc)
+                _log.log(logging.DEBUG if said else logging.INFO,
+                         "the event's organiser at %s is out of reach (%s): trying again",
+                         where, str(exc) or type(exc).__name__)
+                said = True
             finally:
                 self.connected.clear()
                 self._writer = None

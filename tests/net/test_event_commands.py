@@ -69,7 +69,8 @@ def test_players_register_by_command_and_bots_play_a_seating_with_the_same_stand
                                  capture_output=True, text=True, timeout=60, check=False)
         assert checked.returncode == 0, checked.stderr
         assert f"event {name!r} by " in checked.stderr
-        assert "1 of 1 games seated at 1 tables, 1 game records verified" in checked.stderr
+        assert ("1 of 1 games seated at 1 tables (each seed the one the opening committed "
+                "to), 1 game records verified") in checked.stderr
         recomputed = [line.split()[1:5] for line in checked.stdout.splitlines()[1:]]
         assert recomputed == [[row["name"], "1", str(row["wins"]), str(row["points"])]
                               for row in final]

@@ -171,6 +171,7 @@ def test_the_organiser_comes_back_with_every_registration_and_seating_and_player
             organiser = Organiser.open(olga, journal, settings, resume=True)
             assert organiser.book.entries == before
             assert organiser.book.games[1].seated == seated
+            assert organiser.opened.seed_commit is not None  # its seeds fixed at the opening
             assert {r.name for r in organiser.registered} == {"Ana", "Ben", "Cy"}
             await organiser.start(None, bind="127.0.0.1")
             assert organiser.port == address[1]
