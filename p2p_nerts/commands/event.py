@@ -99,6 +99,8 @@ def add_event_commands(events: Any) -> None:
     joining.add_argument("--listen", type=float, default=3.0, metavar="S",
                          help="how long to look for the event on the network (3)")
     for parser in (opening, joining):
+        # A bad value is reported by the subcommand's parser, with its usage line.
+        parser.set_defaults(usage_error=parser.error)
         parser.add_argument("--code", metavar="CODE",
                             help="the event's code: only those who know it register")
         parser.add_argument("--name", dest="player_name", metavar="NAME",
