@@ -223,6 +223,11 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
             if _over(organiser):
                 return _exported(args, organiser.book) or _final(
                     args, organiser.book.wall()["standings"])
+            deserted = organiser.deserted()
+            if deserted and deserted == organiser.unplayed():
+                _log.warning("game %d: table(s) %s never opened; the game ends without them",
+                             organiser.game, ", ".join(deserted))
+                organiser.end_game()
             if _ready(organiser, args.start_with):
                 seated = organiser.start_game()
                 _log.info("game %d seated: %s", seated.game, "; ".join(

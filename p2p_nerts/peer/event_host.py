@@ -78,6 +78,9 @@ _QUEUE = 4096
 player comes back and asks from where it was)."""
 _EVENT_ID_LEN = 16
 _RECORDS_READ = 4
+DESERTED_AFTER = 60.0
+"""Seconds past a game's turn-up time after which a table never seen, with no result,
+is taken for one that never opened (its host did not come)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,9 @@ class Organiser:
         self._reading = asyncio.Semaphore(_RECORDS_READ)
         self._tasks: set[asyncio.Task[None]] = set()
         self._interfaces: Interfaces | None = None
+        #: When the game under way was seated (or this organiser came back), by the
+        #: monotonic clock: for :meth:`deserted`.
+        self._seated_at: float | None = time.monotonic() if book.games else None
         self.port = 0
 
     # ------------------------------------------------------------ opening
@@ -254,6 +260,23 @@ class Organiser:
         return [t.letter for t in self.book.games[self.game].seated.tables
                 if (self.game, t.letter) not in done]
 
+    def deserted(self) -> list[str]:
+        """The current game's tables that never opened: no result, nothing seen of them
+        (where this machine watches the tables) and the turn-up time long over since
+        the seating (or since this organiser came back). A headless organiser ends a
+        game that waits only for those (a person decides at the screen: ``F``)."""
+        if not self.game or self.book.games[self.game].finished or self._seated_at is None:
+            return []
+        if time.monotonic() - self._seated_at < self.opened.turn_up_s + DESERTED_AFTER:
+            return []
+        live = self.book.games[self.game].live
+        return [letter for letter in self.unplayed() if letter not in live]
+
+    def end_game(self) -> None:
+        """End the current game as it stands: tables without a result count for nothing."""
+        if self.game and not self.book.games[self.game].finished:
+            self._take(encode(Finished(self.opened.event_id, self.game), self.identity))
+
     # ------------------------------------------------------------ the organiser's keys
     def start_game(self, *, force: bool = False) -> Seated:
         """Draw, sign and send the next game's seating, among the registered players
@@ -262,20 +285,21 @@ class Organiser:
         when it cannot be."""
         if self.game >= self.opened.games:
             raise EventError(f"all {self.opened.games} games are seated")
+        present = self.connected
+        if len(present) < 2:
+            raise EventError("a game needs two registered players connected at least")
         left = self.unplayed()
         if left and not self.book.games[self.game].finished:
             if not force:
                 raise EventError(f"game {self.game} is still being played at table(s) "
                                  f"{', '.join(left)}")
-            self._take(encode(Finished(self.opened.event_id, self.game), self.identity))
-        present = self.connected
-        if len(present) < 2:
-            raise EventError("a game needs two registered players connected at least")
+            self.end_game()
         opened = self.opened
         seed = (_seeds(self.identity, opened.event_id, opened.games)[self.game + 1]
                 if opened.seed_commit is not None else os.urandom(32))
         seated = self.book.next_seating(present, seed)
         self._take(encode(seated, self.identity))
+        self._seated_at = time.monotonic()
         if self._advertiser is not None:
             self._spawn(self._advertiser.update(game=self.game))
         self._watch_tables()
@@ -315,7 +339,7 @@ class Organiser:
     def _maybe_finished(self) -> None:
         """Every table of the current game has its result: the game is over."""
         if self.game and not self.book.games[self.game].finished and not self.unplayed():
-            self._take(encode(Finished(self.opened.event_id, self.game), self.identity))
+            self.end_game()
 
     def _send_all(self, frame: dict[str, object]) -> None:
         for c in list(self._connections):

@@ -15,6 +15,7 @@ import pytest
 
 from p2p_nerts.event.entries import EventError
 from p2p_nerts.game.bot import SKILLS, Bot, paced
+from p2p_nerts.peer import event_host
 from p2p_nerts.peer.event_host import EventSettings, Organiser, OrganiserDesk
 from p2p_nerts.peer.event_seat import EventLink, take_part
 from p2p_nerts.peer.node import Endpoint
@@ -218,6 +219,39 @@ def test_a_game_played_while_the_organiser_is_down_counts_once_it_is_back(
             for task in playing:
                 task.cancel()
             await asyncio.gather(*playing, return_exceptions=True)
+            await organiser.close()
+            for p in players:
+                p.store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_table_that_never_opens_is_found_deserted_and_its_game_can_end_without_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(event_host, "DESERTED_AFTER", 0.0)
+
+    async def scenario() -> None:
+        organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
+                                   EventSettings("Empty cup", games=2, table_size=3,
+                                                 turn_up=0), resume=False)
+        await organiser.start(None, bind="127.0.0.1")
+        players = [Player(tmp_path, name, ("127.0.0.1", organiser.port))
+                   for name in ("Ana", "Ben", "Cy")]
+        following = [asyncio.ensure_future(p.link.run()) for p in players]  # nobody plays
+        try:
+            await until(lambda: len(organiser.connected) == 3, "three players")
+            assert organiser.deserted() == []  # no game yet
+            organiser.start_game()
+            assert organiser.deserted() == ["A"]  # seated, never seen, no result
+            organiser.end_game()
+            assert organiser.book.games[1].finished and organiser.deserted() == []
+            await until(lambda: all(p.link.moved_on(1) for p in players),
+                        "the players to hear that game 1 is over")
+            assert organiser.start_game().game == 2  # the event goes on
+        finally:
+            for p in players:
+                p.link.close()
+            await asyncio.gather(*following, return_exceptions=True)
             await organiser.close()
             for p in players:
                 p.store.close()
