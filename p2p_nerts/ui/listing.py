@@ -223,6 +223,10 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
              "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),
+        ("class:label", "Events\n"),
+        ("", "  An evening's tournament shows above the tables. Enter registers (its code\n"
+             "  asked if it has one); when a game seats you, its row says where and with\n"
+             "  whom, and Enter takes you to your table, which deals once all sit.\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
         ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),
