@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from . import __version__
+from .commands.event import lobby_join
 from .commands.play import (
     LOG_FILE,
     NET_COMMANDS,
@@ -35,7 +36,9 @@ from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
 from .lines import fail, fitted
-from .net.interfaces import interfaces_setting
+from .net.interfaces import interfaces_setting, listen_addresses
+from .peer.event_lobby import LanEvents
+from .peer.node import Endpoint
 from .peer.results import serving_results
 from .peer.tables import LanTables
 from .protocol.identity import Identity, IdentityError, default_data_dir
@@ -180,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "simulate":
             return run_simulate(args)
         if args.command in RECORD_COMMANDS:
+            if (event := lobby_join(args)) is not None:
+                return run_lobby(args, event=event)
             return run_record_command(args)
         assert args.command in NET_COMMANDS
         if args.command != "bot":
@@ -302,8 +307,10 @@ def run_loopback_solo(args: argparse.Namespace, player: Player, variants: Varian
     return run_table(play(), where=" on 127.0.0.1")
 
 
-def run_lobby(args: argparse.Namespace) -> int:
-    """``nerts`` alone: the network lobby, in this terminal, until the player quits."""
+def run_lobby(args: argparse.Namespace, *, event: tuple[str, str | None] | None = None) -> int:
+    """``nerts`` alone: the network lobby, in this terminal, until the player quits;
+    ``event``: an event's name and code, to register for as soon as it is heard
+    (``nerts event join`` at a terminal)."""
     from .ui.app import NertsApp
     from .ui.browser import Browser
 
@@ -324,8 +331,12 @@ def run_lobby(args: argparse.Namespace) -> int:
         tables = LanTables(player.identity, interfaces, store=store,
                            partner=player.config.partner)
         solo = None if store is None else functools.partial(_solo_kept, player.identity, store)
+        events = LanEvents(player.identity, interfaces, store=store,
+                           endpoint=Endpoint(listen_addresses("", interfaces)))
         lobby = Browser(player.identity, tables, history=store, results=tables.results,
-                        solo=solo)
+                        solo=solo, events=events)
+        if event is not None:
+            lobby.register_when_heard(*event)
         app = NertsApp(None, player.config, [*notes, *player.notes], browser=lobby).run()
         asyncio.run(app if store is None
                     else serving_results(store, player.identity, interfaces, app))

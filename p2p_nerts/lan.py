@@ -11,6 +11,9 @@ error type leaks into the UI: ``ConnectionError`` when a table cannot be
 found, reached, joined or opened (a missing or wrong table code included),
 ``ValueError`` when typed text is not an address or not a table code.
 
+Events (an evening's tournament) are a port of their own, :class:`Events`
+(``peer.event_lobby.LanEvents``): a lobby without it shows tables only.
+
 A table code is the text the players agreed on, as typed; ``None`` is no
 code. Only ``net`` knows what a valid code is, so the lobby asks
 :meth:`Network.check_code` rather than keeping a copy of the rule.
@@ -129,4 +132,101 @@ class Network(Protocol):
 
     async def close(self) -> None:
         """Stop looking (the sessions handed out live on by themselves)."""
+        ...
+
+
+class EventListing(Protocol):
+    """An event (an evening's tournament) as the LAN advertises it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def instance(self) -> str:
+        """Unique on the LAN: how the lobby keeps its place (never a table's)."""
+        ...
+    @property
+    def fingerprint(self) -> str:
+        """The organiser's key fingerprint, lowercase hex."""
+        ...
+    @property
+    def needs_code(self) -> bool: ...
+    @property
+    def game(self) -> int:
+        """The last game seated (0: registering for the first)."""
+        ...
+    @property
+    def games(self) -> int: ...
+
+
+class EventPlace(Protocol):
+    """This player's place at an event they registered for (:meth:`Events.register`)."""
+
+    @property
+    def registered(self) -> bool:
+        """The organiser took the registration (this machine heard it back, signed)."""
+        ...
+    @property
+    def refused(self) -> str | None:
+        """Why the organiser refused it, if it did."""
+        ...
+    @property
+    def seat_line(self) -> str | None:
+        """``Game 2: table C, with Ana, Ben``: where the game under way seats the
+        player (None: not seated in it, or no game yet)."""
+        ...
+    async def sit(self) -> Session:
+        """A seat at the table the game under way seats the player at (ConnectionError
+        when it cannot be found or joined)."""
+        ...
+    def close(self) -> None:
+        """Stop following the event."""
+        ...
+
+
+class Events(Protocol):
+    """The events on the LAN, and registering for one."""
+
+    @property
+    def events(self) -> Sequence[EventListing]: ...
+
+    async def browse_events(self, changed: Callable[[], None]) -> None:
+        """Start looking; ``changed()`` runs whenever an event appears, changes or goes."""
+        ...
+
+    def event_label(self, event: EventListing) -> str:
+        """``Friday cup@22d7``: as ``nerts event join`` takes it."""
+        ...
+
+    async def register(self, event: EventListing, code: str | None,
+                       changed: Callable[[], None]) -> EventPlace:
+        """Register for ``event`` (with its code, if it has one) and follow it,
+        ``changed()`` after each news; ConnectionError (one line) when refused or
+        out of reach."""
+        ...
+
+    async def close_events(self) -> None:
+        """Stop looking, and following every event registered for."""
+        ...
+
+
+class EventDesk(Protocol):
+    """The organiser's machine at its event (``nerts event open`` at a terminal): what
+    its screen shows and the one thing it does, starting the next game."""
+
+    @property
+    def title(self) -> str:
+        """``Friday cup · game 1 of 3 · port 40123``."""
+        ...
+    def players(self) -> Sequence[tuple[str, str, bool]]:
+        """Each registered player: name, key fingerprint, connected now."""
+        ...
+    def tables(self) -> Sequence[str]:
+        """The game under way, a line per table (its players and what it is doing)."""
+        ...
+    def start_game(self, *, force: bool = False) -> str:
+        """Seat the next game among the players connected: what to say of it. ValueError
+        (one line) when it cannot (with ``force``, tables still playing are ended)."""
+        ...
+    def subscribe(self, changed: Callable[[], None]) -> None:
+        """``changed()`` after each registration, connection, seating or result."""
         ...

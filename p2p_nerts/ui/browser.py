@@ -13,6 +13,11 @@ asked for in a form that is not won brings that form back with the reason
 (a wrong code, a typo in the address), so the player can fix it and try
 again, or Esc.
 
+Events (an evening's tournament, ``lan.Events``) are rows of their own
+above the tables. Enter on one registers the player (asking its code, if it
+has one); from then on, each seating that seats them is said in the news,
+and Enter on the event takes them to their table.
+
 The player's results open as pages over the list (``pages``): the history,
 a game's rounds, a round's replay, the event standings. Each page takes the
 keys while it shows; Esc closes it and shows the one under it, and at last
@@ -27,7 +32,7 @@ from functools import partial
 
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..game.variants import VariantError, Variants
-from ..lan import Network, TableListing
+from ..lan import EventListing, EventPlace, Events, Network, TableListing
 from ..protocol.identity import Identity
 from ..protocol.replica import COUNTDOWN, DROP_AFTER
 from ..session import History, HistoryError, Session, solo_table
@@ -75,13 +80,21 @@ class Browser(Hands):
     """The player's hands in the network lobby."""
 
     def __init__(self, identity: Identity, network: Network, *, history: History | None = None,
-                 results: Results | None = None, solo: SoloOpener | None = None) -> None:
+                 results: Results | None = None, solo: SoloOpener | None = None,
+                 events: Events | None = None) -> None:
         """``history``: the player's games; ``results``: how the event standings ask
         the LAN; ``solo``: how a solo table is dealt (by default, one that keeps
-        nothing)."""
+        nothing); ``events``: the events on the LAN (None: tables only)."""
         super().__init__()
         self.identity = identity
         self.network = network
+        self.events = events
+        #: The events the player registered for, by instance.
+        self.places: dict[str, EventPlace] = {}
+        self._told: dict[str, str | None] = {}  # the seat line last said, by event
+        #: An event to register for as soon as it is heard (``nerts event join`` at a
+        #: screen): its name as typed, and its code.
+        self._to_register: tuple[str, str | None] | None = None
         self.history_of = history
         self.results = results
         self.solo_opener: SoloOpener = solo or partial(_solo_keeping_nothing, identity)
@@ -102,7 +115,16 @@ class Browser(Hands):
         """Start looking for tables, in the background: the screen shows at once."""
         self._browsing = asyncio.get_running_loop().create_task(self._browse())
 
+    async def _browse_events(self) -> None:
+        if self.events is None:
+            return
+        try:
+            await self.events.browse_events(self._tables_changed)
+        except ConnectionError as exc:
+            self.state.error(f"Cannot look for events: {exc}")
+
     async def _browse(self) -> None:
+        await self._browse_events()
         try:
             await self.network.browse(self._tables_changed)
         except ConnectionError as exc:
@@ -122,20 +144,39 @@ class Browser(Hands):
             await asyncio.wait([self._task])
         if self._browsing is not None:
             await asyncio.wait([self._browsing])  # short; closing mid-start would leak it
+        if self.events is not None:
+            await self.events.close_events()
         await self.network.close()
 
     def _tables_changed(self) -> None:
         """The list changed: the table shown as chosen stays chosen (the first one
         listed, until the player moves), so a table that appears above it cannot
         take the player's Enter; one that went leaves the first listed chosen."""
-        tables = self.network.tables
-        if tables and all(t.instance != self.chosen for t in tables):
-            self.chosen = tables[0].instance
+        rows = self.rows()
+        if rows and self.chosen not in rows:
+            self.chosen = rows[0]
+        if self._to_register is not None:
+            self._register_named(*self._to_register)
         self.on_change()
 
     # ------------------------------------------------------------ reading
+    def listed_events(self) -> list[EventListing]:
+        return list(self.events.events) if self.events is not None else []
+
+    def rows(self) -> list[str]:
+        """The instances of the rows, in order: the events, then the tables."""
+        return ([e.instance for e in self.listed_events()]
+                + [t.instance for t in self.network.tables])
+
+    def selected_event(self) -> EventListing | None:
+        """The chosen event, if an event's row is chosen."""
+        return next((e for e in self.listed_events() if e.instance == self.chosen), None)
+
     def selected(self) -> TableListing | None:
-        """The chosen table, else the first one listed (None when there are none)."""
+        """The chosen table, else the first one listed (None when there are none, or
+        when an event's row is chosen)."""
+        if self.selected_event() is not None:
+            return None
         tables = self.network.tables
         return next((t for t in tables if t.instance == self.chosen),
                     tables[0] if tables else None)
@@ -154,12 +195,11 @@ class Browser(Hands):
     # ------------------------------------------------------------ inputs
     @player_input
     def move(self, by: int) -> None:
-        tables = self.network.tables
-        current = self.selected()
-        if current is None:
+        rows = self.rows()
+        if not rows:
             return
-        index = [t.instance for t in tables].index(current.instance)
-        self.chosen = tables[max(0, min(len(tables) - 1, index + by))].instance
+        index = rows.index(self.chosen) if self.chosen in rows else 0
+        self.chosen = rows[max(0, min(len(rows) - 1, index + by))]
 
     @player_input
     def click_table(self, instance: str) -> None:
@@ -171,7 +211,19 @@ class Browser(Hands):
             self.chosen = instance
 
     @player_input
+    def click_event(self, instance: str) -> None:
+        """A click chooses an event; a click on the chosen one registers or goes."""
+        if self.chosen == instance:
+            self.join()
+        else:
+            self.chosen = instance
+
+    @player_input
     def join(self) -> None:
+        event = self.selected_event()
+        if event is not None:
+            self._at_event(event)
+            return
         table = self.selected()
         if table is None:
             self.state.error("No table to join yet")
@@ -263,6 +315,93 @@ class Browser(Hands):
     @player_input
     def quit(self) -> None:
         self.on_quit()
+
+    # ------------------------------------------------------------ events
+    def register_when_heard(self, name: str, code: str | None) -> None:
+        """Register for the event ``name`` means (its name, or ``NAME@FP`` as listed)
+        as soon as it is heard, with ``code``; the lobby says it looks for it."""
+        self._to_register = (name, code)
+        self.state.say(f"Looking for the event {name}…")
+
+    def _register_named(self, name: str, code: str | None) -> None:
+        wanted, events = name.casefold(), self.events
+        if events is None:
+            return
+        event = next((e for e in events.events if wanted in (
+            e.name.casefold(), events.event_label(e).casefold())), None)
+        if event is None or self.busy is not None:
+            return
+        self._to_register = None
+        self.chosen = event.instance
+        if event.needs_code and code is None:
+            self._at_event(event)  # the code form
+        else:
+            self._register(event, code)
+
+    def place_at(self, event: EventListing) -> EventPlace | None:
+        """The player's place at ``event``, if they registered for it."""
+        return self.places.get(event.instance)
+
+    def _at_event(self, event: EventListing) -> None:
+        """Enter on an event: register for it, or go to the table it seats the player at."""
+        place = self.places.get(event.instance)
+        if place is not None and place.refused is None:
+            if place.seat_line is not None:
+                self._seat("Going to your table…", place.sit)
+            else:
+                self.state.say(f"You are registered for {event.name}: your table shows "
+                               "here when the organiser seats the next game")
+            return
+        if event.needs_code:
+            self.state.form = Form(f"Register for {event.name}", [code_field("Event code")],
+                                   "register", partial(self._register_with_code, event))
+            return
+        self._register(event, None)
+
+    def _register_with_code(self, event: EventListing, form: Form) -> None:
+        code = form.text("code")
+        if not code:
+            form.error = f"{event.name} asks for its code"
+            return
+        self.state.form = None
+        self._register(event, code, form)
+
+    def _register(self, event: EventListing, code: str | None, form: Form | None = None) -> None:
+        if self.busy is not None:
+            self.state.error(f"Wait: {self.busy}")
+            return
+        assert self.events is not None  # an event is listed
+        events = self.events
+        self.busy = f"Registering for {event.name}…"
+        self.state.say(self.busy)
+
+        async def registering() -> None:
+            try:
+                place = await events.register(event, code, self._event_news)
+            except ConnectionError as exc:
+                why = sentence(str(exc))
+                self.state.error(why)
+                if form is not None and self.state.form is None:
+                    form.error = why
+                    self.state.form = form
+            else:
+                self.places[event.instance] = place
+                self.state.say(f"Registered for {event.name}")
+                self._event_news()
+            finally:
+                self.busy = None
+                self.on_change()
+
+        self._task = asyncio.get_running_loop().create_task(registering())
+
+    def _event_news(self) -> None:
+        """An event the player follows moved on: a new seat for them is said once."""
+        for instance, place in self.places.items():
+            line = place.seat_line
+            if line is not None and line != self._told.get(instance):
+                self.state.say(f"{line}: Enter on the event takes you there")
+            self._told[instance] = line
+        self.on_change()
 
     # ------------------------------------------------------------ pages
     @property

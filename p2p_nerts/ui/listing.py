@@ -4,6 +4,8 @@ Rows, top to bottom::
 
     header: NERTS · lobby, and who you are (name, key fingerprint)
     ── Tables on your network ──
+    one row per event (an evening's tournament), if there are any: its name,
+    the game it is at, and the player's seat in it once registered
     one row per table (name@fingerprint as ``nerts join`` takes it, host, seats,
     what it is doing, rules, protocol version, marks),
     or how to get a table when there is none
@@ -24,7 +26,7 @@ from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
-from ..lan import TableListing
+from ..lan import EventListing, TableListing
 from .browser import Browser, is_full
 from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
 from .overlays import PAGES
@@ -61,15 +63,53 @@ def tables_title(b: Browser) -> StyleAndTextTuples:
     return [("class:rule.title", "Tables on your network"), ("class:dim", f" · {found}")]
 
 
+def event_rows(b: Browser) -> StyleAndTextTuples:
+    """One row per event, above the tables: the chosen one highlighted, each clickable."""
+    events = b.listed_events()
+    if not events or b.events is None:
+        return []
+    labels = {e.instance: b.events.event_label(e) for e in events}
+    width = max(len("Event"), *(len(n) for n in labels.values()))
+    out: StyleAndTextTuples = [("class:label", f"\n    {'Event':<{width}}  Now\n")]
+    for event in events:
+        here = event.instance == b.chosen
+        click = on_click(partial(b.click_event, event.instance))
+        style = "class:selected" if here else ""
+        out.append((style, f"  {'▸' if here else ' '} {labels[event.instance]:<{width}}  "
+                           f"{_event_doing(event)}", click))
+        if event.needs_code:
+            out.append(("class:warn", " code"))
+        out += [*_event_place(b, event), ("", "\n")]
+    return out
+
+
+def _event_doing(event: EventListing) -> str:
+    if not event.game:
+        return f"registering · {counted(event.games, 'game')}"
+    return f"game {event.game} of {event.games}"
+
+
+def _event_place(b: Browser, event: EventListing) -> StyleAndTextTuples:
+    """The player's place at the event: registered, and their seat in the game under way."""
+    place = b.place_at(event)
+    if place is None or not place.registered:
+        return [("class:dim", "  Enter: register")]
+    line = place.seat_line
+    if line is None:
+        return [("class:dim", "  registered")]
+    return [("class:warn", f"  {line}"), ("class:dim", " (Enter: go)")]
+
+
 def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
-    """One row per table: the chosen one highlighted, every row clickable."""
+    """One row per event, then per table: the chosen one highlighted, every row clickable."""
+    events = event_rows(b)
     tables = b.network.tables
     if not tables:
-        return [("class:dim",
-                 "\n  Tables opened on your network show up here by themselves.\n"
-                 f"  {label(keys, Action.CREATE)} opens a table of your own, "
-                 f"{label(keys, Action.ADDRESS)} joins one by its address, "
-                 f"{label(keys, Action.SOLO)} plays against the computer.\n")]
+        return [*events, ("class:dim",
+                          "\n  Tables opened on your network show up here by themselves.\n"
+                          f"  {label(keys, Action.CREATE)} opens a table of your own, "
+                          f"{label(keys, Action.ADDRESS)} joins one by its address, "
+                          f"{label(keys, Action.SOLO)} plays against the computer.\n")]
     chosen = b.selected()
     now = time.time()
     names = {t.instance: b.network.label(t) for t in tables}
@@ -78,15 +118,16 @@ def table_rows(b: Browser, keys: KeyMap) -> StyleAndTextTuples:
     marks_width = len("  v00 code full")
     rules_width = max(10, screen_width() - 4 - name_width - 2 - host_width - 2 - _SEATS_WIDTH
                       - 2 - _STATE_WIDTH - 2 - marks_width)
-    out: StyleAndTextTuples = [
+    out: StyleAndTextTuples = [*events,
         ("class:label", f"\n    {'Table':<{name_width}}  {'Host':<{host_width}}  "
                         f"{'Seats':>{_SEATS_WIDTH}}  {'Now':<{_STATE_WIDTH}}  Rules\n")]
-    room = max(1, get_app().output.get_size().rows - _OTHER_ROWS)
-    assert chosen is not None  # there are tables
-    index = next(i for i, t in enumerate(tables) if t.instance == chosen.instance)
+    shown_events = len(b.listed_events()) + 2 if events else 0
+    room = max(1, get_app().output.get_size().rows - _OTHER_ROWS - shown_events)
+    index = next((i for i, t in enumerate(tables)
+                  if chosen is not None and t.instance == chosen.instance), 0)
     first = max(0, min(index - room // 2, len(tables) - room))
     for table in tables[first:first + room]:
-        here = table.instance == chosen.instance
+        here = chosen is not None and table.instance == chosen.instance
         click = on_click(partial(b.click_table, table.instance))
         style = "class:selected" if here else ""
         seats = f"{table.seats_taken}/{table.seats_total}"
@@ -182,6 +223,10 @@ def browser_help_text(keys: KeyMap, config_file: str) -> StyleAndTextTuples:
              "  Now: seating players, playing, next round in N s (or between rounds).\n"
              "  Marks: vN the table's protocol version (red: not this nerts'), code: the\n"
              "  table asks for a code, full: no free seat (Enter: wait or watch).\n"),
+        ("class:label", "Events\n"),
+        ("", "  An evening's tournament shows above the tables. Enter registers (its code\n"
+             "  asked if it has one); when a game seats you, its row says where and with\n"
+             "  whom, and Enter takes you to your table, which deals once all sit.\n"),
         ("class:label", "Forms\n"),
         ("", "  ↑↓ field, ←→ or Space change it, type into text, Enter goes, Esc cancels\n"),
         ("class:dim", f"Remap keys in {config_file}\n{PAGES}"),

@@ -1,0 +1,70 @@
+"""The organiser's screen: who registered and is connected, the tables, one key per game."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from prompt_toolkit.input import create_pipe_input
+
+from p2p_nerts.testing.screen import FixedOutput, screen_lines
+from p2p_nerts.ui.desk import EventScreen
+
+
+class Desk:
+    """An event in memory: two players, one connected; a game seated on the first n."""
+
+    title = "Friday cup · game 0 of 2 · port 4321"
+
+    def __init__(self) -> None:
+        self.game = 0
+        self.forced: list[bool] = []
+        self.listeners: list[Callable[[], None]] = []
+
+    def players(self) -> list[tuple[str, str, bool]]:
+        return [("Ana", "aaaa-bbbb-cccc-dddd", True), ("Ben", "1111-2222-3333-4444", False)]
+
+    def tables(self) -> list[str]:
+        return [f"table A: Ana 0, Ben 0 · playing, round {self.game}"] if self.game else []
+
+    def start_game(self, *, force: bool = False) -> str:
+        self.forced.append(force)
+        if self.game and not force:
+            raise ValueError("game 1 is still being played at table(s) A")
+        self.game += 1
+        return f"game {self.game} seated: 1 tables, 2 players"
+
+    def subscribe(self, changed: Callable[[], None]) -> None:
+        self.listeners.append(changed)
+
+
+def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() -> None:
+    async def scenario() -> None:
+        desk = Desk()
+        with create_pipe_input() as pipe:
+            screen = EventScreen(desk, input=pipe, output=FixedOutput(100, 24))
+            running = asyncio.ensure_future(screen.run())
+
+            async def shows(text: str) -> str:
+                for _ in range(2000):
+                    shown = "\n".join(screen_lines(screen.app))
+                    if text in shown:
+                        return shown
+                    await asyncio.sleep(0.005)
+                raise AssertionError(f"never shown: {text!r}\n{shown}")
+
+            first = await shows("2 registered, 1 connected")
+            assert "● Ana" in first and "○ Ben" in first and "No game seated yet" in first
+            pipe.send_text("n")
+            await shows("game 1 seated: 1 tables, 2 players")
+            await shows("table A: Ana 0, Ben 0 · playing, round 1")
+            pipe.send_text("n")
+            await shows("Game 1 is still being played at table(s) A")
+            pipe.send_text("F")
+            await shows("game 2 seated")
+            assert desk.forced == [False, False, True]
+            assert desk.listeners == [screen.app.invalidate]
+            pipe.send_text("q")
+            await asyncio.wait_for(running, 10)
+
+    asyncio.run(scenario())
