@@ -26,6 +26,7 @@ from ..records.replay import RoundReplay
 from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text
 from ..records.verify import verify
 from ..store import DB_FILE, Store, StoreBusy, StoreError
+from .event import EVENT_COMMANDS, add_event_commands, run_event_command
 from .wall import add_serve_command, run_serve
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
@@ -48,7 +49,11 @@ def add_record_commands(sub: Any) -> None:
                        help="which round (default: the last)")
     _data_dir(again)
     event = sub.add_parser("event", help="standings across the tables on the network: "
-                                         "every game's record verified, then counted")
+                                         "every game's record verified, then counted",
+                           description="With no COMMAND: the standings across the tables "
+                                       "on the network, every game's record verified, then "
+                                       "counted. open and join run an event and take part "
+                                       "in one.")
     event.add_argument("--hours", type=float, default=EVENT_HOURS,
                        help=f"count games that ended this many hours ago or later "
                             f"(default {EVENT_HOURS:g})")
@@ -65,7 +70,9 @@ def add_record_commands(sub: Any) -> None:
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
     _data_dir(event)
-    add_serve_command(event.add_subparsers(dest="event_command", metavar="COMMAND"))
+    events = event.add_subparsers(dest="event_command", metavar="COMMAND")
+    add_event_commands(events)
+    add_serve_command(events)
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
                                           "every move; print its summary (a game left "
                                           "early: as far as it went)")
@@ -110,6 +117,8 @@ def _replay(chosen: RoundReplay) -> int:
 
 
 def _event(args: argparse.Namespace) -> int:
+    if args.event_command in EVENT_COMMANDS:
+        return run_event_command(args)
     if not 0 < args.hours <= 24 * 366:
         raise ValueError("--hours must be above 0 and at most a year")
     if args.watch is not None and not 1 <= args.watch <= 3600:

@@ -37,6 +37,12 @@ class TableConfig:
     wait_for_seat: bool = False
     """A guest at a full table waits for a free seat (asking again as the
     table's roster changes) instead of being turned away."""
+    seat_only: tuple[bytes, ...] | None = None
+    """Host: the only players it seats (an event's seating: spectators still
+    watch); with ``auto_start`` their number, it deals once they all sit."""
+    turn_up: float | None = None
+    """Host: seconds after it opens (or comes back) that it waits for its players
+    before the first deal; then it deals with those seated, two at least."""
     views: bool = True
     """This seat draws the other seats' tableaux (a screen), and says so as it
     links: the others send their VIEWs only to the peers that do. A bot or a
@@ -45,3 +51,7 @@ class TableConfig:
     def __post_init__(self) -> None:
         if self.code is not None:
             normalize_code(self.code)  # a bad code is a ValueError now, not at each connection
+        if self.seat_only is not None and not 2 <= len(set(self.seat_only)) <= self.max_seats:
+            raise ValueError(f"a seating lists 2..{self.max_seats} players")
+        if self.turn_up is not None and not 0 <= self.turn_up <= 3600:
+            raise ValueError("a turn-up time is 0..3600 seconds")

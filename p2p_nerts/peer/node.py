@@ -16,6 +16,7 @@ key from the connection it opens, before its replica exists.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -78,6 +79,15 @@ def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
     auto_start = facts.get("auto_start", config.auto_start)
     if auto_start is None or (type(auto_start) is int and 2 <= auto_start <= config.max_seats):
         config = replace(config, auto_start=auto_start)
+    seat_only = facts.get("seat_only")
+    if isinstance(seat_only, list) and all(
+            isinstance(k, str) and len(k) == 64 for k in seat_only):
+        with contextlib.suppress(ValueError):
+            config = replace(config, seat_only=tuple(bytes.fromhex(k) for k in seat_only))
+    turn_up = facts.get("turn_up")
+    if isinstance(turn_up, int | float) and not isinstance(turn_up, bool):
+        with contextlib.suppress(ValueError):
+            config = replace(config, turn_up=float(turn_up))
     auto_next = facts.get("auto_next", config.auto_next)
     if auto_next is None or (isinstance(auto_next, int | float) and not isinstance(
             auto_next, bool) and 0 <= auto_next <= 3600):
@@ -102,9 +112,12 @@ class NetSession(NetShell):
     @classmethod
     async def host(cls, identity: Identity, config: TableConfig, endpoint: Endpoint, *,
                    table_name: str, interfaces: Interfaces | None, store: Store | None = None,
-                   keep_entries: bool = False,
+                   keep_entries: bool = False, table_id: bytes | None = None,
                    clock: Callable[[], float] = time.monotonic) -> NetSession:
         """Open a new table; advertise it on mDNS unless ``interfaces`` is None.
+
+        ``table_id``: the id it opens under (an event's table has the one its
+        seating gives it, so that its record names that seat); else a new one.
 
         With a ``store``, the replica's journal is written to it before anything
         is sent, so that :meth:`resume` can bring the seat back after a crash.
@@ -114,7 +127,9 @@ class NetSession(NetShell):
         self = cls(identity, config, is_host=True, store=store, keep_entries=keep_entries,
                    clock=clock)
         self.table_name = table_name
-        self._use(self._new_replica(os.urandom(TABLE_ID_LEN), identity.public_key))
+        if table_id is not None and len(table_id) != TABLE_ID_LEN:
+            raise ValueError(f"a table id is {TABLE_ID_LEN} bytes")
+        self._use(self._new_replica(table_id or os.urandom(TABLE_ID_LEN), identity.public_key))
         await self._listen(endpoint)
         self._remember(format_address(endpoint.bind.split(",")[0].strip() or "0.0.0.0",
                                       self.port))
@@ -122,7 +137,8 @@ class NetSession(NetShell):
             c = config
             self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
-                "auto_next": c.auto_next}))
+                "auto_next": c.auto_next, "turn_up": c.turn_up,
+                "seat_only": None if c.seat_only is None else [k.hex() for k in c.seat_only]}))
         self._route(self.replica.handle(Open(), self._clock()))
         self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
@@ -283,7 +299,8 @@ class NetSession(NetShell):
         c = self._config
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
-                "max_seats": c.max_seats}
+                "max_seats": c.max_seats, "seat_only": c.seat_only,
+                "deal_by": None if c.turn_up is None else self._clock() + c.turn_up}
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())

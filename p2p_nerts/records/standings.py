@@ -62,6 +62,9 @@ class Heard:
 
     game: Game
     sources: set[str] = field(default_factory=set)
+    #: The host's and every seat's key, whole (a game's summary names them by
+    #: fingerprint only): what an event matches the game to its seating by.
+    keys: frozenset[bytes] = frozenset()
 
     @property
     def own(self) -> bool:
@@ -85,6 +88,8 @@ class Standings:
     conflicts: list[Conflict] = field(default_factory=list)
     #: (where from, why) for every record that did not verify.
     refused: list[tuple[str, str]] = field(default_factory=list)
+    #: Each counted game's seat keys, whole.
+    keys: dict[Version, frozenset[bytes]] = field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per player, best first: games, wins, points (their totals summed)."""
@@ -136,11 +141,17 @@ class Tally:
                                       "foundation_hash")}
         version = Version(game["table_id"], record.host, min(rounds), max(rounds),
                           json.dumps([keys, facts], sort_keys=True))
-        heard = self._heard.setdefault(version, Heard(game))
+        seats = frozenset(k for n in rounds for k in done.round_keys[n])
+        heard = self._heard.setdefault(version, Heard(game, keys=seats))
         heard.sources.add(source)
         if game["ended_at"] < heard.game["ended_at"]:  # one date, whichever copy came first
             heard.game = game
         return True
+
+    @property
+    def refusals(self) -> int:
+        """How many records were refused so far."""
+        return len(self._refused)
 
     def refuse(self, source: str, reason: str) -> None:
         """A record from ``source`` that counts for nothing, and why."""
@@ -159,6 +170,7 @@ class Tally:
             heard = self._heard[v]
             if v not in beaten and v not in disputed:
                 out.games[v] = heard.game
+                out.keys[v] = heard.keys
             if v in beaten or v in disputed or (heard.own and any(v.conflicts(b)
                                                                 for b in beaten)):
                 out.conflicts.append(Conflict(heard.game, sorted(heard.sources),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..game.bot import SKILLS, Bot
@@ -194,14 +194,16 @@ def bot_table(
     skill: str = "hard",
     classes: dict[int, Callable[..., Replica]] | None = None,
     table_id: bytes = TABLE_ID,
+    ids: Sequence[Identity] | None = None,
 ) -> MemNet:
     """``n`` replicas seated at one table (the first hosts), each driven by a bot
     (two under share-a-deck).
 
     ``classes`` swaps in another replica class for some seats (tests use it to
-    seat cheaters). Returns once everyone is seated, in the lobby.
+    seat cheaters); ``ids`` seats these players (the first hosts) instead of
+    :func:`identities`. Returns once everyone is seated, in the lobby.
     """
-    ids = identities(n)
+    ids = list(ids) if ids is not None else identities(n)
     reps = [
         (classes or {}).get(i, Replica)(
             ident, table_id, ids[0].public_key, variants=variants or Variants(),

@@ -32,9 +32,19 @@ from ._ad import (
 )
 from ._advertiser import TableAdvertiser
 from ._browser import TableBrowser, TableChange, TableEvent
+from ._event import (
+    EVENT_SERVICE,
+    EventAd,
+    EventAdvertiser,
+    decode_event_txt,
+    encode_event_txt,
+    find_event,
+    look_for_events,
+)
 from ._find import QuietMdnsErrors, describe_table, find_table, matching, table_label
 
 __all__ = [
+    "EVENT_SERVICE",
     "MAX_HOST_CHARS",
     "MAX_NAME_CHARS",
     "MAX_SEATS",
@@ -46,6 +56,8 @@ __all__ = [
     "AdvertiseError",
     "AmbiguousTableError",
     "DiscoveryError",
+    "EventAd",
+    "EventAdvertiser",
     "QuietMdnsErrors",
     "TableAd",
     "TableAdvertiser",
@@ -53,10 +65,14 @@ __all__ = [
     "TableChange",
     "TableEvent",
     "TableNotFoundError",
+    "decode_event_txt",
     "decode_txt",
     "describe_table",
+    "encode_event_txt",
     "encode_txt",
+    "find_event",
     "find_table",
+    "look_for_events",
     "matching",
     "random_suffix",
     "table_label",

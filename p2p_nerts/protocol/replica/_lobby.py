@@ -57,6 +57,7 @@ LEAVES = BETWEEN_ROUNDS | {Phase.OVER}
 EQUIVOCATOR = "this seat signed two different entries under one number"
 FULL = "the table is full"
 OVER = "the game is over"
+NOT_LISTED = "this table is seated by an event, and you are not on its list"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,7 @@ class Table:
     proven: Collection[bytes]  # proven equivocators: never seated again
     ready: Mapping[bytes, bool] = field(default_factory=dict)  # who said it is ready to deal
     queue: Mapping[bytes, str] = field(default_factory=dict)  # host: in line for a seat
+    only: Collection[bytes] | None = None  # host: the only keys it seats (None: anyone)
 
     @property
     def is_host(self) -> bool:
@@ -189,6 +191,8 @@ def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]
     """Host: what ``key``'s JOIN gets (:func:`answer_join`). Refused at a full table,
     it waits in line, told its place; a seat that frees goes to the first in line
     (the others asking for it are told their place again)."""
+    if t.only is not None and key not in t.only:
+        return [Sign(Refusal(key, NOT_LISTED))]
     ahead = ahead_of(t, key)
     answer = answer_join(
         key, rs=rs, in_round=in_round(t.phase), over=t.phase is Phase.OVER, seated=t.seated,
@@ -373,10 +377,12 @@ def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
                   next_round_at: float | None, now: float, sitting_down: Collection[bytes],
                   seated: frozenset[bytes]) -> bool:
     """Whether a host dealing by itself deals now: in the lobby once enough are
-    seated; between rounds once the break is over and the newcomers seated as
-    the round closed have caught up (or were waited for long enough)."""
+    seated, or once its turn-up time (``next_round_at`` there) is over with two
+    seated at least; between rounds once the break is over and the newcomers
+    seated as the round closed have caught up (or were waited for long enough)."""
     if phase is Phase.LOBBY:
-        return bool(auto_start) and seats >= (auto_start or 0)
+        return (bool(auto_start) and seats >= (auto_start or 0)) or (
+            next_round_at is not None and now >= next_round_at and seats >= 2)
     return (phase is Phase.BETWEEN and next_round_at is not None and now >= next_round_at
             and (not seated.intersection(sitting_down) or now >= next_round_at + SIT_DOWN_WAIT))
 
@@ -388,6 +394,8 @@ def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
     (inf: only a call can make it: a seat taken, a newcomer caught up)."""
     if auto_deal_due(phase, seats, auto_start, next_round_at, now, sitting_down, seated):
         return now
+    if phase is Phase.LOBBY and next_round_at is not None:
+        return next_round_at if next_round_at > now else float("inf")
     if phase is not Phase.BETWEEN or next_round_at is None:
         return float("inf")
     at = next_round_at if not seated.intersection(sitting_down) else next_round_at + SIT_DOWN_WAIT
@@ -401,7 +409,7 @@ def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, 
     if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,
                          t.seated):
         return []
-    over: list[Effect] = [NextDeal(None)] if t.phase is Phase.BETWEEN else []
+    over: list[Effect] = [NextDeal(None)] if next_round_at is not None else []
     try:
         return [*over, *start_round(t)]
     except CommandError as exc:

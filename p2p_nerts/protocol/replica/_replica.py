@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, assert_never
 
 from ...game.scoring import Match
@@ -80,6 +80,8 @@ class Replica:
         max_seats: int = 8,
         max_held: tuple[int, int] = (MAX_HELD, MAX_HELD_BYTES),
         players: Iterable[bytes] = (),
+        seat_only: Collection[bytes] | None = None,
+        deal_by: float | None = None,
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -87,7 +89,8 @@ class Replica:
         self.is_host = identity.public_key == host_key
         self.seating = Seating(identity.public_key, host_key, variants=variants or Variants(),
                                countdown=countdown, drop_after=drop_after, auto_start=auto_start,
-                               auto_next=auto_next, max_seats=max_seats)
+                               auto_next=auto_next, max_seats=max_seats,
+                               seat_only=seat_only, deal_by=deal_by)
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places(max_held)  # early entries held per author, and bytes

@@ -42,7 +42,8 @@ class Seating:
 
     def __init__(self, me: bytes, host_key: bytes, *, variants: Variants, countdown: float,
                  drop_after: float, auto_start: int | None, auto_next: float | None,
-                 max_seats: int) -> None:
+                 max_seats: int, seat_only: Collection[bytes] | None = None,
+                 deal_by: float | None = None) -> None:
         # A host announces its clocks in its SETTINGS, which every replica (the
         # host's too) then plays by: clocks that every peer would refuse there
         # are refused here, before anything is signed.
@@ -71,8 +72,15 @@ class Seating:
         self.auto_start = auto_start
         self.auto_next = auto_next
         self.max_seats = max_seats  # the host's own limit
-        #: Host: when it deals the next round by itself, if it does.
-        self.next_round_at: float | None = None
+        #: Host: when it deals the next round by itself, if it does; in the lobby,
+        #: when it deals the first with those seated (two at least), if it has
+        #: a turn-up time (``deal_by``).
+        self.next_round_at: float | None = deal_by
+        #: Host: the only keys it seats (an event's seating), None: anyone. Once
+        #: it has dealt, only those dealt in the first round (a no-show plays
+        #: from the event's next game, at the table it is seated at then).
+        self.seat_only = None if seat_only is None else frozenset(seat_only)
+        self._dealt = False  # a round has begun here
 
     @property
     def seats(self) -> tuple[Seat, ...]:
@@ -102,7 +110,7 @@ class Seating:
         the first), ``proven`` the keys never seated again."""
         return Table(self.me, self.host_key, phase, self.seats, number, self.variants,
                      self.countdown, self.drop_after, self.max_seats, self.waiting, proven,
-                     self.ready, self.queue)
+                     self.ready, self.queue, self.seat_only)
 
     def apply(self, effect: SeatingEffect, seq: int) -> None:
         """Carry out a lobby decision about the seating; ``seq`` is the last sequence
@@ -137,7 +145,11 @@ class Seating:
 
     def new_round(self) -> None:
         """A round began: its newcomers are dealt in, and who is ready for the next
-        deal is said afresh."""
+        deal is said afresh; a table seated by an event seats no one else from now on."""
+        if self.seat_only is not None and not self._dealt:
+            self.seat_only = self.seat_only & self.seated
+        self._dealt = True
+        self.next_round_at = None  # a turn-up time is over once a round is dealt
         self.sitting_down.clear()
         self.ready = {}
 

@@ -1,0 +1,375 @@
+"""The organiser's machine at an event: its journal, its server, its ad, its games.
+
+:class:`Organiser` holds the event's book (``event.book``), and journals
+everything the book takes before anyone hears of it (``event.journal``), so
+``nerts event open --resume`` after a crash brings back every registration,
+seating and result. It serves the event to players over TCP
+(``event_wire``): a player's signed registration comes in, and every entry
+and game record goes out to everyone connected, as the book takes it. It
+advertises the event on mDNS (``net.discovery``'s event service) so that
+lobbies show it.
+
+The organiser draws each game's seating among the registered players who
+are connected when it is asked (:meth:`Organiser.start_game`), signs it, and
+ends a game (a ``Finished`` entry) once every table of it has a record, or
+when the next game is started without a table's. A record comes from the
+players, whenever they are connected: a game played while the organiser was
+down counts as soon as a player of it comes back.
+
+Bounds: a connection has ``HELLO_TIME`` seconds to say hello, at most
+``MAX_CONNECTIONS`` are open, a player's frame is at most one record, and
+records are checked one at a time (each is a game's replay).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..event.book import EventBook
+from ..event.entries import (
+    MAX_PLAYERS,
+    EventError,
+    Finished,
+    Opened,
+    Registered,
+    Seated,
+    code_check,
+    decode,
+    encode,
+)
+from ..event.journal import EventJournal
+from ..net.discovery import EventAd, EventAdvertiser
+from ..net.interfaces import Interfaces, bind_addresses
+from ..protocol.identity import Identity
+from ..records.record import MAX_RECORD
+from .event_wire import HELLO_TIME, MAX_HELLO, WireError, hello, read_frame, write_frame
+from .node import fingerprint_hex
+
+__all__ = ["MAX_CONNECTIONS", "EventSettings", "Organiser"]
+
+_log = logging.getLogger(__name__)
+
+MAX_CONNECTIONS = MAX_PLAYERS + 64
+"""Connections open at once: every player, and a few followers."""
+_QUEUE = 4096
+"""Frames waiting to go to one connection; past it the connection is closed (the
+player comes back and asks from where it was)."""
+_EVENT_ID_LEN = 16
+
+
+@dataclass(frozen=True, slots=True)
+class EventSettings:
+    """How ``nerts event open`` opens a new event."""
+
+    name: str
+    games: int = 3
+    table_size: int = 4
+    target: int = 100
+    code: str | None = None
+    turn_up: int = 120
+    """Seconds a seated player has to sit at their table before it deals without them."""
+
+
+@dataclass(eq=False)
+class _Connection:
+    writer: asyncio.StreamWriter
+    player: bytes | None = None
+    queue: asyncio.Queue[dict[str, object] | None] = field(
+        default_factory=lambda: asyncio.Queue(_QUEUE))
+
+
+class Organiser:
+    """One event, run from this machine (see the module's docstring)."""
+
+    def __init__(self, identity: Identity, journal: EventJournal, book: EventBook) -> None:
+        self.identity = identity
+        #: Where the port it served on is noted: it comes back on it after a crash,
+        #: where the players keep dialing.
+        self._port_file = journal.path.with_name(journal.path.name + ".port")
+        self.book = book
+        self._journal = journal
+        self._connections: set[_Connection] = set()
+        self._servers: list[asyncio.Server] = []
+        self._advertiser: EventAdvertiser | None = None
+        self._listeners: list[Callable[[], None]] = []
+        self._checking = asyncio.Lock()  # records are replayed one at a time
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    # ------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, identity: Identity, path: Path, settings: EventSettings, *,
+             resume: bool) -> Organiser:
+        """Open a new event journaled at ``path`` (refused if one is there), or with
+        ``resume`` the one journaled there. EventError (one line) otherwise."""
+        if not resume and path.exists() and path.stat().st_size > 0:
+            raise EventError(f"an event is journaled at {path} already: "
+                             "nerts event open --resume goes on with it")
+        if resume and not path.exists():
+            raise EventError(f"no event is journaled at {path} to resume")
+        journal = EventJournal.open(path)
+        try:
+            book = journal.replay(settings.code)
+            if book.opened is None:
+                if resume:
+                    raise EventError(f"the event journal {path} holds no event")
+                event_id = os.urandom(_EVENT_ID_LEN)
+                opened = Opened(event_id, settings.name, identity.public_key, settings.games,
+                                settings.table_size, settings.target,
+                                None if settings.code is None
+                                else code_check(event_id, settings.code),
+                                settings.turn_up, int(time.time()))
+                raw = encode(opened, identity)
+                book.apply(raw)
+                journal.append(raw)
+            elif book.opened.organiser != identity.public_key:
+                raise EventError(f"the event journaled at {path} was opened by another key")
+            elif book.opened.code_check is not None and (
+                    settings.code is None
+                    or code_check(book.opened.event_id, settings.code) != book.opened.code_check):
+                raise EventError("this event has a code: resume it with the same --code")
+        except BaseException:
+            journal.close()
+            raise
+        return cls(identity, journal, book)
+
+    @property
+    def opened(self) -> Opened:
+        assert self.book.opened is not None  # open() made sure
+        return self.book.opened
+
+    async def start(self, interfaces: Interfaces | None, *, bind: str = "127.0.0.1",
+                    port: int = 0) -> None:
+        """Serve the event on ``bind`` (one address or several, comma-separated; ""
+        every interface), on ``port`` (0: the one it served on before, else any),
+        and with ``interfaces`` advertise it there."""
+        asked = port
+        if not asked:
+            with contextlib.suppress(OSError, ValueError):
+                port = int(self._port_file.read_text(encoding="ascii"))
+        try:
+            await self._listen(bind, port if 0 < port < 65536 else 0)
+        except OSError:
+            if asked or not port:
+                raise
+            await self._listen(bind, 0)  # the old port is taken: the ad says the new one
+        with contextlib.suppress(OSError):
+            self._port_file.write_text(str(self.port), encoding="ascii")
+        if interfaces is not None:
+            self._advertiser = EventAdvertiser(EventAd(
+                self.opened.name[:48], fingerprint_hex(self.identity.public_key),
+                self.opened.code_check is not None, len(self.book.games), self.opened.games,
+                self.port), interfaces)
+            await self._advertiser.start()
+
+    async def _listen(self, bind: str, port: int) -> None:
+        self.port = port
+        for address in bind_addresses(bind):
+            try:
+                server = await asyncio.start_server(self._serve, address, self.port,
+                                                    limit=MAX_RECORD + 1024)
+            except OSError:
+                for started in self._servers:
+                    started.close()
+                self._servers = []
+                raise
+            self._servers.append(server)
+            self.port = int(server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        if self._advertiser is not None:
+            with contextlib.suppress(Exception):
+                await self._advertiser.close()
+        for server in self._servers:
+            server.close()
+        for c in list(self._connections):
+            c.writer.close()
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._journal.close()
+
+    # ------------------------------------------------------------ what the screen reads
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """``listener()`` after every change (a registration, a connection, a record)."""
+        self._listeners.append(listener)
+
+    @property
+    def registered(self) -> list[Registered]:
+        return list(self.book.registrations.values())
+
+    @property
+    def connected(self) -> frozenset[bytes]:
+        """The registered players connected now."""
+        return frozenset(c.player for c in self._connections if c.player is not None)
+
+    @property
+    def game(self) -> int:
+        """The last game seated (0: none yet)."""
+        return len(self.book.games)
+
+    def unplayed(self) -> list[str]:
+        """The current game's tables without a result yet."""
+        if not self.game:
+            return []
+        done = self.book.results()
+        return [t.letter for t in self.book.games[self.game].seated.tables
+                if (self.game, t.letter) not in done]
+
+    # ------------------------------------------------------------ the organiser's keys
+    def start_game(self, *, force: bool = False) -> Seated:
+        """Draw, sign and send the next game's seating, among the registered players
+        connected now. While tables of the current game have no result, only with
+        ``force`` (the game is then ended without them). EventError (one line)
+        when it cannot be."""
+        if self.game >= self.opened.games:
+            raise EventError(f"all {self.opened.games} games are seated")
+        left = self.unplayed()
+        if left and not self.book.games[self.game].finished:
+            if not force:
+                raise EventError(f"game {self.game} is still being played at table(s) "
+                                 f"{', '.join(left)}")
+            self._take(encode(Finished(self.opened.event_id, self.game), self.identity))
+        present = self.connected
+        if len(present) < 2:
+            raise EventError("a game needs two registered players connected at least")
+        seated = self.book.next_seating(present, os.urandom(32))
+        self._take(encode(seated, self.identity))
+        if self._advertiser is not None:
+            self._spawn(self._advertiser.update(game=self.game))
+        return seated
+
+    # ------------------------------------------------------------ internals
+    def _take(self, raw: bytes) -> bool:
+        """Apply an entry; journal it, then send it to everyone. False: held already."""
+        if self.book.apply(raw) is None:
+            return False
+        self._journal.append(raw)
+        self._send_all({"e": raw})
+        return True
+
+    async def _record(self, data: bytes) -> None:
+        """A game record from a player: checked, journaled, sent on."""
+        async with self._checking:
+            held = len(self.book.records)
+            counted = await asyncio.to_thread(self.book.add_record, data)
+            if len(self.book.records) == held:
+                return
+            self._journal.append(data)
+            self._send_all({"r": data})
+            if counted:
+                self._maybe_finished()
+        self._changed()
+
+    def _maybe_finished(self) -> None:
+        """Every table of the current game has its result: the game is over."""
+        if self.game and not self.book.games[self.game].finished and not self.unplayed():
+            self._take(encode(Finished(self.opened.event_id, self.game), self.identity))
+
+    def _send_all(self, frame: dict[str, object]) -> None:
+        for c in list(self._connections):
+            try:
+                c.queue.put_nowait(frame)
+            except asyncio.QueueFull:
+                _log.info("a follower fell too far behind: closing its connection")
+                c.writer.close()
+        self._changed()
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # noqa: BLE001 - a screen's failure must not stop the event
+                _log.exception("an event listener failed")
+
+    def _spawn(self, work: object) -> None:
+        assert asyncio.iscoroutine(work)
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            writer.close()
+            return
+        c = _Connection(writer)
+        self._connections.add(c)
+        sender: asyncio.Task[None] | None = None
+        try:
+            async with asyncio.timeout(HELLO_TIME):
+                reg, entries_held, records_held = hello(await read_frame(reader, MAX_HELLO))
+            if reg is not None:
+                problem = self._register(reg)
+                if problem is not None:
+                    write_frame(writer, {"v": 1, "error": problem})
+                    await writer.drain()
+                    return
+                c.player = decode(reg).author
+            write_frame(writer, {"v": 1, "ok": True})
+            # The records first: a seating drawn from standings is checked against them.
+            for record in self.book.records[records_held:]:
+                c.queue.put_nowait({"r": record})
+            for entry in self.book.entries[entries_held:]:
+                c.queue.put_nowait({"e": entry})
+            self._changed()
+            sender = asyncio.ensure_future(self._send(c))
+            while True:
+                frame = await read_frame(reader, MAX_RECORD + 64)
+                sent, registration = frame.get("r"), frame.get("reg")
+                if isinstance(sent, bytes):
+                    await self._record(sent)
+                elif isinstance(registration, bytes) and c.player is None:
+                    problem = self._register(registration)
+                    if problem is not None:
+                        c.queue.put_nowait({"error": problem})
+                    else:
+                        c.player = decode(registration).author
+                        self._changed()
+                else:
+                    raise WireError("a malformed frame")
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except (OSError, TimeoutError, WireError, EventError, asyncio.QueueFull) as exc:
+            _log.info("an event connection ended: %s", exc or type(exc).__name__)
+        except Exception:  # noqa: BLE001 - nothing from the network may stop the event
+            _log.exception("an event connection failed")
+        finally:
+            self._connections.discard(c)
+            if sender is not None:
+                sender.cancel()
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+            if c.player is not None:
+                self._changed()
+
+    async def _send(self, c: _Connection) -> None:
+        with contextlib.suppress(OSError, ConnectionError):
+            while (frame := await c.queue.get()) is not None:
+                write_frame(c.writer, frame)
+                await c.writer.drain()
+
+    def _register(self, reg: bytes) -> str | None:
+        """A player's registration (or their copy of it, again): None once the book
+        holds it, else why it is refused (one line)."""
+        try:
+            signed = decode(reg)
+            if not isinstance(signed.entry, Registered):
+                return "that is not a registration"
+            if signed.entry.player in self.book.registrations:
+                return None if reg in self.book.entries else (
+                    "you registered already, under another name")
+            self._take(reg)
+        except EventError as exc:
+            return str(exc)
+        return None
