@@ -100,10 +100,12 @@
     }));
   }
 
-  function next(seating) {
+  // The seating of the game being played, or of the next one.
+  function next(seating, current) {
     byId("next-box").hidden = seating === null;
     if (seating === null) return;
-    byId("next-title").textContent = "Next: game " + seating.game;
+    byId("next-title").textContent =
+      (seating.game === current ? "Seating: game " : "Next: game ") + seating.game;
     byId("next").replaceChildren(...seating.tables.map(
       (t) => card(tableTitle(t.table), "", t.players, false, false)));
   }
@@ -117,7 +119,7 @@
       ? "Game " + event.game + " of " + event.games + " · " + state : state;
     standings(snapshot.standings);
     tables(snapshot.tables);
-    next(snapshot.next);
+    next(snapshot.next, event.game);
     byId("missing-box").hidden = snapshot.missing.length === 0;
     byId("missing").textContent = snapshot.missing.join(", ");
     byId("side").hidden = byId("side").querySelectorAll("section:not([hidden])").length === 0;
