@@ -30,8 +30,14 @@ A snapshot is the dict ``EventBook.wall()`` gives (the event contract)::
 and the server keeps only those fields, of those types, within bounds
 (:func:`shaped`): whatever else a source holds never reaches the page. A
 snapshot that is not of that shape is refused with :class:`WallError`, and
-the page goes on showing the last good one. Until the event's book exists,
-``nerts event serve`` feeds it today's standings (:func:`standings_wall`).
+the page goes on showing the last good one. ``nerts event serve --event``
+feeds it the snapshots of a book that follows the event; without, today's
+standings (:func:`standings_wall`). A process that holds the organiser's own
+book serves it the same way::
+
+    feed = Feed(book.wall())
+    async with serving_wall(feed, "0.0.0.0", 8080):
+        ...  # and after each change: feed.set(book.wall())
 """
 
 from __future__ import annotations
