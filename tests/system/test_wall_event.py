@@ -20,8 +20,10 @@ import pytest
 from p2p_nerts import cli
 from p2p_nerts.peer.event_host import EventSettings, Organiser
 from p2p_nerts.peer.event_seat import EventLink
+from p2p_nerts.peer.wall import Feed, shaped
 from p2p_nerts.protocol.identity import Identity
 
+from ..event.eventkit import event, play_all, seat
 from .test_wall import ROOT, WAIT
 
 pytestmark = pytest.mark.timeout(180)
@@ -109,3 +111,25 @@ def test_an_event_not_found_is_one_line(tmp_path: Path,
                      "--listen", "0.5"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("nerts: ") and err.count("\n") == 1 and "No such cup" in err, err
+
+
+def test_the_wall_shows_all_an_event_book_says_and_keeps_its_shape() -> None:
+    """The event's snapshot (its book's ``wall()``, the contract) passes the wall's
+    checks whole, at every stage: nothing of it is dropped or refused."""
+    book = event(7, games=2)
+    stages = [book.wall()]
+    seat(book)
+    stages.append(book.wall())
+    play_all(book)
+    stages.append(book.wall())
+    seat(book)
+    stages.append(book.wall())
+    assert [s["event"]["state"] for s in stages] == [
+        "registering", "seating", "playing", "seating"]
+    feed = Feed(stages[0])
+    for stage in stages:
+        assert shaped(stage) == stage
+        feed.set(stage)
+        assert json.loads(feed.body) == stage
+        assert json.loads(feed.standings_body) == {"event": "Friday Nerts",
+                                                   "standings": stage["standings"]}
