@@ -334,8 +334,13 @@ async def _events(request: web.Request) -> web.StreamResponse:
             else:
                 await _send(response, ": still here\n\n")
             await feed.changed(sent, HEARTBEAT)
-    except (ConnectionError, TimeoutError):
-        pass  # the reader has gone, or stopped reading: its page reconnects if it can
+    except ConnectionError:
+        pass  # the reader has gone: its page reconnects if it can
+    except TimeoutError:
+        # It stopped reading: cut the connection, and what is queued for it with it
+        # (ended politely, the stream's last bytes would wait on that reader too).
+        if request.transport is not None:
+            request.transport.abort()
     finally:
         streams.discard(response)
     return response

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import itertools
 import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -305,3 +307,42 @@ def test_a_port_taken_is_one_line(capsys: pytest.CaptureFixture[str],
     err = capsys.readouterr().err
     assert re.fullmatch(r"nerts: cannot serve the page on 127\.0\.0\.1:\d+: .+\n", err), err
 
+
+
+def test_a_page_that_stops_reading_is_cut_off_and_makes_room(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader that never reads holds a stream only until a write to it has waited
+    ``_WRITE_TIMEOUT`` (shortened here): then its place is free for another page."""
+    monkeypatch.setattr("p2p_nerts.peer.wall._WRITE_TIMEOUT", 0.5)
+
+    def big(n: int) -> dict[str, Any]:
+        return snapshot(standings=[
+            {"place": i + 1, "name": f"{i:04d}" + "x" * 60, "fp": f"{i:016x}", "games": n,
+             "wins": 0, "points": n, "tiebreak": 0} for i in range(1000)])
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        feed = Feed(snapshot())
+        async with serving_wall(feed, "127.0.0.1", 0, max_clients=1) as bound, \
+                aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{bound[0][1]}/events"
+            with socket.socket() as stalled:
+                stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                stalled.setblocking(False)
+                await loop.sock_connect(stalled, ("127.0.0.1", bound[0][1]))
+                await loop.sock_sendall(stalled, b"GET /events HTTP/1.1\r\nHost: wall\r\n\r\n")
+
+                async def status() -> int:
+                    async with session.get(url) as answer:
+                        return answer.status
+
+                async with asyncio.timeout(WAIT):
+                    while await status() != 503:  # the stalled reader holds the one place
+                        await asyncio.sleep(0.05)
+                    for n in itertools.count(1):  # snapshots pile up unread...
+                        feed.set(big(n))
+                        await asyncio.sleep(0.05)
+                        if await status() == 200:  # ...until it is cut off
+                            break
+
+    asyncio.run(run())
