@@ -29,6 +29,7 @@ from ..records.standings import EVENT_HOURS, standings_csv, standings_json, stan
 from ..records.verify import verify
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 from .event import EVENT_COMMANDS, add_event_commands, run_event_command
+from .wall import add_serve_command, run_serve
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
 
@@ -71,7 +72,9 @@ def add_record_commands(sub: Any) -> None:
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
     _data_dir(event)
-    add_event_commands(event.add_subparsers(dest="event_command", metavar="COMMAND"))
+    events = event.add_subparsers(dest="event_command", metavar="COMMAND")
+    add_event_commands(events)
+    add_serve_command(events)
     check = sub.add_parser("verify", help="check a game record: signatures, shuffles, "
                                           "every move; print its summary (a game left "
                                           "early: as far as it went); or an event's "
@@ -128,6 +131,8 @@ def _event(args: argparse.Namespace) -> int:
         raise ValueError("--listen must be above 0 and at most 60 seconds")
     interfaces = interfaces_setting(args.interfaces)
     data_dir = args.data_dir or default_data_dir()
+    if args.event_command == "serve":
+        return run_serve(args, interfaces, data_dir)
     try:
         return asyncio.run(_standings(args, interfaces, data_dir))
     except OSError as exc:  # mDNS could not start on these interfaces
@@ -151,7 +156,7 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
         missed: list[tuple[str, str]] = []
         seen = await results.look(interfaces, args.listen)
         standings = await results.tallied(seen.servers, since,
-                                          partial(_own_records, data_dir), missed)
+                                          partial(own_records, data_dir), missed)
         tables = results.unfetched(seen)
         gaps = [f"NOT COUNTED (from {where}): could not fetch its games: {why}"
                 for where, why in missed]
@@ -178,7 +183,7 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
         await asyncio.sleep(args.watch)
 
 
-def _own_records(data_dir: Path, since: float) -> list[bytes]:
+def own_records(data_dir: Path, since: float) -> list[bytes]:
     """This player's own games, unless a running nerts holds the store (and serves them)."""
     if not (data_dir / DB_FILE).exists():
         return []

@@ -8,7 +8,8 @@ history), ``journaling`` (its held writes to the store) and ``announce`` (the
 host's ad on mDNS); ``headless`` plays without a screen (bots,
 ``--headless``); ``loopback`` seats a player with bots over real sockets on
 127.0.0.1; ``tables`` is the lobby's view of the LAN (``lan.Network``);
-``results`` serves and fetches finished games' records.
+``results`` serves and fetches finished games' records; ``wall`` serves the
+projector's page of an event's standings (``wall_page/``, over HTTP).
 They build on ``net`` (transport and discovery), ``session``, ``records`` and
 the store; nothing below imports them.
 """
