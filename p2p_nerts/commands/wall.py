@@ -2,7 +2,8 @@
 
 Serves ``peer.wall``'s page on the LAN and feeds it, with ``--event``, an
 event as this machine's own copy of its book has it (``peer.event_seat``'s
-link, following the organiser without registering: every entry and record
+link, following the organiser without registering and watching the tables of
+the game under way for their live scores: every entry and record
 checked here, every draw re-run), snapshot after snapshot as it changes;
 without, the evening's standings as ``nerts event --watch`` counts them (every
 record on the network verified, then tallied), counted again every
@@ -172,7 +173,7 @@ async def _follow(event: str, interfaces: Interfaces, listen: float, data_dir: P
         except WallError as exc:  # the last good snapshot stays on the wall
             _log.error("the event's snapshot was not shown: %s", exc)
 
-    link = EventLink(identity, address, register=False, changed=show)
+    link = EventLink(identity, address, register=False, changed=show, watch=interfaces)
     try:
         await link.run()
     finally:
