@@ -123,7 +123,7 @@ class NetSession(NetShell):
             self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
                 "auto_next": c.auto_next}))
-        self._route(self.replica.handle(Open(), self._clock()))
+        self._command(Open())
         self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
             await self._announce(interfaces)
@@ -160,6 +160,7 @@ class NetSession(NetShell):
         elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
         self._route(opened)
+        self._hand_out()
         return self
 
     @classmethod
@@ -181,7 +182,7 @@ class NetSession(NetShell):
         assert link.peer.tid is not None  # _reach checked it
         self._use(self._new_replica(link.peer.tid, link.key))
         self.replica.watching = True
-        self._route(self.replica.handle(AskToWatch(link.key), self._clock()))
+        self._command(AskToWatch(link.key))
         return self
 
     async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,

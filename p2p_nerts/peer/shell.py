@@ -7,7 +7,7 @@ time (``next_due``), and whatever comes out is journaled (with a
 :class:`~p2p_nerts.store.Store`, before anything is sent) and sent at once
 (``Send(to=None)`` to every connected peer, ``Send(to=key)`` to that peer if
 connected, else dropped -- the replica's ACK and RESEND machinery recovers it).
-The listeners hear the events (:meth:`NetShell._route`).
+The listeners hear the events last, once the batch is out (:meth:`NetShell._route`).
 
 The policies beside the routing are small objects the shell owns and asks:
 who may keep a link (:class:`~p2p_nerts.peer.admission.Admission`), the
@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 
 from ..net.mesh import Mesh
@@ -73,14 +74,10 @@ def _give_way() -> None:
 
     Several peers on one machine (a loopback table, the lab, the benchmark: 8
     peers on 2 cores) all wake for each play, and each one's share of the CPU
-    delays the next. A peer gives way where what it has left is its own
-    bookkeeping: the author once its frames are out (before its listeners),
-    a receiver once its listeners have the play (before its journal and its
-    acknowledgement). Those still waiting to see the play then see it first:
-    at 8 peers a play reached every peer 15 % sooner (1.66 ms against
-    1.97 ms, the median of 6 alternating games each) and became final on its
-    author no later (2.30 ms both). Alone on a machine, it is one system call
-    (none on Windows, which has no ``sched_yield``).
+    delays the next. A peer gives way once a batch's frames are out, before its
+    listeners hear of it: those still waiting to see the play then see it first.
+    Alone on a machine, it is one system call (none on Windows, which has no
+    ``sched_yield``).
     """
     if sys.platform != "win32":
         os.sched_yield()
@@ -114,12 +111,13 @@ class NetShell:
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
         self._backlog: list[ev.Event] = []
-        self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
+        #: Events routed and not yet told (:meth:`_hand_out`), and whether they are being told.
+        self._events: deque[ev.Event] = deque()
+        self._handing_out = False
         #: The store, and the writes to it held until the listeners are told.
         self._disk = HeldWrites(store)
         #: The game, for the history (and its entries, with ``keep_entries``).
         self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
-        self._routing = 0  # depth of _route calls (a listener may act)
         self._closed = asyncio.Event()
         self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
         self._running = False  # run() keeps the ticks going
@@ -170,12 +168,14 @@ class NetShell:
 
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
+        self._hand_out()
         self._apply_own()
         self._arm()
 
     def step_bot(self, driver: BotDriver) -> None:
         """Give a bot at this seat its turn: the commands it sends are this seat's."""
         self._route(driver.step(self._clock()), own=True)
+        self._hand_out()
         self._apply_own()
         self._arm()
 
@@ -183,6 +183,13 @@ class NetShell:
         """My play went out as soon as it was signed; now I apply it myself (the
         other peers start checking it meanwhile)."""
         self._route(self.replica.apply_own(self._clock()), own=True)
+        self._hand_out()
+
+    def _command(self, command: Command) -> None:
+        """Run a command of the shell's own, or its policies' (asking for a seat, turning
+        a link away, leaving): not the player's, so nothing for :meth:`act` to apply."""
+        self._route(self.replica.handle(command, self._clock()))
+        self._hand_out()
 
     def subscribe(self, listener: Listener) -> None:
         """Hear every event from now on; the first listener also hears the backlog."""
@@ -222,6 +229,7 @@ class NetShell:
             # that starts drawing gets one at the next.
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
+            self._hand_out()
             if r.is_host:
                 self._mesh.close_silent(self._door.must_be_heard(), r.seating.drop_after)
             self._seat.check()
@@ -263,10 +271,9 @@ class NetShell:
         self._seat.use(replica, self._kept_view)
 
     def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store, after the listeners while routing (see :meth:`_route`)."""
+        """Write to the store now, after what was journaled before (see :meth:`_route`)."""
         self._disk.hold(write)
-        if not self._routing:
-            self._disk.flush()
+        self._disk.flush()
 
     def _info(self) -> Info:
         r = self._replica
@@ -282,26 +289,20 @@ class NetShell:
                     playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
-        """Tell the listeners, then journal, then send: all frames in one write per peer.
+        """Journal, then send, then hand the events out: all frames in one write per peer.
 
-        Events go first because a send to a local peer often switches the CPU
-        to the woken reader (a 2-core machine with 8 peers): a play received
-        would otherwise show only after our acknowledgement had been handled.
-        Nor need it wait for the disk: a journal write costs ~30 µs cold here
-        (within the noise of a game's latency), but a slow or busy disk may
-        block far longer.
         Nothing leaves the process before the journal holds what it follows
         from (write-ahead: what we acknowledged or signed survives a crash),
         and what this seat made itself is on the disk before it leaves: one
         ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold.
-        The frames and records of a listener that acts meanwhile follow ours,
-        in order, in the same writes. Our ``own`` action's frames are the
-        exception: nobody else has them yet, so they are journaled and go out
-        first, and the other peers start on a play while our listeners hear
-        of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
-        An empty output (most ticks, most ACKs heard) has nothing to route: what
-        a routing holds back is sent as the outermost one ends.
+        sign a second entry under a number the others already hold. Once the
+        frames are out, the seat gives way (:func:`_give_way`): the other
+        peers start on a play (ours, or one all of us just received) while our
+        listeners hear of it. The listeners hear last: the events wait for
+        :meth:`_hand_out`, which every caller calls once this returns, so a
+        listener that acts routes its own batch after this one has left, never
+        from inside this one. An empty output (most ticks, most ACKs heard) has
+        nothing to route.
         """
         if not (out.sends or out.events or out.journal):
             return
@@ -311,33 +312,35 @@ class NetShell:
         if compacts(out.events) and self._disk.store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
             self._disk.hold(lambda store: store.compact(table_id))
-        sends = self._frames(out.sends)
-        if own and not self._routing:  # nothing queued before them
-            self._disk.flush()
-            self._mesh.send_all(sends)
-            if out.sends:
-                _give_way()
-        else:
-            self._outbox += sends
-        self._routing += 1
+        self._disk.flush()
+        if out.sends:
+            self._mesh.send_all(self._frames(out.sends))
+            if own or any(not isinstance(e, ev.Rejected) for e in out.events):
+                _give_way()  # not for a flood's rejects: it would give the CPU away
+        self._events += out.events
+
+    def _hand_out(self) -> None:
+        """Tell the listeners every event routed so far, in order, one event at a time.
+
+        One loop hands them out: the events of a listener that acts join the
+        queue behind those still to be told (its frames are out already; its own
+        call to this returns at once), so every listener hears every event in the
+        order the replica made them.
+        """
+        if self._handing_out:
+            return
+        self._handing_out = True
         try:
-            for event in out.events:
-                told = self._react(event)
+            while self._events:
+                told = self._react(self._events.popleft())
                 if told is None:
                     continue
-                event = told
                 if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
-                    self._backlog.append(event)
+                    self._backlog.append(told)
                 for listener in self._listeners:
-                    self._tell(listener, event)
+                    self._tell(listener, told)
         finally:
-            self._routing -= 1
-            if not self._routing:
-                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
-                    _give_way()  # not for a flood's rejects: it would give the CPU away
-                self._disk.flush()
-                outbox, self._outbox = self._outbox, []
-                self._mesh.send_all(outbox)
+            self._handing_out = False
 
     def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
         """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
@@ -397,6 +400,7 @@ class NetShell:
             return
         watcher = view.watcher(key)
         self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        self._hand_out()
         if r.phase is Phase.OVER:
             # The others' signed results come after the end.
             self._keeping.when_signed(r, self._disk.store, self.table_name)
@@ -409,7 +413,7 @@ class NetShell:
 
     def _ask_for_seat(self) -> None:
         """Ask the host for a seat (``SeatBack``: back at the table, or one come free)."""
-        self._route(self.replica.handle(Open(), self._clock()))
+        self._command(Open())
 
     @property
     def waiting_for_seat(self) -> bool:
@@ -425,7 +429,7 @@ class NetShell:
         if r is None:
             return
         if up and self.watching:
-            self._route(r.handle(AskToWatch(key), self._clock()))
+            self._command(AskToWatch(key))
         if (up and key == r.host_key and not r.is_host and not self.watching
                 and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
                      or self.view.my_key not in self.view.seated)):
@@ -433,10 +437,10 @@ class NetShell:
             # went (the SeatLost command), or our JOIN was lost with it; or back
             # as a latecomer, whom it took off its waiting list. Ask again (a
             # seated player is only told the roster again).
-            self._route(r.handle(Open(), self._clock()))
+            self._command(Open())
         elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
                                         or key in r.seating.queue):
-            self._route(r.handle(SeatLost(key), self._clock()))
+            self._command(SeatLost(key))
         elif up and r.is_host and key not in self.view.seated:
             # A newcomer asks for its seat right after its link is up: judge the
             # link once it has had the time to.
@@ -449,7 +453,7 @@ class NetShell:
             return
         why = self._door.turns_away(key)
         if why is not None:
-            self._route(self.replica.handle(TurnAway(key, why), self._clock()))
+            self._command(TurnAway(key, why))
             asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
 
     async def _shutdown(self) -> None:
@@ -457,6 +461,6 @@ class NetShell:
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
-            self._route(self.replica.handle(LeaveTable(), self._clock()))
+            self._command(LeaveTable())
         await self._announcer.close()
         await self._mesh.close()
