@@ -2,10 +2,11 @@
 
 ``node`` opens a seat (host, join, watch, resume) on ``shell``, the network
 shell (bytes in, the replica, the journal, bytes out), with its ``config``;
-the shell owns small policies it asks: ``admission`` (who may keep a link),
-``seatback`` (asking for a seat again), ``keeping`` (the game for the
-history), ``journaling`` (its held writes to the store) and ``announce`` (the
-host's ad on mDNS); ``headless`` plays without a screen (bots,
+the shell owns small policies it tells of links and events and asks:
+``admission`` (who may keep a link), ``seatback`` (asking for a seat again),
+``spectator`` (a spectator asking each peer to watch), ``keeping`` (the game
+for the history), ``journaling`` (its held writes to the store) and
+``announce`` (the host's ad on mDNS); ``headless`` plays without a screen (bots,
 ``--headless``); ``loopback`` seats a player with bots over real sockets on
 127.0.0.1; ``tables`` is the lobby's view of the LAN (``lan.Network``);
 ``results`` serves and fetches finished games' records.

@@ -1,12 +1,13 @@
 """A guest asking to sit down again: for its seat back, or for a seat to come free.
 
-It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because it is a
-player's patience, not routing: it listens to the events the session hands it
-(:meth:`SeatBack.heard`: the roster, a refusal, the game's end), is asked at
-each of the session's ticks (:meth:`SeatBack.check`), and when it is time to
-ask the host for a seat it calls the session's ``ask``, which sends the
+It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because it is a
+player's patience, not routing: it listens to the events the shell hands it
+(:meth:`SeatBack.heard`: the roster, a refusal, the game's end) and to the
+link to the host coming back (:meth:`SeatBack.link_changed`), is asked at
+each of the shell's ticks (:meth:`SeatBack.check`), and when it is time to
+ask the host for a seat it calls the shell's ``ask``, which sends the
 request (an ``Open`` command to the replica). It reads the table through the
-replica and its view, which the session hands it as it has them.
+replica and its view, which the shell hands it as it has them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from ..protocol import events as ev
-from ..protocol.replica import OVER, Replica, TableView
+from ..protocol.replica import OVER, Phase, Replica, TableView
 
 __all__ = ["NO_SEAT", "WAITING", "SeatBack"]
 
@@ -82,6 +83,16 @@ class SeatBack:
         if self._asked_back != after:
             self._asked_back = after
             _log.info("asking for our seat back")
+            self._ask()
+
+    def link_changed(self, key: bytes, up: bool) -> None:
+        """Back to the host between deals: it gave our seat up when the link went (the
+        SeatLost command), or our JOIN was lost with it; or back as a latecomer,
+        whom it took off its waiting list. Ask again (a seated player is only
+        told the roster again)."""
+        r, view = self._replica, self._view
+        if (up and r is not None and view is not None and key == r.host_key and not r.is_host
+                and (r.phase in (Phase.LOBBY, Phase.BETWEEN) or view.my_key not in view.seated)):
             self._ask()
 
     def _ask_for_a_free_seat(self) -> None:

@@ -9,11 +9,14 @@ time (``next_due``), and whatever comes out is journaled (with a
 connected, else dropped -- the replica's ACK and RESEND machinery recovers it).
 The listeners hear the events last, once the batch is out (:meth:`NetShell._route`).
 
-The policies beside the routing are small objects the shell owns and asks:
-who may keep a link (:class:`~p2p_nerts.peer.admission.Admission`), the
-mDNS ad (:class:`~p2p_nerts.peer.announce.TableAnnouncer`), asking for a
-seat again (:class:`~p2p_nerts.peer.seatback.SeatBack`) and the game's
-record for the history (:class:`~p2p_nerts.peer.keeping.GameKeeping`).
+The policies beside the routing are small objects the shell owns, tells of
+each link that comes up or goes and each event, and asks: who may keep a
+link (:class:`~p2p_nerts.peer.admission.Admission`), the mDNS ad
+(:class:`~p2p_nerts.peer.announce.TableAnnouncer`), asking for a seat again
+(:class:`~p2p_nerts.peer.seatback.SeatBack`), a spectator's asking to watch
+(:class:`~p2p_nerts.peer.spectator.Spectator`) and the game's record for the
+history (:class:`~p2p_nerts.peer.keeping.GameKeeping`). Those that act do
+so through :meth:`NetShell._command`, one routed batch at a time.
 How a seat comes to be -- hosting, joining, watching, resuming -- is
 :class:`~p2p_nerts.peer.node.NetSession`'s, built on this class.
 """
@@ -35,27 +38,25 @@ from ..protocol.botdriver import BotDriver
 from ..protocol.identity import Identity
 from ..protocol.journal import Record
 from ..protocol.replica import (
-    AskToWatch,
     Command,
     LeaveTable,
     Open,
     Outbound,
     Phase,
     Replica,
-    SeatLost,
     Send,
     TableView,
-    TurnAway,
     compacts,
 )
 from ..session import Listener
 from ..store import Store
-from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
+from .admission import Admission
 from .announce import TableAnnouncer
 from .config import TableConfig
 from .journaling import HeldWrites
 from .keeping import GameKeeping
 from .seatback import SeatBack
+from .spectator import Spectator
 
 __all__ = ["SHELL_CHECKS", "NetShell"]
 
@@ -101,7 +102,8 @@ class NetShell:
         #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
         self._kept_view: TableView | None = None
         #: Who may keep a link and hear the table (the mesh asks it of each link).
-        self._door = Admission(lambda: self._mesh.links, clock)
+        self._door = Admission(lambda: self._mesh.links, self._command,
+                               lambda: self._closed.is_set(), clock)
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
                           admitted=self._door.admitted, player=self._door.plays_here,
@@ -124,8 +126,9 @@ class NetShell:
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         #: Asking for a seat again: our seat back, or one come free at a full table.
-        self._seat = SeatBack(self._ask_for_seat, self._closed.is_set,
+        self._seat = SeatBack(lambda: self._command(Open()), lambda: self._closed.is_set(),
                               wait_for_seat=config.wait_for_seat, clock=clock)
+        self._spectator = Spectator(self._command, self.close)  # the policy while watching
         self.table_name = ""
         self.port = 0  # the port we listen on
         #: Whether other seats may fall silent on their own: not where every seat
@@ -368,23 +371,19 @@ class NetShell:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> ev.Event | None:
-        """Act on ``event``; return what the listeners hear of it (None: nothing: see
-        ``SeatBack.heard``)."""
-        if isinstance(event, ev.RosterChanged):
-            self._door.note_names()
-        heard, told = self._seat.heard(event)
-        if not heard and isinstance(event, ev.Refused) and self.watching:
-            self.close()  # turned away: a spectator has nothing to wait for
+        """The policies hear ``event`` before the listeners; return what the listeners
+        hear of it (None: nothing: see ``SeatBack.heard``). A host tells the mesh
+        (its peers frames) and the ad of the seats as they change."""
+        self._door.heard(event)
+        self._keeping.heard(event, self.replica, self._disk.store, self.table_name)
+        told: ev.Event | None = event
+        if self.watching:
+            self._spectator.heard(event)
+        else:
+            _, told = self._seat.heard(event)
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(self.view.seated)
             self._announcer.changed()
-        elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
-            self._with_store(lambda store: store.checkpoint())
-        elif isinstance(event, ev.GameOver):
-            table_id = self.replica.table_id
-            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping.game_over(self.replica, self._disk.store, self.table_name)
-            self._with_store(lambda store: store.finish_table(table_id, result))
         return told
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
@@ -411,50 +410,17 @@ class NetShell:
             self._mesh.announce_to(link)
         self._arm()  # what came in may be due sooner
 
-    def _ask_for_seat(self) -> None:
-        """Ask the host for a seat (``SeatBack``: back at the table, or one come free)."""
-        self._command(Open())
-
     @property
     def waiting_for_seat(self) -> bool:
         """Whether we wait at a full table for a seat to come free (``wait_for_seat``)."""
         return self._seat.waiting_for_seat
 
     def _on_link(self, key: bytes, up: bool) -> None:
-        if up:
-            self._door.link_up(key)
-        else:
-            self._door.link_down(key)
-        r = self._replica
-        if r is None:
-            return
-        if up and self.watching:
-            self._command(AskToWatch(key))
-        if (up and key == r.host_key and not r.is_host and not self.watching
-                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                     or self.view.my_key not in self.view.seated)):
-            # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it; or back
-            # as a latecomer, whom it took off its waiting list. Ask again (a
-            # seated player is only told the roster again).
-            self._command(Open())
-        elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
-                                        or key in r.seating.queue):
-            self._command(SeatLost(key))
-        elif up and r.is_host and key not in self.view.seated:
-            # A newcomer asks for its seat right after its link is up: judge the
-            # link once it has had the time to.
-            asyncio.get_running_loop().call_later(ADMIT_AFTER, self._admit, key)
-
-    def _admit(self, key: bytes) -> None:
-        """Host: keep ``key``'s link, holding no seat, or turn it away (``Admission``)."""
-        link = self._mesh.links.get(key)
-        if link is None or self._closed.is_set():
-            return
-        why = self._door.turns_away(key)
-        if why is not None:
-            self._command(TurnAway(key, why))
-            asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
+        """A link came up or went: the door hears of it, then, once there is a replica,
+        the seat's patience or, watching, the spectator's policy."""
+        self._door.link_changed(key, up)
+        if self._replica is not None:
+            (self._spectator if self.watching else self._seat).link_changed(key, up)
 
     async def _shutdown(self) -> None:
         await self._keeping.on_leaving(self._replica, self._disk.store, self.table_name)
