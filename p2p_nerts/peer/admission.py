@@ -20,8 +20,10 @@ import logging
 from collections.abc import Callable, Mapping
 
 from ..net.link import Link
+from ..net.wire import NET_VERSION, Info
 from ..protocol import events as ev
 from ..protocol.replica import Command, Phase, Replica, SeatLost, TableView, TurnAway
+from .config import TableConfig
 
 __all__ = ["ADMIT_AFTER", "MAX_SPECTATORS", "TURNED_AWAY", "Admission"]
 
@@ -34,6 +36,8 @@ ADMIT_AFTER = 2.0
 TURNED_AWAY = 1.0
 """Seconds a link turned away keeps, to hear why."""
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
+_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+_NEWCOMER = "a newcomer"
 
 
 class Admission:
@@ -86,6 +90,21 @@ class Admission:
         if why is not None:
             self._command(TurnAway(key, why))
             asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
+
+    def info(self, name: str, table_name: str, port: int, config: TableConfig) -> Info:
+        """What this seat says of itself and its table in the info frame that opens each
+        connection (``port``: the one to dial; ``name``: the player's): what a
+        newcomer at the door sees, the table full, or a round under way."""
+        r, view = self._replica, self._view
+        if r is None or view is None:
+            # The info frame goes out in the clear: at a table with a code the
+            # player's name waits for the encrypted part.
+            return Info(NET_VERSION, None, name if config.code is None else _NEWCOMER, port,
+                        views=config.views)
+        seats = view.seats_taken
+        return Info(NET_VERSION, r.table_id, table_name or name, port, seats,
+                    full=seats >= r.seating.max_seats, playing=r.phase in _ROUND_UNDER_WAY,
+                    views=config.views)
 
     def admitted(self, key: bytes) -> bool:
         """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had

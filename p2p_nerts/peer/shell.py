@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 from ..net.mesh import Mesh
-from ..net.wire import NET_VERSION, Info
+from ..net.wire import Info
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.identity import Identity
@@ -51,6 +51,7 @@ from ..protocol.replica import (
 from ..session import Listener
 from ..store import Store
 from .admission import Admission
+from .alarm import Alarm
 from .announce import TableAnnouncer
 from .config import TableConfig
 from .journaling import HeldWrites
@@ -58,16 +59,11 @@ from .keeping import GameKeeping
 from .seatback import SeatBack
 from .spectator import Spectator
 
-__all__ = ["SHELL_CHECKS", "NetShell"]
+__all__ = ["NetShell"]
 
 _log = logging.getLogger(__name__)
 
-#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
-#: run at least this often. When the replica needs a tick it says (``next_due``).
-SHELL_CHECKS = 0.25
 _MAX_BACKLOG = 10_000
-_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
-_NEWCOMER = "a newcomer"
 
 
 def _give_way() -> None:
@@ -121,8 +117,8 @@ class NetShell:
         #: The game, for the history (and its entries, with ``keep_entries``).
         self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
         self._closed = asyncio.Event()
-        self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
-        self._running = False  # run() keeps the ticks going
+        #: The ticks run() keeps going, as the replica needs them.
+        self._alarm = Alarm(self._tick, lambda: self.replica.next_due(), clock)
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         #: Asking for a seat again: our seat back, or one come free at a full table.
@@ -202,30 +198,18 @@ class NetShell:
             self._tell(listener, event)
 
     async def run(self) -> None:
-        """Tick the replica when it says it needs it (``Replica.next_due``), and run
-        the shell's own checks at least every SHELL_CHECKS, until :meth:`close`;
-        then say goodbye.
-
-        The tick is a timer callback, not a loop around ``wait_for``: that made
-        a task, a timeout and a cancellation every turn, several turns of the
-        event loop each, in every peer (a CPU woken for nothing on a small
-        machine is taken from a peer handling a play). Every call into the
-        replica may bring its next need forward (:meth:`_arm`).
-        """
-        loop = asyncio.get_running_loop()
-        self._running = True
-        self._ticker = loop.call_at(loop.time(), self._tick)
+        """Tick the replica when it says it needs it, and run the shell's own checks
+        (see :mod:`~p2p_nerts.peer.alarm`), until :meth:`close`; then say goodbye."""
+        self._alarm.start()
         try:
             await self._closed.wait()
         finally:
-            if self._ticker is not None:
-                self._ticker.cancel()
+            self._alarm.stop()
             await self._shutdown()
         if self._failure is not None:
             raise self._failure
 
     def _tick(self) -> None:
-        self._ticker = None
         try:
             r = self.replica
             # Told at each tick, as it is the tick that sends a view: a peer
@@ -244,19 +228,9 @@ class NetShell:
         self._arm()
 
     def _arm(self) -> None:
-        """Sleep until the replica next needs a tick or the shell's checks are due;
-        a timer already set sooner stays."""
-        r = self._replica
-        if r is None or not self._running or self._closed.is_set():
-            return
-        loop = asyncio.get_running_loop()
-        at = loop.time() + max(0.0, min(r.next_due() - self._clock(), SHELL_CHECKS))
-        ticker = self._ticker
-        if ticker is not None:
-            if ticker.when() <= at:
-                return
-            ticker.cancel()
-        self._ticker = loop.call_at(at, self._tick)
+        """Sleep until the replica next needs a tick or the shell's checks are due."""
+        if self._replica is not None and not self._closed.is_set():
+            self._alarm.arm()
 
     def close(self) -> None:
         self._closed.set()
@@ -279,17 +253,8 @@ class NetShell:
         self._disk.flush()
 
     def _info(self) -> Info:
-        r = self._replica
-        if r is None:
-            # The info frame goes out in the clear: at a table with a code the
-            # player's name waits for the encrypted part.
-            name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port,
-                        views=self._config.views)
-        seats = self.view.seats_taken
-        return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
-                    self._advertised_port, seats, full=seats >= r.seating.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
+        return self._door.info(self._identity.name, self.table_name, self._advertised_port,
+                               self._config)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
         """Journal, then send, then hand the events out: all frames in one write per peer.
