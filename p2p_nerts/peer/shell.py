@@ -40,7 +40,6 @@ from ..protocol.journal import Record
 from ..protocol.replica import (
     Command,
     LeaveTable,
-    Open,
     Outbound,
     Phase,
     Replica,
@@ -122,7 +121,7 @@ class NetShell:
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         #: Asking for a seat again: our seat back, or one come free at a full table.
-        self._seat = SeatBack(lambda: self._command(Open()), lambda: self._closed.is_set(),
+        self._seat = SeatBack(self._command, lambda: self._closed.is_set(),
                               wait_for_seat=config.wait_for_seat, clock=clock)
         self._spectator = Spectator(self._command, self.close)  # the policy while watching
         self.table_name = ""
