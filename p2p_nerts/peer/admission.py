@@ -61,8 +61,10 @@ class Admission:
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
 
     def use(self, replica: Replica, view: TableView) -> None:
-        """Judge by ``replica``'s table, and ``view``, the view the session keeps of it."""
+        """Judge by ``replica``'s table, and ``view``, the view the session keeps of it
+        (a seat resumed from its journal knows its seats' names from the start)."""
         self._replica, self._view = replica, view
+        self._note_names()
 
     def link_changed(self, key: bytes, up: bool) -> None:
         """``key``'s link came up or went. At a host, a seat (or a place waiting for
@@ -172,8 +174,11 @@ class Admission:
 
     def heard(self, event: ev.Event) -> None:
         """The roster changed: remember the names its seats sit under (see :meth:`name_of`)."""
-        if (isinstance(event, ev.RosterChanged) and self._view is not None
-                and len(self._names) < _MAX_NAMES):
+        if isinstance(event, ev.RosterChanged):
+            self._note_names()
+
+    def _note_names(self) -> None:
+        if self._view is not None and len(self._names) < _MAX_NAMES:
             self._names.update((s.key, s.name) for s in self._view.seats)
 
     def name_of(self, key: bytes, table_name: str) -> str | None:
