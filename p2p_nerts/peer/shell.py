@@ -111,7 +111,7 @@ class NetShell:
         #: Events routed and not yet told (:meth:`_hand_out`), and whether they are being told.
         self._events: deque[ev.Event] = deque()
         self._handing_out = False
-        #: The store, and the writes to it held until the listeners are told.
+        #: The store, and the writes to it held until a batch is flushed (before it is sent).
         self._disk = HeldWrites(store)
         #: The game, for the history (and its entries, with ``keep_entries``).
         self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
