@@ -38,6 +38,11 @@ class HeldWrites:
         if self.store is not None:
             self._writes.append(write)
 
+    def write(self, write: Callable[[Store], None]) -> None:
+        """Do ``write`` now, after every write held before it (the journal's first)."""
+        self.hold(write)
+        self.flush()
+
     def journal(self, table_id: bytes, journal: Sequence[Record], me: bytes) -> None:
         """Append ``journal`` to the table's at the next :meth:`flush`, synced to the disk
         first if it holds what ``me`` made (so a power cut cannot make us sign a

@@ -39,7 +39,7 @@ async def _settled(future: asyncio.Future[Any]) -> None:
 class GameKeeping:
     """What a seat keeps of its game for the history, and when it keeps it.
 
-    ``write`` is the session's way to the store (``NetShell._with_store``).
+    ``write`` is the shell's way to the store (``HeldWrites.write``).
     With ``keep_entries``, the signed entries the seat journals are kept in
     :attr:`entries` (see :meth:`journaled`).
     """

@@ -120,7 +120,7 @@ class NetSession(NetShell):
                                       self.port))
         if store is not None:
             c = config
-            self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
+            self._disk.write(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
                 "auto_next": c.auto_next}))
         self._command(Open())
@@ -293,7 +293,7 @@ class NetSession(NetShell):
         """Note the table in the store (how to find it again) as we sit down."""
         if self._disk.store is not None:
             r = self.replica
-            self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
+            self._disk.write(lambda store: store.join_table(r.table_id, r.host_key, address))
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)

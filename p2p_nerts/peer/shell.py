@@ -70,8 +70,10 @@ def _give_way() -> None:
 
     Several peers on one machine (a loopback table, the lab, the benchmark: 8
     peers on 2 cores) all wake for each play, and each one's share of the CPU
-    delays the next. A peer gives way once a batch's frames are out, before its
-    listeners hear of it: those still waiting to see the play then see it first.
+    delays the next. A peer gives way where what it has left is its own
+    bookkeeping: the author once its frames are out (before its listeners), a
+    receiver once its listeners have the play. Those still waiting to see the
+    play then see it first.
     Alone on a machine, it is one system call (none on Windows, which has no
     ``sched_yield``).
     """
@@ -114,7 +116,7 @@ class NetShell:
         #: The store, and the writes to it held until a batch is flushed (before it is sent).
         self._disk = HeldWrites(store)
         #: The game, for the history (and its entries, with ``keep_entries``).
-        self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
+        self._keeping = GameKeeping(self._disk.write, keep_entries=keep_entries)
         self._closed = asyncio.Event()
         #: The ticks run() keeps going, as the replica needs them.
         self._alarm = Alarm(self._tick, lambda: self.replica.next_due(), clock)
@@ -246,11 +248,6 @@ class NetShell:
         self._door.use(replica, self._kept_view)
         self._seat.use(replica, self._kept_view)
 
-    def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store now, after what was journaled before (see :meth:`_route`)."""
-        self._disk.hold(write)
-        self._disk.flush()
-
     def _info(self) -> Info:
         return self._door.info(self._identity.name, self.table_name, self._advertised_port,
                                self._config)
@@ -262,10 +259,10 @@ class NetShell:
         from (write-ahead: what we acknowledged or signed survives a crash),
         and what this seat made itself is on the disk before it leaves: one
         ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold. Once the
-        frames are out, the seat gives way (:func:`_give_way`): the other
-        peers start on a play (ours, or one all of us just received) while our
-        listeners hear of it. The listeners hear last: the events wait for
+        sign a second entry under a number the others already hold. Once our
+        ``own`` frames are out, the seat gives way (:func:`_give_way`): the
+        other peers start on our play while our listeners hear of it. The
+        listeners hear last: the events wait for
         :meth:`_hand_out`, which every caller calls once this returns, so a
         listener that acts routes its own batch after this one has left, never
         from inside this one. An empty output (most ticks, most ACKs heard) has
@@ -282,8 +279,8 @@ class NetShell:
         self._disk.flush()
         if out.sends:
             self._mesh.send_all(self._frames(out.sends))
-            if own or any(not isinstance(e, ev.Rejected) for e in out.events):
-                _give_way()  # not for a flood's rejects: it would give the CPU away
+            if own:
+                _give_way()
         self._events += out.events
 
     def _hand_out(self) -> None:
@@ -362,8 +359,11 @@ class NetShell:
         if r is None or view is None:
             return
         watcher = view.watcher(key)
-        self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        out = r.receive_batch([(entry, key) for entry in entries], self._clock())
+        self._route(out)
         self._hand_out()
+        if any(not isinstance(e, ev.Rejected) for e in out.events):
+            _give_way()  # shown: the rest is bookkeeping (not for a flood's rejects)
         if r.phase is Phase.OVER:
             # The others' signed results come after the end.
             self._keeping.when_signed(r, self._disk.store, self.table_name)

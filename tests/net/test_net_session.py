@@ -135,9 +135,9 @@ def test_the_database_is_checkpointed_between_rounds_not_during_them(tmp_path: P
 def test_a_play_is_journaled_and_sent_before_the_listeners_hear_of_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bytes in, replica, journal, send, and only then the listeners: a received play
-    is journaled, acknowledged and given way after before it is shown; every entry
-    we sign is journaled before it is sent, and shown once it is out and the peer
-    has given way to any other process ready to run."""
+    is journaled and acknowledged before it is shown, and the peer gives way to any
+    other process ready to run once it is; every entry we sign is journaled before
+    it is sent, and shown once it is out and the peer has given way."""
     trail: list[tuple[str, Any]] = []
     monkeypatch.setattr(shell, "_give_way", lambda: trail.append(("give way", None)))
 
@@ -182,7 +182,9 @@ def test_a_play_is_journaled_and_sent_before_the_listeners_hear_of_it(
     assert len(theirs) >= enough
     for i in theirs:
         before = [step for step, _ in trail[:i] if step != "added"]
-        assert before[-3:] == ["journal", "send", "give way"], trail[i - 4:i + 1]
+        assert before[-2:] == ["journal", "send"], trail[i - 3:i + 1]
+        after = [step for step, _ in trail[i + 1:] if step != "added"]
+        assert after[:1] == ["give way"], trail[i:i + 3]
     mine = [i for i, (step, m) in enumerate(trail) if step == "added" and m]
     assert len(mine) >= enough
     for i in mine:
