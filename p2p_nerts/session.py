@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import heapq
 import os
 import random
 import sqlite3
@@ -37,6 +36,7 @@ from .protocol.identity import Identity
 from .protocol.journal import Kind, Record, made_by
 from .protocol.messages import MAX_DROP_AFTER_MS
 from .protocol.replica import Command, Open, Outbound, Phase, Replica, TableView, compacts
+from .protocol.wires import Wires
 from .records.history import Kept, to_keep
 from .records.record import GameRecord, record_of
 from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_journal
@@ -171,7 +171,8 @@ class SoloSetup:
 class LocalTable:
     """A solo table: the player's replica and bot replicas, wired in memory.
 
-    No sockets at all, so solo play works with no network. The bots are full
+    No sockets at all, so solo play works with no network: the seats' frames go
+    over the in-memory network (``protocol.wires``). The bots are full
     replicas talking the real protocol (signed entries, commit–reveal, audit),
     which keeps solo play and network play one code path. ``bots`` is the
     number of bot seats; under share-a-deck two bots play at each, and one
@@ -275,14 +276,11 @@ class LocalTable:
                           name=None if i else partner))
             for i, r in enumerate(self._replicas)
         ]
-        self._index = {r.me.public_key: i for i, r in enumerate(self._replicas)}
+        self._wires = Wires(self._replicas)
         if not 0.0 <= delay[0] <= delay[1] <= 5.0:
             raise ValueError("delay must be 0 <= min <= max <= 5 seconds")
         self._delay = delay
         self._delay_rng = random.Random(rng.random())
-        # (due, order, target, sender, frame)
-        self._queue: list[tuple[float, int, int, int, bytes]] = []
-        self._order = 0
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
         self._store = store
@@ -482,16 +480,10 @@ class LocalTable:
                 self._keep()
         now = self._clock()
         for send in out.sends:
-            if send.to is not None:
-                targets = [self._index[send.to]] if send.to in self._index else []
-            else:
-                targets = [t for t in range(len(self._replicas)) if t != sender
-                           and send.reaches(self._replicas[t].me.public_key)]
-            for target in targets:
+            for target in self._wires.targets(sender, send):
                 low, high = self._delay
                 due = now + low + (high - low) * self._delay_rng.random()
-                self._order += 1
-                heapq.heappush(self._queue, (due, self._order, target, sender, send.data))
+                self._wires.post(due, sender, target, send.data)
 
     def _pump(self, *, everything: bool = False) -> None:
         """Deliver every frame that is due (all of them when there is no delay)."""
@@ -501,14 +493,14 @@ class LocalTable:
     def _deliver(self, *, everything: bool = False) -> bool:
         """Deliver the next frame if it is due (``everything``: if there is one); say
         whether one was."""
-        if not self._queue or not (everything or self._queue[0][0] <= self._clock()):
+        due = self._wires.next_due
+        if due is None or not (everything or due <= self._clock()):
             return False
         if self._sync_due:  # group commit: what the seats made, before it leaves
             self._sync_due = False
             self._write(lambda s: s.sync())
-        _due, _order, target, sender, data = heapq.heappop(self._queue)
-        via = self._replicas[sender].me.public_key  # the in-process "link"
-        self._route(target, self._replicas[target].receive(data, self._clock(), via))
+        target, sender, data = self._wires.take()
+        self._route(target, self._wires.deliver(target, sender, data, self._clock()))
         return True
 
 

@@ -1,21 +1,29 @@
 """Who may keep a link to this seat and hear the table: players, and a few spectators.
 
-It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because it is a
+It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because it is a
 policy, not routing: the mesh asks it of every link it sends to (``admitted``,
-``plays_here``), and the session asks it whether a host turns a link away
-(:meth:`Admission.turns_away`), then does so itself. It reads the table
-through the replica and its view, which the session hands it as it has
-them (:meth:`Admission.use`), and notes when each link came up (the
-spectators who came first keep their places). It also says who each key is
-at the table, for the mesh's log lines (:meth:`Admission.name_of`).
+``plays_here``), and the shell tells it of every link that comes up or goes
+(:meth:`Admission.link_changed`). At a host it decides what a link means for
+the seats: one gone loses its place (``SeatLost``), and one holding no seat
+is judged once it had the time to ask for one (:meth:`Admission.turns_away`),
+turned away through the shell's ``command`` and closed a moment later. It
+reads the table through the replica and its view, which the shell hands it
+as it has them (:meth:`Admission.use`), and notes when each link came up
+(the spectators who came first keep their places). It also says who each
+key is at the table, for the mesh's log lines (:meth:`Admission.name_of`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 
-from ..protocol.replica import Phase, Replica, TableView
+from ..net.link import Link
+from ..net.wire import NET_VERSION, Info
+from ..protocol import events as ev
+from ..protocol.replica import Command, Phase, Replica, SeatLost, TableView, TurnAway
+from .config import TableConfig
 
 __all__ = ["ADMIT_AFTER", "MAX_SPECTATORS", "TURNED_AWAY", "Admission"]
 
@@ -28,18 +36,24 @@ ADMIT_AFTER = 2.0
 TURNED_AWAY = 1.0
 """Seconds a link turned away keeps, to hear why."""
 _MAX_NAMES = 256  # seats' names remembered for log lines: more than any evening's table
+_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+_NEWCOMER = "a newcomer"
 
 
 class Admission:
     """This seat's door: which keys may keep their links, play, or watch.
 
-    ``links`` gives the keys the mesh has a link to now; ``clock`` is the
-    session's.
+    ``links`` gives the mesh's links now, by key; ``command`` runs a command
+    through the shell (``NetShell._command``); ``closed`` says whether the
+    shell is closed (nothing is judged then); ``clock`` is the shell's.
     """
 
-    def __init__(self, links: Callable[[], Collection[bytes]],
+    def __init__(self, links: Callable[[], Mapping[bytes, Link]],
+                 command: Callable[[Command], None], closed: Callable[[], bool],
                  clock: Callable[[], float]) -> None:
         self._links = links
+        self._command = command
+        self._closed = closed
         self._clock = clock
         self._replica: Replica | None = None
         self._view: TableView | None = None  # the replica's, kept (a view is live)
@@ -47,14 +61,52 @@ class Admission:
         self._names: dict[bytes, str] = {}  # every seat's name so far, for log lines
 
     def use(self, replica: Replica, view: TableView) -> None:
-        """Judge by ``replica``'s table, and ``view``, the view the session keeps of it."""
+        """Judge by ``replica``'s table, and ``view``, the view the session keeps of it
+        (a seat resumed from its journal knows its seats' names from the start)."""
         self._replica, self._view = replica, view
+        self._note_names()
 
-    def link_up(self, key: bytes) -> None:
-        self._up_since.setdefault(key, self._clock())
+    def link_changed(self, key: bytes, up: bool) -> None:
+        """``key``'s link came up or went. At a host, a seat (or a place waiting for
+        one) whose link went is lost (the replica gives it up as the round allows);
+        a link up that holds no seat is judged once it had the time to ask for one
+        (``ADMIT_AFTER``: a newcomer asks right after its link is up)."""
+        if up:
+            self._up_since.setdefault(key, self._clock())
+        else:
+            self._up_since.pop(key, None)
+        r, view = self._replica, self._view
+        if r is None or view is None or not r.is_host:
+            return
+        if not up and (key in view.seated or key in r.seating.waiting or key in r.seating.queue):
+            self._command(SeatLost(key))
+        elif up and key not in view.seated:
+            asyncio.get_running_loop().call_later(ADMIT_AFTER, self._judge, key)
 
-    def link_down(self, key: bytes) -> None:
-        self._up_since.pop(key, None)
+    def _judge(self, key: bytes) -> None:
+        """Host: keep ``key``'s link, holding no seat, or turn it away (:meth:`turns_away`)."""
+        link = self._links().get(key)
+        if link is None or self._closed():
+            return
+        why = self.turns_away(key)
+        if why is not None:
+            self._command(TurnAway(key, why))
+            asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
+
+    def info(self, name: str, table_name: str, port: int, config: TableConfig) -> Info:
+        """What this seat says of itself and its table in the info frame that opens each
+        connection (``port``: the one to dial; ``name``: the player's): what a
+        newcomer at the door sees, the table full, or a round under way."""
+        r, view = self._replica, self._view
+        if r is None or view is None:
+            # The info frame goes out in the clear: at a table with a code the
+            # player's name waits for the encrypted part.
+            return Info(NET_VERSION, None, name if config.code is None else _NEWCOMER, port,
+                        views=config.views)
+        seats = view.seats_taken
+        return Info(NET_VERSION, r.table_id, table_name or name, port, seats,
+                    full=seats >= r.seating.max_seats, playing=r.phase in _ROUND_UNDER_WAY,
+                    views=config.views)
 
     def admitted(self, key: bytes) -> bool:
         """Whether ``key``'s link may stay and hear the table (``bounds``): it has or had
@@ -120,8 +172,12 @@ class Admission:
             keys.extend(r.seating.seated - {r.host_key})
         return keys
 
-    def note_names(self) -> None:
+    def heard(self, event: ev.Event) -> None:
         """The roster changed: remember the names its seats sit under (see :meth:`name_of`)."""
+        if isinstance(event, ev.RosterChanged):
+            self._note_names()
+
+    def _note_names(self) -> None:
         if self._view is not None and len(self._names) < _MAX_NAMES:
             self._names.update((s.key, s.name) for s in self._view.seats)
 

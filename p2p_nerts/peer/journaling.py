@@ -1,12 +1,13 @@
-"""A seat's writes to its store: held while the shell routes, then done in order.
+"""A seat's writes to its store: held while the shell routes a batch, then done in order.
 
 It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because the shell
-decides *when* the store is written (after its listeners hear a batch, before
-the batch's frames leave: write-ahead) and this holds *what* is written: the
-journal, with one ``fsync`` for a batch that holds what this seat made
-(group commit), and the other writes (the table's facts, checkpoints, the
-history) in the order they came. The first write that fails is logged and
-the store given up: the seat plays on without crash recovery.
+decides *when* the store is written (before the batch's frames leave:
+write-ahead; and before its listeners hear of it) and this holds *what* is
+written: the journal, with one ``fsync`` for a batch that holds what this
+seat made (group commit), and the other writes (the table's facts,
+checkpoints, the history) in the order they came. The first write that
+fails is logged and the store given up: the seat plays on without crash
+recovery.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ class HeldWrites:
         """Do ``write`` at the next :meth:`flush`."""
         if self.store is not None:
             self._writes.append(write)
+
+    def write(self, write: Callable[[Store], None]) -> None:
+        """Do ``write`` now, after every write held before it (the journal's first)."""
+        self.hold(write)
+        self.flush()
 
     def journal(self, table_id: bytes, journal: Sequence[Record], me: bytes) -> None:
         """Append ``journal`` to the table's at the next :meth:`flush`, synced to the disk

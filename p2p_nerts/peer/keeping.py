@@ -2,12 +2,12 @@
 
 It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because no frame
 depends on it: the session routes frames between its replica and the mesh,
-while keeping the game is bookkeeping that follows the game's end (and the
-others' signed results after it) and the seat's way out. The session asks
-:class:`GameKeeping` at those moments, handing it the replica, the store and
-the table's name as they are then (the store goes if a write fails); every
-write to the store goes back through the session (``write``), in order with
-its journal.
+while keeping the game is bookkeeping that follows the rounds' and the game's
+end (and the others' signed results after it) and the seat's way out. The
+shell hands :class:`GameKeeping` its events (:meth:`GameKeeping.heard`) and
+asks it at those moments, handing it the replica, the store and the table's
+name as they are then (the store goes if a write fails); every write to the
+store goes back through the shell (``write``), in order with its journal.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from ..protocol import events as ev
 from ..protocol.journal import Kind, Record
 from ..protocol.replica import Replica
 from ..records.history import Kept, to_keep
@@ -38,7 +39,7 @@ async def _settled(future: asyncio.Future[Any]) -> None:
 class GameKeeping:
     """What a seat keeps of its game for the history, and when it keeps it.
 
-    ``write`` is the session's way to the store (``NetShell._with_store``).
+    ``write`` is the shell's way to the store (``HeldWrites.write``).
     With ``keep_entries``, the signed entries the seat journals are kept in
     :attr:`entries` (see :meth:`journaled`).
     """
@@ -60,12 +61,20 @@ class GameKeeping:
         if self.entries is not None:
             self.entries += (r for r in journal if r.kind is Kind.ENTRY)
 
-    def game_over(self, r: Replica, store: Store | None, table_name: str) -> None:
-        """The game ended here: copy its record now, while the journal holds the rounds
-        the replica has forgotten (it goes with ``finish_table``, before the others
-        have signed), and keep it if every seat has signed already."""
-        self._record = None if store is None else self._journaled_record(r, store, table_name)
-        self.when_signed(r, store, table_name)
+    def heard(self, event: ev.Event, r: Replica, store: Store | None, table_name: str) -> None:
+        """A round ended: a break, when the store may take its time (its checkpoint).
+        The game ended here: copy its record now, while the journal holds the
+        rounds the replica has forgotten (it goes with ``finish_table``, before the
+        others have signed), keep it if every seat has signed already, and mark
+        the table finished."""
+        if isinstance(event, ev.RoundOver):
+            self._write(lambda store: store.checkpoint())
+        elif isinstance(event, ev.GameOver):
+            self._record = None if store is None else self._journaled_record(r, store, table_name)
+            self.when_signed(r, store, table_name)
+            table_id = r.table_id
+            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
+            self._write(lambda store: store.finish_table(table_id, result))
 
     def when_signed(self, r: Replica, store: Store | None, table_name: str) -> None:
         """Put the game in the history once every seat that finished it has signed its

@@ -135,11 +135,11 @@ class NetSession(NetShell):
                                       self.port))
         if store is not None:
             c = config
-            self._with_store(lambda s: s.note_hosting(self.replica.table_id, {
+            self._disk.write(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
                 "auto_next": c.auto_next, "turn_up": c.turn_up,
                 "seat_only": None if c.seat_only is None else [k.hex() for k in c.seat_only]}))
-        self._route(self.replica.handle(Open(), self._clock()))
+        self._command(Open())
         self._hosting_at(endpoint, interfaces)
         if interfaces is not None:
             await self._announce(interfaces)
@@ -176,6 +176,7 @@ class NetSession(NetShell):
         elif link.peer.playing:
             opened.events.append(ev.Notice(LATECOMER))
         self._route(opened)
+        self._hand_out()
         return self
 
     @classmethod
@@ -197,7 +198,7 @@ class NetSession(NetShell):
         assert link.peer.tid is not None  # _reach checked it
         self._use(self._new_replica(link.peer.tid, link.key))
         self.replica.watching = True
-        self._route(self.replica.handle(AskToWatch(link.key), self._clock()))
+        self._command(AskToWatch(link.key))
         return self
 
     async def _reach(self, address: tuple[str, int], fingerprint: str | None, *,
@@ -309,7 +310,7 @@ class NetSession(NetShell):
         """Note the table in the store (how to find it again) as we sit down."""
         if self._disk.store is not None:
             r = self.replica
-            self._with_store(lambda store: store.join_table(r.table_id, r.host_key, address))
+            self._disk.write(lambda store: store.join_table(r.table_id, r.host_key, address))
 
     async def _listen(self, endpoint: Endpoint) -> None:
         self.port = await self._mesh.listen(endpoint.bind, endpoint.port)

@@ -1,12 +1,13 @@
 """A guest asking to sit down again: for its seat back, or for a seat to come free.
 
-It lives apart from :class:`~p2p_nerts.peer.node.NetSession` because it is a
-player's patience, not routing: it listens to the events the session hands it
-(:meth:`SeatBack.heard`: the roster, a refusal, the game's end), is asked at
-each of the session's ticks (:meth:`SeatBack.check`), and when it is time to
-ask the host for a seat it calls the session's ``ask``, which sends the
-request (an ``Open`` command to the replica). It reads the table through the
-replica and its view, which the session hands it as it has them.
+It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because it is a
+player's patience, not routing: it listens to the events the shell hands it
+(:meth:`SeatBack.heard`: the roster, a refusal, the game's end) and to its
+links coming up (:meth:`SeatBack.link_changed`), is asked at each of the
+shell's ticks (:meth:`SeatBack.check`), and when it is time to ask the host
+for a seat (an ``Open``), or a peer for the table while we wait for one, it
+runs that command through the shell's ``command``. It reads the table
+through the replica and its view, which the shell hands it as it has them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from ..protocol import events as ev
-from ..protocol.replica import OVER, Replica, TableView
+from ..protocol.replica import OVER, AskToWatch, Command, Open, Phase, Replica, TableView
 
 __all__ = ["NO_SEAT", "WAITING", "SeatBack"]
 
@@ -30,14 +31,15 @@ _ASK_AGAIN = 0.25  # seconds between a refused request for our seat back and the
 class SeatBack:
     """When a guest asks the host for a seat, beyond its first request.
 
-    ``ask`` sends the request; ``closed`` says whether the session is closed
-    (nothing is asked then). With ``wait_for_seat`` a guest at a full table
-    waits in line for a free seat (``TableConfig.wait_for_seat``).
+    ``command`` runs a command through the shell (``NetShell._command``);
+    ``closed`` says whether the shell is closed (nothing is asked then). With
+    ``wait_for_seat`` a guest at a full table waits in line for a free seat
+    (``TableConfig.wait_for_seat``).
     """
 
-    def __init__(self, ask: Callable[[], None], closed: Callable[[], bool], *,
+    def __init__(self, command: Callable[[Command], None], closed: Callable[[], bool], *,
                  wait_for_seat: bool, clock: Callable[[], float]) -> None:
-        self._ask = ask
+        self._command = command
         self._closed = closed
         self._wait_for_seat = wait_for_seat
         self._clock = clock
@@ -83,6 +85,32 @@ class SeatBack:
             self._asked_back = after
             _log.info("asking for our seat back")
             self._ask()
+
+    def link_changed(self, key: bytes, up: bool) -> None:
+        """A link came up. Back to the host between deals: it gave our seat up when the
+        link went (the SeatLost command), or our JOIN was lost with it; or back
+        as a latecomer, whom it took off its waiting list. Ask again (a seated
+        player is only told the roster again).
+
+        Linked to another peer while we hold no seat (a latecomer waiting for
+        the next deal): ask it for the table, as a spectator does. The host
+        lists us to the seats, but only it knows we wait: the request makes us
+        a watcher there (``TableView.watcher``), and the peer keeps our link
+        until the deal seats us instead of closing it for holding no seat, our
+        dialer linking again, every grace (``Limits.grace``) for the whole round.
+        """
+        r, view = self._replica, self._view
+        if not up or r is None or view is None or r.is_host:
+            return
+        seated = view.my_key in view.seated
+        if key == r.host_key:
+            if r.phase in (Phase.LOBBY, Phase.BETWEEN) or not seated:
+                self._ask()
+        elif not seated:
+            self._command(AskToWatch(key))
+
+    def _ask(self) -> None:
+        self._command(Open())
 
     def _ask_for_a_free_seat(self) -> None:
         if self.waiting and not self.had_seat and not self._closed():

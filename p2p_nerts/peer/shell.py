@@ -7,13 +7,16 @@ time (``next_due``), and whatever comes out is journaled (with a
 :class:`~p2p_nerts.store.Store`, before anything is sent) and sent at once
 (``Send(to=None)`` to every connected peer, ``Send(to=key)`` to that peer if
 connected, else dropped -- the replica's ACK and RESEND machinery recovers it).
-The listeners hear the events (:meth:`NetShell._route`).
+The listeners hear the events last, once the batch is out (:meth:`NetShell._route`).
 
-The policies beside the routing are small objects the shell owns and asks:
-who may keep a link (:class:`~p2p_nerts.peer.admission.Admission`), the
-mDNS ad (:class:`~p2p_nerts.peer.announce.TableAnnouncer`), asking for a
-seat again (:class:`~p2p_nerts.peer.seatback.SeatBack`) and the game's
-record for the history (:class:`~p2p_nerts.peer.keeping.GameKeeping`).
+The policies beside the routing are small objects the shell owns, tells of
+each link that comes up or goes and each event, and asks: who may keep a
+link (:class:`~p2p_nerts.peer.admission.Admission`), the mDNS ad
+(:class:`~p2p_nerts.peer.announce.TableAnnouncer`), asking for a seat again
+(:class:`~p2p_nerts.peer.seatback.SeatBack`), a spectator's asking to watch
+(:class:`~p2p_nerts.peer.spectator.Spectator`) and the game's record for the
+history (:class:`~p2p_nerts.peer.keeping.GameKeeping`). Those that act do
+so through :meth:`NetShell._command`, one routed batch at a time.
 How a seat comes to be -- hosting, joining, watching, resuming -- is
 :class:`~p2p_nerts.peer.node.NetSession`'s, built on this class.
 """
@@ -25,47 +28,41 @@ import logging
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 
 from ..net.mesh import Mesh
-from ..net.wire import NET_VERSION, Info
+from ..net.wire import Info
 from ..protocol import events as ev
 from ..protocol.botdriver import BotDriver
 from ..protocol.identity import Identity
 from ..protocol.journal import Record
 from ..protocol.replica import (
-    AskToWatch,
     Command,
     LeaveTable,
-    Open,
     Outbound,
     Phase,
     Replica,
-    SeatLost,
     Send,
     TableView,
-    TurnAway,
     compacts,
 )
 from ..session import Listener
 from ..store import Store
-from .admission import ADMIT_AFTER, TURNED_AWAY, Admission
+from .admission import Admission
+from .alarm import Alarm
 from .announce import TableAnnouncer
 from .config import TableConfig
 from .journaling import HeldWrites
 from .keeping import GameKeeping
 from .seatback import SeatBack
+from .spectator import Spectator
 
-__all__ = ["SHELL_CHECKS", "NetShell"]
+__all__ = ["NetShell"]
 
 _log = logging.getLogger(__name__)
 
-#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
-#: run at least this often. When the replica needs a tick it says (``next_due``).
-SHELL_CHECKS = 0.25
 _MAX_BACKLOG = 10_000
-_ROUND_UNDER_WAY = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
-_NEWCOMER = "a newcomer"
 
 
 def _give_way() -> None:
@@ -74,13 +71,11 @@ def _give_way() -> None:
     Several peers on one machine (a loopback table, the lab, the benchmark: 8
     peers on 2 cores) all wake for each play, and each one's share of the CPU
     delays the next. A peer gives way where what it has left is its own
-    bookkeeping: the author once its frames are out (before its listeners),
-    a receiver once its listeners have the play (before its journal and its
-    acknowledgement). Those still waiting to see the play then see it first:
-    at 8 peers a play reached every peer 15 % sooner (1.66 ms against
-    1.97 ms, the median of 6 alternating games each) and became final on its
-    author no later (2.30 ms both). Alone on a machine, it is one system call
-    (none on Windows, which has no ``sched_yield``).
+    bookkeeping: the author once its frames are out (before its listeners), a
+    receiver once its listeners have the play. Those still waiting to see the
+    play then see it first.
+    Alone on a machine, it is one system call (none on Windows, which has no
+    ``sched_yield``).
     """
     if sys.platform != "win32":
         os.sched_yield()
@@ -104,7 +99,8 @@ class NetShell:
         #: Its view, kept (a view is live): the mesh asks it about every link it sends to.
         self._kept_view: TableView | None = None
         #: Who may keep a link and hear the table (the mesh asks it of each link).
-        self._door = Admission(lambda: self._mesh.links, clock)
+        self._door = Admission(lambda: self._mesh.links, self._command,
+                               lambda: self._closed.is_set(), clock)
         self._mesh = Mesh(identity, self._info, is_host=is_host, code=config.code,
                           on_frames=self._on_frames, on_link=self._on_link,
                           admitted=self._door.admitted, player=self._door.plays_here,
@@ -114,21 +110,22 @@ class NetShell:
         # Peers may talk before anyone subscribes (a host advertising, a seat
         # resuming): keep those events for the first listener.
         self._backlog: list[ev.Event] = []
-        self._outbox: list[tuple[bytes, bytes | None]] = []  # (entry, to)
-        #: The store, and the writes to it held until the listeners are told.
+        #: Events routed and not yet told (:meth:`_hand_out`), and whether they are being told.
+        self._events: deque[ev.Event] = deque()
+        self._handing_out = False
+        #: The store, and the writes to it held until a batch is flushed (before it is sent).
         self._disk = HeldWrites(store)
         #: The game, for the history (and its entries, with ``keep_entries``).
-        self._keeping = GameKeeping(self._with_store, keep_entries=keep_entries)
-        self._routing = 0  # depth of _route calls (a listener may act)
+        self._keeping = GameKeeping(self._disk.write, keep_entries=keep_entries)
         self._closed = asyncio.Event()
-        self._ticker: asyncio.TimerHandle | None = None  # the tick we sleep until
-        self._arming = False  # an _arm is due once this turn's reads are in (_arm_soon)
-        self._running = False  # run() keeps the ticks going
+        #: The ticks run() keeps going, as the replica needs them.
+        self._alarm = Alarm(self._tick, lambda: self.replica.next_due(), clock)
         self._failure: Exception | None = None  # what stopped the ticks, raised by run()
         self._announcer = TableAnnouncer(clock)  # a host's, on mDNS: started by the factories
         #: Asking for a seat again: our seat back, or one come free at a full table.
-        self._seat = SeatBack(self._ask_for_seat, self._closed.is_set,
+        self._seat = SeatBack(self._command, lambda: self._closed.is_set(),
                               wait_for_seat=config.wait_for_seat, clock=clock)
+        self._spectator = Spectator(self._command, self.close)  # the policy while watching
         self.table_name = ""
         self.port = 0  # the port we listen on
         #: Whether other seats may fall silent on their own: not where every seat
@@ -171,12 +168,14 @@ class NetShell:
 
     def act(self, command: Command) -> None:
         self._route(self.replica.handle(command, self._clock()), own=True)
+        self._hand_out()
         self._apply_own()
         self._arm()
 
     def step_bot(self, driver: BotDriver) -> None:
         """Give a bot at this seat its turn: the commands it sends are this seat's."""
         self._route(driver.step(self._clock()), own=True)
+        self._hand_out()
         self._apply_own()
         self._arm()
 
@@ -184,6 +183,13 @@ class NetShell:
         """My play went out as soon as it was signed; now I apply it myself (the
         other peers start checking it meanwhile)."""
         self._route(self.replica.apply_own(self._clock()), own=True)
+        self._hand_out()
+
+    def _command(self, command: Command) -> None:
+        """Run a command of the shell's own, or its policies' (asking for a seat, turning
+        a link away, leaving): not the player's, so nothing for :meth:`act` to apply."""
+        self._route(self.replica.handle(command, self._clock()))
+        self._hand_out()
 
     def subscribe(self, listener: Listener) -> None:
         """Hear every event from now on; the first listener also hears the backlog."""
@@ -193,36 +199,25 @@ class NetShell:
             self._tell(listener, event)
 
     async def run(self) -> None:
-        """Tick the replica when it says it needs it (``Replica.next_due``), and run
-        the shell's own checks at least every SHELL_CHECKS, until :meth:`close`;
-        then say goodbye.
-
-        The tick is a timer callback, not a loop around ``wait_for``: that made
-        a task, a timeout and a cancellation every turn, several turns of the
-        event loop each, in every peer (a CPU woken for nothing on a small
-        machine is taken from a peer handling a play). Every call into the
-        replica may bring its next need forward (:meth:`_arm`).
-        """
-        loop = asyncio.get_running_loop()
-        self._running = True
-        self._ticker = loop.call_at(loop.time(), self._tick)
+        """Tick the replica when it says it needs it, and run the shell's own checks
+        (see :mod:`~p2p_nerts.peer.alarm`), until :meth:`close`; then say goodbye."""
+        self._alarm.start()
         try:
             await self._closed.wait()
         finally:
-            if self._ticker is not None:
-                self._ticker.cancel()
+            self._alarm.stop()
             await self._shutdown()
         if self._failure is not None:
             raise self._failure
 
     def _tick(self) -> None:
-        self._ticker = None
         try:
             r = self.replica
             # Told at each tick, as it is the tick that sends a view: a peer
             # that starts drawing gets one at the next.
             r.drawn = self._mesh.draws()
             self._route(r.tick(self._clock()))
+            self._hand_out()
             if r.is_host:
                 self._mesh.close_silent(self._door.must_be_heard(), r.seating.drop_after)
             self._seat.check()
@@ -234,19 +229,9 @@ class NetShell:
         self._arm()
 
     def _arm(self) -> None:
-        """Sleep until the replica next needs a tick or the shell's checks are due;
-        a timer already set sooner stays."""
-        r = self._replica
-        if r is None or not self._running or self._closed.is_set():
-            return
-        loop = asyncio.get_running_loop()
-        at = loop.time() + max(0.0, min(r.next_due() - self._clock(), SHELL_CHECKS))
-        ticker = self._ticker
-        if ticker is not None:
-            if ticker.when() <= at:
-                return
-            ticker.cancel()
-        self._ticker = loop.call_at(at, self._tick)
+        """Sleep until the replica next needs a tick or the shell's checks are due."""
+        if self._replica is not None and not self._closed.is_set():
+            self._alarm.arm()
 
     def close(self) -> None:
         self._closed.set()
@@ -263,46 +248,25 @@ class NetShell:
         self._door.use(replica, self._kept_view)
         self._seat.use(replica, self._kept_view)
 
-    def _with_store(self, write: Callable[[Store], None]) -> None:
-        """Write to the store, after the listeners while routing (see :meth:`_route`)."""
-        self._disk.hold(write)
-        if not self._routing:
-            self._disk.flush()
-
     def _info(self) -> Info:
-        r = self._replica
-        if r is None:
-            # The info frame goes out in the clear: at a table with a code the
-            # player's name waits for the encrypted part.
-            name = self._identity.name if self._config.code is None else _NEWCOMER
-            return Info(NET_VERSION, None, name, self._advertised_port,
-                        views=self._config.views)
-        seats = self.view.seats_taken
-        return Info(NET_VERSION, r.table_id, self.table_name or self._identity.name,
-                    self._advertised_port, seats, full=seats >= r.seating.max_seats,
-                    playing=r.phase in _ROUND_UNDER_WAY, views=self._config.views)
+        return self._door.info(self._identity.name, self.table_name, self._advertised_port,
+                               self._config)
 
     def _route(self, out: Outbound, *, own: bool = False) -> None:
-        """Tell the listeners, then journal, then send: all frames in one write per peer.
+        """Journal, then send, then hand the events out: all frames in one write per peer.
 
-        Events go first because a send to a local peer often switches the CPU
-        to the woken reader (a 2-core machine with 8 peers): a play received
-        would otherwise show only after our acknowledgement had been handled.
-        Nor need it wait for the disk: a journal write costs ~30 µs cold here
-        (within the noise of a game's latency), but a slow or busy disk may
-        block far longer.
         Nothing leaves the process before the journal holds what it follows
         from (write-ahead: what we acknowledged or signed survives a crash),
         and what this seat made itself is on the disk before it leaves: one
         ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold.
-        The frames and records of a listener that acts meanwhile follow ours,
-        in order, in the same writes. Our ``own`` action's frames are the
-        exception: nobody else has them yet, so they are journaled and go out
-        first, and the other peers start on a play while our listeners hear
-        of it. Where the rest is bookkeeping, we give way (:func:`_give_way`).
-        An empty output (most ticks, most ACKs heard) has nothing to route: what
-        a routing holds back is sent as the outermost one ends.
+        sign a second entry under a number the others already hold. Once our
+        ``own`` frames are out, the seat gives way (:func:`_give_way`): the
+        other peers start on our play while our listeners hear of it. The
+        listeners hear last: the events wait for
+        :meth:`_hand_out`, which every caller calls once this returns, so a
+        listener that acts routes its own batch after this one has left, never
+        from inside this one. An empty output (most ticks, most ACKs heard) has
+        nothing to route.
         """
         if not (out.sends or out.events or out.journal):
             return
@@ -312,33 +276,35 @@ class NetShell:
         if compacts(out.events) and self._disk.store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
             self._disk.hold(lambda store: store.compact(table_id))
-        sends = self._frames(out.sends)
-        if own and not self._routing:  # nothing queued before them
-            self._disk.flush()
-            self._mesh.send_all(sends)
-            if out.sends:
+        self._disk.flush()
+        if out.sends:
+            self._mesh.send_all(self._frames(out.sends))
+            if own:
                 _give_way()
-        else:
-            self._outbox += sends
-        self._routing += 1
+        self._events += out.events
+
+    def _hand_out(self) -> None:
+        """Tell the listeners every event routed so far, in order, one event at a time.
+
+        One loop hands them out: the events of a listener that acts join the
+        queue behind those still to be told (its frames are out already; its own
+        call to this returns at once), so every listener hears every event in the
+        order the replica made them.
+        """
+        if self._handing_out:
+            return
+        self._handing_out = True
         try:
-            for event in out.events:
-                told = self._react(event)
+            while self._events:
+                told = self._react(self._events.popleft())
                 if told is None:
                     continue
-                event = told
                 if not self._listeners and len(self._backlog) < _MAX_BACKLOG:
-                    self._backlog.append(event)
+                    self._backlog.append(told)
                 for listener in self._listeners:
-                    self._tell(listener, event)
+                    self._tell(listener, told)
         finally:
-            self._routing -= 1
-            if not self._routing:
-                if not own and any(not isinstance(e, ev.Rejected) for e in out.events):
-                    _give_way()  # not for a flood's rejects: it would give the CPU away
-                self._disk.flush()
-                outbox, self._outbox = self._outbox, []
-                self._mesh.send_all(outbox)
+            self._handing_out = False
 
     def _frames(self, sends: list[Send]) -> Iterator[tuple[bytes, bytes | None]]:
         """``(entry, to)`` for the mesh, in order: a VIEW for everyone goes to each
@@ -366,23 +332,19 @@ class NetShell:
             _log.exception("event listener failed on %s", event)
 
     def _react(self, event: ev.Event) -> ev.Event | None:
-        """Act on ``event``; return what the listeners hear of it (None: nothing: see
-        ``SeatBack.heard``)."""
-        if isinstance(event, ev.RosterChanged):
-            self._door.note_names()
-        heard, told = self._seat.heard(event)
-        if not heard and isinstance(event, ev.Refused) and self.watching:
-            self.close()  # turned away: a spectator has nothing to wait for
+        """The policies hear ``event`` before the listeners; return what the listeners
+        hear of it (None: nothing: see ``SeatBack.heard``). A host tells the mesh
+        (its peers frames) and the ad of the seats as they change."""
+        self._door.heard(event)
+        self._keeping.heard(event, self.replica, self._disk.store, self.table_name)
+        told: ev.Event | None = event
+        if self.watching:
+            self._spectator.heard(event)
+        else:
+            _, told = self._seat.heard(event)
         if isinstance(event, ev.RosterChanged) and self._mesh.is_host:
             self._mesh.set_seated(self.view.seated)
             self._announcer.changed()
-        elif isinstance(event, ev.RoundOver):  # a break: the store may take its time
-            self._with_store(lambda store: store.checkpoint())
-        elif isinstance(event, ev.GameOver):
-            table_id = self.replica.table_id
-            result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._keeping.game_over(self.replica, self._disk.store, self.table_name)
-            self._with_store(lambda store: store.finish_table(table_id, result))
         return told
 
     def _on_frames(self, key: bytes, entries: list[bytes]) -> None:
@@ -397,7 +359,11 @@ class NetShell:
         if r is None or view is None:
             return
         watcher = view.watcher(key)
-        self._route(r.receive_batch([(entry, key) for entry in entries], self._clock()))
+        out = r.receive_batch([(entry, key) for entry in entries], self._clock())
+        self._route(out)
+        self._hand_out()
+        if any(not isinstance(e, ev.Rejected) for e in out.events):
+            _give_way()  # shown: the rest is bookkeeping (not for a flood's rejects)
         if r.phase is Phase.OVER:
             # The others' signed results come after the end.
             self._keeping.when_signed(r, self._disk.store, self.table_name)
@@ -406,28 +372,8 @@ class NetShell:
             # Just admitted as a spectator: where the seats listen, so that it
             # links to each (the list went out before it asked).
             self._mesh.announce_to(link)
-        self._arm_soon()  # what came in may be due sooner
-
-    def _arm_soon(self) -> None:
-        """:meth:`_arm` once the other reads of this turn of the event loop are in.
-
-        A play wakes a peer with frames from several links in one turn, each
-        read handed over on its own; asking the replica when it is next due
-        after each one (``next_due`` walks every seat's silence) cost about a
-        third of what taking in the ACK it brought did. Once is enough, as the
-        turn's reads are done: the next turn begins with it.
-        """
-        if not self._arming:
-            self._arming = True
-            asyncio.get_running_loop().call_soon(self._armed)
-
-    def _armed(self) -> None:
-        self._arming = False
-        self._arm()
-
-    def _ask_for_seat(self) -> None:
-        """Ask the host for a seat (``SeatBack``: back at the table, or one come free)."""
-        self._route(self.replica.handle(Open(), self._clock()))
+        if not self._closed.is_set():
+            self._alarm.arm_soon()  # what came in may be due sooner
 
     @property
     def waiting_for_seat(self) -> bool:
@@ -435,46 +381,17 @@ class NetShell:
         return self._seat.waiting_for_seat
 
     def _on_link(self, key: bytes, up: bool) -> None:
-        if up:
-            self._door.link_up(key)
-        else:
-            self._door.link_down(key)
-        r = self._replica
-        if r is None:
-            return
-        if up and self.watching:
-            self._route(r.handle(AskToWatch(key), self._clock()))
-        if (up and key == r.host_key and not r.is_host and not self.watching
-                and (r.phase in (Phase.LOBBY, Phase.BETWEEN)
-                     or self.view.my_key not in self.view.seated)):
-            # Back to the host between deals: it gave our seat up when the link
-            # went (the SeatLost command), or our JOIN was lost with it; or back
-            # as a latecomer, whom it took off its waiting list. Ask again (a
-            # seated player is only told the roster again).
-            self._route(r.handle(Open(), self._clock()))
-        elif not up and r.is_host and (key in self.view.seated or key in r.seating.waiting
-                                        or key in r.seating.queue):
-            self._route(r.handle(SeatLost(key), self._clock()))
-        elif up and r.is_host and key not in self.view.seated:
-            # A newcomer asks for its seat right after its link is up: judge the
-            # link once it has had the time to.
-            asyncio.get_running_loop().call_later(ADMIT_AFTER, self._admit, key)
-
-    def _admit(self, key: bytes) -> None:
-        """Host: keep ``key``'s link, holding no seat, or turn it away (``Admission``)."""
-        link = self._mesh.links.get(key)
-        if link is None or self._closed.is_set():
-            return
-        why = self._door.turns_away(key)
-        if why is not None:
-            self._route(self.replica.handle(TurnAway(key, why), self._clock()))
-            asyncio.get_running_loop().call_later(TURNED_AWAY, link.close, why)
+        """A link came up or went: the door hears of it, then, once there is a replica,
+        the seat's patience or, watching, the spectator's policy."""
+        self._door.link_changed(key, up)
+        if self._replica is not None:
+            (self._spectator if self.watching else self._seat).link_changed(key, up)
 
     async def _shutdown(self) -> None:
         await self._keeping.on_leaving(self._replica, self._disk.store, self.table_name)
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would
             # only start drop votes for a round that is over.
-            self._route(self.replica.handle(LeaveTable(), self._clock()))
+            self._command(LeaveTable())
         await self._announcer.close()
         await self._mesh.close()

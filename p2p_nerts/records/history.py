@@ -134,7 +134,7 @@ def game_line(number: int, g: Game, me: str) -> str:
                        for p in sorted(g["players"], key=lambda p: -p["total"]))
     result = f"{g['winner']} won" if g["winner"] else "no winner"
     flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
-    return (f"#{number} {when}  {g['table']}  {len(g['rounds'])} rounds  "
+    return (f"#{number} {when}  {g['table']}  {_counted(len(g['rounds']), 'round')}  "
             f"{result}: {totals}{flags}")
 
 
@@ -149,14 +149,19 @@ def round_line(g: Game, r: dict[str, Any]) -> str:
 
 def statistics_text(s: dict[str, Any]) -> list[str]:
     """The :func:`statistics` in words: the player's own line, then one per opponent."""
-    lines = [f"You: {s['games']} games, {s['wins']} wins, "
+    lines = [f"You: {_counted(s['games'], 'game')}, {_counted(s['wins'], 'win')}, "
              f"{s['average_per_round'] if s['rounds'] else '-'} points a round, "
-             f"{s['nerts_calls']} Nerts calls, best round "
+             f"{_counted(s['nerts_calls'], 'Nerts call')}, best round "
              f"{s['best_round'] if s['best_round'] is not None else '-'}"]
     for o in s["opponents"]:
-        lines.append(f"  vs {o['name']} ({o['fingerprint']}): {o['games']} games, "
+        lines.append(f"  vs {o['name']} ({o['fingerprint']}): {_counted(o['games'], 'game')}, "
                      f"you won {o['my_wins']}, they won {o['their_wins']}")
     return lines
+
+
+def _counted(count: int, noun: str) -> str:
+    """"1 game", "3 games": a count as it reads."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def load_game(store: Store, number: int) -> GameRecord:

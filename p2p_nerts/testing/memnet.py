@@ -2,14 +2,14 @@
 
 The test harness for the protocol (and a demonstration that the replica needs
 nothing but bytes and a clock): every frame a replica sends is delivered to
-its recipients after a random delay, possibly reordered across senders,
-duplicated, or dropped (a dropped frame is recovered by the protocol's own
-resend requests, as on a real network). Deterministic for a seed.
+its recipients (``protocol.wires``, the in-memory network a solo table uses
+too) after a random delay, possibly reordered across senders, duplicated, or
+dropped (a dropped frame is recovered by the protocol's own resend requests,
+as on a real network). Deterministic for a seed.
 """
 
 from __future__ import annotations
 
-import heapq
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from ..protocol.events import Event
 from ..protocol.identity import Identity
 from ..protocol.journal import Record
 from ..protocol.replica import Open, Outbound, Replica, compact, compacts
+from ..protocol.wires import Wires
 
 TABLE_ID = bytes(range(16))
 
@@ -64,15 +65,13 @@ class MemNet:
     down: set[int] = field(default_factory=set)  # crashed: no ticks, nothing in or out
     #: A network split: frames only reach replicas in the sender's own group.
     groups: list[set[int]] = field(default_factory=list)
-    _queue: list[tuple[float, int, int, int, bytes]] = field(default_factory=list)
-    _seq: int = 0
-    _index: dict[bytes, int] = field(default_factory=dict)
+    wires: Wires = field(init=False)  # the frames on their way
 
     def __post_init__(self) -> None:
         self.events = [[] for _ in self.replicas]
         self.journals = [[] for _ in self.replicas]
         self.pasts = [[] for _ in self.replicas]
-        self._index = {r.me.public_key: i for i, r in enumerate(self.replicas)}
+        self.wires = Wires(self.replicas)
 
     def output(self, sender: int, out: Outbound) -> None:
         """Take what a replica produced: keep its events, put its frames on the wire,
@@ -88,12 +87,7 @@ class MemNet:
             self.journals[sender] = list(done.kept)
             self.pasts[sender] += done.past
         for send in out.sends:
-            targets = ([self._index[send.to]] if send.to in self._index
-                       else [i for i in range(len(self.replicas)) if i != sender
-                             and send.reaches(self.replicas[i].me.public_key)])
-            for target in targets:
-                if target == sender:
-                    continue
+            for target in self.wires.targets(sender, send):
                 if (sender in self.cut or target in self.cut or sender in self.down
                         or not self._same_side(sender, target)
                         or self.rng.random() < self.faults.drop):
@@ -104,7 +98,7 @@ class MemNet:
                 for _ in range(copies):
                     delay = self.faults.min_delay + self.rng.random() * (
                         self.faults.max_delay - self.faults.min_delay)
-                    self._push(self.now + delay, sender, target, send.data)
+                    self.wires.post(self.now + delay, sender, target, send.data)
 
     def written(self, k: int) -> list[Record]:
         """Every record replica ``k`` journaled that a game record reads: what
@@ -118,17 +112,13 @@ class MemNet:
         self.events.append([])
         self.journals.append([])
         self.pasts.append([])
-        self._index[replica.me.public_key] = index
+        self.wires.joined(index)
         self.drivers[index] = driver
         self.output(index, replica.handle(Open(), self.now))
         return index
 
     def _same_side(self, a: int, b: int) -> bool:
         return not self.groups or any(a in g and b in g for g in self.groups)
-
-    def _push(self, at: float, sender: int, target: int, data: bytes) -> None:
-        self._seq += 1
-        heapq.heappush(self._queue, (at, self._seq, target, sender, data))
 
     def run(self, until: Callable[[], bool], *, limit: float = 3600.0) -> bool:
         """Run simulated time until ``until()`` holds (True) or ``limit`` seconds pass (False)."""
@@ -140,18 +130,18 @@ class MemNet:
                     default=float("inf")))
             next_driver = min((d.next_at for _, d in self._players()
                                if d.next_at is not None), default=next_tick)
-            next_frame = self._queue[0][0] if self._queue else next_tick
-            self.now = min(next_tick, next_driver, next_frame)
+            next_frame = self.wires.next_due
+            self.now = min(next_tick, next_driver,
+                           next_tick if next_frame is None else next_frame)
             if self.now > limit:
                 return False
-            if self._queue and self._queue[0][0] <= self.now:
-                _, _, target, sender, data = heapq.heappop(self._queue)
+            if next_frame is not None and next_frame <= self.now:
+                target, sender, data = self.wires.take()
                 if target in self.down or not self._same_side(sender, target):
                     self.dropped += 1
                     continue
                 self.delivered += 1
-                via = self.replicas[sender].me.public_key  # a direct, authenticated link
-                self.output(target, self.replicas[target].receive(data, self.now, via))
+                self.output(target, self.wires.deliver(target, sender, data, self.now))
                 continue
             if next_tick <= self.now:
                 next_tick = self.now + self.faults.tick

@@ -46,7 +46,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import MAGIC
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.testing.peers import shared_lines
 
@@ -132,13 +132,12 @@ def test_the_database_is_checkpointed_between_rounds_not_during_them(tmp_path: P
     run(scenario)
 
 
-def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
+def test_a_play_is_journaled_and_sent_before_the_listeners_hear_of_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Write-ahead, without a disk write on the way to the screen: a received play is
-    shown first and journaled next, before anything more goes out (the acknowledgement
-    that says we hold it); every entry we sign is journaled before it is sent.
-    Between the urgent part and the bookkeeping, the peer gives way to any other
-    process ready to run: a receiver after its listeners, an author after its frames."""
+    """Bytes in, replica, journal, send, and only then the listeners: a received play
+    is journaled and acknowledged before it is shown, and the peer gives way to any
+    other process ready to run once it is; every entry we sign is journaled before
+    it is sent, and shown once it is out and the peer has given way."""
     trail: list[tuple[str, Any]] = []
     monkeypatch.setattr(shell, "_give_way", lambda: trail.append(("give way", None)))
 
@@ -182,8 +181,10 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
     theirs = [i for i, (step, mine) in enumerate(trail) if step == "added" and not mine]
     assert len(theirs) >= enough
     for i in theirs:
+        before = [step for step, _ in trail[:i] if step != "added"]
+        assert before[-2:] == ["journal", "send"], trail[i - 3:i + 1]
         after = [step for step, _ in trail[i + 1:] if step != "added"]
-        assert after[:2] == ["give way", "journal"], trail[i - 3:i + 4]
+        assert after[:1] == ["give way"], trail[i:i + 3]
     mine = [i for i, (step, m) in enumerate(trail) if step == "added" and m]
     assert len(mine) >= enough
     for i in mine:
@@ -198,6 +199,82 @@ def test_listeners_hear_a_play_before_the_journal_and_nothing_leaves_before_it(
             assert entries <= journaled, "an entry left before it was journaled"
             signed += len(entries)
     assert signed >= 10
+
+
+def test_a_listener_that_acts_routes_after_the_batch_it_heard_never_inside_it(
+        tmp_path: Path) -> None:
+    """No re-entrant routing: the host's listener deals the round as it hears the
+    second seat sit down. The ROSTER it heard is journaled and sent first; the deal
+    it signs is journaled before it leaves, after the ROSTER; the shell's routing
+    is never entered from inside itself; and every listener hears the seat sit
+    down before the round it set off."""
+    trail: list[tuple[str, object]] = []
+
+    class Watched(Store):
+        def append(self, table_id: bytes, records: Any) -> None:
+            records = list(records)
+            trail.append(("journal", {r.data for r in records if r.kind is Kind.ENTRY}))
+            super().append(table_id, records)
+
+    async def scenario() -> None:
+        host = await host_table(None, store=Watched(tmp_path / DB_FILE))
+        send_all = host._mesh.send_all
+
+        def sent(sends: Any) -> None:
+            sends = list(sends)
+            trail.append(("send", {data for data, _to in sends if data[:2] == MAGIC}))
+            send_all(sends)
+
+        host._mesh.send_all = sent  # type: ignore[method-assign]
+        route = host._route
+        depth = [0, 0]  # now, deepest
+
+        def routed(out: Any, *, own: bool = False) -> None:
+            depth[0] += 1
+            depth[1] = max(depth)
+            try:
+                route(out, own=own)
+            finally:
+                depth[0] -= 1
+
+        host._route = routed  # type: ignore[method-assign]
+
+        def deal(event: ev.Event) -> None:
+            if isinstance(event, ev.RosterChanged) and len(host.view.seats) == 2 \
+                    and host.view.phase is Phase.LOBBY:
+                trail.append(("deals", None))
+                host.act(StartRound())
+
+        heard: list[ev.Event] = []
+        host.subscribe(deal)
+        host.subscribe(heard.append)
+        runner = asyncio.create_task(host.run())
+        guest = await join(host, "Bo")
+        guest_runner = asyncio.create_task(guest.run())
+        await until(lambda: any(isinstance(e, ev.RoundStarting) for e in heard))
+        host.close()
+        guest.close()
+        await asyncio.gather(runner, guest_runner)
+        assert depth[1] == 1, "the shell routed from inside its own routing"
+        kinds = [type(e) for e in heard]
+        seated = max(i for i, e in enumerate(heard) if isinstance(e, ev.RosterChanged)
+                     and i < kinds.index(ev.RoundStarting))
+        roster = heard[seated]
+        assert isinstance(roster, ev.RosterChanged) and len(roster.names) == 2
+
+    run(scenario)
+    dealt = next(i for i, (step, _) in enumerate(trail) if step == "deals")
+    roster = [step for step, entries in trail[:dealt] if entries]
+    assert roster[-2:] == ["journal", "send"], trail[dealt - 3:dealt + 1]
+    deal = [step for step, entries in trail[dealt + 1:] if entries]
+    assert deal[:2] == ["journal", "send"], trail[dealt:dealt + 4]
+    journaled: set[bytes] = set()
+    for step, entries in trail:
+        assert entries is None or isinstance(entries, set)
+        if step == "journal" and entries:
+            journaled |= entries
+        elif step == "send" and entries:
+            assert entries <= journaled, "an entry left before it was journaled"
 
 
 def test_a_full_table_refuses_a_newcomer_clearly(caplog: pytest.LogCaptureFixture) -> None:
@@ -511,6 +588,7 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
             records = list(records)
             pending.update(r.data for r in records if r.kind is Kind.ENTRY
                            and r.data[len(MAGIC):len(MAGIC) + 32] == host_key[0])
+            trail.append("journal")
             super().append(table_id, records)
 
     real_fsync = os.fsync
@@ -551,9 +629,9 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
         assert mine >= 20
 
     run(scenario)
-    # Group commit: far fewer fsyncs than sends (acknowledgements of what we received
-    # wait for no disk).
-    assert 0 < trail.count("fsync") < trail.count("send")
+    # Group commit: one fsync at most for each batch journaled, and none for a batch
+    # of what the others made alone (what we received waits for no disk).
+    assert 0 < trail.count("fsync") < trail.count("journal")
 
 
 def test_a_resumed_host_takes_what_it_opened_with_and_checks_each_fact() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import logging
 import random
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.net.bounds import Limits
 from p2p_nerts.net.link import LinkError
 from p2p_nerts.peer import admission
 from p2p_nerts.peer.headless import paced, run_headless
@@ -156,3 +158,59 @@ def test_nerts_watch_by_address_exits_0_at_the_games_end(
     assert code == 0
     watched = [json.loads(line) for line in summary.read_text().splitlines()]
     assert shared_lines(watched) == shared_lines(played)
+
+
+def test_a_latecomer_and_a_spectator_keep_their_links_to_the_seats_while_it_waits(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A latecomer waiting for the next deal is on the host's list of peers (it has a
+    place there), so it links to every seat and spectator, though only the host
+    knows it waits. Each asks the other for the table, as a spectator does, and
+    the link stays: nobody closes it for taking no seat (``Limits.grace``) and
+    redials, logging "no seat taken" every grace (every 5 s in the lab) for the
+    whole round. Watched here for three graces and a half, the grace shortened
+    to 1.5 s."""
+    grace = 1.5
+    limits = Limits(grace=grace)
+
+    async def scenario() -> None:
+        config = TableConfig(variants=Variants(target=1000), countdown=0.0, auto_start=2,
+                             limits=limits, views=False)
+        host = await NetSession.host(Identity.generate("Tess"), config, LOCAL,
+                                     table_name="Lab", interfaces=None)
+        guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
+                                      TableConfig(limits=limits, views=False), LOCAL)
+        sessions = [host, guest]
+        runners = [asyncio.create_task(s.run()) for s in sessions]
+        try:
+            # Nobody plays: the round lasts as long as the test.
+            await until(lambda: host.replica.phase is Phase.PLAYING, "the round is dealt")
+            late = await NetSession.join(Identity.generate("Lu"), ("127.0.0.1", host.port),
+                                         TableConfig(limits=limits, views=False), LOCAL)
+            sessions.append(late)
+            runners.append(asyncio.create_task(late.run()))
+            lu = late.replica.me.public_key
+            await until(lambda: lu in host.replica.seating.waiting
+                        and late.replica.phase is Phase.PLAYING, "Lu waits for the deal")
+            # Caught up on the round: still catching up, it would ask the seats for
+            # entries, which makes it a watcher there anyway.
+            await asyncio.sleep(1.0)
+            # The spectator's link makes the host list the peers again, Lu with them.
+            watcher = await NetSession.watch(Identity.generate("Wes"),
+                                             ("127.0.0.1", host.port),
+                                             TableConfig(limits=limits), LOCAL)
+            sessions.append(watcher)
+            runners.append(asyncio.create_task(watcher.run()))
+            others = {guest.replica.me.public_key, watcher.replica.me.public_key}
+            await until(lambda: others <= late.connected, "Lu links to Bo and to Wes")
+            await asyncio.sleep(3.5 * grace)
+            assert others <= late.connected and lu in host.replica.seating.waiting
+            assert lu in guest.connected and lu in watcher.connected
+        finally:
+            for s in sessions:
+                s.close()
+            await asyncio.gather(*runners)
+
+    with caplog.at_level(logging.INFO, logger="p2p_nerts"):
+        asyncio.run(scenario())
+    closed = [r.getMessage() for r in caplog.records if "no seat taken" in r.getMessage()]
+    assert closed == []

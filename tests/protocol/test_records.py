@@ -329,7 +329,7 @@ def test_history_export_and_verify_on_the_command_line(
     assert listed["statistics"]["games"] == 1
     assert cli.main(["history", "--data-dir", str(data_dir)]) == 0
     text = capsys.readouterr().out
-    assert f"#{number} " in text and "Test table" in text and "You: 1 games" in text
+    assert f"#{number} " in text and "Test table" in text and "You: 1 game, " in text
 
     file = tmp_path / "game.nerts"
     assert cli.main(["export", str(number), str(file), "--data-dir", str(data_dir)]) == 0

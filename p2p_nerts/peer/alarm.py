@@ -1,0 +1,87 @@
+"""When a seat's shell wakes by itself: as its replica next needs time, and for its checks.
+
+It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because it is a
+timer, not routing: the replica says when it next needs a tick
+(``Replica.next_due``), the shell's own checks (its ad, asking for a seat
+back) run at least every ``SHELL_CHECKS``, and in between the shell sleeps
+(or handles the bytes that arrive). The tick is a timer callback, not a loop
+around ``wait_for``: that made a task, a timeout and a cancellation every
+turn, several turns of the event loop each, in every peer (a CPU woken for
+nothing on a small machine is taken from a peer handling a play). Every call
+into the replica may bring its next need forward (:meth:`Alarm.arm`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+__all__ = ["SHELL_CHECKS", "Alarm"]
+
+#: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
+#: run at least this often. When the replica needs a tick it says (``next_due``).
+SHELL_CHECKS = 0.25
+
+
+class Alarm:
+    """Calls ``ring`` when ``due()`` (a time on ``clock``) comes, or after SHELL_CHECKS.
+
+    Nothing rings before :meth:`start` or after :meth:`stop`; each ring is
+    one call, after which the shell arms it again (:meth:`arm`).
+    """
+
+    def __init__(self, ring: Callable[[], None], due: Callable[[], float],
+                 clock: Callable[[], float]) -> None:
+        self._ring = ring
+        self._due = due
+        self._clock = clock
+        self._timer: asyncio.TimerHandle | None = None  # the ring we sleep until
+        self._on = False
+        self._arming = False  # an arm is due once this turn's reads are in (arm_soon)
+
+    def start(self) -> None:
+        """Ring at once, and from then on as :meth:`arm` says."""
+        loop = asyncio.get_running_loop()
+        self._on = True
+        self._timer = loop.call_at(loop.time(), self._rang)
+
+    def stop(self) -> None:
+        self._on = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def arm(self) -> None:
+        """Sleep until ``due()`` or SHELL_CHECKS from now, whichever is sooner; a ring
+        already set sooner stays."""
+        if not self._on:
+            return
+        loop = asyncio.get_running_loop()
+        at = loop.time() + max(0.0, min(self._due() - self._clock(), SHELL_CHECKS))
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= at:
+                return
+            timer.cancel()
+        self._timer = loop.call_at(at, self._rang)
+
+    def arm_soon(self) -> None:
+        """:meth:`arm` once the other reads of this turn of the event loop are in.
+
+        A play wakes a peer with frames from several links in one turn, each
+        read handed over on its own; asking the replica when it is next due
+        after each one (``next_due`` walks every seat's silence) cost about a
+        third of what taking in the ACK it brought did. Once is enough, as the
+        turn's reads are done: the next turn begins with it.
+        """
+        if self._on and not self._arming:
+            self._arming = True
+            asyncio.get_running_loop().call_soon(self._armed)
+
+    def _armed(self) -> None:
+        self._arming = False
+        self.arm()
+
+    def _rang(self) -> None:
+        self._timer = None
+        self._ring()
