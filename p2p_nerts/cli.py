@@ -35,7 +35,7 @@ from .game.bot import DEFAULT_SKILL, SKILLS
 from .game.scoring import Match
 from .game.simulate import RoundReport, SimConfig, simulate
 from .game.variants import TEAMS, VariantError, Variants
-from .lines import fail, fitted
+from .lines import counted, fail, fitted
 from .net.interfaces import interfaces_setting, listen_addresses
 from .peer.event_lobby import LanEvents
 from .peer.node import Endpoint
@@ -518,7 +518,9 @@ def round_text(line: dict[str, object]) -> str:
 
 
 def final_text(final: dict[str, object]) -> str:
-    return f"Game over after {final['rounds']} rounds. Winner: {final['winner'] or 'none'}"
+    rounds = final["rounds"]
+    assert isinstance(rounds, int)
+    return f"Game over after {counted(rounds, 'round')}. Winner: {final['winner'] or 'none'}"
 
 
 if __name__ == "__main__":

@@ -25,6 +25,11 @@ def fitted(line: str, stream: TextIO) -> str:
                                    break_long_words=False, break_on_hyphens=False))
 
 
+def counted(count: int, noun: str) -> str:
+    """"1 game", "3 games": a count as it reads (every noun it counts takes an s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def fail(message: str) -> int:
     """Say what went wrong on stderr, as ``nerts: ...``; the exit status 1."""
     print(fitted(f"nerts: {message}", sys.stderr), file=sys.stderr)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..game.scoring import Match, team_names, team_of
+from ..lines import counted
 from ..protocol import events as ev
 from ..protocol.identity import fingerprint_of
 from ..protocol.journal import Record
@@ -134,7 +135,7 @@ def game_line(number: int, g: Game, me: str) -> str:
                        for p in sorted(g["players"], key=lambda p: -p["total"]))
     result = f"{g['winner']} won" if g["winner"] else "no winner"
     flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
-    return (f"#{number} {when}  {g['table']}  {_counted(len(g['rounds']), 'round')}  "
+    return (f"#{number} {when}  {g['table']}  {counted(len(g['rounds']), 'round')}  "
             f"{result}: {totals}{flags}")
 
 
@@ -149,19 +150,14 @@ def round_line(g: Game, r: dict[str, Any]) -> str:
 
 def statistics_text(s: dict[str, Any]) -> list[str]:
     """The :func:`statistics` in words: the player's own line, then one per opponent."""
-    lines = [f"You: {_counted(s['games'], 'game')}, {_counted(s['wins'], 'win')}, "
+    lines = [f"You: {counted(s['games'], 'game')}, {counted(s['wins'], 'win')}, "
              f"{s['average_per_round'] if s['rounds'] else '-'} points a round, "
-             f"{_counted(s['nerts_calls'], 'Nerts call')}, best round "
+             f"{counted(s['nerts_calls'], 'Nerts call')}, best round "
              f"{s['best_round'] if s['best_round'] is not None else '-'}"]
     for o in s["opponents"]:
-        lines.append(f"  vs {o['name']} ({o['fingerprint']}): {_counted(o['games'], 'game')}, "
+        lines.append(f"  vs {o['name']} ({o['fingerprint']}): {counted(o['games'], 'game')}, "
                      f"you won {o['my_wins']}, they won {o['their_wins']}")
     return lines
-
-
-def _counted(count: int, noun: str) -> str:
-    """"1 game", "3 games": a count as it reads."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def load_game(store: Store, number: int) -> GameRecord:

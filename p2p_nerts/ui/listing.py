@@ -27,11 +27,12 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, HSplit
 
 from ..lan import EventListing, TableListing
+from ..lines import counted
 from .browser import Browser, is_full
 from .keys import DESCRIPTIONS, Action, KeyMap, key_name, label
 from .overlays import PAGES
 from .table import MESSAGE_ROWS, messages
-from .widgets import counted, on_click, rule, screen_width, spread, text
+from .widgets import on_click, rule, screen_width, spread, text
 
 #: Rows of the screen that are not table rows: header, two rules, column titles
 #: and the blank lines around the list, the "shown" line, event lines, key hints.

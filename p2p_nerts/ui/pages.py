@@ -19,6 +19,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyBindingsBase
 from prompt_toolkit.layout import Container, HSplit
 
+from ..lines import counted
 from ..protocol.identity import Identity
 from ..records.history import (
     NO_GAMES,
@@ -37,7 +38,7 @@ from .hands import Page, player_input, sentence
 from .keys import on_key
 from .replay import Replaying
 from .table import MESSAGE_ROWS, messages
-from .widgets import counted, on_click, rule, spread, text
+from .widgets import on_click, rule, spread, text
 
 Results = Callable[[float], Awaitable[Standings]]
 """The standings of the signed game records the LAN's players serve (and this

@@ -37,6 +37,7 @@ from ..game.foundations import Pile
 from ..game.moves import is_stuck
 from ..game.scoring import team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
+from ..lines import counted
 from ..protocol.replica import RoundView, TableView
 from . import others
 from .control import Controller, pile_of
@@ -47,7 +48,6 @@ from .widgets import (
     Columns,
     MouseHandler,
     Rows,
-    counted,
     on_click,
     rule,
     screen_width,

@@ -21,11 +21,6 @@ Fragments = Callable[[], StyleAndTextTuples]
 MouseHandler = Callable[[MouseEvent], object]
 
 
-def counted(count: int, noun: str) -> str:
-    """"1 pile", "3 piles": a count as it reads (the nouns on screen take an s)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def text(fragments: Fragments, *, height: int | None = 1, stretch: bool = False,
          keep: bool = False, width: int | None = None) -> Text:
     """A block of rows drawing ``fragments()`` as they are on every frame.

@@ -31,6 +31,15 @@ def test_simulate_json_is_deterministic_and_adds_up(capsys: pytest.CaptureFixtur
         assert total == sum(p["score"] for r in rounds for p in r["players"] if p["name"] == name)
 
 
+def test_a_simulated_game_of_one_round_says_round_not_rounds(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--players", "3", "--seed", "7", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Game over after 1 round. " in out, out
+    assert main(["simulate", "--players", "3", "--seed", "7", "--rounds", "2"]) == 0
+    assert "Game over after 2 rounds. " in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
