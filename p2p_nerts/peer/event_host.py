@@ -475,27 +475,25 @@ class OrganiserDesk:
                 for r in sorted(self._o.registered, key=lambda r: r.name.casefold())]
 
     def tables(self) -> list[str]:
+        """The tables of the game under way, as the wall shows them: a finished
+        table's scores are its record's totals, a playing one's what is seen of it."""
         book = self._o.book
         game = self._o.game
         if not game:
             return []
-        state = book.games[game]
-        done = book.results()
-        names = {k: r.name for k, r in book.registrations.items()}
         lines = []
-        for table in state.seated.tables:
-            live = state.live.get(table.letter)
-            if (game, table.letter) in done:
+        for table in book.wall()["tables"]:
+            state, number = table["state"], table["round"]
+            if state == "over":
                 doing = "over: its record is in"
-            elif live is not None:
-                doing = f"{live.state}, round {live.round}" if live.round else live.state
-            else:
+            elif state == "waiting":
                 doing = "waiting for its players"
-            scores = {} if live is None else live.scores
-            who = ", ".join(f"{names.get(k, '?')} {scores[k]}" if k in scores
-                            else names.get(k, "?") for k in table.seats)
-            lines.append(f"table {table.letter}: {who} · {doing}")
-        if state.finished:
+            else:
+                doing = f"{state}, round {number}" if number else state
+            who = ", ".join(p["name"] if state == "waiting" else f"{p['name']} {p['score']}"
+                            for p in table["players"])
+            lines.append(f"table {table['table']}: {who} · {doing}")
+        if book.games[game].finished:
             lines.append(f"game {game} is over")
         return lines
 

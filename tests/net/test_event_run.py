@@ -19,7 +19,7 @@ from p2p_nerts.peer import event_host
 from p2p_nerts.peer.event_host import EventSettings, Organiser, OrganiserDesk
 from p2p_nerts.peer.event_seat import EventLink, take_part
 from p2p_nerts.peer.node import Endpoint
-from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.identity import Identity, fingerprint_of
 from p2p_nerts.store import Store
 
 from ..netkit import until
@@ -85,6 +85,17 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
                 f"Game 1: table {seat.table.letter}, with ")
             await until(lambda: organiser.book.games[1].finished, "game 1's results",
                         timeout=120)
+            # The organiser's screen shows a finished table's totals as its record
+            # has them, not the last scores seen while watching it.
+            done = organiser.book.results()
+            names = {k: r.name for k, r in organiser.book.registrations.items()}
+            lines = OrganiserDesk(organiser).tables()
+            assert lines[-1] == "game 1 is over"
+            for table, line in zip(first.tables, lines, strict=False):
+                totals = {p["fingerprint"]: int(p["total"])
+                          for p in done[(1, table.letter)].game["players"]}
+                who = ", ".join(f"{names[k]} {totals[fingerprint_of(k)]}" for k in table.seats)
+                assert line == f"table {table.letter}: {who} · over: its record is in"
             organiser.start_game()
             results = await asyncio.wait_for(asyncio.gather(*playing), 120)
             assert results == [True] * 6
