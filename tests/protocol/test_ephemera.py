@@ -45,6 +45,8 @@ from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Resume
 
+from ..stepkit import steps_at
+
 pytestmark = pytest.mark.fast
 
 ME = Identity.from_seed(b"\x01" * 32, "me")
@@ -60,9 +62,12 @@ def _ephemera(*, host: bool = False) -> Ephemera:
     seating = Seating(me, host_key, variants=Variants(), countdown=3.0, drop_after=10.0,
                       auto_start=None, auto_next=None, max_seats=8)
     seating.seats = (Seat(me, "me"), Seat(PEER.public_key, "peer"), Seat(THIRD, "third"))
-    return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=Places(),
-                    seating=seating, forks=Forks(), recovery=Recovery(), pruning=Pruning(),
-                    beats=Heartbeats())
+    places, forks, recovery, pruning = Places(), Forks(), Recovery(), Pruning()
+    steps, _ = steps_at(me, seating=seating, forks=forks, recovery=recovery, pruning=pruning,
+                        places=places)
+    return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=places,
+                    seating=seating, forks=forks, recovery=recovery, pruning=pruning,
+                    beats=Heartbeats(), steps=steps)
 
 
 def _round() -> RoundState:
@@ -128,7 +133,7 @@ def test_an_ack_claiming_a_chain_we_keep_not_counts_once_that_chain_is_begun() -
     assert effects == [Claim(THIRD, 4), CountMarks(ack, upto, peer)]
     assert eph.clock.time == 41 and eph.pruning.held_by[PEER.public_key] == {THIRD: 4}
     eph.places.chain(THIRD, lambda key: True)  # the Claim, as the facade applies it
-    assert eph.decide(CountMarks(ack, upto, peer), rs) == ()
+    assert eph.decide(CountMarks(ack, upto, peer), rs, 1.0) == ()
     assert rs.pending_marks == {2: {1: upto[0]}}
 
 
@@ -153,7 +158,7 @@ def test_a_head_that_is_not_ours_is_asked_about_before_the_entry_is_acted_on() -
     assert effects == [Sign(Resend(PEER.public_key, 2, 2), to=PEER.public_key),
                        Says(ack, Ack(()), peer)]
     assert eph.clock.time == 0  # the ACK itself comes after the ask
-    assert eph.decide(Says(ack, Ack(()), peer), rs) == ()
+    assert eph.decide(Says(ack, Ack(()), peer), rs, 1.0) == ()
     assert eph.clock.time == 41
     again = eph.take(ack, Ack(()), peer, rs, 1.1)  # asked just now: on with the entry
     assert again == ()

@@ -11,7 +11,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
 from p2p_nerts.protocol.messages import Commit, Go, Reveal
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import DrainAll, Emit, Invalid, SetPhase, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Invalid, SetPhase, Sign
 from p2p_nerts.protocol.replica._shuffle import (
     GoCheck,
     deal,
@@ -26,7 +26,6 @@ from p2p_nerts.protocol.replica._shuffle import (
     start_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import CheckGo
 
 pytestmark = pytest.mark.fast
 
@@ -182,12 +181,12 @@ def test_my_reveal_is_signed_once_due_and_only_then() -> None:
 def test_the_deal_is_made_once_due_and_the_host_signs_its_go() -> None:
     rs = _round()
     _revealed(rs, 0, 1)
-    assert deal_now(TABLE, rs, is_host=True) == [] and rs.joint is None
+    assert deal_now(TABLE, rs, is_host=True) is None and rs.joint is None
     _revealed(rs, 2)
     joint = joint_value(TABLE, 2, SHARES)
-    assert deal_now(TABLE, rs, is_host=True) == [Sign(Go(joint)), CheckGo(rs), DrainAll()]
+    assert deal_now(TABLE, rs, is_host=True) == [Sign(Go(joint))]
     assert rs.joint == joint and rs.tab is not None
-    assert deal_now(TABLE, rs, is_host=True) == []  # dealt once
+    assert deal_now(TABLE, rs, is_host=True) is None  # dealt once
     guest = _round()
     _revealed(guest, 0, 1, 2)
-    assert deal_now(TABLE, guest, is_host=False) == [CheckGo(guest), DrainAll()]
+    assert deal_now(TABLE, guest, is_host=False) == []

@@ -5,10 +5,11 @@ them.
 Each call is a generator of what it decides. The facade carries out each
 effect as it comes and only then asks for the next, so a decision further
 down reads the table as the ones before it left it: an entry that begins a
-round changes whether the next one held from its author can be delivered. An
-effect found invalid as it is carried out (``Invalid``: a cheat flagged, a GO
-on another deal) is raised back here, at the point that decided it, where
-the entry it came from is refused and delivery goes on with the next.
+round changes whether the next one held from its author can be delivered.
+What an entry makes due next is taken at once, by a direct call into
+``Steps``. What is found invalid as it is carried out (a cheat flagged, a GO
+on another deal) raises ``EnvelopeError`` up to here, where the entry it came
+from is refused and delivery goes on with the next.
 
 On the path every received play takes, what comes out is the record to
 journal and the play's event themselves (``PlayAdded``, and ``PlayFinal`` once
@@ -45,7 +46,7 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-from ._step_effects import LobbyEntry
+from ._steps import Steps
 
 #: What delivering decides: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
@@ -73,7 +74,7 @@ class Delivery:
     def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, live: Live,
                  clock: LamportClock, outbox: Outbox, places: intake.Places, seating: Seating,
                  forks: Forks, recovery: Recovery, order: Finality, beats: Heartbeats,
-                 ephemera: Ephemera) -> None:
+                 ephemera: Ephemera, steps: Steps) -> None:
         self.table_id = table_id
         self.me = me
         self.host_key = host_key
@@ -88,6 +89,7 @@ class Delivery:
         self.order = order
         self.beats = beats
         self.ephemera = ephemera
+        self.steps = steps
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
@@ -145,14 +147,14 @@ class Delivery:
         live = self.live
         while log.held and (entry := intake.next_held(log, live.rs, live.phase)) is not None:
             if isinstance(entry, intake.Stop):
-                yield from intake.stopped(log, entry)
+                self.steps.stopped(log, entry)
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
             try:
                 yield from self.deliver(entry, payload, log)
             except EnvelopeError as exc:
-                yield from intake.refused(entry.author, exc.reason)
+                self.steps.refused(entry.author, exc.reason)
         rs = live.rs
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.places.authors))):
@@ -171,7 +173,7 @@ class Delivery:
         if entry.type in ROUND_TYPES:
             yield from self.round_entry(entry, payload)
         else:
-            yield LobbyEntry(entry, payload)
+            self.steps.lobby_entry(entry, payload)
 
     def missing(self) -> list[Sign]:
         """My RESENDs for the gaps in the chains, each once it is due (``Resends.gaps``;
@@ -183,7 +185,7 @@ class Delivery:
     # ---------------------------------------------------------------- round
     def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
         """A round entry delivered: taken into the round (``rounds.take``), and what it
-        makes due (``rounds.after``)."""
+        makes due (``Steps.after``)."""
         rs = self.live.rs
         assert rs is not None
         seat = rounds.seat_for(rs, entry)
@@ -206,7 +208,7 @@ class Delivery:
                 # heartbeats).
                 self.beats.owe(rs, step.play)
         elif step is not rounds.Look.NOTHING:
-            yield from rounds.after(rs, step)
+            self.steps.after(rs, step)
 
     def tally(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
         """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
@@ -223,10 +225,8 @@ class Delivery:
             return
         if rs.drop_queue:
             yield from self.tally(rs)
-        order = self.order
-        while (done := order.next_turn(rs)) is not None:
-            if isinstance(done, ev.PlayFinal):
-                yield done
-            else:
-                yield from done
+        order, steps = self.order, self.steps
+        while (item := order.next_turn(rs)) is not None:
+            if (told := steps.turn(rs, item)) is not None:
+                yield told
         yield from order.settle_early(rs)

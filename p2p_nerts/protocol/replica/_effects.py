@@ -25,7 +25,6 @@ from ..journal import Record
 from ..messages import Ack, AckMark, Head, Payload, Seat, Snapshot
 from ._base import Phase
 from ._state import RoundState, index_of
-from ._step_effects import StepEffect
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,13 +211,6 @@ class DrainAll:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckDeal:
-    """Deal ``rs`` if every live share is in now (``_shuffle.deal_now``)."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
 class Tally:
     """Count the DROP votes of ``rs`` now due (a vote just came in)."""
 
@@ -320,6 +312,6 @@ class SignAck:
 #: all), and the steps that only decide more (``_step_effects``).
 Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
-          | Claim | SetPhase | Invalid | Totals | Unwait | Queued | Readied | DrainAll | CheckDeal
-          | Tally | BeatSoon | RoundBegun | Reject | Counted | StepEffect
+          | Claim | SetPhase | Invalid | Totals | Unwait | Queued | Readied | DrainAll
+          | Tally | BeatSoon | RoundBegun | Reject | Counted
           | Says | CountMarks | Answer | Resent | SignAck)

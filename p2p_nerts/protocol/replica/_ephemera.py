@@ -18,7 +18,8 @@ comes back as effects (``_effects``), or, for my ACK straight after a batch
 received (a received play's path), as the ACK itself; the facade signs: my
 ACKs, the RESENDs a lead to a fork asks, and the host's snapshot that an
 answer below what we hold begins with, handed back here to be charged to the
-asker's budget.
+asker's budget. A host's snapshot taken up goes on at once, through
+``Steps.take_up``.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import assert_never
 
+from ...game.variants import Variants
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
+from ..journal import Kind, Record
 from ..messages import Ack, AckMark, Hello, Payload, Resend, Snapshot, View
 from . import _liveness as liveness
 from . import _recovery as recovery
@@ -41,6 +44,7 @@ from ._intake import Places
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
+from ._steps import Steps
 
 #: The effects :meth:`Ephemera.decide` resolves: the rest of what an entry does,
 #: once what came before it in the list is done.
@@ -54,7 +58,7 @@ class Ephemera:
 
     def __init__(self, me: bytes, host_key: bytes, *, is_host: bool, clock: LamportClock,
                  places: Places, seating: Seating, forks: Forks, recovery: Recovery,
-                 pruning: Pruning, beats: Heartbeats) -> None:
+                 pruning: Pruning, beats: Heartbeats, steps: Steps) -> None:
         self.me = me
         self.host_key = host_key
         self.is_host = is_host
@@ -65,6 +69,7 @@ class Ephemera:
         self.recovery = recovery
         self.pruning = pruning
         self.beats = beats
+        self.steps = steps
 
     # ------------------------------------------------------------- arriving
     def take(self, entry: Entry, payload: Payload, log: AuthorLog | None,
@@ -84,9 +89,10 @@ class Ephemera:
             asks = self.forks.follow(rs, (Lead(author, entry.seq, author),), now)
             if asks:
                 return [*asks, Says(entry, payload, log)]
-        return self.says(entry, payload, log, rs)
+        return self.says(entry, payload, log, rs, now)
 
-    def decide(self, step: EphemeralStep, rs: RoundState | None) -> Sequence[Effect]:
+    def decide(self, step: EphemeralStep, rs: RoundState | None,
+               now: float) -> Sequence[Effect]:
         """What ``step`` decides, the table's round being ``rs`` as it comes up.
 
         A name captured in two cases has one type in both (compiled, it is one
@@ -94,19 +100,19 @@ class Ephemera:
         """
         match step:
             case Says(entry=entry, payload=payload, log=log):
-                return self.says(entry, payload, log, rs)
+                return self.says(entry, payload, log, rs, now)
             case CountMarks(entry=entry, upto=upto, log=log):
-                return self.count_marks(entry, upto, log, rs)
+                return self.count_marks(entry, upto, log, rs, now)
             case _:
                 assert_never(step)
 
     def says(self, entry: Entry, payload: Payload, log: AuthorLog,
-             rs: RoundState | None) -> Sequence[Effect]:
+             rs: RoundState | None, now: float) -> Sequence[Effect]:
         """What an ephemeral entry says, acted on (``log``: its author's chain)."""
         author = entry.author
         match payload:
             case Ack(upto=upto):
-                return self.heard_ack(entry, upto, log, rs)
+                return self.heard_ack(entry, upto, log, rs, now)
             case View():
                 seat = rs.seat_of(author) if rs is not None else None
                 if rs is not None and seat is not None:
@@ -114,15 +120,20 @@ class Ephemera:
             case Resend(author=about, from_seq=lo, to_seq=hi):
                 return self.asked(author, about, lo, hi, rs)
             case Snapshot():
-                return self.pruning.offered(entry, payload, host_key=self.host_key,
-                                            is_host=self.is_host, authors=self.places.authors,
-                                            number=rs.number if rs is not None else 0)
+                offered = self.pruning.offered(entry, payload, host_key=self.host_key,
+                                               is_host=self.is_host, authors=self.places.authors,
+                                               number=rs.number if rs is not None else 0)
+                if not isinstance(offered, Variants):
+                    return offered
+                steps = self.steps
+                steps.apply([Record(Kind.ENTRY, entry.raw)])
+                steps.take_up(payload, offered)
             case Hello():
                 return (liveness.answer_hello(author, self.places.authors, self.forks.proven),)
         return ()
 
     def heard_ack(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
-                  rs: RoundState | None) -> Sequence[Effect]:
+                  rs: RoundState | None, now: float) -> Sequence[Effect]:
         """A peer's ACK, in this order: my clock goes past it; a resume under way
         hears how far it holds my chain; a seated peer's marks tell pruning what
         it holds and each chain how far its author has sent (a seated author we
@@ -146,18 +157,18 @@ class Ephemera:
             claims = liveness.note_claims(upto, seated, self.places.authors)
         if mine or claims:
             return [*mine, *claims, CountMarks(entry, upto, log)]
-        return self.count_marks(entry, upto, log, rs)
+        return self.count_marks(entry, upto, log, rs, now)
 
     def count_marks(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
-                    rs: RoundState | None) -> Sequence[Effect]:
+                    rs: RoundState | None, now: float) -> Sequence[Effect]:
         """An ACK's marks counted (``liveness.acked``: the leads to a fork they give
         are followed), then a newcomer that now holds the ROSTER that seated it
         is sitting down no more (``Seating.acked``)."""
         author = entry.author
         seat = rs.seat_of(author) if rs is not None else None
-        effects = liveness.acked(entry, upto, log, rs, seat, authors=self.places.authors)
+        leads = liveness.acked(entry, upto, log, rs, seat, authors=self.places.authors)
         self.seating.acked(author, upto)
-        return effects
+        return self.forks.follow(rs, leads, now) if leads else ()  # (the common case: none)
 
     def asked(self, asker: bytes, author: bytes, lo: int, hi: int,
               rs: RoundState | None) -> Sequence[Effect]:

@@ -35,7 +35,16 @@ from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _recovery as recovery
 from . import _shuffle as shuffle
-from ._base import COUNTDOWN, DROP_AFTER, DUE_HAIR, RESUME_POLL, Outbound, Phase, Send
+from ._base import (
+    COUNTDOWN,
+    DROP_AFTER,
+    DUE_HAIR,
+    RESUME_POLL,
+    Outbound,
+    Phase,
+    Send,
+    rules_of,
+)
 from ._delivery import Delivery, Outcome
 from ._ephemera import Ephemera
 from ._forks import Forks
@@ -45,7 +54,6 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-from ._step_effects import Step
 from ._steps import Steps
 from ._view import TableView
 
@@ -125,19 +133,20 @@ class Replica:
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
+        self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
+                            seating=self.seating, forks=self._forks, recovery=self._recovery,
+                            pruning=self._pruning, places=self._places, live=self,
+                            apply=self._apply)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
-                                  pruning=self._pruning, beats=self._beats)
-        self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
-                            seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning, places=self._places)
+                                  pruning=self._pruning, beats=self._beats, steps=self._steps)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self._delivery = Delivery(table_id, identity.public_key, host_key, live=self,
                                   clock=self.clock, outbox=self._outbox, places=self._places,
                                   seating=self.seating, forks=self._forks,
                                   recovery=self._recovery, order=self._order, beats=self._beats,
-                                  ephemera=self._ephemera)
+                                  ephemera=self._ephemera, steps=self._steps)
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -153,7 +162,9 @@ class Replica:
         records = recovery.unsent_cut(list(records), me)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._apply(r._recovery.load(records, me))
+        start = r._recovery.load(records, me)
+        if start is not None:
+            r._steps.take_up(start, rules_of(start.settings))
         for rec in records:
             replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
@@ -246,8 +257,7 @@ class Replica:
             self._reject(bad.reason)
         except Equivocation as fork:
             self._reject("equivocation")
-            self._apply(self._forks.conflicted(self.rs, fork.known, fork.entry, via, self.now,
-                                               self.phase))
+            self._steps.conflicted(fork.known, fork.entry, via)
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -356,9 +366,6 @@ class Replica:
                                                         expect_lamport=lamport)
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-            case Step():
-                self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
-                                               self.now, totals=self.totals))
             case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
                   | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
                   | fx.DealByHand()):
@@ -366,8 +373,6 @@ class Replica:
             case fx.DrainAll():
                 for chain in list(self.authors.values()):
                     self._apply(self._delivery.drain(chain))
-            case fx.CheckDeal(rs=rs):
-                self._maybe_deal(rs)
             case fx.Tally(rs=rs):
                 self._apply(self._delivery.tally(rs))
             case fx.BeatSoon():
@@ -402,7 +407,7 @@ class Replica:
             case fx.Counted(reason=reason):
                 self.rejected[reason] += 1
             case fx.Says() | fx.CountMarks():
-                self._apply(self._ephemera.decide(effect, self.rs))
+                self._apply(self._ephemera.decide(effect, self.rs, self.now))
             case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
                 self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
             case fx.Resent(asker=asker, frames=frames):
@@ -477,9 +482,6 @@ class Replica:
     def table(self) -> lobby.Table:
         """The table as the lobby reads it, now: what a view counts the seats from."""
         return self._table
-
-    def _maybe_deal(self, rs: RoundState) -> None:
-        self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
 
 
 __all__ = ["Replica"]
