@@ -9,15 +9,21 @@ from dataclasses import dataclass, field
 
 from p2p_nerts.game.scoring import Match
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import Effect
 from p2p_nerts.protocol.replica._forks import Forks
+from p2p_nerts.protocol.replica._heartbeats import Heartbeats
 from p2p_nerts.protocol.replica._intake import Places
+from p2p_nerts.protocol.replica._order import Finality
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.replica._steps import Steps
+
+#: In ``Table.done``: what every author held back was delivered here.
+DRAIN = "drain"
 
 
 @dataclass
@@ -30,10 +36,13 @@ class Table:
     match: Match | None = None
     totals: dict[bytes, int] = field(default_factory=dict)
     now: float = 0.0
-    done: list[Effect] = field(default_factory=list)
+    done: list[Effect | str] = field(default_factory=list)
 
     def apply(self, effects: Iterable[Effect]) -> None:
         self.done += effects
+
+    def drain(self) -> None:
+        self.done.append(DRAIN)
 
 
 def steps_at(me: bytes, rs: RoundState | None = None, phase: Phase = Phase.LOBBY, *,
@@ -49,7 +58,9 @@ def steps_at(me: bytes, rs: RoundState | None = None, phase: Phase = Phase.LOBBY
                           auto_start=None, auto_next=None, max_seats=8)
     if table is None:
         table = Table(rs, phase)
+    places = places or Places()
     return Steps(b"t" * 16, me, is_host=seating.host_key == me, rng=lambda n: b"r" * n,
                  seating=seating, forks=forks or Forks(), recovery=recovery or Recovery(),
-                 pruning=pruning or Pruning(), places=places or Places(), live=table,
-                 apply=table.apply), table
+                 pruning=pruning or Pruning(), places=places, beats=Heartbeats(),
+                 order=Finality(places.authors, LamportClock()), live=table, apply=table.apply,
+                 drain=table.drain), table

@@ -66,6 +66,9 @@ class _Live:
             self.done.append(effect)
             self.settle(effect)
 
+    def drain(self) -> None:
+        """(Nothing is held back in these tests when a step would deliver it.)"""
+
 
 def _delivery(live: _Live) -> Delivery:
     """A guest's delivery (``PEER`` hosts and is seated), over the owners its ephemeral

@@ -4,6 +4,9 @@ no replica)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 import pytest
 
 from p2p_nerts.game.foundations import FoundationLog
@@ -30,9 +33,8 @@ from p2p_nerts.protocol.replica._effects import (
     Answer,
     Claim,
     Counted,
-    CountMarks,
+    Effect,
     Resent,
-    Says,
     Sign,
     SignAck,
 )
@@ -45,7 +47,7 @@ from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Resume
 
-from ..stepkit import steps_at
+from ..stepkit import Table, steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -56,6 +58,27 @@ THIRD = b"\x04" * 32  # seated, but we keep no chain of it
 TABLE = b"t" * 16
 
 
+@dataclass
+class _Table(Table):
+    """The table as the facade would leave it: what the steps carry out is kept in
+    ``done``, and a Claim of a chain is carried out (it begins the chain)."""
+
+    places: Places | None = None
+
+    def apply(self, effects: Iterable[Effect]) -> None:
+        for effect in effects:
+            self.done.append(effect)
+            if isinstance(effect, Claim) and self.places is not None:
+                self.places.apply(effect, lambda key: True)
+
+
+def _done(eph: Ephemera) -> list[Effect | str]:
+    """What ``eph``'s steps carried out, so far."""
+    table = eph.steps.live
+    assert isinstance(table, Table)
+    return table.done
+
+
 def _ephemera(*, host: bool = False) -> Ephemera:
     me = ME.public_key
     host_key = me if host else PEER.public_key
@@ -64,7 +87,7 @@ def _ephemera(*, host: bool = False) -> Ephemera:
     seating.seats = (Seat(me, "me"), Seat(PEER.public_key, "peer"), Seat(THIRD, "third"))
     places, forks, recovery, pruning = Places(), Forks(), Recovery(), Pruning()
     steps, _ = steps_at(me, seating=seating, forks=forks, recovery=recovery, pruning=pruning,
-                        places=places)
+                        places=places, table=_Table(places=places))
     return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=places,
                     seating=seating, forks=forks, recovery=recovery, pruning=pruning,
                     beats=Heartbeats(), steps=steps)
@@ -124,16 +147,15 @@ def test_an_ack_counts_its_marks_at_once_when_it_claims_nothing_new() -> None:
 
 def test_an_ack_claiming_a_chain_we_keep_not_counts_once_that_chain_is_begun() -> None:
     """A mark naming an author we keep no chain of waits for its entry only once
-    the chain is begun (the facade applies the Claim first)."""
+    the chain is begun (the Claim is carried out first)."""
     eph, rs = _ephemera(), _round()
     peer = _chain(eph, PEER, 2)
     upto = (AckMark(THIRD, 4, b"h" * 64),)
     ack = _said(PEER, Ack(upto), peer)
-    effects = eph.take(ack, Ack(upto), peer, rs, 1.0)
-    assert effects == [Claim(THIRD, 4), CountMarks(ack, upto, peer)]
+    assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
+    assert _done(eph) == [Claim(THIRD, 4)]
     assert eph.clock.time == 41 and eph.pruning.held_by[PEER.public_key] == {THIRD: 4}
-    eph.places.chain(THIRD, lambda key: True)  # the Claim, as the facade applies it
-    assert eph.decide(CountMarks(ack, upto, peer), rs, 1.0) == ()
+    assert THIRD in eph.places.authors  # begun by the Claim, before the marks count
     assert rs.pending_marks == {2: {1: upto[0]}}
 
 
@@ -143,10 +165,10 @@ def test_back_at_a_table_an_ack_says_first_how_far_the_table_holds_my_chain() ->
     eph.recovery.resume = Resume({PEER.public_key}, 0.0, 0)
     upto = (AckMark(ME.public_key, 6, b"h" * 64),)
     ack = _said(PEER, Ack(upto), peer)
-    effects = eph.take(ack, Ack(upto), peer, rs, 1.0)
+    assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
     # my chain (none kept yet) claimed as the resume hears it, then as the marks say
     mine = Claim(ME.public_key, 6)
-    assert effects == [mine, mine, CountMarks(ack, upto, peer)]
+    assert _done(eph) == [mine, mine]
     assert eph.recovery.resume.table_seq == 6 and not eph.recovery.resume.waiting
 
 
@@ -154,11 +176,16 @@ def test_a_head_that_is_not_ours_is_asked_about_before_the_entry_is_acted_on() -
     eph, rs = _ephemera(), _round()
     peer = _chain(eph, PEER, 2)
     ack = _said(PEER, Ack(()), peer, head=b"x" * 64)
-    effects = eph.take(ack, Ack(()), peer, rs, 1.0)
-    assert effects == [Sign(Resend(PEER.public_key, 2, 2), to=PEER.public_key),
-                       Says(ack, Ack(()), peer)]
-    assert eph.clock.time == 0  # the ACK itself comes after the ask
-    assert eph.decide(Says(ack, Ack(()), peer), rs, 1.0) == ()
+    clock_at_ask: list[int] = []
+
+    def asked(effects: Iterable[Effect]) -> None:
+        clock_at_ask.append(eph.clock.time)
+        _done(eph).extend(effects)
+
+    eph.steps.apply = asked
+    assert eph.take(ack, Ack(()), peer, rs, 1.0) == ()
+    assert _done(eph) == [Sign(Resend(PEER.public_key, 2, 2), to=PEER.public_key)]
+    assert clock_at_ask == [0]  # the ACK itself comes after the ask
     assert eph.clock.time == 41
     again = eph.take(ack, Ack(()), peer, rs, 1.1)  # asked just now: on with the entry
     assert again == ()

@@ -40,7 +40,6 @@ from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
 from p2p_nerts.protocol.replica._effects import (
     Admit,
-    CatchUp,
     Emit,
     Forget,
     SetRules,
@@ -265,7 +264,6 @@ def test_taking_a_snapshot_up_sets_the_table_as_noted() -> None:
         SetSeats(SEATED),
         Standing({ME: 30}, Match(rules, 2, [0, 0], 2), Phase.BETWEEN),
         Admit(frozenset({HOST_ID.public_key, ME})),
-        CatchUp(),
     ]
     assert pruning.begun == ({HOST_ID.public_key: 7}, snapshot)
 

@@ -35,7 +35,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Phase
-from p2p_nerts.protocol.replica._effects import BeatSoon, Emit, RoundBegun, Sign, Tally
+from p2p_nerts.protocol.replica._effects import Emit, RoundBegun, Sign
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
@@ -256,12 +256,15 @@ def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() ->
 def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
     rs = _round()
     steps, table = steps_at(HOST.public_key, rs, Phase.SHUFFLE)
-    for look, done in ((Look.TALLY, [Tally(rs)]), (Look.HEARD, [BeatSoon()]),
-                       (Look.NOTHING, []), (Look.REVEAL, []), (Look.DEAL, []), (Look.GO, []),
+    steps.beats.due(0.0)  # my heartbeat just went out
+    nothing: list[object] = []
+    for look, done in ((Look.TALLY, nothing), (Look.HEARD, nothing), (Look.NOTHING, nothing),
+                       (Look.REVEAL, nothing), (Look.DEAL, nothing), (Look.GO, nothing),
                        (Tell("a flags b"), [Emit(ev.Notice("a flags b"))])):
         table.done = []
         steps.after(rs, look)
         assert table.done == done, look
+    assert steps.beats.due(0.1)[0] is not None  # HEARD: my marks at the next tick already
     commit_ = Commit(commitment(b"d" * 32), commitment(b"s" * 32))
     rs.share, rs.commits = b"s" * 32, {0: commit_, 1: commit_}
     table.done = []

@@ -17,7 +17,6 @@ from p2p_nerts.protocol.messages import Audit, Commit, Drop, Goodbye, Resend, Se
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._effects import (
-    DrainAll,
     Emit,
     RoundBegun,
     SetSeats,
@@ -50,7 +49,7 @@ def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> Non
     steps.seating.apply(SetSeats(seats), 0)
     steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
     steps.begin(2, note=False)
-    assert [type(e) for e in table.done] == [RoundBegun, Sign, DrainAll]
+    assert [type(e) for e in table.done] == [RoundBegun, Sign, str]
     begun = table.done[0]
     assert isinstance(begun, RoundBegun) and begun.rs.deck_secret == b"d" * 32
     assert 2 not in steps.recovery.secrets  # taken: the round deals from them once
@@ -58,7 +57,7 @@ def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> Non
     steps.begin(2, note=False)
     begun = table.done[0]
     assert isinstance(begun, RoundBegun) and begun.rs.deck_secret == b"r" * 32
-    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, DrainAll]
+    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]
     sign = table.done[2]
     assert isinstance(sign, Sign) and isinstance(sign.payload, Commit)
 
@@ -131,12 +130,12 @@ def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> N
     steps.seating.apply(SetSeats(seats), 0)
     table.totals, table.now = {ME: 12, LIAR: -3}, 5.0
     steps.begin(3, note=False)
-    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, DrainAll]
+    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]
     begun = table.done[0]
     assert isinstance(begun, RoundBegun) and begun.rs.number == 3 and begun.rs.keys == (ME, LIAR)
     table.done.clear()
     steps.begin(3)
-    assert [type(e) for e in table.done] == [Record, RoundBegun, Record, Sign, DrainAll]
+    assert [type(e) for e in table.done] == [Record, RoundBegun, Record, Sign, str]
     note = table.done[0]
     assert isinstance(note, Record)
     snapshot = snapshot_of(note)  # where a compacted journal will start

@@ -38,7 +38,6 @@ from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapsho
 from ._base import EPHEMERAL, Phase, rules_of
 from ._effects import (
     Admit,
-    CatchUp,
     Effect,
     Emit,
     Forget,
@@ -127,9 +126,8 @@ class Pruning:
     def take_up(self, snapshot: Snapshot, variants: Variants, me: bytes) -> list[Effect]:
         """Go on from ``snapshot``: the host's, or my own note that a compacted
         journal starts with: the chains, the rules, the seats and the game as it
-        gives them, and the round caught up with before moving (its round then
-        begins as it did for everyone, the snapshot being its note:
-        ``Steps.take_up``)."""
+        gives them (then the round is caught up with before moving, and begins
+        as it did for everyone, the snapshot being its note: ``Steps.take_up``)."""
         self.begun = (positions(snapshot), snapshot)
         seated = frozenset(seat.key for seat in snapshot.seats)
         settings = snapshot.settings
@@ -141,7 +139,6 @@ class Pruning:
                      Match(variants, len(seated), [0] * len(seated), snapshot.rounds),
                      Phase.OVER if snapshot.over else Phase.BETWEEN),
             Admit(seated | {head.author for head in snapshot.heads}),
-            CatchUp(),
         ]
 
 

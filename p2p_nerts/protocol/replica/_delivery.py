@@ -25,14 +25,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from ...game.foundations import PlayKey
 from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..journal import Kind, Record
 from ..messages import Payload, parse_payload
-from . import _drops as drops
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
@@ -96,8 +94,8 @@ class Delivery:
         return self.seating.holds_place(key, self.live.rs)
 
     def chain(self, key: bytes) -> AuthorLog | None:
-        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
-        return self.places.chain(key, self.holds_place)
+        """``key``'s chain, begun if new (``Steps.chain``); None: no room."""
+        return self.steps.chain(key)
 
     # ------------------------------------------------------------ arriving
     def accept(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
@@ -194,7 +192,7 @@ class Delivery:
             # author's time has moved on): count those first, so that whatever
             # this entry completes (the last AUDIT, say) is judged with the same
             # live seats everywhere.
-            yield from self.tally(rs, before=(entry.lamport, seat))
+            yield from self.steps.votes(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         if isinstance(step, rounds.Added):  # the common case: its event is what comes out
@@ -210,13 +208,6 @@ class Delivery:
         elif step is not rounds.Look.NOTHING:
             self.steps.after(rs, step)
 
-    def tally(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
-        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
-        before it)."""
-        order = self.order
-        return drops.count(rs, rs.seat_of(self.host_key), lambda seat: order.known(rs, seat),
-                           self.chain, before)
-
     def advance(self) -> Iterator[Outcome]:
         """Act on round entries that became final, in (Lamport, seat) order
         (``Finality.next_turn``: each turn done before the next is looked at)."""
@@ -224,7 +215,7 @@ class Delivery:
         if rs is None:
             return
         if rs.drop_queue:
-            yield from self.tally(rs)
+            yield from self.steps.votes(rs)
         order, steps = self.order, self.steps
         while (item := order.next_turn(rs)) is not None:
             if (told := steps.turn(rs, item)) is not None:

@@ -25,7 +25,6 @@ asker's budget. A host's snapshot taken up goes on at once, through
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import assert_never
 
 from ...game.variants import Variants
 from ..authors import AuthorLog
@@ -37,7 +36,7 @@ from . import _liveness as liveness
 from . import _recovery as recovery
 from ._base import Lead
 from ._catchup import Pruning
-from ._effects import Answer, Counted, CountMarks, Effect, Resent, Says, SignAck
+from ._effects import Answer, Counted, Effect, Resent, SignAck
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import Places
@@ -45,10 +44,6 @@ from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
 from ._steps import Steps
-
-#: The effects :meth:`Ephemera.decide` resolves: the rest of what an entry does,
-#: once what came before it in the list is done.
-EphemeralStep = Says | CountMarks
 
 
 class Ephemera:
@@ -79,32 +74,17 @@ class Ephemera:
 
         Its author is heard; how far it has signed is noted; a seated author
         that names as its head another entry than ours is asked about first
-        (``Forks.follow``), and what the entry says comes after (:class:`Says`).
+        (``Forks.follow``, carried out at once), and what the entry says comes
+        after (:meth:`says`).
         """
         if log is None:
             raise EnvelopeError("too_many_authors")
         author = entry.author
         self.places.last_heard[author] = now
         if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
-            asks = self.forks.follow(rs, (Lead(author, entry.seq, author),), now)
-            if asks:
-                return [*asks, Says(entry, payload, log)]
+            # (My asks are ephemeral: signing them changes nothing of the round.)
+            self.steps.apply(self.forks.follow(rs, (Lead(author, entry.seq, author),), now))
         return self.says(entry, payload, log, rs, now)
-
-    def decide(self, step: EphemeralStep, rs: RoundState | None,
-               now: float) -> Sequence[Effect]:
-        """What ``step`` decides, the table's round being ``rs`` as it comes up.
-
-        A name captured in two cases has one type in both (compiled, it is one
-        typed local): ``entry`` is the entry, ``log`` its author's chain.
-        """
-        match step:
-            case Says(entry=entry, payload=payload, log=log):
-                return self.says(entry, payload, log, rs, now)
-            case CountMarks(entry=entry, upto=upto, log=log):
-                return self.count_marks(entry, upto, log, rs, now)
-            case _:
-                assert_never(step)
 
     def says(self, entry: Entry, payload: Payload, log: AuthorLog,
              rs: RoundState | None, now: float) -> Sequence[Effect]:
@@ -138,8 +118,9 @@ class Ephemera:
         hears how far it holds my chain; a seated peer's marks tell pruning what
         it holds and each chain how far its author has sent (a seated author we
         keep no chain of is claimed); then its marks are counted
-        (:meth:`count_marks`), after the claims when there are any
-        (:class:`CountMarks`)."""
+        (:meth:`count_marks`), after the claims, carried out at once (a mark naming
+        a chain just claimed then waits for its entry; claims change nothing of
+        the round)."""
         author = entry.author
         seated = self.seating.seated
         # Only what the journal holds moves my clock (the ACKs among ephemeral
@@ -156,7 +137,7 @@ class Ephemera:
             self.pruning.heard(author, upto)
             claims = liveness.note_claims(upto, seated, self.places.authors)
         if mine or claims:
-            return [*mine, *claims, CountMarks(entry, upto, log)]
+            self.steps.apply([*mine, *claims])
         return self.count_marks(entry, upto, log, rs, now)
 
     def count_marks(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,

@@ -135,8 +135,9 @@ class Replica:
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning, places=self._places, live=self,
-                            apply=self._apply)
+                            pruning=self._pruning, places=self._places, beats=self._beats,
+                            order=self._order, live=self, apply=self._apply,
+                            drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
@@ -370,13 +371,6 @@ class Replica:
                   | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
                   | fx.DealByHand()):
                 self.seating.apply(effect, self._outbox.seq)
-            case fx.DrainAll():
-                for chain in list(self.authors.values()):
-                    self._apply(self._delivery.drain(chain))
-            case fx.Tally(rs=rs):
-                self._apply(self._delivery.tally(rs))
-            case fx.BeatSoon():
-                self._beats.soon()
             case fx.Emit(event=event):
                 self._event(event)
             case fx.Forget() | fx.Claim() | fx.Admit():
@@ -387,8 +381,6 @@ class Replica:
             case fx.Standing(totals=totals, match=match, phase=phase):
                 self.totals, self.match, self.phase = totals, match, phase
                 self.rs = self.prev_rs = None
-            case fx.CatchUp():
-                self._recovery.catching_up = True
             case fx.SetPhase(phase=phase):
                 self.phase = phase
             case fx.Invalid(reason=reason):
@@ -406,8 +398,6 @@ class Replica:
                 self._reject(reason)
             case fx.Counted(reason=reason):
                 self.rejected[reason] += 1
-            case fx.Says() | fx.CountMarks():
-                self._apply(self._ephemera.decide(effect, self.rs, self.now))
             case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
                 self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
             case fx.Resent(asker=asker, frames=frames):
@@ -416,6 +406,13 @@ class Replica:
                 self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
             case _:
                 assert_never(effect)
+
+    def _drain_all(self) -> None:
+        """Deliver what every author has held back: what may be delivered just changed
+        (a round begun, the deal that plays which overtook the last REVEAL wait
+        for, a round closed that the host's next ROSTER waited for)."""
+        for chain in list(self.authors.values()):
+            self._apply(self._delivery.drain(chain))
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1

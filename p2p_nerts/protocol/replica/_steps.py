@@ -36,9 +36,11 @@ from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import Lead, Phase
 from ._catchup import Pruning
-from ._effects import BeatSoon, DrainAll, Effect, Emit, Reject, Sign, Tally, roster_told
+from ._effects import Effect, Emit, Reject, Sign, roster_told
 from ._forks import Forks
+from ._heartbeats import Heartbeats
 from ._intake import TOO_LATE, Places, Stop
+from ._order import Finality
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import Ordered, RoundState, past_cut, void
@@ -74,12 +76,14 @@ class Steps:
     """Where each next step of one table's replica is taken: the parts of the table
     that never change (its id, my key, whether I host), the owners whose state a
     step reads or keeps (``Seating``, ``Forks``, ``Recovery``, ``Pruning``,
-    ``Places``), the table as it stands (``live``) and the facade's ``apply``,
-    which carries out what a sub-machine decided."""
+    ``Places``, ``Heartbeats``, ``Finality``), the table as it stands (``live``),
+    and the facade's ``apply``, which carries out what a sub-machine decided, and
+    ``drain``, which delivers what every author has held back."""
 
     def __init__(self, table_id: bytes, me: bytes, *, is_host: bool, rng: Callable[[int], bytes],
                  seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning,
-                 places: Places, live: Live, apply: Callable[[Iterable[Effect]], None]) -> None:
+                 places: Places, beats: Heartbeats, order: Finality, live: Live,
+                 apply: Callable[[Iterable[Effect]], None], drain: Callable[[], None]) -> None:
         self.table_id = table_id
         self.me = me
         self.is_host = is_host
@@ -89,8 +93,11 @@ class Steps:
         self.recovery = recovery
         self.pruning = pruning
         self.places = places
+        self.beats = beats
+        self.order = order
         self.live = live
         self.apply = apply
+        self.drain = drain
 
     def table(self, current: RoundState | None, phase: Phase) -> lobby.Table:
         """The table as the lobby reads it, its round being ``current`` in ``phase``
@@ -122,13 +129,15 @@ class Steps:
         self.apply([*noted, begun])
         if rs.me is not None:
             self.apply(rounds.commit(rs, self.recovery.secrets.pop(rs.number, None), self.rng))
-        self.apply([DrainAll()])  # what arrived early may be delivered now
+        self.drain()  # what arrived early may be delivered now
 
     def take_up(self, snapshot: Snapshot, variants: Variants) -> None:
         """Go on from the host's snapshot, or my own note that a compacted journal
-        starts with (``Pruning.take_up``): its round begins as it did for everyone,
-        and the seats are told."""
+        starts with (``Pruning.take_up``): act on nothing of a round before every
+        live peer was heard and every gap filled (``Recovery.heard_out``); its
+        round begins as it did for everyone, and the seats are told."""
         self.apply(self.pruning.take_up(snapshot, variants, self.me))
+        self.recovery.catching_up = True
         self.begin(snapshot.round, note=False)
         self.apply([roster_told(snapshot.seats, self.me)])
 
@@ -173,7 +182,7 @@ class Steps:
         # Plays that overtook the last REVEAL wait for the deal; if nothing else
         # comes from their authors (a peer catching up, whose resends are all
         # in), only this wakes them.
-        self.apply([DrainAll()])
+        self.drain()
 
     # ------------------------------------------------------- a round entry
     def after(self, rs: RoundState, step: rounds.Look | rounds.Proven | rounds.Tell
@@ -188,9 +197,11 @@ class Steps:
         elif step is rounds.Look.GO:
             self.go(rs)
         elif step is rounds.Look.TALLY:
-            self.apply([Tally(rs)])
+            self.apply(self.votes(rs))
         elif step is rounds.Look.HEARD:
-            self.apply([BeatSoon()])
+            # Its turn comes once every live seat holds it: say how far I hold at
+            # the next tick, not at the next heartbeat.
+            self.beats.soon()
         elif isinstance(step, rounds.Proven):
             self.prove(self.live.rs, step.proof, publish=False)
         elif isinstance(step, rounds.Tell):
@@ -198,6 +209,17 @@ class Steps:
         elif isinstance(step, rounds.Cheat):
             self.apply(closing.flag(rs, step.seat, step.reason))
             raise EnvelopeError(step.error)
+
+    def votes(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
+        """The DROP votes of ``rs`` now due, counted (``drops.count``; ``before``: only
+        those ordered before it)."""
+        order = self.order
+        return drops.count(rs, rs.seat_of(self.seating.host_key),
+                           lambda seat: order.known(rs, seat), self.chain, before)
+
+    def chain(self, key: bytes) -> AuthorLog | None:
+        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
+        return self.places.chain(key, lambda k: self.seating.holds_place(k, self.live.rs))
 
     def flag_key(self, key: bytes, reason: str) -> None:
         """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
@@ -356,6 +378,9 @@ class Steps:
         if not closed:
             return
         self.apply(closed)
+        # The host's SETTINGS and ROSTER for the next round may have waited for
+        # this close: deliver whatever was held back.
+        self.drain()
         if self.is_host:
             self.apply(lobby.closing_roster(self.table(live.rs, live.phase), rs))
 
