@@ -2,16 +2,15 @@
 or the lobby, and the round's entries acted on once the total order reaches
 them.
 
-Each call is a generator of what it decides. The facade carries out each
-effect as it comes and only then asks for the next, so a decision further
-down reads the table as the ones before it left it: an entry that begins a
-round changes whether the next one held from its author can be delivered.
-What an entry makes due next is taken at once, by a direct call into
-``Steps``. What is found invalid as it is carried out (a cheat flagged, a GO
-on another deal) raises ``EnvelopeError`` up to here, where the entry it came
-from is refused and delivery goes on with the next.
+Each call carries out what it decides as it goes (``carry``, the facade's),
+so a decision further down reads the table as the ones before it left it: an
+entry that begins a round changes whether the next one held from its author
+can be delivered. What an entry makes due next is taken at once, by a direct
+call into ``Steps``. What is found invalid as it is carried out (a cheat
+flagged, a GO on another deal) raises ``EnvelopeError`` up to here, where the
+entry it came from is refused and delivery goes on with the next.
 
-On the path every received play takes, what comes out is the record to
+On the path every received play takes, what is carried out is the record to
 journal and the play's event themselves (``PlayAdded``, and ``PlayFinal`` once
 the order reaches it): nothing is allocated around them. ``Delivery`` keeps
 no state of its own, only the owners it reads and changes (the chains, the
@@ -22,7 +21,7 @@ does, and reads the table's round, phase and time as they stand
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Protocol
 
 from .. import events as ev
@@ -46,7 +45,7 @@ from ._seating import Seating
 from ._state import RoundState
 from ._steps import Steps
 
-#: What delivering decides: effects, and on a play's path its events themselves.
+#: What delivering carries out: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
 
 
@@ -72,7 +71,7 @@ class Delivery:
     def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, live: Live,
                  clock: LamportClock, outbox: Outbox, places: intake.Places, seating: Seating,
                  forks: Forks, recovery: Recovery, order: Finality, beats: Heartbeats,
-                 ephemera: Ephemera, steps: Steps) -> None:
+                 ephemera: Ephemera, steps: Steps, carry: Callable[[Outcome], None]) -> None:
         self.table_id = table_id
         self.me = me
         self.host_key = host_key
@@ -88,6 +87,7 @@ class Delivery:
         self.beats = beats
         self.ephemera = ephemera
         self.steps = steps
+        self.carry = carry
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
@@ -98,7 +98,7 @@ class Delivery:
         return self.steps.chain(key)
 
     # ------------------------------------------------------------ arriving
-    def accept(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def accept(self, entry: Entry, payload: Payload) -> None:
         """An entry opened from the wire: acted on at once if it takes no number
         (``Ephemera``), else journaled and delivered in its author's sequence."""
         author, rs, recovery = entry.author, self.live.rs, self.recovery
@@ -109,33 +109,33 @@ class Delivery:
                                       is_host=self.is_host, seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
-                yield Claim(author, entry.seq)
+                self.carry(Claim(author, entry.seq))
                 return
             if arrival is intake.ACK:
-                yield (Record(Kind.ENTRY, entry.raw) if entry.signed
-                       else Record(Kind.LINK, author + entry.raw))
-            yield from self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
-                                          self.live.now)
+                self.carry(Record(Kind.ENTRY, entry.raw) if entry.signed
+                           else Record(Kind.LINK, author + entry.raw))
+            self.steps.apply(self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
+                                                self.live.now))
             return
         log = self.chain(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
         if intake.offer(log, entry, player=self.places.player(author, placed)) == "duplicate":
-            yield Counted("duplicate")
+            self.carry(Counted("duplicate"))
             return
-        yield Record(Kind.ENTRY, entry.raw)
-        yield from self.drain(log, (entry, payload))
+        self.carry(Record(Kind.ENTRY, entry.raw))
+        self.drain(log, (entry, payload))
 
-    def own(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def own(self, entry: Entry, payload: Payload) -> None:
         """An entry of mine, delivered to myself: signed here, or from the journal
         being replayed (unless delivered already)."""
         log = self.chain(self.me)
         assert log is not None
         if log.offer(entry) != "duplicate":
-            yield from self.deliver(entry, payload, log)
+            self.deliver(entry, payload, log)
 
     def drain(self, log: AuthorLog,
-              parsed: tuple[Entry, Payload] | None = None) -> Iterator[Outcome]:
+              parsed: tuple[Entry, Payload] | None = None) -> None:
         """Deliver this author's held entries in sequence while they are deliverable.
 
         ``parsed`` is the entry just accepted and its payload, parsed already
@@ -150,16 +150,16 @@ class Delivery:
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
             try:
-                yield from self.deliver(entry, payload, log)
+                self.deliver(entry, payload, log)
             except EnvelopeError as exc:
                 self.steps.refused(entry.author, exc.reason)
         rs = live.rs
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.places.authors))):
-            yield from self.forks.follow(rs, leads, live.now)
-        yield from self.missing()
+            self.steps.apply(self.forks.follow(rs, leads, live.now))
+        self.steps.apply(self.missing())
 
-    def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> Iterator[Outcome]:
+    def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         """``entry``, next in ``log``, delivered: to the round, or to the lobby."""
         log.mark_delivered(entry)
         if entry.author == self.me:
@@ -169,7 +169,7 @@ class Delivery:
             liveness.observe(self.clock, entry, self.seating.seated)
             self.places.last_heard[entry.author] = self.live.now
         if entry.type in ROUND_TYPES:
-            yield from self.round_entry(entry, payload)
+            self.round_entry(entry, payload)
         else:
             self.steps.lobby_entry(entry, payload)
 
@@ -181,7 +181,7 @@ class Delivery:
                                                               mine, self.forks.proven)]
 
     # ---------------------------------------------------------------- round
-    def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def round_entry(self, entry: Entry, payload: Payload) -> None:
         """A round entry delivered: taken into the round (``rounds.take``), and what it
         makes due (``Steps.after``)."""
         rs = self.live.rs
@@ -192,11 +192,11 @@ class Delivery:
             # author's time has moved on): count those first, so that whatever
             # this entry completes (the last AUDIT, say) is judged with the same
             # live seats everywhere.
-            yield from self.steps.votes(rs, before=(entry.lamport, seat))
+            self.steps.apply(self.steps.votes(rs, before=(entry.lamport, seat)))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         if isinstance(step, rounds.Added):  # the common case: its event is what comes out
-            yield step
+            self.carry(step)
             if not step.mine:
                 # At once and straight to its author, whose play is then final
                 # about one round trip later; and to the authors of the plays
@@ -208,16 +208,17 @@ class Delivery:
         elif step is not rounds.Look.NOTHING:
             self.steps.after(rs, step)
 
-    def advance(self) -> Iterator[Outcome]:
+    def advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order
         (``Finality.next_turn``: each turn done before the next is looked at)."""
         rs = self.live.rs
         if rs is None:
             return
         if rs.drop_queue:
-            yield from self.steps.votes(rs)
+            self.steps.apply(self.steps.votes(rs))
         order, steps = self.order, self.steps
         while (item := order.next_turn(rs)) is not None:
             if (told := steps.turn(rs, item)) is not None:
-                yield told
-        yield from order.settle_early(rs)
+                self.carry(told)
+        for settled in order.settle_early(rs):
+            self.carry(settled)

@@ -147,7 +147,8 @@ class Replica:
                                   clock=self.clock, outbox=self._outbox, places=self._places,
                                   seating=self.seating, forks=self._forks,
                                   recovery=self._recovery, order=self._order, beats=self._beats,
-                                  ephemera=self._ephemera, steps=self._steps)
+                                  ephemera=self._ephemera, steps=self._steps,
+                                  carry=self._settle)
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -170,10 +171,10 @@ class Replica:
             replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
                 payload = msg.parse_payload(replayed.type, replayed.payload)
-                r._apply(r._delivery.own(replayed, payload))
+                r._delivery.own(replayed, payload)
             elif replayed is not None:
                 r._receive_one(*replayed)
-            r._apply(r._delivery.advance())
+            r._delivery.advance()
         r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
                              now=now, seq=r._outbox.seq)
         r._out = Outbound()
@@ -217,7 +218,7 @@ class Replica:
         box = self._outbox
         signed, box.unapplied = box.unapplied, None
         if signed is not None:
-            self._apply(self._delivery.own(*signed))
+            self._delivery.own(*signed)
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised.
@@ -241,7 +242,7 @@ class Replica:
             # After each frame, as Replica.restore does after each journal
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
-            self._apply(self._delivery.advance())
+            self._delivery.advance()
         self._resumed()
         for author in sorted(owed) if not self.watching else ():
             # My ACK straight to each (Ephemera.ack): it changes nothing of the table,
@@ -252,7 +253,7 @@ class Replica:
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
             entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
-            self._apply(self._delivery.accept(entry, payload))
+            self._delivery.accept(entry, payload)
         # One name for each exception: compiled, a name has one type in a function.
         except EnvelopeError as bad:
             self._reject(bad.reason)
@@ -282,7 +283,7 @@ class Replica:
                                            self.authors))
         self._apply(self._delivery.missing())
         self._resumed()
-        self._apply(self._delivery.advance())
+        self._delivery.advance()
         return self._flush()
 
     def next_due(self) -> float:
@@ -328,26 +329,10 @@ class Replica:
         self._out.events.append(event)
 
     def _apply(self, effects: Iterable[Outcome]) -> None:
-        """Carry out what a sub-machine decided (:meth:`_settle`), in its order.
-
-        A generator (``Delivery``'s) decides as it goes, reading the table as the
-        effects before left it; what fails in carrying one out is raised in it,
-        at the point that decided that effect.
-        """
-        them = iter(effects)
-        for effect in them:
-            while True:  # (again with what the generator decides after an exception)
-                try:
-                    self._settle(effect)
-                    break
-                except Exception as exc:
-                    throw = getattr(them, "throw", None)
-                    if throw is None:
-                        raise
-                    try:
-                        effect = throw(exc)
-                    except StopIteration:
-                        return
+        """Carry out what a sub-machine decided (:meth:`_settle`), in its order; what
+        fails in carrying one out is raised here, and nothing after it is done."""
+        for effect in effects:
+            self._settle(effect)
 
     def _settle(self, effect: Outcome) -> None:
         """Carry out one effect: the one place that does.
@@ -412,7 +397,7 @@ class Replica:
         (a round begun, the deal that plays which overtook the last REVEAL wait
         for, a round closed that the host's next ROSTER waited for)."""
         for chain in list(self.authors.values()):
-            self._apply(self._delivery.drain(chain))
+            self._delivery.drain(chain)
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
@@ -427,7 +412,7 @@ class Replica:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
         signed = self._sign(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
         if signed is not None:
-            self._apply(self._delivery.own(*signed))
+            self._delivery.own(*signed)
 
     def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
