@@ -21,11 +21,13 @@ Where state changes, the rule every module here keeps:
   ``Heartbeats`` when my marks are due. A change to seats or chains that a
   decision asks for comes back as an effect the facade hands to its owner
   (``Seating.apply``, ``Places.apply``), in the order decided.
-- One round's ``RoundState`` changes only in the functions of the round's
-  modules (``_rounds``, ``_shuffle``, ``_drops``, ``_order``, ``_forks``,
-  ``_closing``, ``_liveness``), each given the round it is about, and these
-  run only while an entry is delivered (``Delivery``), a step is taken
-  (``Steps``), my own move is made (``Moves``) or time passes (``tick``).
+- One round's ``RoundState`` is not one owner's yet: it changes in the
+  functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
+  ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in
+  ``Moves`` for my own moves and in ``Recovery`` as my journal replays, each
+  given the round it is about, and only while an entry is delivered
+  (``Delivery``), a step is taken (``Steps``), a command is handled or time
+  passes (``tick``).
 - What a decision makes due next is a direct call on ``Steps``, made once
   what came before it has been carried out, so it reads the table as that
   left it. Nothing is deferred as a value to be routed back, and an entry

@@ -103,8 +103,8 @@ class Delivery:
         (``Ephemera``), else journaled and delivered in its author's sequence."""
         author, rs, recovery = entry.author, self.live.rs, self.recovery
         placed = self.seating.holds_place(author, rs)  # (my own key always is)
-        if placed and recovery.catching_up and not recovery.restoring:
-            recovery.heard.add(author)  # (the live seats it waits for have a place)
+        if placed and recovery.catching_up:
+            recovery.hear(author)  # (the live seats it waits for have a place)
         arrival = self.places.arrival(entry, placed=placed, me=self.me, my_seq=self.outbox.seq,
                                       is_host=self.is_host, seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
@@ -114,8 +114,10 @@ class Delivery:
             if arrival is intake.ACK:
                 self.carry(Record(Kind.ENTRY, entry.raw) if entry.signed
                            else Record(Kind.LINK, author + entry.raw))
-            self.steps.apply(self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
-                                                self.live.now))
+            said = self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
+                                      self.live.now)
+            if said:  # (an ACK, nearly always: it says nothing more to carry out)
+                self.steps.apply(said)
             return
         log = self.chain(author)
         if log is None:
@@ -157,7 +159,8 @@ class Delivery:
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.places.authors))):
             self.steps.apply(self.forks.follow(rs, leads, live.now))
-        self.steps.apply(self.missing())
+        if asks := self.missing():
+            self.steps.apply(asks)
 
     def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         """``entry``, next in ``log``, delivered: to the round, or to the lobby."""
@@ -167,7 +170,7 @@ class Delivery:
             self.outbox.took(entry)
         else:
             liveness.observe(self.clock, entry, self.seating.seated)
-            self.places.last_heard[entry.author] = self.live.now
+            self.places.hear(entry.author, self.live.now)
         if entry.type in ROUND_TYPES:
             self.round_entry(entry, payload)
         else:

@@ -80,7 +80,7 @@ class Ephemera:
         if log is None:
             raise EnvelopeError("too_many_authors")
         author = entry.author
-        self.places.last_heard[author] = now
+        self.places.hear(author, now)
         if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
             # (My asks are ephemeral: signing them changes nothing of the round.)
             self.steps.apply(self.forks.follow(rs, (Lead(author, entry.seq, author),), now))

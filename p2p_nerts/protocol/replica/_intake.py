@@ -188,6 +188,10 @@ class Places:
         log = self.authors.get(key)
         return log if log is not None else self.begin_log(key, holds_place)
 
+    def hear(self, key: bytes, now: float) -> None:
+        """``key`` was heard from at ``now`` (silence counts from here)."""
+        self.last_heard[key] = now
+
     def heard_all(self, keys: Iterable[bytes], now: float) -> None:
         """A round with these keys begins: each is heard from now on, so that a
         seat is given the whole drop time before it counts as silent."""

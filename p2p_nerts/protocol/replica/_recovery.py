@@ -53,6 +53,27 @@ class Recovery:
         #: here): what it must hear before it signs again (see resume.py).
         self.resume: Resume | None = None
 
+    def ask_first(self, host_key: bytes, now: float) -> None:
+        """A fresh start with a key that may have sat here: learn from the host where
+        my chain ends before signing (``Moves.open``)."""
+        self.resume = Resume({host_key}, now, 0)
+
+    def catch_up(self) -> None:
+        """A snapshot taken up: act on nothing of a round before every live peer was
+        heard and every gap filled (:meth:`heard_out`)."""
+        self.catching_up = True
+
+    def hear(self, author: bytes) -> None:
+        """``author``, a key with a place at the table, was heard: while catching up
+        (not while the journal replays), one fewer to wait for."""
+        if self.catching_up and not self.restoring:
+            self.heard.add(author)
+
+    def take_secrets(self, number: int) -> tuple[bytes, bytes] | None:
+        """My journaled deck secret and joint share for round ``number``, once: a round
+        replayed deals again from the very same ones."""
+        return self.secrets.pop(number, None)
+
     def load(self, records: Sequence[Record], me: bytes) -> Snapshot | None:
         """Start replaying ``records``, my journal: my own entries and secrets in it
         first. A compacted journal begins with the snapshot of the table as a round

@@ -215,8 +215,7 @@ class Replica:
         return self._flush()
 
     def _apply_own(self) -> None:
-        box = self._outbox
-        signed, box.unapplied = box.unapplied, None
+        signed = self._outbox.take_unapplied()
         if signed is not None:
             self._delivery.own(*signed)
 
@@ -348,8 +347,8 @@ class Replica:
             case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
                          unapplied=unapplied):
                 if unapplied:  # sent now, applied to myself on the next call (apply_own)
-                    self._outbox.unapplied = self._sign(payload, round_no=round_no, to=to,
-                                                        expect_lamport=lamport)
+                    self._outbox.hold(self._sign(payload, round_no=round_no, to=to,
+                                                 expect_lamport=lamport))
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
             case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()

@@ -128,7 +128,7 @@ class Steps:
                                  totals=totals, match=match, over=over)
         self.apply([*noted, begun])
         if rs.me is not None:
-            self.apply(rounds.commit(rs, self.recovery.secrets.pop(rs.number, None), self.rng))
+            self.apply(rounds.commit(rs, self.recovery.take_secrets(rs.number), self.rng))
         self.drain()  # what arrived early may be delivered now
 
     def take_up(self, snapshot: Snapshot, variants: Variants) -> None:
@@ -137,7 +137,7 @@ class Steps:
         live peer was heard and every gap filled (``Recovery.heard_out``); its
         round begins as it did for everyone, and the seats are told."""
         self.apply(self.pruning.take_up(snapshot, variants, self.me))
-        self.recovery.catching_up = True
+        self.recovery.catch_up()
         self.begin(snapshot.round, note=False)
         self.apply([roster_told(snapshot.seats, self.me)])
 
