@@ -24,14 +24,12 @@ from p2p_nerts.protocol.messages import (
     parse_payload,
     seal_message,
 )
-from p2p_nerts.protocol.replica import Replica
 from p2p_nerts.protocol.replica._base import RESEND_GRACE, Phase
 from p2p_nerts.protocol.replica._delivery import Delivery, Outcome
 from p2p_nerts.protocol.replica._effects import (
     Counted,
     Effect,
     Emit,
-    Invalid,
     Readied,
     Reject,
     SetSeats,
@@ -184,10 +182,3 @@ def test_nothing_is_final_with_no_round() -> None:
     live = _Live()
     _delivery(live).advance()
     assert live.done == []
-
-
-def test_the_facade_stops_at_an_effect_found_invalid() -> None:
-    replica = Replica(ME, TABLE, PEER.public_key)
-    with pytest.raises(EnvelopeError):  # nothing after it is carried out
-        replica._apply([Invalid("not_now"), Counted("never")])
-    assert replica.rejected["never"] == 0

@@ -149,14 +149,6 @@ class SetPhase:
     phase: Phase
 
 
-@dataclass(frozen=True, slots=True)
-class Invalid:
-    """The entry being delivered breaks the rules: refuse it (``reason``), and do
-    nothing more of what it would have done."""
-
-    reason: str
-
-
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
     """The seats changed: who sits where, and whether I do."""
     return Emit(ev.RosterChanged(tuple(s.name for s in seats),
@@ -263,6 +255,6 @@ class SignAck:
 #: all).
 Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit
-          | Claim | SetPhase | Invalid | Totals | Unwait | Queued | Readied
+          | Claim | SetPhase | Totals | Unwait | Queued | Readied
           | RoundBegun | Reject | Counted
           | Answer | Resent | SignAck)

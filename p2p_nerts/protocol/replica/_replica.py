@@ -367,8 +367,6 @@ class Replica:
                 self.rs = self.prev_rs = None
             case fx.SetPhase(phase=phase):
                 self.phase = phase
-            case fx.Invalid(reason=reason):
-                raise EnvelopeError(reason)
             case fx.Totals(totals=totals):
                 self.totals.update(totals)
             case fx.RoundBegun(rs=rs, totals=totals, match=match):

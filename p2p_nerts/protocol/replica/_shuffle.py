@@ -16,7 +16,7 @@ from .. import events as ev
 from ..fairness import deal_for, joint_value
 from ..messages import Go, Reveal
 from ._base import Phase
-from ._effects import Effect, Emit, Invalid, SetPhase, Sign
+from ._effects import Effect, Emit, SetPhase, Sign
 from ._state import RoundState
 
 
@@ -130,17 +130,21 @@ def go_check(table_id: bytes, rs: RoundState, *, catching_up: bool) -> GoCheck |
     return GoCheck.START
 
 
+#: Told when the host's GO names another joint value than ours.
+VOID_HERE = "the host dealt from another joint value; round void"
+
+
 def go(table_id: bytes, rs: RoundState, *, catching_up: bool, now: float,
-       countdown: float) -> list[Effect]:
+       countdown: float) -> list[Effect] | None:
     """The host's GO, once we have dealt (:func:`go_check`): play starts after the
     countdown; nothing yet on a wait (the drop's effect looks again); on
-    another joint value, the round is void here."""
+    another joint value, the round is void here: None (``Steps.go`` says so,
+    :data:`VOID_HERE`, and refuses the GO)."""
     check = go_check(table_id, rs, catching_up=catching_up)
     if check is None or check is GoCheck.WAIT:
         return []
     if check is GoCheck.MISMATCH:
-        return [Emit(ev.Notice("the host dealt from another joint value; round void")),
-                Invalid("go_mismatch")]
+        return None
     rs.play_from = now + countdown
     return [SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(rs.number, countdown)),
             *start_due(rs, now)]

@@ -163,9 +163,15 @@ class Steps:
 
     # -------------------------------------------------------- the shuffle
     def go(self, rs: RoundState) -> None:
-        """The host's GO looked at again (``shuffle.go``): the deal just changed."""
-        self.apply(shuffle.go(self.table_id, rs, catching_up=self.recovery.catching_up,
-                              now=self.live.now, countdown=self.seating.countdown))
+        """The host's GO looked at again (``shuffle.go``): the deal just changed. One
+        that names another deal is told, then refused (raised up to the entry
+        being delivered)."""
+        started = shuffle.go(self.table_id, rs, catching_up=self.recovery.catching_up,
+                             now=self.live.now, countdown=self.seating.countdown)
+        if started is None:
+            self.apply([Emit(ev.Notice(shuffle.VOID_HERE))])
+            raise EnvelopeError("go_mismatch")
+        self.apply(started)
 
     def reveal(self, rs: RoundState) -> None:
         """My REVEAL for ``rs``, if it is due now (``shuffle.reveal``)."""
