@@ -30,7 +30,6 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica._base import HEARTBEAT, RESEND_BURST, settings_of
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import (
-    Answer,
     Claim,
     Counted,
     Effect,
@@ -90,7 +89,12 @@ def _ephemera(*, host: bool = False) -> Ephemera:
                         places=places, table=_Table(places=places))
     return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=places,
                     seating=seating, forks=forks, recovery=recovery, pruning=pruning,
-                    beats=Heartbeats(), steps=steps)
+                    beats=Heartbeats(), steps=steps, signed=_signed)
+
+
+def _signed(payload: Payload | None, to: bytes) -> bytes | None:
+    """The facade's signing for one asker, standing in: a snapshot's bytes, named."""
+    return None if payload is None else SIGNED_SNAPSHOT
 
 
 def _round() -> RoundState:
@@ -220,20 +224,25 @@ def _floor() -> Snapshot:
                     ())
 
 
+SIGNED_SNAPSHOT = b"s" * 100
+
+
 def test_a_resend_is_answered_from_the_chain_and_below_it_with_the_hosts_snapshot() -> None:
     host, guest = _ephemera(host=True), _ephemera()
     for eph in (host, guest):
         eph.pruning.floor = _floor()
         log = _chain(eph, PEER, 4)
         log.prune(3)  # entries 1 and 2 forgotten
+        held = [log.entries[s] for s in (3, 4)]
         ask = Resend(PEER.public_key, 1, 4)
         entry = _said(STRANGER, ask, _chain(eph, STRANGER, 1))
-        floor = _floor() if eph is host else None  # only the host hands its snapshot out
+        # only the host hands its snapshot out, signed for the asker, first
+        first = [SIGNED_SNAPSHOT] if eph is host else []
         assert eph.take(entry, ask, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 1, 4, floor, True),)
+            Resent(STRANGER.public_key, [*first, *held]),)
         above = Resend(PEER.public_key, 3, 4)
         assert eph.take(entry, above, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 3, 4, None, True),)
+            Resent(STRANGER.public_key, held),)
     unknown = Resend(THIRD, 1, 4)
     stranger = host.places.authors[STRANGER.public_key]
     assert host.take(_said(STRANGER, unknown, stranger), unknown, stranger, None, 1.0) == ()
@@ -242,13 +251,12 @@ def test_a_resend_is_answered_from_the_chain_and_below_it_with_the_hosts_snapsho
 def test_an_answer_is_charged_to_the_askers_budget_the_snapshot_first() -> None:
     eph = _ephemera(host=True)
     log = _chain(eph, PEER, 4)
-    ask = Answer(STRANGER.public_key, log, 1, 4, _floor())
     frames = [log.entries[s] for s in (1, 2, 3, 4)]
-    assert eph.answer(ask, b"s" * 100, 0.0) == (
+    assert eph.answer(STRANGER.public_key, log, 1, 4, b"s" * 100, seatless=False, now=0.0) == (
         Resent(STRANGER.public_key, [b"s" * 100, *frames]),)
     # a snapshot the budget cannot take: nothing goes, and the asker asks again
-    assert eph.answer(ask, b"s" * RESEND_BURST, 0.0) == (
-        Resent(STRANGER.public_key, []), Counted("resend_budget"))
+    assert eph.answer(STRANGER.public_key, log, 1, 4, b"s" * RESEND_BURST, seatless=False,
+                      now=0.0) == (Resent(STRANGER.public_key, []), Counted("resend_budget"))
 
 
 def test_my_ack_straight_to_a_peer_stands_for_its_heartbeat() -> None:

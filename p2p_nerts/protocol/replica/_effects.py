@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
-from ..authors import AuthorLog
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Ack, Head, Payload, Seat, Snapshot
+from ..messages import Ack, Head, Payload, Seat
 from ._base import Phase
 from ._state import RoundState, index_of
 
@@ -219,21 +218,6 @@ class Counted:
 
 # --- the ephemeral side: ACK, VIEW, RESEND, SNAPSHOT, HELLO, and my marks
 @dataclass(frozen=True, slots=True)
-class Answer:
-    """Answer ``asker``'s RESEND of ``log``'s entries ``lo`` to ``hi`` within its budget
-    (``Ephemera.answer``); ``floor``: the host's snapshot, which the facade signs
-    for it to go first (the ask reaches below what we still hold); ``seatless``:
-    the asker never held a place, and shares one budget with all such askers."""
-
-    asker: bytes
-    log: AuthorLog
-    lo: int
-    hi: int
-    floor: Snapshot | None
-    seatless: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Resent:
     """Queue these frames of the table's chains for ``asker`` (its RESEND answered)."""
 
@@ -257,4 +241,4 @@ Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
           | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit
           | Claim | SetPhase | Totals | Unwait | Queued | Readied
           | RoundBegun | Reject | Counted
-          | Answer | Resent | SignAck)
+          | Resent | SignAck)

@@ -24,7 +24,7 @@ asker's budget. A host's snapshot taken up goes on at once, through
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...game.variants import Variants
 from ..authors import AuthorLog
@@ -36,7 +36,7 @@ from . import _liveness as liveness
 from . import _recovery as recovery
 from ._base import Lead
 from ._catchup import Pruning
-from ._effects import Answer, Counted, Effect, Resent, SignAck
+from ._effects import Counted, Effect, Resent, SignAck
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import Places
@@ -53,7 +53,8 @@ class Ephemera:
 
     def __init__(self, me: bytes, host_key: bytes, *, is_host: bool, clock: LamportClock,
                  places: Places, seating: Seating, forks: Forks, recovery: Recovery,
-                 pruning: Pruning, beats: Heartbeats, steps: Steps) -> None:
+                 pruning: Pruning, beats: Heartbeats, steps: Steps,
+                 signed: Callable[[Payload | None, bytes], bytes | None]) -> None:
         self.me = me
         self.host_key = host_key
         self.is_host = is_host
@@ -65,6 +66,7 @@ class Ephemera:
         self.pruning = pruning
         self.beats = beats
         self.steps = steps
+        self.signed = signed
 
     # ------------------------------------------------------------- arriving
     def take(self, entry: Entry, payload: Payload, log: AuthorLog | None,
@@ -98,7 +100,7 @@ class Ephemera:
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
             case Resend(author=about, from_seq=lo, to_seq=hi):
-                return self.asked(author, about, lo, hi, rs)
+                return self.asked(author, about, lo, hi, rs, now)
             case Snapshot():
                 offered = self.pruning.offered(entry, payload, host_key=self.host_key,
                                                is_host=self.is_host, authors=self.places.authors,
@@ -152,12 +154,13 @@ class Ephemera:
         return self.forks.follow(rs, leads, now) if leads else ()  # (the common case: none)
 
     def asked(self, asker: bytes, author: bytes, lo: int, hi: int,
-              rs: RoundState | None) -> Sequence[Effect]:
+              rs: RoundState | None, now: float) -> Sequence[Effect]:
         """``asker``'s RESEND of ``author``'s entries ``lo`` to ``hi``: answered from the
         chain we keep (nothing, if we keep none). An ask from below what we still
-        hold gets the host's snapshot first (``Resends.below_floor``). An asker
-        that never held a place watches the table (``Places.watch``), and is
-        answered on the budget all such askers share."""
+        hold gets the host's snapshot first (``Resends.below_floor``), signed for
+        it by the facade (``signed``) and handed back here. An asker that never
+        held a place watches the table (``Places.watch``), and is answered on the
+        budget all such askers share."""
         places = self.places
         seatless = not places.player(asker, self.seating.holds_place(asker, rs))
         if seatless:
@@ -168,18 +171,19 @@ class Ephemera:
         floor = self.pruning.floor
         if not self.is_host or floor is None or not places.resends.below_floor(log, lo):
             floor = None
-        return (Answer(asker, log, lo, hi, floor, seatless),)
+        return self.answer(asker, log, lo, hi, self.signed(floor, asker), seatless=seatless,
+                           now=now)
 
-    def answer(self, ask: Answer, snapshot: bytes | None, now: float) -> Sequence[Effect]:
-        """The frames that answer ``ask`` within its asker's budget (``Resends.answer``;
-        the shared one for a seatless asker);
-        ``snapshot``: the host's, signed by the facade for it, goes first or
+    def answer(self, asker: bytes, log: AuthorLog, lo: int, hi: int, snapshot: bytes | None,
+               *, seatless: bool, now: float) -> Sequence[Effect]:
+        """The frames of ``log`` from ``lo`` to ``hi`` that answer ``asker`` within its
+        budget (``Resends.answer``; ``seatless``: the one all askers that never held
+        a place share); ``snapshot``: the host's, signed for it, goes first or
         nothing does. What the budget held back is counted, not told: the asker
         asks again."""
-        budget = None if ask.seatless else ask.asker
-        frames, held_back = self.places.resends.answer(budget, ask.log, ask.lo, ask.hi, now,
-                                                       snapshot)
-        resent = Resent(ask.asker, frames)
+        budget = None if seatless else asker
+        frames, held_back = self.places.resends.answer(budget, log, lo, hi, now, snapshot)
+        resent = Resent(asker, frames)
         return (resent, Counted("resend_budget")) if held_back else (resent,)
 
     # ------------------------------------------------------------- my marks

@@ -141,7 +141,8 @@ class Replica:
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
-                                  pruning=self._pruning, beats=self._beats, steps=self._steps)
+                                  pruning=self._pruning, beats=self._beats, steps=self._steps,
+                                  signed=self._signed)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self._delivery = Delivery(table_id, identity.public_key, host_key, live=self,
                                   clock=self.clock, outbox=self._outbox, places=self._places,
@@ -380,8 +381,6 @@ class Replica:
                 self._reject(reason)
             case fx.Counted(reason=reason):
                 self.rejected[reason] += 1
-            case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
-                self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
             case fx.Resent(asker=asker, frames=frames):
                 self._out.sends += [Send(frame, asker) for frame in frames]
             case fx.SignAck(ack=ack, to=to, besides=besides):
