@@ -94,8 +94,8 @@ class Delivery:
         return self.seating.holds_place(key, self.live.rs)
 
     def chain(self, key: bytes) -> AuthorLog | None:
-        """``key``'s chain, begun if new (``Steps.chain``); None: no room."""
-        return self.steps.chain(key)
+        """``key``'s chain, begun if new (``Places.chain``); None: no room."""
+        return self.places.chain(key, self.holds_place)
 
     # ------------------------------------------------------------ arriving
     def accept(self, entry: Entry, payload: Payload) -> None:
