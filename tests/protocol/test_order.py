@@ -32,7 +32,7 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.messages import Play as PlayMsg
 from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._effects import Emit, SetPhase
-from p2p_nerts.protocol.replica._order import Finality
+from p2p_nerts.protocol.replica._order import Finality, play_turn
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 from p2p_nerts.protocol.replica._steps import Steps
 
@@ -180,7 +180,7 @@ def test_nothing_is_taken_before_its_turn_and_then_one_at_a_time() -> None:
     rs.marks[OTHER] = {AUTHOR: SEQ}
     item = order.next_turn(rs)
     assert item is not None and not rs.ordered
-    done = _steps(rs)[0].turn(rs, item)
+    done = play_turn(rs, item)
     assert isinstance(done, ev.PlayFinal) and not done.mine and done.fate is Fate.STAY
     assert not rs.ordered and rs.stuck_rule.played_since_rotation == 1
 
@@ -191,10 +191,14 @@ def _steps(rs: RoundState) -> tuple[Steps, Table]:
 
 
 def turn(rs: RoundState, item: Ordered) -> ev.PlayFinal | list[object]:
-    """What ``item`` does at its turn: a play's event, or what the steps decided."""
+    """What ``item`` does at its turn, as ``Delivery.advance`` takes it: a play's
+    event, or what the steps decided."""
+    if item.kind == MsgType.PLAY:
+        told = play_turn(rs, item)
+        return told if told is not None else []
     steps, table = _steps(rs)
-    told = steps.turn(rs, item)
-    return told if told is not None else list(table.done)
+    steps.turn(rs, item)
+    return list(table.done)
 
 
 def test_a_play_that_bounced_is_told_so_and_counts_for_no_rotation() -> None:

@@ -22,14 +22,14 @@ does, and reads the table's round, phase and time as they stand
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Final, Protocol
 
 from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..journal import Kind, Record
-from ..messages import Payload, parse_payload
+from ..messages import MsgType, Payload, parse_payload
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
@@ -38,12 +38,16 @@ from ._effects import Claim, Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
-from ._order import Finality
+from ._order import Finality, play_turn
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
 from ._steps import Steps
+
+# Read for every play, as a Final constant: on Python 3.11 a member read off its
+# enum class goes through the metaclass.
+_PLAY: Final = MsgType.PLAY
 
 #: What delivering carries out: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
@@ -221,7 +225,9 @@ class Delivery:
             self.steps.apply(self.steps.votes(rs))
         order, steps = self.order, self.steps
         while (item := order.next_turn(rs)) is not None:
-            if (told := steps.turn(rs, item)) is not None:
+            if item.kind != _PLAY:
+                steps.turn(rs, item)
+            elif (told := play_turn(rs, item)) is not None:
                 self.carry(told)
         for settled in order.settle_early(rs):
             self.carry(settled)

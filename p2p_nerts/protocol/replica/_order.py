@@ -23,6 +23,7 @@ from ..clock import LamportClock
 from ..envelope import author_of
 from ..messages import Drop, Fork, MsgType
 from ..messages import Play as PlayMsg
+from . import _drops as drops
 from ._base import ORDERED_TYPES
 from ._state import Ordered, RoundState, past_cut, void
 
@@ -180,6 +181,16 @@ class Finality:
                     break
                 settled.append(key)
         return settled
+
+
+def play_turn(rs: RoundState, item: Ordered) -> ev.PlayFinal | None:
+    """A play's turn in the total order (nearly every turn): past its author's
+    agreed cut it leaves the round (``drops.void_play``); else how it ended up
+    (:func:`play_final`). Every other entry's turn is ``Steps.turn``'s."""
+    if past_cut(rs, item.seat, item.seq):  # (void, for a play)
+        drops.void_play(rs, (item.lamport, item.seat))
+        return None
+    return play_final(rs, item)
 
 
 def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | None:

@@ -31,7 +31,6 @@ from . import _closing as closing
 from . import _drops as drops
 from . import _forks as forks
 from . import _lobby as lobby
-from . import _order as order
 from . import _rounds as rounds
 from . import _shuffle as shuffle
 from ._base import Lead, Phase
@@ -43,11 +42,8 @@ from ._intake import TOO_LATE, Places, Stop
 from ._order import Finality
 from ._recovery import Recovery
 from ._seating import Seating
-from ._state import Ordered, RoundState, past_cut, void
+from ._state import Ordered, RoundState, void
 
-# Read for every play, as Final constants: on Python 3.11 a member read off its
-# enum class goes through the metaclass.
-_PLAY: Final = MsgType.PLAY
 _FORK: Final = MsgType.FORK
 
 
@@ -271,22 +267,17 @@ class Steps:
         self.leave(rs, convicted.seat, convicted.cut, (item.lamport, item.seat))
 
     # ------------------------------------------------------- the total order
-    def turn(self, rs: RoundState, item: Ordered) -> ev.PlayFinal | None:
-        """What ``item`` does at its turn in ``rs``'s total order: a play's is told as it
-        ended up (the event returned, on the path every play takes).
+    def turn(self, rs: RoundState, item: Ordered) -> None:
+        """What ``item``, a round entry other than a play (``order.play_turn``), does
+        at its turn in ``rs``'s total order.
 
-        Past its author's agreed cut it never counts (a play leaves the round).
-        An AUDIT or SUMMARY counts here, where the drops that may take it back
-        out are ordered too: the round is scored and closed at one point of the
-        order. A stuck vote or Nerts call after the round's end does nothing.
+        Past its author's agreed cut it never counts. An AUDIT or SUMMARY counts
+        here, where the drops that may take it back out are ordered too: the
+        round is scored and closed at one point of the order. A stuck vote or
+        Nerts call after the round's end does nothing.
         """
-        if item.kind == _PLAY:
-            if past_cut(rs, item.seat, item.seq):  # (void, for a play)
-                drops.void_play(rs, (item.lamport, item.seat))
-                return None
-            return order.play_final(rs, item)
         if void(rs, item):
-            return None
+            return
         payload, at = item.payload, (item.lamport, item.seat)
         if isinstance(payload, Drop):
             victim = rs.seat_of(payload.who)
@@ -308,7 +299,6 @@ class Steps:
             rs.call = at
             self.apply([Emit(ev.NertsCalled(item.seat, rs.names[item.seat]))])
             self.end_round(rs, "nerts", at)
-        return None
 
     # ----------------------------------------------------- a seat leaving
     def leave(self, rs: RoundState, victim: int, cut: int, at: PlayKey) -> None:
