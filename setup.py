@@ -65,7 +65,6 @@ PROTOCOL = (
     "protocol/replica/_rounds.py",
     "protocol/replica/_seating.py",
     "protocol/replica/_state.py",
-    "protocol/replica/_step_effects.py",
 )
 
 

@@ -30,16 +30,15 @@ from p2p_nerts.protocol.replica._closing import (
     forked,
     nerts_bound,
     reckon,
-    score,
     score_due,
     scored,
     scores,
     unscore,
+    verdicts,
     void_call,
 )
-from p2p_nerts.protocol.replica._effects import DrainAll, Emit, NextDeal, SetPhase, Sign, Totals
+from p2p_nerts.protocol.replica._effects import Emit, NextDeal, SetPhase, Sign, Totals
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import MaybeClose, MaybeScore, Reckon, Reseat
 
 from ..gamekit import c, cs, tableau
 
@@ -207,14 +206,14 @@ def test_a_play_of_mine_the_log_does_not_hold_yet_stays_in_the_air_as_the_round_
     assert rs.end == "nerts" and tab.in_flight == {(5, 0): (card, NERTS)}
 
 
-def test_the_round_ended_scores_after_my_audit_has_gone_out() -> None:
+def test_the_round_ended_sends_my_audit() -> None:
     rs = _round()
-    assert end_round(rs, "deadlock", None, 3.0) == [SetPhase(Phase.SCORING), MaybeScore(rs)]
+    assert end_round(rs, "deadlock", None, 3.0) == [SetPhase(Phase.SCORING)]
     rs = _round()
     rs.tab = tab = tableau(nerts=cs("KS AH"))
     tab.launch(NERTS, (5, 0), pile=c("AH"))
     assert end_round(rs, "nerts", (9, 1), 4.0) == [
-        SetPhase(Phase.SCORING), Sign(Audit(rs.deck_secret, tuple(tab.log))), MaybeScore(rs)]
+        SetPhase(Phase.SCORING), Sign(Audit(rs.deck_secret, tuple(tab.log)))]
 
 
 def test_a_seat_is_flagged_once_with_the_first_reason() -> None:
@@ -227,19 +226,18 @@ def test_a_seat_is_flagged_once_with_the_first_reason() -> None:
 
 def test_a_failed_audit_is_flagged_and_judged_before_the_round_is_reckoned() -> None:
     rs = _round()
-    assert score(rs) == []  # not ended
+    assert not score_due(rs)  # not ended
     rs.end, rs.joint = "nerts", b"j" * 32
     rs.commits = {seat: Commit(commitment(b"another secret"), commitment(b"share"))
                   for seat in range(3)}
     rs.audits = {1: AUDIT, 2: AUDIT}
-    assert score(rs) == []  # my own audit is not in yet
+    assert not score_due(rs)  # my own audit is not in yet
     rs.audits[0] = AUDIT
-    effects = score(rs)
-    assert isinstance(effects[-1], Reckon) and effects[-1].gone == frozenset()
-    outcomes = effects[-1].outcomes
+    assert score_due(rs) and forked(rs) == set()
+    outcomes = audits(rs, set())
     assert sorted(outcomes) == [0, 1, 2] and not any(r.ok for r in outcomes.values())
     reason = outcomes[1].reason
-    assert effects[:-1] == [e for seat in range(3) for e in (
+    assert verdicts(rs, outcomes) == [e for seat in range(3) for e in (
         Emit(ev.Flagged(seat, rs.names[seat], reason)), Sign(Verdict(seat, False, reason)))]
 
 
@@ -249,11 +247,10 @@ def test_a_seat_less_replica_flags_but_signs_no_verdict() -> None:
     rs.commits = {1: Commit(commitment(b"another secret"), commitment(b"share"))}
     rs.live = {1}
     rs.audits = {1: AUDIT}
-    effects = score(rs)
-    assert [type(e) for e in effects] == [Emit, Reckon]
+    assert [type(e) for e in verdicts(rs, audits(rs, set()))] == [Emit]
 
 
-def test_a_round_reckoned_adds_up_tells_and_sums_up_then_looks_at_closing() -> None:
+def test_a_round_reckoned_adds_up_tells_and_sums_up() -> None:
     rs = _round()
     rs.end = "deadlock"
     match = Match.new(rs.variants, 3)
@@ -265,7 +262,7 @@ def test_a_round_reckoned_adds_up_tells_and_sums_up_then_looks_at_closing() -> N
         Totals(dict(zip(rs.keys, match.totals, strict=True))),
         Emit(ev.RoundOver(1, "deadlock", rs.results, tuple(match.totals), digest, rs.verdicts,
                           rs.names)),
-        Sign(Summary(digest, scores(rs.results))), MaybeClose(rs)]
+        Sign(Summary(digest, scores(rs.results)))]
 
 
 def test_a_call_that_does_not_hold_up_is_told_as_the_round_is_reckoned() -> None:
@@ -277,7 +274,7 @@ def test_a_call_that_does_not_hold_up_is_told_as_the_round_is_reckoned() -> None
                      frozenset())
     assert effects[0] == Emit(ev.Notice("round 1: a's Nerts call does not hold up (lied); "
                                         "the others' scores stand, a scores -26"))
-    assert [type(e) for e in effects[1:]] == [Totals, Emit, MaybeClose]
+    assert [type(e) for e in effects[1:]] == [Totals, Emit]
     assert match.totals == [-6, -26, -6]  # the honest seats' rounds as played (3 left each)
 
 
@@ -292,14 +289,13 @@ def _summed_up(total: int) -> tuple[RoundState, Match]:
     return rs, match
 
 
-def test_agreed_summaries_close_into_the_break_and_the_host_seats_the_next_round() -> None:
+def test_agreed_summaries_close_into_the_break_and_the_host_deals_by_itself_later() -> None:
     rs, match = _summed_up(5)
     assert close(rs, match, Phase.BETWEEN, is_host=True, auto_next=2.0, now=1.0) == []
     assert close(rs, match, Phase.SCORING, is_host=True, auto_next=2.0, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0), DrainAll(),
-        Reseat(rs)]
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0)]
     assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), DrainAll()]
+        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN)]
     del rs.summaries[2]
     assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == []
 
@@ -312,7 +308,7 @@ def test_a_summary_that_differs_is_named_and_a_winner_ends_the_game_with_my_resu
     effects = close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)
     assert effects == [Emit(ev.Divergence(1, (1,))), SetPhase(Phase.OVER),
                        Emit(ev.GameOver("me", (target, 5, 5))),
-                       Sign(Result((target, 5, 5), digest)), DrainAll()]
+                       Sign(Result((target, 5, 5), digest))]
     rs.live.discard(0)  # dropped: no result of mine
     assert Sign(Result((target, 5, 5), digest)) not in close(
         rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)

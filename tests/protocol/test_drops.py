@@ -20,6 +20,7 @@ from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
+    Left,
     check,
     count,
     cut_after,
@@ -37,17 +38,10 @@ from p2p_nerts.protocol.replica._drops import (
     vote_out,
     withholding,
 )
-from p2p_nerts.protocol.replica._effects import CheckDeal, Claim, Emit, Sign
+from p2p_nerts.protocol.replica._effects import Claim, Emit, Sign
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
-from p2p_nerts.protocol.replica._step_effects import (
-    CheckReveal,
-    CutAfter,
-    GoAgain,
-    MaybeClose,
-    MaybeScore,
-    StuckFinal,
-    Unscore,
-)
+
+from ..stepkit import steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -332,29 +326,40 @@ def test_my_silent_votes_go_a_seat_at_a_time_in_seat_order() -> None:
 
 def test_a_seat_leaving_looks_again_at_what_waited_for_it_in_order() -> None:
     rs = _round()
-    effects = leave(rs, VICTIM, 4, (7, 1), now=3.0)
+    rs.stuck = [False] * 3
+    assert leave(rs, VICTIM, now=3.0) == Left(go_again=False, all_stuck=None)
     assert VICTIM not in rs.live and rs.ended_at is None
-    assert effects == [CutAfter(rs, VICTIM, 4), Emit(ev.PeerDropped(VICTIM, "p2")),
-                       CheckReveal(rs), CheckDeal(rs), MaybeScore(rs), MaybeClose(rs)]
     rs = _round()
+    rs.stuck = [False] * 3
     rs.go_pending, rs.ended_at = Go(b"j" * 32), 1.0  # a GO that may name the others' deal
-    assert leave(rs, VICTIM, 4, (7, 1), now=3.0)[0] == GoAgain(rs) and rs.ended_at == 3.0
+    assert leave(rs, VICTIM, now=3.0).go_again and rs.ended_at == 3.0
+    rs = _round()
+    rs.stuck = [False] * 3
+    steps, table = steps_at(rs.keys[0], rs, Phase.PLAYING)
+    rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 9
+    steps.leave(rs, VICTIM, 4, (7, 1))  # taken out past its cut, told, then what waited
+    assert VICTIM not in rs.audits and table.done == [Emit(ev.PeerDropped(VICTIM, "p2"))]
 
 
 def test_a_seat_leaving_while_every_other_is_stuck_takes_the_stuck_rules_turn_there() -> None:
     rs = _round()
     rs.stuck = [True, True, False]
-    assert leave(rs, VICTIM, 4, (7, 1), now=3.0)[-1] == StuckFinal(rs, 0, True, (7, 1))
+    assert leave(rs, VICTIM, now=3.0).all_stuck == 0
+    rs = _round()
+    rs.stuck = [True, True, False]
+    steps, table = steps_at(rs.keys[0], rs, Phase.PLAYING)
+    steps.leave(rs, VICTIM, 4, (7, 1))
+    assert table.done[-1] == Emit(ev.Rotated(1)) and rs.stuck == [False] * 3
     rs = _round()
     rs.stuck, rs.end = [True, True, False], "nerts"
-    assert not any(isinstance(e, StuckFinal) for e in leave(rs, VICTIM, 4, (7, 1), now=3.0))
+    assert leave(rs, VICTIM, now=3.0).all_stuck is None
 
 
 def test_a_result_counted_with_entries_past_the_cut_is_taken_back_while_scoring() -> None:
     rs = _round()
     rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 8
     rs.results = (SeatRound(0, 0, 0, 0, called=False),)
-    assert cut_after(rs, VICTIM, 8, scoring=True) == []  # within the cut: nothing goes
-    assert cut_after(rs, VICTIM, 7, scoring=False) == [] and VICTIM not in rs.audits
+    assert not cut_after(rs, VICTIM, 8, scoring=True)  # within the cut: nothing goes
+    assert not cut_after(rs, VICTIM, 7, scoring=False) and VICTIM not in rs.audits
     rs.audits[VICTIM] = Audit(b"s" * 32, ())
-    assert cut_after(rs, VICTIM, 7, scoring=True) == [Unscore(rs)]
+    assert cut_after(rs, VICTIM, 7, scoring=True)

@@ -4,6 +4,9 @@ no replica)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 import pytest
 
 from p2p_nerts.game.foundations import FoundationLog
@@ -27,12 +30,10 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica._base import HEARTBEAT, RESEND_BURST, settings_of
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import (
-    Answer,
     Claim,
     Counted,
-    CountMarks,
+    Effect,
     Resent,
-    Says,
     Sign,
     SignAck,
 )
@@ -45,6 +46,8 @@ from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.resume import Resume
 
+from ..stepkit import Table, steps_at
+
 pytestmark = pytest.mark.fast
 
 ME = Identity.from_seed(b"\x01" * 32, "me")
@@ -54,15 +57,44 @@ THIRD = b"\x04" * 32  # seated, but we keep no chain of it
 TABLE = b"t" * 16
 
 
+@dataclass
+class _Table(Table):
+    """The table as the facade would leave it: what the steps carry out is kept in
+    ``done``, and a Claim of a chain is carried out (it begins the chain)."""
+
+    places: Places | None = None
+
+    def apply(self, effects: Iterable[Effect]) -> None:
+        for effect in effects:
+            self.done.append(effect)
+            if isinstance(effect, Claim) and self.places is not None:
+                self.places.apply(effect, lambda key: True)
+
+
+def _done(eph: Ephemera) -> list[Effect | str]:
+    """What ``eph``'s steps carried out, so far."""
+    table = eph.steps.live
+    assert isinstance(table, Table)
+    return table.done
+
+
 def _ephemera(*, host: bool = False) -> Ephemera:
     me = ME.public_key
     host_key = me if host else PEER.public_key
     seating = Seating(me, host_key, variants=Variants(), countdown=3.0, drop_after=10.0,
                       auto_start=None, auto_next=None, max_seats=8)
     seating.seats = (Seat(me, "me"), Seat(PEER.public_key, "peer"), Seat(THIRD, "third"))
-    return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=Places(),
-                    seating=seating, forks=Forks(), recovery=Recovery(), pruning=Pruning(),
-                    beats=Heartbeats())
+    places, forks, recovery, pruning = Places(), Forks(), Recovery(), Pruning()
+    steps, _ = steps_at(me, seating=seating, forks=forks, recovery=recovery, pruning=pruning,
+                        places=places, table=_Table(places=places))
+    return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=places,
+                    seating=seating, forks=forks, recovery=recovery, pruning=pruning,
+                    beats=Heartbeats(), steps=steps, signed=_signed)
+
+
+def _signed(payload: Payload | None, to: bytes) -> bytes | None:
+    """The facade's signing for one asker, standing in: a snapshot's bytes, named."""
+    return None if payload is None else SIGNED_SNAPSHOT
 
 
 def _round() -> RoundState:
@@ -119,16 +151,15 @@ def test_an_ack_counts_its_marks_at_once_when_it_claims_nothing_new() -> None:
 
 def test_an_ack_claiming_a_chain_we_keep_not_counts_once_that_chain_is_begun() -> None:
     """A mark naming an author we keep no chain of waits for its entry only once
-    the chain is begun (the facade applies the Claim first)."""
+    the chain is begun (the Claim is carried out first)."""
     eph, rs = _ephemera(), _round()
     peer = _chain(eph, PEER, 2)
     upto = (AckMark(THIRD, 4, b"h" * 64),)
     ack = _said(PEER, Ack(upto), peer)
-    effects = eph.take(ack, Ack(upto), peer, rs, 1.0)
-    assert effects == [Claim(THIRD, 4), CountMarks(ack, upto, peer)]
+    assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
+    assert _done(eph) == [Claim(THIRD, 4)]
     assert eph.clock.time == 41 and eph.pruning.held_by[PEER.public_key] == {THIRD: 4}
-    eph.places.chain(THIRD, lambda key: True)  # the Claim, as the facade applies it
-    assert eph.decide(CountMarks(ack, upto, peer), rs) == ()
+    assert THIRD in eph.places.authors  # begun by the Claim, before the marks count
     assert rs.pending_marks == {2: {1: upto[0]}}
 
 
@@ -138,10 +169,10 @@ def test_back_at_a_table_an_ack_says_first_how_far_the_table_holds_my_chain() ->
     eph.recovery.resume = Resume({PEER.public_key}, 0.0, 0)
     upto = (AckMark(ME.public_key, 6, b"h" * 64),)
     ack = _said(PEER, Ack(upto), peer)
-    effects = eph.take(ack, Ack(upto), peer, rs, 1.0)
+    assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
     # my chain (none kept yet) claimed as the resume hears it, then as the marks say
     mine = Claim(ME.public_key, 6)
-    assert effects == [mine, mine, CountMarks(ack, upto, peer)]
+    assert _done(eph) == [mine, mine]
     assert eph.recovery.resume.table_seq == 6 and not eph.recovery.resume.waiting
 
 
@@ -149,11 +180,16 @@ def test_a_head_that_is_not_ours_is_asked_about_before_the_entry_is_acted_on() -
     eph, rs = _ephemera(), _round()
     peer = _chain(eph, PEER, 2)
     ack = _said(PEER, Ack(()), peer, head=b"x" * 64)
-    effects = eph.take(ack, Ack(()), peer, rs, 1.0)
-    assert effects == [Sign(Resend(PEER.public_key, 2, 2), to=PEER.public_key),
-                       Says(ack, Ack(()), peer)]
-    assert eph.clock.time == 0  # the ACK itself comes after the ask
-    assert eph.decide(Says(ack, Ack(()), peer), rs) == ()
+    clock_at_ask: list[int] = []
+
+    def asked(effects: Iterable[Effect]) -> None:
+        clock_at_ask.append(eph.clock.time)
+        _done(eph).extend(effects)
+
+    eph.steps.apply = asked
+    assert eph.take(ack, Ack(()), peer, rs, 1.0) == ()
+    assert _done(eph) == [Sign(Resend(PEER.public_key, 2, 2), to=PEER.public_key)]
+    assert clock_at_ask == [0]  # the ACK itself comes after the ask
     assert eph.clock.time == 41
     again = eph.take(ack, Ack(()), peer, rs, 1.1)  # asked just now: on with the entry
     assert again == ()
@@ -188,20 +224,25 @@ def _floor() -> Snapshot:
                     ())
 
 
+SIGNED_SNAPSHOT = b"s" * 100
+
+
 def test_a_resend_is_answered_from_the_chain_and_below_it_with_the_hosts_snapshot() -> None:
     host, guest = _ephemera(host=True), _ephemera()
     for eph in (host, guest):
         eph.pruning.floor = _floor()
         log = _chain(eph, PEER, 4)
         log.prune(3)  # entries 1 and 2 forgotten
+        held = [log.entries[s] for s in (3, 4)]
         ask = Resend(PEER.public_key, 1, 4)
         entry = _said(STRANGER, ask, _chain(eph, STRANGER, 1))
-        floor = _floor() if eph is host else None  # only the host hands its snapshot out
+        # only the host hands its snapshot out, signed for the asker, first
+        first = [SIGNED_SNAPSHOT] if eph is host else []
         assert eph.take(entry, ask, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 1, 4, floor, True),)
+            Resent(STRANGER.public_key, [*first, *held]),)
         above = Resend(PEER.public_key, 3, 4)
         assert eph.take(entry, above, eph.places.authors[STRANGER.public_key], None, 1.0) == (
-            Answer(STRANGER.public_key, log, 3, 4, None, True),)
+            Resent(STRANGER.public_key, held),)
     unknown = Resend(THIRD, 1, 4)
     stranger = host.places.authors[STRANGER.public_key]
     assert host.take(_said(STRANGER, unknown, stranger), unknown, stranger, None, 1.0) == ()
@@ -210,13 +251,12 @@ def test_a_resend_is_answered_from_the_chain_and_below_it_with_the_hosts_snapsho
 def test_an_answer_is_charged_to_the_askers_budget_the_snapshot_first() -> None:
     eph = _ephemera(host=True)
     log = _chain(eph, PEER, 4)
-    ask = Answer(STRANGER.public_key, log, 1, 4, _floor())
     frames = [log.entries[s] for s in (1, 2, 3, 4)]
-    assert eph.answer(ask, b"s" * 100, 0.0) == (
+    assert eph.answer(STRANGER.public_key, log, 1, 4, b"s" * 100, seatless=False, now=0.0) == (
         Resent(STRANGER.public_key, [b"s" * 100, *frames]),)
     # a snapshot the budget cannot take: nothing goes, and the asker asks again
-    assert eph.answer(ask, b"s" * RESEND_BURST, 0.0) == (
-        Resent(STRANGER.public_key, []), Counted("resend_budget"))
+    assert eph.answer(STRANGER.public_key, log, 1, 4, b"s" * RESEND_BURST, seatless=False,
+                      now=0.0) == (Resent(STRANGER.public_key, []), Counted("resend_budget"))
 
 
 def test_my_ack_straight_to_a_peer_stands_for_its_heartbeat() -> None:

@@ -11,13 +11,14 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.envelope import GENESIS, Entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.messages import Fork, MsgType, Ready, Resend, seal_message
+from p2p_nerts.protocol.messages import Audit, Fork, MsgType, Ready, Resend, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import RESEND_INTERVAL, Lead, Phase
 from p2p_nerts.protocol.replica._effects import Emit, Sign
-from p2p_nerts.protocol.replica._forks import Forks, Held, conflict, convict, final
+from p2p_nerts.protocol.replica._forks import Forks, Held, conflict, convict
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
-from p2p_nerts.protocol.replica._step_effects import CutAfter, LeaveRound
+
+from ..stepkit import steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -119,37 +120,52 @@ def test_leads_are_followed_with_resends_to_whoever_gave_them() -> None:
 
 
 def test_a_proof_takes_out_what_its_seat_sent_past_it_and_is_published_once() -> None:
-    forks, rs = Forks(), _round()
+    rs = _round()
+    steps, table = steps_at(rs.keys[0], rs, Phase.PLAYING)
     a, b = _entry(3, True), _entry(3, False)
     proof = ForkProof(LIAR.public_key, 3, a.raw, b.raw)
-    assert forks.prove(rs, proof, Phase.PLAYING) == [CutAfter(rs, SEAT, 2),
-                                                     Sign(Fork(a.raw, b.raw))]
-    assert forks.prove(rs, proof, Phase.PLAYING) == []  # held already
+    rs.audits[SEAT], rs.audit_seq[SEAT] = Audit(b"s" * 32, ()), 3  # past the fork
+    steps.prove(rs, proof)
+    assert table.done == [Sign(Fork(a.raw, b.raw))] and SEAT not in rs.audits
+    steps.prove(rs, proof)
+    assert table.done == [Sign(Fork(a.raw, b.raw))]  # held already
     for phase, publish in ((Phase.BETWEEN, True), (Phase.PLAYING, False)):
         again = _round()
-        assert Forks().prove(again, proof, phase, publish=publish) == [CutAfter(again, SEAT, 2)]
-    assert Forks().prove(None, proof, Phase.PLAYING) == []
+        steps, table = steps_at(again.keys[0], again, phase)
+        steps.prove(again, proof, publish=publish)
+        assert table.done == [] and again.forks[SEAT] == proof
+    steps, table = steps_at(rs.keys[0], None, Phase.PLAYING)
+    steps.prove(None, proof)
+    assert table.done == []
 
 
 def test_a_conflict_is_held_as_a_proof_or_followed_as_a_lead() -> None:
     rs = _round()
+    steps, table = steps_at(rs.keys[0], rs, Phase.SHUFFLE)
     a, b = _entry(1, True), _entry(1, False)
-    assert Forks().conflicted(rs, a.raw, b, None, 0.0, Phase.SHUFFLE) == [
-        CutAfter(rs, SEAT, 0), Sign(Fork(a.raw, b.raw))]
+    steps.conflicted(a.raw, b, None)
+    assert table.done == [Sign(Fork(a.raw, b.raw))] and SEAT in rs.forks
     c, d = _entry(4, True, prev=b"\x01" * 64), _entry(4, False, prev=b"\x02" * 64)
-    assert Forks().conflicted(_round(), c.raw, d, b"v" * 32, 0.0, Phase.PLAYING) == [
-        Sign(Resend(LIAR.public_key, 3, 3), to=b"v" * 32)]
-    assert Forks().conflicted(rs, c.raw, d, None, 0.0, Phase.PLAYING) == []  # proven: no lead
+    other, table2 = steps_at(rs.keys[0], _round(), Phase.PLAYING)
+    other.conflicted(c.raw, d, b"v" * 32)
+    assert table2.done == [Sign(Resend(LIAR.public_key, 3, 3), to=b"v" * 32)]
+    table.done.clear()
+    steps.conflicted(c.raw, d, None)
+    assert table.done == []  # proven: no lead
 
 
 def test_a_fork_at_its_turn_is_flagged_with_its_proof_and_its_seat_leaves_there() -> None:
     rs = _round()
+    steps, table = steps_at(rs.keys[0], rs, Phase.PLAYING)
     a, b = _entry(3, True), _entry(3, False)
     rs.forks[SEAT] = ForkProof(LIAR.public_key, 3, a.raw, b.raw)
+    rs.stuck = [False] * 3
     item = Ordered(9, 2, MsgType.FORK, Fork(a.raw, b.raw), 5)
-    assert final(rs, item) == [
-        Emit(ev.Flagged(SEAT, "liar", "equivocation: signed two entries numbered 3",
-                        (a.raw, b.raw))),
-        LeaveRound(rs, SEAT, 2, (9, 2))]
-    rs.live.discard(SEAT)
-    assert final(rs, item) == []
+    steps.convict(rs, item)
+    assert table.done[0] == Emit(ev.Flagged(
+        SEAT, "liar", "equivocation: signed two entries numbered 3", (a.raw, b.raw)))
+    assert table.done[1] == Emit(ev.PeerDropped(SEAT, "liar"))  # it leaves the round there
+    assert SEAT not in rs.live and rs.dropping[SEAT] == 2
+    table.done.clear()
+    steps.convict(rs, item)
+    assert table.done == []

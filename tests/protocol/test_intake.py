@@ -9,6 +9,7 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
+from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.identity import Identity
@@ -30,8 +31,8 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP, Lead
-from p2p_nerts.protocol.replica._effects import Admit, Claim, Reject, TakeHeads
+from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP
+from p2p_nerts.protocol.replica._effects import Admit, Claim, Emit, Reject, Sign, TakeHeads
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -44,12 +45,11 @@ from p2p_nerts.protocol.replica._intake import (
     next_held,
     offer,
     open_frame,
-    refused,
-    stopped,
     stranger_to_forget,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import FlagKey, Follow
+
+from ..stepkit import steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -269,18 +269,25 @@ def test_a_broken_chain_or_an_impossible_time_stops_the_author() -> None:
 def test_a_stopped_author_is_flagged_or_asked_about_the_entry_before() -> None:
     log = AuthorLog(AUTHOR.public_key)
     log.mark_delivered(_chain(1)[0])
-    assert stopped(log, Stop("lamport_not_increasing", "lied")) == [
-        Reject("lamport_not_increasing"), FlagKey(AUTHOR.public_key, "lied")]
+    steps, table = steps_at(b"\x01" * 32, _round(), Phase.PLAYING)
+    steps.stopped(log, Stop("lamport_not_increasing", "lied"))
+    assert table.done == [Reject("lamport_not_increasing"), Emit(ev.Flagged(1, "a", "lied"))]
     # Another branch: whoever holds it answers with a second entry 1, the proof.
-    assert stopped(log, Stop("broken_chain", None)) == [
-        Reject("broken_chain"), Follow((Lead(AUTHOR.public_key, 1, None),))]
+    table.done = []
+    steps.stopped(log, Stop("broken_chain", None))
+    assert table.done == [Reject("broken_chain"), Sign(Resend(AUTHOR.public_key, 1, 1))]
 
 
 def test_an_invalid_entry_flags_its_author_unless_it_was_only_too_late() -> None:
-    assert refused(AUTHOR.public_key, "bad_field:card") == [
-        Reject("bad_field:card"),
-        FlagKey(AUTHOR.public_key, "sent an invalid entry (bad_field:card)")]
-    assert all(refused(AUTHOR.public_key, r) == [Reject(r)] for r in ("dropped", "late", "void"))
+    steps, table = steps_at(b"\x01" * 32, _round(), Phase.PLAYING)
+    for reason in ("dropped", "late", "void"):
+        table.done = []
+        steps.refused(AUTHOR.public_key, reason)
+        assert table.done == [Reject(reason)]
+    table.done = []
+    steps.refused(AUTHOR.public_key, "bad_field:card")
+    assert table.done == [Reject("bad_field:card"), Emit(ev.Flagged(
+        1, "a", "sent an invalid entry (bad_field:card)"))]
 
 
 def _key(n: int) -> bytes:

@@ -38,7 +38,6 @@ from p2p_nerts.protocol.replica._liveness import (
     view_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import Follow
 
 pytestmark = pytest.mark.fast
 
@@ -249,13 +248,13 @@ def test_an_ack_vouches_for_its_author_counts_its_marks_and_follows_a_fork() -> 
     authors = {log.key: log, sender.key: sender}
     good, other = AckMark(log.key, 2, log.id_at(2) or b""), AckMark(log.key, 3, b"x" * 64)
     ack = _sent(SENDER, Ack((good,)), seq=1, prev=GENESIS, lamport=12)
-    assert acked(ack, (good,), sender, rs, SEAT, authors=authors) == ()
+    assert acked(ack, (good,), sender, rs, SEAT, authors=authors) == []
     assert sender.vouched == (1, 12) and rs.marks[SEAT] == {AUTHOR: 2}
     ack = _sent(SENDER, Ack((other,)), seq=1, prev=GENESIS, lamport=14)
-    assert acked(ack, (other,), sender, rs, SEAT, authors=authors) == (
-        Follow([Lead(log.key, 3, SENDER.public_key)]),)
+    assert acked(ack, (other,), sender, rs, SEAT, authors=authors) == [
+        Lead(log.key, 3, SENDER.public_key)]
     # No round: only vouched for (its marks count for nothing yet).
-    assert acked(ack, (other,), sender, None, None, authors=authors) == ()
+    assert acked(ack, (other,), sender, None, None, authors=authors) is None
     assert sender.vouched == (1, 14)
 
 

@@ -57,8 +57,10 @@ from p2p_nerts.protocol.replica._lobby import (
     EQUIVOCATOR,
     FULL,
     OVER,
+    Gone,
     Refuse,
     Retell,
+    Seated,
     SeatIt,
     Table,
     Wait,
@@ -87,7 +89,6 @@ from p2p_nerts.protocol.replica._lobby import (
     variants_of,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import BeginRound, SaidGoodbye
 
 pytestmark = pytest.mark.fast
 
@@ -336,9 +337,9 @@ def test_the_host_s_roster_sets_the_seats_and_may_begin_the_round() -> None:
     t = replace(_table(seats=seats), host_key=host.public_key)
     told = Emit(ev.RosterChanged(("host", "a"), tuple(fingerprint_of(s.key) for s in seats),
                                  None))
-    assert roster(t, _entry(host, Roster(seats), 3), seats) == [SetSeats(seats), BeginRound(3),
-                                                                told]
-    assert roster(t, _entry(host, Roster(seats), 2), seats) == [SetSeats(seats), told]
+    assert roster(t, _entry(host, Roster(seats), 3), seats) == Seated(SetSeats(seats), True, told)
+    assert roster(t, _entry(host, Roster(seats), 2), seats) == Seated(SetSeats(seats), False,
+                                                                      told)
     with pytest.raises(EnvelopeError, match="not_host"):
         roster(_table(seats=seats), _entry(host, Roster(seats), 3), seats)
 
@@ -403,8 +404,8 @@ def test_a_goodbye_gives_its_place_up_then_leaves_the_round_to_the_drops() -> No
     seats = (*SEATS, Seat(GUEST.public_key, "guest"))
     rs = _round()
     # Between rounds the host gives the seat up first; what the GOODBYE does to
-    # the round it is a step, asked with the phase as the lobby leaves it.
-    assert delivered(_table(seats=seats), bye, Goodbye("bye"), rs) == [
-        Unwait(GUEST.public_key), Sign(Roster(SEATS)), SaidGoodbye(rs, GUEST.public_key, "bye", 1)]
-    assert delivered(_table(Phase.PLAYING, me=A), bye, Goodbye("bye"), None) == [
-        Unwait(GUEST.public_key), SaidGoodbye(None, GUEST.public_key, "bye", 1)]
+    # the round (``drops.goodbye``) is asked with the phase as the lobby leaves it.
+    assert delivered(_table(seats=seats), bye, Goodbye("bye"), rs) == Gone(
+        [Unwait(GUEST.public_key), Sign(Roster(SEATS))], "bye")
+    assert delivered(_table(Phase.PLAYING, me=A), bye, Goodbye("bye"), None) == Gone(
+        [Unwait(GUEST.public_key)], "bye")

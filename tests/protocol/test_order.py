@@ -19,7 +19,6 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
     Audit,
     Drop,
-    Fork,
     MsgType,
     Nerts,
     Payload,
@@ -31,20 +30,14 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.messages import Play as PlayMsg
-from p2p_nerts.protocol.replica._effects import Emit
-from p2p_nerts.protocol.replica._order import Finality, turn
+from p2p_nerts.protocol.replica._base import Phase
+from p2p_nerts.protocol.replica._effects import Emit, SetPhase
+from p2p_nerts.protocol.replica._order import Finality, play_turn
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
-from p2p_nerts.protocol.replica._step_effects import (
-    Convict,
-    EndRound,
-    LeaveRound,
-    MaybeClose,
-    MaybeScore,
-    StuckFinal,
-    VoidPlay,
-)
+from p2p_nerts.protocol.replica._steps import Steps
 
 from ..gamekit import c, cs, tableau
+from ..stepkit import Table, steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -185,9 +178,27 @@ def test_nothing_is_taken_before_its_turn_and_then_one_at_a_time() -> None:
     assert order.next_turn(rs) is None and len(rs.ordered) == 1  # OTHER not heard past it
     _heard(authors, rs.keys[OTHER], 2, LAMPORT)
     rs.marks[OTHER] = {AUTHOR: SEQ}
-    done = order.next_turn(rs)
+    item = order.next_turn(rs)
+    assert item is not None and not rs.ordered
+    done = play_turn(rs, item)
     assert isinstance(done, ev.PlayFinal) and not done.mine and done.fate is Fate.STAY
     assert not rs.ordered and rs.stuck_rule.played_since_rotation == 1
+
+
+def _steps(rs: RoundState) -> tuple[Steps, Table]:
+    """The steps my replica takes, in ``rs`` under way."""
+    return steps_at(rs.keys[0], rs, Phase.PLAYING)
+
+
+def turn(rs: RoundState, item: Ordered) -> ev.PlayFinal | list[object]:
+    """What ``item`` does at its turn, as ``Delivery.advance`` takes it: a play's
+    event, or what the steps decided."""
+    if item.kind == MsgType.PLAY:
+        told = play_turn(rs, item)
+        return told if told is not None else []
+    steps, table = _steps(rs)
+    steps.turn(rs, item)
+    return list(table.done)
 
 
 def test_a_play_that_bounced_is_told_so_and_counts_for_no_rotation() -> None:
@@ -211,7 +222,7 @@ def test_my_play_in_the_air_settles_at_its_turn_and_one_settled_early_is_not_tol
     done = turn(rs, heapq.heappop(rs.ordered))
     assert isinstance(done, ev.PlayFinal) and done.mine and done.fate is Fate.STAY
     assert not tab.in_flight
-    assert turn(rs, item) == () and not tab.forfeited  # settled early: nothing more to do
+    assert turn(rs, item) == [] and not tab.forfeited  # settled early: nothing more to do
 
 
 def test_a_play_of_mine_the_table_gave_back_takes_its_card_if_it_stayed() -> None:
@@ -219,7 +230,7 @@ def test_a_play_of_mine_the_table_gave_back_takes_its_card_if_it_stayed() -> Non
     rs, _order, _authors, _clock = _table()
     rs.tab = tab = tableau(nerts=cs("KS AH"))
     _play(rs, 0, LAMPORT, 1)
-    assert turn(rs, heapq.heappop(rs.ordered)) == ()
+    assert turn(rs, heapq.heappop(rs.ordered)) == []
     assert tab.nerts == cs("KS") and tab.forfeited == {(LAMPORT, 0): c("AH")}
 
 
@@ -227,28 +238,27 @@ def test_a_play_past_its_authors_cut_leaves_the_round_at_its_turn() -> None:
     rs, _order, _authors, _clock = _table()
     item = _play(rs, AUTHOR, LAMPORT, SEQ)
     rs.dropping[AUTHOR] = SEQ - 1
-    assert turn(rs, item) == (VoidPlay(rs, (LAMPORT, AUTHOR)),)
+    assert turn(rs, item) == [] and (LAMPORT, AUTHOR) not in rs.log
+    assert (LAMPORT, AUTHOR) not in rs.play_seq
     stuck = Ordered(LAMPORT, AUTHOR, MsgType.STUCK, Stuck(True, 0), SEQ)
-    assert turn(rs, stuck) == ()  # its other entries past the cut: nothing
+    assert turn(rs, stuck) == [] and not any(rs.stuck)  # its other entries past the cut
 
 
 def test_each_kind_of_entry_does_its_part_at_its_turn() -> None:
     rs, _order, _authors, _clock = _table()
+    rs.stuck = [False] * 3
     at = (LAMPORT, AUTHOR)
     drop = Ordered(*at, MsgType.DROP, Drop(rs.keys[OTHER], 2), SEQ)
-    assert turn(rs, drop) == (LeaveRound(rs, OTHER, 2, at),)
-    fork = Ordered(*at, MsgType.FORK, Fork(b"a", b"b"), SEQ)
-    assert turn(rs, fork) == (Convict(rs, fork),)
+    assert turn(rs, drop) == [Emit(ev.PeerDropped(OTHER, "b"))] and rs.live == {0, AUTHOR}
     audit = Audit(b"s" * 32, ())
-    assert turn(rs, Ordered(*at, MsgType.AUDIT, audit, SEQ)) == (MaybeScore(rs),)
+    assert turn(rs, Ordered(*at, MsgType.AUDIT, audit, SEQ)) == []  # not ended: no score
     assert rs.audits == {AUTHOR: audit}
     summary = Summary(b"d" * 32, (0, 0, 0))
-    assert turn(rs, Ordered(*at, MsgType.SUMMARY, summary, SEQ)) == (MaybeClose(rs),)
+    assert turn(rs, Ordered(*at, MsgType.SUMMARY, summary, SEQ)) == []  # nor a close
     assert rs.summaries == {AUTHOR: summary}
     stuck = Ordered(*at, MsgType.STUCK, Stuck(True, 0), SEQ)
-    assert turn(rs, stuck) == (StuckFinal(rs, AUTHOR, True, at),)
+    assert turn(rs, stuck) == [Emit(ev.StuckChanged((False, True, False)))]
     call = Ordered(*at, MsgType.NERTS, Nerts(), SEQ)
-    assert turn(rs, call) == (Emit(ev.NertsCalled(AUTHOR, "a")), EndRound(rs, "nerts", at))
-    assert rs.call == at
-    rs.end = "nerts"
-    assert turn(rs, stuck) == () and turn(rs, call) == ()  # the round is over
+    assert turn(rs, call) == [Emit(ev.NertsCalled(AUTHOR, "a")), SetPhase(Phase.SCORING)]
+    assert rs.call == at and rs.end == "nerts"
+    assert turn(rs, stuck) == [] and turn(rs, call) == []  # the round is over

@@ -23,7 +23,7 @@ from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind, Record, snapshot_of, snapshot_record
+from p2p_nerts.protocol.journal import Kind, snapshot_of, snapshot_record
 from p2p_nerts.protocol.messages import (
     AckMark,
     Head,
@@ -40,16 +40,13 @@ from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
 from p2p_nerts.protocol.replica._effects import (
     Admit,
-    CatchUp,
     Emit,
     Forget,
     SetRules,
     SetSeats,
     Standing,
     TakeHeads,
-    roster_told,
 )
-from p2p_nerts.protocol.replica._step_effects import BeginRound, TakeUp
 from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import check_round, play_round, round_overs
@@ -237,8 +234,7 @@ def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round
     entry = _offer(snapshot)
     host = HOST_ID.public_key
     assert pruning.offered(entry, snapshot, host_key=host, is_host=False, authors={},
-                           number=1) == [Record(Kind.ENTRY, entry.raw),
-                                         TakeUp(snapshot, Variants())]
+                           number=1) == Variants()
     assert pruning.offered(entry, snapshot, host_key=host, is_host=True, authors={},
                            number=1) == []
     assert pruning.offered(entry, snapshot, host_key=OTHER, is_host=False, authors={},
@@ -258,7 +254,7 @@ def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round
                         number=1)
 
 
-def test_taking_a_snapshot_up_sets_the_table_and_begins_its_round_as_noted() -> None:
+def test_taking_a_snapshot_up_sets_the_table_as_noted() -> None:
     pruning, snapshot = Pruning(), _note(3, SEATED, HEADS)
     rules = Variants()
     effects = pruning.take_up(snapshot, rules, ME)
@@ -268,9 +264,6 @@ def test_taking_a_snapshot_up_sets_the_table_and_begins_its_round_as_noted() -> 
         SetSeats(SEATED),
         Standing({ME: 30}, Match(rules, 2, [0, 0], 2), Phase.BETWEEN),
         Admit(frozenset({HOST_ID.public_key, ME})),
-        CatchUp(),
-        BeginRound(3, note=False),
-        roster_told(SEATED, ME),
     ]
     assert pruning.begun == ({HOST_ID.public_key: 7}, snapshot)
 

@@ -56,7 +56,6 @@ from p2p_nerts.protocol.replica._recovery import (
     unsent_cut,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import TakeUp
 from p2p_nerts.protocol.resume import Deferred, Resume
 
 pytestmark = pytest.mark.fast
@@ -100,9 +99,9 @@ def test_a_compacted_journal_is_taken_up_from_its_snapshot_first() -> None:
     snapshot = Snapshot(3, False, seats, settings_of(rules, 1.5, 12.0), (), 2, ())
     later = snapshot_record(replace(snapshot, round=4))
     assert Recovery().load([snapshot_record(snapshot), _entry(ME, 1), later],
-                           ME.public_key) == [TakeUp(snapshot, rules)]
-    assert Recovery().load([_entry(ME, 1), later], ME.public_key) == []  # not at the start
-    assert Recovery().load([], ME.public_key) == []
+                           ME.public_key) == snapshot
+    assert Recovery().load([_entry(ME, 1), later], ME.public_key) is None  # not at the start
+    assert Recovery().load([], ME.public_key) is None
 
 
 def test_replayed_a_seat_asks_everyone_at_the_table_and_in_its_round_where_its_chain_ends() -> None:

@@ -40,7 +40,6 @@ from p2p_nerts.protocol.replica import (
     Open,
     Outbound,
     Replica,
-    RoundState,
     StartRound,
 )
 from p2p_nerts.testing.memnet import TABLE_ID, bot_table, identities
@@ -74,15 +73,17 @@ class CardThief(Replica):
 
 
 class DeckStacker(Replica):
-    """Deals itself every ace on top of its Nerts pile instead of its shuffled deck."""
+    """Deals itself every ace on top of its Nerts pile instead of its shuffled deck
+    (stacked once dealt, before the call that dealt it returns)."""
 
-    def _maybe_deal(self, rs: RoundState) -> None:
-        super()._maybe_deal(rs)
-        if rs.tab is not None and rs.me is not None and not rs.tab.log:
+    def _flush(self) -> Outbound:
+        rs = self.rs
+        if rs is not None and rs.tab is not None and rs.me is not None and not rs.tab.log:
             deck = full_deck(rs.me)
             aces = [c for c in deck if c & 15 == 1]
             rest = [c for c in deck if c & 15 != 1]
             rs.tab = Tableau(rs.me, rest[:9] + aces + rest[9:])
+        return super()._flush()
 
 
 class EarlyCaller(Replica):

@@ -34,23 +34,14 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.proof import ForkProof
-from p2p_nerts.protocol.replica._effects import (
-    BeatSoon,
-    CheckDeal,
-    DrainAll,
-    Emit,
-    Invalid,
-    RoundBegun,
-    Sign,
-    Tally,
-)
+from p2p_nerts.protocol.replica._base import Phase
+from p2p_nerts.protocol.replica._effects import Emit, RoundBegun, Sign
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
     Look,
     Proven,
     Tell,
-    after,
     begin,
     check_play,
     commit,
@@ -61,14 +52,8 @@ from p2p_nerts.protocol.replica._rounds import (
     take,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import (
-    CheckGo,
-    CheckReveal,
-    DrawSecrets,
-    EndRound,
-    FlagSeat,
-    HoldProof,
-)
+
+from ..stepkit import steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -234,15 +219,14 @@ def test_a_well_formed_play_passes() -> None:
 def test_a_stuck_vote_taking_effect_rotates_once_every_live_seat_is_stuck() -> None:
     rs = _round()
     assert rs.tab is None  # (no tableau: nothing of mine to rotate)
-    assert stuck_final(rs, 0, True, (3, 0)) == [Emit(ev.StuckChanged((True, False)))]
+    assert stuck_final(rs, 0, True, (3, 0)) == ([Emit(ev.StuckChanged((True, False)))], False)
     rs.my_vote, rs.my_vote_at = True, 3
-    assert stuck_final(rs, 1, True, (4, 1)) == [Emit(ev.StuckChanged((True, True))),
-                                                Emit(ev.Rotated(1))]
+    assert stuck_final(rs, 1, True, (4, 1)) == ([Emit(ev.StuckChanged((True, True))),
+                                                 Emit(ev.Rotated(1))], False)
     assert rs.stuck == [False, False] and not rs.my_vote  # every vote before it ends
     stuck_final(rs, 0, True, (5, 0))
     # Stuck again with nothing played since the rotation: the round ends there.
-    assert stuck_final(rs, 1, True, (6, 1)) == [Emit(ev.StuckChanged((True, True))),
-                                                EndRound(rs, "deadlock", (6, 1))]
+    assert stuck_final(rs, 1, True, (6, 1)) == ([Emit(ev.StuckChanged((True, True)))], True)
 
 
 def test_a_round_begins_with_each_seat_s_total_so_far_or_a_new_game() -> None:
@@ -271,41 +255,48 @@ def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() ->
 
 def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
     rs = _round()
-    assert after(rs, Look.REVEAL) == [CheckReveal(rs)]
-    assert after(rs, Look.DEAL) == [CheckDeal(rs)]
-    assert after(rs, Look.GO) == [CheckGo(rs)]
-    assert after(rs, Look.TALLY) == [Tally(rs)]
-    assert after(rs, Look.HEARD) == [BeatSoon()]
-    assert after(rs, Look.NOTHING) == []
-    assert after(rs, Tell("a flags b")) == [Emit(ev.Notice("a flags b"))]
+    steps, table = steps_at(HOST.public_key, rs, Phase.SHUFFLE)
+    steps.beats.due(0.0)  # my heartbeat just went out
+    nothing: list[object] = []
+    for look, done in ((Look.TALLY, nothing), (Look.HEARD, nothing), (Look.NOTHING, nothing),
+                       (Look.REVEAL, nothing), (Look.DEAL, nothing), (Look.GO, nothing),
+                       (Tell("a flags b"), [Emit(ev.Notice("a flags b"))])):
+        table.done = []
+        steps.after(rs, look)
+        assert table.done == done, look
+    assert steps.beats.due(0.1)[0] is not None  # HEARD: my marks at the next tick already
+    commit_ = Commit(commitment(b"d" * 32), commitment(b"s" * 32))
+    rs.share, rs.commits = b"s" * 32, {0: commit_, 1: commit_}
+    table.done = []
+    steps.after(rs, Look.REVEAL)  # due now: my REVEAL
+    assert table.done == [Sign(Reveal(b"s" * 32))]
     proof = ForkProof(AUTHOR.public_key, 3, b"f" * 64, b"s" * 64)
-    assert after(rs, Proven(proof)) == [HoldProof(proof)]
-    assert after(rs, Cheat(1, "lied", "bad_reveal")) == [
-        FlagSeat(rs, 1, "lied"), Invalid("bad_reveal")]
+    steps.after(rs, Proven(proof))
+    assert rs.forks == {SEAT: proof}  # held (told already: not published again)
+    table.done = []
+    with pytest.raises(EnvelopeError, match="bad_reveal"):
+        steps.after(rs, Cheat(1, "lied", "bad_reveal"))
+    assert table.done == [Emit(ev.Flagged(1, rs.names[1], "lied"))]  # flagged, then refused
 
 
-def test_a_round_begins_in_its_state_then_my_commit_then_what_was_held() -> None:
+def test_a_round_begins_in_its_state_with_the_games_standing() -> None:
     seats = (Seat(HOST.public_key, "host"), Seat(AUTHOR.public_key, "a"))
     before = Match.new(Variants(), 2)
     before.rounds = 3
     totals = {AUTHOR.public_key: 9}
-    begun, draw, drain = begin(4, seats, AUTHOR.public_key, Variants(), 6.0, totals=totals,
-                               match=before, over=False)
-    assert isinstance(begun, RoundBegun) and draw == DrawSecrets(begun.rs)
-    assert drain == DrainAll()
-    rs = begun.rs
+    rs, begun = begin(4, seats, AUTHOR.public_key, Variants(), 6.0, totals=totals, match=before,
+                      over=False)
+    assert isinstance(begun, RoundBegun) and begun.rs is rs
     assert (rs.number, rs.me, rs.keys, rs.begun) == (4, 1, (HOST.public_key,
                                                           AUTHOR.public_key), 6.0)
     assert begun.totals is totals and begun.match.totals == [0, 9]
     assert begun.match.rounds == 3 and begun.match is not before
 
 
-def test_a_round_i_do_not_sit_in_begins_without_my_commit_and_after_a_game_a_new_game() -> None:
+def test_a_round_i_do_not_sit_in_has_no_seat_of_mine_and_after_a_game_a_new_game() -> None:
     other = Identity.from_seed(b"\x07" * 32, "b").public_key
     seats = (Seat(HOST.public_key, "host"), Seat(other, "b"))
-    effects = begin(1, seats, AUTHOR.public_key, Variants(), 0.0,
-                    totals={HOST.public_key: 50}, match=Match.new(Variants(), 2), over=True)
-    assert [type(e) for e in effects] == [RoundBegun, DrainAll]
-    begun = effects[0]
-    assert isinstance(begun, RoundBegun) and begun.rs.me is None
+    _, begun = begin(1, seats, AUTHOR.public_key, Variants(), 0.0,
+                     totals={HOST.public_key: 50}, match=Match.new(Variants(), 2), over=True)
+    assert begun.rs.me is None
     assert begun.totals == {} and begun.match.totals == [0, 0] and begun.match.rounds == 0

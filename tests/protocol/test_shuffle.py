@@ -8,10 +8,11 @@ import pytest
 from p2p_nerts.game.foundations import FoundationLog
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
+from p2p_nerts.protocol.envelope import EnvelopeError
 from p2p_nerts.protocol.fairness import commitment, deal_for, joint_value
 from p2p_nerts.protocol.messages import Commit, Go, Reveal
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import DrainAll, Emit, Invalid, SetPhase, Sign
+from p2p_nerts.protocol.replica._effects import Emit, SetPhase, Sign
 from p2p_nerts.protocol.replica._shuffle import (
     GoCheck,
     deal,
@@ -26,7 +27,8 @@ from p2p_nerts.protocol.replica._shuffle import (
     start_due,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.replica._step_effects import CheckGo
+
+from ..stepkit import steps_at
 
 pytestmark = pytest.mark.fast
 
@@ -152,9 +154,11 @@ def test_the_host_s_go_starts_play_after_the_countdown_or_voids_the_round_here()
     assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == []  # no GO yet
     rs.go_pending = Go(b"x" * 32)
     assert go(TABLE, rs, catching_up=True, now=5.0, countdown=3.0) == []  # may be a drop
-    assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == [
-        Emit(ev.Notice("the host dealt from another joint value; round void")),
-        Invalid("go_mismatch")]
+    assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) is None  # void here
+    steps, table = steps_at(b"\x01" * 32, rs, Phase.SHUFFLE)
+    with pytest.raises(EnvelopeError, match="go_mismatch"):  # told, then refused
+        steps.go(rs)
+    assert table.done == [Emit(ev.Notice("the host dealt from another joint value; round void"))]
     rs.go_pending = Go(rs.joint or b"")
     assert go(TABLE, rs, catching_up=False, now=5.0, countdown=3.0) == [
         SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(2, 3.0))]
@@ -182,12 +186,12 @@ def test_my_reveal_is_signed_once_due_and_only_then() -> None:
 def test_the_deal_is_made_once_due_and_the_host_signs_its_go() -> None:
     rs = _round()
     _revealed(rs, 0, 1)
-    assert deal_now(TABLE, rs, is_host=True) == [] and rs.joint is None
+    assert deal_now(TABLE, rs, is_host=True) is None and rs.joint is None
     _revealed(rs, 2)
     joint = joint_value(TABLE, 2, SHARES)
-    assert deal_now(TABLE, rs, is_host=True) == [Sign(Go(joint)), CheckGo(rs), DrainAll()]
+    assert deal_now(TABLE, rs, is_host=True) == [Sign(Go(joint))]
     assert rs.joint == joint and rs.tab is not None
-    assert deal_now(TABLE, rs, is_host=True) == []  # dealt once
+    assert deal_now(TABLE, rs, is_host=True) is None  # dealt once
     guest = _round()
     _revealed(guest, 0, 1, 2)
-    assert deal_now(TABLE, guest, is_host=False) == [CheckGo(guest), DrainAll()]
+    assert deal_now(TABLE, guest, is_host=False) == []

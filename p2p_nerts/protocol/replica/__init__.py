@@ -5,6 +5,34 @@ module; callers import from here and need not know the module map. A front
 end drives it with command values (``Move``, ``Turn``, ``VoteStuck``...)
 through :meth:`Replica.handle`, and reads it through the read-only
 :class:`TableView` that :meth:`Replica.view` returns.
+
+Where state changes, the rule every module here keeps:
+
+- What one call produces (the ``Outbound``: frames to send, events, records
+  to journal) and the table's phase, round (``rs``, ``prev_rs``), game
+  (``match``) and running totals change in one place only, the facade's
+  ``Replica._settle`` (``_replica``), which carries out an effect
+  (``_effects``): a value a sub-machine returned. Nothing else signs,
+  journals, sends or emits.
+- Every other piece of state has one owner, and changes only in the owner's
+  own methods: ``Seating`` the seats, rules and waiting list, ``Places`` the
+  author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
+  the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
+  ``Heartbeats`` when my marks are due. A change to seats or chains that a
+  decision asks for comes back as an effect the facade hands to its owner
+  (``Seating.apply``, ``Places.apply``), in the order decided.
+- One round's ``RoundState`` is not one owner's yet: it changes in the
+  functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
+  ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in
+  ``Moves`` for my own moves and in ``Recovery`` as my journal replays, each
+  given the round it is about, and only while an entry is delivered
+  (``Delivery``), a step is taken (``Steps``), a command is handled or time
+  passes (``tick``).
+- What a decision makes due next is a direct call on ``Steps``, made once
+  what came before it has been carried out, so it reads the table as that
+  left it. Nothing is deferred as a value to be routed back, and an entry
+  found invalid on the way raises ``EnvelopeError`` up to where it is being
+  delivered, which refuses it alone.
 """
 
 from ._base import (

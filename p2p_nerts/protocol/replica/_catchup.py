@@ -38,7 +38,6 @@ from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapsho
 from ._base import EPHEMERAL, Phase, rules_of
 from ._effects import (
     Admit,
-    CatchUp,
     Effect,
     Emit,
     Forget,
@@ -46,9 +45,7 @@ from ._effects import (
     SetSeats,
     Standing,
     TakeHeads,
-    roster_told,
 )
-from ._step_effects import BeginRound, TakeUp
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")
@@ -107,11 +104,11 @@ class Pruning:
                 *(Forget(author, upto) for author, upto in floors.items())]
 
     def offered(self, entry: Entry, snapshot: Snapshot, *, host_key: bytes, is_host: bool,
-                authors: dict[bytes, AuthorLog], number: int) -> list[Effect]:
-        """The host's snapshot (``entry``), in round ``number``: take it up if we hold
-        less than it does and have not begun its round; else, if we hold less,
-        say once that we cannot catch up. Raises ``EnvelopeError`` for one that
-        deals no table."""
+                authors: dict[bytes, AuthorLog], number: int) -> Variants | list[Effect]:
+        """The host's snapshot (``entry``), in round ``number``: the rules to take it
+        up by (``Steps.take_up``), if we hold less than it does and have not begun
+        its round; else, if we hold less, say once that we cannot catch up.
+        Raises ``EnvelopeError`` for one that deals no table."""
         if entry.author != host_key or is_host or not behind(snapshot, authors):
             return []
         if number >= snapshot.round:
@@ -124,12 +121,13 @@ class Pruning:
             variants.check_players(len(snapshot.seats))
         except VariantError:
             raise EnvelopeError("bad_field:snapshot") from None
-        return [Record(Kind.ENTRY, entry.raw), TakeUp(snapshot, variants)]
+        return variants
 
     def take_up(self, snapshot: Snapshot, variants: Variants, me: bytes) -> list[Effect]:
         """Go on from ``snapshot``: the host's, or my own note that a compacted
-        journal starts with. Its round begins as it did for everyone (the
-        snapshot is its note), and the round is caught up with before moving."""
+        journal starts with: the chains, the rules, the seats and the game as it
+        gives them (then the round is caught up with before moving, and begins
+        as it did for everyone, the snapshot being its note: ``Steps.take_up``)."""
         self.begun = (positions(snapshot), snapshot)
         seated = frozenset(seat.key for seat in snapshot.seats)
         settings = snapshot.settings
@@ -141,9 +139,6 @@ class Pruning:
                      Match(variants, len(seated), [0] * len(seated), snapshot.rounds),
                      Phase.OVER if snapshot.over else Phase.BETWEEN),
             Admit(seated | {head.author for head in snapshot.heads}),
-            CatchUp(),
-            BeginRound(snapshot.round, note=False),
-            roster_told(snapshot.seats, me),
         ]
 
 

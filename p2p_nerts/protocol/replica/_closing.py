@@ -3,10 +3,10 @@ and verdicts, and whether the summaries agree.
 
 Functions over one round's state that return effects (``_effects``): the
 facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user, keeps
-the running totals and changes the phase on what they say. Each step ends
-with the next one as an effect (``MaybeScore``, ``Reckon``, ``MaybeClose``):
-what I sign I deliver to myself at once, which can change the round, so the
-next step looks at the round only once that is done.
+the running totals and changes the phase on what they say. What I sign I
+deliver to myself at once, which can change the round, so each next step
+(scoring, reckoning, the close) is taken by ``Steps`` once what the one
+before decided is carried out.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
-from ._effects import DrainAll, Effect, Emit, NextDeal, SetPhase, Sign, Totals
+from ._effects import Effect, Emit, NextDeal, SetPhase, Sign, Totals
 from ._state import RoundState, past_cut
-from ._step_effects import MaybeClose, MaybeScore, Reckon, Reseat
 
 
 def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> list[Effect]:
@@ -28,8 +27,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
     order, if given: nothing ordered after it counts. My plays still in the air
     settle as the agreed log says; one it does not hold yet (its entry lost
     with a journal that was behind, and still to come back from the table)
-    settles at its turn, as it comes. Then my AUDIT goes out, and the round
-    is scored if every audit is in."""
+    settles at its turn, as it comes. Then my AUDIT goes out (and the round is
+    scored if every audit is in: ``Steps.score``)."""
     rs.end = how
     rs.ended_at = now
     if cutoff is not None:
@@ -42,7 +41,6 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
     effects: list[Effect] = [SetPhase(Phase.SCORING)]
     if rs.me is not None and tab is not None:
         effects.append(Sign(Audit(rs.deck_secret, tuple(tab.log))))
-    effects.append(MaybeScore(rs))
     return effects
 
 
@@ -60,29 +58,24 @@ def flag_key(rs: RoundState | None, key: bytes, reason: str) -> list[Effect]:
     return [] if rs is None or seat is None else flag(rs, seat, reason)
 
 
-def score(rs: RoundState) -> list[Effect]:
-    """Once scoring is due (:func:`score_due`): every audit replayed, a seat whose
-    audit fails flagged, with my VERDICT on it to everyone; then the round is
-    reckoned (``Reckon``), with the round as those verdicts leave it."""
-    if not score_due(rs):
-        return []
+def verdicts(rs: RoundState, outcomes: dict[int, AuditResult]) -> list[Effect]:
+    """Once scoring is due (:func:`score_due`), every audit replayed (``outcomes``):
+    a seat whose audit fails flagged, with my VERDICT on it to everyone. The
+    round is reckoned (:func:`scored`) with the round as those verdicts leave it."""
     assert rs.end is not None and rs.joint is not None
-    gone = forked(rs)
-    outcomes = audits(rs, gone)
     effects: list[Effect] = []
     for seat, res in outcomes.items():
         if not res.ok:
             effects += flag(rs, seat, res.reason)
             if rs.me is not None:
                 effects.append(Sign(Verdict(seat, False, res.reason[:200])))
-    effects.append(Reckon(rs, outcomes, frozenset(gone)))
     return effects
 
 
 def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
            gone: frozenset[int]) -> list[Effect]:
     """The round's results and verdicts (:func:`reckon`), added to the ``match``: the
-    totals, the round over told, my SUMMARY of it; then the round may close."""
+    totals, the round over told, my SUMMARY of it (then the round may close)."""
     rs.results, rs.verdicts = reckon(rs, outcomes, set(gone))
     effects: list[Effect] = []
     nobody = void_call(rs)
@@ -96,7 +89,6 @@ def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
                                   rs.verdicts, rs.names))]
     if rs.me is not None:
         effects.append(Sign(Summary(digest, scores(rs.results))))
-    effects.append(MaybeClose(rs))
     return effects
 
 
@@ -104,8 +96,9 @@ def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
           auto_next: float | None, now: float) -> list[Effect]:
     """Once the round may close (:func:`close_due`, while scoring): whether the
     summaries agree, the game over or the break before the next round (the
-    host deals it by itself ``auto_next`` later, if set); then what waited for
-    the close is delivered, and the host seats the next round."""
+    host deals it by itself ``auto_next`` later, if set) (then what waited for
+    the close is delivered, and the host seats the next round: ``Steps.close``).
+    Nothing while it may not close."""
     if phase is not Phase.SCORING or not close_due(rs):
         return []
     digest = rs.log.state_hash()
@@ -125,11 +118,6 @@ def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
         effects.append(SetPhase(Phase.BETWEEN))
         if is_host and auto_next is not None:
             effects.append(NextDeal(now + auto_next))
-    # The host's SETTINGS and ROSTER for the next round may have waited for
-    # this close: deliver whatever was held back.
-    effects.append(DrainAll())
-    if is_host:
-        effects.append(Reseat(rs))
     return effects
 
 

@@ -18,7 +18,6 @@ from ...game.tableau import Tableau, Target
 from ...game.variants import Variants
 from ..clock import LamportClock
 from ..messages import Hello, Join, Nerts, Play, Stuck
-from ..resume import Resume
 from ._base import CommandError, Phase
 from ._effects import Effect, Sign
 from ._liveness import view_due
@@ -203,7 +202,7 @@ class Moves:
         """
         effects: list[Effect] = []
         if seq == 0 and self.recovery.resume is None:
-            self.recovery.resume = Resume({self.host_key}, now, 0)
+            self.recovery.ask_first(self.host_key, now)
             effects.append(Sign(Hello(self.name, 1)))
         effects.append(Sign(Join(self.name, None)))
         return effects

@@ -2,15 +2,15 @@
 or the lobby, and the round's entries acted on once the total order reaches
 them.
 
-Each call is a generator of what it decides. The facade carries out each
-effect as it comes and only then asks for the next, so a decision further
-down reads the table as the ones before it left it: an entry that begins a
-round changes whether the next one held from its author can be delivered. An
-effect found invalid as it is carried out (``Invalid``: a cheat flagged, a GO
-on another deal) is raised back here, at the point that decided it, where
-the entry it came from is refused and delivery goes on with the next.
+Each call carries out what it decides as it goes (``carry``, the facade's),
+so a decision further down reads the table as the ones before it left it: an
+entry that begins a round changes whether the next one held from its author
+can be delivered. What an entry makes due next is taken at once, by a direct
+call into ``Steps``. What is found invalid as it is carried out (a cheat
+flagged, a GO on another deal) raises ``EnvelopeError`` up to here, where the
+entry it came from is refused and delivery goes on with the next.
 
-On the path every received play takes, what comes out is the record to
+On the path every received play takes, what is carried out is the record to
 journal and the play's event themselves (``PlayAdded``, and ``PlayFinal`` once
 the order reaches it): nothing is allocated around them. ``Delivery`` keeps
 no state of its own, only the owners it reads and changes (the chains, the
@@ -21,17 +21,15 @@ does, and reads the table's round, phase and time as they stand
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable
+from typing import Final, Protocol
 
-from ...game.foundations import PlayKey
 from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..journal import Kind, Record
-from ..messages import Payload, parse_payload
-from . import _drops as drops
+from ..messages import MsgType, Payload, parse_payload
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
@@ -40,14 +38,18 @@ from ._effects import Claim, Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
-from ._order import Finality
+from ._order import Finality, play_turn
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-from ._step_effects import LobbyEntry
+from ._steps import Steps
 
-#: What delivering decides: effects, and on a play's path its events themselves.
+# Read for every play, as a Final constant: on Python 3.11 a member read off its
+# enum class goes through the metaclass.
+_PLAY: Final = MsgType.PLAY
+
+#: What delivering carries out: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
 
 
@@ -73,7 +75,7 @@ class Delivery:
     def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, live: Live,
                  clock: LamportClock, outbox: Outbox, places: intake.Places, seating: Seating,
                  forks: Forks, recovery: Recovery, order: Finality, beats: Heartbeats,
-                 ephemera: Ephemera) -> None:
+                 ephemera: Ephemera, steps: Steps, carry: Callable[[Outcome], None]) -> None:
         self.table_id = table_id
         self.me = me
         self.host_key = host_key
@@ -88,6 +90,8 @@ class Delivery:
         self.order = order
         self.beats = beats
         self.ephemera = ephemera
+        self.steps = steps
+        self.carry = carry
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
@@ -98,44 +102,46 @@ class Delivery:
         return self.places.chain(key, self.holds_place)
 
     # ------------------------------------------------------------ arriving
-    def accept(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def accept(self, entry: Entry, payload: Payload) -> None:
         """An entry opened from the wire: acted on at once if it takes no number
         (``Ephemera``), else journaled and delivered in its author's sequence."""
         author, rs, recovery = entry.author, self.live.rs, self.recovery
         placed = self.seating.holds_place(author, rs)  # (my own key always is)
-        if placed and recovery.catching_up and not recovery.restoring:
-            recovery.heard.add(author)  # (the live seats it waits for have a place)
+        if placed and recovery.catching_up:
+            recovery.hear(author)  # (the live seats it waits for have a place)
         arrival = self.places.arrival(entry, placed=placed, me=self.me, my_seq=self.outbox.seq,
                                       is_host=self.is_host, seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
-                yield Claim(author, entry.seq)
+                self.carry(Claim(author, entry.seq))
                 return
             if arrival is intake.ACK:
-                yield (Record(Kind.ENTRY, entry.raw) if entry.signed
-                       else Record(Kind.LINK, author + entry.raw))
-            yield from self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
-                                          self.live.now)
+                self.carry(Record(Kind.ENTRY, entry.raw) if entry.signed
+                           else Record(Kind.LINK, author + entry.raw))
+            said = self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
+                                      self.live.now)
+            if said:  # (an ACK, nearly always: it says nothing more to carry out)
+                self.steps.apply(said)
             return
         log = self.chain(author)
         if log is None:
             raise EnvelopeError("too_many_authors")
         if intake.offer(log, entry, player=self.places.player(author, placed)) == "duplicate":
-            yield Counted("duplicate")
+            self.carry(Counted("duplicate"))
             return
-        yield Record(Kind.ENTRY, entry.raw)
-        yield from self.drain(log, (entry, payload))
+        self.carry(Record(Kind.ENTRY, entry.raw))
+        self.drain(log, (entry, payload))
 
-    def own(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def own(self, entry: Entry, payload: Payload) -> None:
         """An entry of mine, delivered to myself: signed here, or from the journal
         being replayed (unless delivered already)."""
         log = self.chain(self.me)
         assert log is not None
         if log.offer(entry) != "duplicate":
-            yield from self.deliver(entry, payload, log)
+            self.deliver(entry, payload, log)
 
     def drain(self, log: AuthorLog,
-              parsed: tuple[Entry, Payload] | None = None) -> Iterator[Outcome]:
+              parsed: tuple[Entry, Payload] | None = None) -> None:
         """Deliver this author's held entries in sequence while they are deliverable.
 
         ``parsed`` is the entry just accepted and its payload, parsed already
@@ -145,21 +151,22 @@ class Delivery:
         live = self.live
         while log.held and (entry := intake.next_held(log, live.rs, live.phase)) is not None:
             if isinstance(entry, intake.Stop):
-                yield from intake.stopped(log, entry)
+                self.steps.stopped(log, entry)
                 break
             payload = (parsed[1] if parsed is not None and parsed[0] is entry
                        else parse_payload(entry.type, entry.payload))
             try:
-                yield from self.deliver(entry, payload, log)
+                self.deliver(entry, payload, log)
             except EnvelopeError as exc:
-                yield from intake.refused(entry.author, exc.reason)
+                self.steps.refused(entry.author, exc.reason)
         rs = live.rs
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.places.authors))):
-            yield from self.forks.follow(rs, leads, live.now)
-        yield from self.missing()
+            self.steps.apply(self.forks.follow(rs, leads, live.now))
+        if asks := self.missing():
+            self.steps.apply(asks)
 
-    def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> Iterator[Outcome]:
+    def deliver(self, entry: Entry, payload: Payload, log: AuthorLog) -> None:
         """``entry``, next in ``log``, delivered: to the round, or to the lobby."""
         log.mark_delivered(entry)
         if entry.author == self.me:
@@ -167,11 +174,11 @@ class Delivery:
             self.outbox.took(entry)
         else:
             liveness.observe(self.clock, entry, self.seating.seated)
-            self.places.last_heard[entry.author] = self.live.now
+            self.places.hear(entry.author, self.live.now)
         if entry.type in ROUND_TYPES:
-            yield from self.round_entry(entry, payload)
+            self.round_entry(entry, payload)
         else:
-            yield LobbyEntry(entry, payload)
+            self.steps.lobby_entry(entry, payload)
 
     def missing(self) -> list[Sign]:
         """My RESENDs for the gaps in the chains, each once it is due (``Resends.gaps``;
@@ -181,9 +188,9 @@ class Delivery:
                                                               mine, self.forks.proven)]
 
     # ---------------------------------------------------------------- round
-    def round_entry(self, entry: Entry, payload: Payload) -> Iterator[Outcome]:
+    def round_entry(self, entry: Entry, payload: Payload) -> None:
         """A round entry delivered: taken into the round (``rounds.take``), and what it
-        makes due (``rounds.after``)."""
+        makes due (``Steps.after``)."""
         rs = self.live.rs
         assert rs is not None
         seat = rounds.seat_for(rs, entry)
@@ -192,11 +199,11 @@ class Delivery:
             # author's time has moved on): count those first, so that whatever
             # this entry completes (the last AUDIT, say) is judged with the same
             # live seats everywhere.
-            yield from self.tally(rs, before=(entry.lamport, seat))
+            self.steps.apply(self.steps.votes(rs, before=(entry.lamport, seat)))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         if isinstance(step, rounds.Added):  # the common case: its event is what comes out
-            yield step
+            self.carry(step)
             if not step.mine:
                 # At once and straight to its author, whose play is then final
                 # about one round trip later; and to the authors of the plays
@@ -206,27 +213,21 @@ class Delivery:
                 # heartbeats).
                 self.beats.owe(rs, step.play)
         elif step is not rounds.Look.NOTHING:
-            yield from rounds.after(rs, step)
+            self.steps.after(rs, step)
 
-    def tally(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
-        """Count the DROP votes now due (``drops.count``; ``before``: only those ordered
-        before it)."""
-        order = self.order
-        return drops.count(rs, rs.seat_of(self.host_key), lambda seat: order.known(rs, seat),
-                           self.chain, before)
-
-    def advance(self) -> Iterator[Outcome]:
+    def advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order
         (``Finality.next_turn``: each turn done before the next is looked at)."""
         rs = self.live.rs
         if rs is None:
             return
         if rs.drop_queue:
-            yield from self.tally(rs)
-        order = self.order
-        while (done := order.next_turn(rs)) is not None:
-            if isinstance(done, ev.PlayFinal):
-                yield done
-            else:
-                yield from done
-        yield from order.settle_early(rs)
+            self.steps.apply(self.steps.votes(rs))
+        order, steps = self.order, self.steps
+        while (item := order.next_turn(rs)) is not None:
+            if item.kind != _PLAY:
+                steps.turn(rs, item)
+            elif (told := play_turn(rs, item)) is not None:
+                self.carry(told)
+        for settled in order.settle_early(rs):
+            self.carry(settled)

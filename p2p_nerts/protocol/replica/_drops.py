@@ -5,8 +5,8 @@ Functions over one round's state. The tally keeps its own part of it (the
 queue of votes, the votes counted, the agreed cuts); an agreed drop joins the
 total order there, and takes effect at its turn. What else a vote, a GOODBYE
 or a drop's effect asks for comes back as effects (``_effects``): my DROP
-votes to sign, entries to fetch, the user told, and what a seat gone may make
-due in the shuffle and the round's close.
+votes to sign, entries to fetch, the user told; what a seat gone may make due
+in the shuffle and the round's close is taken by ``Steps.leave``.
 """
 
 from __future__ import annotations
@@ -20,17 +20,18 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
 from ._base import Phase
-from ._effects import CheckDeal, Claim, Effect, Emit, Sign
+from ._effects import Claim, Effect, Emit, Sign
 from ._state import Ordered, RoundState
-from ._step_effects import (
-    CheckReveal,
-    CutAfter,
-    GoAgain,
-    MaybeClose,
-    MaybeScore,
-    StuckFinal,
-    Unscore,
-)
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """What a seat leaving makes due, read as it leaves: the host's GO looked at
+    again (``go_again``: it waits, and play has not started), and the stuck rule
+    (``all_stuck``: the lowest live seat, every one left being stuck; else None)."""
+
+    go_again: bool
+    all_stuck: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,35 +332,25 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: 
     return effects
 
 
-def leave(rs: RoundState, victim: int, cut: int, at: PlayKey, now: float) -> list[Effect]:
-    """``victim`` leaves the live seats at ``at`` in the total order (an agreed drop,
-    or a proven fork), and what it sent past ``cut`` is taken back out.
-
-    Everything ordered before it was acted on with the seat live, everything
-    after without it, on every peer alike. What waited for the seat may be due
-    now: the host's GO, my REVEAL or the deal, scoring, the close, and the
-    stuck rule, if every seat left is stuck.
-    """
+def leave(rs: RoundState, victim: int, now: float) -> Left:
+    """``victim`` leaves the live seats (an agreed drop, or a proven fork), at its
+    place in the total order: everything ordered before it was acted on with the
+    seat live, everything after without it, on every peer alike. What it sent
+    past its cut is taken back out next (:func:`cut_after`); what waited for the
+    seat may be due now (:class:`Left`)."""
     rs.live.discard(victim)
     if rs.ended_at is not None:
         rs.ended_at = now  # the others may only now see the round end
-    effects: list[Effect] = []
-    if rs.go_pending is not None and rs.play_from is None:
-        effects.append(GoAgain(rs))
-    effects += [CutAfter(rs, victim, cut), Emit(ev.PeerDropped(victim, rs.names[victim])),
-                CheckReveal(rs), CheckDeal(rs), MaybeScore(rs), MaybeClose(rs)]
-    # (Nothing before it ends the round or changes a vote: those happen at turns.)
-    if rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live):
-        effects.append(StuckFinal(rs, min(rs.live), True, at))
-    return effects
+    stuck = rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live)
+    return Left(rs.go_pending is not None and rs.play_from is None,
+                min(rs.live) if stuck else None)
 
 
-def cut_after(rs: RoundState, victim: int, cut: int, *, scoring: bool) -> list[Effect]:
-    """Undo what a dropped seat sent past ``cut`` (:func:`forget_after_cut`), and,
-    while the round is ``scoring``, a result reckoned with it."""
-    if forget_after_cut(rs, victim, cut) and rs.results and scoring:
-        return [Unscore(rs)]
-    return []
+def cut_after(rs: RoundState, victim: int, cut: int, *, scoring: bool) -> bool:
+    """Undo what a dropped seat sent past ``cut`` (:func:`forget_after_cut`); whether,
+    the round ``scoring``, a result reckoned with it must be taken back
+    (``closing.unscore``)."""
+    return forget_after_cut(rs, victim, cut) and bool(rs.results) and scoring
 
 
 def void_play(rs: RoundState, key: PlayKey) -> None:

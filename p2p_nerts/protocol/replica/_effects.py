@@ -6,8 +6,8 @@ changing the replica; the facade applies them in order, in one place
 journals, and changes the table's seats, rules or round. So a decision is a
 value a test compares, and the order of what one step does is written once,
 in the list it returns. A record to journal is the journal's own ``Record``
-(written ahead of the sends). The steps that only decide more effects are in
-``_step_effects``; :data:`Effect` names them all.
+(written ahead of the sends). What a decision makes due next is no effect but
+a direct call (``_steps``); :data:`Effect` names every effect.
 """
 
 from __future__ import annotations
@@ -18,14 +18,11 @@ from dataclasses import dataclass
 from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
-from ..authors import AuthorLog
-from ..envelope import Entry
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Ack, AckMark, Head, Payload, Seat, Snapshot
+from ..messages import Ack, Head, Payload, Seat
 from ._base import Phase
 from ._state import RoundState, index_of
-from ._step_effects import StepEffect
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +134,6 @@ class Admit:
 
 
 @dataclass(frozen=True, slots=True)
-class CatchUp:
-    """Back at a table: act on nothing of a round before every live peer was heard
-    and every gap filled (``Recovery.heard_out``)."""
-
-
-@dataclass(frozen=True, slots=True)
 class Claim:
     """Someone holds ``author``'s entries up to ``seq``: fetch those we lack."""
 
@@ -155,14 +146,6 @@ class SetPhase:
     """The table's phase changes (play starts, say)."""
 
     phase: Phase
-
-
-@dataclass(frozen=True, slots=True)
-class Invalid:
-    """The entry being delivered breaks the rules: refuse it (``reason``), and do
-    nothing more of what it would have done."""
-
-    reason: str
 
 
 def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
@@ -206,33 +189,6 @@ class Readied:
 
 
 @dataclass(frozen=True, slots=True)
-class DrainAll:
-    """Deliver what every author has held back: what may be delivered just changed
-    (the deal, say, that plays which overtook the last REVEAL wait for)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckDeal:
-    """Deal ``rs`` if every live share is in now (``_shuffle.deal_now``)."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class Tally:
-    """Count the DROP votes of ``rs`` now due (a vote just came in)."""
-
-    rs: RoundState
-
-
-@dataclass(frozen=True, slots=True)
-class BeatSoon:
-    """Tell every peer how far I hold at the next tick, not at the next heartbeat:
-    a closing entry's turn comes once every live seat holds it."""
-
-
-# --- places and a round's beginning
-@dataclass(frozen=True, slots=True)
 class RoundBegun:
     """``rs`` is the table's round now, in its shuffle (the one before it kept as
     the previous round), with the game's ``totals`` and ``match`` as it begins;
@@ -262,43 +218,6 @@ class Counted:
 
 # --- the ephemeral side: ACK, VIEW, RESEND, SNAPSHOT, HELLO, and my marks
 @dataclass(frozen=True, slots=True)
-class Says:
-    """What an ephemeral ``entry`` says (``payload``; ``log``: its author's chain),
-    acted on once the lead to a fork that its head gave is asked about
-    (``Ephemera.says``)."""
-
-    entry: Entry
-    payload: Payload
-    log: AuthorLog
-
-
-@dataclass(frozen=True, slots=True)
-class CountMarks:
-    """Count the marks of ``entry``, an ACK saying ``upto`` (``log``: its author's
-    chain), once the chains its claims begin are kept: a mark naming one of them
-    then waits for its entry (``Ephemera.count_marks``)."""
-
-    entry: Entry
-    upto: tuple[AckMark, ...]
-    log: AuthorLog
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """Answer ``asker``'s RESEND of ``log``'s entries ``lo`` to ``hi`` within its budget
-    (``Ephemera.answer``); ``floor``: the host's snapshot, which the facade signs
-    for it to go first (the ask reaches below what we still hold); ``seatless``:
-    the asker never held a place, and shares one budget with all such askers."""
-
-    asker: bytes
-    log: AuthorLog
-    lo: int
-    hi: int
-    floor: Snapshot | None
-    seatless: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Resent:
     """Queue these frames of the table's chains for ``asker`` (its RESEND answered)."""
 
@@ -317,9 +236,9 @@ class SignAck:
 
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
-#: all), and the steps that only decide more (``_step_effects``).
+#: all).
 Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit | CatchUp
-          | Claim | SetPhase | Invalid | Totals | Unwait | Queued | Readied | DrainAll | CheckDeal
-          | Tally | BeatSoon | RoundBegun | Reject | Counted | StepEffect
-          | Says | CountMarks | Answer | Resent | SignAck)
+          | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit
+          | Claim | SetPhase | Totals | Unwait | Queued | Readied
+          | RoundBegun | Reject | Counted
+          | Resent | SignAck)

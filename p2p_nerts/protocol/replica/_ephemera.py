@@ -18,33 +18,32 @@ comes back as effects (``_effects``), or, for my ACK straight after a batch
 received (a received play's path), as the ACK itself; the facade signs: my
 ACKs, the RESENDs a lead to a fork asks, and the host's snapshot that an
 answer below what we hold begins with, handed back here to be charged to the
-asker's budget.
+asker's budget. A host's snapshot taken up goes on at once, through
+``Steps.take_up``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import assert_never
+from collections.abc import Callable, Sequence
 
+from ...game.variants import Variants
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
+from ..journal import Kind, Record
 from ..messages import Ack, AckMark, Hello, Payload, Resend, Snapshot, View
 from . import _liveness as liveness
 from . import _recovery as recovery
 from ._base import Lead
 from ._catchup import Pruning
-from ._effects import Answer, Counted, CountMarks, Effect, Resent, Says, SignAck
+from ._effects import Counted, Effect, Resent, SignAck
 from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import Places
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-
-#: The effects :meth:`Ephemera.decide` resolves: the rest of what an entry does,
-#: once what came before it in the list is done.
-EphemeralStep = Says | CountMarks
+from ._steps import Steps
 
 
 class Ephemera:
@@ -54,7 +53,8 @@ class Ephemera:
 
     def __init__(self, me: bytes, host_key: bytes, *, is_host: bool, clock: LamportClock,
                  places: Places, seating: Seating, forks: Forks, recovery: Recovery,
-                 pruning: Pruning, beats: Heartbeats) -> None:
+                 pruning: Pruning, beats: Heartbeats, steps: Steps,
+                 signed: Callable[[Payload | None, bytes], bytes | None]) -> None:
         self.me = me
         self.host_key = host_key
         self.is_host = is_host
@@ -65,6 +65,8 @@ class Ephemera:
         self.recovery = recovery
         self.pruning = pruning
         self.beats = beats
+        self.steps = steps
+        self.signed = signed
 
     # ------------------------------------------------------------- arriving
     def take(self, entry: Entry, payload: Payload, log: AuthorLog | None,
@@ -74,61 +76,53 @@ class Ephemera:
 
         Its author is heard; how far it has signed is noted; a seated author
         that names as its head another entry than ours is asked about first
-        (``Forks.follow``), and what the entry says comes after (:class:`Says`).
+        (``Forks.follow``, carried out at once), and what the entry says comes
+        after (:meth:`says`).
         """
         if log is None:
             raise EnvelopeError("too_many_authors")
         author = entry.author
-        self.places.last_heard[author] = now
+        self.places.hear(author, now)
         if liveness.claimed(log, entry, self.seating.seated):  # its head is not ours
-            asks = self.forks.follow(rs, (Lead(author, entry.seq, author),), now)
-            if asks:
-                return [*asks, Says(entry, payload, log)]
-        return self.says(entry, payload, log, rs)
-
-    def decide(self, step: EphemeralStep, rs: RoundState | None) -> Sequence[Effect]:
-        """What ``step`` decides, the table's round being ``rs`` as it comes up.
-
-        A name captured in two cases has one type in both (compiled, it is one
-        typed local): ``entry`` is the entry, ``log`` its author's chain.
-        """
-        match step:
-            case Says(entry=entry, payload=payload, log=log):
-                return self.says(entry, payload, log, rs)
-            case CountMarks(entry=entry, upto=upto, log=log):
-                return self.count_marks(entry, upto, log, rs)
-            case _:
-                assert_never(step)
+            # (My asks are ephemeral: signing them changes nothing of the round.)
+            self.steps.apply(self.forks.follow(rs, (Lead(author, entry.seq, author),), now))
+        return self.says(entry, payload, log, rs, now)
 
     def says(self, entry: Entry, payload: Payload, log: AuthorLog,
-             rs: RoundState | None) -> Sequence[Effect]:
+             rs: RoundState | None, now: float) -> Sequence[Effect]:
         """What an ephemeral entry says, acted on (``log``: its author's chain)."""
         author = entry.author
         match payload:
             case Ack(upto=upto):
-                return self.heard_ack(entry, upto, log, rs)
+                return self.heard_ack(entry, upto, log, rs, now)
             case View():
                 seat = rs.seat_of(author) if rs is not None else None
                 if rs is not None and seat is not None:
                     liveness.take_view(rs, seat, entry, payload)
             case Resend(author=about, from_seq=lo, to_seq=hi):
-                return self.asked(author, about, lo, hi, rs)
+                return self.asked(author, about, lo, hi, rs, now)
             case Snapshot():
-                return self.pruning.offered(entry, payload, host_key=self.host_key,
-                                            is_host=self.is_host, authors=self.places.authors,
-                                            number=rs.number if rs is not None else 0)
+                offered = self.pruning.offered(entry, payload, host_key=self.host_key,
+                                               is_host=self.is_host, authors=self.places.authors,
+                                               number=rs.number if rs is not None else 0)
+                if not isinstance(offered, Variants):
+                    return offered
+                steps = self.steps
+                steps.apply([Record(Kind.ENTRY, entry.raw)])
+                steps.take_up(payload, offered)
             case Hello():
                 return (liveness.answer_hello(author, self.places.authors, self.forks.proven),)
         return ()
 
     def heard_ack(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
-                  rs: RoundState | None) -> Sequence[Effect]:
+                  rs: RoundState | None, now: float) -> Sequence[Effect]:
         """A peer's ACK, in this order: my clock goes past it; a resume under way
         hears how far it holds my chain; a seated peer's marks tell pruning what
         it holds and each chain how far its author has sent (a seated author we
         keep no chain of is claimed); then its marks are counted
-        (:meth:`count_marks`), after the claims when there are any
-        (:class:`CountMarks`)."""
+        (:meth:`count_marks`), after the claims, carried out at once (a mark naming
+        a chain just claimed then waits for its entry; claims change nothing of
+        the round)."""
         author = entry.author
         seated = self.seating.seated
         # Only what the journal holds moves my clock (the ACKs among ephemeral
@@ -145,27 +139,28 @@ class Ephemera:
             self.pruning.heard(author, upto)
             claims = liveness.note_claims(upto, seated, self.places.authors)
         if mine or claims:
-            return [*mine, *claims, CountMarks(entry, upto, log)]
-        return self.count_marks(entry, upto, log, rs)
+            self.steps.apply([*mine, *claims])
+        return self.count_marks(entry, upto, log, rs, now)
 
     def count_marks(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,
-                    rs: RoundState | None) -> Sequence[Effect]:
+                    rs: RoundState | None, now: float) -> Sequence[Effect]:
         """An ACK's marks counted (``liveness.acked``: the leads to a fork they give
         are followed), then a newcomer that now holds the ROSTER that seated it
         is sitting down no more (``Seating.acked``)."""
         author = entry.author
         seat = rs.seat_of(author) if rs is not None else None
-        effects = liveness.acked(entry, upto, log, rs, seat, authors=self.places.authors)
+        leads = liveness.acked(entry, upto, log, rs, seat, authors=self.places.authors)
         self.seating.acked(author, upto)
-        return effects
+        return self.forks.follow(rs, leads, now) if leads else ()  # (the common case: none)
 
     def asked(self, asker: bytes, author: bytes, lo: int, hi: int,
-              rs: RoundState | None) -> Sequence[Effect]:
+              rs: RoundState | None, now: float) -> Sequence[Effect]:
         """``asker``'s RESEND of ``author``'s entries ``lo`` to ``hi``: answered from the
         chain we keep (nothing, if we keep none). An ask from below what we still
-        hold gets the host's snapshot first (``Resends.below_floor``). An asker
-        that never held a place watches the table (``Places.watch``), and is
-        answered on the budget all such askers share."""
+        hold gets the host's snapshot first (``Resends.below_floor``), signed for
+        it by the facade (``signed``) and handed back here. An asker that never
+        held a place watches the table (``Places.watch``), and is answered on the
+        budget all such askers share."""
         places = self.places
         seatless = not places.player(asker, self.seating.holds_place(asker, rs))
         if seatless:
@@ -176,18 +171,19 @@ class Ephemera:
         floor = self.pruning.floor
         if not self.is_host or floor is None or not places.resends.below_floor(log, lo):
             floor = None
-        return (Answer(asker, log, lo, hi, floor, seatless),)
+        return self.answer(asker, log, lo, hi, self.signed(floor, asker), seatless=seatless,
+                           now=now)
 
-    def answer(self, ask: Answer, snapshot: bytes | None, now: float) -> Sequence[Effect]:
-        """The frames that answer ``ask`` within its asker's budget (``Resends.answer``;
-        the shared one for a seatless asker);
-        ``snapshot``: the host's, signed by the facade for it, goes first or
+    def answer(self, asker: bytes, log: AuthorLog, lo: int, hi: int, snapshot: bytes | None,
+               *, seatless: bool, now: float) -> Sequence[Effect]:
+        """The frames of ``log`` from ``lo`` to ``hi`` that answer ``asker`` within its
+        budget (``Resends.answer``; ``seatless``: the one all askers that never held
+        a place share); ``snapshot``: the host's, signed for it, goes first or
         nothing does. What the budget held back is counted, not told: the asker
         asks again."""
-        budget = None if ask.seatless else ask.asker
-        frames, held_back = self.places.resends.answer(budget, ask.log, ask.lo, ask.hi, now,
-                                                       snapshot)
-        resent = Resent(ask.asker, frames)
+        budget = None if seatless else asker
+        frames, held_back = self.places.resends.answer(budget, log, lo, hi, now, snapshot)
+        resent = Resent(asker, frames)
         return (resent, Counted("resend_budget")) if held_back else (resent,)
 
     # ------------------------------------------------------------- my marks

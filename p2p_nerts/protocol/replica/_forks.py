@@ -3,9 +3,10 @@ follows, and what a FORK does at its turn in the total order.
 
 A small class owns what outlives a round (the proven keys, the leads asked
 about); the rest are pure functions of one round's state. They return what
-the facade must do as effects (``_effects``: ask for an entry, take out what
-a proven seat sent past its fork, publish a FORK, tell the user, the accused
-leaving the round); nothing here signs or sends.
+the facade must do as effects (``_effects``: ask for an entry, tell the user);
+nothing here signs or sends. What a proof held or a FORK's turn does next
+(what a proven seat sent past its fork taken out, a FORK published, the
+accused leaving the round) is taken by ``Steps``.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from .. import events as ev
 from ..envelope import Entry, author_of, open_entry
 from ..messages import Fork, Resend
 from ..proof import ForkProof, strict_pair
-from ._base import RESEND_INTERVAL, Lead, Phase
+from ._base import RESEND_INTERVAL, Lead
 from ._effects import Effect, Emit, Sign
-from ._state import Ordered, RoundState
-from ._step_effects import CutAfter, LeaveRound
+from ._state import RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,28 +70,6 @@ class Forks:
         second signed entry under that number, the answer, proves the fork."""
         return [Sign(Resend(lead.author, lead.seq, lead.seq), to=lead.via)
                 for lead in leads if self.ask(rs, lead, now)]
-
-    def prove(self, rs: RoundState | None, proof: ForkProof, phase: Phase, *,
-              publish: bool = True) -> list[Effect]:
-        """Hold a checked proof (:meth:`hold`): take out the author's disputed
-        entries, and tell everyone, once, while a round is under way."""
-        held = self.hold(rs, proof)
-        if rs is None or held is None:
-            return []
-        effects: list[Effect] = [CutAfter(rs, held.seat, proof.cut)]
-        if (publish and held.first and held.seat != rs.me and rs.me in rs.live
-                and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)):
-            effects.append(Sign(Fork(proof.first, proof.second)))
-        return effects
-
-    def conflicted(self, rs: RoundState | None, known: bytes, entry: Entry, via: bytes | None,
-                   now: float, phase: Phase) -> list[Effect]:
-        """Two entries of one author under one number (:func:`conflict`): hold the
-        proof, or follow the lead to one."""
-        found = conflict(known, entry, via)
-        if isinstance(found, ForkProof):
-            return self.prove(rs, found, phase)
-        return [] if found is None else self.follow(rs, (found,), now)
 
     def hold(self, rs: RoundState | None, proof: ForkProof) -> Held | None:
         """Keep a checked proof (the lowest one of each author), and against its
@@ -144,15 +122,9 @@ def convict(rs: RoundState, fork: Fork) -> Convicted | None:
     return Convicted(accused, proof, cut)
 
 
-def final(rs: RoundState, item: Ordered) -> list[Effect]:
-    """A FORK's turn in the total order (:func:`convict`): its accused, flagged with
-    the proof, leaves the round there."""
-    assert isinstance(item.payload, Fork)
-    convicted = convict(rs, item.payload)
-    if convicted is None:
-        return []
+def flagged(rs: RoundState, fork: Fork, convicted: Convicted) -> Emit:
+    """The accused of a FORK at its turn (:func:`convict`) flagged, with the proof."""
     seat = convicted.seat
-    return [Emit(ev.Flagged(seat, rs.names[seat],
-                            f"equivocation: signed two entries numbered {convicted.proof.seq}",
-                            (item.payload.first, item.payload.second))),
-            LeaveRound(rs, seat, convicted.cut, (item.lamport, item.seat))]
+    return Emit(ev.Flagged(seat, rs.names[seat],
+                           f"equivocation: signed two entries numbered {convicted.proof.seq}",
+                           (fork.first, fork.second)))

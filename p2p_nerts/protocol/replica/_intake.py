@@ -35,12 +35,10 @@ from ._base import (
     RESEND_GRACE,
     RESEND_INTERVAL,
     ROUND_TYPES,
-    Lead,
     Phase,
 )
-from ._effects import Admit, Claim, Effect, Forget, Reject, TakeHeads
+from ._effects import Admit, Claim, Forget, TakeHeads
 from ._state import RoundState
-from ._step_effects import FlagKey, Follow
 
 #: Phases in which a round is under way (shuffled, played or scored).
 IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
@@ -190,6 +188,10 @@ class Places:
         log = self.authors.get(key)
         return log if log is not None else self.begin_log(key, holds_place)
 
+    def hear(self, key: bytes, now: float) -> None:
+        """``key`` was heard from at ``now`` (silence counts from here)."""
+        self.last_heard[key] = now
+
     def heard_all(self, keys: Iterable[bytes], now: float) -> None:
         """A round with these keys begins: each is heard from now on, so that a
         seat is given the whole drop time before it counts as silent."""
@@ -310,26 +312,6 @@ def next_held(log: AuthorLog, rs: RoundState | None, phase: Phase) -> Entry | St
     if problem is not None:
         return Stop(problem, LAMPORT_PROBLEMS[problem])
     return entry
-
-
-def stopped(log: AuthorLog, stop: Stop) -> list[Effect]:
-    """An author's next entry was taken out undelivered (:func:`next_held`): refuse
-    it, and flag its author; or, for a broken chain, ask everyone for the entry
-    before, and whoever holds the other branch answers with a second entry
-    under that number (``Forks.conflicted``)."""
-    if stop.flag is not None:
-        return [Reject(stop.reason), FlagKey(log.key, stop.flag)]
-    return [Reject(stop.reason), Follow((Lead(log.key, log.delivered, None),))]
-
-
-def refused(author: bytes, reason: str) -> list[Effect]:
-    """A signed entry delivered that breaks the rules (``reason``): it takes its
-    sequence slot, so that the author's later entries are not blocked, and
-    changes nothing else. Its author is flagged, as honest peers never sign
-    one, unless an honest one did, only too late (:data:`TOO_LATE`)."""
-    if reason in TOO_LATE:
-        return [Reject(reason)]
-    return [Reject(reason), FlagKey(author, f"sent an invalid entry ({reason})")]
 
 
 class Resends:

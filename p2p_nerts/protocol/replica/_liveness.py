@@ -21,7 +21,6 @@ from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
 from ._effects import Claim, Effect, Sign
 from ._state import RoundState
-from ._step_effects import Follow
 
 
 def observe(clock: LamportClock, entry: Entry, seated: frozenset[bytes]) -> None:
@@ -163,14 +162,13 @@ def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
 
 
 def acked(entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog, rs: RoundState | None,
-          seat: int | None, *, authors: Mapping[bytes, AuthorLog]) -> Sequence[Effect]:
+          seat: int | None, *, authors: Mapping[bytes, AuthorLog]) -> list[Lead] | None:
     """An ACK (``log`` its author's chain, ``seat`` its seat in ``rs``): how far its
-    author has signed, and when; the marks to count (:func:`heard_ack`) and
-    the leads to a fork they give."""
+    author has signed, and when; the marks to count (:func:`heard_ack`), and
+    the leads to a fork they give (to follow: ``Forks.follow``)."""
     log.vouch(entry.seq, entry.lamport)
-    leads = (take_marks(rs, seat, heard_ack(rs, seat, entry, log, upto), authors)
-             if rs is not None and seat is not None else None)
-    return (Follow(leads),) if leads else ()  # the common case: nothing allocated
+    return (take_marks(rs, seat, heard_ack(rs, seat, entry, log, upto), authors)
+            if rs is not None and seat is not None else None)
 
 
 def holds_from(upto: Iterable[AckMark], me: bytes, seq: int) -> bool:

@@ -5,7 +5,8 @@ what a ROSTER or SETTINGS from the host sets.
 Pure functions of the table as it stands (:class:`Table`): they return the
 effects to apply (``_effects``), or refuse (``CommandError`` for a local
 command, ``EnvelopeError`` for an entry); the facade signs the ROSTER,
-SETTINGS or REFUSE, keeps the waiting list and begins the round.
+SETTINGS or REFUSE and keeps the waiting list, and ``Steps`` begins the round
+a ROSTER begins and takes a GOODBYE to the round.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from ._effects import (
     roster_told,
 )
 from ._state import RoundState
-from ._step_effects import BeginRound, SaidGoodbye
 
 #: Phases in which the host may change the table (its settings, its seats).
 BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
@@ -83,6 +83,25 @@ class Retell:
 
 
 Answer = Refuse | Wait | SeatIt | Retell
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """The host's ROSTER delivered: the seats it sets, whether it begins its round
+    (``Steps.lobby_entry`` begins it), then the seats told."""
+
+    seats: SetSeats
+    begins: bool
+    told: Emit
+
+
+@dataclass(frozen=True, slots=True)
+class Gone:
+    """A GOODBYE delivered: what the lobby does (``effects``), and the reason said,
+    for what it does to the round (``drops.goodbye``)."""
+
+    effects: list[Effect]
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,9 +436,10 @@ def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, 
 
 
 def delivered(t: Table, entry: Entry, payload: Payload,
-              rs: RoundState | None) -> list[Effect]:
+              rs: RoundState | None) -> list[Effect] | Seated | Gone:
     """A lobby entry (or a GOODBYE) delivered (``rs``: the round under way, if any):
-    what it does. Any other type between rounds is one no honest peer signs."""
+    what it does (a ROSTER's and a GOODBYE's are taken on by ``Steps``). Any
+    other type between rounds is one no honest peer signs."""
     author = entry.author
     match payload:
         case Join(name=name):
@@ -439,17 +459,16 @@ def delivered(t: Table, entry: Entry, payload: Payload,
                 return [Emit(ev.Refused(reason))]
             return []
         case Goodbye(reason=reason):
-            return [*goodbye(t, author), SaidGoodbye(rs, author, reason, entry.seq)]
+            return Gone(goodbye(t, author), reason)
     raise EnvelopeError("unexpected_type")
 
 
-def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> list[Effect]:
+def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> Seated:
     """The host's ROSTER: the seats it sets, and the round it may begin."""
     if entry.author != t.host_key:
         raise EnvelopeError("not_host")
     begins = roster_begins(entry.round, t.number, t.phase, t.variants, seats)
-    return [SetSeats(seats), *([BeginRound(entry.round)] if begins else []),
-            roster_told(seats, t.me)]
+    return Seated(SetSeats(seats), begins, roster_told(seats, t.me))
 
 
 def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:

@@ -1,20 +1,19 @@
 """Ordering and finality: when an entry of the round can be acted on in the total
-order, what it does at its turn, and when my own play's fate is fixed before
-that.
+order, what a play does at its turn, and when my own play's fate is fixed
+before that.
 
 The queries read the round, every author's log (what has arrived from whom)
 and my Lamport clock. The turns are taken one at a time, in (Lamport, seat)
-order, identically on every peer: each comes back as what the facade must
-do (``_effects``), applied before the next is looked at, as what one does
-(a drop, the round's end) changes whether the next is ready. A play that
-just becomes final, nearly every turn, comes back as the event that tells
-it, and nothing more.
+order, identically on every peer (``Steps.turn``), each done before the next
+is looked at, as what one does (a drop, the round's end) changes whether the
+next is ready. A play that just becomes final, nearly every turn, comes back
+as the event that tells it, and nothing more.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Final
 
 from ...game.foundations import Fate, Play, PlayKey, before
@@ -22,31 +21,17 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..clock import LamportClock
 from ..envelope import author_of
-from ..messages import Audit, Drop, Fork, MsgType, Nerts, Stuck, Summary
+from ..messages import Drop, Fork, MsgType
 from ..messages import Play as PlayMsg
+from . import _drops as drops
 from ._base import ORDERED_TYPES
-from ._effects import Effect, Emit
 from ._state import Ordered, RoundState, past_cut, void
-from ._step_effects import (
-    Convict,
-    EndRound,
-    LeaveRound,
-    MaybeClose,
-    MaybeScore,
-    StuckFinal,
-    VoidPlay,
-)
 
 # Read for every play, as Final constants: on Python 3.11 a member read off its
 # enum class goes through the metaclass.
 _STAY: Final = Fate.STAY
 _CUT: Final = Fate.CUT
 _PLAY: Final = MsgType.PLAY
-_FORK: Final = MsgType.FORK
-_NOTHING: Final[tuple[Effect, ...]] = ()
-
-#: What a turn in the total order does: a play told as it ended up, or effects.
-Turn = ev.PlayFinal | Sequence[Effect]
 
 
 class Finality:
@@ -160,13 +145,13 @@ class Finality:
         return all(self.known(rs, q) >= item.lamport for q in rs.live
                    if q not in rs.dropping and q not in silenced)
 
-    def next_turn(self, rs: RoundState) -> Turn | None:
+    def next_turn(self, rs: RoundState) -> Ordered | None:
         """Take the next item of the total order, if it may be acted on now
-        (:meth:`ready`): what it does (:func:`turn`); None while none is ready."""
+        (:meth:`ready`: ``Steps.turn`` does what it does); None while none is ready."""
         ordered = rs.ordered
         if not ordered or not self.ready(rs, ordered[0]):
             return None
-        return turn(rs, heapq.heappop(ordered))
+        return heapq.heappop(ordered)
 
     def settle_early(self, rs: RoundState) -> list[ev.PlayFinal]:
         """My plays whose fate is fixed already (:meth:`settled_early`), settled: each
@@ -198,45 +183,17 @@ class Finality:
         return settled
 
 
-def turn(rs: RoundState, item: Ordered) -> Turn:
-    """What ``item`` does at its turn in the total order.
-
-    Past its author's agreed cut it never counts (a play leaves the round).
-    An AUDIT or SUMMARY counts here, where the drops that may take it back
-    out are ordered too: the round is scored and closed at one point of the
-    order. A stuck vote or Nerts call after the round's end does nothing.
-    """
-    if item.kind == _PLAY:
-        if past_cut(rs, item.seat, item.seq):  # (void, for a play)
-            return (VoidPlay(rs, (item.lamport, item.seat)),)
-        return play_final(rs, item)
-    if void(rs, item):
-        return _NOTHING
-    payload, at = item.payload, (item.lamport, item.seat)
-    if isinstance(payload, Drop):
-        victim = rs.seat_of(payload.who)
-        assert victim is not None
-        return (LeaveRound(rs, victim, payload.upto, at),)
-    if item.kind == _FORK:
-        return (Convict(rs, item),)
-    if isinstance(payload, Audit):
-        rs.audits[item.seat] = payload
-        return (MaybeScore(rs),)
-    if isinstance(payload, Summary):
-        rs.summaries[item.seat] = payload
-        return (MaybeClose(rs),)
-    if rs.end is not None:
-        return _NOTHING
-    if isinstance(payload, Stuck):
-        return (StuckFinal(rs, item.seat, payload.on, at),)
-    if isinstance(payload, Nerts):
-        rs.call = at
-        return (Emit(ev.NertsCalled(item.seat, rs.names[item.seat])),
-                EndRound(rs, "nerts", at))
-    return _NOTHING
+def play_turn(rs: RoundState, item: Ordered) -> ev.PlayFinal | None:
+    """A play's turn in the total order (nearly every turn): past its author's
+    agreed cut it leaves the round (``drops.void_play``); else how it ended up
+    (:func:`play_final`). Every other entry's turn is ``Steps.turn``'s."""
+    if past_cut(rs, item.seat, item.seq):  # (void, for a play)
+        drops.void_play(rs, (item.lamport, item.seat))
+        return None
+    return play_final(rs, item)
 
 
-def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ...]:
+def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | None:
     """A play's turn: it counts for the stuck rule if it stayed; another seat's is
     told as it ended up, mine still in the air settles so. Mine the table gave
     back (my journal had lost it) leaves my tableau if it stayed."""
@@ -252,7 +209,7 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | tuple[Effect, ..
     if tab is not None and fate is _STAY:
         assert isinstance(item.payload, PlayMsg)
         tab.forfeit(key, item.payload.card)
-    return _NOTHING
+    return None
 
 
 def settle(rs: RoundState, key: PlayKey) -> ev.PlayFinal:

@@ -71,6 +71,15 @@ class Outbox:
         #: to play). Any call applies it first, so nothing is ever judged without it.
         self.unapplied: tuple[Entry, Payload] | None = None
 
+    def hold(self, signed: tuple[Entry, Payload] | None) -> None:
+        """My play just signed, to deliver to myself on the next call (:attr:`unapplied`)."""
+        self.unapplied = signed
+
+    def take_unapplied(self) -> tuple[Entry, Payload] | None:
+        """My play signed and not yet delivered to myself, if any, taken to be now."""
+        signed, self.unapplied = self.unapplied, None
+        return signed
+
     def sign(self, out: Outbound, payload: Payload, rs: RoundState | None,
              mine: AuthorLog | None, back: Recovery, *, round_no: int | None = None,
              to: bytes | None = None, expect_lamport: int | None = None,

@@ -23,12 +23,11 @@ from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
 from ..identity import PUBLIC_KEY_LEN
 from ..journal import Kind, Record, move_record, snapshot_of, unpack
-from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Summary
+from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Snapshot, Summary
 from ..resume import Deferred, Resume
-from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase, rules_of
+from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
 from ._effects import Claim, Effect, Emit, Sign
 from ._state import RoundState
-from ._step_effects import TakeUp
 
 SIT_OUT = "back from a restart behind the table: next round"
 #: My moves that sign an entry as they are made (a play, a Nerts call), with the
@@ -54,7 +53,28 @@ class Recovery:
         #: here): what it must hear before it signs again (see resume.py).
         self.resume: Resume | None = None
 
-    def load(self, records: Sequence[Record], me: bytes) -> list[Effect]:
+    def ask_first(self, host_key: bytes, now: float) -> None:
+        """A fresh start with a key that may have sat here: learn from the host where
+        my chain ends before signing (``Moves.open``)."""
+        self.resume = Resume({host_key}, now, 0)
+
+    def catch_up(self) -> None:
+        """A snapshot taken up: act on nothing of a round before every live peer was
+        heard and every gap filled (:meth:`heard_out`)."""
+        self.catching_up = True
+
+    def hear(self, author: bytes) -> None:
+        """``author``, a key with a place at the table, was heard: while catching up
+        (not while the journal replays), one fewer to wait for."""
+        if self.catching_up and not self.restoring:
+            self.heard.add(author)
+
+    def take_secrets(self, number: int) -> tuple[bytes, bytes] | None:
+        """My journaled deck secret and joint share for round ``number``, once: a round
+        replayed deals again from the very same ones."""
+        return self.secrets.pop(number, None)
+
+    def load(self, records: Sequence[Record], me: bytes) -> Snapshot | None:
         """Start replaying ``records``, my journal: my own entries and secrets in it
         first. A compacted journal begins with the snapshot of the table as a round
         began, which is taken up before anything else replays (what is returned);
@@ -70,9 +90,8 @@ class Recovery:
                 entry = open_entry(rec.data)
                 self._mine[entry.seq] = entry
         if not records or records[0].kind is not Kind.SNAPSHOT:
-            return []
-        start = snapshot_of(records[0])
-        return [TakeUp(start, rules_of(start.settings))]
+            return None
+        return snapshot_of(records[0])
 
     def signed(self, seq: int) -> Entry | None:
         """My journaled entry numbered ``seq``, while restoring."""

@@ -35,7 +35,16 @@ from . import _liveness as liveness
 from . import _lobby as lobby
 from . import _recovery as recovery
 from . import _shuffle as shuffle
-from ._base import COUNTDOWN, DROP_AFTER, DUE_HAIR, RESUME_POLL, Outbound, Phase, Send
+from ._base import (
+    COUNTDOWN,
+    DROP_AFTER,
+    DUE_HAIR,
+    RESUME_POLL,
+    Outbound,
+    Phase,
+    Send,
+    rules_of,
+)
 from ._delivery import Delivery, Outcome
 from ._ephemera import Ephemera
 from ._forks import Forks
@@ -45,7 +54,6 @@ from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import RoundState
-from ._step_effects import Step
 from ._steps import Steps
 from ._view import TableView
 
@@ -128,19 +136,23 @@ class Replica:
         self._forks = Forks()
         self._order = Finality(self.authors, self.clock, lambda: self._recovery.resume is not None)
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
+        self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
+                            seating=self.seating, forks=self._forks, recovery=self._recovery,
+                            pruning=self._pruning, places=self._places, beats=self._beats,
+                            order=self._order, live=self, apply=self._apply,
+                            drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
-                                  pruning=self._pruning, beats=self._beats)
-        self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
-                            seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning, places=self._places)
+                                  pruning=self._pruning, beats=self._beats, steps=self._steps,
+                                  signed=self._signed)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self._delivery = Delivery(table_id, identity.public_key, host_key, live=self,
                                   clock=self.clock, outbox=self._outbox, places=self._places,
                                   seating=self.seating, forks=self._forks,
                                   recovery=self._recovery, order=self._order, beats=self._beats,
-                                  ephemera=self._ephemera)
+                                  ephemera=self._ephemera, steps=self._steps,
+                                  carry=self._settle)
 
     @classmethod
     def restore(cls, identity: Identity, table_id: bytes, host_key: bytes,
@@ -156,15 +168,17 @@ class Replica:
         records = recovery.unsent_cut(list(records), me)
         r = cls(identity, table_id, host_key, **options)
         r.now = now
-        r._apply(r._recovery.load(records, me))
+        start = r._recovery.load(records, me)
+        if start is not None:
+            r._steps.take_up(start, rules_of(start.settings))
         for rec in records:
             replayed = r._recovery.replay(rec, r.rs, me, r._outbox.seq)
             if isinstance(replayed, Entry):
                 payload = msg.parse_payload(replayed.type, replayed.payload)
-                r._apply(r._delivery.own(replayed, payload))
+                r._delivery.own(replayed, payload)
             elif replayed is not None:
                 r._receive_one(*replayed)
-            r._apply(r._delivery.advance())
+            r._delivery.advance()
         r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
                              now=now, seq=r._outbox.seq)
         r._out = Outbound()
@@ -205,10 +219,9 @@ class Replica:
         return self._flush()
 
     def _apply_own(self) -> None:
-        box = self._outbox
-        signed, box.unapplied = box.unapplied, None
+        signed = self._outbox.take_unapplied()
         if signed is not None:
-            self._apply(self._delivery.own(*signed))
+            self._delivery.own(*signed)
 
     def receive(self, raw: bytes, now: float, via: bytes | None = None) -> Outbound:
         """Bytes from the wire. Anything wrong is counted and reported, never raised.
@@ -232,7 +245,7 @@ class Replica:
             # After each frame, as Replica.restore does after each journal
             # record: when my own plays settle, against my next moves and the
             # rotations, must not depend on how frames happened to be batched.
-            self._apply(self._delivery.advance())
+            self._delivery.advance()
         self._resumed()
         for author in sorted(owed) if not self.watching else ():
             # My ACK straight to each (Ephemera.ack): it changes nothing of the table,
@@ -243,14 +256,13 @@ class Replica:
     def _receive_one(self, raw: bytes, via: bytes | None) -> None:
         try:
             entry, payload = intake.open_frame(raw, via, self.table_id, self.clock.time)
-            self._apply(self._delivery.accept(entry, payload))
+            self._delivery.accept(entry, payload)
         # One name for each exception: compiled, a name has one type in a function.
         except EnvelopeError as bad:
             self._reject(bad.reason)
         except Equivocation as fork:
             self._reject("equivocation")
-            self._apply(self._forks.conflicted(self.rs, fork.known, fork.entry, via, self.now,
-                                               self.phase))
+            self._steps.conflicted(fork.known, fork.entry, via)
         except Exception as exc:  # noqa: BLE001 - nothing from the wire may crash a peer
             self._reject(f"internal_error:{type(exc).__name__}")
 
@@ -274,7 +286,7 @@ class Replica:
                                            self.authors))
         self._apply(self._delivery.missing())
         self._resumed()
-        self._apply(self._delivery.advance())
+        self._delivery.advance()
         return self._flush()
 
     def next_due(self) -> float:
@@ -320,26 +332,10 @@ class Replica:
         self._out.events.append(event)
 
     def _apply(self, effects: Iterable[Outcome]) -> None:
-        """Carry out what a sub-machine decided (:meth:`_settle`), in its order.
-
-        A generator (``Delivery``'s) decides as it goes, reading the table as the
-        effects before left it; what fails in carrying one out is raised in it,
-        at the point that decided that effect.
-        """
-        them = iter(effects)
-        for effect in them:
-            while True:  # (again with what the generator decides after an exception)
-                try:
-                    self._settle(effect)
-                    break
-                except Exception as exc:
-                    throw = getattr(them, "throw", None)
-                    if throw is None:
-                        raise
-                    try:
-                        effect = throw(exc)
-                    except StopIteration:
-                        return
+        """Carry out what a sub-machine decided (:meth:`_settle`), in its order; what
+        fails in carrying one out is raised here, and nothing after it is done."""
+        for effect in effects:
+            self._settle(effect)
 
     def _settle(self, effect: Outcome) -> None:
         """Carry out one effect: the one place that does.
@@ -355,26 +351,14 @@ class Replica:
             case fx.Sign(payload=payload, to=to, round_no=round_no, expect_lamport=lamport,
                          unapplied=unapplied):
                 if unapplied:  # sent now, applied to myself on the next call (apply_own)
-                    self._outbox.unapplied = self._sign(payload, round_no=round_no, to=to,
-                                                        expect_lamport=lamport)
+                    self._outbox.hold(self._sign(payload, round_no=round_no, to=to,
+                                                 expect_lamport=lamport))
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-            case Step():
-                self._apply(self._steps.decide(effect, self.rs, self.phase, self.match,
-                                               self.now, totals=self.totals))
             case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
                   | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
                   | fx.DealByHand()):
                 self.seating.apply(effect, self._outbox.seq)
-            case fx.DrainAll():
-                for chain in list(self.authors.values()):
-                    self._apply(self._delivery.drain(chain))
-            case fx.CheckDeal(rs=rs):
-                self._maybe_deal(rs)
-            case fx.Tally(rs=rs):
-                self._apply(self._delivery.tally(rs))
-            case fx.BeatSoon():
-                self._beats.soon()
             case fx.Emit(event=event):
                 self._event(event)
             case fx.Forget() | fx.Claim() | fx.Admit():
@@ -385,12 +369,8 @@ class Replica:
             case fx.Standing(totals=totals, match=match, phase=phase):
                 self.totals, self.match, self.phase = totals, match, phase
                 self.rs = self.prev_rs = None
-            case fx.CatchUp():
-                self._recovery.catching_up = True
             case fx.SetPhase(phase=phase):
                 self.phase = phase
-            case fx.Invalid(reason=reason):
-                raise EnvelopeError(reason)
             case fx.Totals(totals=totals):
                 self.totals.update(totals)
             case fx.RoundBegun(rs=rs, totals=totals, match=match):
@@ -404,16 +384,19 @@ class Replica:
                 self._reject(reason)
             case fx.Counted(reason=reason):
                 self.rejected[reason] += 1
-            case fx.Says() | fx.CountMarks():
-                self._apply(self._ephemera.decide(effect, self.rs))
-            case fx.Answer(asker=asker, floor=floor):  # the host's snapshot first: signed here
-                self._apply(self._ephemera.answer(effect, self._signed(floor, asker), self.now))
             case fx.Resent(asker=asker, frames=frames):
                 self._out.sends += [Send(frame, asker) for frame in frames]
             case fx.SignAck(ack=ack, to=to, besides=besides):
                 self._sign(ack, to=to, besides=besides)  # ephemeral: nothing to deliver
             case _:
                 assert_never(effect)
+
+    def _drain_all(self) -> None:
+        """Deliver what every author has held back: what may be delivered just changed
+        (a round begun, the deal that plays which overtook the last REVEAL wait
+        for, a round closed that the host's next ROSTER waited for)."""
+        for chain in list(self.authors.values()):
+            self._delivery.drain(chain)
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
@@ -428,7 +411,7 @@ class Replica:
         """Sign and queue one of my entries; sequenced ones are delivered to myself too."""
         signed = self._sign(payload, round_no=round_no, to=to, expect_lamport=expect_lamport)
         if signed is not None:
-            self._apply(self._delivery.own(*signed))
+            self._delivery.own(*signed)
 
     def _sign(self, payload: msg.Payload, *, round_no: int | None = None, to: bytes | None = None,
               expect_lamport: int | None = None,
@@ -480,9 +463,6 @@ class Replica:
     def table(self) -> lobby.Table:
         """The table as the lobby reads it, now: what a view counts the seats from."""
         return self._table
-
-    def _maybe_deal(self, rs: RoundState) -> None:
-        self._apply(shuffle.deal_now(self.table_id, rs, is_host=self.is_host))
 
 
 __all__ = ["Replica"]

@@ -3,8 +3,9 @@ what the facade must look at next (a reveal, the deal, the GO, the drop tally,
 scoring, closing); whether a PLAY is well formed for its seat; and a new
 round's state.
 
-Pure functions over one round's state. A step comes back as a value; the
-facade signs, tells the user and changes the phase on it. An entry that no
+Pure functions over one round's state. A step comes back as a value, which
+``Steps.after`` takes; the facade signs, tells the user and changes the
+phase. An entry that no
 honest author signs raises ``EnvelopeError`` (it takes its sequence slot and
 changes nothing else).
 """
@@ -43,19 +44,8 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
-from ._effects import (
-    BeatSoon,
-    CheckDeal,
-    DrainAll,
-    Effect,
-    Emit,
-    Invalid,
-    RoundBegun,
-    Sign,
-    Tally,
-)
+from ._effects import Effect, Emit, RoundBegun, Sign
 from ._state import Ordered, RoundState, index_of
-from ._step_effects import CheckGo, CheckReveal, DrawSecrets, EndRound, FlagSeat, HoldProof
 
 
 class Look(Enum):
@@ -152,15 +142,15 @@ def standing(keys: tuple[bytes, ...], variants: Variants, totals: dict[bytes, in
 
 
 def begin(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variants, now: float, *,
-          totals: dict[bytes, int], match: Match | None, over: bool) -> list[Effect]:
+          totals: dict[bytes, int], match: Match | None,
+          over: bool) -> tuple[RoundState, RoundBegun]:
     """Round ``number`` begins with these seats and rules (``over``: after a game
-    over, a new game): the round and the game's standing, my COMMIT if I sit in
-    it, then the round's entries that arrived early, which can now be delivered."""
+    over, a new game): the round, and the game's standing as it begins (my
+    COMMIT, if I sit in it, and the round's entries that arrived early follow:
+    ``Steps.begin``)."""
     rs = new_round(number, seats, me, variants, now)
     kept, begun = standing(rs.keys, variants, totals, match, over=over)
-    if rs.me is None:
-        return [RoundBegun(rs, kept, begun), DrainAll()]
-    return [RoundBegun(rs, kept, begun), DrawSecrets(rs), DrainAll()]
+    return rs, RoundBegun(rs, kept, begun)
 
 
 def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
@@ -277,45 +267,22 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             raise EnvelopeError("unexpected_type")
 
 
-def after(rs: RoundState, step: Look | Proven | Tell | Cheat) -> list[Effect]:
-    """What follows a round entry taken in (a step of :func:`take` other than a
-    play added, which the facade tells at once); a cheat is flagged, then refused."""
-    if step is Look.REVEAL:
-        return [CheckReveal(rs)]
-    if step is Look.DEAL:
-        return [CheckDeal(rs)]
-    if step is Look.GO:
-        return [CheckGo(rs)]
-    if step is Look.TALLY:
-        return [Tally(rs)]
-    if step is Look.HEARD:
-        return [BeatSoon()]
-    if isinstance(step, Proven):
-        return [HoldProof(step.proof)]
-    if isinstance(step, Tell):
-        return [Emit(ev.Notice(step.text))]
-    if isinstance(step, Cheat):
-        return [FlagSeat(rs, step.seat, step.reason), Invalid(step.error)]
-    return []
-
-
-def stuck_final(rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> list[Effect]:
-    """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock.
-
-    ``key`` is the deciding entry's place in the total order (the vote, or
-    the DROP whose effect left every live seat stuck), where a deadlock
-    cuts the foundations off.
-    """
+def stuck_final(rs: RoundState, seat: int, on: bool,
+                key: PlayKey | None) -> tuple[list[Effect], bool]:
+    """A stuck vote takes effect; all live seats stuck means rotate, or a deadlock:
+    what to tell, and whether the round ends in a deadlock (``Steps.stuck_final``
+    ends it at ``key``, the deciding entry's place in the total order: the vote,
+    or the DROP whose effect left every live seat stuck)."""
     rs.stuck[seat] = on
     told = Emit(ev.StuckChanged(tuple(rs.stuck)))
     if not all(rs.stuck[s] for s in rs.live):
-        return [told]
+        return [told], False
     if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
-        return [told, EndRound(rs, "deadlock", key)]
+        return [told], True
     rs.stuck = [False] * len(rs.keys)
     if key is None or rs.my_vote_at <= key[0]:
         rs.my_vote = False  # a rotation ends every vote taken before it
     tab = rs.tab
     if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
         tab.rotate(alone=False)
-    return [told, Emit(ev.Rotated(rs.rotations))]
+    return [told, Emit(ev.Rotated(rs.rotations))], False

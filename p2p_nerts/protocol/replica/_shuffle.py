@@ -16,9 +16,8 @@ from .. import events as ev
 from ..fairness import deal_for, joint_value
 from ..messages import Go, Reveal
 from ._base import Phase
-from ._effects import DrainAll, Effect, Emit, Invalid, SetPhase, Sign
+from ._effects import Effect, Emit, SetPhase, Sign
 from ._state import RoundState
-from ._step_effects import CheckGo
 
 
 class GoCheck(Enum):
@@ -63,16 +62,14 @@ def deal(rs: RoundState, joint: bytes) -> None:
                          jokers=rs.variants.jokers)
 
 
-def deal_now(table_id: bytes, rs: RoundState, *, is_host: bool) -> list[Effect]:
-    """Deal, once due (:func:`deal_due`): the host signs its GO for the deal, and
-    the GO is looked at (play may start). Plays that overtook the last REVEAL
-    wait for the deal; if nothing else comes from their authors (a peer
-    catching up, whose resends are all in), only this wakes them."""
+def deal_now(table_id: bytes, rs: RoundState, *, is_host: bool) -> list[Effect] | None:
+    """Deal, once due (:func:`deal_due`; None while not): the host signs its GO for
+    the deal (then the GO is looked at, and play may start: ``Steps.deal``)."""
     if not deal_due(rs):
-        return []
+        return None
     joint = live_joint(table_id, rs)
     deal(rs, joint)
-    return [*([Sign(Go(joint))] if is_host else []), CheckGo(rs), DrainAll()]
+    return [Sign(Go(joint))] if is_host else []
 
 
 def joint_of_live(table_id: bytes, rs: RoundState) -> bool:
@@ -133,17 +130,21 @@ def go_check(table_id: bytes, rs: RoundState, *, catching_up: bool) -> GoCheck |
     return GoCheck.START
 
 
+#: Told when the host's GO names another joint value than ours.
+VOID_HERE = "the host dealt from another joint value; round void"
+
+
 def go(table_id: bytes, rs: RoundState, *, catching_up: bool, now: float,
-       countdown: float) -> list[Effect]:
+       countdown: float) -> list[Effect] | None:
     """The host's GO, once we have dealt (:func:`go_check`): play starts after the
     countdown; nothing yet on a wait (the drop's effect looks again); on
-    another joint value, the round is void here."""
+    another joint value, the round is void here: None (``Steps.go`` says so,
+    :data:`VOID_HERE`, and refuses the GO)."""
     check = go_check(table_id, rs, catching_up=catching_up)
     if check is None or check is GoCheck.WAIT:
         return []
     if check is GoCheck.MISMATCH:
-        return [Emit(ev.Notice("the host dealt from another joint value; round void")),
-                Invalid("go_mismatch")]
+        return None
     rs.play_from = now + countdown
     return [SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(rs.number, countdown)),
             *start_due(rs, now)]
