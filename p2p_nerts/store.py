@@ -629,3 +629,16 @@ class _Transaction:
 
     def __exit__(self, kind: object, value: object, tb: object) -> None:
         self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def own_records(data_dir: Path, since: float) -> list[bytes]:
+    """This player's own games' records since ``since`` (Unix time), read from the
+    store in ``data_dir``; none where there is none, or where a running nerts holds
+    it (that nerts serves them itself)."""
+    if not (data_dir / DB_FILE).exists():
+        return []
+    try:
+        with Store(data_dir / DB_FILE) as store:
+            return store.records_since(since)
+    except StoreBusy:
+        return []

@@ -27,7 +27,7 @@ from ..records.record import MAX_RECORD, RecordError, decode
 from ..records.replay import RoundReplay
 from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text
 from ..records.verify import verify
-from ..store import DB_FILE, Store, StoreBusy, StoreError
+from ..store import DB_FILE, Store, StoreError, own_records
 from .event import EVENT_COMMANDS, add_event_commands, run_event_command
 from .wall import add_serve_command, run_serve
 
@@ -181,17 +181,6 @@ async def _standings(args: argparse.Namespace, interfaces: Interfaces, data_dir:
         if args.watch is None:
             return INCOMPLETE if gaps else 0
         await asyncio.sleep(args.watch)
-
-
-def own_records(data_dir: Path, since: float) -> list[bytes]:
-    """This player's own games, unless a running nerts holds the store (and serves them)."""
-    if not (data_dir / DB_FILE).exists():
-        return []
-    try:
-        with Store(data_dir / DB_FILE) as store:
-            return store.records_since(since)
-    except StoreBusy:
-        return []
 
 
 def _history(store: Store, as_json: bool) -> int:

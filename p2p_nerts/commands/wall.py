@@ -33,6 +33,7 @@ from ..peer import results
 from ..peer.tables import parse_target
 from ..protocol.identity import IDENTITY_FILE, IdentityError, load_or_create
 from ..records.standings import Standings
+from ..store import own_records
 
 if TYPE_CHECKING:
     from ..peer.wall import Feed
@@ -137,7 +138,6 @@ async def _count(args: argparse.Namespace, interfaces: Interfaces, data_dir: Pat
                  feed: Feed) -> int:
     """Feed the page today's standings, counted again every ``--every`` seconds."""
     from ..peer.wall import standings_wall
-    from .records import own_records
 
     while True:
         since = time.time() - args.hours * 3600
