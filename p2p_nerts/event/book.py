@@ -17,6 +17,29 @@ signed again under other keys fits nothing and is ignored (where ``nerts
 event``, knowing no seating, can only count neither). Standings are counted
 from matched games only, and only for the seats the seating gave.
 
+Stand-ins, and which game is a table's. A table's seats in order are its
+hosts in order: the first opens it, and where the ones before it never
+opened it, the next stands in, under the same table id
+(``peer.event_seat.open_table``). So a game under the table's id fits the
+table when its host is any of its seats and every key in it is one of its
+seats; of those that fit, the game of the earliest seat that hosted one
+counts, and only if that seat hosted just one (two different games under
+one host leave the table uncounted, as before). This gives no one a gain:
+- a seat that opens a rival table under its own key while an earlier seat
+  hosts the real one (to split it, or to play its partner alone) hosts a
+  game that the earlier seat's outranks: it counts for nothing, and honest
+  players never join it, since they join the earliest seat's table present;
+- a seat that keeps silent while a later seat stands in, then plays a game
+  of its own with a partner, outranks the stand-in's game; but as the host
+  it could already have let in that partner alone (a host admits whom it
+  will), so silence gains it nothing it did not have (and, alone, it
+  plays no game at all: a game needs two seats);
+- no record says who was absent, so when every other seat of a table plays
+  without its host, claiming it never came, that game counts: a lone
+  player at a table whose others all conspire is left out, as a no-show is.
+The organiser's seating is what orders the seats, so neither a player nor
+a verifier chooses who stands in for whom.
+
 Standings order: wins, then total points, then the tie-break, opponents' wins:
 for every game a player played, the wins (over the whole event) of the others
 at that table, summed. A player who met strong opposition is placed above one
@@ -343,11 +366,13 @@ class EventBook:
         return self._results
 
     def _match(self) -> dict[tuple[int, str], TableResult]:
-        """Each seated table's game: the one verified version of a game that fits it
-        (its host, only seats it gave), by the table id the seating gave it, else by
-        host and seat keys where it fits one table only. A copy signed again under
-        other keys fits no table and is ignored; two versions that both fit one
-        table (its very players signed two games under its id) leave it uncounted."""
+        """Each seated table's game: the verified version of a game that fits it, by
+        the table id the seating gave it (its host any seat, stood in or not, and
+        only seats it gave), else by its first seat as host and seat keys where it
+        fits one table only; of those, the earliest seat's (see the module). A copy
+        signed again under other keys fits no table and is ignored; two versions
+        under the earliest host (its very players signed two games under its id)
+        leave the table uncounted."""
         opened = self.opened
         if opened is None:
             return {}
@@ -360,7 +385,7 @@ class EventBook:
         for version, heard in self._tally.heard():
             result = TableResult(version, heard.game, heard.keys)
             found = by_id.get(bytes.fromhex(version.table_id))
-            if found is not None and _fits(result, found[1]):
+            if found is not None and _fits(result, found[1], found[1].seats):
                 fitting.setdefault((found[0], found[1].letter), []).append(result)
             elif found is None:
                 loose.append(result)
@@ -368,10 +393,12 @@ class EventBook:
         for result in loose:
             fits = [(n, t.letter) for n, state in self.games.items()
                     for t in state.seated.tables if (n, t.letter) not in by_id_found
-                    and _fits(result, t)]
+                    and _fits(result, t, (t.host,))]
             if len(fits) == 1:
                 fitting.setdefault(fits[0], []).append(result)
-        return {key: results[0] for key, results in fitting.items() if len(results) == 1}
+        counted = {key: _earliest(self._table(*key), results)
+                   for key, results in fitting.items()}
+        return {key: result for key, result in counted.items() if result is not None}
 
     def standings(self, only: set[bytes] | None = None) -> list[Row]:
         """Every registered player's line, best first; ``only``: count just the
@@ -491,10 +518,19 @@ class MissingRecords(EventError):
         self.table_ids = table_ids
 
 
-def _fits(result: TableResult, table: TableSeats) -> bool:
-    """Whether a game's keys are the table's: its host, and only seats it gave."""
-    return (result.version.host == table.host and table.host in result.keys
-            and result.keys <= set(table.seats))
+def _fits(result: TableResult, table: TableSeats, hosts: Sequence[bytes]) -> bool:
+    """Whether a game's keys are the table's: a host of ``hosts`` who played in it,
+    and only seats the table gave."""
+    host = result.version.host
+    return host in hosts and host in result.keys and result.keys <= set(table.seats)
+
+
+def _earliest(table: TableSeats, results: Sequence[TableResult]) -> TableResult | None:
+    """The table's game among those that fit it: the one of the earliest seat that
+    hosted any, None where that seat hosted two (see the module's docstring)."""
+    first = min(table.seats.index(r.version.host) for r in results)
+    theirs = [r for r in results if r.version.host == table.seats[first]]
+    return theirs[0] if len(theirs) == 1 else None
 
 
 def check_code(opened: Opened, code: str) -> bool:
