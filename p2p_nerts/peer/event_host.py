@@ -80,7 +80,7 @@ _EVENT_ID_LEN = 16
 _RECORDS_READ = 4
 DESERTED_AFTER = 60.0
 """Seconds past a game's turn-up time after which a table never seen, with no result,
-is taken for one that never opened (its host did not come)."""
+is taken for one that never opened (none of its seats came to open it)."""
 
 
 @dataclass(frozen=True, slots=True)
