@@ -46,8 +46,8 @@ from .headless import run_headless
 from .node import Endpoint, NetSession, TableConfig
 from .tables import join_found
 
-__all__ = ["AUTO_NEXT", "EventLink", "Seat", "open_table", "play_table", "table_name",
-           "take_part"]
+__all__ = ["AUTO_NEXT", "EventLink", "Seat", "open_table", "play_table", "stand_in_step",
+           "table_name", "take_part"]
 
 _log = logging.getLogger(__name__)
 

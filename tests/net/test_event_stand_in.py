@@ -1,5 +1,6 @@
 """A seated table whose host never comes, on loopback: the next seat stands in, the
-others play there, and the game counts on the organiser and in the export.
+others play there, and the game counts on the organiser and in the export; a rival
+table opened early under a later seat's key draws no one away.
 
 The organiser's server listens on 127.0.0.1; the tables are found on mDNS on
 127.0.0.1, as players find them.
@@ -8,17 +9,22 @@ The organiser's server listens on 127.0.0.1; the tables are found on mDNS on
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import time
 from pathlib import Path
 
 import pytest
 
 from p2p_nerts import cli
+from p2p_nerts.event.book import EventBook, table_id_for
+from p2p_nerts.event.entries import Opened, Registered, TableSeats, encode
 from p2p_nerts.event.export import export, verify_export
 from p2p_nerts.game.bot import SKILLS, Bot, paced
 from p2p_nerts.peer.event_host import EventSettings, Organiser
-from p2p_nerts.peer.event_seat import EventLink, play_table
-from p2p_nerts.peer.node import Endpoint
+from p2p_nerts.peer.event_seat import EventLink, Seat, open_table, play_table, stand_in_step
+from p2p_nerts.peer.event_watch import table_name
+from p2p_nerts.peer.node import Endpoint, NetSession
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.store import Store
 
@@ -86,5 +92,75 @@ def test_a_table_whose_host_never_comes_is_opened_by_the_next_seat_and_its_game_
             await organiser.close()
             for store in stores.values():
                 store.close()
+
+    asyncio.run(scenario())
+
+
+def _seated_table() -> tuple[EventBook, TableSeats, dict[bytes, Identity]]:
+    """Three players of a fresh event at one table of three (keys of their own, so the
+    tables of one test are not those of another on the loopback's mDNS)."""
+    who = [Identity.generate(name) for name in ("Ana", "Ben", "Cy")]
+    book = EventBook()
+    organiser = Identity.generate("Olga")
+    event_id = os.urandom(16)
+    book.apply(encode(Opened(event_id, "Loop cup", organiser.public_key, 1, 3, 1, None, 300,
+                             int(time.time())), organiser))
+    for player in who:
+        book.apply(encode(Registered(event_id, player.public_key, player.name, b""), player))
+    book.apply(encode(book.next_seating([p.public_key for p in who], os.urandom(32)),
+                      organiser))
+    [table] = book.games[1].seated.tables
+    return book, table, {p.public_key: p for p in who}
+
+
+async def _sit(book: EventBook, table: TableSeats, me: Identity,
+               seated_at: float | None = None) -> NetSession:
+    return await open_table(me, book, Seat(1, table, table_name(1, table.letter), ()),
+                            interfaces=LOOPBACK, endpoint=LOCAL, store=None, views=False,
+                            seated_at=seated_at)
+
+
+def test_a_rival_table_opened_early_under_a_later_seat_draws_no_one_from_the_host(
+        ) -> None:
+    """The third seat opens the table under its own key before anyone (as if its turn
+    to stand in had come); the second seat comes, and then the host: the second seat
+    joins the host's table, not the rival's there before it, for it looks only at the
+    seats whose turn has come."""
+    async def scenario() -> None:
+        book, table, who = _seated_table()
+        host, second, third = (who[k] for k in table.seats)
+        rival = await _sit(book, table, third, seated_at=time.monotonic() - 3600)
+        assert rival.replica.is_host
+        joining = asyncio.ensure_future(_sit(book, table, second))
+        await asyncio.sleep(0.5)
+        real = await _sit(book, table, host)
+        assert real.replica.is_host
+        guest = await joining
+        try:
+            assert guest.replica.host_key == host.public_key
+        finally:
+            for session in (guest, real, rival):
+                session.close()
+
+    asyncio.run(scenario())
+
+
+def test_when_the_host_is_absent_the_second_seat_opens_and_the_third_joins_it() -> None:
+    async def scenario() -> None:
+        book, table, who = _seated_table()
+        _absent, second, third = (who[k] for k in table.seats)
+        opened = book.opened
+        assert opened is not None
+        since = time.monotonic() - stand_in_step(opened, table)  # the second seat's turn
+        stand_in = await _sit(book, table, second, seated_at=since)
+        guest = await _sit(book, table, third, seated_at=since)
+        try:
+            assert stand_in.replica.is_host
+            assert guest.replica.host_key == second.public_key
+            assert guest.replica.table_id == stand_in.replica.table_id == table_id_for(
+                opened.event_id, 1, table.letter)
+        finally:
+            for session in (guest, stand_in):
+                session.close()
 
     asyncio.run(scenario())
