@@ -20,23 +20,28 @@ from matched games only, and only for the seats the seating gave.
 Stand-ins, and which game is a table's. A table's seats in order are its
 hosts in order: the first opens it, and where the ones before it never
 opened it, the next stands in, under the same table id
-(``peer.event_seat.open_table``). So a game under the table's id fits the
-table when its host is any of its seats and every key in it is one of its
-seats; of those that fit, the game of the earliest seat that hosted one
-counts, and only if that seat hosted just one (two different games under
-one host leave the table uncounted, as before). This gives no one a gain:
-- a seat that opens a rival table under its own key while an earlier seat
-  hosts the real one (to split it, or to play its partner alone) hosts a
-  game that the earlier seat's outranks: it counts for nothing, and honest
-  players never join it, since they join the earliest seat's table present;
-- a seat that keeps silent while a later seat stands in, then plays a game
-  of its own with a partner, outranks the stand-in's game; but as the host
-  it could already have let in that partner alone (a host admits whom it
-  will), so silence gains it nothing it did not have (and, alone, it
-  plays no game at all: a game needs two seats);
-- no record says who was absent, so when every other seat of a table plays
-  without its host, claiming it never came, that game counts: a lone
-  player at a table whose others all conspire is left out, as a no-show is.
+(``peer.event_seat.open_table``). A game under the table's id fits the
+table when every key in it is one of its seats and its host played in it,
+the host being its first seat, or a later seat standing in at a game that
+more than half the table's seats played. Of the games that fit, the one of
+the earliest seat that hosted one counts, and only if that seat hosted just
+one (two different games under one host leave the table uncounted, as
+before). This gives no one a gain from lying or going silent:
+- a minority of a table (a player and a partner, at a table of four) who
+  open a rival table under a later seat's key count for nothing, with or
+  without the real game at hand: they can neither split the table's game
+  nor, by handing theirs in first, have the table taken for played while
+  the real one is still being played; and honest players never join their
+  table, since each joins the earliest seat's table whose turn has come;
+- a stand-in's game, played by most of the table, is outranked by the
+  first seat's if it hosted one: a first seat that keeps quiet, then plays
+  a game of its own, only does what a host may do anyway (a host admits
+  whom it will), and alone it plays no game at all;
+- no record says who was absent: when most of a table plays without its
+  first seat, saying it never came, their game counts, as a no-show's does
+  (until the first seat's own game, if it played one, comes in). Where the
+  first seat and others are absent so that no more than half the seats are
+  left, those left lose that game, as the whole table did before stand-ins.
 The organiser's seating is what orders the seats, so neither a player nor
 a verifier chooses who stands in for whom.
 
@@ -367,9 +372,10 @@ class EventBook:
 
     def _match(self) -> dict[tuple[int, str], TableResult]:
         """Each seated table's game: the verified version of a game that fits it, by
-        the table id the seating gave it (its host any seat, stood in or not, and
-        only seats it gave), else by its first seat as host and seat keys where it
-        fits one table only; of those, the earliest seat's (see the module). A copy
+        the table id the seating gave it (its host its first seat, or a stand-in at a
+        game most of its seats played; only seats it gave), else by its first seat as
+        host and seat keys where it fits one table only; of those, the earliest
+        seat's (see the module). A copy
         signed again under other keys fits no table and is ignored; two versions
         under the earliest host (its very players signed two games under its id)
         leave the table uncounted."""
@@ -385,7 +391,7 @@ class EventBook:
         for version, heard in self._tally.heard():
             result = TableResult(version, heard.game, heard.keys)
             found = by_id.get(bytes.fromhex(version.table_id))
-            if found is not None and _fits(result, found[1], found[1].seats):
+            if found is not None and _fits(result, found[1], stand_in=True):
                 fitting.setdefault((found[0], found[1].letter), []).append(result)
             elif found is None:
                 loose.append(result)
@@ -393,7 +399,7 @@ class EventBook:
         for result in loose:
             fits = [(n, t.letter) for n, state in self.games.items()
                     for t in state.seated.tables if (n, t.letter) not in by_id_found
-                    and _fits(result, t, (t.host,))]
+                    and _fits(result, t, stand_in=False)]
             if len(fits) == 1:
                 fitting.setdefault(fits[0], []).append(result)
         counted = {key: _earliest(self._table(*key), results)
@@ -518,11 +524,14 @@ class MissingRecords(EventError):
         self.table_ids = table_ids
 
 
-def _fits(result: TableResult, table: TableSeats, hosts: Sequence[bytes]) -> bool:
-    """Whether a game's keys are the table's: a host of ``hosts`` who played in it,
-    and only seats the table gave."""
+def _fits(result: TableResult, table: TableSeats, *, stand_in: bool) -> bool:
+    """Whether a game's keys are the table's: only seats it gave, and a host who
+    played in it: its first seat, or (``stand_in``) a later one at a game that more
+    than half its seats played (see the module's docstring)."""
     host = result.version.host
-    return host in hosts and host in result.keys and result.keys <= set(table.seats)
+    return (host in result.keys and result.keys <= set(table.seats)
+            and (host == table.host or (stand_in and host in table.seats
+                                        and 2 * len(result.keys) > len(table.seats))))
 
 
 def _earliest(table: TableSeats, results: Sequence[TableResult]) -> TableResult | None:
