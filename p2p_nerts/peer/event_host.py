@@ -261,16 +261,19 @@ class Organiser:
                 if (self.game, t.letter) not in done]
 
     def deserted(self) -> list[str]:
-        """The current game's tables that never opened: no result, nothing seen of them
-        (where this machine watches the tables) and the turn-up time long over since
-        the seating (or since this organiser came back). A headless organiser ends a
-        game that waits only for those (a person decides at the screen: ``F``)."""
+        """The current game's tables that never opened, or never dealt, or whose game is
+        over without one that counts (too few of a table came for a stand-in's game
+        to count): no result, and nothing seen of them being played (where this
+        machine watches the tables), the turn-up time long over since the seating
+        (or since this organiser came back). A headless organiser ends a game that
+        waits only for those (a person decides at the screen: ``F``)."""
         if not self.game or self.book.games[self.game].finished or self._seated_at is None:
             return []
         if time.monotonic() - self._seated_at < self.opened.turn_up_s + DESERTED_AFTER:
             return []
         live = self.book.games[self.game].live
-        return [letter for letter in self.unplayed() if letter not in live]
+        return [letter for letter in self.unplayed()
+                if letter not in live or live[letter].state in ("waiting", "over")]
 
     def end_game(self) -> None:
         """End the current game as it stands: tables without a result count for nothing."""

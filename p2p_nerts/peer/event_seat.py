@@ -384,12 +384,12 @@ async def open_table(identity: Identity, book: EventBook, seat: Seat, *,
         return await _host_table(identity, book, seat, endpoint=endpoint, store=store,
                                  interfaces=interfaces, views=views,
                                  turn_up=float(opened.turn_up_s))  # it hosted it: back at it
+    if interfaces is None and me:
+        raise LinkError("an event's table is found on mDNS: no interfaces to look on")
     while True:
         turn = min(int((time.monotonic() - since) / step), len(table.seats) - 1)
         others = [table.seats[i] for i in range(turn + 1) if i != me]
-        if others:
-            if interfaces is None:
-                raise LinkError("an event's table is found on mDNS: no interfaces to look on")
+        if others and interfaces is not None:
             try:
                 return await _join_earliest(identity, book, seat, others, interfaces,
                                             endpoint, store, views)

@@ -21,6 +21,7 @@ from p2p_nerts.event.book import EventBook, table_id_for
 from p2p_nerts.event.entries import Opened, Registered, TableSeats, encode
 from p2p_nerts.event.export import export, verify_export
 from p2p_nerts.game.bot import SKILLS, Bot, paced
+from p2p_nerts.peer import event_host
 from p2p_nerts.peer.event_host import EventSettings, Organiser
 from p2p_nerts.peer.event_seat import EventLink, Seat, open_table, play_table, stand_in_step
 from p2p_nerts.peer.event_watch import table_name
@@ -162,5 +163,37 @@ def test_when_the_host_is_absent_the_second_seat_opens_and_the_third_joins_it() 
         finally:
             for session in (guest, stand_in):
                 session.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_table_whose_game_is_over_without_one_that_counts_is_deserted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too few of a table came for a stand-in's game to count: once it is over (or where
+    a table never dealt), a headless organiser may end the game without it; a table
+    seen being played is waited for."""
+    monkeypatch.setattr(event_host, "DESERTED_AFTER", 0.0)
+
+    async def scenario() -> None:
+        organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
+                                   EventSettings("Few cup", games=1, table_size=3,
+                                                 turn_up=0), resume=False)
+        await organiser.start(None, bind="127.0.0.1")
+        links = [EventLink(Identity.generate(name), ("127.0.0.1", organiser.port),
+                           register=True) for name in ("Ana", "Ben", "Cy")]
+        following = [asyncio.ensure_future(link.run()) for link in links]
+        try:
+            await until(lambda: len(organiser.connected) == 3, "three players")
+            organiser.start_game()
+            shown: list[list[str]] = []
+            for state in ("waiting", "playing", "break", "over"):
+                organiser.book.follow(1, "A", state, 1, {})
+                shown.append(organiser.deserted())
+            assert shown == [["A"], [], [], ["A"]]
+        finally:
+            for link in links:
+                link.close()
+            await asyncio.gather(*following, return_exceptions=True)
+            await organiser.close()
 
     asyncio.run(scenario())
