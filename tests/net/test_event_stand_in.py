@@ -176,7 +176,7 @@ def test_a_table_whose_game_is_over_without_one_that_counts_is_deserted(
 
     async def scenario() -> None:
         organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
-                                   EventSettings("Few cup", games=1, table_size=3,
+                                   EventSettings("Few cup", games=2, table_size=3,
                                                  turn_up=0), resume=False)
         await organiser.start(None, bind="127.0.0.1")
         links = [EventLink(Identity.generate(name), ("127.0.0.1", organiser.port),
@@ -190,6 +190,13 @@ def test_a_table_whose_game_is_over_without_one_that_counts_is_deserted(
                 organiser.book.follow(1, "A", state, 1, {})
                 shown.append(organiser.deserted())
             assert shown == [["A"], [], [], ["A"]]
+            # Over a while only: its record may be on its way.
+            monkeypatch.setattr(event_host, "DESERTED_AFTER", 3600.0)
+            organiser.book.games[1].live.clear()
+            organiser.start_game(force=True)  # game 2, seen over at once
+            organiser._seated_at = time.monotonic() - 7200  # its turn-up time long over
+            organiser.book.follow(2, "A", "over", 1, {})
+            assert organiser.deserted() == []
         finally:
             for link in links:
                 link.close()
