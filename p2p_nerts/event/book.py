@@ -17,6 +17,34 @@ signed again under other keys fits nothing and is ignored (where ``nerts
 event``, knowing no seating, can only count neither). Standings are counted
 from matched games only, and only for the seats the seating gave.
 
+Stand-ins, and which game is a table's. A table's seats in order are its
+hosts in order: the first opens it, and where the ones before it never
+opened it, the next stands in, under the same table id
+(``peer.event_seat.open_table``). A game under the table's id fits the
+table when every key in it is one of its seats and its host played in it,
+the host being its first seat, or a later seat standing in at a game that
+more than half the table's seats played. Of the games that fit, the one of
+the earliest seat that hosted one counts, and only if that seat hosted just
+one (two different games under one host leave the table uncounted, as
+before). This gives no one a gain from lying or going silent:
+- a minority of a table (a player and a partner, at a table of four) who
+  open a rival table under a later seat's key count for nothing, with or
+  without the real game at hand: they can neither split the table's game
+  nor, by handing theirs in first, have the table taken for played while
+  the real one is still being played; and honest players never join their
+  table, since each joins the earliest seat's table whose turn has come;
+- a stand-in's game, played by most of the table, is outranked by the
+  first seat's if it hosted one: a first seat that keeps quiet, then plays
+  a game of its own, only does what a host may do anyway (a host admits
+  whom it will), and alone it plays no game at all;
+- no record says who was absent: when most of a table plays without its
+  first seat, saying it never came, their game counts, as a no-show's does
+  (until the first seat's own game, if it played one, comes in). Where the
+  first seat and others are absent so that no more than half the seats are
+  left, those left lose that game, as the whole table did before stand-ins.
+The organiser's seating is what orders the seats, so neither a player nor
+a verifier chooses who stands in for whom.
+
 Standings order: wins, then total points, then the tie-break, opponents' wins:
 for every game a player played, the wins (over the whole event) of the others
 at that table, summed. A player who met strong opposition is placed above one
@@ -343,11 +371,14 @@ class EventBook:
         return self._results
 
     def _match(self) -> dict[tuple[int, str], TableResult]:
-        """Each seated table's game: the one verified version of a game that fits it
-        (its host, only seats it gave), by the table id the seating gave it, else by
-        host and seat keys where it fits one table only. A copy signed again under
-        other keys fits no table and is ignored; two versions that both fit one
-        table (its very players signed two games under its id) leave it uncounted."""
+        """Each seated table's game: the verified version of a game that fits it, by
+        the table id the seating gave it (its host its first seat, or a stand-in at a
+        game most of its seats played; only seats it gave), else by its first seat as
+        host and seat keys where it fits one table only; of those, the earliest
+        seat's (see the module). A copy
+        signed again under other keys fits no table and is ignored; two versions
+        under the earliest host (its very players signed two games under its id)
+        leave the table uncounted."""
         opened = self.opened
         if opened is None:
             return {}
@@ -360,7 +391,7 @@ class EventBook:
         for version, heard in self._tally.heard():
             result = TableResult(version, heard.game, heard.keys)
             found = by_id.get(bytes.fromhex(version.table_id))
-            if found is not None and _fits(result, found[1]):
+            if found is not None and _fits(result, found[1], stand_in=True):
                 fitting.setdefault((found[0], found[1].letter), []).append(result)
             elif found is None:
                 loose.append(result)
@@ -368,10 +399,12 @@ class EventBook:
         for result in loose:
             fits = [(n, t.letter) for n, state in self.games.items()
                     for t in state.seated.tables if (n, t.letter) not in by_id_found
-                    and _fits(result, t)]
+                    and _fits(result, t, stand_in=False)]
             if len(fits) == 1:
                 fitting.setdefault(fits[0], []).append(result)
-        return {key: results[0] for key, results in fitting.items() if len(results) == 1}
+        counted = {key: _earliest(self._table(*key), results)
+                   for key, results in fitting.items()}
+        return {key: result for key, result in counted.items() if result is not None}
 
     def standings(self, only: set[bytes] | None = None) -> list[Row]:
         """Every registered player's line, best first; ``only``: count just the
@@ -491,10 +524,22 @@ class MissingRecords(EventError):
         self.table_ids = table_ids
 
 
-def _fits(result: TableResult, table: TableSeats) -> bool:
-    """Whether a game's keys are the table's: its host, and only seats it gave."""
-    return (result.version.host == table.host and table.host in result.keys
-            and result.keys <= set(table.seats))
+def _fits(result: TableResult, table: TableSeats, *, stand_in: bool) -> bool:
+    """Whether a game's keys are the table's: only seats it gave, and a host who
+    played in it: its first seat, or (``stand_in``) a later one at a game that more
+    than half its seats played (see the module's docstring)."""
+    host = result.version.host
+    return (host in result.keys and result.keys <= set(table.seats)
+            and (host == table.host or (stand_in and host in table.seats
+                                        and 2 * len(result.keys) > len(table.seats))))
+
+
+def _earliest(table: TableSeats, results: Sequence[TableResult]) -> TableResult | None:
+    """The table's game among those that fit it: the one of the earliest seat that
+    hosted any, None where that seat hosted two (see the module's docstring)."""
+    first = min(table.seats.index(r.version.host) for r in results)
+    theirs = [r for r in results if r.version.host == table.seats[first]]
+    return theirs[0] if len(theirs) == 1 else None
 
 
 def check_code(opened: Opened, code: str) -> bool:

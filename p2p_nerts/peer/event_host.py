@@ -80,7 +80,7 @@ _EVENT_ID_LEN = 16
 _RECORDS_READ = 4
 DESERTED_AFTER = 60.0
 """Seconds past a game's turn-up time after which a table never seen, with no result,
-is taken for one that never opened (its host did not come)."""
+is taken for one that never opened (none of its seats came to open it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +131,8 @@ class Organiser:
         #: When the game under way was seated (or this organiser came back), by the
         #: monotonic clock: for :meth:`deserted`.
         self._seated_at: float | None = time.monotonic() if book.games else None
+        #: When each table was first seen over with no result (monotonic clock).
+        self._over_at: dict[tuple[int, str], float] = {}
         self.port = 0
 
     # ------------------------------------------------------------ opening
@@ -261,16 +263,29 @@ class Organiser:
                 if (self.game, t.letter) not in done]
 
     def deserted(self) -> list[str]:
-        """The current game's tables that never opened: no result, nothing seen of them
-        (where this machine watches the tables) and the turn-up time long over since
-        the seating (or since this organiser came back). A headless organiser ends a
-        game that waits only for those (a person decides at the screen: ``F``)."""
+        """The current game's tables that never opened, or never dealt, or whose game
+        has been over a while (`DESERTED_AFTER`) without one that counts (too few of
+        a table came for a stand-in's game to count): no result, nothing seen of them
+        being played (where this machine watches the tables), the turn-up time long
+        over since the seating (or since this organiser came back). A headless
+        organiser ends a game that waits only for those (a person decides at the
+        screen: ``F``)."""
         if not self.game or self.book.games[self.game].finished or self._seated_at is None:
             return []
         if time.monotonic() - self._seated_at < self.opened.turn_up_s + DESERTED_AFTER:
             return []
         live = self.book.games[self.game].live
-        return [letter for letter in self.unplayed() if letter not in live]
+        now = time.monotonic()
+        deserted = []
+        for letter in self.unplayed():
+            state = live[letter].state if letter in live else "waiting"
+            if state == "over":  # its record may be on its way: a while to come in
+                over = self._over_at.setdefault((self.game, letter), now)
+                if now - over >= DESERTED_AFTER:
+                    deserted.append(letter)
+            elif state == "waiting":
+                deserted.append(letter)
+        return deserted
 
     def end_game(self) -> None:
         """End the current game as it stands: tables without a result count for nothing."""

@@ -68,7 +68,8 @@ class LanPlace:
             raise ConnectionError("the game under way seats you nowhere")
         return await _player_error(open_table(
             self._link.identity, book, seat, interfaces=self._interfaces,
-            endpoint=self._endpoint, store=self._store, views=True))
+            endpoint=self._endpoint, store=self._store, views=True,
+            seated_at=self._link.seated_at(seat.game)))
 
     def close(self) -> None:
         self._link.close()

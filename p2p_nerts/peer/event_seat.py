@@ -15,7 +15,8 @@ is back.
 host (its first seat) opens it under the id the seating gives it, for the
 listed players only, dealing as soon as they all sit or after the event's
 turn-up time; the others find it on mDNS by its name and its host's key and
-join it.
+join it. Where the host never comes, the next seat stands in for it
+(:func:`open_table`).
 """
 
 from __future__ import annotations
@@ -31,22 +32,22 @@ from ..event.book import EventBook, MissingRecords, check_code, table_id_for
 from ..event.entries import EventError, Opened, Registered, Seated, TableSeats, code_proof, encode
 from ..game.bot import Bot
 from ..game.variants import VariantError, Variants
-from ..net.discovery import DiscoveryError, find_table
+from ..net.discovery import DiscoveryError
 from ..net.interfaces import Interfaces
-from ..net.link import LinkError
+from ..net.link import LinkError, Refused
 from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
 from ..protocol.identity import Identity
 from ..records.record import MAX_RECORD, RecordError
 from ..records.record import decode as decode_record
 from ..store import Store, StoreError
-from .event_watch import table_name, watch_game
+from .event_watch import find_seated, table_name, watch_game
 from .event_wire import NONCE_LEN, VERSION, WireError, presence, read_frame, write_frame
 from .headless import run_headless
-from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
+from .node import Endpoint, NetSession, TableConfig
 from .tables import join_found
 
-__all__ = ["AUTO_NEXT", "EventLink", "Seat", "open_table", "play_table", "table_name",
-           "take_part"]
+__all__ = ["AUTO_NEXT", "EventLink", "Seat", "open_table", "play_table", "stand_in_step",
+           "table_name", "take_part"]
 
 _log = logging.getLogger(__name__)
 
@@ -55,6 +56,10 @@ AUTO_NEXT = 8.0
 HAND_IN_EVERY = 5.0
 """Seconds between two looks for games to hand in, while connected: a game played
 from the lobby is kept when its table closes, at no moment this link knows of."""
+STAND_IN_MIN = 5.0
+"""Seconds at least that each seat of a table waits for the one before it to open it."""
+LOOK = 3.0
+"""Seconds one look on mDNS for a table's host (or stand-in) lasts."""
 _RECORDS_SLACK = 60.0
 """Seconds before the event's opening whose games a player still hands in (clocks
 differ between machines; a record that matches no seating counts for nothing)."""
@@ -101,6 +106,7 @@ class EventLink:
         self._handed: set[bytes] = set()  # records handed in on this connection
         self._nonce = b""  # the organiser's, on this connection
         self._table_ids: dict[bytes, bytes] = {}  # each kept record's table, read once
+        self._seated_at: dict[int, float] = {}  # when each game's seating was heard
         #: Why the organiser refused this player (a wrong code...), or None.
         self.refused: str | None = None
         self.connected = asyncio.Event()
@@ -321,9 +327,17 @@ class EventLink:
 
     def _apply(self, raw: bytes) -> None:
         try:
-            self.book.apply(raw)
+            signed = self.book.apply(raw)
         except MissingRecords:
             self._held.append(raw)  # its records come next
+            return
+        if signed is not None and isinstance(signed.entry, Seated):
+            self._seated_at[signed.entry.game] = time.monotonic()
+
+    def seated_at(self, game: int) -> float | None:
+        """When this machine heard game ``game``'s seating (``time.monotonic``): what
+        the turns of its tables' stand-ins count from (``open_table``)."""
+        return self._seated_at.get(game)
 
 
 def _variants(seated: Seated, opened: Opened) -> Variants:
@@ -334,45 +348,105 @@ def _variants(seated: Seated, opened: Opened) -> Variants:
         return Variants(target=opened.target)
 
 
+def stand_in_step(opened: Opened, table: TableSeats) -> float:
+    """Seconds each seat of ``table`` waits for the seats before it to open it, before
+    it opens it itself: the turn-up time shared among its seats, so that the last
+    stands in within it (a few seconds at least, for a table to be found)."""
+    return max(opened.turn_up_s / len(table.seats), STAND_IN_MIN)
+
+
 async def open_table(identity: Identity, book: EventBook, seat: Seat, *,
                      interfaces: Interfaces | None, endpoint: Endpoint, store: Store | None,
-                     views: bool, find_timeout: float | None = None) -> NetSession:
-    """Sit at ``seat``'s table: open it if this player is its host, else find it (by
-    its name and its host's key) and join it, looking until the turn-up time is
-    over. Raises ``DiscoveryError``/``LinkError`` (one line) when it cannot."""
+                     views: bool, seated_at: float | None = None) -> NetSession:
+    """Sit at ``seat``'s table, opening it or joining it, under the one id the seating
+    gives it; ``seated_at``: when this machine heard the seating (``time.monotonic``;
+    now by default). Raises ``DiscoveryError``/``LinkError`` (one line) when it cannot.
+
+    The table's seats in order are its hosts in order: the first opens it at once;
+    each later one opens it once every seat before it has had its turn (a
+    `stand_in_step` each, from the seating) and no table of theirs is found. Until
+    then, and after, a seat joins the table of the earliest seat found, looking only
+    at seats whose turn has come: a table opened early under a later seat's key
+    draws no one from the earlier seat's. The book counts the earliest host's game
+    (``event/book.py``), so this is the table that counts.
+    """
     opened = book.opened
     assert opened is not None  # a seat comes from a seating of an opened event
+    if (seat.game, seat.table.letter) in book.results():
+        raise LinkError(f"{seat.name} is played already: its game is in")
+    table = seat.table
+    me = table.seats.index(identity.public_key)
+    since = time.monotonic() if seated_at is None else seated_at
+    step = stand_in_step(opened, table)
+    back = store.unfinished() if store is not None else None
+    if back is not None and (back.table_id, back.host_key) == (
+            table_id_for(opened.event_id, seat.game, table.letter), identity.public_key):
+        return await _host_table(identity, book, seat, endpoint=endpoint, store=store,
+                                 interfaces=interfaces, views=views,
+                                 turn_up=float(opened.turn_up_s))  # it hosted it: back at it
+    if interfaces is None and me:
+        raise LinkError("an event's table is found on mDNS: no interfaces to look on")
+    while True:
+        turn = min(int((time.monotonic() - since) / step), len(table.seats) - 1)
+        others = [table.seats[i] for i in range(turn + 1) if i != me]
+        if others and interfaces is not None:
+            try:
+                return await _join_earliest(identity, book, seat, others, interfaces,
+                                            endpoint, store, views)
+            except Refused:
+                raise  # its table is open, and dealt without this late seat
+            except (DiscoveryError, LinkError) as exc:
+                _log.info("looking for %s: %s", seat.name, exc)
+                if turn < me:
+                    await asyncio.sleep(1.0)  # a look that failed at once (no mDNS)
+        if turn >= me:
+            if me:
+                _log.info("%s: no seat before this one opened it: it opens it", seat.name)
+            late = time.monotonic() - since
+            return await _host_table(identity, book, seat, endpoint=endpoint, store=store,
+                                     interfaces=interfaces, views=views,
+                                     turn_up=max(opened.turn_up_s - late, step) if me
+                                     else float(opened.turn_up_s))
+
+
+async def _host_table(identity: Identity, book: EventBook, seat: Seat, *, endpoint: Endpoint,
+                      store: Store | None, interfaces: Interfaces | None, views: bool,
+                      turn_up: float) -> NetSession:
+    """Open ``seat``'s table as its host (or stand-in), for its seated players only,
+    dealing once they all sit or after ``turn_up`` seconds with two."""
+    opened = book.opened
+    assert opened is not None
     seated = book.games[seat.game].seated
     table = seat.table
     table_id = table_id_for(opened.event_id, seat.game, table.letter)
-    if table.host == identity.public_key:
-        config = TableConfig(variants=_variants(seated, opened), seat_only=table.seats,
-                             auto_start=len(table.seats), auto_next=AUTO_NEXT,
-                             turn_up=float(opened.turn_up_s), views=views,
-                             max_seats=max(2, len(table.seats)))
-        back = store.unfinished() if store is not None else None
-        if store is not None and back is not None and back.table_id == table_id:
-            # This machine crashed hosting it: the game goes on from the journal
-            # (a guest's join does the same by itself).
-            _log.info("back at %s: the game goes on from where it was", seat.name)
-            return await NetSession.resume(identity, config, endpoint, store, back,
-                                           table_name=seat.name, interfaces=interfaces)
-        return await NetSession.host(
-            identity, config, endpoint, table_name=seat.name, interfaces=interfaces,
-            store=store, table_id=table_id)
-    if interfaces is None:
-        raise LinkError("an event's table is found on mDNS: no interfaces to look on")
-    wanted = f"{seat.name}@{fingerprint_hex(table.host)}"
-    give_up = time.monotonic() + (find_timeout if find_timeout is not None
-                                  else opened.turn_up_s + 10.0)
-    while True:
-        try:
-            ad = await find_table(wanted, interfaces, 3.0)
-            return await join_found(identity, ad, TableConfig(views=views), endpoint, store)
-        except (DiscoveryError, LinkError) as exc:
-            if time.monotonic() >= give_up:
-                raise
-            _log.info("looking for %s: %s", seat.name, exc)
+    config = TableConfig(variants=_variants(seated, opened), seat_only=table.seats,
+                         auto_start=len(table.seats), auto_next=AUTO_NEXT,
+                         turn_up=turn_up, views=views, max_seats=max(2, len(table.seats)))
+    back = store.unfinished() if store is not None else None
+    if store is not None and back is not None and back.table_id == table_id:
+        # This machine crashed hosting it (or standing in): the game goes on from
+        # the journal (a guest's join does the same by itself).
+        _log.info("back at %s: the game goes on from where it was", seat.name)
+        return await NetSession.resume(identity, config, endpoint, store, back,
+                                       table_name=seat.name, interfaces=interfaces)
+    return await NetSession.host(
+        identity, config, endpoint, table_name=seat.name, interfaces=interfaces,
+        store=store, table_id=table_id)
+
+
+async def _join_earliest(identity: Identity, book: EventBook, seat: Seat,
+                         hosts: list[bytes], interfaces: Interfaces,
+                         endpoint: Endpoint, store: Store | None, views: bool) -> NetSession:
+    """Join ``seat``'s table as opened by the earliest of ``hosts`` found on mDNS within
+    `LOOK` seconds; a table under another id than its seating's is left at once."""
+    ad = await find_seated(seat.name, hosts, interfaces, LOOK)
+    session = await join_found(identity, ad, TableConfig(views=views), endpoint, store)
+    opened = book.opened
+    assert opened is not None
+    if session.replica.table_id != table_id_for(opened.event_id, seat.game, seat.table.letter):
+        session.close()
+        raise LinkError(f"the table {ad.name} found is not the one its seating gives")
+    return session
 
 
 async def play_table(link: EventLink, seat: Seat, bot: Bot, *, interfaces: Interfaces | None,
@@ -385,7 +459,8 @@ async def play_table(link: EventLink, seat: Seat, bot: Bot, *, interfaces: Inter
         _log.info("%s is played already: its record is kept", seat.name)
         return 0
     session = await open_table(link.identity, link.book, seat, interfaces=interfaces,
-                               endpoint=endpoint, store=store, views=False)
+                               endpoint=endpoint, store=store, views=False,
+                               seated_at=link.seated_at(seat.game))
     playing = asyncio.ensure_future(run_headless(session, bot=bot, summary=None))
     while not playing.done():
         if link.moved_on(seat.game):

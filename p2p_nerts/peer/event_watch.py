@@ -2,8 +2,8 @@
 
 Any machine that holds an event's book (the organiser's, or one that only
 follows the event, as the projector's page does) can watch the tables of the
-game under way: each is found on mDNS by its name and its host's key
-(:func:`table_name`), watched without a seat (every entry checked, as a
+game under way: each is found on mDNS by its name and its host's key, or a
+stand-in's (:func:`find_seated`), watched without a seat (every entry checked, as a
 spectator checks them), and what the watcher sees -- the table's phase, its
 round, the running totals -- goes to the book (``EventBook.follow``) every
 second, until the table's record is in or the game is over. It is for show
@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from ..event.book import EventBook
 from ..event.entries import EventError
-from ..net.discovery import DiscoveryError, find_table
+from ..net.discovery import DiscoveryError, TableAd, TableBrowser, TableNotFoundError
 from ..net.interfaces import Interfaces, listen_addresses
 from ..net.link import LinkError
 from ..protocol.identity import Identity
@@ -28,7 +28,7 @@ from ..protocol.replica import Phase
 from .node import Endpoint, NetSession, TableConfig, fingerprint_hex
 from .tables import join_found
 
-__all__ = ["TableWatch", "table_name", "watch_game"]
+__all__ = ["TableWatch", "find_seated", "table_name", "watch_game"]
 
 _log = logging.getLogger(__name__)
 
@@ -44,11 +44,39 @@ def table_name(game: int, letter: str) -> str:
     return f"Game {game} · table {letter}"
 
 
+async def find_seated(name: str, hosts: Sequence[bytes], interfaces: Interfaces,
+                      timeout: float) -> TableAd:
+    """The event's table ``name`` as opened by the earliest of ``hosts`` (its seats in
+    order, those whose turn to host has come) that mDNS shows within ``timeout``
+    seconds: a stand-in's where the seats before it did not open it. One line of
+    ``DiscoveryError`` when none is found."""
+    order = {fingerprint_hex(key): i for i, key in enumerate(hosts)}
+
+    def theirs(ads: list[TableAd]) -> list[TableAd]:
+        return sorted((ad for ad in ads if ad.name == name and ad.fingerprint in order),
+                      key=lambda ad: order[ad.fingerprint])
+
+    try:
+        async with TableBrowser(interfaces) as browser:
+            try:
+                await browser.wait_for(lambda ads: bool(theirs(ads)), timeout)
+            except TimeoutError:
+                raise TableNotFoundError(f"{name} is not open yet (looked {timeout:g} s)"
+                                         ) from None
+            await browser.settle(timeout)  # an earlier seat's, heard but not resolved yet
+            found = theirs(browser.tables)
+    except OSError as exc:
+        raise DiscoveryError(f"cannot use mDNS here ({exc.strerror or exc})") from None
+    if not found:
+        raise TableNotFoundError(f"{name} went away while looking")
+    return found[0]
+
+
 def watch_game(identity: Identity, book: EventBook, game: int, interfaces: Interfaces,
                changed: Callable[[], None]) -> list[Coroutine[Any, Any, None]]:
     """A watch of each table of game ``game`` (each to run as a task), ``changed()``
     after each look."""
-    return [TableWatch(identity, book, game, table.letter, table.host, changed).run(interfaces)
+    return [TableWatch(identity, book, game, table.letter, table.seats, changed).run(interfaces)
             for table in book.games[game].seated.tables]
 
 
@@ -56,13 +84,14 @@ class TableWatch:
     """Watching one table of an event's game as a spectator (see the module)."""
 
     def __init__(self, identity: Identity, book: EventBook, game: int, letter: str,
-                 host: bytes, changed: Callable[[], None]) -> None:
+                 hosts: Sequence[bytes], changed: Callable[[], None]) -> None:
         self._identity = identity
         self._book = book
         self._game = game
         self._letter = letter
         self._changed = changed
-        self._wanted = f"{table_name(game, letter)}@{fingerprint_hex(host)}"
+        self._name = table_name(game, letter)
+        self._hosts = tuple(hosts)  # its seats: the first hosts it, or one stands in
 
     def _done(self) -> bool:
         state = self._book.games.get(self._game)
@@ -72,12 +101,12 @@ class TableWatch:
     async def run(self, interfaces: Interfaces) -> None:
         while not self._done():
             try:
-                ad = await find_table(self._wanted, interfaces, 5.0)
+                ad = await find_seated(self._name, self._hosts, interfaces, 5.0)
                 session = await join_found(self._identity, ad, TableConfig(views=False),
                                            Endpoint(listen_addresses("", interfaces)),
                                            watch=True)
             except (DiscoveryError, LinkError, OSError) as exc:
-                _log.debug("watching %s: %s", self._wanted, exc)
+                _log.debug("watching %s: %s", self._name, exc)
                 await asyncio.sleep(LOOK)
                 continue
             running = asyncio.ensure_future(session.run())
