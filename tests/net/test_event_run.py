@@ -109,7 +109,9 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
             assert live and all(len(t["players"]) == 3 for t in live)  # type: ignore[arg-type]
             assert any(t["round"] >= 1 for t in live)  # type: ignore[operator]
             assert any(t["round"] >= 1 for t in wall)  # type: ignore[operator]
-            assert projector.book.standings() == expected
+            # The projector hears the last records after the organiser took them.
+            await until(lambda: projector.book.standings() == expected,
+                        "the projector to count every record")
             projector.close()
             await following
         finally:
