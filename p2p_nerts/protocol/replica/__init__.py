@@ -18,9 +18,12 @@ Where state changes, the rule every module here keeps:
   own methods: ``Seating`` the seats, rules and waiting list, ``Places`` the
   author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
   the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
-  ``Heartbeats`` when my marks are due. A change to seats or chains that a
-  decision asks for comes back as an effect the facade hands to its owner
-  (``Seating.apply``, ``Places.apply``), in the order decided.
+  ``Heartbeats`` when my marks are due. ``Steps`` and ``Delivery`` call the
+  chains' methods directly (``Places.forget_before`` as a round begins,
+  ``Places.take_heads`` and ``Outbox.caught_up`` as a snapshot is taken up);
+  a change to the seats that a decision asks for, and a claim on a chain,
+  come back as an effect the facade hands to its owner (``Seating.apply``,
+  ``Places.claim``), in the order decided.
 - One round's ``RoundState`` is not one owner's yet: it changes in the
   functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
   ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in

@@ -12,7 +12,7 @@ a direct call (``_steps``); :data:`Effect` names every effect.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...game.scoring import Match
@@ -20,7 +20,7 @@ from ...game.variants import Variants
 from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Ack, Head, Payload, Seat
+from ..messages import Ack, Payload, Seat
 from ._base import Phase
 from ._state import RoundState, index_of
 
@@ -101,36 +101,12 @@ class DealByHand:
 
 
 @dataclass(frozen=True, slots=True)
-class Forget:
-    """Forget ``author``'s entries up to ``upto`` (a finished round, held by all)."""
-
-    author: bytes
-    upto: int
-
-
-@dataclass(frozen=True, slots=True)
-class TakeHeads:
-    """Hold every author's chain as far as these heads; my clock goes past the
-    times of ``dated`` authors' heads."""
-
-    heads: tuple[Head, ...]
-    dated: Collection[bytes]
-
-
-@dataclass(frozen=True, slots=True)
 class Standing:
     """The game as a snapshot gives it, between rounds (or over): no round held."""
 
     totals: dict[bytes, int]
     match: Match
     phase: Phase
-
-
-@dataclass(frozen=True, slots=True)
-class Admit:
-    """Hear these keys as players (``Places.admit``)."""
-
-    keys: frozenset[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +214,5 @@ class SignAck:
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
 Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit
-          | Claim | SetPhase | Totals | Unwait | Queued | Readied
-          | RoundBegun | Reject | Counted
-          | Resent | SignAck)
+          | SittingDown | NextDeal | DealByHand | Standing | Claim | SetPhase | Totals
+          | Unwait | Queued | Readied | RoundBegun | Reject | Counted | Resent | SignAck)

@@ -138,8 +138,8 @@ class Replica:
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning, places=self._places, beats=self._beats,
-                            order=self._order, live=self, apply=self._apply,
+                            pruning=self._pruning, places=self._places, outbox=self._outbox,
+                            beats=self._beats, order=self._order, live=self, apply=self._apply,
                             drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
@@ -361,11 +361,8 @@ class Replica:
                 self.seating.apply(effect, self._outbox.seq)
             case fx.Emit(event=event):
                 self._event(event)
-            case fx.Forget() | fx.Claim() | fx.Admit():
-                self._places.apply(effect, self._delivery.holds_place)
-            case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
-                self._places.apply(effect, self._delivery.holds_place)
-                self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
+            case fx.Claim(author=author, seq=seq):
+                self._places.claim(author, seq, self._delivery.holds_place)
             case fx.Standing(totals=totals, match=match, phase=phase):
                 self.totals, self.match, self.phase = totals, match, phase
                 self.rs = self.prev_rs = None
