@@ -40,17 +40,11 @@ from p2p_nerts.protocol.replica import (
 )
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
 from p2p_nerts.protocol.replica._effects import (
-    DealByHand,
     Emit,
-    NextDeal,
     Queued,
     Readied,
-    SetRules,
-    SetSeats,
     Sign,
-    SittingDown,
     Unwait,
-    WaitingSeated,
     Waits,
 )
 from p2p_nerts.protocol.replica._lobby import (
@@ -59,7 +53,9 @@ from p2p_nerts.protocol.replica._lobby import (
     OVER,
     Gone,
     Refuse,
+    Reseated,
     Retell,
+    Ruled,
     Seated,
     SeatIt,
     Table,
@@ -317,13 +313,12 @@ def test_a_table_command_signs_what_it_asks_and_only_where_it_may() -> None:
 
 def test_a_host_dealing_by_itself_deals_once_due_or_says_once_why_it_cannot() -> None:
     t = _table()
-    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=9.0, sitting_down=()) == []
-    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=10.0, sitting_down=()) == [
-        NextDeal(None), *start_round(t)]
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=9.0, sitting_down=()) is None
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=10.0,
+                     sitting_down=()) == start_round(t)
     alone = _table(Phase.LOBBY, seats=SEATS[:1])
-    assert auto_deal(alone, auto_start=1, next_round_at=None, now=0.0, sitting_down=()) == [
-        DealByHand(),
-        Emit(ev.Notice("cannot deal automatically: a table seats 2 to 8 players, not 1"))]
+    assert auto_deal(alone, auto_start=1, next_round_at=None, now=0.0,
+                     sitting_down=()) == "a table seats 2 to 8 players, not 1"
 
 
 def _entry(author: Identity, payload: Payload, number: int) -> Entry:
@@ -337,9 +332,8 @@ def test_the_host_s_roster_sets_the_seats_and_may_begin_the_round() -> None:
     t = replace(_table(seats=seats), host_key=host.public_key)
     told = Emit(ev.RosterChanged(("host", "a"), tuple(fingerprint_of(s.key) for s in seats),
                                  None))
-    assert roster(t, _entry(host, Roster(seats), 3), seats) == Seated(SetSeats(seats), True, told)
-    assert roster(t, _entry(host, Roster(seats), 2), seats) == Seated(SetSeats(seats), False,
-                                                                      told)
+    assert roster(t, _entry(host, Roster(seats), 3), seats) == Seated(seats, True, told)
+    assert roster(t, _entry(host, Roster(seats), 2), seats) == Seated(seats, False, told)
     with pytest.raises(EnvelopeError, match="not_host"):
         roster(_table(seats=seats), _entry(host, Roster(seats), 3), seats)
 
@@ -349,19 +343,17 @@ def test_the_host_s_settings_set_the_rules_and_its_clocks() -> None:
     t = replace(_table(), host_key=host.public_key)
     rules = Variants(target=50)
     sent = settings_of(rules, 1.5, 12.0)
-    assert settings(t, _entry(host, sent, 2), sent) == [
-        SetRules(rules, 1.5, 12.0),
-        Emit(ev.SettingsChanged(f"{rules.words()}; 1.5 s countdown, "
-                                "silent seats dropped after 12 s"))]
+    assert settings(t, _entry(host, sent, 2), sent) == Ruled(
+        rules, sent, Emit(ev.SettingsChanged(f"{rules.words()}; 1.5 s countdown, "
+                                             "silent seats dropped after 12 s")))
     with pytest.raises(EnvelopeError, match="not_host"):
         settings(_table(), _entry(host, sent, 2), sent)
 
 
 def test_as_a_round_closes_one_roster_reseats_and_the_break_waits_for_newcomers() -> None:
-    assert closing_roster(_table(), _round()) == [WaitingSeated()]
+    assert closing_roster(_table(), _round()) == Reseated(None, frozenset())
     t = _table(waiting={NEW: "new"})
-    assert closing_roster(t, _round()) == [
-        WaitingSeated(), Sign(Roster((*SEATS, Seat(NEW, "new")))), SittingDown(frozenset({NEW}))]
+    assert closing_roster(t, _round()) == Reseated((*SEATS, Seat(NEW, "new")), frozenset({NEW}))
 
 
 GUEST = Identity.from_seed(b"g" * 32, "guest")

@@ -19,7 +19,6 @@ from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._effects import (
     Emit,
     RoundBegun,
-    SetSeats,
     Sign,
     Unwait,
 )
@@ -46,7 +45,7 @@ def _round() -> RoundState:
 def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> None:
     steps, table = _steps()
     seats = (Seat(ME, "me"), Seat(LIAR, "liar"))
-    steps.seating.apply(SetSeats(seats), 0)
+    steps.seating.seats = seats
     steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
     steps.begin(2, note=False)
     assert [type(e) for e in table.done] == [RoundBegun, Sign, str]
@@ -127,7 +126,7 @@ def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up()
 def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> None:
     steps, table = _steps(None, Phase.BETWEEN)
     seats = (Seat(ME, "me"), Seat(LIAR, "liar"))
-    steps.seating.apply(SetSeats(seats), 0)
+    steps.seating.seats = seats
     table.totals, table.now = {ME: 12, LIAR: -3}, 5.0
     steps.begin(3, note=False)
     assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]

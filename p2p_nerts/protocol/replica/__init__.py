@@ -19,11 +19,15 @@ Where state changes, the rule every module here keeps:
   author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
   the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
   ``Heartbeats`` when my marks are due. ``Steps`` and ``Delivery`` call the
-  chains' methods directly (``Places.forget_before`` as a round begins,
-  ``Places.take_heads`` and ``Outbox.caught_up`` as a snapshot is taken up);
-  a change to the seats that a decision asks for, and a claim on a chain,
-  come back as an effect the facade hands to its owner (``Seating.apply``,
-  ``Places.claim``), in the order decided.
+  owners' methods directly, where a decision is carried out: the chains'
+  (``Places.forget_before`` as a round begins, ``Places.take_heads`` and
+  ``Outbox.caught_up`` as a snapshot is taken up), the seating's (the seats
+  and rules a ROSTER, SETTINGS or snapshot sets, the waiting list seated and
+  the newcomers noted as a round closes, the next deal's time), and
+  ``Seating.auto_deal`` changes its own. What is left comes back as an effect
+  the facade hands to its owner, in the order decided: the lobby's changes to
+  the waiting list, the line and who is ready (``Seating.apply``), and a claim
+  on a chain (``Places.claim``).
 - One round's ``RoundState`` is not one owner's yet: it changes in the
   functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
   ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in

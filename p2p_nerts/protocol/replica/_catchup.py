@@ -37,7 +37,7 @@ from ..envelope import HEADER_LEN, Entry, EnvelopeError, author_of
 from ..journal import Kind, Record, snapshot_of, unpack
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
 from ._base import EPHEMERAL, Phase, rules_of
-from ._effects import Effect, Emit, SetRules, SetSeats, Standing
+from ._effects import Effect, Emit, Standing
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")
@@ -113,23 +113,17 @@ class Pruning:
             raise EnvelopeError("bad_field:snapshot") from None
         return variants
 
-    def take_up(self, snapshot: Snapshot, variants: Variants) -> list[Effect]:
+    def take_up(self, snapshot: Snapshot, variants: Variants) -> Standing:
         """Go on from ``snapshot``: the host's, or my own note that a compacted
-        journal starts with: the rules, the seats and the game as it gives them
-        (``Steps.take_up`` takes its chains up first, while the seats are the
-        old ones, and hears its players after; then the round is caught up with
-        before moving, and begins as it did for everyone, the snapshot being
-        its note)."""
+        journal starts with, which is the note of its round: the game as it
+        gives it (``Steps.take_up`` takes its chains, rules and seats up; then
+        the round is caught up with before moving, and begins as it did for
+        everyone)."""
         self.begun = (positions(snapshot), snapshot)
         seated = len(snapshot.seats)
-        settings = snapshot.settings
-        return [
-            SetRules(variants, settings.countdown_ms / 1000, settings.drop_after_ms / 1000),
-            SetSeats(snapshot.seats),
-            Standing({total.key: total.points for total in snapshot.totals},
-                     Match(variants, seated, [0] * seated, snapshot.rounds),
-                     Phase.OVER if snapshot.over else Phase.BETWEEN),
-        ]
+        return Standing({total.key: total.points for total in snapshot.totals},
+                        Match(variants, seated, [0] * seated, snapshot.rounds),
+                        Phase.OVER if snapshot.over else Phase.BETWEEN)
 
 
 def positions(snapshot: Snapshot) -> dict[bytes, int]:

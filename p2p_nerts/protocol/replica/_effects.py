@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...game.scoring import Match
-from ...game.variants import Variants
 from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
@@ -52,52 +51,11 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
-class SetSeats:
-    """Who sits at the table now (the host's ROSTER, or a snapshot's)."""
-
-    seats: tuple[Seat, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SetRules:
-    """The rules and clocks the table plays by now (the host's SETTINGS)."""
-
-    variants: Variants
-    countdown: float
-    drop_after: float
-
-
-@dataclass(frozen=True, slots=True)
 class Waits:
     """Host: ``key`` sits down as this round closes (the waiting list)."""
 
     key: bytes
     name: str
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingSeated:
-    """Host, as a round closes: those waiting are seated now (or found no room)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SittingDown:
-    """Host: ``newcomers`` were seated by the ROSTER signed just before; the break
-    waits for them to hold it (they replay the table's entries first)."""
-
-    newcomers: frozenset[bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class NextDeal:
-    """Host: when it deals the next round by itself (None: not by itself now)."""
-
-    at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class DealByHand:
-    """Host: deal by itself no more; wait for a person to deal."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +171,5 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
-Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Standing | Claim | SetPhase | Totals
-          | Unwait | Queued | Readied | RoundBegun | Reject | Counted | Resent | SignAck)
+Effect = (Sign | Emit | Record | Waits | Standing | Claim | SetPhase | Totals | Unwait
+          | Queued | Readied | RoundBegun | Reject | Counted | Resent | SignAck)

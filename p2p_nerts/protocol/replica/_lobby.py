@@ -3,10 +3,12 @@ closes; what a host may ask between rounds, and when it deals by itself; and
 what a ROSTER or SETTINGS from the host sets.
 
 Pure functions of the table as it stands (:class:`Table`): they return the
-effects to apply (``_effects``), or refuse (``CommandError`` for a local
+effects to apply (``_effects``) or a decision (:class:`Seated`,
+:class:`Ruled`, :class:`Reseated`), or refuse (``CommandError`` for a local
 command, ``EnvelopeError`` for an entry); the facade signs the ROSTER,
-SETTINGS or REFUSE and keeps the waiting list, and ``Steps`` begins the round
-a ROSTER begins and takes a GOODBYE to the round.
+SETTINGS or REFUSE, ``Seating`` keeps the waiting list, and ``Steps`` sets
+the seats and rules decided, begins the round a ROSTER begins and takes a
+GOODBYE to the round.
 """
 
 from __future__ import annotations
@@ -31,22 +33,7 @@ from ._commands import (
     StartRound,
     TurnAway,
 )
-from ._effects import (
-    DealByHand,
-    Effect,
-    Emit,
-    NextDeal,
-    Queued,
-    Readied,
-    SetRules,
-    SetSeats,
-    Sign,
-    SittingDown,
-    Unwait,
-    WaitingSeated,
-    Waits,
-    roster_told,
-)
+from ._effects import Effect, Emit, Queued, Readied, Sign, Unwait, Waits, roster_told
 from ._state import RoundState
 
 #: Phases in which the host may change the table (its settings, its seats).
@@ -90,9 +77,28 @@ class Seated:
     """The host's ROSTER delivered: the seats it sets, whether it begins its round
     (``Steps.lobby_entry`` begins it), then the seats told."""
 
-    seats: SetSeats
+    seats: tuple[Seat, ...]
     begins: bool
     told: Emit
+
+
+@dataclass(frozen=True, slots=True)
+class Ruled:
+    """The host's SETTINGS delivered: the rules and clocks the table plays by now
+    (``Seating.set_rules``), then told."""
+
+    variants: Variants
+    settings: Settings
+    told: Emit
+
+
+@dataclass(frozen=True, slots=True)
+class Reseated:
+    """Host, as a round closes: the seats of the next round (None: as they are),
+    which a ROSTER says, and the newcomers among them (``Seating.reseated``)."""
+
+    seats: tuple[Seat, ...] | None
+    newcomers: frozenset[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,14 +293,14 @@ def reseat(rs: RoundState, seats: tuple[Seat, ...], waiting: Mapping[bytes, str]
     return tuple(kept.values())
 
 
-def closing_roster(t: Table, rs: RoundState) -> list[Effect]:
+def closing_roster(t: Table, rs: RoundState) -> Reseated:
     """Host, as ``rs`` closes: one ROSTER says who leaves and who sits down
     (:func:`reseat`); the break waits for the newcomers to catch up."""
     seats = reseat(rs, t.seats, t.waiting, set(t.proven), t.host_key, t.max_seats)
     keys = {seat.key for seat in seats}
     if keys == t.seated:
-        return [WaitingSeated()]
-    return [WaitingSeated(), Sign(Roster(seats)), SittingDown(frozenset(keys - set(rs.keys)))]
+        return Reseated(None, frozenset())
+    return Reseated(seats, frozenset(keys - set(rs.keys)))
 
 
 def host_between_rounds(is_host: bool, phase: Phase, only: str, when: str) -> None:
@@ -422,23 +428,23 @@ def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
 
 
 def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
-              sitting_down: Collection[bytes]) -> list[Effect]:
-    """Host: deal by itself now if due (:func:`auto_deal_due`); a deal it cannot make
-    is said once, and then it waits for a person."""
+              sitting_down: Collection[bytes]) -> list[Effect] | str | None:
+    """Host: the deal it makes by itself now (:func:`start_round`), if due
+    (:func:`auto_deal_due`; None: not due), or why it cannot make it."""
     if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,
                          t.seated):
-        return []
-    over: list[Effect] = [NextDeal(None)] if next_round_at is not None else []
+        return None
     try:
-        return [*over, *start_round(t)]
+        return start_round(t)
     except CommandError as exc:
-        return [*over, DealByHand(), Emit(ev.Notice(f"cannot deal automatically: {exc}"))]
+        return str(exc)
 
 
 def delivered(t: Table, entry: Entry, payload: Payload,
-              rs: RoundState | None) -> list[Effect] | Seated | Gone:
+              rs: RoundState | None) -> list[Effect] | Seated | Ruled | Gone:
     """A lobby entry (or a GOODBYE) delivered (``rs``: the round under way, if any):
-    what it does (a ROSTER's and a GOODBYE's are taken on by ``Steps``). Any
+    what it does (a ROSTER's, a SETTINGS' and a GOODBYE's are taken on by
+    ``Steps``). Any
     other type between rounds is one no honest peer signs."""
     author = entry.author
     match payload:
@@ -468,10 +474,10 @@ def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> Seated:
     if entry.author != t.host_key:
         raise EnvelopeError("not_host")
     begins = roster_begins(entry.round, t.number, t.phase, t.variants, seats)
-    return Seated(SetSeats(seats), begins, roster_told(seats, t.me))
+    return Seated(seats, begins, roster_told(seats, t.me))
 
 
-def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:
+def settings(t: Table, entry: Entry, payload: Settings) -> Ruled:
     """The host's SETTINGS: the rules, and the host's clocks whatever this peer was
     started with (nobody may start early, and every peer counts a seat silent
     after the same time)."""
@@ -479,9 +485,9 @@ def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:
         raise EnvelopeError("not_host")
     variants = variants_of(payload, t.phase)
     countdown, drop_after = payload.countdown_ms / 1000, payload.drop_after_ms / 1000
-    return [SetRules(variants, countdown, drop_after), Emit(ev.SettingsChanged(
+    return Ruled(variants, payload, Emit(ev.SettingsChanged(
         f"{variants.words()}; {countdown:g} s countdown, "
-        f"silent seats dropped after {drop_after:g} s"))]
+        f"silent seats dropped after {drop_after:g} s")))
 
 
 def roster_begins(entry_round: int, number: int, phase: Phase, variants: Variants,

@@ -355,10 +355,8 @@ class Replica:
                                                  expect_lamport=lamport))
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-            case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
-                  | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
-                  | fx.DealByHand()):
-                self.seating.apply(effect, self._outbox.seq)
+            case fx.Unwait() | fx.Queued() | fx.Readied() | fx.Waits():
+                self.seating.apply(effect)
             case fx.Emit(event=event):
                 self._event(event)
             case fx.Claim(author=author, seq=seq):

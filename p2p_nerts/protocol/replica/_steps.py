@@ -25,7 +25,18 @@ from ..audit import AuditResult
 from ..authors import AuthorLog
 from ..envelope import Entry, EnvelopeError
 from ..journal import snapshot_record
-from ..messages import Audit, Drop, Fork, MsgType, Nerts, Payload, Snapshot, Stuck, Summary
+from ..messages import (
+    Audit,
+    Drop,
+    Fork,
+    MsgType,
+    Nerts,
+    Payload,
+    Roster,
+    Snapshot,
+    Stuck,
+    Summary,
+)
 from ..proof import ForkProof
 from . import _catchup as catchup
 from . import _closing as closing
@@ -144,7 +155,9 @@ class Steps:
         seated = frozenset(seat.key for seat in snapshot.seats)
         places.take_heads(snapshot.heads, self.holds_place)
         self.outbox.caught_up(places.authors.get(me), snapshot.heads, seated | {me})
-        self.apply(self.pruning.take_up(snapshot, variants))
+        self.seating.set_rules(variants, snapshot.settings)
+        self.seating.seats = snapshot.seats
+        self.apply([self.pruning.take_up(snapshot, variants)])
         places.admit(seated | {head.author for head in snapshot.heads})
         self.recovery.catch_up()
         self.begin(snapshot.round, note=False)
@@ -159,9 +172,12 @@ class Steps:
         rs, phase = live.rs, live.phase
         done = lobby.delivered(self.table(rs, phase), entry, payload, rs)
         if isinstance(done, lobby.Seated):
-            self.apply([done.seats])
+            self.seating.seats = done.seats
             if done.begins:
                 self.begin(entry.round)
+            self.apply([done.told])
+        elif isinstance(done, lobby.Ruled):
+            self.seating.set_rules(done.variants, done.settings)
             self.apply([done.told])
         elif isinstance(done, lobby.Gone):
             self.apply(done.effects)
@@ -384,18 +400,26 @@ class Steps:
 
     def close(self, rs: RoundState) -> None:
         """Close ``rs`` if it is due now (``closing.close``); the host then seats the
-        table for the next round (``lobby.closing_roster``)."""
-        live = self.live
-        closed = closing.close(rs, live.match, live.phase, is_host=self.is_host,
-                               auto_next=self.seating.auto_next, now=live.now)
+        table for the next round (``lobby.closing_roster``: the waiting list
+        cleared, the ROSTER signed, then the newcomers it seats noted against it)
+        and, as the game goes on,
+        says when it deals that round by itself."""
+        live, seating = self.live, self.seating
+        closed = closing.close(rs, live.match, live.phase)
         if not closed:
             return
         self.apply(closed)
+        if self.is_host and live.phase is Phase.BETWEEN:
+            seating.round_closed(live.now)
         # The host's SETTINGS and ROSTER for the next round may have waited for
         # this close: deliver whatever was held back.
         self.drain()
         if self.is_host:
-            self.apply(lobby.closing_roster(self.table(live.rs, live.phase), rs))
+            reseated = lobby.closing_roster(self.table(live.rs, live.phase), rs)
+            seating.waiting_seated()
+            if reseated.seats is not None:
+                self.apply([Sign(Roster(reseated.seats))])
+                seating.sitting_down_since(reseated.newcomers, self.outbox.seq)
 
     # ------------------------------------------------------------ intake
     def stopped(self, log: AuthorLog, stop: Stop) -> None:
