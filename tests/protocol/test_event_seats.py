@@ -10,6 +10,7 @@ from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._lobby import (
     NOT_LISTED,
+    Joined,
     Table,
     auto_deal,
     auto_deal_due,
@@ -30,9 +31,10 @@ def _table(seats: tuple[Seat, ...], only: frozenset[bytes] | None) -> Table:
 def test_only_the_listed_players_sit() -> None:
     listed = frozenset({HOST, A, B})
     t = _table((Seat(HOST, "host"),), listed)
-    assert join(t, A, "a", None) == [Sign(Roster((Seat(HOST, "host"), Seat(A, "a"))))]
-    assert join(t, NEW, "new", None) == [Sign(Refusal(NEW, NOT_LISTED))]
-    assert join(_table((Seat(HOST, "host"),), None), NEW, "new", None) == [
+    assert join(t, A, "a", None).then == [Sign(Roster((Seat(HOST, "host"), Seat(A, "a"))))]
+    assert join(t, NEW, "new", None) == Joined(NEW, "new", None, False,
+                                               [Sign(Refusal(NEW, NOT_LISTED))])
+    assert join(_table((Seat(HOST, "host"),), None), NEW, "new", None).then == [
         Sign(Roster((Seat(HOST, "host"), Seat(NEW, "new"))))]
 
 

@@ -12,7 +12,7 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.messages import AckMark, Seat
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
-from p2p_nerts.protocol.replica._effects import Emit, Readied, Unwait, Waits
+from p2p_nerts.protocol.replica._effects import Emit
 from p2p_nerts.protocol.replica._lobby import Reseated, closing_roster, start_round
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
@@ -51,7 +51,7 @@ def test_a_place_is_a_seat_a_place_in_the_round_or_on_the_waiting_list() -> None
     gone = bytes([9]) * 32
     assert s.holds_place(A, None) and s.holds_place(HOST, None)
     assert not s.holds_place(NEW, None) and not s.holds_place(gone, None)
-    s.apply(Waits(NEW, "new"))
+    s.joined(NEW, "new", in_line=None, waits=True)
     rs = RoundState(number=1, keys=(HOST, gone), names=("host", "gone"), variants=Variants(),
                     me=0, live={0, 1}, log=FoundationLog(strict_ties=False))
     assert s.holds_place(NEW, None) and s.holds_place(gone, rs)  # waiting; dealt in
@@ -60,11 +60,11 @@ def test_a_place_is_a_seat_a_place_in_the_round_or_on_the_waiting_list() -> None
 
 def test_the_waiting_list_fills_empties_and_is_seated() -> None:
     s = _seating()
-    s.apply(Waits(NEW, "new"))
-    s.apply(Waits(B, "b"))
+    s.joined(NEW, "new", in_line=None, waits=True)
+    s.joined(B, "b", in_line=None, waits=True)
     assert s.waiting == {NEW: "new", B: "b"}
-    s.apply(Unwait(B))
-    s.apply(Unwait(B))  # gone already: nothing to do
+    s.left(B, unqueue=False)
+    s.left(B, unqueue=False)  # gone already: nothing to do
     assert s.waiting == {NEW: "new"}
     s.waiting_seated()
     assert s.waiting == {}
@@ -80,12 +80,12 @@ def test_rules_and_clocks_are_set_together_and_said_as_one_settings() -> None:
 
 def test_ready_is_said_per_key_and_afresh_for_each_round() -> None:
     s = _seating()
-    s.apply(Readied(A, True))
-    s.apply(Readied(B, True))
-    s.apply(Readied(B, False))
+    s.readied(A, True)
+    s.readied(B, True)
+    s.readied(B, False)
     assert s.ready == {A: True, B: False}
     s.sitting_down_since({NEW}, 7)
-    s.apply(Waits(NEW, "new"))
+    s.joined(NEW, "new", in_line=None, waits=True)
     s.new_round()
     assert s.ready == {} and s.sitting_down == {}
     assert s.waiting == {NEW: "new"} and s.seats == SEATS  # the rest stays
@@ -105,8 +105,8 @@ def test_a_newcomer_sits_down_once_it_holds_the_roster_that_seated_it() -> None:
 
 def test_the_lobby_reads_the_seating_as_it_stands() -> None:
     s = _seating()
-    s.apply(Waits(NEW, "new"))
-    s.apply(Readied(A, True))
+    s.joined(NEW, "new", in_line=None, waits=True)
+    s.readied(A, True)
     t = s.table(Phase.BETWEEN, 2, {B})
     assert (t.me, t.host_key, t.phase, t.number, set(t.proven)) == (
         HOST, HOST, Phase.BETWEEN, 2, {B})
@@ -117,7 +117,7 @@ def test_the_lobby_reads_the_seating_as_it_stands() -> None:
 
 def test_the_lobby_s_closing_roster_seats_the_waiting_and_waits_for_the_newcomers() -> None:
     s = _seating()
-    s.apply(Waits(NEW, "new"))
+    s.joined(NEW, "new", in_line=None, waits=True)
     rs = RoundState(number=2, keys=(HOST, A, B), names=("host", "a", "b"),
                     variants=Variants(), me=0, live={0, 1, 2},
                     log=FoundationLog(strict_ties=False))
@@ -158,3 +158,19 @@ def test_a_deal_a_host_cannot_make_by_itself_is_said_once_and_left_to_a_person()
     assert (s.auto_start, s.auto_next, s.next_round_at) == (None, None, None)
     s.round_closed(20.0)  # a person deals from now on
     assert s.next_round_at is None and s.auto_deal(t, 99.0) == []
+
+
+def test_the_line_for_a_seat_keeps_the_place_first_taken_until_seated_or_gone() -> None:
+    s = _seating()
+    s.joined(NEW, "new", in_line=True, waits=False)
+    s.joined(B, "b", in_line=True, waits=False)
+    s.joined(NEW, "renamed", in_line=True, waits=False)  # asked again: its place kept
+    assert list(s.queue.items()) == [(NEW, "new"), (B, "b")]
+    s.joined(B, "b", in_line=None, waits=False)  # refused for another reason: as it was
+    assert B in s.queue
+    s.joined(NEW, "new", in_line=False, waits=True)  # seated as the round closes
+    assert list(s.queue) == [B] and s.waiting == {NEW: "new"}
+    s.left(B, unqueue=False)  # a LEAVE: off the waiting list only
+    assert list(s.queue) == [B]
+    s.left(B, unqueue=True)  # its link lost
+    assert not s.queue and s.waiting == {NEW: "new"}

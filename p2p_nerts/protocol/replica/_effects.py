@@ -3,7 +3,7 @@
 A sub-machine reads what it is given and returns a list of these instead of
 changing the replica; the facade applies them in order, in one place
 (``Replica._settle``), which is the only code that signs, emits events,
-journals, and changes the table's seats, rules or round. So a decision is a
+journals, and changes the table's phase, round or totals. So a decision is a
 value a test compares, and the order of what one step does is written once,
 in the list it returns. A record to journal is the journal's own ``Record``
 (written ahead of the sends). What a decision makes due next is no effect but
@@ -51,14 +51,6 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
-class Waits:
-    """Host: ``key`` sits down as this round closes (the waiting list)."""
-
-    key: bytes
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
 class Standing:
     """The game as a snapshot gives it, between rounds (or over): no round held."""
 
@@ -98,30 +90,6 @@ class Totals:
 
 
 # --- arrival
-@dataclass(frozen=True, slots=True)
-class Unwait:
-    """Host: ``key`` no longer sits down as this round closes (it left)."""
-
-    key: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Queued:
-    """Host: ``key`` waits in line for a seat at a full table, under ``name``; or,
-    with None, no longer (seated, or gone)."""
-
-    key: bytes
-    name: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Readied:
-    """``key`` says it is ready for the next deal (``on``), or no longer."""
-
-    key: bytes
-    on: bool
-
-
 @dataclass(frozen=True, slots=True)
 class RoundBegun:
     """``rs`` is the table's round now, in its shuffle (the one before it kept as
@@ -171,5 +139,5 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
-Effect = (Sign | Emit | Record | Waits | Standing | Claim | SetPhase | Totals | Unwait
-          | Queued | Readied | RoundBegun | Reject | Counted | Resent | SignAck)
+Effect = (Sign | Emit | Record | Standing | Claim | SetPhase | Totals | RoundBegun | Reject
+          | Counted | Resent | SignAck)

@@ -203,7 +203,12 @@ class Replica:
                 effects = self._moves.decide(command, self.rs, self.phase, watching=self.watching,
                                              drawn=self.drawn, now=now)
             case _:
-                effects = lobby.command(self._table, command, watching=self.watching)
+                decided = lobby.command(self._table, command, watching=self.watching)
+                if isinstance(decided, lobby.Left):  # a seat lost: the lists, then its ROSTER
+                    self._steps.lobbied(decided)
+                    effects = []
+                else:
+                    effects = decided
         self._apply(effects)
         self._commanded = True
         return self._flush()
@@ -355,8 +360,6 @@ class Replica:
                                                  expect_lamport=lamport))
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-            case fx.Unwait() | fx.Queued() | fx.Readied() | fx.Waits():
-                self.seating.apply(effect)
             case fx.Emit(event=event):
                 self._event(event)
             case fx.Claim(author=author, seq=seq):

@@ -3,29 +3,24 @@ is ready, and the rules, clocks and limits the next round is dealt under.
 
 One object owns this state so that the facade does not: the lobby decides from
 it (:meth:`Seating.table`, its read view); ``Steps`` sets the seats and rules
-it decides on, and the facade hands back the lobby's decisions about the
-waiting list, the line and who is ready (:meth:`Seating.apply`), each in the
-order decided.
+it decides on, and what it decides about the waiting list, the line and who
+is ready (:meth:`Seating.joined`, :meth:`Seating.left`,
+:meth:`Seating.readied`), each before what is signed after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import assert_never
 
 from ...game.variants import Variants
 from .. import events as ev
 from ..messages import AckMark, Seat, Settings
 from ._base import Phase, clocks_problem, settings_of
-from ._effects import Effect, Emit, Queued, Readied, Unwait, Waits
+from ._effects import Effect, Emit
 from ._intake import has_place
 from ._liveness import holds_from
 from ._lobby import Table, auto_deal, next_auto_deal
 from ._state import RoundState
-
-#: The lobby's decisions that change the seating and nothing else, handed back in
-#: the order decided (:meth:`Seating.apply`).
-SeatingEffect = Unwait | Queued | Readied | Waits
 
 
 class Seating:
@@ -103,23 +98,27 @@ class Seating:
                      self.countdown, self.drop_after, self.max_seats, self.waiting, proven,
                      self.ready, self.queue, self.seat_only)
 
-    def apply(self, effect: SeatingEffect) -> None:
-        """Carry out a lobby decision about the waiting list, the line for a seat or
-        who is ready."""
-        match effect:
-            case Unwait(key=key):
-                self.waiting.pop(key, None)
-            case Queued(key=key, name=in_line):
-                if in_line is None:
-                    self.queue.pop(key, None)
-                else:
-                    self.queue.setdefault(key, in_line)
-            case Readied(key=key, on=on):
-                self.ready[key] = on
-            case Waits(key=key, name=name):
-                self.waiting[key] = name
-            case _:
-                assert_never(effect)
+    def joined(self, key: bytes, name: str, *, in_line: bool | None, waits: bool) -> None:
+        """Host, a JOIN answered (``lobby.Joined``): ``key`` waits in line for a seat
+        under ``name`` (``in_line``; the place first taken kept), or no longer
+        (False; None: as it was); it sits down as this round closes (``waits``)."""
+        if in_line:
+            self.queue.setdefault(key, name)
+        elif in_line is not None:
+            self.queue.pop(key, None)
+        if waits:
+            self.waiting[key] = name
+
+    def left(self, key: bytes, *, unqueue: bool) -> None:
+        """``key`` left, or its link was lost (``lobby.Left``): it sits down no more
+        as a round closes, and waits in line no more (``unqueue``)."""
+        self.waiting.pop(key, None)
+        if unqueue:
+            self.queue.pop(key, None)
+
+    def readied(self, key: bytes, on: bool) -> None:
+        """``key`` says it is ready for the next deal (``on``), or no longer."""
+        self.ready[key] = on
 
     def set_rules(self, variants: Variants, settings: Settings) -> None:
         """The rules, and the clocks ``settings`` say, that the table plays by now

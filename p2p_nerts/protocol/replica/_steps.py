@@ -180,11 +180,27 @@ class Steps:
             self.seating.set_rules(done.variants, done.settings)
             self.apply([done.told])
         elif isinstance(done, lobby.Gone):
-            self.apply(done.effects)
+            self.lobbied(done.left)
             self.apply(drops.goodbye(rs, entry.author, done.reason, entry.seq,
                                      phase=self.live.phase, authors=self.places.authors))
-        else:
+        elif isinstance(done, list):
             self.apply(done)
+        else:
+            self.lobbied(done)
+
+    def lobbied(self, done: lobby.Lobbied) -> None:
+        """Carry out a lobby decision about the seating's lists (``Seating``'s), then
+        sign or tell what follows it."""
+        seating = self.seating
+        if isinstance(done, lobby.Joined):
+            seating.joined(done.key, done.name, in_line=done.in_line, waits=done.waits)
+            self.apply(done.then)
+        elif isinstance(done, lobby.Left):
+            seating.left(done.key, unqueue=done.unqueue)
+            self.apply(done.then)
+        else:
+            seating.readied(done.key, done.on)
+            self.apply([done.told])
 
     # -------------------------------------------------------- the shuffle
     def go(self, rs: RoundState) -> None:
