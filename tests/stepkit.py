@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from p2p_nerts.game.scoring import Match
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.clock import LamportClock
+from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import Effect
@@ -17,6 +18,7 @@ from p2p_nerts.protocol.replica._forks import Forks
 from p2p_nerts.protocol.replica._heartbeats import Heartbeats
 from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._order import Finality
+from p2p_nerts.protocol.replica._outbox import Outbox
 from p2p_nerts.protocol.replica._recovery import Recovery
 from p2p_nerts.protocol.replica._seating import Seating
 from p2p_nerts.protocol.replica._state import RoundState
@@ -58,9 +60,10 @@ def steps_at(me: bytes, rs: RoundState | None = None, phase: Phase = Phase.LOBBY
                           auto_start=None, auto_next=None, max_seats=8)
     if table is None:
         table = Table(rs, phase)
-    places = places or Places()
+    places, clock = places or Places(), LamportClock()
     return Steps(b"t" * 16, me, is_host=seating.host_key == me, rng=lambda n: b"r" * n,
                  seating=seating, forks=forks or Forks(), recovery=recovery or Recovery(),
-                 pruning=pruning or Pruning(), places=places, beats=Heartbeats(),
-                 order=Finality(places.authors, LamportClock()), live=table, apply=table.apply,
-                 drain=table.drain), table
+                 pruning=pruning or Pruning(), places=places,
+                 outbox=Outbox(Identity.from_seed(b"\x00" * 32, "me"), b"t" * 16, clock),
+                 beats=Heartbeats(), order=Finality(places.authors, clock), live=table,
+                 apply=table.apply, drain=table.drain), table

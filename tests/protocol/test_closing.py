@@ -37,7 +37,7 @@ from p2p_nerts.protocol.replica._closing import (
     verdicts,
     void_call,
 )
-from p2p_nerts.protocol.replica._effects import Emit, NextDeal, SetPhase, Sign, Totals
+from p2p_nerts.protocol.replica._effects import Emit, SetPhase, Sign, Totals
 from p2p_nerts.protocol.replica._state import RoundState
 
 from ..gamekit import c, cs, tableau
@@ -289,15 +289,12 @@ def _summed_up(total: int) -> tuple[RoundState, Match]:
     return rs, match
 
 
-def test_agreed_summaries_close_into_the_break_and_the_host_deals_by_itself_later() -> None:
+def test_agreed_summaries_close_into_the_break() -> None:
     rs, match = _summed_up(5)
-    assert close(rs, match, Phase.BETWEEN, is_host=True, auto_next=2.0, now=1.0) == []
-    assert close(rs, match, Phase.SCORING, is_host=True, auto_next=2.0, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN), NextDeal(3.0)]
-    assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == [
-        Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN)]
+    assert close(rs, match, Phase.BETWEEN) == []
+    assert close(rs, match, Phase.SCORING) == [Emit(ev.RoundAgreed(1)), SetPhase(Phase.BETWEEN)]
     del rs.summaries[2]
-    assert close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0) == []
+    assert close(rs, match, Phase.SCORING) == []
 
 
 def test_a_summary_that_differs_is_named_and_a_winner_ends_the_game_with_my_result() -> None:
@@ -305,10 +302,10 @@ def test_a_summary_that_differs_is_named_and_a_winner_ends_the_game_with_my_resu
     rs, match = _summed_up(target)
     rs.summaries[1] = Summary(b"x" * 32, (5, 5, 5))
     digest = rs.log.state_hash()
-    effects = close(rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)
+    effects = close(rs, match, Phase.SCORING)
     assert effects == [Emit(ev.Divergence(1, (1,))), SetPhase(Phase.OVER),
                        Emit(ev.GameOver("me", (target, 5, 5))),
                        Sign(Result((target, 5, 5), digest))]
     rs.live.discard(0)  # dropped: no result of mine
     assert Sign(Result((target, 5, 5), digest)) not in close(
-        rs, match, Phase.SCORING, is_host=False, auto_next=None, now=1.0)
+        rs, match, Phase.SCORING)

@@ -30,9 +30,7 @@ from p2p_nerts.protocol.replica._effects import (
     Counted,
     Effect,
     Emit,
-    Readied,
     Reject,
-    SetSeats,
     Sign,
 )
 from p2p_nerts.protocol.replica._order import Finality
@@ -107,14 +105,16 @@ def _accepted(d: Delivery, entry: Entry) -> list[Outcome]:
 
 
 def _readied(on: bool) -> list[Outcome]:
-    """A READY from ``PEER`` delivered: what the lobby does."""
-    return [Readied(PEER.public_key, on), Emit(ev.ReadyChanged((False, on, False)))]
+    """A READY from ``PEER`` delivered: what the lobby tells (it keeps who is ready
+    in ``Seating``)."""
+    return [Emit(ev.ReadyChanged((False, on, False)))]
 
 
 def test_an_entry_next_in_its_authors_sequence_is_journaled_then_delivered() -> None:
     d = _delivery(_Live(now=7.0))
     (first,) = _chain(PEER, Ready(True))
     assert _accepted(d, first) == [Record(Kind.ENTRY, first.raw), *_readied(True)]
+    assert d.seating.ready == {PEER.public_key: True}
     assert d.places.authors[PEER.public_key].delivered == 1
     assert d.places.last_heard[PEER.public_key] == 7.0
     assert d.clock.time > first.lamport  # a seated author's time moves my clock
@@ -141,12 +141,13 @@ def test_the_next_entry_is_judged_on_the_table_as_the_one_before_left_it(
     _accepted(d, roster)
 
     def settle(effect: Outcome) -> None:
-        if ends_the_round and effect == Readied(PEER.public_key, True):
+        if ends_the_round and effect in _readied(True):
             live.phase = Phase.BETWEEN
 
     live.settle = settle
-    seated = [e for e in _accepted(d, first) if isinstance(e, SetSeats)]
-    assert seated == ([SetSeats((Seat(PEER.public_key, "peer"),))] if ends_the_round else [])
+    before = d.seating.seats
+    _accepted(d, first)
+    assert d.seating.seats == ((Seat(PEER.public_key, "peer"),) if ends_the_round else before)
     assert d.places.authors[PEER.public_key].delivered == (2 if ends_the_round else 1)
 
 
@@ -158,13 +159,13 @@ def test_an_effect_found_invalid_refuses_its_entry_and_delivery_goes_on() -> Non
     assert isinstance(live, _Live)
 
     def settle(effect: Outcome) -> None:
-        if effect == Readied(PEER.public_key, True):
+        if effect in _readied(True):
             raise EnvelopeError("not_now")
 
     live.settle = settle
     out = _accepted(d, first)
     # (no round to flag its author in)
-    assert out[1:] == [Readied(PEER.public_key, True), Reject("not_now"), *_readied(False)]
+    assert out[1:] == [*_readied(True), Reject("not_now"), *_readied(False)]
     assert d.places.authors[PEER.public_key].delivered == 2  # its slot is taken all the same
 
 

@@ -68,7 +68,7 @@ class _Table(Table):
         for effect in effects:
             self.done.append(effect)
             if isinstance(effect, Claim) and self.places is not None:
-                self.places.apply(effect, lambda key: True)
+                self.places.claim(effect.author, effect.seq, lambda key: True)
 
 
 def _done(eph: Ephemera) -> list[Effect | str]:

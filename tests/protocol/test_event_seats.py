@@ -7,9 +7,10 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.messages import Refuse as Refusal
 from p2p_nerts.protocol.messages import Roster, Seat
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._effects import NextDeal, Sign
+from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._lobby import (
     NOT_LISTED,
+    Joined,
     Table,
     auto_deal,
     auto_deal_due,
@@ -30,9 +31,10 @@ def _table(seats: tuple[Seat, ...], only: frozenset[bytes] | None) -> Table:
 def test_only_the_listed_players_sit() -> None:
     listed = frozenset({HOST, A, B})
     t = _table((Seat(HOST, "host"),), listed)
-    assert join(t, A, "a", None) == [Sign(Roster((Seat(HOST, "host"), Seat(A, "a"))))]
-    assert join(t, NEW, "new", None) == [Sign(Refusal(NEW, NOT_LISTED))]
-    assert join(_table((Seat(HOST, "host"),), None), NEW, "new", None) == [
+    assert join(t, A, "a", None).then == [Sign(Roster((Seat(HOST, "host"), Seat(A, "a"))))]
+    assert join(t, NEW, "new", None) == Joined(NEW, "new", None, False,
+                                               [Sign(Refusal(NEW, NOT_LISTED))])
+    assert join(_table((Seat(HOST, "host"),), None), NEW, "new", None).then == [
         Sign(Roster((Seat(HOST, "host"), Seat(NEW, "new"))))]
 
 
@@ -46,10 +48,10 @@ def test_a_turn_up_time_deals_with_two_or_more_and_not_before_it() -> None:
     assert auto_deal_due(Phase.LOBBY, 3, 3, 10.0, 0.0, (), frozenset())  # all sat
     assert next_auto_deal(Phase.LOBBY, 2, 3, 10.0, 4.0, (), frozenset()) == 10.0
     t = _table(two, frozenset({HOST, A, B}))
-    assert auto_deal(t, auto_start=3, next_round_at=10.0, now=10.0, sitting_down=()) == [
-        NextDeal(None), *start_round(t)]
+    assert auto_deal(t, auto_start=3, next_round_at=10.0, now=10.0,
+                     sitting_down=()) == start_round(t)
     assert auto_deal(_table(one, None), auto_start=3, next_round_at=10.0, now=11.0,
-                     sitting_down=()) == []
+                     sitting_down=()) is None
 
 
 def test_once_dealt_the_table_seats_only_those_dealt_in() -> None:

@@ -32,7 +32,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import MAX_AUTHORS, MAX_LAMPORT_JUMP
-from p2p_nerts.protocol.replica._effects import Admit, Claim, Emit, Reject, Sign, TakeHeads
+from p2p_nerts.protocol.replica._effects import Emit, Reject, Sign
 from p2p_nerts.protocol.replica._intake import (
     ACK,
     ASK_AGAIN,
@@ -331,17 +331,17 @@ def test_a_full_table_of_places_begins_no_chain() -> None:
     assert places.authors == before
 
 
-def test_the_chains_forget_note_claims_and_admit_as_told() -> None:
+def test_the_chains_note_claims_take_heads_and_admit_as_told() -> None:
     places = Places()
-    places.apply(Claim(_key(1), 4), lambda k: True)  # a chain begun to note it on
+    places.claim(_key(1), 4, lambda k: True)  # a chain begun to note it on
     assert places.authors[_key(1)].claimed == 4
-    places.apply(Admit(frozenset({_key(2)})), lambda k: True)
+    places.admit({_key(2)})
     assert places.player(_key(2), False)
     for n in range(2, MAX_AUTHORS + 1):
         places.begin_log(_key(n), lambda k: True)
-    places.apply(Claim(_key(999), 1), lambda k: True)  # no room: nothing begun
+    places.claim(_key(999), 1, lambda k: True)  # no room: nothing begun
     assert _key(999) not in places.authors
-    places.apply(TakeHeads((Head(_key(1), 6, 30, b"i" * 64),), ()), lambda k: True)
+    places.take_heads((Head(_key(1), 6, 30, b"i" * 64),), lambda k: True)
     assert places.authors[_key(1)].delivered == 6
 
 

@@ -40,26 +40,21 @@ from p2p_nerts.protocol.replica import (
 )
 from p2p_nerts.protocol.replica._base import SIT_DOWN_WAIT, settings_of
 from p2p_nerts.protocol.replica._effects import (
-    DealByHand,
     Emit,
-    NextDeal,
-    Queued,
-    Readied,
-    SetRules,
-    SetSeats,
     Sign,
-    SittingDown,
-    Unwait,
-    WaitingSeated,
-    Waits,
 )
 from p2p_nerts.protocol.replica._lobby import (
     EQUIVOCATOR,
     FULL,
     OVER,
     Gone,
+    Joined,
+    Left,
+    ReadySaid,
     Refuse,
+    Reseated,
     Retell,
+    Ruled,
     Seated,
     SeatIt,
     Table,
@@ -226,15 +221,18 @@ def _table(phase: Phase = Phase.BETWEEN, *, me: bytes = HOST, seats: tuple[Seat,
 
 
 def test_a_join_gets_a_seat_a_place_on_the_waiting_list_a_retelling_or_a_no() -> None:
-    assert join(_table(), NEW, "new", _round()) == [Sign(Roster((*SEATS, Seat(NEW, "new"))))]
-    assert join(_table(Phase.PLAYING), NEW, "new", _round()) == [
-        Waits(NEW, "new"), Emit(ev.Notice("new sits down when this round ends"))]
-    assert join(_table(), A, "a", _round()) == [Sign(Roster(SEATS))]
-    assert join(_table(max_seats=3), NEW, "new", _round()) == [
-        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 1st in line for a seat"))]
-    assert join(_table(proven=frozenset({NEW})), NEW, "new", None) == [
-        Sign(Refusal(NEW, EQUIVOCATOR))]
-    assert join(_table(Phase.PLAYING), A, "a", _round()) == []  # live: catches up
+    assert join(_table(), NEW, "new", _round()) == Joined(
+        NEW, "new", False, False, [Sign(Roster((*SEATS, Seat(NEW, "new"))))])
+    assert join(_table(Phase.PLAYING), NEW, "new", _round()) == Joined(
+        NEW, "new", False, True, [Emit(ev.Notice("new sits down when this round ends"))])
+    assert join(_table(), A, "a", _round()) == Joined(A, "a", False, False,
+                                                      [Sign(Roster(SEATS))])
+    assert join(_table(max_seats=3), NEW, "new", _round()) == Joined(NEW, "new", True, False, [
+        Sign(Refusal(NEW, f"{FULL}: you are 1st in line for a seat"))])
+    assert join(_table(proven=frozenset({NEW})), NEW, "new", None) == Joined(
+        NEW, "new", False, False, [Sign(Refusal(NEW, EQUIVOCATOR))])
+    # Live: it catches up.
+    assert join(_table(Phase.PLAYING), A, "a", _round()) == Joined(A, "a", False, False, [])
 
 
 def test_at_a_full_table_players_wait_in_line_and_seats_go_to_them_in_its_order() -> None:
@@ -246,21 +244,22 @@ def test_at_a_full_table_players_wait_in_line_and_seats_go_to_them_in_its_order(
         return replace(_table(phase, **kw), queue={w1: "w1", w2: "w2"})  # type: ignore[arg-type]
 
     full = table(max_seats=3)
-    assert join(full, NEW, "new", _round()) == [
-        Queued(NEW, "new"), Sign(Refusal(NEW, f"{FULL}: you are 3rd in line for a seat"))]
-    assert join(full, w2, "w2", _round()) == [
-        Queued(w2, "w2"), Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
+    assert join(full, NEW, "new", _round()) == Joined(NEW, "new", True, False, [
+        Sign(Refusal(NEW, f"{FULL}: you are 3rd in line for a seat"))])
+    assert join(full, w2, "w2", _round()) == Joined(w2, "w2", True, False, [
+        Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))])
     free = table(max_seats=4)  # one seat free: the first in line's
-    assert join(free, w2, "w2", _round())[1:] == [
+    assert join(free, w2, "w2", _round()).then == [
         Sign(Refusal(w2, f"{FULL}: you are 2nd in line for a seat"))]
-    assert join(free, w1, "w1", _round()) == [
-        Queued(w1, None), Sign(Roster((*SEATS, Seat(w1, "w1"))))]
+    assert join(free, w1, "w1", _round()) == Joined(w1, "w1", False, False, [
+        Sign(Roster((*SEATS, Seat(w1, "w1"))))])
     rs = _round()
     rs.live.discard(1)  # in a round, a dropped seat is free: the first in line waits for it
-    assert join(table(Phase.PLAYING, max_seats=3), w1, "w1", rs) == [
-        Queued(w1, None), Waits(w1, "w1"), Emit(ev.Notice("w1 sits down when this round ends"))]
+    assert join(table(Phase.PLAYING, max_seats=3), w1, "w1", rs) == Joined(
+        w1, "w1", False, True, [Emit(ev.Notice("w1 sits down when this round ends"))])
     for phase in (Phase.BETWEEN, Phase.PLAYING):
-        assert seat_lost(table(phase), w1)[0] == Queued(w1, None)
+        lost = seat_lost(table(phase), w1)
+        assert lost is not None and lost.unqueue
     assert ordinal(1) == "1st" and ordinal(12) == "12th" and ordinal(22) == "22nd"
 
 
@@ -271,16 +270,17 @@ def test_a_guest_s_seat_is_given_up_and_the_host_s_never() -> None:
 
 
 def test_a_guest_gone_between_rounds_loses_its_seat_and_its_place_on_the_waiting_list() -> None:
-    gone = [Unwait(A), Sign(Roster((SEATS[0], SEATS[2])))]
+    gone = Left(A, True, [Sign(Roster((SEATS[0], SEATS[2])))])
     assert seat_lost(_table(), A) == gone and goodbye(_table(), A) == gone
-    assert seat_lost(_table(Phase.LOBBY), NEW) == [Unwait(NEW)]  # waited, never sat
+    assert seat_lost(_table(Phase.LOBBY), NEW) == Left(NEW, True, [])  # waited, never sat
     for phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING, Phase.OVER):
-        assert seat_lost(_table(phase), A) == []  # in a round, the drop vote decides
-        assert goodbye(_table(phase), A) == [Unwait(A)]  # it sits down no more
+        # In a round, the drop vote decides; it sits down no more.
+        assert seat_lost(_table(phase), A) == Left(A, True, [])
+        assert goodbye(_table(phase), A) == Left(A, True, [])
         # A latecomer gone before the deal is never seated: the deal would wait for it.
-        assert seat_lost(_table(phase, waiting={NEW: "new"}), NEW) == [Unwait(NEW)]
+        assert seat_lost(_table(phase, waiting={NEW: "new"}), NEW) == Left(NEW, True, [])
     guest = _table(me=A)
-    assert seat_lost(guest, B) == [] and goodbye(guest, B) == [Unwait(B)]
+    assert seat_lost(guest, B) is None and goodbye(guest, B) == Left(B, False, [])
 
 
 def test_host_commands_sign_what_every_peer_then_plays_by() -> None:
@@ -317,13 +317,12 @@ def test_a_table_command_signs_what_it_asks_and_only_where_it_may() -> None:
 
 def test_a_host_dealing_by_itself_deals_once_due_or_says_once_why_it_cannot() -> None:
     t = _table()
-    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=9.0, sitting_down=()) == []
-    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=10.0, sitting_down=()) == [
-        NextDeal(None), *start_round(t)]
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=9.0, sitting_down=()) is None
+    assert auto_deal(t, auto_start=None, next_round_at=10.0, now=10.0,
+                     sitting_down=()) == start_round(t)
     alone = _table(Phase.LOBBY, seats=SEATS[:1])
-    assert auto_deal(alone, auto_start=1, next_round_at=None, now=0.0, sitting_down=()) == [
-        DealByHand(),
-        Emit(ev.Notice("cannot deal automatically: a table seats 2 to 8 players, not 1"))]
+    assert auto_deal(alone, auto_start=1, next_round_at=None, now=0.0,
+                     sitting_down=()) == "a table seats 2 to 8 players, not 1"
 
 
 def _entry(author: Identity, payload: Payload, number: int) -> Entry:
@@ -337,9 +336,8 @@ def test_the_host_s_roster_sets_the_seats_and_may_begin_the_round() -> None:
     t = replace(_table(seats=seats), host_key=host.public_key)
     told = Emit(ev.RosterChanged(("host", "a"), tuple(fingerprint_of(s.key) for s in seats),
                                  None))
-    assert roster(t, _entry(host, Roster(seats), 3), seats) == Seated(SetSeats(seats), True, told)
-    assert roster(t, _entry(host, Roster(seats), 2), seats) == Seated(SetSeats(seats), False,
-                                                                      told)
+    assert roster(t, _entry(host, Roster(seats), 3), seats) == Seated(seats, True, told)
+    assert roster(t, _entry(host, Roster(seats), 2), seats) == Seated(seats, False, told)
     with pytest.raises(EnvelopeError, match="not_host"):
         roster(_table(seats=seats), _entry(host, Roster(seats), 3), seats)
 
@@ -349,19 +347,17 @@ def test_the_host_s_settings_set_the_rules_and_its_clocks() -> None:
     t = replace(_table(), host_key=host.public_key)
     rules = Variants(target=50)
     sent = settings_of(rules, 1.5, 12.0)
-    assert settings(t, _entry(host, sent, 2), sent) == [
-        SetRules(rules, 1.5, 12.0),
-        Emit(ev.SettingsChanged(f"{rules.words()}; 1.5 s countdown, "
-                                "silent seats dropped after 12 s"))]
+    assert settings(t, _entry(host, sent, 2), sent) == Ruled(
+        rules, sent, Emit(ev.SettingsChanged(f"{rules.words()}; 1.5 s countdown, "
+                                             "silent seats dropped after 12 s")))
     with pytest.raises(EnvelopeError, match="not_host"):
         settings(_table(), _entry(host, sent, 2), sent)
 
 
 def test_as_a_round_closes_one_roster_reseats_and_the_break_waits_for_newcomers() -> None:
-    assert closing_roster(_table(), _round()) == [WaitingSeated()]
+    assert closing_roster(_table(), _round()) == Reseated(None, frozenset())
     t = _table(waiting={NEW: "new"})
-    assert closing_roster(t, _round()) == [
-        WaitingSeated(), Sign(Roster((*SEATS, Seat(NEW, "new")))), SittingDown(frozenset({NEW}))]
+    assert closing_roster(t, _round()) == Reseated((*SEATS, Seat(NEW, "new")), frozenset({NEW}))
 
 
 GUEST = Identity.from_seed(b"g" * 32, "guest")
@@ -370,23 +366,24 @@ GUEST = Identity.from_seed(b"g" * 32, "guest")
 def test_a_join_reaches_only_the_host_and_a_leave_takes_a_guest_off_the_list() -> None:
     seats = (*SEATS, Seat(GUEST.public_key, "guest"))
     join_entry = _entry(GUEST, Join("guest", None), 0)
-    assert delivered(_table(seats=SEATS), join_entry, Join("guest", None), _round()) == [
-        Sign(Roster(seats))]
+    assert delivered(_table(seats=SEATS), join_entry, Join("guest", None), _round()) == Joined(
+        GUEST.public_key, "guest", False, False, [Sign(Roster(seats))])
     assert delivered(_table(me=A), join_entry, Join("guest", None), None) == []
     leave = _entry(GUEST, Leave(), 0)
-    assert delivered(_table(seats=seats), leave, Leave(), None) == [
-        Unwait(GUEST.public_key), Sign(Roster(SEATS))]
-    assert delivered(_table(Phase.PLAYING, seats=seats), leave, Leave(), None) == [
-        Unwait(GUEST.public_key)]  # mid-round, the seat stays until the round closes
-    assert delivered(_table(me=A, seats=seats), leave, Leave(), None) == [
-        Unwait(GUEST.public_key)]
+    assert delivered(_table(seats=seats), leave, Leave(), None) == Left(
+        GUEST.public_key, False, [Sign(Roster(SEATS))])
+    # Mid-round, the seat stays until the round closes.
+    assert delivered(_table(Phase.PLAYING, seats=seats), leave, Leave(), None) == Left(
+        GUEST.public_key, False, [])
+    assert delivered(_table(me=A, seats=seats), leave, Leave(), None) == Left(
+        GUEST.public_key, False, [])
 
 
 def test_a_ready_is_kept_and_told_with_every_seat_s() -> None:
     seats = (*SEATS, Seat(GUEST.public_key, "guest"))
     t = replace(_table(seats=seats), ready={A: True, GUEST.public_key: False})
-    assert delivered(t, _entry(GUEST, Ready(True), 0), Ready(True), None) == [
-        Readied(GUEST.public_key, True), Emit(ev.ReadyChanged((False, True, False, True)))]
+    assert delivered(t, _entry(GUEST, Ready(True), 0), Ready(True), None) == ReadySaid(
+        GUEST.public_key, True, Emit(ev.ReadyChanged((False, True, False, True))))
 
 
 def test_a_refusal_is_told_only_to_its_newcomer_and_only_from_the_host() -> None:
@@ -406,6 +403,6 @@ def test_a_goodbye_gives_its_place_up_then_leaves_the_round_to_the_drops() -> No
     # Between rounds the host gives the seat up first; what the GOODBYE does to
     # the round (``drops.goodbye``) is asked with the phase as the lobby leaves it.
     assert delivered(_table(seats=seats), bye, Goodbye("bye"), rs) == Gone(
-        [Unwait(GUEST.public_key), Sign(Roster(SEATS))], "bye")
+        Left(GUEST.public_key, True, [Sign(Roster(SEATS))]), "bye")
     assert delivered(_table(Phase.PLAYING, me=A), bye, Goodbye("bye"), None) == Gone(
-        [Unwait(GUEST.public_key)], "bye")
+        Left(GUEST.public_key, False, []), "bye")

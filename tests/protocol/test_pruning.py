@@ -23,7 +23,7 @@ from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import Entry, EnvelopeError, open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind, snapshot_of, snapshot_record
+from p2p_nerts.protocol.journal import Kind, snapshot_of
 from p2p_nerts.protocol.messages import (
     AckMark,
     Head,
@@ -38,15 +38,7 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica import Phase, Replica
 from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
-from p2p_nerts.protocol.replica._effects import (
-    Admit,
-    Emit,
-    Forget,
-    SetRules,
-    SetSeats,
-    Standing,
-    TakeHeads,
-)
+from p2p_nerts.protocol.replica._effects import Emit, Standing
 from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import check_round, play_round, round_overs
@@ -257,24 +249,17 @@ def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round
 def test_taking_a_snapshot_up_sets_the_table_as_noted() -> None:
     pruning, snapshot = Pruning(), _note(3, SEATED, HEADS)
     rules = Variants()
-    effects = pruning.take_up(snapshot, rules, ME)
-    assert effects == [
-        TakeHeads(HEADS, frozenset({HOST_ID.public_key, ME})),
-        SetRules(rules, 1.5, 12.0),
-        SetSeats(SEATED),
-        Standing({ME: 30}, Match(rules, 2, [0, 0], 2), Phase.BETWEEN),
-        Admit(frozenset({HOST_ID.public_key, ME})),
-    ]
+    assert pruning.take_up(snapshot, rules) == Standing({ME: 30}, Match(rules, 2, [0, 0], 2),
+                                                       Phase.BETWEEN)
     assert pruning.begun == ({HOST_ID.public_key: 7}, snapshot)
 
 
-def test_as_a_round_begins_its_note_is_journaled_and_what_every_seat_holds_is_forgotten() -> (
+def test_as_a_round_begins_what_every_seat_holds_of_the_round_before_the_last_is_forgotten() -> (
         None):
     pruning, me, other = Pruning(), HOST_ID.public_key, ME
     first = _note(1, SEATED, (Head(me, 4, 10, b"a" * 64), Head(other, 3, 9, b"b" * 64)))
-    assert pruning.begin(first, me) == [snapshot_record(first)]  # nothing before
+    assert pruning.begin(first, me) == {}  # nothing before
     pruning.heard(other, [AckMark(me, 4), AckMark(other, 2)])
     second = _note(2, SEATED, (Head(me, 9, 30, b"c" * 64),))
     # As far as the first note, and only as far as the other seat holds.
-    assert pruning.begin(second, me) == [snapshot_record(second), Forget(me, 4),
-                                         Forget(other, 2)]
+    assert pruning.begin(second, me) == {me: 4, other: 2}

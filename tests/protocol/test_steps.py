@@ -19,9 +19,7 @@ from p2p_nerts.protocol.replica._base import Lead, Phase
 from p2p_nerts.protocol.replica._effects import (
     Emit,
     RoundBegun,
-    SetSeats,
     Sign,
-    Unwait,
 )
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.replica._steps import Steps
@@ -46,7 +44,7 @@ def _round() -> RoundState:
 def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> None:
     steps, table = _steps()
     seats = (Seat(ME, "me"), Seat(LIAR, "liar"))
-    steps.seating.apply(SetSeats(seats), 0)
+    steps.seating.seats = seats
     steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
     steps.begin(2, note=False)
     assert [type(e) for e in table.done] == [RoundBegun, Sign, str]
@@ -109,25 +107,27 @@ def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up()
                          prev=GENESIS)
     told = Emit(ev.Notice("liar left: bye"))
     steps, table = _steps(rs, Phase.BETWEEN)
+    steps.seating.joined(guest.public_key, "liar", in_line=True, waits=True)
     steps.lobby_entry(entry, Goodbye("bye"))
-    assert table.done == [Unwait(guest.public_key), told]  # the break: told only
+    assert table.done == [told]  # the break: told only
+    assert not steps.seating.waiting and not steps.seating.queue  # it sits down no more
     assert not rs.left
     steps, table = _steps(rs, Phase.PLAYING)
     steps.lobby_entry(entry, Goodbye("bye"))
-    assert table.done[:2] == [Unwait(guest.public_key), told]
+    assert table.done[:1] == [told]
     assert rs.left == {1: 9}  # in play: leaving, and voted out
-    vote = table.done[2:]
+    vote = table.done[1:]
     assert len(vote) == 1 and isinstance(vote[0], Sign)
     assert isinstance(vote[0].payload, Drop) and vote[0].payload.who == guest.public_key
     steps, table = _steps(None, Phase.LOBBY)
     steps.lobby_entry(entry, Goodbye("bye"))
-    assert table.done == [Unwait(guest.public_key)]
+    assert table.done == []
 
 
 def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> None:
     steps, table = _steps(None, Phase.BETWEEN)
     seats = (Seat(ME, "me"), Seat(LIAR, "liar"))
-    steps.seating.apply(SetSeats(seats), 0)
+    steps.seating.seats = seats
     table.totals, table.now = {ME: 12, LIAR: -3}, 5.0
     steps.begin(3, note=False)
     assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]

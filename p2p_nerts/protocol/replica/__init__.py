@@ -18,9 +18,17 @@ Where state changes, the rule every module here keeps:
   own methods: ``Seating`` the seats, rules and waiting list, ``Places`` the
   author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
   the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
-  ``Heartbeats`` when my marks are due. A change to seats or chains that a
-  decision asks for comes back as an effect the facade hands to its owner
-  (``Seating.apply``, ``Places.apply``), in the order decided.
+  ``Heartbeats`` when my marks are due. ``Steps``, ``Delivery`` and the
+  facade call the owners' methods directly, where a decision is carried
+  out: the chains' (``Places.forget_before`` as a round begins,
+  ``Places.take_heads`` and ``Outbox.caught_up`` as a snapshot is taken up),
+  the seating's (the seats and rules a ROSTER, SETTINGS or snapshot sets;
+  the waiting list, the line and who is ready as the lobby decides,
+  ``Steps.lobbied``; the newcomers noted as a round closes; the next deal's
+  time), and ``Seating.auto_deal`` changes its own. The lobby decides in
+  values (``Seated``, ``Joined``, ``Left``...), and the owner's change comes
+  before what is signed after it. Only a claim on a chain still comes back
+  as an effect that the facade hands to its owner (``Places.claim``).
 - One round's ``RoundState`` is not one owner's yet: it changes in the
   functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
   ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in

@@ -16,9 +16,10 @@ The journal follows the same rule (:func:`compact`, in each break between
 rounds): a ``--resume`` replays it, and a long game must not make that long
 either.
 
-Pure: ``Pruning`` returns the effects (``_effects``) and the facade applies
-them (journals the note, prunes the logs, takes a snapshot up); a store
-applies :func:`compact` to its journal.
+Pure: ``Pruning`` says what to forget and how to take a snapshot up, and
+``Steps`` carries that out (journals the note, prunes the chains through
+``Places``, takes a snapshot up); a store applies :func:`compact` to its
+journal.
 """
 
 from __future__ import annotations
@@ -33,19 +34,10 @@ from ...game.variants import VariantError, Variants
 from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import HEADER_LEN, Entry, EnvelopeError, author_of
-from ..journal import Kind, Record, snapshot_of, snapshot_record, unpack
+from ..journal import Kind, Record, snapshot_of, unpack
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
 from ._base import EPHEMERAL, Phase, rules_of
-from ._effects import (
-    Admit,
-    Effect,
-    Emit,
-    Forget,
-    SetRules,
-    SetSeats,
-    Standing,
-    TakeHeads,
-)
+from ._effects import Effect, Emit, Standing
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")
@@ -95,13 +87,11 @@ class Pruning:
                 floors[author] = floor
         return floors
 
-    def begin(self, snapshot: Snapshot, me: bytes) -> list[Effect]:
-        """Round ``snapshot.round`` begins (``snapshot``: :func:`capture`): journal the
-        note, where a compacted journal will start, and forget what every seat
-        holds of the rounds before the last (:meth:`round_begins`)."""
-        floors = self.round_begins(snapshot, {seat.key for seat in snapshot.seats}, me)
-        return [snapshot_record(snapshot),
-                *(Forget(author, upto) for author, upto in floors.items())]
+    def begin(self, snapshot: Snapshot, me: bytes) -> dict[bytes, int]:
+        """Round ``snapshot.round`` begins (``snapshot``: :func:`capture`, which the
+        caller journals, where a compacted journal will start): by author, the
+        seq before which its entries are forgotten now (:meth:`round_begins`)."""
+        return self.round_begins(snapshot, {seat.key for seat in snapshot.seats}, me)
 
     def offered(self, entry: Entry, snapshot: Snapshot, *, host_key: bytes, is_host: bool,
                 authors: dict[bytes, AuthorLog], number: int) -> Variants | list[Effect]:
@@ -123,23 +113,17 @@ class Pruning:
             raise EnvelopeError("bad_field:snapshot") from None
         return variants
 
-    def take_up(self, snapshot: Snapshot, variants: Variants, me: bytes) -> list[Effect]:
+    def take_up(self, snapshot: Snapshot, variants: Variants) -> Standing:
         """Go on from ``snapshot``: the host's, or my own note that a compacted
-        journal starts with: the chains, the rules, the seats and the game as it
-        gives them (then the round is caught up with before moving, and begins
-        as it did for everyone, the snapshot being its note: ``Steps.take_up``)."""
+        journal starts with, which is the note of its round: the game as it
+        gives it (``Steps.take_up`` takes its chains, rules and seats up; then
+        the round is caught up with before moving, and begins as it did for
+        everyone)."""
         self.begun = (positions(snapshot), snapshot)
-        seated = frozenset(seat.key for seat in snapshot.seats)
-        settings = snapshot.settings
-        return [
-            TakeHeads(snapshot.heads, seated | {me}),  # (mine: what I sign next comes after)
-            SetRules(variants, settings.countdown_ms / 1000, settings.drop_after_ms / 1000),
-            SetSeats(snapshot.seats),
-            Standing({total.key: total.points for total in snapshot.totals},
-                     Match(variants, len(seated), [0] * len(seated), snapshot.rounds),
-                     Phase.OVER if snapshot.over else Phase.BETWEEN),
-            Admit(seated | {head.author for head in snapshot.heads}),
-        ]
+        seated = len(snapshot.seats)
+        return Standing({total.key: total.points for total in snapshot.totals},
+                        Match(variants, seated, [0] * seated, snapshot.rounds),
+                        Phase.OVER if snapshot.over else Phase.BETWEEN)
 
 
 def positions(snapshot: Snapshot) -> dict[bytes, int]:

@@ -18,7 +18,7 @@ from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
-from ._effects import Effect, Emit, NextDeal, SetPhase, Sign, Totals
+from ._effects import Effect, Emit, SetPhase, Sign, Totals
 from ._state import RoundState, past_cut
 
 
@@ -92,13 +92,12 @@ def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
     return effects
 
 
-def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
-          auto_next: float | None, now: float) -> list[Effect]:
+def close(rs: RoundState, match: Match | None, phase: Phase) -> list[Effect]:
     """Once the round may close (:func:`close_due`, while scoring): whether the
-    summaries agree, the game over or the break before the next round (the
-    host deals it by itself ``auto_next`` later, if set) (then what waited for
-    the close is delivered, and the host seats the next round: ``Steps.close``).
-    Nothing while it may not close."""
+    summaries agree, the game over or the break before the next round (then
+    what waited for the close is delivered, and the host seats the next round
+    and says when it deals it by itself: ``Steps.close``). Nothing while it
+    may not close."""
     if phase is not Phase.SCORING or not close_due(rs):
         return []
     digest = rs.log.state_hash()
@@ -116,8 +115,6 @@ def close(rs: RoundState, match: Match | None, phase: Phase, *, is_host: bool,
             effects.append(Sign(Result(tuple(match.totals), digest)))
     else:
         effects.append(SetPhase(Phase.BETWEEN))
-        if is_host and auto_next is not None:
-            effects.append(NextDeal(now + auto_next))
     return effects
 
 

@@ -34,7 +34,7 @@ from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
 from ._base import ROUND_TYPES, Phase
-from ._effects import Claim, Counted, Effect, Sign
+from ._effects import Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
 from ._heartbeats import Heartbeats
@@ -113,7 +113,7 @@ class Delivery:
                                       is_host=self.is_host, seated=self.seating.seated)
         if arrival is not intake.SEQUENCED:
             if arrival is intake.ASK_AGAIN:
-                self.carry(Claim(author, entry.seq))
+                self.places.claim(author, entry.seq, self.holds_place)
                 return
             if arrival is intake.ACK:
                 self.carry(Record(Kind.ENTRY, entry.raw) if entry.signed

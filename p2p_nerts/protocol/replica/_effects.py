@@ -3,7 +3,7 @@
 A sub-machine reads what it is given and returns a list of these instead of
 changing the replica; the facade applies them in order, in one place
 (``Replica._settle``), which is the only code that signs, emits events,
-journals, and changes the table's seats, rules or round. So a decision is a
+journals, and changes the table's phase, round or totals. So a decision is a
 value a test compares, and the order of what one step does is written once,
 in the list it returns. A record to journal is the journal's own ``Record``
 (written ahead of the sends). What a decision makes due next is no effect but
@@ -12,15 +12,14 @@ a direct call (``_steps``); :data:`Effect` names every effect.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...game.scoring import Match
-from ...game.variants import Variants
 from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
-from ..messages import Ack, Head, Payload, Seat
+from ..messages import Ack, Payload, Seat
 from ._base import Phase
 from ._state import RoundState, index_of
 
@@ -52,85 +51,12 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
-class SetSeats:
-    """Who sits at the table now (the host's ROSTER, or a snapshot's)."""
-
-    seats: tuple[Seat, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SetRules:
-    """The rules and clocks the table plays by now (the host's SETTINGS)."""
-
-    variants: Variants
-    countdown: float
-    drop_after: float
-
-
-@dataclass(frozen=True, slots=True)
-class Waits:
-    """Host: ``key`` sits down as this round closes (the waiting list)."""
-
-    key: bytes
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingSeated:
-    """Host, as a round closes: those waiting are seated now (or found no room)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SittingDown:
-    """Host: ``newcomers`` were seated by the ROSTER signed just before; the break
-    waits for them to hold it (they replay the table's entries first)."""
-
-    newcomers: frozenset[bytes]
-
-
-@dataclass(frozen=True, slots=True)
-class NextDeal:
-    """Host: when it deals the next round by itself (None: not by itself now)."""
-
-    at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class DealByHand:
-    """Host: deal by itself no more; wait for a person to deal."""
-
-
-@dataclass(frozen=True, slots=True)
-class Forget:
-    """Forget ``author``'s entries up to ``upto`` (a finished round, held by all)."""
-
-    author: bytes
-    upto: int
-
-
-@dataclass(frozen=True, slots=True)
-class TakeHeads:
-    """Hold every author's chain as far as these heads; my clock goes past the
-    times of ``dated`` authors' heads."""
-
-    heads: tuple[Head, ...]
-    dated: Collection[bytes]
-
-
-@dataclass(frozen=True, slots=True)
 class Standing:
     """The game as a snapshot gives it, between rounds (or over): no round held."""
 
     totals: dict[bytes, int]
     match: Match
     phase: Phase
-
-
-@dataclass(frozen=True, slots=True)
-class Admit:
-    """Hear these keys as players (``Places.admit``)."""
-
-    keys: frozenset[bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,30 +90,6 @@ class Totals:
 
 
 # --- arrival
-@dataclass(frozen=True, slots=True)
-class Unwait:
-    """Host: ``key`` no longer sits down as this round closes (it left)."""
-
-    key: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class Queued:
-    """Host: ``key`` waits in line for a seat at a full table, under ``name``; or,
-    with None, no longer (seated, or gone)."""
-
-    key: bytes
-    name: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Readied:
-    """``key`` says it is ready for the next deal (``on``), or no longer."""
-
-    key: bytes
-    on: bool
-
-
 @dataclass(frozen=True, slots=True)
 class RoundBegun:
     """``rs`` is the table's round now, in its shuffle (the one before it kept as
@@ -237,8 +139,5 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
-Effect = (Sign | Emit | Record | SetSeats | SetRules | Waits | WaitingSeated
-          | SittingDown | NextDeal | DealByHand | Forget | TakeHeads | Standing | Admit
-          | Claim | SetPhase | Totals | Unwait | Queued | Readied
-          | RoundBegun | Reject | Counted
-          | Resent | SignAck)
+Effect = (Sign | Emit | Record | Standing | Claim | SetPhase | Totals | RoundBegun | Reject
+          | Counted | Resent | SignAck)

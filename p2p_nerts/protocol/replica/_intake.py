@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Final, assert_never
+from typing import Final
 
 from ..authors import MAX_HELD, MAX_HELD_BYTES, AuthorLog
 from ..budget import TokenBucket
 from ..envelope import LINK_MAGIC, Entry, EnvelopeError, open_entry, open_link_entry
-from ..messages import MsgType, Payload, Resend, parse_payload
+from ..messages import Head, MsgType, Payload, Resend, parse_payload
 from ..proof import ForkProof
 from ._base import (
     BETWEEN_ROUND_TYPES,
@@ -37,7 +37,6 @@ from ._base import (
     ROUND_TYPES,
     Phase,
 )
-from ._effects import Admit, Claim, Forget, TakeHeads
 from ._state import RoundState
 
 #: Phases in which a round is under way (shuffled, played or scored).
@@ -162,26 +161,27 @@ class Places:
         if key in self.authors:
             self.watchers.add(key)
 
-    def apply(self, effect: Forget | Claim | TakeHeads | Admit,
-              holds_place: Callable[[bytes], bool]) -> None:
-        """Carry out a decision about the chains (``holds_place``: for a chain begun
-        to note a claim or a head on, as :meth:`begin_log`)."""
-        match effect:
-            case Forget(author=author, upto=upto):
-                self.authors[author].prune(upto)
-            case Claim(author=author, seq=seq):
-                log = self.chain(author, holds_place)
-                if log is not None:
-                    log.note_claim(seq)
-            case TakeHeads(heads=heads):
-                for head in heads:
-                    log = self.chain(head.author, holds_place)
-                    if log is not None:
-                        log.take_up(head.seq, head.lamport, head.id)
-            case Admit(keys=keys):
-                self.admit(keys)
-            case _:
-                assert_never(effect)
+    def forget_before(self, floors: Mapping[bytes, int]) -> None:
+        """Forget each author's entries before its floor (a finished round every
+        seat holds: ``Pruning.begin``)."""
+        for author, upto in floors.items():
+            self.authors[author].prune(upto)
+
+    def claim(self, author: bytes, seq: int, holds_place: Callable[[bytes], bool]) -> None:
+        """Someone holds ``author``'s entries up to ``seq``: note it on its chain,
+        begun if new (``holds_place``: as :meth:`begin_log`), so that what we lack
+        is asked for; nothing when there is no room."""
+        log = self.chain(author, holds_place)
+        if log is not None:
+            log.note_claim(seq)
+
+    def take_heads(self, heads: Iterable[Head], holds_place: Callable[[bytes], bool]) -> None:
+        """Hold every author's chain as far as these heads (a snapshot's), each chain
+        begun if new (as :meth:`claim`)."""
+        for head in heads:
+            log = self.chain(head.author, holds_place)
+            if log is not None:
+                log.take_up(head.seq, head.lamport, head.id)
 
     def chain(self, key: bytes, holds_place: Callable[[bytes], bool]) -> AuthorLog | None:
         """``key``'s chain, begun if new (:meth:`begin_log`); None: no room."""

@@ -3,10 +3,12 @@ closes; what a host may ask between rounds, and when it deals by itself; and
 what a ROSTER or SETTINGS from the host sets.
 
 Pure functions of the table as it stands (:class:`Table`): they return the
-effects to apply (``_effects``), or refuse (``CommandError`` for a local
+effects to apply (``_effects``) or a decision (:class:`Seated`,
+:class:`Ruled`, :class:`Reseated`, :data:`Lobbied`...), or refuse (``CommandError`` for a local
 command, ``EnvelopeError`` for an entry); the facade signs the ROSTER,
-SETTINGS or REFUSE and keeps the waiting list, and ``Steps`` begins the round
-a ROSTER begins and takes a GOODBYE to the round.
+SETTINGS or REFUSE, and ``Steps`` has ``Seating`` keep the seats, rules,
+waiting list, line and who is ready as decided, begins the round a ROSTER begins and takes a
+GOODBYE to the round.
 """
 
 from __future__ import annotations
@@ -31,22 +33,7 @@ from ._commands import (
     StartRound,
     TurnAway,
 )
-from ._effects import (
-    DealByHand,
-    Effect,
-    Emit,
-    NextDeal,
-    Queued,
-    Readied,
-    SetRules,
-    SetSeats,
-    Sign,
-    SittingDown,
-    Unwait,
-    WaitingSeated,
-    Waits,
-    roster_told,
-)
+from ._effects import Effect, Emit, Sign, roster_told
 from ._state import RoundState
 
 #: Phases in which the host may change the table (its settings, its seats).
@@ -90,18 +77,76 @@ class Seated:
     """The host's ROSTER delivered: the seats it sets, whether it begins its round
     (``Steps.lobby_entry`` begins it), then the seats told."""
 
-    seats: SetSeats
+    seats: tuple[Seat, ...]
     begins: bool
     told: Emit
 
 
 @dataclass(frozen=True, slots=True)
+class Ruled:
+    """The host's SETTINGS delivered: the rules and clocks the table plays by now
+    (``Seating.set_rules``), then told."""
+
+    variants: Variants
+    settings: Settings
+    told: Emit
+
+
+@dataclass(frozen=True, slots=True)
+class Reseated:
+    """Host, as a round closes: the seats of the next round (None: as they are),
+    which a ROSTER says, and the newcomers among them (``Seating.reseated``)."""
+
+    seats: tuple[Seat, ...] | None
+    newcomers: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """Host: a JOIN answered. ``key`` is put in line for a seat under ``name``
+    (``in_line``), or is in line no more (False; None: as it was); it waits to
+    sit down as this round closes (``waits``) (``Seating.joined``); then what
+    is signed or told (``then``)."""
+
+    key: bytes
+    name: str
+    in_line: bool | None
+    waits: bool
+    then: list[Effect]
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """``key`` left, or its link was lost: off the waiting list, and out of the line
+    for a seat too (``unqueue``) (``Seating.left``); then what is signed
+    (``then``: a ROSTER that gives its seat up)."""
+
+    key: bytes
+    unqueue: bool
+    then: list[Effect]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadySaid:
+    """``key`` says it is ready for the next deal (``on``), or no longer
+    (``Seating.readied``); then told."""
+
+    key: bytes
+    on: bool
+    told: Emit
+
+
+@dataclass(frozen=True, slots=True)
 class Gone:
-    """A GOODBYE delivered: what the lobby does (``effects``), and the reason said,
+    """A GOODBYE delivered: what the lobby does (``left``), and the reason said,
     for what it does to the round (``drops.goodbye``)."""
 
-    effects: list[Effect]
+    left: Left
     reason: str
+
+
+#: A lobby decision about the seating's lists (``Steps.lobbied``).
+Lobbied = Joined | Left | ReadySaid
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,23 +203,21 @@ def unseat(t: Table, key: bytes) -> list[Effect]:
     return []
 
 
-def seat_lost(t: Table, key: bytes) -> list[Effect]:
+def seat_lost(t: Table, key: bytes) -> Left | None:
     """Host: a guest is gone (its link lost, or its goodbye): off the waiting list
-    at once, so that a latecomer gone before the deal is never seated (the deal
-    would wait for it); between rounds its seat is given up too. In a round, a
-    seat leaves by the table's drop vote instead (``_drops``)."""
+    and out of the line at once, so that a latecomer gone before the deal is
+    never seated (the deal would wait for it); between rounds its seat is given
+    up too. In a round, a seat leaves by the table's drop vote instead
+    (``_drops``). None: not the host, nothing to do."""
     if not t.is_host:
-        return []
-    unqueue: list[Effect] = [Queued(key, None)] if key in t.queue else []
-    if t.phase not in BETWEEN_ROUNDS:
-        return [*unqueue, *([Unwait(key)] if key in t.waiting else [])]
-    return [*unqueue, Unwait(key), *unseat(t, key)]
+        return None
+    return Left(key, True, unseat(t, key) if t.phase in BETWEEN_ROUNDS else [])
 
 
-def goodbye(t: Table, key: bytes) -> list[Effect]:
+def goodbye(t: Table, key: bytes) -> Left:
     """``key`` says goodbye: it sits down no more as a round closes, and between
     rounds the host gives its seat up (:func:`seat_lost`)."""
-    return seat_lost(t, key) or [Unwait(key)]
+    return seat_lost(t, key) or Left(key, False, [])
 
 
 def in_round(phase: Phase) -> bool:
@@ -206,31 +249,30 @@ def ordinal(n: int) -> str:
     return f"{n}{last}"
 
 
-def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> list[Effect]:
+def join(t: Table, key: bytes, name: str, rs: RoundState | None) -> Joined:
     """Host: what ``key``'s JOIN gets (:func:`answer_join`). Refused at a full table,
     it waits in line, told its place; a seat that frees goes to the first in line
     (the others asking for it are told their place again)."""
     if t.only is not None and key not in t.only:
-        return [Sign(Refusal(key, NOT_LISTED))]
+        return Joined(key, name, None, False, [Sign(Refusal(key, NOT_LISTED))])
     ahead = ahead_of(t, key)
     answer = answer_join(
         key, rs=rs, in_round=in_round(t.phase), over=t.phase is Phase.OVER, seated=t.seated,
         taken=taken(t, rs) + ahead, waiting=t.waiting, proven=key in t.proven, room=t.room)
-    unqueue: list[Effect] = [Queued(key, None)] if key in t.queue else []
     match answer:
         case Refuse(reason=reason) if reason == FULL:
-            return [Queued(key, name), Sign(Refusal(
-                key, f"{FULL}: you are {ordinal(ahead + 1)} in line for a seat"))]
+            return Joined(key, name, True, False, [Sign(Refusal(
+                key, f"{FULL}: you are {ordinal(ahead + 1)} in line for a seat"))])
         case Refuse(reason=reason):
-            return [*unqueue, Sign(Refusal(key, reason))]
+            return Joined(key, name, False, False, [Sign(Refusal(key, reason))])
         case Wait():
-            return [*unqueue, Waits(key, name),
-                    Emit(ev.Notice(f"{name} sits down when this round ends"))]
+            return Joined(key, name, False, True,
+                          [Emit(ev.Notice(f"{name} sits down when this round ends"))])
         case Retell():
-            return [*unqueue, Sign(Roster(t.seats))]
+            return Joined(key, name, False, False, [Sign(Roster(t.seats))])
         case SeatIt():
-            return [*unqueue, sit(t, key, name)]
-    return unqueue
+            return Joined(key, name, False, False, [sit(t, key, name)])
+    return Joined(key, name, False, False, [])
 
 
 def answer_join(key: bytes, *, rs: RoundState | None, in_round: bool, over: bool,
@@ -287,14 +329,14 @@ def reseat(rs: RoundState, seats: tuple[Seat, ...], waiting: Mapping[bytes, str]
     return tuple(kept.values())
 
 
-def closing_roster(t: Table, rs: RoundState) -> list[Effect]:
+def closing_roster(t: Table, rs: RoundState) -> Reseated:
     """Host, as ``rs`` closes: one ROSTER says who leaves and who sits down
     (:func:`reseat`); the break waits for the newcomers to catch up."""
     seats = reseat(rs, t.seats, t.waiting, set(t.proven), t.host_key, t.max_seats)
     keys = {seat.key for seat in seats}
     if keys == t.seated:
-        return [WaitingSeated()]
-    return [WaitingSeated(), Sign(Roster(seats)), SittingDown(frozenset(keys - set(rs.keys)))]
+        return Reseated(None, frozenset())
+    return Reseated(seats, frozenset(keys - set(rs.keys)))
 
 
 def host_between_rounds(is_host: bool, phase: Phase, only: str, when: str) -> None:
@@ -356,7 +398,7 @@ TableCommand = (StartRound | ChangeSettings | ArrangeSeats | SetReady | LeaveTab
                 | TurnAway | AskToWatch)
 
 
-def command(t: Table, c: TableCommand, *, watching: bool) -> list[Effect]:
+def command(t: Table, c: TableCommand, *, watching: bool) -> list[Effect] | Left:
     """What a command about the table signs (a spectator's replica, ``watching``,
     says it is ready for nothing: it has no seat)."""
     match c:
@@ -367,7 +409,7 @@ def command(t: Table, c: TableCommand, *, watching: bool) -> list[Effect]:
         case ArrangeSeats(order=order):
             return arrange(t, order)
         case SeatLost(key=key):
-            return seat_lost(t, key)
+            return seat_lost(t, key) or []
         case SetReady(on=on):
             if watching:
                 raise CommandError("you are watching this table: a spectator has no seat")
@@ -422,23 +464,23 @@ def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
 
 
 def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
-              sitting_down: Collection[bytes]) -> list[Effect]:
-    """Host: deal by itself now if due (:func:`auto_deal_due`); a deal it cannot make
-    is said once, and then it waits for a person."""
+              sitting_down: Collection[bytes]) -> list[Effect] | str | None:
+    """Host: the deal it makes by itself now (:func:`start_round`), if due
+    (:func:`auto_deal_due`; None: not due), or why it cannot make it."""
     if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,
                          t.seated):
-        return []
-    over: list[Effect] = [NextDeal(None)] if next_round_at is not None else []
+        return None
     try:
-        return [*over, *start_round(t)]
+        return start_round(t)
     except CommandError as exc:
-        return [*over, DealByHand(), Emit(ev.Notice(f"cannot deal automatically: {exc}"))]
+        return str(exc)
 
 
 def delivered(t: Table, entry: Entry, payload: Payload,
-              rs: RoundState | None) -> list[Effect] | Seated | Gone:
+              rs: RoundState | None) -> list[Effect] | Lobbied | Seated | Ruled | Gone:
     """A lobby entry (or a GOODBYE) delivered (``rs``: the round under way, if any):
-    what it does (a ROSTER's and a GOODBYE's are taken on by ``Steps``). Any
+    what it does (a ROSTER's, a SETTINGS' and a GOODBYE's are taken on by
+    ``Steps``). Any
     other type between rounds is one no honest peer signs."""
     author = entry.author
     match payload:
@@ -446,14 +488,14 @@ def delivered(t: Table, entry: Entry, payload: Payload,
             return join(t, author, name, rs) if t.is_host else []
         case Leave():
             unseats = t.is_host and t.phase in BETWEEN_ROUNDS
-            return [Unwait(author), *(unseat(t, author) if unseats else ())]
+            return Left(author, False, unseat(t, author) if unseats else [])
         case Roster(seats=seats):
             return roster(t, entry, seats)
         case Settings():
             return settings(t, entry, payload)
         case Ready(on=on):
-            return [Readied(author, on), Emit(ev.ReadyChanged(tuple(
-                on if s.key == author else t.ready.get(s.key, False) for s in t.seats)))]
+            return ReadySaid(author, on, Emit(ev.ReadyChanged(tuple(
+                on if s.key == author else t.ready.get(s.key, False) for s in t.seats))))
         case Refusal(who=who, reason=reason):
             if author == t.host_key and who == t.me:
                 return [Emit(ev.Refused(reason))]
@@ -468,10 +510,10 @@ def roster(t: Table, entry: Entry, seats: tuple[Seat, ...]) -> Seated:
     if entry.author != t.host_key:
         raise EnvelopeError("not_host")
     begins = roster_begins(entry.round, t.number, t.phase, t.variants, seats)
-    return Seated(SetSeats(seats), begins, roster_told(seats, t.me))
+    return Seated(seats, begins, roster_told(seats, t.me))
 
 
-def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:
+def settings(t: Table, entry: Entry, payload: Settings) -> Ruled:
     """The host's SETTINGS: the rules, and the host's clocks whatever this peer was
     started with (nobody may start early, and every peer counts a seat silent
     after the same time)."""
@@ -479,9 +521,9 @@ def settings(t: Table, entry: Entry, payload: Settings) -> list[Effect]:
         raise EnvelopeError("not_host")
     variants = variants_of(payload, t.phase)
     countdown, drop_after = payload.countdown_ms / 1000, payload.drop_after_ms / 1000
-    return [SetRules(variants, countdown, drop_after), Emit(ev.SettingsChanged(
+    return Ruled(variants, payload, Emit(ev.SettingsChanged(
         f"{variants.words()}; {countdown:g} s countdown, "
-        f"silent seats dropped after {drop_after:g} s"))]
+        f"silent seats dropped after {drop_after:g} s")))
 
 
 def roster_begins(entry_round: int, number: int, phase: Phase, variants: Variants,

@@ -138,8 +138,8 @@ class Replica:
         self._pruning = catchup.Pruning()  # finished rounds forgotten, and the snapshot
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
-                            pruning=self._pruning, places=self._places, beats=self._beats,
-                            order=self._order, live=self, apply=self._apply,
+                            pruning=self._pruning, places=self._places, outbox=self._outbox,
+                            beats=self._beats, order=self._order, live=self, apply=self._apply,
                             drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
@@ -203,7 +203,12 @@ class Replica:
                 effects = self._moves.decide(command, self.rs, self.phase, watching=self.watching,
                                              drawn=self.drawn, now=now)
             case _:
-                effects = lobby.command(self._table, command, watching=self.watching)
+                decided = lobby.command(self._table, command, watching=self.watching)
+                if isinstance(decided, lobby.Left):  # a seat lost: the lists, then its ROSTER
+                    self._steps.lobbied(decided)
+                    effects = []
+                else:
+                    effects = decided
         self._apply(effects)
         self._commanded = True
         return self._flush()
@@ -355,17 +360,10 @@ class Replica:
                                                  expect_lamport=lamport))
                 else:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
-            case (fx.Unwait() | fx.Queued() | fx.Readied() | fx.SetSeats() | fx.SetRules()
-                  | fx.Waits() | fx.WaitingSeated() | fx.SittingDown() | fx.NextDeal()
-                  | fx.DealByHand()):
-                self.seating.apply(effect, self._outbox.seq)
             case fx.Emit(event=event):
                 self._event(event)
-            case fx.Forget() | fx.Claim() | fx.Admit():
-                self._places.apply(effect, self._delivery.holds_place)
-            case fx.TakeHeads(heads=heads, dated=dated):  # the chains, then mine
-                self._places.apply(effect, self._delivery.holds_place)
-                self._outbox.caught_up(self.authors.get(self.me.public_key), heads, dated)
+            case fx.Claim(author=author, seq=seq):
+                self._places.claim(author, seq, self._delivery.holds_place)
             case fx.Standing(totals=totals, match=match, phase=phase):
                 self.totals, self.match, self.phase = totals, match, phase
                 self.rs = self.prev_rs = None

@@ -2,39 +2,25 @@
 is ready, and the rules, clocks and limits the next round is dealt under.
 
 One object owns this state so that the facade does not: the lobby decides from
-it (:meth:`Seating.table`, its read view) and the facade hands it back the
-lobby's decisions that change only it (:meth:`Seating.apply`).
+it (:meth:`Seating.table`, its read view); ``Steps`` sets the seats and rules
+it decides on, and what it decides about the waiting list, the line and who
+is ready (:meth:`Seating.joined`, :meth:`Seating.left`,
+:meth:`Seating.readied`), each before what is signed after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import assert_never
 
 from ...game.variants import Variants
+from .. import events as ev
 from ..messages import AckMark, Seat, Settings
 from ._base import Phase, clocks_problem, settings_of
-from ._effects import (
-    DealByHand,
-    Effect,
-    NextDeal,
-    Queued,
-    Readied,
-    SetRules,
-    SetSeats,
-    SittingDown,
-    Unwait,
-    WaitingSeated,
-    Waits,
-)
+from ._effects import Effect, Emit
 from ._intake import has_place
 from ._liveness import holds_from
 from ._lobby import Table, auto_deal, next_auto_deal
 from ._state import RoundState
-
-#: The effects that change the seating and nothing else (:meth:`Seating.apply`).
-SeatingEffect = (Unwait | Queued | Readied | SetSeats | SetRules | Waits | WaitingSeated
-                 | SittingDown | NextDeal | DealByHand)
 
 
 class Seating:
@@ -112,36 +98,50 @@ class Seating:
                      self.countdown, self.drop_after, self.max_seats, self.waiting, proven,
                      self.ready, self.queue, self.seat_only)
 
-    def apply(self, effect: SeatingEffect, seq: int) -> None:
-        """Carry out a lobby decision about the seating; ``seq`` is the last sequence
-        number this replica signed (the ROSTER that seats a ``SittingDown``'s
-        newcomers, signed just before)."""
-        match effect:
-            case Unwait(key=key):
-                self.waiting.pop(key, None)
-            case Queued(key=key, name=in_line):
-                if in_line is None:
-                    self.queue.pop(key, None)
-                else:
-                    self.queue.setdefault(key, in_line)
-            case Readied(key=key, on=on):
-                self.ready[key] = on
-            case SetSeats(seats=seats):
-                self.seats = seats
-            case SetRules(variants=variants, countdown=countdown, drop_after=drop_after):
-                self.variants, self.countdown, self.drop_after = variants, countdown, drop_after
-            case Waits(key=key, name=name):
-                self.waiting[key] = name
-            case WaitingSeated():
-                self.waiting.clear()
-            case SittingDown(newcomers=newcomers):
-                self.sitting_down = dict.fromkeys(newcomers, seq)
-            case NextDeal(at=at):
-                self.next_round_at = at
-            case DealByHand():
-                self.auto_start = self.auto_next = None
-            case _:
-                assert_never(effect)
+    def joined(self, key: bytes, name: str, *, in_line: bool | None, waits: bool) -> None:
+        """Host, a JOIN answered (``lobby.Joined``): ``key`` waits in line for a seat
+        under ``name`` (``in_line``; the place first taken kept), or no longer
+        (False; None: as it was); it sits down as this round closes (``waits``)."""
+        if in_line:
+            self.queue.setdefault(key, name)
+        elif in_line is not None:
+            self.queue.pop(key, None)
+        if waits:
+            self.waiting[key] = name
+
+    def left(self, key: bytes, *, unqueue: bool) -> None:
+        """``key`` left, or its link was lost (``lobby.Left``): it sits down no more
+        as a round closes, and waits in line no more (``unqueue``)."""
+        self.waiting.pop(key, None)
+        if unqueue:
+            self.queue.pop(key, None)
+
+    def readied(self, key: bytes, on: bool) -> None:
+        """``key`` says it is ready for the next deal (``on``), or no longer."""
+        self.ready[key] = on
+
+    def set_rules(self, variants: Variants, settings: Settings) -> None:
+        """The rules, and the clocks ``settings`` say, that the table plays by now
+        (the host's SETTINGS, or a snapshot's)."""
+        self.variants = variants
+        self.countdown = settings.countdown_ms / 1000
+        self.drop_after = settings.drop_after_ms / 1000
+
+    def waiting_seated(self) -> None:
+        """Host, as a round closes: those waiting are seated now (or found no room),
+        before the ROSTER that seats them is signed."""
+        self.waiting.clear()
+
+    def sitting_down_since(self, newcomers: Collection[bytes], seq: int) -> None:
+        """Host: ``newcomers`` were seated by the ROSTER I signed as ``seq``; the break
+        waits for them to hold it (they replay the table's entries first)."""
+        self.sitting_down = dict.fromkeys(newcomers, seq)
+
+    def round_closed(self, now: float) -> None:
+        """Host, a round closed and the game goes on: when it deals the next by
+        itself, if it does."""
+        if self.auto_next is not None:
+            self.next_round_at = now + self.auto_next
 
     def new_round(self) -> None:
         """A round began: its newcomers are dealt in, and who is ready for the next
@@ -166,6 +166,14 @@ class Seating:
 
     def auto_deal(self, t: Table, now: float) -> list[Effect]:
         """Host: what dealing by itself does now (``lobby.auto_deal``), ``t`` this
-        seating's :meth:`table`."""
-        return auto_deal(t, auto_start=self.auto_start, next_round_at=self.next_round_at,
+        seating's :meth:`table`: a deal it cannot make is said once, and then it
+        deals by itself no more, but waits for a person."""
+        deal = auto_deal(t, auto_start=self.auto_start, next_round_at=self.next_round_at,
                          now=now, sitting_down=self.sitting_down.keys())
+        if deal is None:
+            return []
+        self.next_round_at = None  # due: it is over, dealt or not
+        if isinstance(deal, str):
+            self.auto_start = self.auto_next = None
+            return [Emit(ev.Notice(f"cannot deal automatically: {deal}"))]
+        return deal

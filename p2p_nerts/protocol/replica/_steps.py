@@ -24,7 +24,19 @@ from .. import events as ev
 from ..audit import AuditResult
 from ..authors import AuthorLog
 from ..envelope import Entry, EnvelopeError
-from ..messages import Audit, Drop, Fork, MsgType, Nerts, Payload, Snapshot, Stuck, Summary
+from ..journal import snapshot_record
+from ..messages import (
+    Audit,
+    Drop,
+    Fork,
+    MsgType,
+    Nerts,
+    Payload,
+    Roster,
+    Snapshot,
+    Stuck,
+    Summary,
+)
 from ..proof import ForkProof
 from . import _catchup as catchup
 from . import _closing as closing
@@ -40,6 +52,7 @@ from ._forks import Forks
 from ._heartbeats import Heartbeats
 from ._intake import TOO_LATE, Places, Stop
 from ._order import Finality
+from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
 from ._state import Ordered, RoundState, void
@@ -72,14 +85,15 @@ class Steps:
     """Where each next step of one table's replica is taken: the parts of the table
     that never change (its id, my key, whether I host), the owners whose state a
     step reads or keeps (``Seating``, ``Forks``, ``Recovery``, ``Pruning``,
-    ``Places``, ``Heartbeats``, ``Finality``), the table as it stands (``live``),
+    ``Places``, ``Outbox``, ``Heartbeats``, ``Finality``), the table as it stands (``live``),
     and the facade's ``apply``, which carries out what a sub-machine decided, and
     ``drain``, which delivers what every author has held back."""
 
     def __init__(self, table_id: bytes, me: bytes, *, is_host: bool, rng: Callable[[int], bytes],
                  seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning,
-                 places: Places, beats: Heartbeats, order: Finality, live: Live,
-                 apply: Callable[[Iterable[Effect]], None], drain: Callable[[], None]) -> None:
+                 places: Places, outbox: Outbox, beats: Heartbeats, order: Finality,
+                 live: Live, apply: Callable[[Iterable[Effect]], None],
+                 drain: Callable[[], None]) -> None:
         self.table_id = table_id
         self.me = me
         self.is_host = is_host
@@ -89,6 +103,7 @@ class Steps:
         self.recovery = recovery
         self.pruning = pruning
         self.places = places
+        self.outbox = outbox
         self.beats = beats
         self.order = order
         self.live = live
@@ -112,30 +127,41 @@ class Steps:
         live, seating, me = self.live, self.seating, self.me
         current, match, totals = live.rs, live.match, live.totals
         over = live.phase is Phase.OVER
-        noted: list[Effect] = []
         if note:
             snapshot = catchup.capture(
                 number, over=over, seats=seating.seats, settings=seating.settings,
                 totals=totals, rounds=match.rounds if match is not None else 0,
                 authors=self.places.authors,
                 player=lambda key: self.places.player(key, seating.holds_place(key, current)))
-            noted = self.pruning.begin(snapshot, me)
+            self.apply([snapshot_record(snapshot)])
+            self.places.forget_before(self.pruning.begin(snapshot, me))
         rs, begun = rounds.begin(number, seating.seats, me, seating.variants, live.now,
                                  totals=totals, match=match, over=over)
-        self.apply([*noted, begun])
+        self.apply([begun])
         if rs.me is not None:
             self.apply(rounds.commit(rs, self.recovery.take_secrets(rs.number), self.rng))
         self.drain()  # what arrived early may be delivered now
 
     def take_up(self, snapshot: Snapshot, variants: Variants) -> None:
         """Go on from the host's snapshot, or my own note that a compacted journal
-        starts with (``Pruning.take_up``): act on nothing of a round before every
-        live peer was heard and every gap filled (``Recovery.heard_out``); its
-        round begins as it did for everyone, and the seats are told."""
-        self.apply(self.pruning.take_up(snapshot, variants, self.me))
+        starts with: every chain held as far as its heads, while the seats are
+        still the old ones, and my clock past the seated authors' (what I sign
+        next comes after); the rules, seats and game as it gives them
+        (``Pruning.take_up``), and its players heard. Then act on nothing of a
+        round before every live peer was heard and every gap filled
+        (``Recovery.heard_out``); its round begins as it did for everyone, and
+        the seats are told."""
+        places, me = self.places, self.me
+        seated = frozenset(seat.key for seat in snapshot.seats)
+        places.take_heads(snapshot.heads, self.holds_place)
+        self.outbox.caught_up(places.authors.get(me), snapshot.heads, seated | {me})
+        self.seating.set_rules(variants, snapshot.settings)
+        self.seating.seats = snapshot.seats
+        self.apply([self.pruning.take_up(snapshot, variants)])
+        places.admit(seated | {head.author for head in snapshot.heads})
         self.recovery.catch_up()
         self.begin(snapshot.round, note=False)
-        self.apply([roster_told(snapshot.seats, self.me)])
+        self.apply([roster_told(snapshot.seats, me)])
 
     def lobby_entry(self, entry: Entry, payload: Payload) -> None:
         """A lobby entry (or a GOODBYE), delivered in its author's sequence: what it
@@ -146,16 +172,35 @@ class Steps:
         rs, phase = live.rs, live.phase
         done = lobby.delivered(self.table(rs, phase), entry, payload, rs)
         if isinstance(done, lobby.Seated):
-            self.apply([done.seats])
+            self.seating.seats = done.seats
             if done.begins:
                 self.begin(entry.round)
             self.apply([done.told])
+        elif isinstance(done, lobby.Ruled):
+            self.seating.set_rules(done.variants, done.settings)
+            self.apply([done.told])
         elif isinstance(done, lobby.Gone):
-            self.apply(done.effects)
+            self.lobbied(done.left)
             self.apply(drops.goodbye(rs, entry.author, done.reason, entry.seq,
                                      phase=self.live.phase, authors=self.places.authors))
-        else:
+        elif isinstance(done, list):
             self.apply(done)
+        else:
+            self.lobbied(done)
+
+    def lobbied(self, done: lobby.Lobbied) -> None:
+        """Carry out a lobby decision about the seating's lists (``Seating``'s), then
+        sign or tell what follows it."""
+        seating = self.seating
+        if isinstance(done, lobby.Joined):
+            seating.joined(done.key, done.name, in_line=done.in_line, waits=done.waits)
+            self.apply(done.then)
+        elif isinstance(done, lobby.Left):
+            seating.left(done.key, unqueue=done.unqueue)
+            self.apply(done.then)
+        else:
+            seating.readied(done.key, done.on)
+            self.apply([done.told])
 
     # -------------------------------------------------------- the shuffle
     def go(self, rs: RoundState) -> None:
@@ -221,7 +266,11 @@ class Steps:
 
     def chain(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
-        return self.places.chain(key, lambda k: self.seating.holds_place(k, self.live.rs))
+        return self.places.chain(key, self.holds_place)
+
+    def holds_place(self, key: bytes) -> bool:
+        """Whether ``key`` has a place at the table now (``Seating.holds_place``)."""
+        return self.seating.holds_place(key, self.live.rs)
 
     def flag_key(self, key: bytes, reason: str) -> None:
         """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
@@ -367,18 +416,26 @@ class Steps:
 
     def close(self, rs: RoundState) -> None:
         """Close ``rs`` if it is due now (``closing.close``); the host then seats the
-        table for the next round (``lobby.closing_roster``)."""
-        live = self.live
-        closed = closing.close(rs, live.match, live.phase, is_host=self.is_host,
-                               auto_next=self.seating.auto_next, now=live.now)
+        table for the next round (``lobby.closing_roster``: the waiting list
+        cleared, the ROSTER signed, then the newcomers it seats noted against it)
+        and, as the game goes on,
+        says when it deals that round by itself."""
+        live, seating = self.live, self.seating
+        closed = closing.close(rs, live.match, live.phase)
         if not closed:
             return
         self.apply(closed)
+        if self.is_host and live.phase is Phase.BETWEEN:
+            seating.round_closed(live.now)
         # The host's SETTINGS and ROSTER for the next round may have waited for
         # this close: deliver whatever was held back.
         self.drain()
         if self.is_host:
-            self.apply(lobby.closing_roster(self.table(live.rs, live.phase), rs))
+            reseated = lobby.closing_roster(self.table(live.rs, live.phase), rs)
+            seating.waiting_seated()
+            if reseated.seats is not None:
+                self.apply([Sign(Roster(reseated.seats))])
+                seating.sitting_down_since(reseated.newcomers, self.outbox.seq)
 
     # ------------------------------------------------------------ intake
     def stopped(self, log: AuthorLog, stop: Stop) -> None:
