@@ -283,10 +283,22 @@ def silent_votes(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
     :func:`quiet` to me as the call begins.
 
     Lazy, one seat at a time: the facade carries out each seat's vote (which
-    may agree a drop) before the next seat is looked at."""
+    may agree a drop) before the next seat is looked at. Nothing at all while
+    no seat is silent, no vote of mine is out and no seat can be withholding
+    the round's end (:func:`settled`): every tick of a round's play, mostly."""
     silent_now = quiet(rs, last_heard, now, drop_after)
+    if settled(rs, silent_now, now, drop_after):
+        return
     for seat in sorted(rs.live):
         yield from check(rs, seat, silent_now, now, drop_after, authors)
+
+
+def settled(rs: RoundState, silent_now: set[int], now: float, drop_after: float) -> bool:
+    """Whether :func:`my_vote` leaves every seat be (``silent_now``: the seats
+    :func:`quiet` to me): no seat silent, none of my votes out to take back,
+    and the round not ended for ``drop_after`` (:func:`withholding`)."""
+    return not silent_now and not rs.my_drop_votes and (
+        rs.ended_at is None or now - rs.ended_at <= drop_after)
 
 
 def next_vote(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
@@ -295,8 +307,35 @@ def next_vote(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
     now, else when the first live seat falls silent or withholds the round's
     end (inf: none can by time alone). A bound already passed is no deadline:
     the vote it allows waits on something else (another seat silent), which
-    only a call changes."""
-    silent_now = quiet(rs, last_heard, now, drop_after)
+    only a call changes.
+
+    Asked after every call into the replica, so the common case goes in one
+    walk over the seats: nobody silent, no vote of mine out, the round not
+    ended (:func:`settled`), when it is only the first seat's silence to come;
+    else every seat's vote is looked at (:func:`vote_deadline`)."""
+    if rs.my_drop_votes or rs.ended_at is not None:
+        return vote_deadline(rs, quiet(rs, last_heard, now, drop_after), now, drop_after,
+                             last_heard)
+    first = float("inf")
+    for seat in rs.live:
+        if seat == rs.me:
+            continue
+        heard = last_heard.get(rs.keys[seat])
+        if silent(rs, heard, now, drop_after):
+            return vote_deadline(rs, quiet(rs, last_heard, now, drop_after), now, drop_after,
+                                 last_heard)
+        if heard is not None:  # never heard: silence counts from a frame (silent())
+            bound = silence_ends(rs, heard, drop_after)
+            if now < bound < first:
+                first = bound
+    return first
+
+
+def vote_deadline(rs: RoundState, silent_now: set[int], now: float, drop_after: float,
+                  last_heard: Mapping[bytes, float]) -> float:
+    """:func:`next_vote` from every seat's vote (``silent_now``: the seats :func:`quiet`
+    to me): ``now`` if :func:`my_vote` would change one, else the first bound
+    still to come of a seat falling silent or withholding the round's end."""
     bounds: list[float] = []
     for seat in rs.live:
         if seat == rs.me:
@@ -307,11 +346,16 @@ def next_vote(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
             continue  # already out by my vote: only a frame heard brings it back
         heard = last_heard.get(rs.keys[seat])
         if heard is not None:  # never heard: silence counts from a frame (silent())
-            bounds.append(max(heard, rs.begun) + drop_after)
+            bounds.append(silence_ends(rs, heard, drop_after))
         if rs.ended_at is not None and (seat not in rs.audit_seq or (
                 bool(rs.results) and seat not in rs.summary_seq)):
             bounds.append(rs.ended_at + drop_after)
     return min((b for b in bounds if b > now), default=float("inf"))
+
+
+def silence_ends(rs: RoundState, heard: float, drop_after: float) -> float:
+    """When a seat last heard at ``heard`` falls :func:`silent` (just after it)."""
+    return max(heard, rs.begun) + drop_after
 
 
 def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: Phase,
