@@ -4,8 +4,8 @@ replica)."""
 
 from __future__ import annotations
 
-import copy
 import heapq
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -375,48 +375,69 @@ def test_a_result_counted_with_entries_past_the_cut_is_taken_back_while_scoring(
 _TIMES = st.sampled_from([0.0, 0.5, 1.0, 2.0, 4.5, 5.0, 6.0, 7.5, 10.0, 12.0])
 
 
+Schedule = tuple[Callable[[], RoundState], dict[bytes, float], float, float]
+
+
 @st.composite
-def _vote_schedules(draw: st.DrawFn) -> tuple[RoundState, dict[bytes, float], float, float]:
+def _vote_schedules(draw: st.DrawFn) -> Schedule:
     """A round at some moment of its silences: seats heard (or never) at times of a
     small grid, so that bounds meet ``now`` exactly; some of my votes out, seats
-    gone or leaving, the round ended or not, audits and summaries in or not."""
+    gone or leaving, the round ended or not, audits and summaries in or not.
+
+    The round comes as a function that makes it afresh each call, so that a test
+    can walk two equal copies (a copy by ``deepcopy`` fails on the compiled build's
+    frozen classes)."""
     seats = draw(st.integers(2, 8))
-    rs = _round(seats)
     seat = st.integers(0, seats - 1)
-    rs.me = draw(st.none() | seat)
-    rs.live = draw(st.sets(seat, min_size=1))
-    rs.begun = draw(_TIMES)
-    rs.ended_at = draw(st.none() | _TIMES)
-    rs.my_drop_votes = draw(st.sets(seat, max_size=2))
-    rs.dropping = dict.fromkeys(draw(st.sets(seat, max_size=2)), 3)
-    rs.left = dict.fromkeys(draw(st.sets(seat, max_size=2)), 4)
-    rs.audit_seq = dict.fromkeys(draw(st.sets(seat)), 5)
-    rs.summary_seq = dict.fromkeys(draw(st.sets(seat)), 6)
-    if draw(st.booleans()):
-        rs.results = (SeatRound(0, 0, 0, 0, called=False),)
-    heard = {rs.keys[k]: t for k, t in draw(st.dictionaries(seat, _TIMES)).items()}
-    return rs, heard, draw(_TIMES), draw(st.sampled_from([0.0, 1.0, 5.0]))
+    me = draw(st.none() | seat)
+    live = draw(st.sets(seat, min_size=1))
+    begun = draw(_TIMES)
+    ended_at = draw(st.none() | _TIMES)
+    my_votes = draw(st.sets(seat, max_size=2))
+    dropping = draw(st.sets(seat, max_size=2))
+    left = draw(st.sets(seat, max_size=2))
+    audited = draw(st.sets(seat))
+    summed = draw(st.sets(seat))
+    results = draw(st.booleans())
+
+    def made() -> RoundState:
+        rs = _round(seats)
+        rs.me = me
+        rs.live = set(live)
+        rs.begun = begun
+        rs.ended_at = ended_at
+        rs.my_drop_votes = set(my_votes)
+        rs.dropping = dict.fromkeys(dropping, 3)
+        rs.left = dict.fromkeys(left, 4)
+        rs.audit_seq = dict.fromkeys(audited, 5)
+        rs.summary_seq = dict.fromkeys(summed, 6)
+        if results:
+            rs.results = (SeatRound(0, 0, 0, 0, called=False),)
+        return rs
+
+    keys = made().keys
+    heard = {keys[k]: t for k, t in draw(st.dictionaries(seat, _TIMES)).items()}
+    return made, heard, draw(_TIMES), draw(st.sampled_from([0.0, 1.0, 5.0]))
 
 
 @settings(max_examples=600, deadline=None)
 @given(_vote_schedules())
-def test_next_vote_is_what_every_seats_vote_says(
-        schedule: tuple[RoundState, dict[bytes, float], float, float]) -> None:
+def test_next_vote_is_what_every_seats_vote_says(schedule: Schedule) -> None:
     """The one walk of the common case (nobody silent, no vote of mine out, the
     round not ended) gives the deadline looking at every seat's vote gives."""
-    rs, heard, now, drop_after = schedule
+    made, heard, now, drop_after = schedule
+    rs = made()
     assert next_vote(rs, heard, now, drop_after) == vote_deadline(
         rs, quiet(rs, heard, now, drop_after), now, drop_after, heard)
 
 
 @settings(max_examples=600, deadline=None)
 @given(_vote_schedules())
-def test_silent_votes_passed_over_only_when_no_seat_would_get_one(
-        schedule: tuple[RoundState, dict[bytes, float], float, float]) -> None:
+def test_silent_votes_passed_over_only_when_no_seat_would_get_one(schedule: Schedule) -> None:
     """A settled round yields no vote; otherwise the votes are every seat's check."""
-    rs, heard, now, drop_after = schedule
+    made, heard, now, drop_after = schedule
+    rs, walked = made(), made()
     authors = {key: AuthorLog(key) for key in rs.keys}
-    walked = copy.deepcopy(rs)
     silent_now = quiet(walked, heard, now, drop_after)
     every = [effect for seat in sorted(walked.live)
              for effect in check(walked, seat, silent_now, now, drop_after, authors)]
