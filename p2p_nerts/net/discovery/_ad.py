@@ -116,6 +116,18 @@ class TableAd:
                 raise AdError(f"instance is longer than {_MAX_INSTANCE_BYTES} bytes")
 
 
+def txt_text(properties: Mapping[bytes, bytes | None], key: str) -> str:
+    """The text of one key of a TXT record as heard, or ``AdError`` saying why not
+    (a table's ad and an event's read their fields so)."""
+    raw = properties.get(key.encode())
+    if raw is None:
+        raise AdError(f"TXT key {key!r} is missing or has no value")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AdError(f"TXT key {key!r} is not UTF-8") from None
+
+
 def _check_text(field: str, value: object, max_chars: int, *, allow_empty: bool) -> None:
     """Text shown in a terminal: bounded, no control/format characters, no edge spaces."""
     if not isinstance(value, str):
@@ -164,13 +176,7 @@ def decode_txt(
     """
 
     def text(key: str) -> str:
-        raw = properties.get(key.encode())
-        if raw is None:
-            raise AdError(f"TXT key {key!r} is missing or has no value")
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise AdError(f"TXT key {key!r} is not UTF-8") from None
+        return txt_text(properties, key)
 
     def number(key: str, digits: re.Pattern[str] = _DIGITS) -> int:
         value = text(key)

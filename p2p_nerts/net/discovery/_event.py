@@ -23,7 +23,7 @@ from zeroconf import DNSQuestionType, ServiceInfo, ServiceStateChange, Zeroconf
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from ..interfaces import Interfaces, advertised_addresses
-from ._ad import _FINGERPRINT, _MAX_ADDRESSES, AdError, TableNotFoundError
+from ._ad import _FINGERPRINT, _MAX_ADDRESSES, AdError, TableNotFoundError, txt_text
 
 __all__ = ["EVENT_SERVICE", "EventAd", "EventAdvertiser", "EventBrowser", "decode_event_txt",
            "encode_event_txt", "find_event", "look_for_events"]
@@ -82,13 +82,7 @@ def decode_event_txt(txt: Mapping[bytes, bytes | None], port: int,
                      addresses: tuple[str, ...]) -> EventAd:
     """An event's ad from its TXT record as heard; AdError (one line) on anything wrong."""
     def field(key: str) -> str:
-        value = txt.get(key.encode())
-        if value is None:
-            raise AdError(f"an event ad without {key!r}")
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            raise AdError(f"an event ad whose {key!r} is not UTF-8") from None
+        return txt_text(txt, key)
 
     if field("v") != str(EVENT_VERSION):
         raise AdError("an event ad of another version")
