@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,6 +51,20 @@ class Player:
         return asyncio.ensure_future(take_part(self.link, bot(seed), self.changed,
                                                interfaces=LOOPBACK, endpoint=LOCAL,
                                                store=self.store))
+
+
+async def _leave(organiser: Organiser, players: list[Player],
+                 running: Sequence[asyncio.Future[Any]]) -> None:
+    """A scenario's end, however it went: the players' links closed and what they ran
+    stopped, then the organiser and the players' stores closed."""
+    for p in players:
+        p.link.close()
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+    await organiser.close()
+    for p in players:
+        p.store.close()
 
 
 def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_standings(
@@ -115,12 +131,7 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
             projector.close()
             await following
         finally:
-            for task in playing:
-                task.cancel()
-            await asyncio.gather(*playing, return_exceptions=True)
-            await organiser.close()
-            for p in players:
-                p.store.close()
+            await _leave(organiser, players, playing)
 
     asyncio.run(scenario())
 
@@ -191,12 +202,7 @@ def test_the_organiser_comes_back_with_every_registration_and_seating_and_player
             assert organiser.port == address[1]
             await until(lambda: len(organiser.connected) == 3, "the players back")
         finally:
-            for p in players:
-                p.link.close()
-            await asyncio.gather(*following, return_exceptions=True)
-            await organiser.close()
-            for p in players:
-                p.store.close()
+            await _leave(organiser, players, following)
 
     asyncio.run(scenario())
 
@@ -229,12 +235,7 @@ def test_a_game_played_while_the_organiser_is_down_counts_once_it_is_back(
             assert [row.games for row in rows] == [1, 1, 1]
             assert all(p.link.book.standings() == rows for p in players)
         finally:
-            for task in playing:
-                task.cancel()
-            await asyncio.gather(*playing, return_exceptions=True)
-            await organiser.close()
-            for p in players:
-                p.store.close()
+            await _leave(organiser, players, playing)
 
     asyncio.run(scenario())
 
@@ -262,11 +263,6 @@ def test_a_table_that_never_opens_is_found_deserted_and_its_game_can_end_without
                         "the players to hear that game 1 is over")
             assert organiser.start_game().game == 2  # the event goes on
         finally:
-            for p in players:
-                p.link.close()
-            await asyncio.gather(*following, return_exceptions=True)
-            await organiser.close()
-            for p in players:
-                p.store.close()
+            await _leave(organiser, players, following)
 
     asyncio.run(scenario())
