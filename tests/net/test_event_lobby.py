@@ -11,11 +11,9 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import zeroconf._core
 
 from p2p_nerts.game.bot import SKILLS, Bot, paced
 from p2p_nerts.peer.event_host import EventSettings, Organiser
@@ -28,20 +26,11 @@ from p2p_nerts.ui.browser import Browser
 from ..netkit import until
 from ..uikit import DOWN, ENTER, PLAYER, FakeNetwork, LobbyHarness
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("quick_mdns")]
 
 LOOPBACK = ["127.0.0.1"]
 LOCAL = Endpoint("127.0.0.1")
 CODE = "pink otter"
-
-
-@pytest.fixture(autouse=True)
-def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none."""
-    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
-                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
-        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
-    yield
 
 
 def test_a_player_registers_from_the_lobby_and_goes_to_the_table_the_seating_names(
