@@ -48,6 +48,7 @@ from ..event.entries import (
     seed_chain,
 )
 from ..event.journal import EventJournal
+from ..lines import counted
 from ..net.discovery import EventAd, EventAdvertiser
 from ..net.interfaces import Interfaces, bind_addresses
 from ..protocol.identity import Identity, fingerprint_of, verify
@@ -342,12 +343,12 @@ class Organiser:
         async with self._checking:
             held = len(self.book.records)
             checked = await asyncio.to_thread(self.book.check_record, data)  # the slow half
-            counted = self.book.take_record(checked)
+            took = self.book.take_record(checked)
             if len(self.book.records) == held:
                 return
             self._journal.append(data)
             self._send_all({"r": data})
-            if counted:
+            if took:
                 self._maybe_finished()
         self._changed()
 
@@ -517,8 +518,8 @@ class OrganiserDesk:
             seated = self._o.start_game(force=force)
         except EventError as exc:
             raise ValueError(str(exc)) from None
-        return (f"game {seated.game} seated: {len(seated.tables)} tables, "
-                f"{len(seated.players)} players")
+        return (f"game {seated.game} seated: {counted(len(seated.tables), 'table')}, "
+                f"{counted(len(seated.players), 'player')}")
 
     def subscribe(self, changed: Callable[[], None]) -> None:
         self._o.subscribe(changed)

@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections import deque
 
 from prompt_toolkit.application import Application
-from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import HSplit, Layout, Window
 from prompt_toolkit.output import Output
+from prompt_toolkit.utils import get_cwidth
 
 from ..lan import EventDesk
 from .theme import build_style
-from .widgets import rule, spread, text
+from .widgets import rule, screen_width, spread, text
 
 __all__ = ["DESK_KEYS", "EventScreen"]
 
@@ -50,8 +51,7 @@ class EventScreen:
         self.app: Application[None] = Application(
             layout=Layout(HSplit([
                 anchor,
-                text(lambda: spread([("class:title", " NERTS "), ("class:dim", " event")],
-                                    [("class:you", f" {desk.title} ")])),
+                text(self._top),
                 rule(lambda: self._players_title()),
                 text(self._players, height=None),
                 rule(lambda: [("class:rule.title", "Tables")]),
@@ -74,6 +74,21 @@ class EventScreen:
             line = str(exc)
             self.news.appendleft(("class:msg.error", line[:1].upper() + line[1:]))
         self.app.invalidate()
+
+    def _top(self) -> StyleAndTextTuples:
+        """The event, its game and its port at the right edge, whole: on a narrow
+        screen the brand gives way first, then the start of the event's name (a
+        port cut short would send players to another)."""
+        brand: StyleAndTextTuples = [("class:title", " NERTS "), ("class:dim", " event")]
+        title = f" {self.desk.title} "
+        room = screen_width()
+        if get_cwidth(title) + fragment_list_width(brand) + 1 > room:
+            brand = []
+            if get_cwidth(title) > room:
+                while get_cwidth(title) > room - 1:
+                    title = title[1:]
+                title = "…" + title
+        return spread(brand, [("class:you", title)])
 
     def _players_title(self) -> StyleAndTextTuples:
         players = self.desk.players()

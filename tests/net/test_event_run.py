@@ -112,7 +112,7 @@ def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_stand
                           for p in done[(1, table.letter)].game["players"]}
                 who = ", ".join(f"{names[k]} {totals[fingerprint_of(k)]}" for k in table.seats)
                 assert line == f"table {table.letter}: {who} · over: its record is in"
-            organiser.start_game()
+            assert OrganiserDesk(organiser).start_game() == "game 2 seated: 2 tables, 6 players"
             results = await asyncio.wait_for(asyncio.gather(*playing), 120)
             assert results == [True] * 6
             expected = organiser.book.standings()

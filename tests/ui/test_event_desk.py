@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
 from prompt_toolkit.input import create_pipe_input
 
 from p2p_nerts.testing.screen import FixedOutput, screen_lines
@@ -32,7 +33,7 @@ class Desk:
         if self.game and not force:
             raise ValueError("game 1 is still being played at table(s) A")
         self.game += 1
-        return f"game {self.game} seated: 1 tables, 2 players"
+        return f"game {self.game} seated: 1 table, 2 players"
 
     def subscribe(self, changed: Callable[[], None]) -> None:
         self.listeners.append(changed)
@@ -56,7 +57,7 @@ def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() 
             first = await shows("2 registered, 1 connected")
             assert "● Ana" in first and "○ Ben" in first and "No game seated yet" in first
             pipe.send_text("n")
-            await shows("game 1 seated: 1 tables, 2 players")
+            await shows("game 1 seated: 1 table, 2 players")
             await shows("table A: Ana 0, Ben 0 · playing, round 1")
             pipe.send_text("n")
             await shows("Game 1 is still being played at table(s) A")
@@ -64,6 +65,31 @@ def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() 
             await shows("game 2 seated")
             assert desk.forced == [False, False, True]
             assert desk.listeners == [screen.app.invalidate]
+            pipe.send_text("q")
+            await asyncio.wait_for(running, 10)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("width", [80, 50])
+def test_a_narrow_screen_cuts_the_events_name_never_its_game_or_port(width: int) -> None:
+    """On a narrow screen the brand gives way, then the start of a long name: the game
+    and the port players may be told stay whole at the right edge (a port cut short
+    would send them elsewhere)."""
+    async def scenario() -> None:
+        desk = Desk()
+        desk.title = "A very long event name for a small screen · game 0 of 3 · port 41503"
+        with create_pipe_input() as pipe:
+            screen = EventScreen(desk, input=pipe, output=FixedOutput(width, 24))
+            running = asyncio.ensure_future(screen.run())
+            for _ in range(2000):
+                top = screen_lines(screen.app)[0]
+                if "port" in top:
+                    break
+                await asyncio.sleep(0.005)
+            assert top.rstrip().endswith("· game 0 of 3 · port 41503"), top
+            assert "NERTS" not in top and len(top) <= width, top
+            assert ("…" in top) == (width < 72), top
             pipe.send_text("q")
             await asyncio.wait_for(running, 10)
 
