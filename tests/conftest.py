@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zeroconf
 
 from p2p_nerts.testing.peers import PeerProcess
 
@@ -36,3 +37,14 @@ def _no_stray_peers() -> Iterator[None]:
     """No peer process outlives the test that started it, however the test ends."""
     yield
     PeerProcess.kill_all()
+
+
+@pytest.fixture
+def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none.
+
+    The same trick as python-zeroconf's own ``quick_timing`` test fixture.
+    """
+    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
+                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
+        monkeypatch.setattr(zeroconf._core, name, value, raising=False)

@@ -13,13 +13,12 @@ import asyncio
 import random
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-import zeroconf._core
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
@@ -33,22 +32,12 @@ from p2p_nerts.testing.peers import PeerProcess
 
 from ..netkit import AnsweringPorts
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("quick_mdns")]
 
 LOOPBACK = ["127.0.0.1"]
 LOCAL = Endpoint("127.0.0.1")
 FOLLOW = 2.0
 """Seconds an open lobby may lag behind its table (the issue's bound)."""
-
-
-@pytest.fixture(autouse=True)
-def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none."""
-    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
-                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
-        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
-    yield
-    PeerProcess.kill_all()
 
 
 def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:

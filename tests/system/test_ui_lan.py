@@ -9,10 +9,8 @@ from __future__ import annotations
 import asyncio
 import random
 import secrets
-from collections.abc import Iterator
 
 import pytest
-import zeroconf._core
 
 from p2p_nerts.cli import main
 from p2p_nerts.game.bot import SKILLS, Bot
@@ -29,19 +27,10 @@ from p2p_nerts.protocol.replica import StartRound, TableView
 from ..netkit import AnsweringPorts
 from ..uikit import DOWN, ENTER, PLAYER, RIGHT, LobbyHarness
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), pytest.mark.usefixtures("quick_mdns")]
 
 LOOPBACK = ["127.0.0.1"]
 LOCAL = Endpoint("127.0.0.1")
-
-
-@pytest.fixture(autouse=True)
-def quick_mdns(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """RFC 6762 probe/announce/goodbye spacing is for real networks; loopback needs none."""
-    for name, value in (("_CHECK_TIME", 10), ("_REGISTER_TIME", 10), ("_UNREGISTER_TIME", 10),
-                        ("_PROBE_RANDOM_DELAY_INTERVAL", (1, 5))):
-        monkeypatch.setattr(zeroconf._core, name, value, raising=False)
-    yield
 
 
 def lan(identity: Identity = PLAYER) -> LanTables:
