@@ -30,9 +30,8 @@ from ..event.export import export
 from ..game.bot import DEFAULT_SKILL, SKILLS
 from ..lines import fail
 from ..net.channel import normalize_code
-from ..net.discovery import DiscoveryError, find_event
+from ..net.discovery import find_event
 from ..net.interfaces import Interfaces, interfaces_setting, listen_addresses
-from ..net.link import LinkError
 from ..net.logs import setup_logging
 from ..peer.event_host import EventSettings, Organiser, OrganiserDesk
 from ..peer.event_seat import EventLink, take_part
@@ -41,7 +40,7 @@ from ..peer.node import Endpoint
 from ..peer.tables import parse_target
 from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, load_or_create
 from ..store import DB_FILE, Store, StoreError
-from .play import LOG_FILE
+from .play import LOG_FILE, run_table
 
 __all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "lobby_join",
            "run_event_command"]
@@ -173,17 +172,15 @@ def run_event_command(args: argparse.Namespace) -> int:
               and not args.headless and sys.stdin.isatty() and sys.stdout.isatty())
     # Under a screen, log lines would tear it: they go to the data dir's log file.
     setup_logging(identity.name, args.verbose, data_dir / LOG_FILE if screen else None)
+    if args.event_command == "open":
+        return run_table(_organise(args, identity, interfaces, data_dir, screen=screen),
+                         refused=(EventError,))
     try:
-        if args.event_command == "open":
-            return asyncio.run(_organise(args, identity, interfaces, data_dir, screen=screen))
-        with Store(data_dir / DB_FILE) as store:
-            return asyncio.run(_take_part(args, identity, interfaces, store))
-    except (EventError, DiscoveryError, LinkError, StoreError) as exc:
+        store = Store(data_dir / DB_FILE)
+    except StoreError as exc:
         return fail(str(exc))
-    except OSError as exc:
-        return fail(f"network error: {exc.strerror or exc}")
-    except KeyboardInterrupt:
-        return 130
+    with store:
+        return run_table(_take_part(args, identity, interfaces, store), refused=(EventError,))
 
 
 def _stop_on_signals() -> asyncio.Event:

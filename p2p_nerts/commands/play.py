@@ -226,7 +226,7 @@ def _seat_and_play(args: argparse.Namespace, variants: Variants | None, terminal
     try:
         data_dir, store = _open_data(args)  # first: a busy data dir changes nothing
     except (StoreError, CannotPlay) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     try:
         return _seat(args, data_dir, store, variants, terminal, interfaces, summary)
     finally:
@@ -277,7 +277,7 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         else:
             identity, screen = terminal(data_dir, args.name)
     except (IdentityError, CannotPlay) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except (EOFError, KeyboardInterrupt):
         return 1
     setup_logging(identity.name, args.verbose, None if args.headless else data_dir / LOG_FILE)
@@ -297,15 +297,20 @@ def _seat(args: argparse.Namespace, data_dir: Path, store: Store, variants: Vari
         bind=args.bind))
 
 
-def run_table(play: Coroutine[Any, Any, int], *, where: str = "") -> int:
-    """Play a networked table to its end: its exit status, or one line on stderr and 1
-    for what goes wrong (130 for Ctrl-C). ``where`` names the network in that line."""
+def run_table(play: Coroutine[Any, Any, int], *, where: str = "",
+              refused: tuple[type[Exception], ...] = ()) -> int:
+    """Play a networked table (or an event's tables) to its end: its exit status, or
+    one line on stderr and 1 for what goes wrong (130 for Ctrl-C). ``where`` names
+    the network in that line; ``refused``: more errors that are the user's to sort
+    out, said alike."""
+    theirs: tuple[type[Exception], ...] = (DiscoveryError, LinkError, CannotPlay, StoreError,
+                                           *refused)
     try:
         return asyncio.run(play)
-    except (DiscoveryError, LinkError, CannotPlay, StoreError) as exc:
-        return _fail(str(exc))
+    except theirs as exc:
+        return fail(str(exc))
     except OSError as exc:
-        return _fail(f"network error{where}: {exc.strerror or exc}")
+        return fail(f"network error{where}: {exc.strerror or exc}")
     except KeyboardInterrupt:
         return 130
 
@@ -426,7 +431,3 @@ def _check(args: argparse.Namespace) -> None:
         raise ValueError("--resume goes back to your last table: name no TABLE")
     if args.command != "host":
         parse_target(args.table)  # a HOST:PORT with a bad port, before any search
-
-
-def _fail(message: str) -> int:
-    return fail(message)
