@@ -26,8 +26,10 @@ from .widgets import rule, screen_width, spread, text
 
 __all__ = ["DESK_KEYS", "EventScreen"]
 
-DESK_KEYS = (("n", "seat the next game"), ("F", "seat it, ending the tables still playing"),
-             ("q", "quit (the event stays journaled: --resume)"))
+#: Each key with what it does, in full and in short (for a narrow screen).
+DESK_KEYS = (("n", "seat the next game", "next game"),
+             ("F", "seat it, ending the tables still playing", "end tables, seat"),
+             ("q", "quit (the event stays journaled: --resume)", "quit (--resume)"))
 _NEWS = 4
 
 
@@ -122,7 +124,17 @@ class EventScreen:
         return out
 
     def _hints(self) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = [("", " ")]
-        for key, what in DESK_KEYS:
-            out += [("class:key", key), ("class:dim", f" {what}  ")]
-        return out
+        """Every key, in full where the screen is wide enough, else in short (never
+        cut: a hint cut off reads as another)."""
+        def line(short: bool, gap: str) -> StyleAndTextTuples:
+            out: StyleAndTextTuples = [("", " ")]
+            for key, what, brief in DESK_KEYS:
+                out += [("class:key", key), ("class:dim", f" {brief if short else what}{gap}")]
+            return out
+
+        room = screen_width()
+        for short, gap in ((False, "  "), (True, "  "), (True, " ")):
+            keys = line(short, gap)
+            if fragment_list_width(keys) - len(gap) <= room:  # the last gap may overhang
+                break
+        return keys

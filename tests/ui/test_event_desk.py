@@ -43,7 +43,7 @@ def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() 
     async def scenario() -> None:
         desk = Desk()
         with create_pipe_input() as pipe:
-            screen = EventScreen(desk, input=pipe, output=FixedOutput(100, 24))
+            screen = EventScreen(desk, input=pipe, output=FixedOutput(120, 24))
             running = asyncio.ensure_future(screen.run())
 
             async def shows(text: str) -> str:
@@ -56,6 +56,8 @@ def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() 
 
             first = await shows("2 registered, 1 connected")
             assert "● Ana" in first and "○ Ben" in first and "No game seated yet" in first
+            assert first.splitlines()[-1].rstrip().endswith(
+                "q quit (the event stays journaled: --resume)")  # 120 columns: in full
             pipe.send_text("n")
             await shows("game 1 seated: 1 table, 2 players")
             await shows("table A: Ana 0, Ben 0 · playing, round 1")
@@ -75,7 +77,7 @@ def test_the_organiser_sees_who_is_connected_and_seats_each_game_with_one_key() 
 def test_a_narrow_screen_cuts_the_events_name_never_its_game_or_port(width: int) -> None:
     """On a narrow screen the brand gives way, then the start of a long name: the game
     and the port players may be told stay whole at the right edge (a port cut short
-    would send them elsewhere)."""
+    would send them elsewhere). The keys are said in short, every one whole."""
     async def scenario() -> None:
         desk = Desk()
         desk.title = "A very long event name for a small screen · game 0 of 3 · port 41503"
@@ -90,6 +92,8 @@ def test_a_narrow_screen_cuts_the_events_name_never_its_game_or_port(width: int)
             assert top.rstrip().endswith("· game 0 of 3 · port 41503"), top
             assert "NERTS" not in top and len(top) <= width, top
             assert ("…" in top) == (width < 72), top
+            keys = screen_lines(screen.app)[-1].rstrip()
+            assert keys.endswith("q quit (--resume)") and keys.startswith(" n next game "), keys
             pipe.send_text("q")
             await asyncio.wait_for(running, 10)
 
