@@ -70,6 +70,10 @@ SOLO = "solo"
 """The flag of a game played against computer players in this process: the player's
 history keeps it, but it is served to no one's event standings (nobody else sat
 at that table)."""
+ABANDONED = "abandoned"
+"""The flag of a game kept before its end, which can no longer go on."""
+UNFINISHED = "unfinished"
+"""The flag of a game kept before its end that ``--resume`` goes on with."""
 _RECORD_HEADER = struct.Struct(">IBI")  # data length, kind, CRC-32 of kind byte and data
 
 _SCHEMA = """
@@ -466,13 +470,21 @@ class Store:
         return int(row[0])
 
     def games(self) -> list[tuple[int, dict[str, Any]]]:
-        """Every game kept, newest first: (number, summary)."""
+        """Every game kept, newest first: (number, summary). A game kept before its end
+        is flagged ``abandoned``, but ``unfinished`` while it is the table ``--resume``
+        goes back to (:meth:`unfinished`): that one can still go on."""
         try:
             rows = self._db.execute(
                 "SELECT id, summary FROM games ORDER BY ended_at DESC, id DESC").fetchall()
-            return [(int(n), json.loads(summary)) for n, summary in rows]
+            games = [(int(n), json.loads(summary)) for n, summary in rows]
         except (sqlite3.Error, ValueError) as exc:
             raise StoreError(f"cannot read the games: {exc}") from None
+        table = self.unfinished()
+        for _number, game in games:
+            if table is not None and game.get("table_id") == table.table_id.hex():
+                game["flags"] = [UNFINISHED if flag == ABANDONED else flag
+                                 for flag in game.get("flags", [])]
+        return games
 
     def records_since(self, since: float) -> list[bytes]:
         """The records of the games that ended at ``since`` or later, newest first

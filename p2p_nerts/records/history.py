@@ -19,7 +19,7 @@ from ..protocol import events as ev
 from ..protocol.identity import fingerprint_of
 from ..protocol.journal import Record
 from ..protocol.replica import Replica
-from ..store import Store
+from ..store import ABANDONED, SOLO, UNFINISHED, Store
 from .record import GameRecord, RecordError, decode, encode, record_of
 from .replay import RoundReplay, round_replay
 from .verify import Replayed, replay
@@ -61,7 +61,7 @@ def summarize(record: GameRecord, done: Replayed, me: bytes) -> Game | None:
         winner = team_names(final.names, variants)[winner_team]
         winners = [fingerprint_of(keys[final.round][r.seat]) for r in final.results
                    if team_of(r.seat, variants) == winner_team]
-    flags = [] if finished else ["abandoned"]
+    flags = [] if finished else [ABANDONED]
     flags += done.problems
     host = fingerprint_of(record.host)
     return {
@@ -107,7 +107,8 @@ def statistics(games: Sequence[Game], me: str) -> dict[str, Any]:
             o["their_wins"] += fp in g["winners"]
     return {
         "games": len(played),
-        "finished": sum(1 for g in played if "abandoned" not in g["flags"]),
+        "finished": sum(1 for g in played
+                        if ABANDONED not in g["flags"] and UNFINISHED not in g["flags"]),
         "wins": sum(1 for g in played if me in g["winners"]),
         "rounds": len(scores),
         "average_per_round": round(sum(scores) / len(scores), 2) if scores else None,
@@ -128,13 +129,21 @@ def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
             *statistics_text(statistics([g for _n, g in games], me))]
 
 
+def _goes_on(g: Game, me: str) -> str:
+    """An unfinished game in words: the command that goes on with it."""
+    command = ("solo" if SOLO in g["flags"] else
+               "host" if g["host"]["fingerprint"] == me else "join")
+    return f"unfinished: nerts {command} --resume goes on"
+
+
 def game_line(number: int, g: Game, me: str) -> str:
     """A game in a line: when, where, how many rounds, who won, every total (``*``: me)."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g["ended_at"]))
     totals = ", ".join(f"{p['name']}{'*' if p['fingerprint'] == me else ''} {p['total']}"
                        for p in sorted(g["players"], key=lambda p: -p["total"]))
     result = f"{g['winner']} won" if g["winner"] else "no winner"
-    flags = f" [{'; '.join(g['flags'])}]" if g["flags"] else ""
+    said = [_goes_on(g, me) if f == UNFINISHED else f for f in g["flags"]]
+    flags = f" [{'; '.join(said)}]" if said else ""
     return (f"#{number} {when}  {g['table']}  {counted(len(g['rounds']), 'round')}  "
             f"{result}: {totals}{flags}")
 

@@ -177,7 +177,7 @@ def test_a_solo_game_killed_after_a_round_is_kept_and_goes_on(
     [game] = history(home)["games"]
     assert game["number"] == number
     assert [r["round"] for r in game["rounds"]] == [1]
-    assert game["flags"] == ["abandoned", "solo"]
+    assert game["flags"] == ["unfinished", "solo"]  # not abandoned: it can go on
     totals = {p["fingerprint"]: p["total"] for p in game["players"]}
     terminal.close()
 

@@ -13,8 +13,9 @@ from p2p_nerts import cli
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.replica import Phase, StartRound
+from p2p_nerts.records.history import history_text, statistics
 from p2p_nerts.session import LocalTable
-from p2p_nerts.store import DB_FILE, SOLO, Store, StoreError
+from p2p_nerts.store import ABANDONED, DB_FILE, SOLO, UNFINISHED, Store, StoreError
 from p2p_nerts.ui.config import Config, Player
 
 from ..uikit import PLAYER
@@ -23,13 +24,13 @@ from ..uikit import PLAYER
 Clock = list[float]
 
 
-def _play(store: Store, target: int, until: Phase,
-          t: Clock | None = None) -> tuple[LocalTable, list[ev.Event]]:
+def _play(store: Store, target: int, until: Phase, t: Clock | None = None,
+          seed: int = 1) -> tuple[LocalTable, list[ev.Event]]:
     """A seeded solo table on a fake clock (``t``), played until ``until``: under
     share-a-deck a computer partner plays the player's tableau too, so every round
     ends by itself."""
     t = [0.0] if t is None else t
-    table = LocalTable(PLAYER, bots=2, skill="hard", seed=1, countdown=0.0,
+    table = LocalTable(PLAYER, bots=2, skill="hard", seed=seed, countdown=0.0,
                        variants=Variants(target=target, teams="share"), clock=lambda: t[0],
                        store=store)
     heard: list[ev.Event] = []
@@ -66,17 +67,27 @@ def test_a_finished_solo_game_is_in_nerts_history_with_its_scores(
     assert printed["statistics"]["games"] == 1
 
 
-def test_a_solo_game_left_between_rounds_is_kept_as_abandoned(tmp_path: Path) -> None:
+def test_a_solo_game_left_between_rounds_is_kept_unfinished_until_another_begins(
+        tmp_path: Path) -> None:
+    """Left before its end, a game is kept as "unfinished" while ``--resume`` goes on
+    with it, and as "abandoned" once a newer game is the one it would go on with."""
     with Store(tmp_path / DB_FILE) as store:
         table, _heard = _play(store, 500, Phase.BETWEEN)
         [(number, game)] = store.games()  # kept as the round ended: a crash loses nothing
-        assert game["flags"] == ["abandoned", SOLO] and len(game["rounds"]) == 1
+        assert game["flags"] == [UNFINISHED, SOLO] and len(game["rounds"]) == 1
         table.close()
         [(again, game)] = store.games()
         assert again == number == table.kept
-        assert game["flags"] == ["abandoned", SOLO] and game["winner"] is None
+        assert game["flags"] == [UNFINISHED, SOLO] and game["winner"] is None
         assert len(game["rounds"]) == 1
         assert store.unfinished() is not None  # left before its end: it can go on
+        assert history_text(store.games(), game["me"])[0].endswith(
+            "[unfinished: nerts solo --resume goes on; solo]")
+        newer, _heard = _play(store, 500, Phase.BETWEEN, seed=2)
+        newer.close()
+        assert [g["flags"] for _n, g in store.games()] == [[UNFINISHED, SOLO],
+                                                            [ABANDONED, SOLO]]
+        assert statistics([g for _n, g in store.games()], game["me"])["finished"] == 0
 
 
 def _resumed(store: Store, t: list[float]) -> LocalTable:
