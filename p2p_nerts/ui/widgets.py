@@ -283,16 +283,43 @@ class Rows(HSplit):
     spare row of a tall terminal costs a pass over the children. The same
     turns are taken here with two integers; children of unequal weights are
     left to HSplit.
+
+    Two more costs of a split are left out. It puts a window between every
+    two children (a padding, of no rows here) that every pass asks for its
+    size and draws; a Rows has no padding, so none. And a frame asks a split
+    for its children's sizes several times over (its parent, to share out
+    its own rows; then the split itself, to share out its children's): they
+    are asked once a frame, as a text block asks for its fragments.
     """
 
+    def __init__(self, children: list[Container]) -> None:
+        super().__init__(children)
+        self._asked: tuple[int, int, int] = (-1, -1, -1)  # frame, width, height
+        self._dims: list[Dimension] = []
+
+    @property
+    def _all_children(self) -> list[Container]:
+        return self.children
+
+    def _heights(self, width: int, height: int) -> list[Dimension]:
+        """The children's heights, asked once a frame for a given room."""
+        asked = (get_app().render_counter, width, height)
+        if asked != self._asked:
+            self._asked = asked
+            self._dims = [c.preferred_height(width, height) for c in self.children]
+        return self._dims
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        if self.height is not None:
+            return super().preferred_height(width, max_available_height)
+        return sum_layout_dimensions(self._heights(width, max_available_height))
+
     def _divide_heights(self, write_position: WritePosition) -> list[int] | None:
-        children = self._all_children
         if not self.children:
             return []
-        dims = [c.preferred_height(write_position.width, write_position.height)
-                for c in children]
+        dims = self._heights(write_position.width, write_position.height)
         if any(d.weight != 1 for d in dims):
-            return super()._divide_heights(write_position)
+            return _unpadded(HSplit(self.children)._divide_heights(write_position))
         total = sum_layout_dimensions(dims)
         height = write_position.height
         if total.min > height:
@@ -306,15 +333,32 @@ class Rows(HSplit):
 
 class Columns(VSplit):
     """A VSplit that shares out its columns exactly as prompt_toolkit's does, faster
-    (see :class:`Rows`: it would take a turn per spare column)."""
+    (see :class:`Rows`: it would take a turn per spare column; and it has no
+    padding either, and shares out a width once a frame)."""
+
+    def __init__(self, children: list[Container]) -> None:
+        super().__init__(children)
+        self._asked: tuple[int, int] = (-1, -1)  # frame, width
+        self._sizes: list[int] | None = []
+
+    @property
+    def _all_children(self) -> list[Container]:
+        return self.children
 
     def _divide_widths(self, width: int) -> list[int] | None:
-        children = self._all_children
+        asked = (get_app().render_counter, width)
+        if asked != self._asked:
+            self._asked = asked
+            self._sizes = self._share(width)
+        return self._sizes
+
+    def _share(self, width: int) -> list[int] | None:
+        children = self.children
         if not children:
             return []
         dims = [c.preferred_width(width) for c in children]
         if any(d.weight != 1 for d in dims):
-            return super()._divide_widths(width)
+            return _unpadded(VSplit(children)._divide_widths(width))
         total = sum_layout_dimensions(dims)
         if total.min > width:
             return None
@@ -322,6 +366,11 @@ class Columns(VSplit):
         turn = _grow(sizes, [d.preferred for d in dims], min(width, total.preferred), 0)
         _grow(sizes, [d.max for d in dims], min(width, total.max), turn)
         return sizes
+
+
+def _unpadded(sizes: list[int] | None) -> list[int] | None:
+    """A prompt_toolkit split's sizes without its paddings' (every other one, all 0)."""
+    return None if sizes is None else sizes[::2]
 
 
 def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
