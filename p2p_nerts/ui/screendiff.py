@@ -14,6 +14,13 @@ others as ever, so what reaches the terminal is byte for byte the same.
 The diff fills every row it walks with blank cells. It gets copies of the
 rows that changed: filled rows would never again compare equal to the same
 row drawn afresh, and every frame after would walk them again.
+
+In a row that changed, the diff still steps column by column over the
+stretches where nothing is drawn, in this frame or the last (the gaps
+between the others' boxes, their padding: most of the columns it steps over
+at 200x60). In the copies each such stretch is one blank cell as wide as
+the stretch, the same on both sides, which the diff steps over at once,
+writing nothing, as it would have stepped over each of its columns.
 """
 
 from __future__ import annotations
@@ -60,6 +67,8 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
     if previous_screen is None or is_done or previous_width != size.columns:
         return diff()
     new, old = screen.data_buffer, previous_screen.data_buffer
+    # A wide blank counts towards a row's length as a blank does only in no style.
+    over_blanks = not style_string_has_style[""]
     empty: dict[int, Char] = {}
     changed_new: Rows = defaultdict(new.default_factory)
     changed_old: Rows = defaultdict(old.default_factory)
@@ -72,11 +81,33 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
             changed_new[y] = defaultdict(new[y].default_factory, new_row)
         if y in old:
             changed_old[y] = defaultdict(old[y].default_factory, old_row)
+        if over_blanks and y in new and y in old:
+            _step_over_blanks(changed_new[y], changed_old[y])
     screen.data_buffer, previous_screen.data_buffer = changed_new, changed_old
     try:
         return diff()
     finally:
         screen.data_buffer, previous_screen.data_buffer = new, old
+
+
+def _step_over_blanks(new_row: defaultdict[int, Char], old_row: defaultdict[int, Char]) -> None:
+    """Make each stretch of two or more columns with no cell in either row one cell
+    as wide as the stretch, in both.
+
+    The diff must come to the stretch's first column to step over it: it does
+    unless a wide cell before covers it, and a wide cell is always followed by
+    cells for the columns it covers (prompt_toolkit's windows and the text
+    blocks write them so), so only the cell just before the stretch can.
+    """
+    drawn = sorted(new_row.keys() | old_row.keys())
+    for before, after in zip([-1, *drawn], drawn, strict=False):  # pairs of neighbours
+        if after - before > 2:
+            cell = new_row.get(before)
+            if cell is not None and cell.width > 1:
+                continue
+            blank = Char(" ", "")
+            blank.width = after - before - 1
+            new_row[before + 1] = old_row[before + 1] = blank
 
 
 def install() -> None:
