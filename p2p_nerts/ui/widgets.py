@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import cast
+from typing import NamedTuple, cast
 
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
@@ -42,6 +42,114 @@ _MENDING = 1 << 30  # after every float
 _SHOWN_OTHERWISE = frozenset(Char.display_mappings)
 
 
+class _Line(NamedTuple):
+    """A line laid out: what it shows (styles and texts, a clickable one marked by a
+    third item), its cells, its runs (column, cell, characters, style) and where its
+    clickable fragments landed (place in the line, first column, column after)."""
+
+    shown: list[tuple[str, str] | tuple[str, str, None]]
+    cells: dict[int, Char]
+    runs: list[tuple[int, Char, tuple[str, ...], str]]
+    clicks: list[tuple[int, int, int]]
+
+
+def _lines_of(fragments: StyleAndTextTuples,
+              height: int) -> list[tuple[StyleAndTextTuples, list[int]]]:
+    """``fragments`` cut into lines (no more than ``height`` of them): each line's
+    fragments, and where each of them is in ``fragments`` (a fragment across
+    lines is in each, cut)."""
+    lines: list[tuple[StyleAndTextTuples, list[int]]] = [([], [])]
+    for index, fragment in enumerate(fragments):
+        text = fragment[1]
+        if "\n" not in text:
+            lines[-1][0].append(fragment)
+            lines[-1][1].append(index)
+            continue
+        for part, piece in enumerate(text.split("\n")):
+            if part:
+                if len(lines) == height:
+                    return lines
+                lines.append(([], []))
+            if piece:
+                lines[-1][0].append((fragment[0], piece) if len(fragment) < 3
+                                    else (fragment[0], piece, fragment[2]))
+                lines[-1][1].append(index)
+    return lines
+
+
+def _lay_out(fragments: StyleAndTextTuples, xpos: int, end: int, prefix: str) -> tuple[
+        dict[int, Char], list[tuple[int, Char, tuple[str, ...], str]], list[tuple[int, int, int]]]:
+    """One line's cells from ``xpos`` up to ``end``, its runs and its clicks (as in
+    :class:`_Line`).
+
+    Each stretch of narrow characters in one style becomes one wide cell
+    (the characters as its text, covering the cells after it), as
+    prompt_toolkit draws a double-width character: the screen diff then
+    writes a whole word at once instead of moving cell by cell.
+    """
+    row: dict[int, Char] = {}
+    runs: list[tuple[int, Char, tuple[str, ...], str]] = []
+    clicks: list[tuple[int, int, int]] = []
+    x = xpos
+    run: list[str] = []  # the narrow characters (with any combining marks) not yet placed
+    run_at, run_style = x, ""
+
+    def flush() -> None:
+        if not run:
+            return
+        head = Char("".join(run), run_style)
+        row[run_at] = head
+        if len(run) > 1:
+            row.update(dict.fromkeys(range(run_at + 1, run_at + len(run)), _FILLER))
+            runs.append((run_at, head, tuple(run), run_style))
+        run.clear()
+
+    for index, fragment in enumerate(fragments):
+        style = prefix + fragment[0]
+        start = x
+        if _narrow(fragment[1]):  # the usual case: the whole text joins the run at once
+            piece = fragment[1][:max(0, end - x)]
+            if piece and not style and not piece.strip(" "):
+                # Blanks in no style are what the screen holds where nothing
+                # is drawn: left out, they cost the screen diff nothing.
+                flush()
+                x += len(piece)
+            elif piece:
+                if run and run_style != style:
+                    flush()
+                if not run:
+                    run_at, run_style = x, style
+                run.extend(piece)
+                x += len(piece)
+        else:
+            for ch in fragment[1]:
+                if ch in _SHOWN_OTHERWISE:  # a control character, shown as ^[ and the like
+                    width = Char(ch, style).width
+                else:
+                    width = get_cwidth(ch)
+                    if width == 0:
+                        if run:  # a combining mark: part of the character before it
+                            run[-1] += ch
+                        continue
+                if x + width > end:
+                    continue
+                if width == 1 and ch not in _SHOWN_OTHERWISE:
+                    if run and run_style != style:
+                        flush()
+                    if not run:
+                        run_at, run_style = x, style
+                    run.append(ch)
+                else:  # wide, or shown otherwise: a cell of its own
+                    flush()
+                    row[x] = Char(ch, style)
+                    row.update(dict.fromkeys(range(x + 1, x + width), _FILLER))
+                x += width
+        if len(fragment) > 2 and x > start:
+            clicks.append((index, start, x))
+    flush()
+    return row, runs, clicks
+
+
 class Text(Container):
     """Rows of fragments written straight into the screen, laid out again only when
     what they show changed.
@@ -73,6 +181,7 @@ class Text(Container):
         #: The styles and texts laid out into _rows; a clickable one marked by a third item.
         self._shown: list[tuple[str, str] | tuple[str, str, None]] = []
         self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
+        self._lines: list[_Line] = []
         self._rows: list[dict[int, Char]] = []
         self._runs: list[_Run] = []
         self._clicks: list[_Click] = []
@@ -143,92 +252,31 @@ class Text(Container):
         """Turn ``fragments`` into cells as a Window without wrapping would: lines cut
         at the right edge, rows past the height dropped.
 
-        Each stretch of narrow characters in one style becomes one wide cell
-        (the characters as its text, covering the cells after it), as
-        prompt_toolkit draws a double-width character: the screen diff then
-        writes a whole word at once instead of moving cell by cell.
+        Line by line: a line that shows what it showed on the last frame, at
+        the same place, keeps the cells laid out then. One player's box that
+        changed in a band of them lays out the lines of the band that changed,
+        not the band (and the screen diff finds the others' very same cells).
         """
         xpos, width, height, parent_style = place
+        last = self._lines if place == self._place else []
         self._place = place
         self._shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in fragments]
         prefix = f"{parent_style} " if parent_style.strip() else ""
-        end = xpos + width
-        rows: list[dict[int, Char]] = [{}]
+        lines: list[_Line] = []
+        rows: list[dict[int, Char]] = []
         runs: list[_Run] = []
         clicks: list[_Click] = []
-        x = xpos
-        run: list[str] = []  # the narrow characters (with any combining marks) not yet placed
-        run_at, run_style = x, ""
-
-        def flush() -> None:
-            if not run:
-                return
-            head = Char("".join(run), run_style)
-            row = rows[-1]
-            row[run_at] = head
-            if len(run) > 1:
-                row.update(dict.fromkeys(range(run_at + 1, run_at + len(run)), _FILLER))
-                runs.append((len(rows) - 1, run_at, head, tuple(run), run_style))
-            run.clear()
-
-        for index, fragment in enumerate(fragments):
-            style = prefix + fragment[0]
-            start = x
-            if _narrow(fragment[1]):  # the usual case: the whole text joins the run at once
-                piece = fragment[1][:max(0, end - x)]
-                if piece and not style and not piece.strip(" "):
-                    # Blanks in no style are what the screen holds where nothing
-                    # is drawn: left out, they cost the screen diff nothing.
-                    flush()
-                    x += len(piece)
-                elif piece:
-                    if run and run_style != style:
-                        flush()
-                    if not run:
-                        run_at, run_style = x, style
-                    run.extend(piece)
-                    x += len(piece)
-                if len(fragment) > 2 and x > start:
-                    clicks.append((index, len(rows) - 1, start, x))
-                continue
-            for ch in fragment[1]:
-                if ch == "\n":
-                    flush()
-                    if len(fragment) > 2 and x > start:
-                        clicks.append((index, len(rows) - 1, start, x))
-                    if len(rows) == height:
-                        break
-                    rows.append({})
-                    x = start = xpos
-                    continue
-                if ch in _SHOWN_OTHERWISE:  # a control character, shown as ^[ and the like
-                    cell = Char(ch, style)
-                    width = cell.width
-                else:
-                    width = get_cwidth(ch)
-                    if width == 0:
-                        if run:  # a combining mark: part of the character before it
-                            run[-1] += ch
-                        continue
-                if x + width > end:
-                    continue
-                if width == 1 and ch not in _SHOWN_OTHERWISE:
-                    if run and run_style != style:
-                        flush()
-                    if not run:
-                        run_at, run_style = x, style
-                    run.append(ch)
-                else:  # wide, or shown otherwise: a cell of its own
-                    flush()
-                    rows[-1][x] = Char(ch, style)
-                    rows[-1].update(dict.fromkeys(range(x + 1, x + width), _FILLER))
-                x += width
+        for row, (pieces, indices) in enumerate(_lines_of(fragments, height)):
+            shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in pieces]
+            if row < len(last) and last[row].shown == shown:
+                line = last[row]
             else:
-                if len(fragment) > 2 and x > start:
-                    clicks.append((index, len(rows) - 1, start, x))
-                continue
-            break  # the last row is full
-        flush()
+                line = _Line(shown, *_lay_out(pieces, xpos, xpos + width, prefix))
+            lines.append(line)
+            rows.append(line.cells)
+            runs += [(row, *run) for run in line.runs]
+            clicks += [(indices[at], row, first, after) for at, first, after in line.clicks]
+        self._lines = lines
         self._rows = rows
         self._runs = runs
         self._clicks = clicks
