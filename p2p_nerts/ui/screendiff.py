@@ -72,11 +72,13 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
     empty: dict[int, Char] = {}
     changed_new: Rows = defaultdict(new.default_factory)
     changed_old: Rows = defaultdict(old.default_factory)
+    last = -1  # the last row that changed
     for y in new.keys() | old.keys():
         new_row, old_row = new.get(y, empty), old.get(y, empty)
         if new_row == old_row:
             changed_new[y] = changed_old[y] = _PASSED_OVER
             continue
+        last = max(last, y)
         if y in new:
             changed_new[y] = defaultdict(new[y].default_factory, new_row)
         if y in old:
@@ -84,10 +86,17 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
         if over_blanks and y in new and y in old:
             _step_over_blanks(changed_new[y], changed_old[y])
     screen.data_buffer, previous_screen.data_buffer = changed_new, changed_old
+    # The diff walks every row down to the screens' height: where both are as
+    # high, it is told they end after the last row that changed (it does the
+    # same after its walk whatever that height, the two being equal).
+    heights = screen.height, previous_screen.height
+    if heights[0] == heights[1]:
+        screen.height = previous_screen.height = min(heights[0], last + 1)
     try:
         return diff()
     finally:
         screen.data_buffer, previous_screen.data_buffer = new, old
+        screen.height, previous_screen.height = heights
 
 
 def _step_over_blanks(new_row: defaultdict[int, Char], old_row: defaultdict[int, Char]) -> None:

@@ -204,7 +204,7 @@ class Text(Container):
         if self._fixed is not None:
             return self._fixed
         if self._sized != self._frame or self._frame != get_app().render_counter:
-            lines = 1 + sum(f[1].count("\n") for f in self._current())
+            lines = 1 + "".join([f[1] for f in self._current()]).count("\n")
             self._sized = self._frame
             if self.height is None:
                 self._dim = Dimension(min=lines if self.keep else 1, preferred=lines,
