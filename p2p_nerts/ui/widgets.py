@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple, cast
+from weakref import WeakKeyDictionary
 
 from prompt_toolkit.application import get_app
-from prompt_toolkit.formatted_text import StyleAndTextTuples, fragment_list_width
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, Dimension, HSplit, VSplit
 from prompt_toolkit.layout.dimension import sum_layout_dimensions
 from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
@@ -241,7 +242,11 @@ class Text(Container):
         for y, cells in enumerate(self._rows, wp.ypos):
             buffer[y].update(cells)
         if self._runs:
-            screen.draw_with_z_index(_MENDING, partial(self._mend, screen, wp.ypos))
+            blocks = _TO_MEND.get(screen)
+            if blocks is None:
+                blocks = _TO_MEND[screen] = []
+                screen.draw_with_z_index(_MENDING, partial(_mend_all, screen))
+            blocks.append((self, wp.ypos))
         screen.height = max(screen.height, wp.ypos + wp.height)
         for index, row, start, end in self._clicks:
             handler = cast(ScreenMouseHandler, now[index][2])  # type: ignore[misc]
@@ -252,13 +257,16 @@ class Text(Container):
         """Turn ``fragments`` into cells as a Window without wrapping would: lines cut
         at the right edge, rows past the height dropped.
 
-        Line by line: a line that shows what it showed on the last frame, at
-        the same place, keeps the cells laid out then. One player's box that
-        changed in a band of them lays out the lines of the band that changed,
-        not the band (and the screen diff finds the others' very same cells).
+        Line by line: a line that shows what a line showed on the last frame,
+        at the same place, keeps the cells laid out then, on whichever row it
+        is now. One player's box that changed in a band of them lays out the
+        lines of the band that changed, not the band; news that scrolled up
+        lays out its newest line (and the screen diff finds the very same
+        cells in the others, a dict compare by identity).
         """
         xpos, width, height, parent_style = place
         last = self._lines if place == self._place else []
+        kept: dict[tuple[tuple[str, str] | tuple[str, str, None], ...], _Line] | None = None
         self._place = place
         self._shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in fragments]
         prefix = f"{parent_style} " if parent_style.strip() else ""
@@ -271,7 +279,10 @@ class Text(Container):
             if row < len(last) and last[row].shown == shown:
                 line = last[row]
             else:
-                line = _Line(shown, *_lay_out(pieces, xpos, xpos + width, prefix))
+                if kept is None:  # the last frame's lines by what they show
+                    kept = {tuple(line.shown): line for line in last}
+                line = kept.get(tuple(shown)) or _Line(
+                    shown, *_lay_out(pieces, xpos, xpos + width, prefix))
             lines.append(line)
             rows.append(line.cells)
             runs += [(row, *run) for run in line.runs]
@@ -281,18 +292,15 @@ class Text(Container):
         self._runs = runs
         self._clicks = clicks
 
-    def _mend(self, screen: Screen, ypos: int) -> None:
+    def _mend(self, screen: Screen, ypos: int, over: list[WritePosition]) -> None:
         """After the floats: split the runs a float drew over back into single cells.
 
         A float's windows write their own cells over part of a run, but the
         run's first cell would still tell the diff to write the whole run,
-        over the float. Every prompt_toolkit window records where it drew, so
-        only the runs under one are split; the float's own cells stay.
+        over the float. Every prompt_toolkit window records where it drew
+        (``over``), so only the runs under one are split; the float's own
+        cells stay.
         """
-        over = [wp for wp in screen.visible_windows_to_write_positions.values()
-                if wp.width and wp.height]
-        if not over:
-            return
         buffer = screen.data_buffer
         for y, x, head, cells, style in self._runs:
             y += ypos
@@ -306,6 +314,22 @@ class Text(Container):
 
     def get_children(self) -> list[Container]:
         return []
+
+
+#: The text blocks written into a screen (each with its top row) whose runs are
+#: mended after the screen's floats: one mending a screen, not one a block, for
+#: the screen sorts what it draws after its floats again after each of them.
+_TO_MEND: WeakKeyDictionary[Screen, list[tuple[Text, int]]] = WeakKeyDictionary()
+
+
+def _mend_all(screen: Screen) -> None:
+    """Mend (:meth:`Text._mend`) the runs of every block written into ``screen``."""
+    blocks = _TO_MEND.pop(screen, [])
+    over = [wp for wp in screen.visible_windows_to_write_positions.values()
+            if wp.width and wp.height]
+    if over:
+        for block, ypos in blocks:
+            block._mend(screen, ypos, over)
 
 
 _NARROW: dict[str, bool] = {}
@@ -443,6 +467,13 @@ def _grow(sizes: list[int], caps: list[int], stop: int, turn: int) -> int:
     return turn
 
 
+def width_of(fragments: StyleAndTextTuples) -> int:
+    """The columns ``fragments`` take, as prompt_toolkit's fragment_list_width counts
+    them, but a fragment at a time (a text's width is remembered) instead of a
+    character at a time: a header or a rule's title is measured on every frame."""
+    return sum(get_cwidth(f[1]) for f in fragments if "[ZeroWidthEscape]" not in f[0])
+
+
 def screen_width() -> int:
     return get_app().output.get_size().columns
 
@@ -455,13 +486,13 @@ def rule(title: Fragments) -> Text:
     """
     def fragments() -> StyleAndTextTuples:
         out: StyleAndTextTuples = [("class:rule", "── "), *title(), ("class:rule", " ")]
-        return [*out, ("class:rule", "─" * (screen_width() - fragment_list_width(out)))]
+        return [*out, ("class:rule", "─" * (screen_width() - width_of(out)))]
     return text(fragments)
 
 
 def spread(left: StyleAndTextTuples, right: StyleAndTextTuples) -> StyleAndTextTuples:
     """``left`` at the left edge and ``right`` at the right edge of one line."""
-    gap = screen_width() - fragment_list_width(left) - fragment_list_width(right)
+    gap = screen_width() - width_of(left) - width_of(right)
     return [*left, ("", " " * max(1, gap)), *right]
 
 
