@@ -298,14 +298,14 @@ class NertsApp:
         return FloatContainer(
             content=DynamicContainer(self._screen),
             floats=[
-                Float(ConditionalContainer(
+                Float(shown_while(
                     Frame(Window(FormattedTextControl(self._help), style="class:help"),
                           title="Help", style="class:help.frame"),
-                    filter=state_shows(lambda: self.hands.state.show_help))),
-                Float(ConditionalContainer(
+                    state_shows(lambda: self.hands.state.show_help))),
+                Float(shown_while(
                     Frame(Window(FormattedTextControl(self._form), style="class:help"),
                           title=self._form_title, style="class:help.frame"),
-                    filter=state_shows(lambda: self.hands.state.form is not None))),
+                    state_shows(lambda: self.hands.state.form is not None))),
                 Float(ConditionalContainer(
                     Window(FormattedTextControl(lambda: countdown_text(self.ctl.view)),
                            height=1, dont_extend_width=True),
@@ -453,6 +453,18 @@ class NertsApp:
             kb.add(key, filter=confirming, eager=True)(
                 on_key(lambda: self.ctl.answer_quit(False)))
         return kb
+
+
+def shown_while(container: Container, shown: Filter) -> Container:
+    """``container`` while ``shown``; otherwise nothing, not even in the layout's walk.
+
+    prompt_toolkit walks the whole layout, hidden parts included, to find its
+    windows: twice for every key (to look its bindings up) and after every
+    frame. A framed overlay is two dozen nodes of it; hidden, it is one.
+    """
+    nothing = Window()
+    return ConditionalContainer(
+        DynamicContainer(lambda: container if shown() else nothing), filter=shown)
 
 
 def tidy_heap() -> None:
