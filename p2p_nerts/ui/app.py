@@ -159,6 +159,7 @@ class NertsApp:
         self.app.timeoutlen = ESC_TIMEOUT
         self.frames = FrameCap(self.app)
         self._tidy = False  # see tidy_heap: only in a real run, not under a test's loop
+        self._tidy_due = False  # a tidy_heap waits for the next frame
         if self._ctl is not None:
             self._listen(self._ctl)
         if browser is not None:
@@ -247,7 +248,21 @@ class NertsApp:
         ctl.on_event(event)
         self.frames.request()
         if self._tidy and isinstance(event, RoundStarting):
+            self._tidy_after_frame()
+
+    def _tidy_after_frame(self) -> None:
+        """:func:`tidy_heap` once the frame that shows the deal is on the terminal: the
+        deal comes in the handler of the key that asked for it, and a collection
+        there would hold that frame back as long again."""
+        if self._tidy_due:
+            return
+        self._tidy_due = True
+
+        def tidy(_app: Application[None]) -> None:
+            self.app.after_render -= tidy
+            self._tidy_due = False
             tidy_heap()
+        self.app.after_render += tidy
 
     def _table_stopped(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -472,7 +487,7 @@ def tidy_heap() -> None:
 
     A full collection walks every long-lived object: with a table's replicas
     in the heap that is 10-20 ms, long enough to make a key feel late. Done
-    here, at start and while a new round is dealt, it costs nothing anyone
+    at start and once a new round is dealt and drawn, it costs nothing anyone
     feels, and the collections during play only see the round's new objects.
     Frozen objects are still freed by reference counting when dropped.
     """
