@@ -50,6 +50,7 @@ from prompt_toolkit.layout import (
     Window,
     WindowAlign,
 )
+from prompt_toolkit.layout.containers import AnyContainer
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 from prompt_toolkit.widgets import Frame
@@ -470,7 +471,7 @@ class NertsApp:
         return kb
 
 
-def shown_while(container: Container, shown: Filter) -> Container:
+def shown_while(container: AnyContainer, shown: Filter) -> Container:
     """``container`` while ``shown``; otherwise nothing, not even in the layout's walk.
 
     prompt_toolkit walks the whole layout, hidden parts included, to find its

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import NamedTuple, cast
 from weakref import WeakKeyDictionary
@@ -10,6 +10,7 @@ from weakref import WeakKeyDictionary
 from prompt_toolkit.application import get_app
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Container, Dimension, HSplit, VSplit
+from prompt_toolkit.layout.containers import AnyContainer
 from prompt_toolkit.layout.dimension import sum_layout_dimensions
 from prompt_toolkit.layout.mouse_handlers import MouseHandler as ScreenMouseHandler
 from prompt_toolkit.layout.mouse_handlers import MouseHandlers
@@ -364,7 +365,7 @@ class Rows(HSplit):
     are asked once a frame, as a text block asks for its fragments.
     """
 
-    def __init__(self, children: list[Container]) -> None:
+    def __init__(self, children: Sequence[AnyContainer]) -> None:
         super().__init__(children)
         self._asked: tuple[int, int, int] = (-1, -1, -1)  # frame, width, height
         self._dims: list[Dimension] = []
@@ -408,7 +409,7 @@ class Columns(VSplit):
     (see :class:`Rows`: it would take a turn per spare column; and it has no
     padding either, and shares out a width once a frame)."""
 
-    def __init__(self, children: list[Container]) -> None:
+    def __init__(self, children: Sequence[AnyContainer]) -> None:
         super().__init__(children)
         self._asked: tuple[int, int] = (-1, -1)  # frame, width
         self._sizes: list[int] | None = []
