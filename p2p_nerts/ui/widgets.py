@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from operator import itemgetter
 from typing import NamedTuple, cast
 from weakref import WeakKeyDictionary
 
@@ -40,6 +41,7 @@ _Click = tuple[int, int, int, int]
 #: A run of narrow characters drawn as one cell: (row, column, its cell, characters, style).
 _Run = tuple[int, int, Char, tuple[str, ...], str]
 _FILLER = Char("", "")  # a cell covered by the wide cell before it
+_STYLE_TEXT = itemgetter(0, 1)  # a fragment's style and text, without its click handler
 _MENDING = 1 << 30  # after every float
 _SHOWN_OTHERWISE = frozenset(Char.display_mappings)
 
@@ -183,6 +185,8 @@ class Text(Container):
         #: The styles and texts laid out into _rows; a clickable one marked by a third item.
         self._shown: list[tuple[str, str] | tuple[str, str, None]] = []
         self._place: tuple[int, int, int, str] = (-1, -1, -1, "")  # xpos, width, height, style
+        self._texts: list[tuple[str, str]] = []  # the styles and texts of _shown
+        self._lengths: list[int] = []  # and their fragments' lengths (3: clickable)
         self._lines: list[_Line] = []
         self._rows: list[dict[int, Char]] = []
         self._runs: list[_Run] = []
@@ -230,10 +234,11 @@ class Text(Container):
         place = (wp.xpos, wp.width, wp.height, parent_style)
         shown = self._shown
         # Lists of plain (style, text) pairs compare whole at once; a clickable
-        # fragment carries this frame's handler, so those compare item by item.
-        if place != self._place or (now != shown and (len(now) != len(shown) or any(
-                len(f) != len(s) or f[0] != s[0] or f[1] != s[1]
-                for f, s in zip(now, shown, strict=True)))):
+        # fragment carries this frame's handler, so those compare by their styles
+        # and texts, and whether each is clickable (its length).
+        if place != self._place or (now != shown and (
+                list(map(_STYLE_TEXT, now)) != self._texts
+                or list(map(len, now)) != self._lengths)):
             self._layout(now, place)
         buffer = screen.data_buffer
         if erase_bg:
@@ -249,10 +254,11 @@ class Text(Container):
                 screen.draw_with_z_index(_MENDING, partial(_mend_all, screen))
             blocks.append((self, wp.ypos))
         screen.height = max(screen.height, wp.ypos + wp.height)
+        # As MouseHandlers.set_mouse_handler_for_range does, a row at a time.
+        handlers = mouse_handlers.mouse_handlers
         for index, row, start, end in self._clicks:
             handler = cast(ScreenMouseHandler, now[index][2])  # type: ignore[misc]
-            mouse_handlers.set_mouse_handler_for_range(
-                start, end, wp.ypos + row, wp.ypos + row + 1, handler)
+            handlers[wp.ypos + row].update(dict.fromkeys(range(start, end), handler))
 
     def _layout(self, fragments: StyleAndTextTuples, place: tuple[int, int, int, str]) -> None:
         """Turn ``fragments`` into cells as a Window without wrapping would: lines cut
@@ -270,6 +276,8 @@ class Text(Container):
         kept: dict[tuple[tuple[str, str] | tuple[str, str, None], ...], _Line] | None = None
         self._place = place
         self._shown = [(f[0], f[1]) if len(f) < 3 else (f[0], f[1], None) for f in fragments]
+        self._texts = list(map(_STYLE_TEXT, fragments))
+        self._lengths = list(map(len, fragments))
         prefix = f"{parent_style} " if parent_style.strip() else ""
         lines: list[_Line] = []
         rows: list[dict[int, Char]] = []
