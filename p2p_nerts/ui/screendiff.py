@@ -55,7 +55,8 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
     rows that differ (the same arguments, the same result).
 
     A first frame, a last one and a frame at a new width are drawn whole, as
-    prompt_toolkit draws them: every row, whatever the last screen held.
+    prompt_toolkit draws them: every row, whatever the last screen held (the
+    stretches where nothing is drawn stepped over at once there too).
     """
     def diff() -> tuple[Point, str | None]:
         return STOCK_DIFF(app, output, screen, current_pos, color_depth, previous_screen,
@@ -64,11 +65,23 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
                           style_string_has_style=style_string_has_style, size=size,
                           previous_width=previous_width)
 
-    if previous_screen is None or is_done or previous_width != size.columns:
-        return diff()
-    new, old = screen.data_buffer, previous_screen.data_buffer
     # A wide blank counts towards a row's length as a blank does only in no style.
-    over_blanks = not style_string_has_style[""]
+    over_blanks = not style_string_has_style[Transparent]
+    if previous_screen is None or is_done or previous_width != size.columns:
+        if not over_blanks:
+            return diff()
+        # Against a screen with nothing on it (which the diff takes then).
+        drawn = screen.data_buffer
+        whole: Rows = defaultdict(drawn.default_factory)
+        for y, row in drawn.items():
+            whole[y] = defaultdict(row.default_factory, row)
+            _step_over_blanks(whole[y], None)
+        screen.data_buffer = whole
+        try:
+            return diff()
+        finally:
+            screen.data_buffer = drawn
+    new, old = screen.data_buffer, previous_screen.data_buffer
     empty: dict[int, Char] = {}
     changed_new: Rows = defaultdict(new.default_factory)
     changed_old: Rows = defaultdict(old.default_factory)
@@ -99,24 +112,28 @@ def output_screen_diff(app: Application[Any], output: Output, screen: Screen,
         screen.height, previous_screen.height = heights
 
 
-def _step_over_blanks(new_row: defaultdict[int, Char], old_row: defaultdict[int, Char]) -> None:
+def _step_over_blanks(new_row: defaultdict[int, Char],
+                      old_row: defaultdict[int, Char] | None) -> None:
     """Make each stretch of two or more columns with no cell in either row one cell
-    as wide as the stretch, in both.
+    as wide as the stretch, in both (``old_row`` None: the last screen had nothing
+    on it), blank as the cells a screen holds where nothing is drawn.
 
     The diff must come to the stretch's first column to step over it: it does
     unless a wide cell before covers it, and a wide cell is always followed by
     cells for the columns it covers (prompt_toolkit's windows and the text
     blocks write them so), so only the cell just before the stretch can.
     """
-    drawn = sorted(new_row.keys() | old_row.keys())
+    drawn = sorted(new_row.keys() if old_row is None else new_row.keys() | old_row.keys())
     for before, after in zip([-1, *drawn], drawn, strict=False):  # pairs of neighbours
         if after - before > 2:
             cell = new_row.get(before)
             if cell is not None and cell.width > 1:
                 continue
-            blank = Char(" ", "")
+            blank = Char(" ", Transparent)
             blank.width = after - before - 1
-            new_row[before + 1] = old_row[before + 1] = blank
+            new_row[before + 1] = blank
+            if old_row is not None:
+                old_row[before + 1] = blank
 
 
 def install() -> None:
