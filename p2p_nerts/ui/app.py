@@ -50,6 +50,7 @@ from prompt_toolkit.layout import (
     Window,
     WindowAlign,
 )
+from prompt_toolkit.layout.containers import AnyContainer
 from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import Output
 from prompt_toolkit.widgets import Frame
@@ -159,6 +160,7 @@ class NertsApp:
         self.app.timeoutlen = ESC_TIMEOUT
         self.frames = FrameCap(self.app)
         self._tidy = False  # see tidy_heap: only in a real run, not under a test's loop
+        self._tidy_due = False  # a tidy_heap waits for the next frame
         if self._ctl is not None:
             self._listen(self._ctl)
         if browser is not None:
@@ -247,7 +249,21 @@ class NertsApp:
         ctl.on_event(event)
         self.frames.request()
         if self._tidy and isinstance(event, RoundStarting):
+            self._tidy_after_frame()
+
+    def _tidy_after_frame(self) -> None:
+        """:func:`tidy_heap` once the frame that shows the deal is on the terminal: the
+        deal comes in the handler of the key that asked for it, and a collection
+        there would hold that frame back as long again."""
+        if self._tidy_due:
+            return
+        self._tidy_due = True
+
+        def tidy(_app: Application[None]) -> None:
+            self.app.after_render -= tidy
+            self._tidy_due = False
             tidy_heap()
+        self.app.after_render += tidy
 
     def _table_stopped(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -298,14 +314,14 @@ class NertsApp:
         return FloatContainer(
             content=DynamicContainer(self._screen),
             floats=[
-                Float(ConditionalContainer(
+                Float(shown_while(
                     Frame(Window(FormattedTextControl(self._help), style="class:help"),
                           title="Help", style="class:help.frame"),
-                    filter=state_shows(lambda: self.hands.state.show_help))),
-                Float(ConditionalContainer(
+                    state_shows(lambda: self.hands.state.show_help))),
+                Float(shown_while(
                     Frame(Window(FormattedTextControl(self._form), style="class:help"),
                           title=self._form_title, style="class:help.frame"),
-                    filter=state_shows(lambda: self.hands.state.form is not None))),
+                    state_shows(lambda: self.hands.state.form is not None))),
                 Float(ConditionalContainer(
                     Window(FormattedTextControl(lambda: countdown_text(self.ctl.view)),
                            height=1, dont_extend_width=True),
@@ -455,12 +471,24 @@ class NertsApp:
         return kb
 
 
+def shown_while(container: AnyContainer, shown: Filter) -> Container:
+    """``container`` while ``shown``; otherwise nothing, not even in the layout's walk.
+
+    prompt_toolkit walks the whole layout, hidden parts included, to find its
+    windows: twice for every key (to look its bindings up) and after every
+    frame. A framed overlay is two dozen nodes of it; hidden, it is one.
+    """
+    nothing = Window()
+    return ConditionalContainer(
+        DynamicContainer(lambda: container if shown() else nothing), filter=shown)
+
+
 def tidy_heap() -> None:
     """Collect, then freeze what survives, so later collections skip it.
 
     A full collection walks every long-lived object: with a table's replicas
     in the heap that is 10-20 ms, long enough to make a key feel late. Done
-    here, at start and while a new round is dealt, it costs nothing anyone
+    at start and once a new round is dealt and drawn, it costs nothing anyone
     feels, and the collections during play only see the round's new objects.
     Frozen objects are still freed by reference counting when dropped.
     """

@@ -212,12 +212,20 @@ Handler = Callable[[], None]
 
 def build_bindings(keys: KeyMap, handlers: Mapping[Action, Handler],
                    active: Filter) -> KeyBindings:
-    """Bind the keys of every handled action, all filtered to when ``active`` holds."""
+    """Bind the keys of every handled action, all filtered to when ``active`` holds.
+
+    No key here edits text, so none saves a text buffer's undo state first
+    (with no buffer on screen, prompt_toolkit makes one to save, on every key).
+    """
     kb = KeyBindings()
     for action, handler in handlers.items():
         for key in keys[action]:
-            kb.add(key, filter=active, eager=True)(on_key(handler))
+            kb.add(key, filter=active, eager=True, save_before=_no_undo)(on_key(handler))
     return kb
+
+
+def _no_undo(_event: KeyPressEvent) -> bool:
+    return False
 
 
 def on_key(handler: Handler) -> Callable[[KeyPressEvent], None]:

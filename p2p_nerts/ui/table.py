@@ -29,7 +29,6 @@ from functools import partial
 
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTuples
-from prompt_toolkit.formatted_text.utils import fragment_list_width
 from prompt_toolkit.layout import ConditionalContainer, Container
 
 from ..game.cards import SUITS, card_name, face_name
@@ -53,6 +52,7 @@ from .widgets import (
     screen_width,
     spread,
     text,
+    width_of,
 )
 
 WASTE_SHOWN = 3  # waste cards drawn fanned (the top one playable)
@@ -112,9 +112,9 @@ def header_line(r: TableView, width: int) -> StyleAndTextTuples:
     target stay on screen, even with eight players at 80 columns."""
     for sep, arrow, short, least in _HEADER_STYLES:
         left = title(r, short=short)
-        room = width - fragment_list_width(left) - 1
+        room = width - width_of(left) - 1
         right = scores_line(r, room, sep=sep, arrow=arrow, least=least)
-        if fragment_list_width(right) <= room:
+        if width_of(right) <= room:
             break
     return spread(left, right)
 
