@@ -216,10 +216,10 @@ class LocalTable:
             # One at a time, so the bots sit down in the order of their names;
             # everyone is seated before the table is handed over.
             self._route(i, r.handle(Open(), now))
-            self._pump(everything=True)
+            self.deliver(everything=True)
         for i, driver in self._drivers:
             self._route(i, driver.step(now))  # the bots say they are ready
-        self._pump(everything=True)
+        self.deliver(everything=True)
         self._replicas[0].seating.auto_start = None
 
     @classmethod
@@ -283,6 +283,8 @@ class LocalTable:
         self._delay_rng = random.Random(rng.random())
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
+        #: Set by a command (or closing): the next beat is due now, not in PUMP_INTERVAL.
+        self._wake = asyncio.Event()
         self._store = store
         self._journaling = store is not None  # until a write fails: then play on without
         self._sync_due = False  # a seat journaled what it made itself (Store.sync)
@@ -323,18 +325,23 @@ class LocalTable:
         return None  # nobody joins a solo table
 
     def act(self, command: Command) -> None:
+        """The player's command, taken by their seat at once; what it sends reaches the
+        others in the next beat (:meth:`run`, woken now, or :meth:`step`), in slices:
+        a deal's commit-reveal among eight seats is hundreds of signed frames, which
+        the player's key would otherwise wait for before their screen shows it."""
         self._route(0, self._replicas[0].handle(command, self._clock()))
         self._route(0, self._replicas[0].apply_own(self._clock()))
-        self._pump()
+        self._wake.set()
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
     async def run(self) -> None:
-        """Beat every :data:`PUMP_INTERVAL`, each beat in slices of :data:`SLICE` on the
-        loop the screen shares: a key pressed during a beat waits for one slice, not
-        for every seat's ticks, moves and deliveries."""
+        """Beat every :data:`PUMP_INTERVAL` (at once after a command), each beat in
+        slices of :data:`SLICE` on the loop the screen shares: a key pressed during a
+        beat waits for one slice, not for every seat's ticks, moves and deliveries."""
         while not self._closed.is_set():
+            self._wake.clear()  # a command from here on is taken up by another beat
             began = time.perf_counter()
             for _ in self._beat():
                 if time.perf_counter() - began >= SLICE:
@@ -343,7 +350,7 @@ class LocalTable:
                         return
                     began = time.perf_counter()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), PUMP_INTERVAL)
+                await asyncio.wait_for(self._wake.wait(), PUMP_INTERVAL)
 
     def step(self) -> None:
         """One beat of the table at once: ticks, bot moves, deliveries."""
@@ -372,6 +379,7 @@ class LocalTable:
         if self._closed.is_set():
             return
         self._closed.set()  # first: a keep still under way lands before this one, or not at all
+        self._wake.set()
         self._keep(at_once=True)
         if self.replica.phase is Phase.OVER:
             table_id, result = self._table_id, self._over
@@ -451,7 +459,7 @@ class LocalTable:
             listener(event)
 
     def _route(self, sender: int, out: Outbound) -> None:
-        """Journal, tell the player, queue the frames (each delivered by :meth:`_pump`,
+        """Journal, tell the player, queue the frames (each delivered by :meth:`deliver`,
         after what its seat made is on the disk: ``Store.sync``)."""
         if out.journal and self._journaling:
             journal, key = out.journal, seat_journal(self._table_id, sender)
@@ -485,8 +493,10 @@ class LocalTable:
                 due = now + low + (high - low) * self._delay_rng.random()
                 self._wires.post(due, sender, target, send.data)
 
-    def _pump(self, *, everything: bool = False) -> None:
-        """Deliver every frame that is due (all of them when there is no delay)."""
+    def deliver(self, *, everything: bool = False) -> None:
+        """Deliver every frame that is due (``everything``: every frame), and nothing
+        else: no tick, no bot's move. A test driving the table by hand calls it
+        after a command, where :meth:`run` would deliver in its next beat."""
         while self._deliver(everything=everything):
             pass
 

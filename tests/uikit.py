@@ -115,6 +115,10 @@ class Screen:
                 return h.handled > b
 
             await self.until(handled, f"key {key!r}")
+            self.settle()
+
+    def settle(self) -> None:
+        """After a key: what it sent is delivered (where nothing else delivers it)."""
 
     async def type(self, text: str) -> None:
         await self.press(*text)
@@ -127,6 +131,7 @@ class Screen:
         before = hands.handled
         self._input.send_text(f"\x1b[<0;{x + 1};{y + 1}M\x1b[<0;{x + 1};{y + 1}m")
         await self.until(lambda: hands.handled > before, "click")
+        self.settle()
 
     async def click_text(self, text: str, row_hint: str = "") -> None:
         x, y = self.find(text, row_hint)
@@ -216,6 +221,9 @@ class Harness(Screen):
         rs.tab = tableau(self.me, nerts=cs(nerts, self.me), stock=cs(stock, self.me),
                          work=[cs(p, self.me) for p in work], waste=cs(waste, self.me))
         return rs.tab
+
+    def settle(self) -> None:
+        self.table.deliver()  # the test drives the table: no beat delivers it
 
     def advance(self, seconds: float, step: float = 0.05) -> None:
         """Let table time pass: ticks, bot moves and deliveries."""

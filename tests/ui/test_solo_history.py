@@ -179,6 +179,7 @@ def test_a_game_played_again_at_the_table_is_a_game_of_its_own(tmp_path: Path) -
         _until(table, t, lambda: bool(store.games()) and store.games()[0][1]["winner"])
         [(first, _game)] = store.games()
         table.act(StartRound())
+        table.step()  # the deal's commit-reveal among the seats
         assert table.replica.phase is not Phase.OVER and table.kept is None
         _until(table, t, lambda: len(store.games()) == 2 and bool(store.games()[0][1]["winner"]),
                deal=True)
