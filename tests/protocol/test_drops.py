@@ -44,7 +44,7 @@ from p2p_nerts.protocol.replica._drops import (
     vote_out,
     withholding,
 )
-from p2p_nerts.protocol.replica._effects import Claim, Emit, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 from ..stepkit import steps_at
@@ -269,7 +269,7 @@ def _held(rs: RoundState, seat: int, upto: int) -> dict[bytes, AuthorLog]:
 def test_an_agreed_drop_joins_the_total_order_and_a_missing_entry_is_fetched() -> None:
     rs = _round()
     _votes(rs, (12, 1, VICTIM, 6, 3), (10, 0, VICTIM, 5, 1))
-    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 4).get) == [Claim(rs.keys[VICTIM], 6)]
+    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 4).get) == [(rs.keys[VICTIM], 6)]
     assert not rs.ordered and not rs.dropping  # waits for the victim's entries
     assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 6).get) == []
     assert rs.ordered == [Ordered(12, 1, MsgType.DROP, Drop(rs.keys[VICTIM], 6), 3)]

@@ -199,7 +199,7 @@ class Delivery:
             # author's time has moved on): count those first, so that whatever
             # this entry completes (the last AUDIT, say) is judged with the same
             # live seats everywhere.
-            self.steps.apply(self.steps.votes(rs, before=(entry.lamport, seat)))
+            self.steps.count_votes(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         if isinstance(step, rounds.Added):  # the common case: its event is what comes out
@@ -222,7 +222,7 @@ class Delivery:
         if rs is None:
             return
         if rs.drop_queue:
-            self.steps.apply(self.steps.votes(rs))
+            self.steps.count_votes(rs)
         order, steps = self.order, self.steps
         while (item := order.next_turn(rs)) is not None:
             if item.kind != _PLAY:

@@ -5,7 +5,8 @@ Functions over one round's state. The tally keeps its own part of it (the
 queue of votes, the votes counted, the agreed cuts); an agreed drop joins the
 total order there, and takes effect at its turn. What else a vote, a GOODBYE
 or a drop's effect asks for comes back as effects (``_effects``): my DROP
-votes to sign, entries to fetch, the user told; what a seat gone may make due
+votes to sign, the user told; the entries a vote waits for come back as
+plain (key, seq) pairs to fetch (``Steps.count_votes``); what a seat gone may make due
 in the shuffle and the round's close is taken by ``Steps.leave``.
 """
 
@@ -20,7 +21,7 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
 from ._base import Phase
-from ._effects import Claim, Effect, Emit, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState
 
 
@@ -112,24 +113,25 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
 
 def count(rs: RoundState, host: int | None, known: Callable[[int], int],
           log_of: Callable[[bytes], AuthorLog | None],
-          before: PlayKey | None = None) -> list[Effect]:
+          before: PlayKey | None = None) -> list[tuple[bytes, int]]:
     """The votes now due counted (:func:`tally`, with how far ``log_of`` a seat's
     key has it delivered): an agreed drop joins the total order at its deciding
-    vote's place (it takes effect at its turn: :func:`leave`); a victim's entries
-    the deciding vote waits for are fetched."""
+    vote's place (it takes effect at its turn: :func:`leave`). What comes back is
+    the victims' entries the deciding vote waits for, to fetch: (key, up to
+    which seq), for ``Places.claim``."""
     def delivered(seat: int) -> int | None:
         log = log_of(rs.keys[seat])
         return None if log is None else log.delivered
 
-    effects: list[Effect] = []
+    fetches: list[tuple[bytes, int]] = []
     for decision in tally(rs, host, known, delivered, before):
         match decision:
             case Fetch(victim=victim, cut=cut):
-                effects.append(Claim(rs.keys[victim], cut))
+                fetches.append((rs.keys[victim], cut))
             case Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter, seq=seq):
                 heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
                                                    Drop(rs.keys[victim], cut), seq))
-    return effects
+    return fetches
 
 
 def inert(rs: RoundState, voting: set[int], voter: int, victim: int,

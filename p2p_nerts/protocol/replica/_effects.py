@@ -60,14 +60,6 @@ class Standing:
 
 
 @dataclass(frozen=True, slots=True)
-class Claim:
-    """Someone holds ``author``'s entries up to ``seq``: fetch those we lack."""
-
-    author: bytes
-    seq: int
-
-
-@dataclass(frozen=True, slots=True)
 class SetPhase:
     """The table's phase changes (play starts, say)."""
 
@@ -139,5 +131,5 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
-Effect = (Sign | Emit | Record | Standing | Claim | SetPhase | Totals | RoundBegun | Reject
+Effect = (Sign | Emit | Record | Standing | SetPhase | Totals | RoundBegun | Reject
           | Counted | Resent | SignAck)

@@ -19,7 +19,7 @@ from ..envelope import GENESIS, Entry
 from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
-from ._effects import Claim, Effect, Sign
+from ._effects import Sign
 from ._state import RoundState
 
 
@@ -126,13 +126,14 @@ def claimed(log: AuthorLog, entry: Entry, seated: Collection[bytes]) -> bool:
 
 
 def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
-                authors: Mapping[bytes, AuthorLog]) -> Sequence[Effect]:
+                authors: Mapping[bytes, AuthorLog]) -> Sequence[tuple[bytes, int]]:
     """A seated peer's marks: how far each author has sent, noted on the logs we
     hold, so that we ask others for what we lack (an author we have no link to).
-    Seated authors we hold no log of are claimed (``Claim``) once the facade has
-    begun their chains. Only a seated peer's word counts: a stranger could
-    otherwise send us asking for entries that never were."""
-    unknown: list[Effect] | None = None
+    Seated authors we hold no log of come back, (key, seq), to be claimed
+    (``Steps.claim``, which begins their chains). Only a seated peer's word
+    counts: a stranger could otherwise send us asking for entries that never
+    were."""
+    unknown: list[tuple[bytes, int]] | None = None
     for mark in upto:
         log = authors.get(mark.author)
         if log is not None:
@@ -140,7 +141,7 @@ def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
         elif mark.author in seated:
             if unknown is None:
                 unknown = []
-            unknown.append(Claim(mark.author, mark.seq))
+            unknown.append((mark.author, mark.seq))
     return () if unknown is None else unknown
 
 

@@ -26,7 +26,7 @@ from ..journal import Kind, Record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Snapshot, Summary
 from ..resume import Deferred, Resume
 from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
-from ._effects import Claim, Effect, Emit, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
@@ -230,15 +230,16 @@ def rejoin(peers: Iterable[bytes], me: bytes, now: float, seq: int) -> Resume | 
 
 
 def heard(res: Resume, peer: bytes, upto: Iterable[AckMark], me: bytes,
-          at_table: bool) -> list[Effect]:
+          at_table: bool) -> int | None:
     """An ACK from ``peer`` while learning: how far it holds my chain (the word of a
-    seat or the host only: ``at_table``); those of mine we lack we fetch."""
+    seat or the host only: ``at_table``), which the caller claims, to fetch
+    those of mine we lack (None: nothing to claim)."""
     mine = next((m.seq for m in upto if m.author == me), None)
     if mine is not None and at_table:
         res.heard(peer, mine)
-        return [Claim(me, mine)]
+        return mine
     res.heard(peer, None)
-    return []
+    return None
 
 
 def due(d: Deferred, began: RoundState | None, rs: RoundState | None,

@@ -362,8 +362,6 @@ class Replica:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
             case fx.Emit(event=event):
                 self._event(event)
-            case fx.Claim(author=author, seq=seq):
-                self._places.claim(author, seq, self._delivery.holds_place)
             case fx.Standing(totals=totals, match=match, phase=phase):
                 self.totals, self.match, self.phase = totals, match, phase
                 self.rs = self.prev_rs = None

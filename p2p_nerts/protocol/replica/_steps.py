@@ -244,7 +244,7 @@ class Steps:
         elif step is rounds.Look.GO:
             self.go(rs)
         elif step is rounds.Look.TALLY:
-            self.apply(self.votes(rs))
+            self.count_votes(rs)
         elif step is rounds.Look.HEARD:
             # Its turn comes once every live seat holds it: say how far I hold at
             # the next tick, not at the next heartbeat.
@@ -257,12 +257,19 @@ class Steps:
             self.apply(closing.flag(rs, step.seat, step.reason))
             raise EnvelopeError(step.error)
 
-    def votes(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
-        """The DROP votes of ``rs`` now due, counted (``drops.count``; ``before``: only
-        those ordered before it)."""
+    def count_votes(self, rs: RoundState, before: PlayKey | None = None) -> None:
+        """Count the DROP votes of ``rs`` now due (``drops.count``; ``before``: only
+        those ordered before it), and fetch the victims' entries a deciding vote
+        waits for."""
         order = self.order
-        return drops.count(rs, rs.seat_of(self.seating.host_key),
-                           lambda seat: order.known(rs, seat), self.chain, before)
+        for key, cut in drops.count(rs, rs.seat_of(self.seating.host_key),
+                                    lambda seat: order.known(rs, seat), self.chain, before):
+            self.claim(key, cut)
+
+    def claim(self, key: bytes, seq: int) -> None:
+        """Someone holds ``key``'s entries up to ``seq``: fetch those we lack
+        (``Places.claim``, its chain begun if new)."""
+        self.places.claim(key, seq, self.holds_place)
 
     def chain(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
