@@ -9,13 +9,14 @@ through :meth:`Replica.handle`, and reads it through the read-only
 Where state changes, the rule every module here keeps:
 
 - What one call produces (the ``Outbound``: frames to send, events, records
-  to journal) and the table's phase, round (``rs``, ``prev_rs``), game
-  (``match``) and running totals change in one place only, the facade's
+  to journal) and the table's phase change in one place only, the facade's
   ``Replica._settle`` (``_replica``), which carries out an effect
   (``_effects``): a value a sub-machine returned. Nothing else signs,
   journals, sends or emits.
 - Every other piece of state has one owner, and changes only in the owner's
-  own methods: ``Seating`` the seats, rules and waiting list, ``Places`` the
+  own methods: ``Game`` the round (``rs``, ``prev_rs``), the match and the
+  running totals (and the phase, as ``_settle`` says), ``Seating`` the seats,
+  rules and waiting list, ``Places`` the
   author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
   the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
   ``Heartbeats`` when my marks are due. ``Steps``, ``Delivery`` and the
@@ -27,8 +28,7 @@ Where state changes, the rule every module here keeps:
   ``Steps.lobbied``; the newcomers noted as a round closes; the next deal's
   time), and ``Seating.auto_deal`` changes its own. The lobby decides in
   values (``Seated``, ``Joined``, ``Left``...), and the owner's change comes
-  before what is signed after it. Only a claim on a chain still comes back
-  as an effect that the facade hands to its owner (``Places.claim``).
+  before what is signed after it.
 - One round's ``RoundState`` is not one owner's yet: it changes in the
   functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
   ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in

@@ -2,8 +2,9 @@
 and verdicts, and whether the summaries agree.
 
 Functions over one round's state that return effects (``_effects``): the
-facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user, keeps
-the running totals and changes the phase on what they say. What I sign I
+facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user and
+changes the phase on what they say; a round scored (or a score taken back) is
+added to the game by its owner (``Game``). What I sign I
 deliver to myself at once, which can change the round, so each next step
 (scoring, reckoning, the close) is taken by ``Steps`` once what the one
 before decided is carried out.
@@ -18,7 +19,8 @@ from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
-from ._effects import Effect, Emit, SetPhase, Sign, Totals
+from ._effects import Effect, Emit, SetPhase, Sign
+from ._game import Game
 from ._state import RoundState, past_cut
 
 
@@ -72,20 +74,22 @@ def verdicts(rs: RoundState, outcomes: dict[int, AuditResult]) -> list[Effect]:
     return effects
 
 
-def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
+def scored(rs: RoundState, game: Game, outcomes: dict[int, AuditResult],
            gone: frozenset[int]) -> list[Effect]:
-    """The round's results and verdicts (:func:`reckon`), added to the ``match``: the
-    totals, the round over told, my SUMMARY of it (then the round may close)."""
+    """The round's results and verdicts (:func:`reckon`), added to the ``game``
+    (``Game.scored``): the round over told, my SUMMARY of it (then the round may
+    close)."""
     rs.results, rs.verdicts = reckon(rs, outcomes, set(gone))
     effects: list[Effect] = []
     nobody = void_call(rs)
     if nobody is not None:
         effects.append(Emit(ev.Notice(nobody)))
     assert rs.end is not None
-    match.add_round(rs.results)
+    game.scored(rs)
+    match = game.match
+    assert match is not None
     digest = rs.log.state_hash()
-    effects += [Totals(dict(zip(rs.keys, match.totals, strict=True))),
-                Emit(ev.RoundOver(rs.number, rs.end, rs.results, tuple(match.totals), digest,
+    effects += [Emit(ev.RoundOver(rs.number, rs.end, rs.results, tuple(match.totals), digest,
                                   rs.verdicts, rs.names))]
     if rs.me is not None:
         effects.append(Sign(Summary(digest, scores(rs.results))))
@@ -217,7 +221,7 @@ def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:
                  if s in rs.live and (m.digest != digest or m.scores != mine))
 
 
-def unscore(rs: RoundState, match: Match) -> None:
+def unscore(rs: RoundState, game: Game) -> None:
     """Take back a result reckoned before a drop was agreed (it scores again).
 
     A seat that was silent while the others scored can come back to their
@@ -225,7 +229,5 @@ def unscore(rs: RoundState, match: Match) -> None:
     audit, which the others never had. Nothing is closed before every
     live seat's summary, so taking the result back here is still in time.
     """
-    for r in rs.results:
-        match.totals[r.seat] -= r.score
-    match.rounds -= 1
+    game.unscored(rs)
     rs.results, rs.verdicts = (), ()

@@ -44,7 +44,7 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
-from ._effects import Effect, Emit, RoundBegun, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState, index_of
 
 
@@ -143,14 +143,14 @@ def standing(keys: tuple[bytes, ...], variants: Variants, totals: dict[bytes, in
 
 def begin(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variants, now: float, *,
           totals: dict[bytes, int], match: Match | None,
-          over: bool) -> tuple[RoundState, RoundBegun]:
+          over: bool) -> tuple[RoundState, dict[bytes, int], Match]:
     """Round ``number`` begins with these seats and rules (``over``: after a game
-    over, a new game): the round, and the game's standing as it begins (my
-    COMMIT, if I sit in it, and the round's entries that arrived early follow:
-    ``Steps.begin``)."""
+    over, a new game): the round, and the game's totals and match as it begins
+    (``Game.begin_round``; my COMMIT, if I sit in it, and the round's entries
+    that arrived early follow: ``Steps.begin``)."""
     rs = new_round(number, seats, me, variants, now)
     kept, begun = standing(rs.keys, variants, totals, match, over=over)
-    return rs, RoundBegun(rs, kept, begun)
+    return rs, kept, begun
 
 
 def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
