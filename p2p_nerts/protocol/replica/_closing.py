@@ -1,7 +1,8 @@
 """Closing a round: its end, when it can be scored, each seat's audit, the scores
 and verdicts, and whether the summaries agree.
 
-Functions over one round's state that return effects (``_effects``): the
+Functions over one round's state (changed through its own methods: its end,
+a seat flagged, its results) that return effects (``_effects``): the
 facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user and
 changes the phase on what they say; a round scored (or a score taken back) is
 added to the game by its owner (``Game``). What I sign I
@@ -31,15 +32,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
     with a journal that was behind, and still to come back from the table)
     settles at its turn, as it comes. Then my AUDIT goes out (and the round is
     scored if every audit is in: ``Steps.score``)."""
-    rs.end = how
-    rs.ended_at = now
-    if cutoff is not None:
-        rs.log.set_cutoff(cutoff)
+    rs.ended(how, cutoff, now)
     tab = rs.tab
-    if tab is not None:
-        for key in sorted(tab.in_flight):
-            if key in rs.log:
-                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
     effects: list[Effect] = [SetPhase(Phase.SCORING)]
     if rs.me is not None and tab is not None:
         effects.append(Sign(Audit(rs.deck_secret, tuple(tab.log))))
@@ -48,9 +42,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
 
 def flag(rs: RoundState, seat: int, reason: str) -> list[Effect]:
     """Flag ``seat`` to the user, once a round: the first reason found stands."""
-    if seat in rs.flagged:
+    if not rs.flag(seat, reason):
         return []
-    rs.flagged[seat] = reason
     return [Emit(ev.Flagged(seat, rs.names[seat], reason))]
 
 
@@ -79,7 +72,7 @@ def scored(rs: RoundState, game: Game, outcomes: dict[int, AuditResult],
     """The round's results and verdicts (:func:`reckon`), added to the ``game``
     (``Game.scored``): the round over told, my SUMMARY of it (then the round may
     close)."""
-    rs.results, rs.verdicts = reckon(rs, outcomes, set(gone))
+    rs.reckoned(*reckon(rs, outcomes, set(gone)))
     effects: list[Effect] = []
     nobody = void_call(rs)
     if nobody is not None:
@@ -230,4 +223,4 @@ def unscore(rs: RoundState, game: Game) -> None:
     live seat's summary, so taking the result back here is still in time.
     """
     game.unscored(rs)
-    rs.results, rs.verdicts = (), ()
+    rs.unreckoned()

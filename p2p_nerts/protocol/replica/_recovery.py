@@ -128,9 +128,9 @@ class Recovery:
         self.catching_up = True
         if rs is not None:
             if rs.tab is not None:
-                rs.journaled = len(rs.tab.log)
+                rs.journaled_to(len(rs.tab.log))
             if phase is Phase.PLAYING and rs.play_from is not None:
-                rs.started = True
+                rs.play_started()
         self.resume = rejoin({*table, *(rs.keys if rs is not None else ())}, me, now, seq)
 
     def going_on(self, now: float, mine: AuthorLog | None, rs: RoundState | None,
@@ -165,7 +165,7 @@ def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
     effects: list[Effect] = [move_record(rs.number, move)
                              for move in tab.log[rs.journaled:]
                              if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
-    rs.journaled = len(tab.log)
+    rs.journaled_to(len(tab.log))
     return effects
 
 
@@ -202,7 +202,7 @@ def redo(rs: RoundState | None, fields: list[object]) -> None:
     ints = [int(x) for x in move]  # type: ignore[call-overload]
     apply_move(rs.tab, ints)
     if ints[0] == OP_NERTS:
-        rs.i_called = True
+        rs.called_nerts()
 
 
 def redundant(rs: RoundState | None, payload: Payload) -> bool:

@@ -335,17 +335,17 @@ class Steps:
         elif item.kind == _FORK:
             self.convict(rs, item)
         elif isinstance(payload, Audit):
-            rs.audits[item.seat] = payload
+            rs.audit_counted(item.seat, payload)
             self.score(rs)
         elif isinstance(payload, Summary):
-            rs.summaries[item.seat] = payload
+            rs.summary_counted(item.seat, payload)
             self.close(rs)
         elif rs.end is not None:
             pass
         elif isinstance(payload, Stuck):
             self.stuck_final(rs, item.seat, payload.on, at)
         elif isinstance(payload, Nerts):
-            rs.call = at
+            rs.nerts_at(at)
             self.apply([Emit(ev.NertsCalled(item.seat, rs.names[item.seat]))])
             self.end_round(rs, "nerts", at)
 
