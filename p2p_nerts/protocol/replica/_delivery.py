@@ -16,13 +16,13 @@ the order reaches it): nothing is allocated around them. ``Delivery`` keeps
 no state of its own, only the owners it reads and changes (the chains, the
 seating, my clock and outbox, the order, the heartbeats), as ``Ephemera``
 does, and reads the table's round and phase as they stand (``Game``) and the
-time of the call (:class:`Live`).
+time of the call (``Live``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final
 
 from .. import events as ev
 from ..authors import AuthorLog
@@ -43,7 +43,7 @@ from ._order import Finality, play_turn
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
-from ._steps import Steps
+from ._steps import Live, Steps
 
 # Read for every play, as a Final constant: on Python 3.11 a member read off its
 # enum class goes through the metaclass.
@@ -51,13 +51,6 @@ _PLAY: Final = MsgType.PLAY
 
 #: What delivering carries out: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
-
-
-class Live(Protocol):
-    """The time of the call under way (the facade's)."""
-
-    @property
-    def now(self) -> float: ...
 
 
 class Delivery:
