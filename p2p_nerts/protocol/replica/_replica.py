@@ -4,10 +4,10 @@ Bytes from the wire and local commands go in, with the current time passed
 in; bytes to send and events for the user come out. No sockets, no clock
 reads, no threads (h11's shape), so every distributed property can be tested
 in memory by wiring replicas together. ``Replica`` is the facade over the
-package's sub-machines: it carries out what they decide at the I/O edge, and
-is the only place that signs, delivers to itself, emits events and journals. The life
-of a round and the module map are in ``docs/PROTOCOL.md`` ("Replica state
-machine").
+package's sub-machines: it carries out what they decide at the I/O edge, the
+only place that signs, delivers to itself, journals, emits events and sets
+the phase. The life of a round and the module map are in
+``docs/PROTOCOL.md`` ("Replica state machine").
 """
 
 from __future__ import annotations
@@ -133,8 +133,7 @@ class Replica:
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places, outbox=self._outbox,
                             beats=self._beats, order=self._order, game=self.game, live=self,
-                            apply=self._apply,
-                            drain=self._drain_all)
+                            apply=self._apply, drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
@@ -142,9 +141,8 @@ class Replica:
                                   signed=self._signed)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
         self._delivery = Delivery(table_id, identity.public_key, host_key, game=self.game,
-                                  live=self,
-                                  clock=self.clock, outbox=self._outbox, places=self._places,
-                                  seating=self.seating, forks=self._forks,
+                                  live=self, clock=self.clock, outbox=self._outbox,
+                                  places=self._places, seating=self.seating, forks=self._forks,
                                   recovery=self._recovery, order=self._order, beats=self._beats,
                                   ephemera=self._ephemera, steps=self._steps,
                                   carry=self._settle)
