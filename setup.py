@@ -55,6 +55,7 @@ PROTOCOL = (
     "protocol/replica/_effects.py",
     "protocol/replica/_ephemera.py",
     "protocol/replica/_forks.py",
+    "protocol/replica/_game.py",
     "protocol/replica/_heartbeats.py",
     "protocol/replica/_intake.py",
     "protocol/replica/_liveness.py",

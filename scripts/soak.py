@@ -140,7 +140,7 @@ def _false_call(r: Replica) -> bool:
         return False
     lamport = r.clock.time + 1
     rs.tab.log.append((OP_NERTS, lamport))  # what its log would have to show
-    rs.i_called = True
+    rs.called_nerts()
     r._send(Nerts(), expect_lamport=lamport)
     return True
 

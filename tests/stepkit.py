@@ -5,7 +5,6 @@ rather than carried out (no network, no replica)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from p2p_nerts.game.scoring import Match
 from p2p_nerts.game.variants import Variants
@@ -15,6 +14,7 @@ from p2p_nerts.protocol.replica._base import Phase
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import Effect
 from p2p_nerts.protocol.replica._forks import Forks
+from p2p_nerts.protocol.replica._game import Game
 from p2p_nerts.protocol.replica._heartbeats import Heartbeats
 from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._order import Finality
@@ -28,17 +28,49 @@ from p2p_nerts.protocol.replica._steps import Steps
 DRAIN = "drain"
 
 
-@dataclass
 class Table:
-    """The table as a step reads it; what the steps decide lands in ``done``, in
-    order, and is not carried out."""
+    """The table as a step reads it: a ``Game`` the steps change through its
+    methods, which a test sets through the properties below, and the time; what
+    the steps decide lands in ``done``, in order, and is not carried out."""
 
-    rs: RoundState | None = None
-    phase: Phase = Phase.LOBBY
-    match: Match | None = None
-    totals: dict[bytes, int] = field(default_factory=dict)
-    now: float = 0.0
-    done: list[Effect | str] = field(default_factory=list)
+    def __init__(self, rs: RoundState | None = None, phase: Phase = Phase.LOBBY, *,
+                 now: float = 0.0) -> None:
+        self.game = Game()
+        self.game.rs, self.game.phase = rs, phase
+        self.now = now
+        self.done: list[Effect | str] = []
+
+    @property
+    def rs(self) -> RoundState | None:
+        return self.game.rs
+
+    @rs.setter
+    def rs(self, rs: RoundState | None) -> None:
+        self.game.rs = rs
+
+    @property
+    def phase(self) -> Phase:
+        return self.game.phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        self.game.phase = phase
+
+    @property
+    def match(self) -> Match | None:
+        return self.game.match
+
+    @match.setter
+    def match(self, match: Match | None) -> None:
+        self.game.match = match
+
+    @property
+    def totals(self) -> dict[bytes, int]:
+        return self.game.totals
+
+    @totals.setter
+    def totals(self, totals: dict[bytes, int]) -> None:
+        self.game.totals = totals
 
     def apply(self, effects: Iterable[Effect]) -> None:
         self.done += effects
@@ -65,5 +97,6 @@ def steps_at(me: bytes, rs: RoundState | None = None, phase: Phase = Phase.LOBBY
                  seating=seating, forks=forks or Forks(), recovery=recovery or Recovery(),
                  pruning=pruning or Pruning(), places=places,
                  outbox=Outbox(Identity.from_seed(b"\x00" * 32, "me"), b"t" * 16, clock),
-                 beats=Heartbeats(), order=Finality(places.authors, clock), live=table,
+                 beats=Heartbeats(), order=Finality(places.authors, clock), game=table.game,
+                 live=table,
                  apply=table.apply, drain=table.drain), table

@@ -181,5 +181,5 @@ def test_the_next_deal_is_announced_between_rounds_only() -> None:
     for host, phase in ((lobby, Phase.LOBBY), (dealt, Phase.PLAYING)):
         host.seating.next_round_at = 99.0
         assert host.phase is phase and AdFacts.of(host).next_at is None
-    lobby.phase = Phase.BETWEEN
+    lobby.game.enter(Phase.BETWEEN)
     assert AdFacts.of(lobby).next_at == 99.0

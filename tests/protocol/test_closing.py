@@ -37,7 +37,8 @@ from p2p_nerts.protocol.replica._closing import (
     verdicts,
     void_call,
 )
-from p2p_nerts.protocol.replica._effects import Emit, SetPhase, Sign, Totals
+from p2p_nerts.protocol.replica._effects import Emit, SetPhase, Sign
+from p2p_nerts.protocol.replica._game import Game
 from p2p_nerts.protocol.replica._state import RoundState
 
 from ..gamekit import c, cs, tableau
@@ -51,6 +52,13 @@ def _round() -> RoundState:
     return RoundState(number=1, keys=tuple(bytes([k]) * 32 for k in range(3)),
                       names=("me", "a", "b"), variants=Variants(), me=0, live={0, 1, 2},
                       log=FoundationLog(strict_ties=False))
+
+
+def _game(match: Match, phase: Phase) -> Game:
+    """The game as a round being scored finds it: ``match`` played so far."""
+    game = Game()
+    game.take_standing({}, match, phase)
+    return game
 
 
 def _clean(*seats: int) -> dict[int, AuditResult]:
@@ -145,9 +153,10 @@ def test_a_result_taken_back_leaves_the_totals_as_before_it() -> None:
     rs.results = (SeatRound(0, 4, 0, 4, True), SeatRound(1, 0, 2, -4, False),
                   SeatRound(2, 6, 0, -26, False, void=True))
     rs.verdicts = ("", "", "lied")
-    match.add_round(rs.results)
+    game = _game(match, Phase.SCORING)
+    game.scored(rs)
     assert match.totals == [9, 3, -17]
-    unscore(rs, match)
+    unscore(rs, game)
     assert (match.totals, match.rounds) == ([5, 7, 9], 0)
     assert not rs.results and not rs.verdicts
 
@@ -255,11 +264,12 @@ def test_a_round_reckoned_adds_up_tells_and_sums_up() -> None:
     rs.end = "deadlock"
     match = Match.new(rs.variants, 3)
     match.totals = [10, 20, 30]
-    effects = scored(rs, match, _clean(0, 1), frozenset())
+    game = _game(match, Phase.SCORING)
+    effects = scored(rs, game, _clean(0, 1), frozenset())
     assert rs.verdicts[2] and rs.results[2].void and match.rounds == 1
+    assert game.totals == dict(zip(rs.keys, match.totals, strict=True))  # added to the game
     digest = rs.log.state_hash()
     assert effects == [
-        Totals(dict(zip(rs.keys, match.totals, strict=True))),
         Emit(ev.RoundOver(1, "deadlock", rs.results, tuple(match.totals), digest, rs.verdicts,
                           rs.names)),
         Sign(Summary(digest, scores(rs.results)))]
@@ -270,11 +280,11 @@ def test_a_call_that_does_not_hold_up_is_told_as_the_round_is_reckoned() -> None
     rs.end, rs.call = "nerts", (9, 1)
     rs.me = None  # watching: no summary of mine
     match = Match.new(rs.variants, 3)
-    effects = scored(rs, match, _clean(0, 2) | {1: AuditResult(1, False, "lied", 5)},
-                     frozenset())
+    effects = scored(rs, _game(match, Phase.SCORING),
+                     _clean(0, 2) | {1: AuditResult(1, False, "lied", 5)}, frozenset())
     assert effects[0] == Emit(ev.Notice("round 1: a's Nerts call does not hold up (lied); "
                                         "the others' scores stand, a scores -26"))
-    assert [type(e) for e in effects[1:]] == [Totals, Emit]
+    assert [type(e) for e in effects[1:]] == [Emit]
     assert match.totals == [-6, -26, -6]  # the honest seats' rounds as played (3 left each)
 
 

@@ -7,7 +7,7 @@ facade does)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 
 import pytest
 
@@ -33,9 +33,9 @@ from p2p_nerts.protocol.replica._effects import (
     Reject,
     Sign,
 )
+from p2p_nerts.protocol.replica._game import Game
 from p2p_nerts.protocol.replica._order import Finality
 from p2p_nerts.protocol.replica._outbox import Outbox
-from p2p_nerts.protocol.replica._state import RoundState
 
 from ..stepkit import steps_at
 from .test_ephemera import ME, PEER, TABLE, _ephemera
@@ -45,17 +45,18 @@ pytestmark = pytest.mark.fast
 
 @dataclass
 class _Live:
-    """The table as it stands, which the facade's settle loop would change; what the
-    steps taken from delivery decide lands in ``done`` (through ``settle``, as it
-    would be carried out, which may change the table or find it invalid)."""
+    """The game as it stands (in ``phase``) and the time; what the steps taken from
+    delivery decide lands in ``done`` (through ``settle``, as it would be carried
+    out, which may change the game or find it invalid)."""
 
-    rs: RoundState | None = None
-    phase: Phase = Phase.LOBBY
+    phase: InitVar[Phase] = Phase.LOBBY
     now: float = 1.0
-    match: None = None
-    totals: dict[bytes, int] = field(default_factory=dict)
     done: list[Outcome] = field(default_factory=list)
     settle: Callable[[Outcome], None] = lambda _: None
+    game: Game = field(default_factory=Game)
+
+    def __post_init__(self, phase: Phase) -> None:
+        self.game.enter(phase)
 
     def apply(self, effects: Iterable[Effect]) -> None:
         for effect in effects:
@@ -76,7 +77,8 @@ def _delivery(live: _Live) -> Delivery:
     steps, _ = steps_at(ME.public_key, seating=eph.seating, forks=eph.forks,
                         recovery=eph.recovery, pruning=eph.pruning, places=eph.places,
                         table=live)  # type: ignore[arg-type]
-    return Delivery(TABLE, ME.public_key, PEER.public_key, live=live, clock=eph.clock,
+    return Delivery(TABLE, ME.public_key, PEER.public_key, game=live.game, live=live,
+                    clock=eph.clock,
                     outbox=Outbox(ME, TABLE, eph.clock), places=eph.places, seating=eph.seating,
                     forks=eph.forks, recovery=eph.recovery,
                     order=Finality(eph.places.authors, eph.clock), beats=eph.beats,
@@ -142,7 +144,7 @@ def test_the_next_entry_is_judged_on_the_table_as_the_one_before_left_it(
 
     def settle(effect: Outcome) -> None:
         if ends_the_round and effect in _readied(True):
-            live.phase = Phase.BETWEEN
+            live.game.enter(Phase.BETWEEN)
 
     live.settle = settle
     before = d.seating.seats

@@ -29,7 +29,6 @@ from p2p_nerts.protocol.replica._drops import (
     cut_after,
     drop_cut,
     drop_stands,
-    forget_after_cut,
     goodbye,
     leave,
     my_vote,
@@ -44,7 +43,7 @@ from p2p_nerts.protocol.replica._drops import (
     vote_out,
     withholding,
 )
-from p2p_nerts.protocol.replica._effects import Claim, Emit, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 from ..stepkit import steps_at
@@ -226,11 +225,11 @@ def test_what_a_dropped_seat_sent_past_its_cut_is_taken_back_out() -> None:
         rs.plays_by_seat.setdefault(VICTIM, []).append(play)
         heapq.heappush(rs.ordered, Ordered(play.lamport, VICTIM, 0, Nerts(), seq))
     heapq.heappush(rs.ordered, Ordered(6, 1, 0, Drop(rs.keys[VICTIM], 3), 9))
-    assert forget_after_cut(rs, VICTIM, 3)
+    assert rs.forget_after(VICTIM, 3)
     assert list(rs.play_seq) == [kept.key] and rs.plays_by_seat[VICTIM] == [kept]
     assert rs.log.cards_of(VICTIM) == 1
     assert sorted((o.seat, o.seq) for o in rs.ordered) == [(1, 9), (VICTIM, 2)]
-    assert not forget_after_cut(rs, VICTIM, 3)  # nothing more to take back
+    assert not rs.forget_after(VICTIM, 3)  # nothing more to take back
 
 
 def test_a_play_past_the_cut_goes_at_its_turn_and_the_next_on_its_pile_is_judged_without_it(
@@ -250,14 +249,14 @@ def test_a_play_past_the_cut_goes_at_its_turn_and_the_next_on_its_pile_is_judged
     assert late.key not in rs.log and list(rs.play_seq) == [two.key]
     assert rs.plays_by_seat[VICTIM] == []
     void_play(rs, late.key)  # once only
-    assert not forget_after_cut(rs, VICTIM, 3)  # nothing left that a result counted
+    assert not rs.forget_after(VICTIM, 3)  # nothing left that a result counted
 
 
 def test_an_audit_past_the_cut_goes_too() -> None:
     rs = _round()
     rs.audits[VICTIM], rs.audit_seq[VICTIM] = Audit(b"s" * 32, ()), 8
-    assert not forget_after_cut(rs, VICTIM, 8) and VICTIM in rs.audits
-    assert forget_after_cut(rs, VICTIM, 7) and VICTIM not in rs.audits
+    assert not rs.forget_after(VICTIM, 8) and VICTIM in rs.audits
+    assert rs.forget_after(VICTIM, 7) and VICTIM not in rs.audits
 
 
 def _held(rs: RoundState, seat: int, upto: int) -> dict[bytes, AuthorLog]:
@@ -269,7 +268,7 @@ def _held(rs: RoundState, seat: int, upto: int) -> dict[bytes, AuthorLog]:
 def test_an_agreed_drop_joins_the_total_order_and_a_missing_entry_is_fetched() -> None:
     rs = _round()
     _votes(rs, (12, 1, VICTIM, 6, 3), (10, 0, VICTIM, 5, 1))
-    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 4).get) == [Claim(rs.keys[VICTIM], 6)]
+    assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 4).get) == [(rs.keys[VICTIM], 6)]
     assert not rs.ordered and not rs.dropping  # waits for the victim's entries
     assert count(rs, 0, lambda _seat: 100, _held(rs, VICTIM, 6).get) == []
     assert rs.ordered == [Ordered(12, 1, MsgType.DROP, Drop(rs.keys[VICTIM], 6), 3)]

@@ -5,7 +5,6 @@ no replica)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import pytest
 
@@ -30,7 +29,6 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica._base import HEARTBEAT, RESEND_BURST, settings_of
 from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import (
-    Claim,
     Counted,
     Effect,
     Resent,
@@ -57,20 +55,6 @@ THIRD = b"\x04" * 32  # seated, but we keep no chain of it
 TABLE = b"t" * 16
 
 
-@dataclass
-class _Table(Table):
-    """The table as the facade would leave it: what the steps carry out is kept in
-    ``done``, and a Claim of a chain is carried out (it begins the chain)."""
-
-    places: Places | None = None
-
-    def apply(self, effects: Iterable[Effect]) -> None:
-        for effect in effects:
-            self.done.append(effect)
-            if isinstance(effect, Claim) and self.places is not None:
-                self.places.claim(effect.author, effect.seq, lambda key: True)
-
-
 def _done(eph: Ephemera) -> list[Effect | str]:
     """What ``eph``'s steps carried out, so far."""
     table = eph.steps.live
@@ -86,7 +70,7 @@ def _ephemera(*, host: bool = False) -> Ephemera:
     seating.seats = (Seat(me, "me"), Seat(PEER.public_key, "peer"), Seat(THIRD, "third"))
     places, forks, recovery, pruning = Places(), Forks(), Recovery(), Pruning()
     steps, _ = steps_at(me, seating=seating, forks=forks, recovery=recovery, pruning=pruning,
-                        places=places, table=_Table(places=places))
+                        places=places)
     return Ephemera(me, host_key, is_host=host, clock=LamportClock(), places=places,
                     seating=seating, forks=forks, recovery=recovery, pruning=pruning,
                     beats=Heartbeats(), steps=steps, signed=_signed)
@@ -151,15 +135,15 @@ def test_an_ack_counts_its_marks_at_once_when_it_claims_nothing_new() -> None:
 
 def test_an_ack_claiming_a_chain_we_keep_not_counts_once_that_chain_is_begun() -> None:
     """A mark naming an author we keep no chain of waits for its entry only once
-    the chain is begun (the Claim is carried out first)."""
+    the chain is begun (the claim is carried out first)."""
     eph, rs = _ephemera(), _round()
     peer = _chain(eph, PEER, 2)
     upto = (AckMark(THIRD, 4, b"h" * 64),)
     ack = _said(PEER, Ack(upto), peer)
     assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
-    assert _done(eph) == [Claim(THIRD, 4)]
+    assert _done(eph) == []  # a claim signs, journals and tells nothing
     assert eph.clock.time == 41 and eph.pruning.held_by[PEER.public_key] == {THIRD: 4}
-    assert THIRD in eph.places.authors  # begun by the Claim, before the marks count
+    assert eph.places.authors[THIRD].claimed == 4  # begun by the claim, before the marks count
     assert rs.pending_marks == {2: {1: upto[0]}}
 
 
@@ -171,8 +155,7 @@ def test_back_at_a_table_an_ack_says_first_how_far_the_table_holds_my_chain() ->
     ack = _said(PEER, Ack(upto), peer)
     assert eph.take(ack, Ack(upto), peer, rs, 1.0) == ()
     # my chain (none kept yet) claimed as the resume hears it, then as the marks say
-    mine = Claim(ME.public_key, 6)
-    assert _done(eph) == [mine, mine]
+    assert _done(eph) == [] and eph.places.authors[ME.public_key].claimed == 6
     assert eph.recovery.resume.table_seq == 6 and not eph.recovery.resume.waiting
 
 

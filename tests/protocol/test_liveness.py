@@ -16,7 +16,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import Ack, AckMark, Ready, View, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import VIEW_INTERVAL, Lead, view_of
-from p2p_nerts.protocol.replica._effects import Claim, Sign
+from p2p_nerts.protocol.replica._effects import Sign
 from p2p_nerts.protocol.replica._liveness import (
     acked,
     answer_hello,
@@ -134,7 +134,7 @@ def test_a_mark_for_an_entry_not_here_yet_waits_for_it() -> None:
     ahead = _chain(5)
     mark = AckMark(log.key, 5, ahead.head)
     assert take_marks(rs, SEAT, (mark,), {log.key: log}) == []
-    assert rs.pending_marks == {AUTHOR: {SEAT: mark}} and rs.marks[SEAT] == {}
+    assert rs.pending_marks == {AUTHOR: {SEAT: mark}} and not rs.marks.get(SEAT)
     assert recheck_marks(rs, log) == [] and rs.pending_marks  # still not here
     assert recheck_marks(rs, ahead) == []
     assert rs.marks[SEAT] == {AUTHOR: 5} and not rs.pending_marks
@@ -238,7 +238,7 @@ def test_a_seated_peer_s_marks_are_noted_and_unknown_seated_authors_claimed() ->
     marks = (AckMark(SENDER.public_key, 4, b"h" * 64), AckMark(AUTHOR_ID.public_key, 2, b"h" * 64),
              AckMark(stranger, 7, b"h" * 64))
     unknown = note_claims(marks, seated, {SENDER.public_key: known})
-    assert known.claimed == 4 and unknown == [Claim(AUTHOR_ID.public_key, 2)]
+    assert known.claimed == 4 and unknown == [(AUTHOR_ID.public_key, 2)]
     assert note_claims(marks[:1], seated, {SENDER.public_key: known}) == ()
 
 

@@ -38,7 +38,7 @@ from p2p_nerts.protocol.messages import (
 from p2p_nerts.protocol.replica import Phase, Replica
 from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._catchup import CANNOT_CATCH_UP, Pruning
-from p2p_nerts.protocol.replica._effects import Emit, Standing
+from p2p_nerts.protocol.replica._effects import Emit
 from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import check_round, play_round, round_overs
@@ -249,8 +249,8 @@ def test_a_snapshot_offered_is_taken_up_only_from_the_host_and_for_a_later_round
 def test_taking_a_snapshot_up_sets_the_table_as_noted() -> None:
     pruning, snapshot = Pruning(), _note(3, SEATED, HEADS)
     rules = Variants()
-    assert pruning.take_up(snapshot, rules) == Standing({ME: 30}, Match(rules, 2, [0, 0], 2),
-                                                       Phase.BETWEEN)
+    assert pruning.take_up(snapshot, rules) == ({ME: 30}, Match(rules, 2, [0, 0], 2),
+                                                Phase.BETWEEN)
     assert pruning.begun == ({HOST_ID.public_key: 7}, snapshot)
 
 

@@ -35,7 +35,7 @@ from p2p_nerts.protocol.messages import (
 )
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Phase
-from p2p_nerts.protocol.replica._effects import Emit, RoundBegun, Sign
+from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._rounds import (
     Added,
     Cheat,
@@ -284,19 +284,19 @@ def test_a_round_begins_in_its_state_with_the_games_standing() -> None:
     before = Match.new(Variants(), 2)
     before.rounds = 3
     totals = {AUTHOR.public_key: 9}
-    rs, begun = begin(4, seats, AUTHOR.public_key, Variants(), 6.0, totals=totals, match=before,
-                      over=False)
-    assert isinstance(begun, RoundBegun) and begun.rs is rs
+    rs, kept, begun = begin(4, seats, AUTHOR.public_key, Variants(), 6.0, totals=totals,
+                            match=before, over=False)
     assert (rs.number, rs.me, rs.keys, rs.begun) == (4, 1, (HOST.public_key,
                                                           AUTHOR.public_key), 6.0)
-    assert begun.totals is totals and begun.match.totals == [0, 9]
-    assert begun.match.rounds == 3 and begun.match is not before
+    assert kept is totals and begun.totals == [0, 9]
+    assert begun.rounds == 3 and begun is not before
 
 
 def test_a_round_i_do_not_sit_in_has_no_seat_of_mine_and_after_a_game_a_new_game() -> None:
     other = Identity.from_seed(b"\x07" * 32, "b").public_key
     seats = (Seat(HOST.public_key, "host"), Seat(other, "b"))
-    _, begun = begin(1, seats, AUTHOR.public_key, Variants(), 0.0,
-                     totals={HOST.public_key: 50}, match=Match.new(Variants(), 2), over=True)
-    assert begun.rs.me is None
-    assert begun.totals == {} and begun.match.totals == [0, 0] and begun.match.rounds == 0
+    rs, totals, match = begin(1, seats, AUTHOR.public_key, Variants(), 0.0,
+                              totals={HOST.public_key: 50}, match=Match.new(Variants(), 2),
+                              over=True)
+    assert rs.me is None
+    assert totals == {} and match.totals == [0, 0] and match.rounds == 0

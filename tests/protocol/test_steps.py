@@ -16,11 +16,7 @@ from p2p_nerts.protocol.journal import Record, snapshot_of
 from p2p_nerts.protocol.messages import Audit, Commit, Drop, Goodbye, Resend, Seat, seal_message
 from p2p_nerts.protocol.proof import ForkProof
 from p2p_nerts.protocol.replica._base import Lead, Phase
-from p2p_nerts.protocol.replica._effects import (
-    Emit,
-    RoundBegun,
-    Sign,
-)
+from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._state import RoundState
 from p2p_nerts.protocol.replica._steps import Steps
 
@@ -47,16 +43,18 @@ def test_my_secrets_come_from_the_journal_once_then_fresh_and_journaled() -> Non
     steps.seating.seats = seats
     steps.recovery.secrets[2] = (b"d" * 32, b"s" * 32)
     steps.begin(2, note=False)
-    assert [type(e) for e in table.done] == [RoundBegun, Sign, str]
-    begun = table.done[0]
-    assert isinstance(begun, RoundBegun) and begun.rs.deck_secret == b"d" * 32
+    assert [type(e) for e in table.done] == [Sign, str]
+    first = table.rs
+    assert first is not None and first.deck_secret == b"d" * 32
+    assert table.phase is Phase.SHUFFLE
     assert 2 not in steps.recovery.secrets  # taken: the round deals from them once
     table.done.clear()
     steps.begin(2, note=False)
-    begun = table.done[0]
-    assert isinstance(begun, RoundBegun) and begun.rs.deck_secret == b"r" * 32
-    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]
-    sign = table.done[2]
+    begun = table.rs
+    assert begun is not None and begun.deck_secret == b"r" * 32
+    assert table.game.prev_rs is first  # the round before, kept
+    assert [type(e) for e in table.done] == [Record, Sign, str]
+    sign = table.done[1]
     assert isinstance(sign, Sign) and isinstance(sign.payload, Commit)
 
 
@@ -130,12 +128,13 @@ def test_a_round_begins_after_a_note_of_the_table_as_it_stands_when_asked() -> N
     steps.seating.seats = seats
     table.totals, table.now = {ME: 12, LIAR: -3}, 5.0
     steps.begin(3, note=False)
-    assert [type(e) for e in table.done] == [RoundBegun, Record, Sign, str]
-    begun = table.done[0]
-    assert isinstance(begun, RoundBegun) and begun.rs.number == 3 and begun.rs.keys == (ME, LIAR)
+    assert [type(e) for e in table.done] == [Record, Sign, str]
+    begun = table.rs
+    assert begun is not None and begun.number == 3 and begun.keys == (ME, LIAR)
+    assert table.totals == {ME: 12, LIAR: -3} and steps.places.last_heard[LIAR] == 5.0
     table.done.clear()
     steps.begin(3)
-    assert [type(e) for e in table.done] == [Record, RoundBegun, Record, Sign, str]
+    assert [type(e) for e in table.done] == [Record, Record, Sign, str]
     note = table.done[0]
     assert isinstance(note, Record)
     snapshot = snapshot_of(note)  # where a compacted journal will start

@@ -8,39 +8,23 @@ through :meth:`Replica.handle`, and reads it through the read-only
 
 Where state changes, the rule every module here keeps:
 
-- What one call produces (the ``Outbound``: frames to send, events, records
-  to journal) and the table's phase, round (``rs``, ``prev_rs``), game
-  (``match``) and running totals change in one place only, the facade's
-  ``Replica._settle`` (``_replica``), which carries out an effect
-  (``_effects``): a value a sub-machine returned. Nothing else signs,
-  journals, sends or emits.
-- Every other piece of state has one owner, and changes only in the owner's
-  own methods: ``Seating`` the seats, rules and waiting list, ``Places`` the
-  author chains and their resends, ``Outbox`` my chain and clock, ``Forks``
-  the proofs, ``Recovery`` a journal replayed, ``Pruning`` the notes,
-  ``Heartbeats`` when my marks are due. ``Steps``, ``Delivery`` and the
-  facade call the owners' methods directly, where a decision is carried
-  out: the chains' (``Places.forget_before`` as a round begins,
-  ``Places.take_heads`` and ``Outbox.caught_up`` as a snapshot is taken up),
-  the seating's (the seats and rules a ROSTER, SETTINGS or snapshot sets;
-  the waiting list, the line and who is ready as the lobby decides,
-  ``Steps.lobbied``; the newcomers noted as a round closes; the next deal's
-  time), and ``Seating.auto_deal`` changes its own. The lobby decides in
-  values (``Seated``, ``Joined``, ``Left``...), and the owner's change comes
-  before what is signed after it. Only a claim on a chain still comes back
-  as an effect that the facade hands to its owner (``Places.claim``).
-- One round's ``RoundState`` is not one owner's yet: it changes in the
-  functions of the round's modules (``_rounds``, ``_shuffle``, ``_drops``,
-  ``_order`` and ``Steps.turn``, ``_forks``, ``_closing``, ``_liveness``), in
-  ``Moves`` for my own moves and in ``Recovery`` as my journal replays, each
-  given the round it is about, and only while an entry is delivered
-  (``Delivery``), a step is taken (``Steps``), a command is handled or time
-  passes (``tick``).
+- Every piece of state has one owner, and changes only in the owner's own
+  methods, named for what happened and called directly where it is decided:
+  ``Game`` the phase, the round and the one before it, the match and the
+  running totals; ``RoundState`` everything of one round (its tableau,
+  foundation log and stuck rule are the rules engine's, changed by their own
+  code); ``Seating`` the seats, rules and waiting list; ``Places`` the author
+  chains and their resends; ``Outbox`` my chain and clock; ``Forks`` the
+  proofs; ``Recovery`` a journal replayed; ``Pruning`` the notes;
+  ``Heartbeats`` when my marks are due.
+- What goes out at the I/O edge (what to sign, journal, send and tell, and
+  the phase) comes back from a decision as an effect (``_effects``), carried
+  out in one place only, the facade's ``Replica._settle``, into the
+  ``Outbound`` the call returns. Nothing else signs, journals, sends or emits.
 - What a decision makes due next is a direct call on ``Steps``, made once
   what came before it has been carried out, so it reads the table as that
-  left it. Nothing is deferred as a value to be routed back, and an entry
-  found invalid on the way raises ``EnvelopeError`` up to where it is being
-  delivered, which refuses it alone.
+  left it. An entry found invalid on the way raises ``EnvelopeError`` up to
+  where it is being delivered, which refuses it alone.
 """
 
 from ._base import (

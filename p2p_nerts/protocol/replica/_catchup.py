@@ -37,7 +37,7 @@ from ..envelope import HEADER_LEN, Entry, EnvelopeError, author_of
 from ..journal import Kind, Record, snapshot_of, unpack
 from ..messages import MAX_SNAPSHOT_KEYS, AckMark, Head, Seat, Settings, Snapshot, Total
 from ._base import EPHEMERAL, Phase, rules_of
-from ._effects import Effect, Emit, Standing
+from ._effects import Effect, Emit
 
 CANNOT_CATCH_UP = ("the table no longer holds entries of rounds this peer missed: it "
                    "cannot catch up; start again without --resume to sit down afresh")
@@ -113,17 +113,18 @@ class Pruning:
             raise EnvelopeError("bad_field:snapshot") from None
         return variants
 
-    def take_up(self, snapshot: Snapshot, variants: Variants) -> Standing:
+    def take_up(self, snapshot: Snapshot,
+                variants: Variants) -> tuple[dict[bytes, int], Match, Phase]:
         """Go on from ``snapshot``: the host's, or my own note that a compacted
         journal starts with, which is the note of its round: the game as it
-        gives it (``Steps.take_up`` takes its chains, rules and seats up; then
-        the round is caught up with before moving, and begins as it did for
-        everyone)."""
+        gives it, its totals, match and phase, for ``Game.take_standing``
+        (``Steps.take_up`` takes its chains, rules and seats up; then the round
+        is caught up with before moving, and begins as it did for everyone)."""
         self.begun = (positions(snapshot), snapshot)
         seated = len(snapshot.seats)
-        return Standing({total.key: total.points for total in snapshot.totals},
-                        Match(variants, seated, [0] * seated, snapshot.rounds),
-                        Phase.OVER if snapshot.over else Phase.BETWEEN)
+        return ({total.key: total.points for total in snapshot.totals},
+                Match(variants, seated, [0] * seated, snapshot.rounds),
+                Phase.OVER if snapshot.over else Phase.BETWEEN)
 
 
 def positions(snapshot: Snapshot) -> dict[bytes, int]:

@@ -1,9 +1,11 @@
 """Closing a round: its end, when it can be scored, each seat's audit, the scores
 and verdicts, and whether the summaries agree.
 
-Functions over one round's state that return effects (``_effects``): the
-facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user, keeps
-the running totals and changes the phase on what they say. What I sign I
+Functions over one round's state (changed through its own methods: its end,
+a seat flagged, its results) that return effects (``_effects``): the
+facade signs the AUDIT, SUMMARY, VERDICTs and RESULT, tells the user and
+changes the phase on what they say; a round scored (or a score taken back) is
+added to the game by its owner (``Game``). What I sign I
 deliver to myself at once, which can change the round, so each next step
 (scoring, reckoning, the close) is taken by ``Steps`` once what the one
 before decided is carried out.
@@ -18,7 +20,8 @@ from .. import events as ev
 from ..audit import AuditResult, audit_seat, score_round
 from ..messages import Audit, MsgType, Result, Summary, Verdict
 from ._base import Phase
-from ._effects import Effect, Emit, SetPhase, Sign, Totals
+from ._effects import Effect, Emit, SetPhase, Sign
+from ._game import Game
 from ._state import RoundState, past_cut
 
 
@@ -29,15 +32,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
     with a journal that was behind, and still to come back from the table)
     settles at its turn, as it comes. Then my AUDIT goes out (and the round is
     scored if every audit is in: ``Steps.score``)."""
-    rs.end = how
-    rs.ended_at = now
-    if cutoff is not None:
-        rs.log.set_cutoff(cutoff)
+    rs.ended(how, cutoff, now)
     tab = rs.tab
-    if tab is not None:
-        for key in sorted(tab.in_flight):
-            if key in rs.log:
-                tab.settle(key, stayed=rs.log.fate(key) is Fate.STAY)
     effects: list[Effect] = [SetPhase(Phase.SCORING)]
     if rs.me is not None and tab is not None:
         effects.append(Sign(Audit(rs.deck_secret, tuple(tab.log))))
@@ -46,9 +42,8 @@ def end_round(rs: RoundState, how: str, cutoff: PlayKey | None, now: float) -> l
 
 def flag(rs: RoundState, seat: int, reason: str) -> list[Effect]:
     """Flag ``seat`` to the user, once a round: the first reason found stands."""
-    if seat in rs.flagged:
+    if not rs.flag(seat, reason):
         return []
-    rs.flagged[seat] = reason
     return [Emit(ev.Flagged(seat, rs.names[seat], reason))]
 
 
@@ -72,20 +67,22 @@ def verdicts(rs: RoundState, outcomes: dict[int, AuditResult]) -> list[Effect]:
     return effects
 
 
-def scored(rs: RoundState, match: Match, outcomes: dict[int, AuditResult],
+def scored(rs: RoundState, game: Game, outcomes: dict[int, AuditResult],
            gone: frozenset[int]) -> list[Effect]:
-    """The round's results and verdicts (:func:`reckon`), added to the ``match``: the
-    totals, the round over told, my SUMMARY of it (then the round may close)."""
-    rs.results, rs.verdicts = reckon(rs, outcomes, set(gone))
+    """The round's results and verdicts (:func:`reckon`), added to the ``game``
+    (``Game.scored``): the round over told, my SUMMARY of it (then the round may
+    close)."""
+    rs.reckoned(*reckon(rs, outcomes, set(gone)))
     effects: list[Effect] = []
     nobody = void_call(rs)
     if nobody is not None:
         effects.append(Emit(ev.Notice(nobody)))
     assert rs.end is not None
-    match.add_round(rs.results)
+    game.scored(rs)
+    match = game.match
+    assert match is not None
     digest = rs.log.state_hash()
-    effects += [Totals(dict(zip(rs.keys, match.totals, strict=True))),
-                Emit(ev.RoundOver(rs.number, rs.end, rs.results, tuple(match.totals), digest,
+    effects += [Emit(ev.RoundOver(rs.number, rs.end, rs.results, tuple(match.totals), digest,
                                   rs.verdicts, rs.names))]
     if rs.me is not None:
         effects.append(Sign(Summary(digest, scores(rs.results))))
@@ -217,7 +214,7 @@ def disagreeing(rs: RoundState, digest: bytes) -> tuple[int, ...]:
                  if s in rs.live and (m.digest != digest or m.scores != mine))
 
 
-def unscore(rs: RoundState, match: Match) -> None:
+def unscore(rs: RoundState, game: Game) -> None:
     """Take back a result reckoned before a drop was agreed (it scores again).
 
     A seat that was silent while the others scored can come back to their
@@ -225,7 +222,5 @@ def unscore(rs: RoundState, match: Match) -> None:
     audit, which the others never had. Nothing is closed before every
     live seat's summary, so taking the result back here is still in time.
     """
-    for r in rs.results:
-        match.totals[r.seat] -= r.score
-    match.rounds -= 1
-    rs.results, rs.verdicts = (), ()
+    game.unscored(rs)
+    rs.unreckoned()

@@ -239,7 +239,7 @@ class Moves:
             case CallNerts():
                 lamport = self.clock.time + 1
                 tab.record_nerts_call(lamport)
-                rs.i_called = True
+                rs.called_nerts()
                 return [*new_moves(rs, tab), Sign(Nerts(), expect_lamport=lamport)]
             case _:
                 assert_never(command)

@@ -15,14 +15,14 @@ journal and the play's event themselves (``PlayAdded``, and ``PlayFinal`` once
 the order reaches it): nothing is allocated around them. ``Delivery`` keeps
 no state of its own, only the owners it reads and changes (the chains, the
 seating, my clock and outbox, the order, the heartbeats), as ``Ephemera``
-does, and reads the table's round, phase and time as they stand
-(:class:`Live`).
+does, and reads the table's round and phase as they stand (``Game``) and the
+time of the call (``Live``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final
 
 from .. import events as ev
 from ..authors import AuthorLog
@@ -33,17 +33,17 @@ from ..messages import MsgType, Payload, parse_payload
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
-from ._base import ROUND_TYPES, Phase
+from ._base import ROUND_TYPES
 from ._effects import Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
+from ._game import Game
 from ._heartbeats import Heartbeats
 from ._order import Finality, play_turn
 from ._outbox import Outbox
 from ._recovery import Recovery
 from ._seating import Seating
-from ._state import RoundState
-from ._steps import Steps
+from ._steps import Live, Steps
 
 # Read for every play, as a Final constant: on Python 3.11 a member read off its
 # enum class goes through the metaclass.
@@ -53,26 +53,12 @@ _PLAY: Final = MsgType.PLAY
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
 
 
-class Live(Protocol):
-    """The table as it stands, read between two effects: the facade's round and
-    phase, which only its settle loop changes, and the time of the call."""
-
-    @property
-    def rs(self) -> RoundState | None: ...
-
-    @property
-    def phase(self) -> Phase: ...
-
-    @property
-    def now(self) -> float: ...
-
-
 class Delivery:
     """Where one table's replica takes in an entry and delivers it: the parts of the
     table that never change (its id, the host's key and mine) and the owners it
     reads and changes."""
 
-    def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, live: Live,
+    def __init__(self, table_id: bytes, me: bytes, host_key: bytes, *, game: Game, live: Live,
                  clock: LamportClock, outbox: Outbox, places: intake.Places, seating: Seating,
                  forks: Forks, recovery: Recovery, order: Finality, beats: Heartbeats,
                  ephemera: Ephemera, steps: Steps, carry: Callable[[Outcome], None]) -> None:
@@ -80,6 +66,7 @@ class Delivery:
         self.me = me
         self.host_key = host_key
         self.is_host = me == host_key
+        self.game = game
         self.live = live
         self.clock = clock
         self.outbox = outbox
@@ -95,7 +82,7 @@ class Delivery:
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at this table now (``Seating.holds_place``)."""
-        return self.seating.holds_place(key, self.live.rs)
+        return self.seating.holds_place(key, self.game.rs)
 
     def chain(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
@@ -105,7 +92,7 @@ class Delivery:
     def accept(self, entry: Entry, payload: Payload) -> None:
         """An entry opened from the wire: acted on at once if it takes no number
         (``Ephemera``), else journaled and delivered in its author's sequence."""
-        author, rs, recovery = entry.author, self.live.rs, self.recovery
+        author, rs, recovery = entry.author, self.game.rs, self.recovery
         placed = self.seating.holds_place(author, rs)  # (my own key always is)
         if placed and recovery.catching_up:
             recovery.hear(author)  # (the live seats it waits for have a place)
@@ -118,7 +105,7 @@ class Delivery:
             if arrival is intake.ACK:
                 self.carry(Record(Kind.ENTRY, entry.raw) if entry.signed
                            else Record(Kind.LINK, author + entry.raw))
-            said = self.ephemera.take(entry, payload, self.chain(author), self.live.rs,
+            said = self.ephemera.take(entry, payload, self.chain(author), self.game.rs,
                                       self.live.now)
             if said:  # (an ACK, nearly always: it says nothing more to carry out)
                 self.steps.apply(said)
@@ -148,8 +135,8 @@ class Delivery:
         (to judge it before journaling): the common case, one entry that is
         next in its author's sequence, does not parse it twice.
         """
-        live = self.live
-        while log.held and (entry := intake.next_held(log, live.rs, live.phase)) is not None:
+        game = self.game
+        while log.held and (entry := intake.next_held(log, game.rs, game.phase)) is not None:
             if isinstance(entry, intake.Stop):
                 self.steps.stopped(log, entry)
                 break
@@ -159,10 +146,10 @@ class Delivery:
                 self.deliver(entry, payload, log)
             except EnvelopeError as exc:
                 self.steps.refused(entry.author, exc.reason)
-        rs = live.rs
+        rs = game.rs
         if (rs is not None and (rs.early_marks or rs.pending_marks)
                 and (leads := liveness.drained(rs, log, self.places.authors))):
-            self.steps.apply(self.forks.follow(rs, leads, live.now))
+            self.steps.apply(self.forks.follow(rs, leads, self.live.now))
         if asks := self.missing():
             self.steps.apply(asks)
 
@@ -191,7 +178,7 @@ class Delivery:
     def round_entry(self, entry: Entry, payload: Payload) -> None:
         """A round entry delivered: taken into the round (``rounds.take``), and what it
         makes due (``Steps.after``)."""
-        rs = self.live.rs
+        rs = self.game.rs
         assert rs is not None
         seat = rounds.seat_for(rs, entry)
         if rs.drop_queue:
@@ -199,7 +186,7 @@ class Delivery:
             # author's time has moved on): count those first, so that whatever
             # this entry completes (the last AUDIT, say) is judged with the same
             # live seats everywhere.
-            self.steps.apply(self.steps.votes(rs, before=(entry.lamport, seat)))
+            self.steps.count_votes(rs, before=(entry.lamport, seat))
         step = rounds.take(rs, seat, entry, payload, table_id=self.table_id,
                            host_key=self.host_key)
         if isinstance(step, rounds.Added):  # the common case: its event is what comes out
@@ -218,11 +205,11 @@ class Delivery:
     def advance(self) -> None:
         """Act on round entries that became final, in (Lamport, seat) order
         (``Finality.next_turn``: each turn done before the next is looked at)."""
-        rs = self.live.rs
+        rs = self.game.rs
         if rs is None:
             return
         if rs.drop_queue:
-            self.steps.apply(self.steps.votes(rs))
+            self.steps.count_votes(rs)
         order, steps = self.order, self.steps
         while (item := order.next_turn(rs)) is not None:
             if item.kind != _PLAY:

@@ -1,17 +1,18 @@
 """Drops: when a seat counts as silent and my vote on it is due, how DROP votes
 are tallied, whether an agreed drop stands, and what a drop takes back out.
 
-Functions over one round's state. The tally keeps its own part of it (the
-queue of votes, the votes counted, the agreed cuts); an agreed drop joins the
+Functions over one round's state, which change it through its own methods
+(``RoundState``): the tally's part (the queue of votes, the votes counted,
+the agreed cuts), my votes, the seats leaving. An agreed drop joins the
 total order there, and takes effect at its turn. What else a vote, a GOODBYE
 or a drop's effect asks for comes back as effects (``_effects``): my DROP
-votes to sign, entries to fetch, the user told; what a seat gone may make due
-in the shuffle and the round's close is taken by ``Steps.leave``.
+votes to sign, the user told; the entries a vote waits for come back as
+(key, seq) pairs to fetch (``Steps.count_votes``); what a seat gone may make
+due in the shuffle and the round's close is taken by ``Steps.leave``.
 """
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
 from ._base import Phase
-from ._effects import Claim, Effect, Emit, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState
 
 
@@ -86,50 +87,50 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
         if before is not None and (lamport, voter) >= before:
             break
         if seq > rs.dropping.get(voter, seq) or victim in rs.dropping:
-            heapq.heappop(queue)  # past its voter's cut, or about a seat gone already
+            rs.drop_vote_done()  # past its voter's cut, or about a seat gone already
             continue
         voting = rs.live - rs.dropping.keys()
         unheard = {q for q in voting if q != voter and known(q) < lamport}
         if unheard - {victim} and not inert(rs, voting, voter, victim, unheard):
             break
-        votes = rs.drop_votes.setdefault(victim, {})
+        votes = rs.drop_votes.get(victim, {})
         cut = None if upto == 0 else drop_cut(rs, victim, votes | {voter: upto})
         if cut is not None:
             held = delivered(victim)
             if held is not None and held < cut:
                 decisions.append(Fetch(victim, cut))  # ask for the rest; look again as it comes
                 break
-        heapq.heappop(queue)
+        rs.drop_vote_done()
+        rs.drop_vote_counted(victim, voter, upto)  # upto 0: withdrawn, the seat heard again
         if upto == 0:
-            votes.pop(voter, None)  # withdrawn: the voter hears the seat again
             continue
-        votes[voter] = upto
         if cut is not None and drop_stands(rs, victim, cut, host):
-            rs.dropping[victim] = cut
+            rs.drop_agreed(victim, cut)
             decisions.append(Agreed(victim, cut, lamport, voter, seq))
     return decisions
 
 
 def count(rs: RoundState, host: int | None, known: Callable[[int], int],
           log_of: Callable[[bytes], AuthorLog | None],
-          before: PlayKey | None = None) -> list[Effect]:
+          before: PlayKey | None = None) -> list[tuple[bytes, int]]:
     """The votes now due counted (:func:`tally`, with how far ``log_of`` a seat's
     key has it delivered): an agreed drop joins the total order at its deciding
-    vote's place (it takes effect at its turn: :func:`leave`); a victim's entries
-    the deciding vote waits for are fetched."""
+    vote's place (it takes effect at its turn: :func:`leave`). What comes back is
+    the victims' entries the deciding vote waits for, to fetch: (key, up to
+    which seq), for ``Places.claim``."""
     def delivered(seat: int) -> int | None:
         log = log_of(rs.keys[seat])
         return None if log is None else log.delivered
 
-    effects: list[Effect] = []
+    fetches: list[tuple[bytes, int]] = []
     for decision in tally(rs, host, known, delivered, before):
         match decision:
             case Fetch(victim=victim, cut=cut):
-                effects.append(Claim(rs.keys[victim], cut))
+                fetches.append((rs.keys[victim], cut))
             case Agreed(victim=victim, cut=cut, lamport=lamport, voter=voter, seq=seq):
-                heapq.heappush(rs.ordered, Ordered(lamport, voter, MsgType.DROP,
-                                                   Drop(rs.keys[victim], cut), seq))
-    return effects
+                rs.await_turn(Ordered(lamport, voter, MsgType.DROP, Drop(rs.keys[victim], cut),
+                                      seq))
+    return fetches
 
 
 def inert(rs: RoundState, voting: set[int], voter: int, victim: int,
@@ -255,7 +256,7 @@ def vote_out(rs: RoundState, seat: int, authors: Mapping[bytes, AuthorLog], *,
     unless ``again`` (its GOODBYE came: a later cut that holds it)."""
     if rs.me is None or (seat in rs.my_drop_votes and not again):
         return []
-    rs.my_drop_votes.add(seat)
+    rs.i_vote_out(seat)
     log = authors.get(rs.keys[seat])
     # At least 1 (the host held its JOIN to seat it): 0 withdraws a vote.
     return [Sign(Drop(rs.keys[seat], max(1, log.delivered if log else 0)))]
@@ -272,7 +273,7 @@ def check(rs: RoundState, seat: int, quiet: set[int], now: float, drop_after: fl
     if out:
         return vote_out(rs, seat, authors)
     if out is False:
-        rs.my_drop_votes.discard(seat)
+        rs.i_take_vote_back(seat)
         return [Sign(Drop(rs.keys[seat], 0))]
     return []
 
@@ -368,7 +369,7 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: 
     in_play = phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
     if seat in rs.live and in_play:
-        rs.left.setdefault(seat, seq)
+        rs.said_goodbye(seat, seq)
         if seat != rs.me:
             # Again if I voted already: this vote's cut holds the GOODBYE,
             # which lets even the senior of the last two seats go.
@@ -382,59 +383,25 @@ def leave(rs: RoundState, victim: int, now: float) -> Left:
     seat live, everything after without it, on every peer alike. What it sent
     past its cut is taken back out next (:func:`cut_after`); what waited for the
     seat may be due now (:class:`Left`)."""
-    rs.live.discard(victim)
-    if rs.ended_at is not None:
-        rs.ended_at = now  # the others may only now see the round end
+    rs.left_live(victim, now)
     stuck = rs.live and rs.end is None and all(rs.stuck[s] for s in rs.live)
     return Left(rs.go_pending is not None and rs.play_from is None,
                 min(rs.live) if stuck else None)
 
 
 def cut_after(rs: RoundState, victim: int, cut: int, *, scoring: bool) -> bool:
-    """Undo what a dropped seat sent past ``cut`` (:func:`forget_after_cut`); whether,
-    the round ``scoring``, a result reckoned with it must be taken back
-    (``closing.unscore``)."""
-    return forget_after_cut(rs, victim, cut) and bool(rs.results) and scoring
+    """Undo what a dropped seat sent past ``cut`` (``RoundState.forget_after``): peers
+    that heard such entries before the agreement take them back out, the dropped
+    seat itself gets those cards back, so every replica ends with the same log
+    and no card is lost. Whether, the round ``scoring``, a result reckoned with
+    it must be taken back (``closing.unscore``)."""
+    return rs.forget_after(victim, cut) and bool(rs.results) and scoring
 
 
 def void_play(rs: RoundState, key: PlayKey) -> None:
     """A dropped seat's play past the agreed cut, at its turn in the total order:
     out of the round now, so that the plays ordered after it are judged without
     it, on every peer alike (the drop's effect, ordered later, takes out the
-    rest: :func:`forget_after_cut`)."""
+    rest: :func:`cut_after`)."""
     if key in rs.play_seq:
-        _take_out(rs, key)
-
-
-def forget_after_cut(rs: RoundState, victim: int, cut: int) -> bool:
-    """Undo what a dropped seat sent past the agreed cut, on every replica alike;
-    whether a play or audit that a result may have counted went.
-
-    Peers that heard such entries before the agreement take them back out;
-    the dropped seat itself gets those cards back. So every replica ends
-    with the same log, and no card is lost.
-    """
-    late = [key for key, seq in rs.play_seq.items() if key[1] == victim and seq > cut]
-    for key in late:
-        _take_out(rs, key)
-    rs.ordered = [o for o in rs.ordered
-                  if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
-    heapq.heapify(rs.ordered)
-    # Counted only where its turn came before the cut was agreed (the dropped
-    # seat itself, say): everyone scores the seat as dropped.
-    audit_late = rs.audit_seq.get(victim, 0) > cut and rs.audits.pop(victim, None) is not None
-    return bool(late) or audit_late
-
-
-def _take_out(rs: RoundState, key: PlayKey) -> None:
-    """A play past its author's agreed cut out of the round: out of the log, and its
-    card its owner's again (mine: back to my tableau, however it had settled)."""
-    rs.log.remove(key)
-    del rs.play_seq[key]
-    rs.plays_by_seat[key[1]] = [p for p in rs.plays_by_seat.get(key[1], []) if p.key != key]
-    tab = rs.tab
-    if key[1] == rs.me and tab is not None:
-        if key in tab.in_flight:
-            tab.settle(key, stayed=False)
-        else:  # it had looked settled here: the vote that cut it came after
-            tab.take_back(key)
+        rs.take_out(key)

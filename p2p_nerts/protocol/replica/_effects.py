@@ -1,13 +1,14 @@
-"""Effects: what a sub-machine asks the facade to do, as plain frozen values.
+"""Effects: what a sub-machine asks the facade to do at the I/O edge, as plain
+frozen values.
 
-A sub-machine reads what it is given and returns a list of these instead of
-changing the replica; the facade applies them in order, in one place
-(``Replica._settle``), which is the only code that signs, emits events,
-journals, and changes the table's phase, round or totals. So a decision is a
-value a test compares, and the order of what one step does is written once,
-in the list it returns. A record to journal is the journal's own ``Record``
-(written ahead of the sends). What a decision makes due next is no effect but
-a direct call (``_steps``); :data:`Effect` names every effect.
+A sub-machine reads what it is given and returns a list of these; the facade
+carries them out in order, in one place (``Replica._settle``), the only code
+that signs, journals, sends, emits events and sets the phase. So what one step
+puts out is a value a test compares, in the order written once, in the list it
+returns. A record to journal is the journal's own ``Record`` (written ahead of
+the sends). Nothing else is an effect: state changes in its owner's methods,
+called directly (``Game``, ``Places``...), and what a decision makes due next
+is a direct call (``_steps``). :data:`Effect` names every effect.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...game.scoring import Match
 from .. import events as ev
 from ..identity import fingerprint_of
 from ..journal import Record
 from ..messages import Ack, Payload, Seat
 from ._base import Phase
-from ._state import RoundState, index_of
+from ._state import index_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,23 +51,6 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
-class Standing:
-    """The game as a snapshot gives it, between rounds (or over): no round held."""
-
-    totals: dict[bytes, int]
-    match: Match
-    phase: Phase
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """Someone holds ``author``'s entries up to ``seq``: fetch those we lack."""
-
-    author: bytes
-    seq: int
-
-
-@dataclass(frozen=True, slots=True)
 class SetPhase:
     """The table's phase changes (play starts, say)."""
 
@@ -79,26 +62,6 @@ def roster_told(seats: tuple[Seat, ...], me: bytes) -> Emit:
     return Emit(ev.RosterChanged(tuple(s.name for s in seats),
                                  tuple(fingerprint_of(s.key) for s in seats),
                                  index_of(seats, me)))
-
-
-# --- closing and the total order
-@dataclass(frozen=True, slots=True)
-class Totals:
-    """The running totals by player key, as a round scored leaves them."""
-
-    totals: dict[bytes, int]
-
-
-# --- arrival
-@dataclass(frozen=True, slots=True)
-class RoundBegun:
-    """``rs`` is the table's round now, in its shuffle (the one before it kept as
-    the previous round), with the game's ``totals`` and ``match`` as it begins;
-    nobody is ready for a next deal yet, and its seats are heard from now on."""
-
-    rs: RoundState
-    totals: dict[bytes, int]
-    match: Match
 
 
 # --- intake and the chains
@@ -139,5 +102,4 @@ class SignAck:
 
 #: Everything a sub-machine may ask of the facade (after every section: it names them
 #: all).
-Effect = (Sign | Emit | Record | Standing | Claim | SetPhase | Totals | RoundBegun | Reject
-          | Counted | Resent | SignAck)
+Effect = Sign | Emit | Record | SetPhase | Reject | Counted | Resent | SignAck

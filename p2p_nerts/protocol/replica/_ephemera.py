@@ -129,17 +129,16 @@ class Ephemera:
         # entries): a restart replays it, and must come back at least as late as
         # every ACK I sent. And only a seated player's time, as every entry's.
         liveness.observe(self.clock, entry, seated)
-        resume = self.recovery.resume
-        mine: Sequence[Effect] = ()
+        resume, steps = self.recovery.resume, self.steps
         if resume is not None and not self.recovery.restoring:
             mine = recovery.heard(resume, author, upto, self.me,
                                   author in seated or author == self.host_key)
-        claims: Sequence[Effect] = ()
+            if mine is not None:
+                steps.claim(self.me, mine)
         if author in seated:
             self.pruning.heard(author, upto)
-            claims = liveness.note_claims(upto, seated, self.places.authors)
-        if mine or claims:
-            self.steps.apply([*mine, *claims])
+            for key, seq in liveness.note_claims(upto, seated, self.places.authors):
+                steps.claim(key, seq)
         return self.count_marks(entry, upto, log, rs, now)
 
     def count_marks(self, entry: Entry, upto: tuple[AckMark, ...], log: AuthorLog,

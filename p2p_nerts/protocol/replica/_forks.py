@@ -2,7 +2,8 @@
 follows, and what a FORK does at its turn in the total order.
 
 A small class owns what outlives a round (the proven keys, the leads asked
-about); the rest are pure functions of one round's state. They return what
+about); the rest are functions of one round's state, changed through its own
+methods (a proof held, a seat convicted). They return what
 the facade must do as effects (``_effects``: ask for an entry, tell the user);
 nothing here signs or sends. What a proof held or a FORK's turn does next
 (what a proven seat sent past its fork taken out, a FORK published, the
@@ -90,7 +91,7 @@ class Forks:
         held = rs.forks.get(seat)
         if held is not None and held.seq <= proof.seq:
             return None
-        rs.forks[seat] = proof
+        rs.fork_proven(seat, proof)
         return Held(seat, held is None)
 
 
@@ -116,9 +117,8 @@ def convict(rs: RoundState, fork: Fork) -> Convicted | None:
     if accused is None or accused not in rs.live:
         return None
     proof = rs.forks[accused]
-    rs.flagged[accused] = "equivocation"
     cut = min(rs.dropping.get(accused, proof.cut), proof.cut)
-    rs.dropping[accused] = cut
+    rs.convicted(accused, cut)
     return Convicted(accused, proof, cut)
 
 

@@ -3,7 +3,8 @@ names (how far it holds each author's chain), counted only once we hold what
 that seat sent before saying so; the marks this replica states in its own
 ACKs; and the public views of the tableaux, theirs and mine.
 
-Pure functions over one round's state and the authors' logs: the facade
+Functions over one round's state, which note what the seats say and show
+through its own methods, and the authors' logs: the facade
 signs the ACKs, and asks for the entries that a mark naming another entry
 than ours leads to (a fork). What an ACK (or any ephemeral entry) tells of
 its author's chain and of the others' is noted here too, on the logs.
@@ -19,7 +20,7 @@ from ..envelope import GENESIS, Entry
 from ..messages import Ack, AckMark, View
 from ..proof import ForkProof
 from ._base import VIEW_INTERVAL, Lead, view_of
-from ._effects import Claim, Effect, Sign
+from ._effects import Sign
 from ._state import RoundState
 
 
@@ -40,11 +41,7 @@ def note_marks(rs: RoundState, seat: int, seq: int, log: AuthorLog,
     marks = {author: mark for mark in upto
              if (author := rs.seat_of(mark.author)) is not None}
     if not received(rs, log, seq):
-        old_seq, waiting = rs.early_marks.get(seat, (0, {}))
-        for author, mark in marks.items():  # the furthest mark of each author waits
-            if author not in waiting or mark.seq > waiting[author].seq:
-                waiting[author] = mark
-        rs.early_marks[seat] = (max(seq, old_seq), waiting)
+        rs.marks_wait(seat, seq, marks)
         return ()
     return tuple(marks.values())
 
@@ -54,7 +51,7 @@ def take_early_marks(rs: RoundState, seat: int, log: AuthorLog) -> tuple[AckMark
     seq, marks = rs.early_marks[seat]
     if not received(rs, log, seq):
         return ()
-    del rs.early_marks[seat]
+    rs.marks_arrived(seat)
     return tuple(marks.values())
 
 
@@ -126,13 +123,14 @@ def claimed(log: AuthorLog, entry: Entry, seated: Collection[bytes]) -> bool:
 
 
 def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
-                authors: Mapping[bytes, AuthorLog]) -> Sequence[Effect]:
+                authors: Mapping[bytes, AuthorLog]) -> Sequence[tuple[bytes, int]]:
     """A seated peer's marks: how far each author has sent, noted on the logs we
     hold, so that we ask others for what we lack (an author we have no link to).
-    Seated authors we hold no log of are claimed (``Claim``) once the facade has
-    begun their chains. Only a seated peer's word counts: a stranger could
-    otherwise send us asking for entries that never were."""
-    unknown: list[Effect] | None = None
+    Seated authors we hold no log of come back, (key, seq), to be claimed
+    (``Steps.claim``, which begins their chains). Only a seated peer's word
+    counts: a stranger could otherwise send us asking for entries that never
+    were."""
+    unknown: list[tuple[bytes, int]] | None = None
     for mark in upto:
         log = authors.get(mark.author)
         if log is not None:
@@ -140,7 +138,7 @@ def note_claims(upto: Iterable[AckMark], seated: Collection[bytes],
         elif mark.author in seated:
             if unknown is None:
                 unknown = []
-            unknown.append(Claim(mark.author, mark.seq))
+            unknown.append((mark.author, mark.seq))
     return () if unknown is None else unknown
 
 
@@ -154,10 +152,7 @@ def heard_ack(rs: RoundState, seat: int, entry: Entry, log: AuthorLog,
     be (``Finality.known``) would go back, and what it held back would wait for
     the seat's next ACK to us, up to a heartbeat away."""
     if entry.round >= rs.number:
-        heard = (entry.lamport, entry.seq)
-        kept = rs.acks.get(seat)
-        if kept is None or heard > kept:
-            rs.acks[seat] = heard
+        rs.acked(seat, (entry.lamport, entry.seq))
     return note_marks(rs, seat, entry.seq, log, upto)
 
 
@@ -188,8 +183,7 @@ def answer_hello(key: bytes, authors: Mapping[bytes, AuthorLog],
 def take_view(rs: RoundState, seat: int, entry: Entry, view: View) -> None:
     """Keep ``seat``'s latest view of this round (views may come out of order)."""
     if entry.round == rs.number and entry.lamport >= rs.view_lamport.get(seat, 0):
-        rs.views[seat] = view
-        rs.view_lamport[seat] = entry.lamport
+        rs.view_taken(seat, view, entry.lamport)
 
 
 def next_view(rs: RoundState, *, drawn: bool = True) -> float:
@@ -213,7 +207,7 @@ def view_due(rs: RoundState, now: float, *, drawn: bool = True) -> View | None:
     changed or not.
     """
     if not drawn:
-        rs.view_mark = (-1, -1)
+        rs.views_unsent()
         return None
     tab = rs.tab
     if tab is None or rs.end is not None or now - rs.view_sent_at < VIEW_INTERVAL:
@@ -221,8 +215,7 @@ def view_due(rs: RoundState, now: float, *, drawn: bool = True) -> View | None:
     mark = (len(tab.log), len(tab.in_flight))
     if mark == rs.view_mark:
         return None
-    rs.view_mark = mark
-    rs.view_sent_at = now
+    rs.view_sent(mark, now)
     return view_of(tab)
 
 
@@ -238,14 +231,14 @@ def take_marks(rs: RoundState, seat: int, upto: Iterable[AckMark],
     lead to a fork, returned.
     """
     leads: list[Lead] = []
-    held = rs.marks.setdefault(seat, {})
     for mark in upto:
         author = rs.seat_of(mark.author)
-        if author is None or mark.seq <= held.get(author, 0):
+        held = rs.marks.get(seat)
+        if author is None or (held is not None and mark.seq <= held.get(author, 0)):
             continue
         log = authors.get(mark.author)
         if log is not None and not _check_mark(rs, seat, author, log, mark, leads):
-            rs.pending_marks.setdefault(author, {})[seat] = mark
+            rs.mark_waits(author, seat, mark)
     return leads
 
 
@@ -256,8 +249,7 @@ def _check_mark(rs: RoundState, seat: int, author: int, log: AuthorLog, mark: Ac
     if ours is None:
         return False
     if ours == mark.head:
-        held = rs.marks.setdefault(seat, {})
-        held[author] = max(held.get(author, 0), mark.seq)
+        rs.mark_counted(seat, author, mark.seq)
     else:
         leads.append(Lead(mark.author, mark.seq, rs.keys[seat]))
     return True
@@ -272,9 +264,7 @@ def recheck_marks(rs: RoundState, log: AuthorLog) -> list[Lead]:
         return leads
     for seat, mark in list(waiting.items()):
         if _check_mark(rs, seat, author, log, mark, leads):
-            del waiting[seat]
-    if not waiting:
-        del rs.pending_marks[author]
+            rs.mark_checked(author, seat)
     return leads
 
 

@@ -12,7 +12,6 @@ as the event that tells it, and nothing more.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Final
 
@@ -151,7 +150,7 @@ class Finality:
         ordered = rs.ordered
         if not ordered or not self.ready(rs, ordered[0]):
             return None
-        return heapq.heappop(ordered)
+        return rs.take_turn()
 
     def settle_early(self, rs: RoundState) -> list[ev.PlayFinal]:
         """My plays whose fate is fixed already (:meth:`settled_early`), settled: each
@@ -200,7 +199,7 @@ def play_final(rs: RoundState, item: Ordered) -> ev.PlayFinal | None:
     key = (item.lamport, item.seat)
     fate, play = rs.log.outcome(key)
     if fate is _STAY:
-        rs.stuck_rule.card_played()
+        rs.card_stayed()
     if item.seat != rs.me:
         return final_event(rs, play, fate, mine=False)
     tab = rs.tab

@@ -26,7 +26,7 @@ from ..journal import Kind, Record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Snapshot, Summary
 from ..resume import Deferred, Resume
 from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
-from ._effects import Claim, Effect, Emit, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
@@ -128,9 +128,9 @@ class Recovery:
         self.catching_up = True
         if rs is not None:
             if rs.tab is not None:
-                rs.journaled = len(rs.tab.log)
+                rs.journaled_to(len(rs.tab.log))
             if phase is Phase.PLAYING and rs.play_from is not None:
-                rs.started = True
+                rs.play_started()
         self.resume = rejoin({*table, *(rs.keys if rs is not None else ())}, me, now, seq)
 
     def going_on(self, now: float, mine: AuthorLog | None, rs: RoundState | None,
@@ -165,7 +165,7 @@ def new_moves(rs: RoundState, tab: Tableau) -> list[Effect]:
     effects: list[Effect] = [move_record(rs.number, move)
                              for move in tab.log[rs.journaled:]
                              if move[0] in DECISIONS and move != (OP_ROTATE, ROTATE_ALL)]
-    rs.journaled = len(tab.log)
+    rs.journaled_to(len(tab.log))
     return effects
 
 
@@ -202,7 +202,7 @@ def redo(rs: RoundState | None, fields: list[object]) -> None:
     ints = [int(x) for x in move]  # type: ignore[call-overload]
     apply_move(rs.tab, ints)
     if ints[0] == OP_NERTS:
-        rs.i_called = True
+        rs.called_nerts()
 
 
 def redundant(rs: RoundState | None, payload: Payload) -> bool:
@@ -230,15 +230,16 @@ def rejoin(peers: Iterable[bytes], me: bytes, now: float, seq: int) -> Resume | 
 
 
 def heard(res: Resume, peer: bytes, upto: Iterable[AckMark], me: bytes,
-          at_table: bool) -> list[Effect]:
+          at_table: bool) -> int | None:
     """An ACK from ``peer`` while learning: how far it holds my chain (the word of a
-    seat or the host only: ``at_table``); those of mine we lack we fetch."""
+    seat or the host only: ``at_table``), which the caller claims, to fetch
+    those of mine we lack (None: nothing to claim)."""
     mine = next((m.seq for m in upto if m.author == me), None)
     if mine is not None and at_table:
         res.heard(peer, mine)
-        return [Claim(me, mine)]
+        return mine
     res.heard(peer, None)
-    return []
+    return None
 
 
 def due(d: Deferred, began: RoundState | None, rs: RoundState | None,

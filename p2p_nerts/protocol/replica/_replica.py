@@ -4,10 +4,10 @@ Bytes from the wire and local commands go in, with the current time passed
 in; bytes to send and events for the user come out. No sockets, no clock
 reads, no threads (h11's shape), so every distributed property can be tested
 in memory by wiring replicas together. ``Replica`` is the facade over the
-package's sub-machines: it applies what they decide, and is the only place
-that signs, delivers to itself, emits events and changes the phase. The life
-of a round and the module map are in ``docs/PROTOCOL.md`` ("Replica state
-machine").
+package's sub-machines: it carries out what they decide at the I/O edge, the
+only place that signs, delivers to itself, journals, emits events and sets
+the phase. The life of a round and the module map are in
+``docs/PROTOCOL.md`` ("Replica state machine").
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from ._base import (
 from ._delivery import Delivery, Outcome
 from ._ephemera import Ephemera
 from ._forks import Forks
+from ._game import Game
 from ._heartbeats import Heartbeats
 from ._order import Finality
 from ._outbox import Outbox
@@ -109,17 +110,9 @@ class Replica:
         #: The author logs and when each was last heard, kept by ``Places``.
         self.authors = self._places.authors
         self.last_heard = self._places.last_heard
-        #: The table as it stands, which ``Delivery`` reads between two effects
-        #: (``Live``): its phase and round, changed only in ``_settle``, and the
-        #: time of the call under way.
-        self.phase = Phase.LOBBY
-        self.rs: RoundState | None = None
-        #: The round before ``rs``: one call can close a round and begin the
-        #: next, and whoever reads its end (a summary, a score screen) reads it after.
-        self.prev_rs: RoundState | None = None
-        self.match: Match | None = None
-        #: Running totals by player key, so they survive seats changing between rounds.
-        self.totals: dict[bytes, int] = {}
+        #: The game as it stands (its phase, round, match and totals), which its
+        #: owner changes; and the time of the call under way (``Live``).
+        self.game = Game()
         self.now = 0.0
         self.rejected: Counter[str] = Counter()
         #: A spectator's replica: it checks and follows every entry but signs
@@ -139,17 +132,17 @@ class Replica:
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places, outbox=self._outbox,
-                            beats=self._beats, order=self._order, live=self, apply=self._apply,
-                            drain=self._drain_all)
+                            beats=self._beats, order=self._order, game=self.game, live=self,
+                            apply=self._apply, drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
                                   forks=self._forks, recovery=self._recovery,
                                   pruning=self._pruning, beats=self._beats, steps=self._steps,
                                   signed=self._signed)
         self._moves = cmd.Moves(identity.name, host_key, self.clock, self._recovery)
-        self._delivery = Delivery(table_id, identity.public_key, host_key, live=self,
-                                  clock=self.clock, outbox=self._outbox, places=self._places,
-                                  seating=self.seating, forks=self._forks,
+        self._delivery = Delivery(table_id, identity.public_key, host_key, game=self.game,
+                                  live=self, clock=self.clock, outbox=self._outbox,
+                                  places=self._places, seating=self.seating, forks=self._forks,
                                   recovery=self._recovery, order=self._order, beats=self._beats,
                                   ephemera=self._ephemera, steps=self._steps,
                                   carry=self._settle)
@@ -323,6 +316,31 @@ class Replica:
         return first if first <= now else first + DUE_HAIR
 
     # -------------------------------------------------------------- reading
+    @property
+    def phase(self) -> Phase:
+        """The table's phase (``Game``'s)."""
+        return self.game.phase
+
+    @property
+    def rs(self) -> RoundState | None:
+        """The round under way, or last played (``Game``'s)."""
+        return self.game.rs
+
+    @property
+    def prev_rs(self) -> RoundState | None:
+        """The round before ``rs`` (``Game``'s)."""
+        return self.game.prev_rs
+
+    @property
+    def match(self) -> Match | None:
+        """The game's match (``Game``'s)."""
+        return self.game.match
+
+    @property
+    def totals(self) -> dict[bytes, int]:
+        """Running totals by player key (``Game``'s)."""
+        return self.game.totals
+
     def view(self) -> TableView:
         """This table as a front end reads it: read-only (see ``_view``)."""
         return TableView(self, seating=self.seating, outbox=self._outbox, places=self._places,
@@ -343,11 +361,7 @@ class Replica:
             self._settle(effect)
 
     def _settle(self, effect: Outcome) -> None:
-        """Carry out one effect: the one place that does.
-
-        A name captured in two cases has one type in both (compiled, it is one
-        typed local): ``rs`` is always a round, ``totals`` the totals by key.
-        """
+        """Carry out one effect at the I/O edge: the one place that does."""
         match effect:
             case ev.PlayAdded() | ev.PlayFinal():  # a received play's path: first
                 self._out.events.append(effect)
@@ -362,22 +376,8 @@ class Replica:
                     self._send(payload, round_no=round_no, to=to, expect_lamport=lamport)
             case fx.Emit(event=event):
                 self._event(event)
-            case fx.Claim(author=author, seq=seq):
-                self._places.claim(author, seq, self._delivery.holds_place)
-            case fx.Standing(totals=totals, match=match, phase=phase):
-                self.totals, self.match, self.phase = totals, match, phase
-                self.rs = self.prev_rs = None
             case fx.SetPhase(phase=phase):
-                self.phase = phase
-            case fx.Totals(totals=totals):
-                self.totals.update(totals)
-            case fx.RoundBegun(rs=rs, totals=totals, match=match):
-                self.seating.new_round()
-                self.totals, self.match = totals, match
-                self._forks.new_round()
-                self.prev_rs, self.rs = self.rs, rs
-                self.phase = Phase.SHUFFLE
-                self._places.heard_all(rs.keys, self.now)
+                self.game.enter(phase)
             case fx.Reject(reason=reason):
                 self._reject(reason)
             case fx.Counted(reason=reason):

@@ -3,7 +3,8 @@ what the facade must look at next (a reveal, the deal, the GO, the drop tally,
 scoring, closing); whether a PLAY is well formed for its seat; and a new
 round's state.
 
-Pure functions over one round's state. A step comes back as a value, which
+Functions over one round's state, which they change through its own methods
+(``RoundState``). A step comes back as a value, which
 ``Steps.after`` takes; the facade signs, tells the user and changes the
 phase. An entry that no
 honest author signs raises ``EnvelopeError`` (it takes its sequence slot and
@@ -12,7 +13,6 @@ changes nothing else).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -44,7 +44,7 @@ from ..messages import (
 )
 from ..messages import Play as PlayMsg
 from ..proof import ForkProof, check_fork
-from ._effects import Effect, Emit, RoundBegun, Sign
+from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState, index_of
 
 
@@ -143,14 +143,14 @@ def standing(keys: tuple[bytes, ...], variants: Variants, totals: dict[bytes, in
 
 def begin(number: int, seats: tuple[Seat, ...], me: bytes, variants: Variants, now: float, *,
           totals: dict[bytes, int], match: Match | None,
-          over: bool) -> tuple[RoundState, RoundBegun]:
+          over: bool) -> tuple[RoundState, dict[bytes, int], Match]:
     """Round ``number`` begins with these seats and rules (``over``: after a game
-    over, a new game): the round, and the game's standing as it begins (my
-    COMMIT, if I sit in it, and the round's entries that arrived early follow:
-    ``Steps.begin``)."""
+    over, a new game): the round, and the game's totals and match as it begins
+    (``Game.begin_round``; my COMMIT, if I sit in it, and the round's entries
+    that arrived early follow: ``Steps.begin``)."""
     rs = new_round(number, seats, me, variants, now)
     kept, begun = standing(rs.keys, variants, totals, match, over=over)
-    return rs, RoundBegun(rs, kept, begun)
+    return rs, kept, begun
 
 
 def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
@@ -162,7 +162,7 @@ def commit(rs: RoundState, known: tuple[bytes, bytes] | None,
     if known is None:
         known = (rng(SECRET_LEN), rng(SECRET_LEN))
         effects.append(secrets_record(rs.number, *known))
-    rs.deck_secret, rs.share = known
+    rs.keep_secrets(*known)
     return [*effects, Sign(Commit(commitment(rs.deck_secret), commitment(rs.share)))]
 
 
@@ -192,57 +192,45 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             check_play(rs, seat, payload)
             play = Play(entry.lamport, seat, payload.card, payload.pile, payload.src,
                         payload.decl)
-            plays = rs.plays_by_seat.get(seat)
-            if plays is None:  # (not setdefault: it builds an empty list for every play)
-                plays = rs.plays_by_seat[seat] = []
-            plays.append(play)
-            rs.play_seq[play.key] = entry.seq
-            rs.log.add(play)
-            heapq.heappush(rs.ordered, Ordered(entry.lamport, seat, entry.type, payload,
-                                               entry.seq))
+            rs.took_play(seat, play, Ordered(entry.lamport, seat, entry.type, payload,
+                                             entry.seq))
             # (Added, called by its class's own name: compiled, that is a native call.)
             return ev.PlayAdded(play, seat == rs.me)
         case Commit():
             if seat in rs.commits:
                 raise EnvelopeError("second_commit")
-            rs.commits[seat] = payload
+            rs.committed(seat, payload)
             return Look.REVEAL
         case Reveal(share=share):
             commit = rs.commits.get(seat)
             if commit is None or commitment(share) != commit.share:
                 return Cheat(seat, "revealed a share it had not committed to", "bad_reveal")
-            rs.reveals[seat] = share
+            rs.revealed(seat, share)
             return Look.DEAL
         case Go():
             if entry.author != host_key:
                 raise EnvelopeError("not_host")
-            rs.go_pending = payload
-            rs.go_seq = entry.seq
+            rs.go_given(payload, entry.seq)
             return Look.GO
         case Nerts() | Stuck():
+            item = Ordered(entry.lamport, seat, entry.type, payload, entry.seq)
             if isinstance(payload, Nerts):
-                rs.calls_by_seat.setdefault(seat, []).append((entry.seq, entry.lamport))
+                rs.nerts_said(seat, item)
             else:
-                if payload.on:
-                    rs.votes_by_seat.setdefault(seat, []).append((entry.seq, entry.lamport))
-                if seat == rs.me:  # here, not in handle(VoteStuck): a restore replays it
-                    rs.my_vote, rs.my_vote_at = payload.on, entry.lamport
-            heapq.heappush(rs.ordered,
-                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+                rs.stuck_said(seat, payload.on, item)
             return Look.NOTHING
         case Drop(who=who, upto=upto):
             victim = rs.seat_of(who)
             if victim is None or victim == seat:
                 raise EnvelopeError("bad_field:who")
-            heapq.heappush(rs.drop_queue, (entry.lamport, seat, victim, upto, entry.seq))
+            rs.drop_said(entry.lamport, seat, victim, upto, entry.seq)
             return Look.TALLY
         case Fork(first=first, second=second):
             proof = check_fork(first, second, table_id)
             accused = rs.seat_of(proof.author)
             if accused is None or accused == seat:
                 raise EnvelopeError("bad_proof")
-            heapq.heappush(rs.ordered,
-                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+            rs.await_turn(Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
             return Proven(proof)
         case Audit() | Summary():
             # Counted at their turn in the total order, like the drops that may
@@ -250,14 +238,13 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             # of that order, the same on every peer.
             # Its turn comes once every live seat holds it: for another's, say so
             # at the next tick rather than at the next heartbeat.
-            (rs.audit_seq if isinstance(payload, Audit) else rs.summary_seq)[seat] = entry.seq
-            heapq.heappush(rs.ordered,
-                           Ordered(entry.lamport, seat, entry.type, payload, entry.seq))
+            rs.closing_said(seat, Ordered(entry.lamport, seat, entry.type, payload, entry.seq),
+                            audit=isinstance(payload, Audit))
             return Look.HEARD if seat != rs.me else Look.NOTHING
         case Result():
             if seat in rs.signed_results:
                 raise EnvelopeError("second_result")
-            rs.signed_results[seat] = payload
+            rs.result_signed(seat, payload)
             return Look.NOTHING
         case Verdict(seat=accused, ok=ok, reason=reason):
             if not ok and accused < len(rs.keys) and rs.verdicts and not rs.verdicts[accused]:
@@ -273,16 +260,11 @@ def stuck_final(rs: RoundState, seat: int, on: bool,
     what to tell, and whether the round ends in a deadlock (``Steps.stuck_final``
     ends it at ``key``, the deciding entry's place in the total order: the vote,
     or the DROP whose effect left every live seat stuck)."""
-    rs.stuck[seat] = on
+    rs.stuck_changed(seat, on)
     told = Emit(ev.StuckChanged(tuple(rs.stuck)))
     if not all(rs.stuck[s] for s in rs.live):
         return [told], False
-    if rs.stuck_rule.all_stuck() is AllStuck.DEADLOCK:
+    if rs.all_stuck() is AllStuck.DEADLOCK:
         return [told], True
-    rs.stuck = [False] * len(rs.keys)
-    if key is None or rs.my_vote_at <= key[0]:
-        rs.my_vote = False  # a rotation ends every vote taken before it
-    tab = rs.tab
-    if tab is not None and len(tab.stock) + len(tab.waste) >= 2:
-        tab.rotate(alone=False)
+    rs.rotated(key)
     return [told, Emit(ev.Rotated(rs.rotations))], False

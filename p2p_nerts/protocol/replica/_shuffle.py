@@ -1,7 +1,7 @@
 """The shuffle: commit, reveal, the joint value, the deal and the host's GO.
 
-Pure functions over one round's state. The deal fixes the round's joint value
-and my tableau (the shuffle's own part of the round); everything else is a
+Functions over one round's state. The deal fixes the round's joint value
+and my tableau (``RoundState.dealt``); everything else is a
 question the facade asks before it signs a REVEAL or a GO, or the effects
 (``_effects``) of the host's GO: play starts, or the round is void here.
 """
@@ -55,11 +55,11 @@ def live_joint(table_id: bytes, rs: RoundState) -> bytes:
 
 def deal(rs: RoundState, joint: bytes) -> None:
     """Fix the round's joint value and deal my tableau from it."""
-    rs.joint = joint
+    tab = None
     if rs.me is not None:
         deck = deal_for(rs.me, rs.deck_secret, joint, jokers=rs.variants.jokers)
-        rs.tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn,
-                         jokers=rs.variants.jokers)
+        tab = Tableau(rs.me, deck, stock_turn=rs.variants.stock_turn, jokers=rs.variants.jokers)
+    rs.dealt(joint, tab)
 
 
 def deal_now(table_id: bytes, rs: RoundState, *, is_host: bool) -> list[Effect] | None:
@@ -94,7 +94,7 @@ def joint_of_live(table_id: bytes, rs: RoundState) -> bool:
     if rs.me in rs.live:
         deal(rs, go.joint)
     else:
-        rs.joint = go.joint
+        rs.dealt(go.joint, None)
     return True
 
 
@@ -145,7 +145,7 @@ def go(table_id: bytes, rs: RoundState, *, catching_up: bool, now: float,
         return []
     if check is GoCheck.MISMATCH:
         return None
-    rs.play_from = now + countdown
+    rs.counting_down(now + countdown)
     return [SetPhase(Phase.PLAYING), Emit(ev.RoundStarting(rs.number, countdown)),
             *start_due(rs, now)]
 
@@ -154,5 +154,5 @@ def start_due(rs: RoundState, now: float) -> list[Effect]:
     """Play starts once the GO's countdown has run (at once, with none): said once."""
     if rs.play_from is None or rs.started or now < rs.play_from:
         return []
-    rs.started = True
+    rs.play_started()
     return [Emit(ev.RoundStarted(rs.number))]

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from typing import Final, Protocol
 
 from ...game.foundations import PlayKey
-from ...game.scoring import Match
 from ...game.variants import Variants
 from .. import events as ev
 from ..audit import AuditResult
@@ -49,6 +48,7 @@ from ._base import Lead, Phase
 from ._catchup import Pruning
 from ._effects import Effect, Emit, Reject, Sign, roster_told
 from ._forks import Forks
+from ._game import Game
 from ._heartbeats import Heartbeats
 from ._intake import TOO_LATE, Places, Stop
 from ._order import Finality
@@ -61,21 +61,7 @@ _FORK: Final = MsgType.FORK
 
 
 class Live(Protocol):
-    """The table as it stands when a step comes up: the facade's round, phase, game
-    and running totals, which only its settle loop changes, and the time of the
-    call."""
-
-    @property
-    def rs(self) -> RoundState | None: ...
-
-    @property
-    def phase(self) -> Phase: ...
-
-    @property
-    def match(self) -> Match | None: ...
-
-    @property
-    def totals(self) -> dict[bytes, int]: ...
+    """The time of the call under way (the facade's)."""
 
     @property
     def now(self) -> float: ...
@@ -85,14 +71,15 @@ class Steps:
     """Where each next step of one table's replica is taken: the parts of the table
     that never change (its id, my key, whether I host), the owners whose state a
     step reads or keeps (``Seating``, ``Forks``, ``Recovery``, ``Pruning``,
-    ``Places``, ``Outbox``, ``Heartbeats``, ``Finality``), the table as it stands (``live``),
+    ``Places``, ``Outbox``, ``Heartbeats``, ``Finality``), the game as it stands and
+    changes (``Game``: the phase, round, match and totals), the time (``live``),
     and the facade's ``apply``, which carries out what a sub-machine decided, and
     ``drain``, which delivers what every author has held back."""
 
     def __init__(self, table_id: bytes, me: bytes, *, is_host: bool, rng: Callable[[int], bytes],
                  seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning,
                  places: Places, outbox: Outbox, beats: Heartbeats, order: Finality,
-                 live: Live, apply: Callable[[Iterable[Effect]], None],
+                 game: Game, live: Live, apply: Callable[[Iterable[Effect]], None],
                  drain: Callable[[], None]) -> None:
         self.table_id = table_id
         self.me = me
@@ -106,6 +93,7 @@ class Steps:
         self.outbox = outbox
         self.beats = beats
         self.order = order
+        self.game = game
         self.live = live
         self.apply = apply
         self.drain = drain
@@ -124,9 +112,9 @@ class Steps:
         (``Pruning.begin``; not when the round begins from a snapshot, which is
         that note). Then my COMMIT, if I sit in it, and the round's entries that
         arrived early."""
-        live, seating, me = self.live, self.seating, self.me
-        current, match, totals = live.rs, live.match, live.totals
-        over = live.phase is Phase.OVER
+        game, seating, me, now = self.game, self.seating, self.me, self.live.now
+        current, match, totals = game.rs, game.match, game.totals
+        over = game.phase is Phase.OVER
         if note:
             snapshot = catchup.capture(
                 number, over=over, seats=seating.seats, settings=seating.settings,
@@ -135,9 +123,14 @@ class Steps:
                 player=lambda key: self.places.player(key, seating.holds_place(key, current)))
             self.apply([snapshot_record(snapshot)])
             self.places.forget_before(self.pruning.begin(snapshot, me))
-        rs, begun = rounds.begin(number, seating.seats, me, seating.variants, live.now,
-                                 totals=totals, match=match, over=over)
-        self.apply([begun])
+        rs, totals, match = rounds.begin(number, seating.seats, me, seating.variants, now,
+                                         totals=totals, match=match, over=over)
+        # Nobody is ready for a next deal yet, no lead was asked about in it, and
+        # its seats are heard from now on.
+        seating.new_round()
+        self.forks.new_round()
+        game.begin_round(rs, totals, match)
+        self.places.heard_all(rs.keys, now)
         if rs.me is not None:
             self.apply(rounds.commit(rs, self.recovery.take_secrets(rs.number), self.rng))
         self.drain()  # what arrived early may be delivered now
@@ -157,7 +150,7 @@ class Steps:
         self.outbox.caught_up(places.authors.get(me), snapshot.heads, seated | {me})
         self.seating.set_rules(variants, snapshot.settings)
         self.seating.seats = snapshot.seats
-        self.apply([self.pruning.take_up(snapshot, variants)])
+        self.game.take_standing(*self.pruning.take_up(snapshot, variants))
         places.admit(seated | {head.author for head in snapshot.heads})
         self.recovery.catch_up()
         self.begin(snapshot.round, note=False)
@@ -168,8 +161,8 @@ class Steps:
         does to the table as it stands (``lobby.delivered``); a ROSTER may begin a
         round, a GOODBYE leave one (``drops.goodbye``, once the lobby has given
         its place up)."""
-        live = self.live
-        rs, phase = live.rs, live.phase
+        game = self.game
+        rs, phase = game.rs, game.phase
         done = lobby.delivered(self.table(rs, phase), entry, payload, rs)
         if isinstance(done, lobby.Seated):
             self.seating.seats = done.seats
@@ -182,7 +175,7 @@ class Steps:
         elif isinstance(done, lobby.Gone):
             self.lobbied(done.left)
             self.apply(drops.goodbye(rs, entry.author, done.reason, entry.seq,
-                                     phase=self.live.phase, authors=self.places.authors))
+                                     phase=game.phase, authors=self.places.authors))
         elif isinstance(done, list):
             self.apply(done)
         else:
@@ -244,25 +237,32 @@ class Steps:
         elif step is rounds.Look.GO:
             self.go(rs)
         elif step is rounds.Look.TALLY:
-            self.apply(self.votes(rs))
+            self.count_votes(rs)
         elif step is rounds.Look.HEARD:
             # Its turn comes once every live seat holds it: say how far I hold at
             # the next tick, not at the next heartbeat.
             self.beats.soon()
         elif isinstance(step, rounds.Proven):
-            self.prove(self.live.rs, step.proof, publish=False)
+            self.prove(self.game.rs, step.proof, publish=False)
         elif isinstance(step, rounds.Tell):
             self.apply([Emit(ev.Notice(step.text))])
         elif isinstance(step, rounds.Cheat):
             self.apply(closing.flag(rs, step.seat, step.reason))
             raise EnvelopeError(step.error)
 
-    def votes(self, rs: RoundState, before: PlayKey | None = None) -> list[Effect]:
-        """The DROP votes of ``rs`` now due, counted (``drops.count``; ``before``: only
-        those ordered before it)."""
+    def count_votes(self, rs: RoundState, before: PlayKey | None = None) -> None:
+        """Count the DROP votes of ``rs`` now due (``drops.count``; ``before``: only
+        those ordered before it), and fetch the victims' entries a deciding vote
+        waits for."""
         order = self.order
-        return drops.count(rs, rs.seat_of(self.seating.host_key),
-                           lambda seat: order.known(rs, seat), self.chain, before)
+        for key, cut in drops.count(rs, rs.seat_of(self.seating.host_key),
+                                    lambda seat: order.known(rs, seat), self.chain, before):
+            self.claim(key, cut)
+
+    def claim(self, key: bytes, seq: int) -> None:
+        """Someone holds ``key``'s entries up to ``seq``: fetch those we lack
+        (``Places.claim``, its chain begun if new)."""
+        self.places.claim(key, seq, self.holds_place)
 
     def chain(self, key: bytes) -> AuthorLog | None:
         """``key``'s chain, begun if new (``Places.chain``); None: no room."""
@@ -270,17 +270,17 @@ class Steps:
 
     def holds_place(self, key: bytes) -> bool:
         """Whether ``key`` has a place at the table now (``Seating.holds_place``)."""
-        return self.seating.holds_place(key, self.live.rs)
+        return self.seating.holds_place(key, self.game.rs)
 
     def flag_key(self, key: bytes, reason: str) -> None:
         """Flag ``key``'s seat in the round, if it has one (``closing.flag_key``): it
         signed what no honest peer signs."""
-        self.apply(closing.flag_key(self.live.rs, key, reason))
+        self.apply(closing.flag_key(self.game.rs, key, reason))
 
     def follow(self, leads: Iterable[Lead]) -> None:
         """Ask for the entries these leads name, as often as ``Forks`` allows: the
         answer, a second entry under one number, proves a fork."""
-        self.apply(self.forks.follow(self.live.rs, leads, self.live.now))
+        self.apply(self.forks.follow(self.game.rs, leads, self.live.now))
 
     # --------------------------------------------------------------- forks
     def conflicted(self, known: bytes, entry: Entry, via: bytes | None) -> None:
@@ -288,7 +288,7 @@ class Steps:
         proof, or follow the lead to one."""
         found = forks.conflict(known, entry, via)
         if isinstance(found, ForkProof):
-            self.prove(self.live.rs, found)
+            self.prove(self.game.rs, found)
         elif found is not None:
             self.follow((found,))
 
@@ -300,7 +300,7 @@ class Steps:
         if rs is None or held is None:
             return
         publishes = (publish and held.first and held.seat != rs.me and rs.me in rs.live
-                     and self.live.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
+                     and self.game.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
         self.cut_after(rs, held.seat, proof.cut)
         if publishes:
             self.apply([Sign(Fork(proof.first, proof.second))])
@@ -335,17 +335,17 @@ class Steps:
         elif item.kind == _FORK:
             self.convict(rs, item)
         elif isinstance(payload, Audit):
-            rs.audits[item.seat] = payload
+            rs.audit_counted(item.seat, payload)
             self.score(rs)
         elif isinstance(payload, Summary):
-            rs.summaries[item.seat] = payload
+            rs.summary_counted(item.seat, payload)
             self.close(rs)
         elif rs.end is not None:
             pass
         elif isinstance(payload, Stuck):
             self.stuck_final(rs, item.seat, payload.on, at)
         elif isinstance(payload, Nerts):
-            rs.call = at
+            rs.nerts_at(at)
             self.apply([Emit(ev.NertsCalled(item.seat, rs.names[item.seat]))])
             self.end_round(rs, "nerts", at)
 
@@ -372,12 +372,10 @@ class Steps:
         """Take back out what ``seat`` sent past ``cut`` in ``rs`` (``drops.cut_after``),
         and, while the round is scoring, a result reckoned with it: it scores again
         (``closing.unscore``)."""
-        live = self.live
-        scoring = rs is live.rs and live.phase is Phase.SCORING
+        game = self.game
+        scoring = rs is game.rs and game.phase is Phase.SCORING
         if drops.cut_after(rs, seat, cut, scoring=scoring):
-            match = live.match
-            assert match is not None
-            closing.unscore(rs, match)
+            closing.unscore(rs, game)
 
     def stuck_final(self, rs: RoundState, seat: int, on: bool, key: PlayKey | None) -> None:
         """``seat``'s stuck vote (``on``) takes effect at ``key`` in the total order
@@ -409,9 +407,7 @@ class Steps:
                gone: frozenset[int]) -> None:
         """Score ``rs`` from its audits replayed (``outcomes``; ``gone``: seats out for a
         proven fork), added to the game (``closing.scored``); then it may close."""
-        match = self.live.match
-        assert match is not None
-        self.apply(closing.scored(rs, match, outcomes, gone))
+        self.apply(closing.scored(rs, self.game, outcomes, gone))
         self.close(rs)
 
     def close(self, rs: RoundState) -> None:
@@ -420,18 +416,18 @@ class Steps:
         cleared, the ROSTER signed, then the newcomers it seats noted against it)
         and, as the game goes on,
         says when it deals that round by itself."""
-        live, seating = self.live, self.seating
-        closed = closing.close(rs, live.match, live.phase)
+        game, seating = self.game, self.seating
+        closed = closing.close(rs, game.match, game.phase)
         if not closed:
             return
         self.apply(closed)
-        if self.is_host and live.phase is Phase.BETWEEN:
-            seating.round_closed(live.now)
+        if self.is_host and game.phase is Phase.BETWEEN:
+            seating.round_closed(self.live.now)
         # The host's SETTINGS and ROSTER for the next round may have waited for
         # this close: deliver whatever was held back.
         self.drain()
         if self.is_host:
-            reseated = lobby.closing_roster(self.table(live.rs, live.phase), rs)
+            reseated = lobby.closing_roster(self.table(game.rs, game.phase), rs)
             seating.waiting_seated()
             if reseated.seats is not None:
                 self.apply([Sign(Roster(reseated.seats))])
