@@ -120,7 +120,8 @@ def test_after_the_game_n_plays_again_at_the_table_and_q_leaves_without_asking()
             view = h.replica.view()
             assert view.phase is Phase.PLAYING and view.seats == seats
             assert h.replica.match is not None and not any(h.replica.match.totals)
-            assert "round 2" in h.lines()[0] and "Foundations" in h.screen()
+            await h.until(lambda: "round 2" in h.lines()[0] and "Foundations" in h.screen(),
+                          "round 2's table")  # drawn in the frame after the deal
             await play_round(h)
             h.advance(1.0)
             assert h.replica.phase is Phase.OVER
