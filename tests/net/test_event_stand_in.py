@@ -42,7 +42,7 @@ def test_a_table_whose_host_never_comes_is_opened_by_the_next_seat_and_its_game_
     async def scenario() -> None:
         organiser = Organiser.open(Identity.generate("Olga"), tmp_path / "event.journal",
                                    EventSettings("Stand-in cup", games=1, table_size=3,
-                                                 target=1, turn_up=30), resume=False)
+                                                 target=1, turn_up=15), resume=False)
         await organiser.start(LOOPBACK, bind="127.0.0.1")  # it watches the tables too
         seen: list[str] = []
         organiser.subscribe(lambda: seen.extend(
