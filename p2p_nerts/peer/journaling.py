@@ -3,8 +3,8 @@
 It lives apart from :class:`~p2p_nerts.peer.shell.NetShell` because the shell
 decides *when* the store is written (before the batch's frames leave:
 write-ahead; and before its listeners hear of it) and this holds *what* is
-written: the journal, with one ``fsync`` for a batch that holds what this
-seat made (group commit), and the other writes (the table's facts,
+written: the journal, with one ``fsync`` for a batch that holds an entry this
+seat signed (group commit), and the other writes (the table's facts,
 checkpoints, the history) in the order they came. The first write that
 fails is logged and the store given up: the seat plays on without crash
 recovery.
@@ -16,7 +16,8 @@ import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from ..protocol.journal import Record, made_by
+from ..protocol.envelope import author_of
+from ..protocol.journal import Kind, Record
 from ..store import Store, StoreError
 
 __all__ = ["HeldWrites"]
@@ -45,11 +46,21 @@ class HeldWrites:
 
     def journal(self, table_id: bytes, journal: Sequence[Record], me: bytes) -> None:
         """Append ``journal`` to the table's at the next :meth:`flush`, synced to the disk
-        first if it holds what ``me`` made (so a power cut cannot make us sign a
-        second entry under a number the others already hold)."""
+        first if it holds an entry ``me`` signed (so a power cut cannot make us sign
+        a second entry under a number the others already hold).
+
+        What else this seat made (its moves, its round secrets, its notes) is
+        synced with the next entry it signs, which is where it starts to matter:
+        nobody holds anything that follows from it before that entry goes out
+        (the moves are in its plays and its audit, the secrets in its COMMIT and
+        REVEAL), and one ``fsync`` makes the whole file durable. A bot's turn of
+        the stock then costs no ``fsync`` of its own, which also held the event
+        loop (and the plays that came in meanwhile) for the disk.
+        """
         if self.store is not None:
             self._writes.append(lambda store: store.append(table_id, journal))
-            self._sync_due = self._sync_due or any(made_by(r, me) for r in journal)
+            self._sync_due = self._sync_due or any(
+                r.kind is Kind.ENTRY and author_of(r.data) == me for r in journal)
 
     def flush(self) -> None:
         """Do the held writes in order; if one fails, say so once and play on without
