@@ -7,9 +7,10 @@ CRC-32): when it returns the bytes are the operating system's, so a
 ``kill -9`` loses nothing. Journal records are written *before* the frames
 they describe are sent. :meth:`Store.sync` makes them durable (``fsync``):
 the session calls it once per batch it routes that holds something this seat
-made (an entry it signed, its round secrets, its decisions), before that
-batch's frames leave the machine, so a power cut cannot lose what other peers
-already hold from us (what we only received, they still hold and resend). A
+made (a network seat: an entry it signed, which makes its round secrets and
+decisions before it durable too), before that batch's frames leave the machine,
+so a power cut cannot lose what other peers already hold from us (what we only
+received, they still hold and resend). A
 record torn by a crash is cut off the file before anything more is appended:
 records after a fragment would make the journal damaged for good.
 

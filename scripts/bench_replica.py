@@ -75,7 +75,10 @@ WORKLOADS = ("game-like", "bouncing")
 class Table:
     """A two-seat table at play, and signed PLAY frames by seat 1 for seat 0 to receive."""
 
-    def __init__(self, plays: int) -> None:
+    def __init__(self, plays: int, index: int = 0) -> None:
+        """``index`` sets the table's frames apart from every other table's (the same
+        seats, deal and plays would sign the very same frames, and the envelope
+        checks a frame it has checked once no more): each starts at its own time."""
         net: MemNet = bot_table(2, seed=1)
         net.output(0, net.replicas[0].handle(StartRound(), net.now))
         assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
@@ -89,7 +92,7 @@ class Table:
         seat = theirs.me
         log = self.receiver.authors[self.author]
         seq, prev = log.delivered, log.head  # each entry names the one before
-        lamport = self.receiver.clock.time + 10
+        lamport = self.receiver.clock.time + 10 + 1000 * index
         self.frames: list[Entry] = []
         for i in range(plays):
             card = make_card(seat, i % 4, 1 + (i // 4) % 13)
@@ -115,7 +118,7 @@ class Workload:
 
     def __init__(self, name: str) -> None:
         per_table = LANDING if name == "game-like" else BATCH * ROUNDS
-        self.tables = [Table(per_table) for _ in range(BATCH * ROUNDS // per_table)]
+        self.tables = [Table(per_table, index) for index in range(BATCH * ROUNDS // per_table)]
         self.batches = [(t, t.frames[i:i + BATCH]) for t in self.tables
                         for i in range(0, len(t.frames), BATCH)]
         self.single: list[float] = []

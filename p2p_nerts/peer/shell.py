@@ -276,7 +276,9 @@ class NetShell:
         if compacts(out.events) and self._disk.store is not None:  # a break: nothing waits
             table_id = self.replica.table_id
             self._disk.hold(lambda store: store.compact(table_id))
-        self._disk.flush()
+        # A batch that sends and tells nothing (most ACKs heard) leaves its records
+        # held for the next one that does (``HeldWrites.flush``).
+        self._disk.flush(quiet=not (out.sends or out.events))
         if out.sends:
             self._mesh.send_all(self._frames(out.sends))
             if own:
@@ -388,6 +390,7 @@ class NetShell:
             (self._spectator if self.watching else self._seat).link_changed(key, up)
 
     async def _shutdown(self) -> None:
+        self._disk.flush()  # what quiet batches left held
         await self._keeping.on_leaving(self._replica, self._disk.store, self.table_name)
         if self.replica.phase is not Phase.OVER and not self.watching:
             # After the game there is nothing to leave, and a GOODBYE then would

@@ -237,9 +237,51 @@ def open_entry(raw: bytes | bytearray | memoryview) -> Entry:
         raise EnvelopeError("bad_magic")
     author = raw[len(MAGIC) : _SIG_START]
     body = raw[HEADER_LEN:]
-    if not verify(author, raw[_SIG_START:HEADER_LEN], DOMAIN + body):
-        raise EnvelopeError("bad_signature")
+    if raw not in _CHECKED:
+        if not verify(author, raw[_SIG_START:HEADER_LEN], DOMAIN + body):
+            raise EnvelopeError("bad_signature")
+        _CHECKED.add(raw)
     return _decode(raw, author, body)
+
+
+class _Checked:
+    """The latest frames whose signature checked in this process: the same bytes are
+    not checked again.
+
+    A game's every entry is checked once as it arrives, and again when the
+    finished game is replayed for the history (``records.verify.replay``, in a
+    worker thread: a whole game's verifies at once); an entry heard from two
+    peers (a resend crossing the original) is checked once. Only the exact
+    frame is remembered, never a key or a signature alone, so whatever this
+    says yes to would have verified: the answer is the check's own. Bounded
+    by count and bytes in two generations (the older one goes when the newer
+    is full); a frame forgotten is simply checked again. Safe across threads:
+    each step is one operation on a set or one assignment. What this process
+    signs is not remembered: opened here, it is checked as a peer's would be
+    (a benchmark signs the frames it then receives).
+    """
+
+    def __init__(self, frames: int, size: int) -> None:
+        self._frames = frames  # a generation's bounds
+        self._size = size
+        self._young: set[bytes] = set()
+        self._old: set[bytes] = set()
+        self._bytes = 0
+
+    def __contains__(self, raw: bytes) -> bool:
+        return raw in self._young or raw in self._old
+
+    def add(self, raw: bytes) -> None:
+        young = self._young
+        young.add(raw)
+        self._bytes += len(raw)
+        if len(young) >= self._frames or self._bytes >= self._size:
+            self._old, self._young, self._bytes = young, set(), 0
+
+
+#: Some games' worth of entries in a generation (a game to 40 at eight seats signs
+#: about 650), and a few MiB at most (most of it the very frames the replica holds).
+_CHECKED: Final = _Checked(frames=16_384, size=4 << 20)
 
 
 def open_link_entry(raw: bytes | bytearray | memoryview, via: bytes) -> Entry:

@@ -34,6 +34,7 @@ from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, 
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
 from p2p_nerts.peer import shell
 from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.journaling import HeldWrites
 from p2p_nerts.peer.node import (
     Endpoint,
     NetSession,
@@ -43,9 +44,10 @@ from p2p_nerts.peer.node import (
 )
 from p2p_nerts.peer.seatback import NO_SEAT, WAITING
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import MAGIC
+from p2p_nerts.protocol.envelope import MAGIC, seal
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind
+from p2p_nerts.protocol.journal import Kind, Record, move_record, secrets_record
+from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.store import DB_FILE, Store
 from p2p_nerts.testing.peers import shared_lines
@@ -632,6 +634,72 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
     # Group commit: one fsync at most for each batch journaled, and none for a batch
     # of what the others made alone (what we received waits for no disk).
     assert 0 < trail.count("fsync") < trail.count("journal")
+
+
+def test_what_this_seat_made_is_synced_with_the_next_entry_it_signs(tmp_path: Path) -> None:
+    """Group commit: a batch of this seat's moves (or round secrets) alone waits for no
+    disk; the next batch with an entry it signed makes all of it durable, before
+    that entry leaves. What it received never waits."""
+    calls: list[str] = []
+
+    class Counted(Store):
+        def sync(self) -> None:
+            calls.append("sync")
+            super().sync()
+
+    me, other = Identity.generate("Me"), Identity.generate("Other")
+    table = bytes(16)
+    entry = seal(me, table_id=table, round=1, seq=1, lamport=1, type=int(MsgType.PLAY),
+                 payload={"c": 1, "p": 1, "s": 1, "d": 0, "m": 0})
+    theirs = seal(other, table_id=table, round=1, seq=1, lamport=1, type=int(MsgType.PLAY),
+                  payload={"c": 2, "p": 2, "s": 1, "d": 0, "m": 0})
+    with Counted(tmp_path / DB_FILE) as store:
+        disk = HeldWrites(store)
+        disk.journal(table, [move_record(1, (1, 2)), secrets_record(1, bytes(32), bytes(32))],
+                     me.public_key)
+        disk.journal(table, [Record(Kind.ENTRY, theirs.raw)], me.public_key)
+        disk.flush()
+        assert calls == []
+        disk.journal(table, [move_record(1, (1, 3)), Record(Kind.ENTRY, entry.raw)],
+                     me.public_key)
+        disk.flush()
+        assert calls == ["sync"]
+        disk.flush()
+        assert calls == ["sync"]
+        assert store.records(table)[-1] == Record(Kind.ENTRY, entry.raw)
+
+
+def test_a_quiet_batch_leaves_its_records_for_the_next_one(tmp_path: Path) -> None:
+    """A batch that sends and tells nothing (an ACK heard) is journaled with the next
+    batch that does, in order and in one write; an entry this seat signed never
+    waits, nor does anything held before it."""
+    appends: list[int] = []
+
+    class Counted(Store):
+        def append(self, table_id: bytes, records: Any) -> None:
+            records = list(records)
+            appends.append(len(records))
+            super().append(table_id, records)
+
+    me = Identity.generate("Me")
+    table = bytes(16)
+    heard = [Record(Kind.LINK, bytes([i]) * 40) for i in range(3)]
+    mine = seal(me, table_id=table, round=1, seq=1, lamport=1, type=int(MsgType.PLAY),
+                payload={"c": 1, "p": 1, "s": 1, "d": 0, "m": 0})
+    with Counted(tmp_path / DB_FILE) as store:
+        disk = HeldWrites(store)
+        disk.journal(table, heard[:1], me.public_key)
+        disk.flush(quiet=True)
+        disk.journal(table, heard[1:2], me.public_key)
+        disk.flush(quiet=True)
+        assert store.records(table) == [] and appends == []
+        disk.journal(table, heard[2:], me.public_key)
+        disk.flush()
+        assert store.records(table) == heard and appends == [3]
+        disk.journal(table, heard[:1], me.public_key)
+        disk.journal(table, [Record(Kind.ENTRY, mine.raw)], me.public_key)
+        disk.flush(quiet=True)  # (an entry of mine always goes with a send: still, it waits not)
+        assert store.records(table)[-2:] == [heard[0], Record(Kind.ENTRY, mine.raw)]
 
 
 def test_a_resumed_host_takes_what_it_opened_with_and_checks_each_fact() -> None:

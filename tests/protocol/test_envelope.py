@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 
 import msgpack
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import p2p_nerts.protocol.envelope as envelope_module
 from p2p_nerts.protocol.clock import LamportClock
 from p2p_nerts.protocol.envelope import (
     DOMAIN,
@@ -23,7 +25,7 @@ from p2p_nerts.protocol.envelope import (
     open_entry,
     seal,
 )
-from p2p_nerts.protocol.identity import Identity
+from p2p_nerts.protocol.identity import Identity, verify
 
 ANA = Identity.from_seed(bytes(range(32)), "Ana")
 BO = Identity.from_seed(bytes(range(1, 33)), "Bo")
@@ -111,6 +113,46 @@ def test_any_flipped_bit_breaks_the_signature(where: int) -> None:
     raw = bytearray(sealed().raw)
     raw[where] ^= 0x01
     assert reason(bytes(raw)) == "bad_signature"
+
+
+def test_a_frame_checked_once_is_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[bytes] = []
+
+    def counting(key: bytes, signature: bytes, data: bytes) -> bool:
+        checked.append(signature)
+        return verify(key, signature, data)
+
+    monkeypatch.setattr(envelope_module, "verify", counting)
+    fields = good_fields()
+    fields[5] = 1 + int.from_bytes(os.urandom(6), "big")  # a frame no other test opened
+    raw = signed(body_of(*fields))
+    first = open_entry(raw)
+    assert open_entry(bytes(bytearray(raw))) == first  # the same bytes, another object
+    assert len(checked) == 1
+    # A copy with one byte changed is another frame: checked, and refused.
+    changed = bytearray(raw)
+    changed[40] ^= 0x01
+    assert reason(bytes(changed)) == "bad_signature"
+    assert len(checked) == 2
+
+
+def test_the_checked_frames_are_forgotten_a_generation_at_a_time() -> None:
+    checked = envelope_module._Checked(frames=2, size=1 << 20)
+    frames = [bytes([i]) * 100 for i in range(5)]
+    for raw in frames[:3]:
+        checked.add(raw)
+    assert all(raw in checked for raw in frames[:3])  # the third began a new generation
+    checked.add(frames[3])
+    checked.add(frames[4])  # a third generation: the first goes
+    assert [raw in checked for raw in frames] == [False, False, True, True, True]
+    by_size = envelope_module._Checked(frames=100, size=250)
+    for raw in frames[:3]:
+        by_size.add(raw)  # 300 bytes: a new generation
+    for raw in frames[3:]:
+        by_size.add(raw)
+    assert [raw in by_size for raw in frames] == [True] * 5
+    by_size.add(b"\xff" * 100)  # 300 bytes again: the first three go
+    assert [raw in by_size for raw in frames] == [False, False, False, True, True]
 
 
 def test_truncated_or_extended_body_breaks_the_signature() -> None:

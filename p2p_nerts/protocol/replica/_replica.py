@@ -210,10 +210,16 @@ class Replica:
         """Deliver to myself the play that :meth:`handle` just returned signed.
 
         The shell calls it right after sending what ``handle`` returned; had it
-        not, the next call into the replica would do it first.
+        not, the next call into the replica would do it first. It also takes in
+        what the command made deliverable, as the tick a command makes due does
+        (``_commanded``), so no tick is due for it: a bot's every move otherwise
+        woke its shell once more for a tick that nearly always did nothing.
         """
         self.now = now
         self._apply_own()
+        self._resumed()
+        self._delivery.advance()
+        self._commanded = False
         return self._flush()
 
     def _apply_own(self) -> None:
