@@ -162,8 +162,10 @@ class AuthorLog:
         return (start, end)
 
     def note_claim(self, seq: int) -> None:
-        """Someone says this author has sent up to ``seq`` (an ack, a heartbeat)."""
-        self.claimed = max(self.claimed, seq)
+        """Someone says this author has sent up to ``seq`` (an ack, a heartbeat).
+        Noted for every mark of every ACK: a comparison, not a call to ``max``."""
+        if seq > self.claimed:
+            self.claimed = seq
 
     def vouch(self, seq: int, lamport: int) -> None:
         """The author acknowledged at ``lamport``, having signed up to ``seq``.
@@ -172,7 +174,9 @@ class AuthorLog:
         (seq above them all) is later than each, so than the latest time. An
         ACK that came late, or a lying one, can only raise the bar.
         """
-        self.vouched = (max(self.vouched[0], seq), max(self.vouched[1], lamport))
+        vouched_seq, vouched_at = self.vouched
+        if seq > vouched_seq or lamport > vouched_at:  # (else it stays as it is)
+            self.vouched = (max(vouched_seq, seq), max(vouched_at, lamport))
 
     def lamport_problem(self, entry: Entry) -> str | None:
         """Why ``entry``'s Lamport time cannot be honest (the next one delivered), or None.

@@ -137,6 +137,10 @@ class RoundState:
     play_seq: dict[PlayKey, int] = field(default_factory=dict)  # play → its entry's seq
     #: In a game's last round: each seat's signed final result (records keep them).
     signed_results: dict[int, Result] = field(default_factory=dict)
+    #: ``seat_of``'s dict, and the ``keys`` it was built from.
+    _seats: dict[bytes, int] = field(default_factory=dict, init=False, repr=False,
+                                     compare=False)
+    _seats_for: tuple[bytes, ...] = field(default=(), init=False, repr=False, compare=False)
 
     @property
     def rotations(self) -> int:
@@ -418,10 +422,16 @@ class RoundState:
         return seat not in self.live or seat in self.dropping
 
     def seat_of(self, key: bytes) -> int | None:
-        try:
-            return self.keys.index(key)
-        except ValueError:
-            return None
+        """``key``'s seat in this round (None: it has none). Read for every mark of
+        every ACK received, so from a dict built once from ``keys`` (again if
+        ``keys`` is replaced), each key at its first seat as ``keys.index`` finds it."""
+        keys = self.keys
+        if self._seats_for is not keys:
+            seats: dict[bytes, int] = {}
+            for seat, k in enumerate(keys):
+                seats.setdefault(k, seat)
+            self._seats, self._seats_for = seats, keys
+        return self._seats.get(key)
 
 
 
