@@ -231,9 +231,13 @@ def take_marks(rs: RoundState, seat: int, upto: Iterable[AckMark],
     lead to a fork, returned.
     """
     leads: list[Lead] = []
+    # What ``seat`` holds, once it holds anything: counting a mark keeps the same
+    # dict (``RoundState.mark_counted``), so it is looked up again only until then.
+    held = rs.marks.get(seat)
     for mark in upto:
         author = rs.seat_of(mark.author)
-        held = rs.marks.get(seat)
+        if held is None:
+            held = rs.marks.get(seat)
         if author is None or (held is not None and mark.seq <= held.get(author, 0)):
             continue
         log = authors.get(mark.author)

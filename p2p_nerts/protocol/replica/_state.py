@@ -392,7 +392,8 @@ class RoundState:
     def mark_counted(self, seat: int, author: int, seq: int) -> None:
         """``seat`` holds ``author``'s entries up to ``seq``, the very ones we hold."""
         held = self.marks.setdefault(seat, {})
-        held[author] = max(held.get(author, 0), seq)
+        if seq > held.get(author, -1):  # (kept at its highest; a seq is never negative)
+            held[author] = seq
 
     def mark_waits(self, author: int, seat: int, mark: AckMark) -> None:
         """``seat``'s mark names an entry of ``author`` we do not hold yet."""
