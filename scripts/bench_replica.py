@@ -10,7 +10,7 @@ the foundation log, queue for total order, and the acknowledgement it causes
 verify is libsodium's, the one the replica uses; OpenSSL's (through
 ``cryptography``) is timed beside it for reference.
 
-Two workloads, in turn in the same run:
+Three workloads, in turn in the same run:
 
 - *game-like*: every play lands on its pile, as almost every play of a
   simulated game does (``nerts simulate``: about 1 in 100 bounces). One seat
@@ -18,6 +18,12 @@ Two workloads, in turn in the same run:
 - *bouncing*: one table, where after the first 52 plays every play bounces off
   a complete pile, so each also pays for finding who was first; the figure
   this script gave before it had the game-like one.
+- *ACK*: one seat of an 8-seat table at play receives its peers' ACKs (link
+  entries, unsigned, as they are sent), one at a time, each with every mark
+  news to it, as in play: at 8 peers a peer takes in about five ACKs for
+  every play (the author's direct ones, and the heartbeats), so their cost
+  is much of its CPU per play. Its figure is µs per ACK (there is no
+  signature to compare it with).
 
 The replica measured is the one this Python imports: pure, or the compiled
 build (``NERTS_COMPILE=1``; ``scripts/compile_engine.py --out DIR`` builds it
@@ -46,10 +52,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 import p2p_nerts.protocol.envelope as envelope_module
 from p2p_nerts.game.cards import make_card
-from p2p_nerts.protocol.envelope import DOMAIN, Entry, seal
+from p2p_nerts.protocol.envelope import DOMAIN, LINK_MAGIC, Entry, open_link_entry, seal
 from p2p_nerts.protocol.identity import verify
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Replica, StartRound
+from p2p_nerts.protocol.replica import HEARTBEAT, Replica, StartRound
 
 try:
     from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table, identities
@@ -70,6 +76,8 @@ clock = time.process_time_ns
 #: Plays one seat can land on a table: four piles, ace to queen, in suit turn.
 LANDING = 48
 WORKLOADS = ("game-like", "bouncing")
+#: Seats at the table of the ACK workload: the table size bench_net's figures are for.
+ACK_SEATS = 8
 
 
 class Table:
@@ -138,9 +146,60 @@ class Workload:
             self.single.append((clock() - t0) / BATCH / 1000)
 
 
+class AckTable:
+    """An 8-seat table at play, and each guest's heartbeat ACK for the host to receive."""
+
+    def __init__(self) -> None:
+        net: MemNet = bot_table(ACK_SEATS, seed=1)
+        net.output(0, net.replicas[0].handle(StartRound(), net.now))
+        assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
+        until = net.now + 3.0  # some plays, so that the marks name entries of each seat
+        net.run(lambda: net.now > until, limit=10)
+        net.drivers.clear()  # then the bots stop, and what is on its way arrives
+        until = net.now + 1.0
+        net.run(lambda: net.now > until, limit=10)
+        self.receiver: Replica = net.replicas[0]
+        rs = self.receiver.rs
+        assert rs is not None
+        self.rs = rs
+        self.now = net.now
+        #: (frame, the key of the link it comes on), one for each other seat.
+        self.frames: list[tuple[bytes, bytes]] = []
+        for peer in net.replicas[1:]:
+            key = peer.me.public_key
+            # Its heartbeat, as its next tick sends it (to every peer).
+            sends = peer.tick(net.now + HEARTBEAT).sends
+            acks = [s.data for s in sends if s.data[:len(LINK_MAGIC)] == LINK_MAGIC
+                    and open_link_entry(s.data, key).type == MsgType.ACK]
+            assert acks, "a seat sent no heartbeat"
+            self.frames.append((acks[0], key))
+        self.times: list[float] = []
+
+    def run(self, r: int) -> None:
+        """Receive ``BATCH`` ACKs in turn from the seats, each one's marks news (the
+        marks counted are forgotten before each, off the clock)."""
+        receiver, frames, marks = self.receiver, self.frames, self.rs.marks
+        spent = 0
+        for i in range(BATCH):
+            raw, via = frames[(r * BATCH + i) % len(frames)]
+            marks.clear()
+            t0 = clock()
+            receiver.receive(raw, self.now, via)
+            spent += clock() - t0
+        self.times.append(spent / BATCH / 1000)
+
+    def check(self) -> None:
+        """Every ACK was taken in: none refused, and their marks counted."""
+        assert not any(reason in self.receiver.rejected for reason in
+                       ("internal_error", "author_mismatch", "stranger", "unsigned_type")), \
+            self.receiver.rejected
+        assert self.rs.marks, "no mark of the ACKs counted"
+
+
 def measure() -> dict[str, list[float]]:
     """µs per frame of each batch: bare verifies and both workloads, interleaved."""
     loads = {name: Workload(name) for name in WORKLOADS}
+    acks = AckTable()
     first = loads["game-like"].tables[0].frames[0]
     openssl_key = Ed25519PublicKey.from_public_bytes(first.author)
     verify_frames = loads["bouncing"].batches
@@ -158,13 +217,16 @@ def measure() -> dict[str, list[float]]:
         openssl.append((clock() - t0) / BATCH / 1000)
         for load in loads.values():
             load.run(r)
+        acks.run(r)
     for load in loads.values():
         for table in load.tables:
             table.check()
+    acks.check()
     out = {"verify": bare, "openssl": openssl}
     for name, load in loads.items():
         out[f"{name} single"] = load.single
         out[f"{name} batched"] = load.batched
+    out["ack"] = acks.times
     return out
 
 
@@ -194,6 +256,7 @@ def report(figures: dict[str, list[float]]) -> None:
               f"{statistics.median(figures[f'{name} single']) / base:.2f}x   "
               f"batched {statistics.median(figures[f'{name} batched']) / base:.2f}x   "
               f"(target <= {TARGET}x)")
+    print(row(f"ACK at {ACK_SEATS} seats: receive, one", figures["ack"]))
 
 
 def child(path: Path | None, *, expect: str | None) -> dict[str, float]:
@@ -233,6 +296,14 @@ def compare(engines: list[tuple[str, Path | None, str | None]], runs: int) -> No
             cells.append(f"{us:6.1f} µs (p99 {tail:6.1f}) {ratio:5.2f}x  {gain:4.2f}x as fast")
         verify_us = statistics.median(r["verify"] for r in results[n])
         print(f"    {label:34} {verify_us:5.1f} µs " + " ".join(f"{c:>42}" for c in cells))
+    print(f"    an ACK received at {ACK_SEATS} seats, median µs (p99), speed-up against "
+          f"{engines[0][0]} pair by pair:")
+    for n, (label, _path, _expect) in enumerate(engines):
+        us = statistics.median(r["ack"] for r in results[n])
+        tail = statistics.median(r["ack p99"] for r in results[n])
+        gain = statistics.median(a["ack"] / b["ack"]
+                                 for a, b in zip(results[0], results[n], strict=True))
+        print(f"    {label:34} {us:6.1f} µs (p99 {tail:6.1f})  {gain:4.2f}x as fast")
 
 
 def main() -> int:
