@@ -81,7 +81,7 @@ from .entries import (
 )
 
 __all__ = ["CheckedRecord", "EventBook", "GameState", "MissingRecords", "Row", "TableResult",
-           "check_code", "table_id_for"]
+           "check_code", "stand_in_quorum", "table_id_for"]
 
 _TABLE_ID: Final = b"p2p-nerts/event-table\x00"
 
@@ -524,6 +524,12 @@ class MissingRecords(EventError):
         self.table_ids = table_ids
 
 
+def stand_in_quorum(table: TableSeats) -> int:
+    """The fewest players at a stand-in's game that make it count: more than half
+    the table's seats (see the module's docstring). A stand-in deals with no fewer."""
+    return len(table.seats) // 2 + 1
+
+
 def _fits(result: TableResult, table: TableSeats, *, stand_in: bool) -> bool:
     """Whether a game's keys are the table's: only seats it gave, and a host who
     played in it: its first seat, or (``stand_in``) a later one at a game that more
@@ -531,7 +537,7 @@ def _fits(result: TableResult, table: TableSeats, *, stand_in: bool) -> bool:
     host = result.version.host
     return (host in result.keys and result.keys <= set(table.seats)
             and (host == table.host or (stand_in and host in table.seats
-                                        and 2 * len(result.keys) > len(table.seats))))
+                                        and len(result.keys) >= stand_in_quorum(table))))
 
 
 def _earliest(table: TableSeats, results: Sequence[TableResult]) -> TableResult | None:

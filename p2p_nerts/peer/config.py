@@ -42,7 +42,11 @@ class TableConfig:
     watch); with ``auto_start`` their number, it deals once they all sit."""
     turn_up: float | None = None
     """Host: seconds after it opens (or comes back) that it waits for its players
-    before the first deal; then it deals with those seated, two at least."""
+    before the first deal; then it deals with those seated, ``deal_with`` at least."""
+    deal_with: int = 2
+    """Host: the fewest seated it deals with once its turn-up time is over (an
+    event's stand-in host: more than half the table, or its game would not
+    count)."""
     views: bool = True
     """This seat draws the other seats' tableaux (a screen), and says so as it
     links: the others send their VIEWs only to the peers that do. A bot or a
@@ -55,3 +59,5 @@ class TableConfig:
             raise ValueError(f"a seating lists 2..{self.max_seats} players")
         if self.turn_up is not None and not 0 <= self.turn_up <= 3600:
             raise ValueError("a turn-up time is 0..3600 seconds")
+        if not 2 <= self.deal_with <= self.max_seats:
+            raise ValueError(f"a table deals with 2..{self.max_seats} players")

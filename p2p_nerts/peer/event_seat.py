@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..event.book import EventBook, MissingRecords, check_code, table_id_for
+from ..event.book import EventBook, MissingRecords, check_code, stand_in_quorum, table_id_for
 from ..event.entries import EventError, Opened, Registered, Seated, TableSeats, code_proof, encode
 from ..game.bot import Bot
 from ..game.variants import VariantError, Variants
@@ -413,7 +413,8 @@ async def _host_table(identity: Identity, book: EventBook, seat: Seat, *, endpoi
                       store: Store | None, interfaces: Interfaces | None, views: bool,
                       turn_up: float) -> NetSession:
     """Open ``seat``'s table as its host (or stand-in), for its seated players only,
-    dealing once they all sit or after ``turn_up`` seconds with two."""
+    dealing once they all sit or after ``turn_up`` seconds with two; a stand-in
+    with more than half the table (the book counts its game only then)."""
     opened = book.opened
     assert opened is not None
     seated = book.games[seat.game].seated
@@ -421,7 +422,9 @@ async def _host_table(identity: Identity, book: EventBook, seat: Seat, *, endpoi
     table_id = table_id_for(opened.event_id, seat.game, table.letter)
     config = TableConfig(variants=_variants(seated, opened), seat_only=table.seats,
                          auto_start=len(table.seats), auto_next=AUTO_NEXT,
-                         turn_up=turn_up, views=views, max_seats=max(2, len(table.seats)))
+                         turn_up=turn_up, views=views, max_seats=max(2, len(table.seats)),
+                         deal_with=(2 if table.seats[0] == identity.public_key
+                                    else stand_in_quorum(table)))
     back = store.unfinished() if store is not None else None
     if store is not None and back is not None and back.table_id == table_id:
         # This machine crashed hosting it (or standing in): the game goes on from

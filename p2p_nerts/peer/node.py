@@ -84,6 +84,10 @@ def _as_opened(config: TableConfig, name: str, facts: dict[str, object]
             isinstance(k, str) and len(k) == 64 for k in seat_only):
         with contextlib.suppress(ValueError):
             config = replace(config, seat_only=tuple(bytes.fromhex(k) for k in seat_only))
+    deal_with = facts.get("deal_with")
+    if type(deal_with) is int:
+        with contextlib.suppress(ValueError):
+            config = replace(config, deal_with=deal_with)
     turn_up = facts.get("turn_up")
     if isinstance(turn_up, int | float) and not isinstance(turn_up, bool):
         with contextlib.suppress(ValueError):
@@ -137,7 +141,7 @@ class NetSession(NetShell):
             c = config
             self._disk.write(lambda s: s.note_hosting(self.replica.table_id, {
                 "name": table_name, "seats": c.max_seats, "auto_start": c.auto_start,
-                "auto_next": c.auto_next, "turn_up": c.turn_up,
+                "auto_next": c.auto_next, "turn_up": c.turn_up, "deal_with": c.deal_with,
                 "seat_only": None if c.seat_only is None else [k.hex() for k in c.seat_only]}))
         self._command(Open())
         self._hosting_at(endpoint, interfaces)
@@ -301,7 +305,8 @@ class NetSession(NetShell):
         return {"variants": c.variants, "countdown": c.countdown, "drop_after": c.drop_after,
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
                 "max_seats": c.max_seats, "seat_only": c.seat_only,
-                "deal_by": None if c.turn_up is None else self._clock() + c.turn_up}
+                "deal_by": None if c.turn_up is None else self._clock() + c.turn_up,
+                "deal_with": c.deal_with}
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())

@@ -9,7 +9,7 @@ import functools
 
 import pytest
 
-from p2p_nerts.event.book import EventBook, table_id_for
+from p2p_nerts.event.book import EventBook, stand_in_quorum, table_id_for
 from p2p_nerts.event.entries import EventError, TableSeats
 from p2p_nerts.event.export import export, verify_export
 
@@ -80,9 +80,16 @@ def test_a_rival_table_opened_under_a_later_seat_neither_splits_nor_steals_the_g
 
 
 def test_a_stand_in_counts_where_most_of_the_table_played_and_not_where_half_did() -> None:
+    """A game of ``stand_in_quorum`` players counts, one fewer does not: the number a
+    stand-in host waits for at its turn-up time before it deals (``deal_with``)."""
+    _book, table = _seated()
+    assert stand_in_quorum(table) == 3
     assert _played(_book_with(_game(2, 1, 3))) == _seats(1, 2, 3)
     assert _book_with(_game(1, 2)).results() == {}
     assert _book_with(_game(3, 2)).results() == {}
+    keys = [bytes([k]) * 32 for k in range(5)]
+    assert [stand_in_quorum(TableSeats("A", keys[0], tuple(keys[:n]))) for n in (3, 4, 5)
+            ] == [2, 3, 3]
 
 
 def test_of_two_stand_ins_games_the_earlier_seats_counts() -> None:

@@ -6,6 +6,7 @@ Real sessions on 127.0.0.1 (no mDNS).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -107,3 +108,34 @@ def test_a_turn_up_time_waits_for_a_second_player() -> None:
         await asyncio.gather(runner, joined)
 
     asyncio.run(scenario())
+
+
+def test_a_stand_in_past_its_turn_up_time_waits_for_more_than_half_the_table() -> None:
+    """A stand-in host (``deal_with``: 3 of a table of 4) deals no game that could not
+    count: past its turn-up time with two seated it waits, and deals as a third sits."""
+    async def scenario() -> None:
+        ana, ben, cy, dee = (Identity.generate(n) for n in ("Ana", "Ben", "Cy", "Dee"))
+        config = replace(seating(dee, ana, ben, cy, turn_up=0.0), deal_with=3)
+        host = await NetSession.host(ana, config, LOCAL, table_name="Game 1 · table D",
+                                     interfaces=None)
+        runners = [asyncio.create_task(host.run())]
+        address = ("127.0.0.1", host.port)
+        ben_s = await NetSession.join(ben, address, TableConfig(), LOCAL)
+        runners.append(asyncio.create_task(ben_s.run()))
+        await until(lambda: ben.public_key in host.view.seated, "Ben's seat")
+        await asyncio.sleep(0.3)  # past its turn-up time with two of four: no deal
+        assert host.replica.phase is Phase.LOBBY
+        cy_s = await NetSession.join(cy, address, TableConfig(), LOCAL)
+        runners.append(asyncio.create_task(cy_s.run()))
+        await until(lambda: host.replica.phase is not Phase.LOBBY, "the deal once Cy sits")
+        assert host.view.seated == {ana.public_key, ben.public_key, cy.public_key}
+        for s in (cy_s, ben_s, host):
+            s.close()
+        await asyncio.gather(*runners)
+
+    asyncio.run(scenario())
+
+
+def test_a_deal_with_above_the_seats_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"a table deals with 2\.\.4 players"):
+        TableConfig(max_seats=4, deal_with=5)

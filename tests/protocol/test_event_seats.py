@@ -54,6 +54,27 @@ def test_a_turn_up_time_deals_with_two_or_more_and_not_before_it() -> None:
                      sitting_down=()) is None
 
 
+def test_a_stand_in_deals_at_its_turn_up_time_only_with_more_than_half_the_table() -> None:
+    """An event's stand-in host (``deal_with``: more than half of a table of four)
+    deals no game that could not count: at its turn-up time with two of four it
+    waits, and deals as the third sits."""
+    assert not auto_deal_due(Phase.LOBBY, 2, 4, 10.0, 50.0, (), frozenset(), deal_with=3)
+    assert next_auto_deal(Phase.LOBBY, 2, 4, 10.0, 50.0, (), frozenset(),
+                          deal_with=3) == float("inf")  # only a seat taken can make it
+    assert auto_deal_due(Phase.LOBBY, 3, 4, 10.0, 50.0, (), frozenset(), deal_with=3)
+    assert next_auto_deal(Phase.LOBBY, 3, 4, 10.0, 50.0, (), frozenset(), deal_with=3) == 50.0
+    two = (Seat(HOST, "host"), Seat(A, "a"))
+    s = Seating(HOST, HOST, variants=Variants(), countdown=3.0, drop_after=10.0,
+                auto_start=4, auto_next=8.0, max_seats=4, seat_only=(HOST, A, B, NEW),
+                deal_by=10.0, deal_with=3)
+    s.seats = two
+    t = _table(two, frozenset({HOST, A, B, NEW}))
+    assert s.auto_deal(t, 50.0) == [] and s.next_round_at == 10.0  # still waiting
+    three = (*two, Seat(B, "b"))
+    t = _table(three, frozenset({HOST, A, B, NEW}))
+    assert s.auto_deal(t, 51.0) == start_round(t)
+
+
 def test_once_dealt_the_table_seats_only_those_dealt_in() -> None:
     s = Seating(HOST, HOST, variants=Variants(), countdown=3.0, drop_after=10.0,
                 auto_start=3, auto_next=8.0, max_seats=3, seat_only=(HOST, A, B),

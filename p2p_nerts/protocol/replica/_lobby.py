@@ -436,24 +436,27 @@ def arranged(seats: tuple[Seat, ...], order: tuple[bytes, ...]) -> tuple[Seat, .
 
 def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
                   next_round_at: float | None, now: float, sitting_down: Collection[bytes],
-                  seated: frozenset[bytes]) -> bool:
+                  seated: frozenset[bytes], deal_with: int = 2) -> bool:
     """Whether a host dealing by itself deals now: in the lobby once enough are
-    seated, or once its turn-up time (``next_round_at`` there) is over with two
-    seated at least; between rounds once the break is over and the newcomers
-    seated as the round closed have caught up (or were waited for long enough)."""
+    seated, or once its turn-up time (``next_round_at`` there) is over with
+    ``deal_with`` seated at least (two, or more: an event's stand-in host deals
+    only a game that can count); between rounds once the break is over and the
+    newcomers seated as the round closed have caught up (or were waited for
+    long enough)."""
     if phase is Phase.LOBBY:
         return (bool(auto_start) and seats >= (auto_start or 0)) or (
-            next_round_at is not None and now >= next_round_at and seats >= 2)
+            next_round_at is not None and now >= next_round_at and seats >= deal_with)
     return (phase is Phase.BETWEEN and next_round_at is not None and now >= next_round_at
             and (not seated.intersection(sitting_down) or now >= next_round_at + SIT_DOWN_WAIT))
 
 
 def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
                    next_round_at: float | None, now: float, sitting_down: Collection[bytes],
-                   seated: frozenset[bytes]) -> float:
+                   seated: frozenset[bytes], deal_with: int = 2) -> float:
     """When :func:`auto_deal_due` next says yes by time alone: ``now`` if it does now
     (inf: only a call can make it: a seat taken, a newcomer caught up)."""
-    if auto_deal_due(phase, seats, auto_start, next_round_at, now, sitting_down, seated):
+    if auto_deal_due(phase, seats, auto_start, next_round_at, now, sitting_down, seated,
+                     deal_with):
         return now
     if phase is Phase.LOBBY and next_round_at is not None:
         return next_round_at if next_round_at > now else float("inf")
@@ -464,11 +467,11 @@ def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
 
 
 def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
-              sitting_down: Collection[bytes]) -> list[Effect] | str | None:
+              sitting_down: Collection[bytes], deal_with: int = 2) -> list[Effect] | str | None:
     """Host: the deal it makes by itself now (:func:`start_round`), if due
     (:func:`auto_deal_due`; None: not due), or why it cannot make it."""
     if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,
-                         t.seated):
+                         t.seated, deal_with):
         return None
     try:
         return start_round(t)

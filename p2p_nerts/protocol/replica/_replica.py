@@ -91,6 +91,7 @@ class Replica:
         players: Iterable[bytes] = (),
         seat_only: Collection[bytes] | None = None,
         deal_by: float | None = None,
+        deal_with: int = 2,
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -99,7 +100,7 @@ class Replica:
         self.seating = Seating(identity.public_key, host_key, variants=variants or Variants(),
                                countdown=countdown, drop_after=drop_after, auto_start=auto_start,
                                auto_next=auto_next, max_seats=max_seats,
-                               seat_only=seat_only, deal_by=deal_by)
+                               seat_only=seat_only, deal_by=deal_by, deal_with=deal_with)
         self.clock = LamportClock()
         self._outbox = Outbox(identity, table_id, self.clock)
         self._places = intake.Places(max_held)  # early entries held per author, and bytes

@@ -29,7 +29,7 @@ class Seating:
     def __init__(self, me: bytes, host_key: bytes, *, variants: Variants, countdown: float,
                  drop_after: float, auto_start: int | None, auto_next: float | None,
                  max_seats: int, seat_only: Collection[bytes] | None = None,
-                 deal_by: float | None = None) -> None:
+                 deal_by: float | None = None, deal_with: int = 2) -> None:
         # A host announces its clocks in its SETTINGS, which every replica (the
         # host's too) then plays by: clocks that every peer would refuse there
         # are refused here, before anything is signed.
@@ -62,6 +62,8 @@ class Seating:
         #: when it deals the first with those seated (two at least), if it has
         #: a turn-up time (``deal_by``).
         self.next_round_at: float | None = deal_by
+        #: Host: the fewest seated it deals the first round with at that time.
+        self.deal_with = deal_with
         #: Host: the only keys it seats (an event's seating), None: anyone. Once
         #: it has dealt, only those dealt in the first round (a no-show plays
         #: from the event's next game, at the table it is seated at then).
@@ -162,14 +164,15 @@ class Seating:
     def next_auto_deal(self, t: Table, now: float) -> float:
         """When :meth:`auto_deal` next deals by time alone (``lobby.next_auto_deal``)."""
         return next_auto_deal(t.phase, len(t.seats), self.auto_start, self.next_round_at, now,
-                              self.sitting_down.keys(), t.seated)
+                              self.sitting_down.keys(), t.seated, self.deal_with)
 
     def auto_deal(self, t: Table, now: float) -> list[Effect]:
         """Host: what dealing by itself does now (``lobby.auto_deal``), ``t`` this
         seating's :meth:`table`: a deal it cannot make is said once, and then it
         deals by itself no more, but waits for a person."""
         deal = auto_deal(t, auto_start=self.auto_start, next_round_at=self.next_round_at,
-                         now=now, sitting_down=self.sitting_down.keys())
+                         now=now, sitting_down=self.sitting_down.keys(),
+                         deal_with=self.deal_with)
         if deal is None:
             return []
         self.next_round_at = None  # due: it is over, dealt or not
