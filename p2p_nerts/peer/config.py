@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..game.variants import Variants
 from ..net.bounds import Limits
 from ..net.channel import normalize_code
-from ..protocol.replica import COUNTDOWN, DROP_AFTER
+from ..protocol.replica import COUNTDOWN, DEAL_WITH, DROP_AFTER
 
 __all__ = ["TableConfig"]
 
@@ -43,7 +43,7 @@ class TableConfig:
     turn_up: float | None = None
     """Host: seconds after it opens (or comes back) that it waits for its players
     before the first deal; then it deals with those seated, ``deal_with`` at least."""
-    deal_with: int = 2
+    deal_with: int = DEAL_WITH
     """Host: the fewest seated it deals with once its turn-up time is over (an
     event's stand-in host: more than half the table, or its game would not
     count)."""
@@ -59,5 +59,5 @@ class TableConfig:
             raise ValueError(f"a seating lists 2..{self.max_seats} players")
         if self.turn_up is not None and not 0 <= self.turn_up <= 3600:
             raise ValueError("a turn-up time is 0..3600 seconds")
-        if not 2 <= self.deal_with <= self.max_seats:
-            raise ValueError(f"a table deals with 2..{self.max_seats} players")
+        if not DEAL_WITH <= self.deal_with <= self.max_seats:
+            raise ValueError(f"a table deals with {DEAL_WITH}..{self.max_seats} players")

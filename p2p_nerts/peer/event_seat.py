@@ -37,6 +37,7 @@ from ..net.interfaces import Interfaces
 from ..net.link import LinkError, Refused
 from ..net.mesh import BACKOFF_MAX, BACKOFF_MIN
 from ..protocol.identity import Identity
+from ..protocol.replica import DEAL_WITH
 from ..records.record import MAX_RECORD, RecordError
 from ..records.record import decode as decode_record
 from ..store import Store, StoreError
@@ -423,7 +424,7 @@ async def _host_table(identity: Identity, book: EventBook, seat: Seat, *, endpoi
     config = TableConfig(variants=_variants(seated, opened), seat_only=table.seats,
                          auto_start=len(table.seats), auto_next=AUTO_NEXT,
                          turn_up=turn_up, views=views, max_seats=max(2, len(table.seats)),
-                         deal_with=(2 if table.seats[0] == identity.public_key
+                         deal_with=(DEAL_WITH if table.seats[0] == identity.public_key
                                     else stand_in_quorum(table)))
     back = store.unfinished() if store is not None else None
     if store is not None and back is not None and back.table_id == table_id:

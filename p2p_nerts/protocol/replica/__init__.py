@@ -29,6 +29,7 @@ Where state changes, the rule every module here keeps:
 
 from ._base import (
     COUNTDOWN,
+    DEAL_WITH,
     DROP_AFTER,
     EPHEMERAL,
     HEARTBEAT,
@@ -67,6 +68,7 @@ from ._view import RoundView, TableView
 
 __all__ = [
     "COUNTDOWN",
+    "DEAL_WITH",
     "DROP_AFTER",
     "EPHEMERAL",
     "HEARTBEAT",

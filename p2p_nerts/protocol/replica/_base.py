@@ -37,6 +37,9 @@ COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (defaul
 HEARTBEAT = 0.5  # an ACK at least this often while a round runs
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
+#: The fewest seated a host dealing by itself deals with once its turn-up time is
+#: over (default; an event's stand-in host waits for more).
+DEAL_WITH = 2
 RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
 #: While a seat back from its journal learns where its chain ends, a tick at
 #: least this often (``Replica.next_due``): a few seconds at most, once a restart.

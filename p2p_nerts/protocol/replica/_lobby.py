@@ -22,7 +22,15 @@ from .. import events as ev
 from ..envelope import Entry, EnvelopeError
 from ..messages import Goodbye, Join, Leave, Payload, Ready, Resend, Roster, Seat, Settings
 from ..messages import Refuse as Refusal
-from ._base import SIT_DOWN_WAIT, CommandError, Phase, clocks_problem, rules_of, settings_of
+from ._base import (
+    DEAL_WITH,
+    SIT_DOWN_WAIT,
+    CommandError,
+    Phase,
+    clocks_problem,
+    rules_of,
+    settings_of,
+)
 from ._commands import (
     ArrangeSeats,
     AskToWatch,
@@ -436,7 +444,7 @@ def arranged(seats: tuple[Seat, ...], order: tuple[bytes, ...]) -> tuple[Seat, .
 
 def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
                   next_round_at: float | None, now: float, sitting_down: Collection[bytes],
-                  seated: frozenset[bytes], deal_with: int = 2) -> bool:
+                  seated: frozenset[bytes], deal_with: int = DEAL_WITH) -> bool:
     """Whether a host dealing by itself deals now: in the lobby once enough are
     seated, or once its turn-up time (``next_round_at`` there) is over with
     ``deal_with`` seated at least (two, or more: an event's stand-in host deals
@@ -452,7 +460,7 @@ def auto_deal_due(phase: Phase, seats: int, auto_start: int | None,
 
 def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
                    next_round_at: float | None, now: float, sitting_down: Collection[bytes],
-                   seated: frozenset[bytes], deal_with: int = 2) -> float:
+                   seated: frozenset[bytes], deal_with: int = DEAL_WITH) -> float:
     """When :func:`auto_deal_due` next says yes by time alone: ``now`` if it does now
     (inf: only a call can make it: a seat taken, a newcomer caught up)."""
     if auto_deal_due(phase, seats, auto_start, next_round_at, now, sitting_down, seated,
@@ -467,7 +475,8 @@ def next_auto_deal(phase: Phase, seats: int, auto_start: int | None,
 
 
 def auto_deal(t: Table, *, auto_start: int | None, next_round_at: float | None, now: float,
-              sitting_down: Collection[bytes], deal_with: int = 2) -> list[Effect] | str | None:
+              sitting_down: Collection[bytes],
+              deal_with: int = DEAL_WITH) -> list[Effect] | str | None:
     """Host: the deal it makes by itself now (:func:`start_round`), if due
     (:func:`auto_deal_due`; None: not due), or why it cannot make it."""
     if not auto_deal_due(t.phase, len(t.seats), auto_start, next_round_at, now, sitting_down,

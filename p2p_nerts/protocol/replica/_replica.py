@@ -37,6 +37,7 @@ from . import _recovery as recovery
 from . import _shuffle as shuffle
 from ._base import (
     COUNTDOWN,
+    DEAL_WITH,
     DROP_AFTER,
     DUE_HAIR,
     RESUME_POLL,
@@ -91,7 +92,7 @@ class Replica:
         players: Iterable[bytes] = (),
         seat_only: Collection[bytes] | None = None,
         deal_by: float | None = None,
-        deal_with: int = 2,
+        deal_with: int = DEAL_WITH,
     ) -> None:
         self.me = identity
         self.table_id = table_id

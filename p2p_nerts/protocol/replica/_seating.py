@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable
 from ...game.variants import Variants
 from .. import events as ev
 from ..messages import AckMark, Seat, Settings
-from ._base import Phase, clocks_problem, settings_of
+from ._base import DEAL_WITH, Phase, clocks_problem, settings_of
 from ._effects import Effect, Emit
 from ._intake import has_place
 from ._liveness import holds_from
@@ -29,7 +29,7 @@ class Seating:
     def __init__(self, me: bytes, host_key: bytes, *, variants: Variants, countdown: float,
                  drop_after: float, auto_start: int | None, auto_next: float | None,
                  max_seats: int, seat_only: Collection[bytes] | None = None,
-                 deal_by: float | None = None, deal_with: int = 2) -> None:
+                 deal_by: float | None = None, deal_with: int = DEAL_WITH) -> None:
         # A host announces its clocks in its SETTINGS, which every replica (the
         # host's too) then plays by: clocks that every peer would refuse there
         # are refused here, before anything is signed.
