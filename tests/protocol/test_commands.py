@@ -70,6 +70,8 @@ def test_a_seat_moves_only_while_its_round_is_played_and_it_is_in_it() -> None:
     gone.live.discard(0)
     assert refused(gone, Phase.PLAYING, False) == (
         "you were dropped from this round; you play again next round")
+    gone.left[0] = 4  # it said GOODBYE, and so left the live seats
+    assert refused(gone, Phase.PLAYING, False) == "you left this round; you play again next round"
 
 
 def test_a_seat_back_from_a_restart_moves_once_it_has_heard_the_table_out() -> None:

@@ -94,7 +94,11 @@ def test_turn_stock_and_call_nerts_by_keys() -> None:
             assert "Call Nerts only with an empty Nerts pile" in h.screen()
             await h.press("n", "f")
             assert "Your Nerts pile is empty: ! calls Nerts!" in h.screen()
+            assert "the round is ending" not in h.row("── You:")
             await h.press("!")
+            # My keys do nothing now, and my section says so before one is tried.
+            assert "You: Tess · up 1 · 0 in your Nerts pile · you called Nerts: the round is " \
+                "ending" in h.row("── You:")
             h.advance(0.5)
             assert "Round 1 is over: Tess called Nerts!" in h.screen()
     asyncio.run(main())

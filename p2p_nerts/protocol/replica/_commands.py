@@ -146,10 +146,10 @@ def refused(rs: RoundState | None, phase: Phase, watching: bool,
         return "the round is over"
     if rs.i_called:
         return "you called Nerts: the round is ending"
+    if rs.me is not None and rs.me in rs.left:  # (its drop follows from it)
+        return "you left this round; you play again next round"
     if rs.me is None or rs.dropped(rs.me):
         return "you were dropped from this round; you play again next round"
-    if rs.me in rs.left:
-        return "you left this round; you play again next round"
     if rs.me in rs.forks:
         return "this seat signed two different entries under one number: it sits out"
     if behind:
