@@ -116,9 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
         "With no COMMAND: the network lobby, to open a table, join one or play solo.",
         epilog="The rules, every variant and the scoring: docs/RULES.md in the source; "
                "in the game, ? shows the keys and a page of rules.")
+    # A command's own --interfaces has no default (argparse.SUPPRESS), so that this
+    # one, given before the command, holds unless the command's is given too.
     parser.add_argument("--interfaces", metavar="LIST",
-                        help="mDNS interfaces of the lobby (`nerts` alone): all, default or "
-                             "IP addresses (env NERTS_INTERFACES)")
+                        help="mDNS interfaces (and, for a table, where it listens): all, "
+                             "default or IP addresses (env NERTS_INTERFACES); before or "
+                             "after the command")
     parser.add_argument("--version", action="version", version=version_line(),
                         help="show the version and which build runs (compiled or pure), and exit")
     # Each command's parser is a _Parser too (argparse makes them of the root's class).

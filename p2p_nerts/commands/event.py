@@ -107,7 +107,7 @@ def add_event_commands(events: Any) -> None:
         parser.add_argument("--data-dir", type=Path, metavar="DIR",
                             help="your key and records (default: $NERTS_HOME or the XDG "
                                  "data dir)")
-        parser.add_argument("--interfaces", metavar="LIST",
+        parser.add_argument("--interfaces", metavar="LIST", default=argparse.SUPPRESS,
                             help="interfaces for mDNS: all, default or IP addresses "
                                  "(env NERTS_INTERFACES)")
         parser.add_argument("--export", type=Path, metavar="FILE",

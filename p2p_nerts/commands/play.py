@@ -145,7 +145,7 @@ def _seat_args(p: argparse.ArgumentParser, *, bot: bool = False, watch: bool = F
     p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
     p.add_argument("--advertise-port", type=int, metavar="PORT",
                    help="port other peers should dial (behind a relay or port forward)")
-    p.add_argument("--interfaces", metavar="LIST",
+    p.add_argument("--interfaces", metavar="LIST", default=argparse.SUPPRESS,
                    help="interfaces for mDNS, and for the TCP listener unless --bind is "
                         "given: all, default or IP addresses (env NERTS_INTERFACES)")
     p.add_argument("--headless", action="store_true",

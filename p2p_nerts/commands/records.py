@@ -68,7 +68,7 @@ def add_record_commands(sub: Any) -> None:
     event.add_argument("--listen", type=float, default=results.LISTEN, metavar="SECONDS",
                        help="how long to look for players on the network "
                             f"(default {results.LISTEN:g})")
-    event.add_argument("--interfaces", metavar="LIST",
+    event.add_argument("--interfaces", metavar="LIST", default=argparse.SUPPRESS,
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
     _data_dir(event)

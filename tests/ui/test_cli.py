@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from p2p_nerts import __version__
-from p2p_nerts.cli import main
+from p2p_nerts.cli import build_parser, main
 from p2p_nerts.lines import fail
 
 from ..gamekit import ENGINE_COMPILED
@@ -71,6 +71,9 @@ def test_a_simulated_game_of_one_round_says_round_not_rounds(
         (["bot", "tess:99999"], "nerts bot: error: 'tess:99999': a port must be 1..65535"),
         (["join", "[::1]:0"], "nerts join: error: '[::1]:0': a port must be 1..65535"),
         (["--interfaces", "nowhere"], "nerts: error: interfaces 'nowhere'"),
+        (["--interfaces", "nowhere", "host"], "nerts host: error: interfaces 'nowhere'"),
+        (["--interfaces", "nowhere", "event", "open", "Cup"],
+         "nerts event open: error: interfaces 'nowhere'"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
@@ -82,6 +85,20 @@ def test_bad_arguments_exit_2_with_one_clear_line(argv: list[str], words: str,
     assert words in err and "Traceback" not in err
     # The usage line is the command's own, as with argparse's own errors.
     assert err.startswith(f"usage: {words.split(':')[0]} ")
+
+
+@pytest.mark.parametrize("command", [["host"], ["join"], ["bot"], ["watch"],
+                                     ["event"], ["event", "open", "Cup"],
+                                     ["event", "join", "Cup"]])
+def test_interfaces_given_before_the_command_hold_for_it(command: list[str]) -> None:
+    """``nerts --interfaces 127.0.0.1 host`` keeps the table on loopback, as the same flag
+    after the command does, and the command's own wins where both are given: it was
+    lost, and the table went on every interface."""
+    parser = build_parser()
+    assert parser.parse_args(["--interfaces", "127.0.0.1", *command]).interfaces == "127.0.0.1"
+    assert parser.parse_args(command).interfaces is None  # then NERTS_INTERFACES, or all
+    both = ["--interfaces", "127.0.0.1", *command, "--interfaces", "::1"]
+    assert parser.parse_args(both).interfaces == "::1"
 
 
 def test_watch_lists_no_option_it_refuses(capsys: pytest.CaptureFixture[str]) -> None:
