@@ -104,7 +104,9 @@ def add_event_commands(events: Any) -> None:
                             help="the event's code: only those who know it register")
         parser.add_argument("--name", dest="player_name", metavar="NAME",
                             help="your display name (default: the one saved with your key)")
-        parser.add_argument("--data-dir", type=Path, metavar="DIR",
+        # No default of their own (SUPPRESS), so that nerts event's, given before
+        # the command, holds unless given here too.
+        parser.add_argument("--data-dir", type=Path, metavar="DIR", default=argparse.SUPPRESS,
                             help="your key and records (default: $NERTS_HOME or the XDG "
                                  "data dir)")
         parser.add_argument("--interfaces", metavar="LIST", default=argparse.SUPPRESS,

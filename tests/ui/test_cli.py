@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,6 +100,15 @@ def test_interfaces_given_before_the_command_hold_for_it(command: list[str]) -> 
     assert parser.parse_args(command).interfaces is None  # then NERTS_INTERFACES, or all
     both = ["--interfaces", "127.0.0.1", *command, "--interfaces", "::1"]
     assert parser.parse_args(both).interfaces == "::1"
+
+
+@pytest.mark.parametrize("command", [["open", "Cup"], ["join", "Cup"]])
+def test_event_data_dir_given_before_the_command_holds_for_it(command: list[str]) -> None:
+    parser = build_parser()
+    assert parser.parse_args(["event", "--data-dir", "/d", *command]).data_dir == Path("/d")
+    assert parser.parse_args(["event", *command]).data_dir is None
+    assert parser.parse_args(["event", "--data-dir", "/d", *command,
+                              "--data-dir", "/e"]).data_dir == Path("/e")
 
 
 def test_watch_lists_no_option_it_refuses(capsys: pytest.CaptureFixture[str]) -> None:
