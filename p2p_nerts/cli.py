@@ -42,6 +42,7 @@ from .peer.node import Endpoint
 from .peer.results import serving_results
 from .peer.tables import LanTables
 from .protocol.identity import Identity, IdentityError, default_data_dir
+from .records.history import left_line
 from .session import SOLO_DELAY, LocalTable, Session, solo_table
 from .store import DB_FILE, Store, StoreDamaged, StoreError
 
@@ -271,11 +272,7 @@ def _resumed_solo(identity: Identity, store: Store) -> LocalTable:
 
 def left_solo(table: LocalTable) -> str:
     """The one line said as the player leaves a solo table: where the game is now."""
-    if table.kept is None:
-        return ("no round finished: nerts solo --resume goes on with the game"
-                if table.resumable else "no round played: nothing kept")
-    line = f"game #{table.kept} kept: nerts history"
-    return line + ("; nerts solo --resume goes on with it" if table.resumable else "")
+    return left_line(table.kept, table.resumable, "solo")
 
 
 def _say(line: str) -> None:

@@ -39,7 +39,8 @@ from ..protocol.identity import (
     default_data_dir,
     load_or_create,
 )
-from ..protocol.replica import COUNTDOWN, DROP_AFTER, clocks_problem
+from ..protocol.replica import COUNTDOWN, DROP_AFTER, Phase, Replica, clocks_problem
+from ..records.history import left_line
 from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 
@@ -344,9 +345,28 @@ async def _play(args: argparse.Namespace, identity: Identity, config: TableConfi
         if partner is not None:
             session.close()  # done already when the player left the table
             await partner  # it ends with the session
+        if not session.watching:
+            print(where_the_game_is(store, session.replica, args.command), flush=True)
         return 0
     bot = table_bot(args.bot, pace=args.pace, seed=args.seed) if args.bot else None
     return await run_headless(session, bot=bot, summary=summary, linger=args.linger)
+
+
+def where_the_game_is(store: Store, replica: Replica, command: str) -> str:
+    """The line said as the player leaves a networked table at their screen, as at a
+    solo table (``records.history.left_line``): ``--resume`` goes on with a game
+    dealt, not over, that is the store's unfinished table; the store holds all the
+    session had to write by then."""
+    table_id = replica.table_id
+    try:
+        resumable = (replica.rs is not None and replica.phase is not Phase.OVER
+                     and (table := store.unfinished()) is not None
+                     and table.table_id == table_id)
+        kept = next((number for number, game in store.games()
+                     if game.get("table_id") == table_id.hex()), None)
+    except StoreError as exc:
+        return f"your history cannot be read: {exc}"
+    return left_line(kept, resumable, command)
 
 
 async def _resume(args: argparse.Namespace, identity: Identity, config: TableConfig,

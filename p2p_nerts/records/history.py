@@ -129,6 +129,17 @@ def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
             *statistics_text(statistics([g for _n, g in games], me))]
 
 
+def left_line(kept: int | None, resumable: bool, command: str) -> str:
+    """The one line said as the player leaves a table: where its game is now.
+    ``kept``: its number in the history, if a round of it is kept; ``resumable``:
+    ``nerts COMMAND --resume`` goes on with it (``command``: solo, host or join)."""
+    goes_on = f"nerts {command} --resume goes on with"
+    if kept is None:
+        return (f"no round finished: {goes_on} the game" if resumable
+                else "no round played: nothing kept")
+    return f"game #{kept} kept: nerts history" + (f"; {goes_on} it" if resumable else "")
+
+
 def _goes_on(g: Game, me: str) -> str:
     """An unfinished game in words: the command that goes on with it."""
     command = ("solo" if SOLO in g["flags"] else

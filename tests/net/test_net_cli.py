@@ -31,6 +31,7 @@ from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity, load_or_create
 from p2p_nerts.protocol.journal import Kind, Record
+from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
@@ -212,7 +213,8 @@ def test_another_protocol_version_exits_1(future_host: int,
 
 @pytest.mark.parametrize("from_env", [False, True])
 def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
-        from_env: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+        from_env: bool, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """The host's table lobby shows the code (test_ui_seats): here, that it gets it."""
     opened: list[tuple[bool, str | None]] = []
 
@@ -237,6 +239,54 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
         argv += ["--code", "pink otter"]
     assert main(argv) == 0
     assert opened == [(True, "pink otter")]
+    assert capsys.readouterr().out.endswith("no round played: nothing kept\n")
+
+
+@pytest.mark.parametrize(("leave", "said"), [
+    ("dealt", "no round finished: nerts host --resume goes on with the game"),
+    ("scored", "game #1 kept: nerts history; nerts host --resume goes on with it"),
+])
+def test_a_host_leaving_at_its_screen_is_told_where_the_game_is(
+        leave: str, said: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As a solo player is: its table is what --resume goes back to, and a round scored
+    is in the history. (A bot plays the host's seat, another a guest's.)"""
+
+    class App:
+        def __init__(self, session: Session, *_args: object, **_kwargs: object) -> None:
+            assert isinstance(session, NetSession)
+            self.host = session
+
+        async def run(self) -> None:
+            host = self.host
+            seat = asyncio.create_task(run_headless(
+                host, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(1)), summary=None))
+            guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
+                                          TableConfig(), Endpoint(bind="127.0.0.1"))
+            bot = asyncio.create_task(run_headless(
+                guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(2)), summary=None))
+            r = host.replica
+
+            def there() -> bool:
+                rs = r.rs
+                if leave == "dealt":
+                    return rs is not None and rs.started
+                return r.phase is Phase.BETWEEN
+            try:
+                async with asyncio.timeout(25):
+                    while not there():
+                        await asyncio.sleep(0.02)
+            finally:
+                host.close()
+                await seat
+                bot.cancel()
+                guest.close()
+
+    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
+    assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--auto-start", "2",
+                 "--countdown", "0", "--target", "1000"]) == 0
+    assert capsys.readouterr().out.endswith(said + "\n")
 
 
 def test_a_partner_plays_the_players_tableau_at_a_share_table(
