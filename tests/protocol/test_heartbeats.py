@@ -8,9 +8,17 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog, Play
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.replica._base import HEARTBEAT
-from p2p_nerts.protocol.replica._heartbeats import Heartbeats
-from p2p_nerts.protocol.replica._state import RoundState
+from p2p_nerts.protocol.messages import MsgType, Nerts, Stuck
+from p2p_nerts.protocol.messages import Play as PlayMsg
+from p2p_nerts.protocol.replica._base import HEARTBEAT, Phase
+from p2p_nerts.protocol.replica._heartbeats import (
+    BEATS_PER_DROP,
+    PLAY_HEARTBEAT,
+    SINGLE_SLACK,
+    Heartbeats,
+    every,
+)
+from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 pytestmark = pytest.mark.fast
 
@@ -19,35 +27,95 @@ A, B = b"\x0a" * 32, b"\x0b" * 32
 
 def test_with_nobody_acked_the_heartbeat_goes_to_everyone_every_heartbeat() -> None:
     beats = Heartbeats()
-    assert beats.due(10.0) == (frozenset(), [])
-    assert beats.due(10.0 + HEARTBEAT / 2) == (None, [])
-    assert beats.due(10.0 + 1.5 * HEARTBEAT) == (frozenset(), [])
+    assert beats.due(10.0, HEARTBEAT) == (frozenset(), [])
+    assert beats.due(10.0 + HEARTBEAT / 2, HEARTBEAT) == (None, [])
+    assert beats.due(10.0 + 1.5 * HEARTBEAT, HEARTBEAT) == (frozenset(), [])
 
 
 def test_no_peer_waits_longer_than_a_heartbeat_for_my_marks() -> None:
     """A peer acked since the last heartbeat is left out of the next, and gets its
     own a HEARTBEAT after its ACK unless acked again meanwhile."""
     beats = Heartbeats()
-    beats.due(10.0)
+    beats.due(10.0, HEARTBEAT)
     beats.acked(A, 10.1)
     beats.acked(B, 10.3)
-    assert beats.due(10.55) == (frozenset({A, B}), [])
-    assert beats.due(10.65) == (None, [A])  # 0.55 s after its ACK
+    assert beats.due(10.55, HEARTBEAT) == (frozenset({A, B}), [])
+    assert beats.due(10.65, HEARTBEAT) == (None, [A])  # 0.55 s after its ACK
     beats.acked(B, 10.7)  # B plays again: still nothing due for it
-    assert beats.due(10.85) == (None, [])
-    assert beats.due(11.1) == (frozenset({B}), [])  # A is back in the heartbeat
-    assert beats.due(11.25) == (None, [B])
-    assert beats.due(11.65) == (frozenset(), [])  # nobody acked since: everyone
+    assert beats.due(10.85, HEARTBEAT) == (None, [])
+    assert beats.due(11.1, HEARTBEAT) == (frozenset({B}), [])  # A is back in the heartbeat
+    assert beats.due(11.25, HEARTBEAT) == (None, [B])
+    assert beats.due(11.65, HEARTBEAT) == (frozenset(), [])  # nobody acked since: everyone
 
 
 def test_soon_makes_everyone_due_at_the_next_tick() -> None:
     """An AUDIT or SUMMARY in: every peer hears at once that I hold it."""
     beats = Heartbeats()
-    beats.due(10.0)
+    beats.due(10.0, HEARTBEAT)
     beats.acked(A, 10.1)
     beats.soon()
-    assert beats.due(10.15) == (frozenset(), [])  # everyone, A included
-    assert beats.due(10.2) == (None, [])
+    assert beats.due(10.15, HEARTBEAT) == (frozenset(), [])  # everyone, A included
+    assert beats.due(10.2, HEARTBEAT) == (None, [])
+
+
+def _playing() -> RoundState:
+    keys = tuple(bytes([i]) * 32 for i in range(3))
+    return RoundState(number=1, keys=keys, names=("me", "b", "c"), variants=Variants(), me=0,
+                      live={0, 1, 2}, log=FoundationLog(strict_ties=False))
+
+
+def test_while_only_plays_wait_the_heartbeat_is_longer_and_a_quarter_of_drop_after_at_most(
+) -> None:
+    """A play's fate at its author rests on the straight ACKs: while a round is
+    played and only plays wait for their turn, the heartbeat goes less often,
+    yet a seat heard through its heartbeats alone is heard BEATS_PER_DROP times
+    within the table's drop_after (never less often than HEARTBEAT otherwise)."""
+    rs = _playing()
+    ace = make_card(1, 0, 1)
+    rs.took_play(1, Play(5, 1, ace, ace, NERTS),
+                 Ordered(5, 1, MsgType.PLAY, PlayMsg(ace, ace, NERTS, 0, 0), 1))
+    assert every(Phase.PLAYING, rs, 6.0) == PLAY_HEARTBEAT == 6.0 / BEATS_PER_DROP
+    assert every(Phase.PLAYING, rs, 5.0) == 5.0 / BEATS_PER_DROP
+    assert every(Phase.PLAYING, rs, 3600.0) == PLAY_HEARTBEAT
+    assert every(Phase.PLAYING, rs, 0.5) == every(Phase.PLAYING, rs, 1.0) == HEARTBEAT
+    for phase in (Phase.LOBBY, Phase.SHUFFLE, Phase.SCORING, Phase.BETWEEN, Phase.OVER):
+        assert every(phase, rs, 6.0) == HEARTBEAT
+    assert every(Phase.PLAYING, None, 6.0) == HEARTBEAT
+
+
+@pytest.mark.parametrize("waits", ["stuck", "nerts", "drop"])
+def test_while_anything_but_a_play_waits_for_its_turn_the_heartbeat_is_heartbeat(
+        waits: str) -> None:
+    """A stuck vote, a Nerts call, a DROP vote to count (a fork's proof, an agreed
+    drop, an audit alike): what the table decides waits for its turn, and with
+    it every play ordered before it, which every seat's marks must cover."""
+    rs = _playing()
+    if waits == "drop":
+        rs.drop_said(7, 1, 2, 3, 2)
+    else:
+        payload = Stuck(True, 0) if waits == "stuck" else Nerts()
+        rs.await_turn(Ordered(7, 1, MsgType.STUCK if waits == "stuck" else MsgType.NERTS,
+                              payload, 2))
+    assert every(Phase.PLAYING, rs, 6.0) == HEARTBEAT
+    if waits == "drop":
+        rs.drop_vote_done()
+    else:
+        rs.take_turn()
+    assert every(Phase.PLAYING, rs, 6.0) == PLAY_HEARTBEAT
+
+
+def test_the_longer_heartbeat_of_play_leaves_out_and_singles_as_the_heartbeat_does() -> None:
+    beats = Heartbeats()
+    assert beats.due(10.0, PLAY_HEARTBEAT) == (frozenset(), [])
+    beats.acked(A, 10.2)
+    assert beats.next_due(PLAY_HEARTBEAT) == 10.0 + PLAY_HEARTBEAT
+    assert beats.due(10.0 + HEARTBEAT, PLAY_HEARTBEAT) == (None, [])  # not HEARTBEAT's
+    assert beats.due(10.0 + PLAY_HEARTBEAT, PLAY_HEARTBEAT) == (frozenset({A}), [])
+    assert beats.next_due(PLAY_HEARTBEAT) == 10.2 + PLAY_HEARTBEAT + SINGLE_SLACK
+    assert beats.due(10.2 + PLAY_HEARTBEAT + SINGLE_SLACK, PLAY_HEARTBEAT) == (None, [A])
+    # Something other than a play in: the heartbeat is HEARTBEAT again, counted
+    # from the last one.
+    assert beats.next_due(HEARTBEAT) == 10.0 + PLAY_HEARTBEAT + HEARTBEAT
 
 
 def test_a_play_is_owed_an_ack_and_so_is_every_other_seat_s_it_lands_before_on_its_pile() -> None:
