@@ -8,7 +8,7 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.game.foundations import FoundationLog, Play
 from p2p_nerts.game.tableau import NERTS
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.messages import MsgType, Nerts, Stuck
+from p2p_nerts.protocol.messages import Audit, MsgType, Nerts, Stuck, Summary
 from p2p_nerts.protocol.messages import Play as PlayMsg
 from p2p_nerts.protocol.replica._base import HEARTBEAT, Phase
 from p2p_nerts.protocol.replica._heartbeats import (
@@ -16,6 +16,8 @@ from p2p_nerts.protocol.replica._heartbeats import (
     PLAY_HEARTBEAT,
     SINGLE_SLACK,
     Heartbeats,
+    at_once,
+    decides,
     every,
 )
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
@@ -102,6 +104,56 @@ def test_while_anything_but_a_play_waits_for_its_turn_the_heartbeat_is_heartbeat
     else:
         rs.take_turn()
     assert every(Phase.PLAYING, rs, 6.0) == PLAY_HEARTBEAT
+
+
+def test_a_vote_or_a_call_gets_my_marks_out_at_once_an_audit_or_summary_only_the_last() -> None:
+    """A stuck vote, a Nerts call (mine too: its turn waits for my word on every
+    play before it, as for the others'), at once; the round is scored once every
+    live seat's audit has had its turn, agreed once every summary has, so an
+    AUDIT or SUMMARY only once it is the last still to come (a seat agreed
+    dropped is not waited for)."""
+    rs = _playing()
+    assert at_once(rs, MsgType.STUCK) and at_once(rs, MsgType.NERTS)
+    assert at_once(rs, MsgType.DROP) and at_once(rs, MsgType.FORK)
+    for kind, payload, said in ((MsgType.AUDIT, Audit(b"d" * 32, ()), True),
+                                (MsgType.SUMMARY, Summary(b"h" * 32, (1, 2, 3)), False)):
+        for seat in (2, 0):
+            rs.closing_said(seat, Ordered(9, seat, kind, payload, 3), audit=said)
+            assert not at_once(rs, kind)
+        rs.drop_agreed(1, 0)
+        assert at_once(rs, kind)  # the dropped seat's is not waited for
+        rs.dropping.clear()
+        rs.closing_said(1, Ordered(9, 1, kind, payload, 3), audit=said)
+        assert at_once(rs, kind)
+
+
+def test_a_play_ordered_before_a_waiting_call_gets_my_marks_out_at_once() -> None:
+    """The call's turn waits for every seat's word on each play before it: one that
+    came after the marks the call sent out is named by none of them."""
+    rs = _playing()
+    ace, two = make_card(1, 0, 1), make_card(2, 0, 2)
+    early, late = Play(5, 1, ace, ace, NERTS), Play(12, 2, two, ace, NERTS)
+    for play, seq in ((early, 1), (late, 1)):
+        rs.took_play(play.author, play, Ordered(play.lamport, play.author, MsgType.PLAY,
+                                                PlayMsg(play.card, play.card, NERTS, 0, 0), seq))
+    assert not decides(rs, early) and not decides(rs, late)  # nothing else waits
+    rs.nerts_said(2, Ordered(10, 2, MsgType.NERTS, Nerts(), 2))
+    assert rs.unplayed == 1
+    assert decides(rs, early) and not decides(rs, late)
+    assert rs.take_turn().kind == MsgType.PLAY and rs.unplayed == 1
+    assert rs.take_turn().kind == MsgType.NERTS and rs.unplayed == 0
+    assert not decides(rs, early)
+
+
+def test_a_seat_s_entries_past_its_cut_leave_the_count_of_what_waits_but_plays() -> None:
+    rs = _playing()
+    rs.stuck_said(1, True, Ordered(7, 1, MsgType.STUCK, Stuck(True, 0), 4))
+    rs.stuck_said(2, True, Ordered(8, 2, MsgType.STUCK, Stuck(True, 0), 2))
+    assert rs.unplayed == 2 and every(Phase.PLAYING, rs, 6.0) == HEARTBEAT
+    rs.forget_after(1, 3)
+    assert rs.unplayed == 1
+    rs.forget_after(2, 1)
+    assert rs.unplayed == 0 and every(Phase.PLAYING, rs, 6.0) == PLAY_HEARTBEAT
 
 
 def test_the_longer_heartbeat_of_play_leaves_out_and_singles_as_the_heartbeat_does() -> None:

@@ -30,6 +30,7 @@ from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..journal import Kind, Record
 from ..messages import MsgType, Payload, parse_payload
+from . import _heartbeats as heartbeats
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
@@ -49,8 +50,8 @@ from ._steps import Live, Steps
 # enum class goes through the metaclass.
 _PLAY: Final = MsgType.PLAY
 
-#: Ordered entries other than a play: another seat's in makes everyone due my
-#: marks at once (``Heartbeats.soon``).
+#: Ordered entries other than a play: one in may make everyone due my marks at
+#: once (``heartbeats.at_once``, ``Heartbeats.soon``).
 _SAID: Final = ORDERED_TYPES - {MsgType.PLAY}
 
 #: What delivering carries out: effects, and on a play's path its events themselves.
@@ -203,8 +204,10 @@ class Delivery:
                 # acks, not (N-1)^2 (and at a busy table these acks are most
                 # of the heartbeats).
                 self.beats.owe(rs, step.play)
+                if rs.unplayed and heartbeats.decides(rs, step.play):
+                    self.beats.soon()
             return
-        if entry.type in _SAID and seat != rs.me:
+        if entry.type in _SAID and heartbeats.at_once(rs, entry.type):
             # Its turn comes once every live seat holds it, and what the table
             # decides waits for it (a rotation, the round's end, a drop, a
             # score): say how far I hold at the next tick, to everyone, not at

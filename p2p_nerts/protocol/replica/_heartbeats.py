@@ -14,10 +14,12 @@ The interval is HEARTBEAT, but longer while a round is played and only
 plays wait for their turn in its total order (:func:`every`): a play's fate
 at its author rests on the straight ACKs alone, and the others' plays wait
 only to be told in order. Whatever else is ordered (a stuck vote, a Nerts
-call, a drop vote, a fork's proof, an audit, a summary) makes everyone due
-my marks at the next tick as it comes in (:meth:`Heartbeats.soon`), and the
-interval is HEARTBEAT again until its turn is taken: what the table decides
-waits no longer than with a heartbeat every HEARTBEAT.
+call, a drop vote, a fork's proof, mine too; the last audit, the last
+summary) makes everyone due my marks at the next tick as it comes in
+(:func:`at_once`, :meth:`Heartbeats.soon`), and so does a play ordered
+before one waiting for its turn (:func:`decides`); the interval is
+HEARTBEAT again until that turn is taken. What the table decides waits no
+longer than with a heartbeat every HEARTBEAT, and a round closes sooner.
 
 A small state machine over times and keys (and, for whom a play received
 owes an ACK, the round's foundation log); the facade signs the ACKs.
@@ -25,9 +27,10 @@ owes an ACK, the round's foundation log); the facade signs the ACKs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
-from ...game.foundations import Play
+from ...game.foundations import Play, before
 from ..messages import MsgType
 from ._base import HEARTBEAT, Phase
 from ._state import RoundState
@@ -48,6 +51,48 @@ PLAY_HEARTBEAT = 1.5
 BEATS_PER_DROP = 4
 
 _PLAY: Final = MsgType.PLAY
+_AUDIT: Final = MsgType.AUDIT
+_SUMMARY: Final = MsgType.SUMMARY
+
+
+def at_once(rs: RoundState, kind: int) -> bool:
+    """Whether an ordered entry other than a play, just taken in (of type ``kind``),
+    makes everyone due my marks at the next tick (:meth:`Heartbeats.soon`): a
+    stuck vote, a Nerts call, a DROP vote or a fork's proof, mine too; an AUDIT
+    (or a SUMMARY) once every live seat's is in.
+
+    Mine too: its turn waits for every play ordered before it, and for each,
+    for my word that I hold it as well as the others'; my heartbeat may have
+    left some peers out, or be most of an interval away.
+
+    The round is scored once every live seat's audit has had its turn, and
+    agreed once every summary has: an AUDIT that leaves one still to come is
+    acted on no sooner with my marks at once, and with one broadcast each
+    after the last, not after every one, a round's close costs each peer a
+    few wake-ups where it cost it two for every other seat. (A seat that keeps its
+    audit back is voted out, and the votes get my marks at once.)
+    """
+    if kind == _AUDIT:
+        return _all_in(rs, rs.audit_seq)
+    if kind == _SUMMARY:
+        return _all_in(rs, rs.summary_seq)
+    return True
+
+
+def decides(rs: RoundState, play: Play) -> bool:
+    """Whether another seat's ``play``, just taken in, is ordered before an entry
+    other than a play that waits for its turn (a Nerts call, say): that turn
+    waits for every seat's word that it holds the play too, and the marks
+    that went out at once as that entry came in did not name it (it came
+    later). It gets everyone my marks at the next tick as well."""
+    return bool(rs.unplayed) and any(
+        item.kind != _PLAY and before(play.key, (item.lamport, item.seat))
+        for item in rs.ordered)
+
+
+def _all_in(rs: RoundState, said: Mapping[int, int]) -> bool:
+    """Whether every live seat not agreed dropped has said its piece (``said``)."""
+    return all(seat in said for seat in rs.live if seat not in rs.dropping)
 
 
 def every(phase: Phase, rs: RoundState | None, drop_after: float) -> float:
@@ -56,8 +101,7 @@ def every(phase: Phase, rs: RoundState | None, drop_after: float) -> float:
     (no stuck vote, Nerts call, fork's proof or agreed drop, no DROP vote
     waiting to be counted), up to PLAY_HEARTBEAT, a BEATS_PER_DROP-th of the
     table's ``drop_after``."""
-    if (phase is not Phase.PLAYING or rs is None or rs.drop_queue
-            or any(item.kind != _PLAY for item in rs.ordered)):
+    if phase is not Phase.PLAYING or rs is None or rs.drop_queue or rs.unplayed:
         return HEARTBEAT
     return min(PLAY_HEARTBEAT, max(HEARTBEAT, drop_after / BEATS_PER_DROP))
 
