@@ -116,7 +116,7 @@ except ImportError:  # a --baseline from before the programs moved into p2p_nert
 LOCAL = "127.0.0.1"
 PINGS = 2000
 #: A play final at its author only this long after it was made waited for
-#: something besides the straight ACKs (a peer's heartbeat, at most 500 ms
+#: something besides the straight ACKs (a peer's heartbeat, 0.5 s to 1.5 s
 #: away), or for the CPU: a game's p99 is set by its few slowest plays, so
 #: how many took this long, and the slowest, tell a tail from one stall.
 SLOW_FINAL = 0.1

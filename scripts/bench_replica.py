@@ -20,9 +20,9 @@ Three workloads, in turn in the same run:
   this script gave before it had the game-like one.
 - *ACK*: one seat of an 8-seat table at play receives its peers' ACKs (link
   entries, unsigned, as they are sent), one at a time, each with every mark
-  news to it, as in play: at 8 peers a peer takes in about five ACKs for
-  every play (the author's direct ones, and the heartbeats), so their cost
-  is much of its CPU per play. Its figure is µs per ACK (there is no
+  news to it, as in play: at 8 peers a peer takes in more ACKs than PLAYs
+  (seven straight after each play of its own, and the heartbeats), so their
+  cost is much of its CPU per play. Its figure is µs per ACK (there is no
   signature to compare it with).
 
 The replica measured is the one this Python imports: pure, or the compiled
@@ -55,7 +55,7 @@ from p2p_nerts.game.cards import make_card
 from p2p_nerts.protocol.envelope import DOMAIN, LINK_MAGIC, Entry, open_link_entry, seal
 from p2p_nerts.protocol.identity import verify
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import HEARTBEAT, Replica, StartRound
+from p2p_nerts.protocol.replica import Replica, StartRound
 
 try:
     from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table, identities
@@ -167,8 +167,9 @@ class AckTable:
         self.frames: list[tuple[bytes, bytes]] = []
         for peer in net.replicas[1:]:
             key = peer.me.public_key
-            # Its heartbeat, as its next tick sends it (to every peer).
-            sends = peer.tick(net.now + HEARTBEAT).sends
+            # Its heartbeat, as its next tick sends it (to every peer): at play it
+            # goes at most every 1.5 s (``_heartbeats.every``; HEARTBEAT before).
+            sends = peer.tick(net.now + 2.0).sends
             acks = [s.data for s in sends if s.data[:len(LINK_MAGIC)] == LINK_MAGIC
                     and open_link_entry(s.data, key).type == MsgType.ACK]
             assert acks, "a seat sent no heartbeat"

@@ -15,7 +15,6 @@ from p2p_nerts.protocol.replica._catchup import Pruning
 from p2p_nerts.protocol.replica._effects import Effect
 from p2p_nerts.protocol.replica._forks import Forks
 from p2p_nerts.protocol.replica._game import Game
-from p2p_nerts.protocol.replica._heartbeats import Heartbeats
 from p2p_nerts.protocol.replica._intake import Places
 from p2p_nerts.protocol.replica._order import Finality
 from p2p_nerts.protocol.replica._outbox import Outbox
@@ -97,6 +96,5 @@ def steps_at(me: bytes, rs: RoundState | None = None, phase: Phase = Phase.LOBBY
                  seating=seating, forks=forks or Forks(), recovery=recovery or Recovery(),
                  pruning=pruning or Pruning(), places=places,
                  outbox=Outbox(Identity.from_seed(b"\x00" * 32, "me"), b"t" * 16, clock),
-                 beats=Heartbeats(), order=Finality(places.authors, clock), game=table.game,
-                 live=table,
+                 order=Finality(places.authors, clock), game=table.game, live=table,
                  apply=table.apply, drain=table.drain), table

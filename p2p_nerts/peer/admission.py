@@ -160,9 +160,10 @@ class Admission:
 
     def must_be_heard(self) -> list[bytes]:
         """Host: the places whose peer must be heard from (its heartbeats come every
-        ``HEARTBEAT`` s) or lose its link, freeing the place (``Mesh.close_silent``):
-        the latecomers waiting, those in line for a seat at a full table, and
-        outside a round every seat. A machine gone
+        ``HEARTBEAT`` s, at play every quarter of ``drop_after`` at most) or lose
+        its link, freeing the place (``Mesh.close_silent``): the latecomers waiting,
+        those in line for a seat at a full table, and outside a round every seat.
+        A machine gone
         silent (asleep, its traffic dropped) would otherwise hold its TCP link,
         and its seat, for many minutes; in a round the drop vote frees the seat."""
         r = self._replica

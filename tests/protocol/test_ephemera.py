@@ -247,14 +247,14 @@ def test_my_ack_straight_to_a_peer_stands_for_its_heartbeat() -> None:
     peer, mine = _chain(eph, PEER, 2), _chain(eph, ME, 3)
     marks = Ack(tuple(sorted((AckMark(ME.public_key, 3, mine.head),
                               AckMark(PEER.public_key, 2, peer.head)))))
-    assert eph.beat(rs, None, 0.0) == (SignAck(marks, besides=frozenset()),)
-    assert eph.beat(rs, None, 0.1) == ()  # not due yet
+    assert eph.beat(rs, None, 0.0, HEARTBEAT) == (SignAck(marks, besides=frozenset()),)
+    assert eph.beat(rs, None, 0.1, HEARTBEAT) == ()  # not due yet
     assert eph.ack(rs, None, PEER.public_key, 0.25) == marks
-    assert eph.beat(rs, None, HEARTBEAT) == (
+    assert eph.beat(rs, None, HEARTBEAT, HEARTBEAT) == (
         SignAck(marks, besides=frozenset({PEER.public_key})),)  # it had them lately
-    assert eph.beat(rs, None, 0.25 + HEARTBEAT) == ()  # its own waits a while longer
-    assert eph.beat(rs, None, 0.25 + HEARTBEAT + SINGLE_SLACK) == [
+    assert eph.beat(rs, None, 0.25 + HEARTBEAT, HEARTBEAT) == ()  # its own waits a while longer
+    assert eph.beat(rs, None, 0.25 + HEARTBEAT + SINGLE_SLACK, HEARTBEAT) == [
         SignAck(marks, to=PEER.public_key)]
     eph.recovery.restoring = True
     eph.ack(rs, None, PEER.public_key, 2 * HEARTBEAT)
-    assert eph.beat(rs, None, 2 * HEARTBEAT) == (SignAck(marks, besides=frozenset()),)
+    assert eph.beat(rs, None, 2 * HEARTBEAT, HEARTBEAT) == (SignAck(marks, besides=frozenset()),)

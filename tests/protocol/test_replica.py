@@ -26,8 +26,10 @@ from p2p_nerts.protocol.journal import Kind
 from p2p_nerts.protocol.messages import (
     Ack,
     AckMark,
+    Drop,
     Hello,
     MsgType,
+    Nerts,
     Play,
     Resend,
     Stuck,
@@ -52,7 +54,8 @@ from p2p_nerts.protocol.replica import (
     Turn,
     VoteStuck,
 )
-from p2p_nerts.protocol.replica._heartbeats import SINGLE_SLACK
+from p2p_nerts.protocol.replica import _heartbeats as heartbeats
+from p2p_nerts.protocol.replica._heartbeats import BEATS_PER_DROP, PLAY_HEARTBEAT, SINGLE_SLACK
 from p2p_nerts.testing.memnet import TABLE_ID, Faults, MemNet, bot_table
 
 from ..replica_harness import (
@@ -359,9 +362,10 @@ def test_a_full_table_refuses_mid_round_and_a_leave_takes_the_wait_back() -> Non
 def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_heartbeat(
 ) -> None:
     """The ACK straight after a play says how far I hold every seat, as a heartbeat
-    does: the heartbeat then leaves out the peers acked within the last HEARTBEAT,
-    and one of those that hears nothing more from me gets its own, a HEARTBEAT
-    and SINGLE_SLACK after its ACK. No peer waits longer than that for my marks."""
+    does: the heartbeat then leaves out the peers acked within the last interval,
+    and one of those that hears nothing more from me gets its own, an interval
+    and SINGLE_SLACK after its ACK. No peer waits longer than that for my marks.
+    (While only plays wait for their turn, the interval is the longer one of play.)"""
     net = quiet_deal(3, seed=5)
     host, a, b = net.replicas
     keys = [r.me.public_key for r in net.replicas]
@@ -396,21 +400,85 @@ def test_an_ack_straight_to_an_author_carries_every_mark_and_stands_for_its_hear
         heads[key] = entry.signature
         return entry.raw
 
-    now = net.now + 1  # a heartbeat is due
+    beat_every = heartbeats.every(host.phase, rs, host.seating.drop_after)
+    assert beat_every == min(PLAY_HEARTBEAT, host.seating.drop_after / BEATS_PER_DROP) > HEARTBEAT
+    now = net.now + 2  # a heartbeat is due
     assert acks(host.receive(played(b), now, via=keys[2]), keys[2]) == [(every(), frozenset())]
     # Two at once from a: one ACK for both.
     both = [(played(a), keys[1]), (played(a), keys[1])]
     assert acks(host.receive_batch(both, now + 0.1), keys[1]) == [(every(), frozenset())]
-    beat = now + HEARTBEAT / 2
+    beat = now + beat_every / 2
     assert acks(host.tick(beat), None) == [(every(), frozenset(keys[1:]))]
-    # b's own, a HEARTBEAT (and the slack) after its ACK; a's (acked later) not yet.
-    assert host.tick(now + HEARTBEAT + 0.02).sends == []
-    out = host.tick(now + HEARTBEAT + SINGLE_SLACK + 0.02)
+    # b's own, an interval (and the slack) after its ACK; a's (acked later) not yet.
+    assert host.tick(now + beat_every + 0.02).sends == []
+    out = host.tick(now + beat_every + SINGLE_SLACK + 0.02)
     assert acks(out, keys[2]) == [(every(), frozenset())] and acks(out, keys[1]) == []
-    assert acks(host.tick(now + HEARTBEAT + SINGLE_SLACK + 0.12), keys[1]) == [
+    assert acks(host.tick(now + beat_every + SINGLE_SLACK + 0.12), keys[1]) == [
         (every(), frozenset())]
-    assert acks(host.tick(beat + HEARTBEAT - 0.02), None) == []
-    assert acks(host.tick(beat + HEARTBEAT + 0.02), None) == [(every(), frozenset())]
+    assert acks(host.tick(beat + beat_every - 0.02), None) == []
+    assert acks(host.tick(beat + beat_every + 0.02), None) == [(every(), frozenset())]
+
+
+@pytest.mark.parametrize("said", ["stuck", "nerts", "drop"])
+def test_another_seat_s_ordered_entry_but_a_play_has_my_marks_go_to_everyone_at_the_next_tick(
+        said: str) -> None:
+    """A stuck vote, a Nerts call, a DROP vote: what the table decides waits for its
+    turn, which comes once every live seat says it holds it. So it gets everyone
+    my marks at the next tick, a heartbeat just sent or not, and the heartbeat
+    goes every HEARTBEAT (not the longer one of play) while it waits for its turn."""
+    net = quiet_deal(3, seed=5)
+    host, a, b = net.replicas
+    rs = host.rs
+    assert rs is not None
+    now = net.now + 2
+    assert [s.besides for s in host.tick(now).sends if s.to is None] == [frozenset()]
+    assert host.tick(now + 0.1).sends == []  # the heartbeat just went
+    assert heartbeats.every(host.phase, rs, host.seating.drop_after) > HEARTBEAT
+    theirs = host.authors[b.me.public_key]
+    payload = {"stuck": Stuck(True, 0), "nerts": Nerts(),
+               "drop": Drop(a.me.public_key, host.authors[a.me.public_key].delivered)}[said]
+    entry = seal_message(b.me, payload, table_id=TABLE_ID, round=rs.number,
+                         seq=theirs.delivered + 1, lamport=host.clock.time + 1, prev=theirs.head)
+    host.receive(entry.raw, now + 0.2, via=b.me.public_key)
+    assert theirs.delivered == entry.seq  # taken in
+    # A vote or a call waits for its turn (a DROP vote is counted at once if
+    # every seat has been heard past it, as here: a vote alone agrees nothing).
+    waits = bool(rs.ordered or rs.drop_queue)
+    assert waits or said == "drop"
+    assert heartbeats.every(host.phase, rs, host.seating.drop_after) == (
+        HEARTBEAT if waits else min(PLAY_HEARTBEAT, host.seating.drop_after / BEATS_PER_DROP))
+    assert host.next_due() <= now + 0.2
+    acks = [s for s in host.tick(now + 0.2).sends
+            if s.data[:2] == LINK_MAGIC and s.to is None and s.besides == frozenset()]
+    assert len(acks) == 1 and isinstance(parse_payload(
+        MsgType.ACK, open_link_entry(acks[0].data, host.me.public_key).payload), Ack)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_at_8_peers_the_round_closes_well_within_a_heartbeat_of_the_nerts_call(
+        seed: int) -> None:
+    """The call, then every AUDIT and every SUMMARY, each has its turn once every
+    live seat says it holds it: each gets everyone's marks at the next tick, so
+    the round is over everywhere a few round trips after the call, not a
+    heartbeat or more (frames 1-30 ms on the way, replicas ticked when due)."""
+    net = bot_table(8, seed=seed, faults=Faults(on_due=True))
+    called: list[float] = []
+    over: dict[int, float] = {}
+    seen = [0] * len(net.replicas)
+
+    def closed() -> bool:
+        for i, events in enumerate(net.events):
+            for e in events[seen[i]:]:
+                if isinstance(e, ev.RoundOver):
+                    over.setdefault(i, net.now)
+            seen[i] = len(events)
+        if not called and any(r.rs is not None and r.rs.calls_by_seat for r in net.replicas):
+            called.append(net.now)  # a peer holds the call: it went out by now
+        return len(over) == len(net.replicas)
+
+    net.output(0, net.replicas[0].handle(StartRound(), net.now))
+    assert net.run(closed, limit=net.now + 1800), "round did not end"
+    assert called and max(over.values()) - called[0] < HEARTBEAT / 2
 
 
 def test_a_heartbeat_in_the_tick_a_host_deals_by_itself_names_the_round_it_dealt() -> None:

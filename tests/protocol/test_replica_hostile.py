@@ -16,7 +16,14 @@ from p2p_nerts.game.moves import foundation_target
 from p2p_nerts.game.tableau import NERTS, OP_NERTS, Tableau
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
-from p2p_nerts.protocol.envelope import LINK_MAGIC, MAGIC, open_entry, seal, seal_link
+from p2p_nerts.protocol.envelope import (
+    LINK_MAGIC,
+    MAGIC,
+    open_entry,
+    open_link_entry,
+    seal,
+    seal_link,
+)
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import Kind, Record
 from p2p_nerts.protocol.messages import (
@@ -408,8 +415,9 @@ def test_unsigned_entries_count_only_from_their_author_on_its_own_link() -> None
     net.output(0, host.handle(StartRound(), net.now))
     assert net.run(lambda: all(r.view().can_move() for r in net.replicas), limit=60)
     a_key, b_key = identities(3)[1].public_key, identities(3)[2].public_key
-    ack = next(s.data for s in a.tick(net.now + 1).sends if s.data[:2] == LINK_MAGIC)
-    now = net.now + 1
+    now = net.now + 2  # a's heartbeat is due (at play, a quarter of drop_after at most)
+    ack = next(s.data for s in a.tick(now).sends if s.data[:2] == LINK_MAGIC
+               and open_link_entry(s.data, a_key).type == MsgType.ACK)
     assert host.receive(ack, now).events == [ev.Rejected("unlinked")]
     assert host.receive(ack, now, via=b_key).events == [ev.Rejected("author_mismatch")]
     out = host.receive(ack, now, via=a_key)

@@ -155,11 +155,11 @@ def test_a_checked_fork_is_held_and_waits_its_turn() -> None:
 def test_the_closing_entries_wait_for_their_turn_in_the_total_order() -> None:
     rs = _round()
     audit, summary = Audit(b"d" * 32, ()), Summary(b"h" * 32, (1, 2))
-    assert _take(rs, audit, seq=4) is Look.HEARD and rs.audit_seq[SEAT] == 4
-    assert _take(rs, summary, seq=5) is Look.HEARD and rs.summary_seq[SEAT] == 5
+    assert _take(rs, audit, seq=4) is Look.NOTHING and rs.audit_seq[SEAT] == 4
+    assert _take(rs, summary, seq=5) is Look.NOTHING and rs.summary_seq[SEAT] == 5
     assert not rs.audits and not rs.summaries  # counted at their turns, not as they come
     assert sorted((o.seq, o.payload) for o in rs.ordered) == [(4, audit), (5, summary)]
-    assert _take(rs, audit, seat=0, who=HOST, seq=3) is Look.NOTHING  # mine: nobody to tell
+    assert _take(rs, audit, seat=0, who=HOST, seq=3) is Look.NOTHING  # mine
     assert rs.audit_seq[0] == 3 and len(rs.ordered) == 3  # waiting for its turn all the same
     assert _take(rs, Result((1, 2), b"h" * 32), seq=6) is Look.NOTHING
     with pytest.raises(EnvelopeError, match="second_result"):
@@ -256,15 +256,13 @@ def test_my_secrets_come_from_the_journal_or_are_journaled_before_my_commit() ->
 def test_what_follows_a_round_entry_is_the_look_it_asks_for() -> None:
     rs = _round()
     steps, table = steps_at(HOST.public_key, rs, Phase.SHUFFLE)
-    steps.beats.due(0.0)  # my heartbeat just went out
     nothing: list[object] = []
-    for look, done in ((Look.TALLY, nothing), (Look.HEARD, nothing), (Look.NOTHING, nothing),
+    for look, done in ((Look.TALLY, nothing), (Look.NOTHING, nothing),
                        (Look.REVEAL, nothing), (Look.DEAL, nothing), (Look.GO, nothing),
                        (Tell("a flags b"), [Emit(ev.Notice("a flags b"))])):
         table.done = []
         steps.after(rs, look)
         assert table.done == done, look
-    assert steps.beats.due(0.1)[0] is not None  # HEARD: my marks at the next tick already
     commit_ = Commit(commitment(b"d" * 32), commitment(b"s" * 32))
     rs.share, rs.commits = b"s" * 32, {0: commit_, 1: commit_}
     table.done = []

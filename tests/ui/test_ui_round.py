@@ -78,7 +78,9 @@ def test_a_whole_round_by_keys_ends_in_the_score_table() -> None:
                                    str(res.score), str(match.totals[res.seat])]
                 assert "ok" in h.row(rs.names[res.seat]).split()  # clean audit
             assert "Enter deal the next round" in h.screen()
-            # The bots say afresh that they are ready; the host deals, so is not asked.
+            # The bots say afresh that they are ready, each at its next step (the
+            # round may close well before); the host deals, so is not asked.
+            h.advance(0.5)
             await h.redrawn()
             assert "Ready for the next round: Ada, Bix (2 of 2)" in h.screen()
             assert " r ready" not in h.lines()[-1]

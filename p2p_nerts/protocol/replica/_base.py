@@ -34,7 +34,7 @@ from ..messages import (
 )
 
 COUNTDOWN = COUNTDOWN_MS / 1000  # seconds between GO and the first move (default)
-HEARTBEAT = 0.5  # an ACK at least this often while a round runs
+HEARTBEAT = 0.5  # an ACK at least this often (less often at play: ``_heartbeats.every``)
 VIEW_INTERVAL = 0.1  # public tableau view at most this often
 DROP_AFTER = DROP_AFTER_MS / 1000  # a seat silent this long is voted out (default)
 #: The fewest seated a host dealing by itself deals with once its turn-up time is

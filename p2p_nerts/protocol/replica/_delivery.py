@@ -30,10 +30,11 @@ from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..journal import Kind, Record
 from ..messages import MsgType, Payload, parse_payload
+from . import _heartbeats as heartbeats
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _rounds as rounds
-from ._base import ROUND_TYPES
+from ._base import ORDERED_TYPES, ROUND_TYPES
 from ._effects import Counted, Effect, Sign
 from ._ephemera import Ephemera
 from ._forks import Forks
@@ -48,6 +49,10 @@ from ._steps import Live, Steps
 # Read for every play, as a Final constant: on Python 3.11 a member read off its
 # enum class goes through the metaclass.
 _PLAY: Final = MsgType.PLAY
+
+#: Ordered entries other than a play: one in may make everyone due my marks at
+#: once (``heartbeats.at_once``, ``Heartbeats.soon``).
+_SAID: Final = ORDERED_TYPES - {MsgType.PLAY}
 
 #: What delivering carries out: effects, and on a play's path its events themselves.
 Outcome = Effect | ev.PlayAdded | ev.PlayFinal
@@ -196,10 +201,19 @@ class Delivery:
                 # about one round trip later; and to the authors of the plays
                 # it lands before on its pile (Heartbeats.owe). Everyone else
                 # learns how far I am from my heartbeats, so a play costs N-1
-                # acks, not (N-1)^2 (and at a busy table these acks are all the
-                # heartbeats).
+                # acks, not (N-1)^2 (and at a busy table these acks are most
+                # of the heartbeats).
                 self.beats.owe(rs, step.play)
-        elif step is not rounds.Look.NOTHING:
+                if rs.unplayed and heartbeats.decides(rs, step.play):
+                    self.beats.soon()
+            return
+        if entry.type in _SAID and heartbeats.at_once(rs, entry.type):
+            # Its turn comes once every live seat holds it, and what the table
+            # decides waits for it (a rotation, the round's end, a drop, a
+            # score): say how far I hold at the next tick, to everyone, not at
+            # the next heartbeat.
+            self.beats.soon()
+        if step is not rounds.Look.NOTHING:
             self.steps.after(rs, step)
 
     def advance(self) -> None:

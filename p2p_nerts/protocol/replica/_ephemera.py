@@ -203,12 +203,12 @@ class Ephemera:
         return liveness.my_ack(self.seating.seated, rs, prev_rs, self.places.authors,
                                self.forks.proven)
 
-    def beat(self, rs: RoundState | None, prev_rs: RoundState | None,
-             now: float) -> Sequence[Effect]:
-        """My ACKs due by the clock (``Heartbeats.due``): the heartbeat, to every peer
-        but those acked straight within the last one, or one of its own to each
-        of those that had none for as long."""
-        besides, singles = self.beats.due(now)
+    def beat(self, rs: RoundState | None, prev_rs: RoundState | None, now: float,
+             interval: float) -> Sequence[Effect]:
+        """My ACKs due by the clock (``Heartbeats.due``, the heartbeat going every
+        ``interval``): the heartbeat, to every peer but those acked straight within
+        the last one, or one of its own to each of those that had none for as long."""
+        besides, singles = self.beats.due(now, interval)
         if besides is None and not singles:
             return ()
         ack = self.my_ack(rs, prev_rs)

@@ -30,6 +30,7 @@ from . import _catchup as catchup
 from . import _commands as cmd
 from . import _drops as drops
 from . import _effects as fx
+from . import _heartbeats as heartbeats
 from . import _intake as intake
 from . import _liveness as liveness
 from . import _lobby as lobby
@@ -134,7 +135,7 @@ class Replica:
         self._steps = Steps(table_id, identity.public_key, is_host=self.is_host, rng=rng,
                             seating=self.seating, forks=self._forks, recovery=self._recovery,
                             pruning=self._pruning, places=self._places, outbox=self._outbox,
-                            beats=self._beats, order=self._order, game=self.game, live=self,
+                            order=self._order, game=self.game, live=self,
                             apply=self._apply, drain=self._drain_all)
         self._ephemera = Ephemera(identity.public_key, host_key, is_host=self.is_host,
                                   clock=self.clock, places=self._places, seating=self.seating,
@@ -281,7 +282,7 @@ class Replica:
         if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
             self._apply(self.seating.auto_deal(self._table, now))
         if self._outbox.seq:  # in every phase: it is how a lost entry is noticed
-            self._apply(self._ephemera.beat(self.rs, self.prev_rs, now))
+            self._apply(self._ephemera.beat(self.rs, self.prev_rs, now, self._beat_every()))
         if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             self._apply(shuffle.start_due(rs, now))
             if (view := liveness.view_due(rs, now, drawn=self.drawn)) is not None:
@@ -313,7 +314,7 @@ class Replica:
         if self.is_host and phase in (Phase.LOBBY, Phase.BETWEEN):
             first = min(first, self.seating.next_auto_deal(self._table, now))
         if self._outbox.seq:
-            first = min(first, self._beats.next_due())
+            first = min(first, self._beats.next_due(self._beat_every()))
         if rs is not None and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
             if rs.play_from is not None and not rs.started:
                 first = min(first, rs.play_from)
@@ -322,6 +323,10 @@ class Replica:
         # A hair past the bound: each owner's test is "since + interval <= now" or
         # a strict ">" (silence), and at the bound itself rounding can say no.
         return first if first <= now else first + DUE_HAIR
+
+    def _beat_every(self) -> float:
+        """How often my marks are due to each peer now (``heartbeats.every``)."""
+        return heartbeats.every(self.phase, self.rs, self.seating.drop_after)
 
     # -------------------------------------------------------------- reading
     @property

@@ -56,7 +56,6 @@ class Look(Enum):
     DEAL = "deal"  # every share may be revealed
     GO = "go"  # the host's GO may start play
     TALLY = "tally"  # a DROP vote may be due
-    HEARD = "heard"  # another's AUDIT or SUMMARY in: tell everyone at once that I hold it
 
 
 #: A PLAY entered the foundation log (pending its turn in the total order). The
@@ -236,11 +235,9 @@ def take(rs: RoundState, seat: int, entry: Entry, payload: Payload, *, table_id:
             # Counted at their turn in the total order, like the drops that may
             # take them back out: the round is scored and closed at one point
             # of that order, the same on every peer.
-            # Its turn comes once every live seat holds it: for another's, say so
-            # at the next tick rather than at the next heartbeat.
             rs.closing_said(seat, Ordered(entry.lamport, seat, entry.type, payload, entry.seq),
                             audit=isinstance(payload, Audit))
-            return Look.HEARD if seat != rs.me else Look.NOTHING
+            return Look.NOTHING
         case Result():
             if seat in rs.signed_results:
                 raise EnvelopeError("second_result")

@@ -17,8 +17,24 @@ from ...game.foundations import Fate, FoundationLog, Play, PlayKey, before
 from ...game.scoring import SeatRound
 from ...game.tableau import Tableau
 from ...game.variants import Variants
-from ..messages import AckMark, Audit, Commit, Drop, Go, Payload, Result, Seat, Summary, View
+from ..messages import (
+    AckMark,
+    Audit,
+    Commit,
+    Drop,
+    Go,
+    MsgType,
+    Payload,
+    Result,
+    Seat,
+    Summary,
+    View,
+)
 from ..proof import ForkProof
+
+# Read as a Final constant: on Python 3.11 a member read off its enum class goes
+# through the metaclass.
+_PLAY: Final = MsgType.PLAY
 
 
 @final
@@ -77,6 +93,10 @@ class RoundState:
     tab: Tableau | None = None
     plays_by_seat: dict[int, list[Play]] = field(default_factory=dict)
     ordered: list[Ordered] = field(default_factory=list)
+    #: How many of ``ordered`` are not plays (a stuck vote, a Nerts call, a fork's
+    #: proof, an agreed drop, an audit, a summary): what the table decides at
+    #: their turns waits for every play ordered before them (``_heartbeats``).
+    unplayed: int = 0
     acks: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat → (lamport, seq)
     #: What each seat says it holds: seat → {author seat → highest seq held}, counted
     #: only where its mark names the very entry we hold (same chain head).
@@ -165,12 +185,16 @@ class RoundState:
         heapq.heappush(self.ordered, item)
 
     def await_turn(self, item: Ordered) -> None:
-        """``item`` waits for its turn in the total order."""
+        """``item``, not a play, waits for its turn in the total order."""
         heapq.heappush(self.ordered, item)
+        self.unplayed += 1
 
     def take_turn(self) -> Ordered:
         """The first entry in the total order, whose turn has come (``Finality``)."""
-        return heapq.heappop(self.ordered)
+        item = heapq.heappop(self.ordered)
+        if self.unplayed and item.kind != _PLAY:
+            self.unplayed -= 1
+        return item
 
     def committed(self, seat: int, commit: Commit) -> None:
         self.commits[seat] = commit
@@ -185,7 +209,7 @@ class RoundState:
     def nerts_said(self, seat: int, item: Ordered) -> None:
         """``seat`` called Nerts (``item``): noted for its audit, and ordered."""
         self.calls_by_seat.setdefault(seat, []).append((item.seq, item.lamport))
-        heapq.heappush(self.ordered, item)
+        self.await_turn(item)
 
     def stuck_said(self, seat: int, on: bool, item: Ordered) -> None:
         """``seat``'s stuck vote (``item``): one cast noted for its audit, my seat's
@@ -194,7 +218,7 @@ class RoundState:
             self.votes_by_seat.setdefault(seat, []).append((item.seq, item.lamport))
         if seat == self.me:
             self.my_vote, self.my_vote_at = on, item.lamport
-        heapq.heappush(self.ordered, item)
+        self.await_turn(item)
 
     def drop_said(self, lamport: int, voter: int, victim: int, upto: int, seq: int) -> None:
         """A DROP vote, queued for its count in (Lamport, voter) order (``drops.tally``)."""
@@ -203,7 +227,7 @@ class RoundState:
     def closing_said(self, seat: int, item: Ordered, *, audit: bool) -> None:
         """``seat``'s AUDIT (or SUMMARY) in, numbered ``item.seq``; it counts at its turn."""
         (self.audit_seq if audit else self.summary_seq)[seat] = item.seq
-        heapq.heappush(self.ordered, item)
+        self.await_turn(item)
 
     def result_signed(self, seat: int, result: Result) -> None:
         self.signed_results[seat] = result
@@ -340,6 +364,7 @@ class RoundState:
         self.ordered = [o for o in self.ordered
                         if o.seat != victim or o.seq <= cut or isinstance(o.payload, Drop)]
         heapq.heapify(self.ordered)
+        self.unplayed = sum(o.kind != _PLAY for o in self.ordered)
         # Counted only where its turn came before the cut was agreed (the dropped
         # seat itself, say): everyone scores the seat as dropped.
         audit_late = (self.audit_seq.get(victim, 0) > cut

@@ -49,7 +49,6 @@ from ._catchup import Pruning
 from ._effects import Effect, Emit, Reject, Sign, roster_told
 from ._forks import Forks
 from ._game import Game
-from ._heartbeats import Heartbeats
 from ._intake import TOO_LATE, Places, Stop
 from ._order import Finality
 from ._outbox import Outbox
@@ -71,14 +70,14 @@ class Steps:
     """Where each next step of one table's replica is taken: the parts of the table
     that never change (its id, my key, whether I host), the owners whose state a
     step reads or keeps (``Seating``, ``Forks``, ``Recovery``, ``Pruning``,
-    ``Places``, ``Outbox``, ``Heartbeats``, ``Finality``), the game as it stands and
+    ``Places``, ``Outbox``, ``Finality``), the game as it stands and
     changes (``Game``: the phase, round, match and totals), the time (``live``),
     and the facade's ``apply``, which carries out what a sub-machine decided, and
     ``drain``, which delivers what every author has held back."""
 
     def __init__(self, table_id: bytes, me: bytes, *, is_host: bool, rng: Callable[[int], bytes],
                  seating: Seating, forks: Forks, recovery: Recovery, pruning: Pruning,
-                 places: Places, outbox: Outbox, beats: Heartbeats, order: Finality,
+                 places: Places, outbox: Outbox, order: Finality,
                  game: Game, live: Live, apply: Callable[[Iterable[Effect]], None],
                  drain: Callable[[], None]) -> None:
         self.table_id = table_id
@@ -91,7 +90,6 @@ class Steps:
         self.pruning = pruning
         self.places = places
         self.outbox = outbox
-        self.beats = beats
         self.order = order
         self.game = game
         self.live = live
@@ -238,10 +236,6 @@ class Steps:
             self.go(rs)
         elif step is rounds.Look.TALLY:
             self.count_votes(rs)
-        elif step is rounds.Look.HEARD:
-            # Its turn comes once every live seat holds it: say how far I hold at
-            # the next tick, not at the next heartbeat.
-            self.beats.soon()
         elif isinstance(step, rounds.Proven):
             self.prove(self.game.rs, step.proof, publish=False)
         elif isinstance(step, rounds.Tell):
