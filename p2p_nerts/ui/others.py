@@ -33,12 +33,16 @@ from prompt_toolkit.formatted_text import OneStyleAndTextTuple, StyleAndTextTupl
 from ..game.scoring import partners
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES
 from ..protocol.messages import View
-from ..protocol.replica import RoundView, TableView
+from ..protocol.replica import PLAY_HEARTBEAT, RoundView, TableView
 from .state import Mark, UiState
 from .theme import CARD_WIDTH, card_fragment, card_or_gap
 from .widgets import MouseHandler
 
-SILENT_AFTER = 2.0  # seconds without a word from a peer before it shows as "silent"
+#: Seconds without a word from a peer before it shows as "silent": two of its
+#: heartbeats at their longest (at play, a seat that only listens is heard no
+#: more often), so that a heartbeat a little late on a busy machine does not
+#: show a seat that is there as silent.
+SILENT_AFTER = 2 * PLAY_HEARTBEAT
 
 BOX_WIDTH = 38  # one player's box, around the table
 BOX_GAP = 2  # columns between two boxes

@@ -61,6 +61,7 @@ from ._commands import (
     TurnAway,
     VoteStuck,
 )
+from ._heartbeats import PLAY_HEARTBEAT
 from ._lobby import OVER
 from ._replica import Replica
 from ._state import Ordered, RoundState, round_numbered
@@ -75,6 +76,7 @@ __all__ = [
     "LINK_TYPES",
     "MAX_AUTHORS",
     "OVER",
+    "PLAY_HEARTBEAT",
     "SIT_DOWN_WAIT",
     "ArrangeSeats",
     "AskToWatch",
