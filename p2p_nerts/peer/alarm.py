@@ -42,16 +42,18 @@ class Alarm:
         self._due = due
         self._clock = clock
         self._timer: asyncio.TimerHandle | None = None  # the ring we sleep until
-        self._on = False
+        #: The loop it rings on, from :meth:`start` to :meth:`stop` (None: off). Kept,
+        #: as :meth:`arm` runs after every read: asking asyncio for the running
+        #: loop costs a call into the kernel (``getpid``) each time.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
         """Ring at once, and from then on as :meth:`arm` says."""
-        loop = asyncio.get_running_loop()
-        self._on = True
+        self._loop = loop = asyncio.get_running_loop()
         self._timer = loop.call_at(loop.time(), self._rang)
 
     def stop(self) -> None:
-        self._on = False
+        self._loop = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -59,9 +61,9 @@ class Alarm:
     def arm(self) -> None:
         """Sleep until ``due()`` or SHELL_CHECKS from now, whichever is sooner; a ring
         already set sooner stays."""
-        if not self._on:
+        loop = self._loop
+        if loop is None:
             return
-        loop = asyncio.get_running_loop()
         at = loop.time() + max(0.0, min(self._due() - self._clock(), SHELL_CHECKS))
         timer = self._timer
         if timer is not None:
