@@ -12,8 +12,12 @@ One run measures:
   round trip drifts between about 160 and 640 µs within an hour;
 * applied   - a foundation play's latency from the moment its author makes it
   until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
+  "applied" is when the receiver's replica returns the PlayAdded, before its
+  shell journals the batch and sends the ACK: as a floor's receiver notes a
+  frame once it has checked it, before its ack;
 * final     - the same play's latency until it is final on its author
-  (PlayFinal: every other live peer has been heard past it), and how many
+  (PlayFinal: every other live peer has been heard past it, taken as the
+  replica returns it, as a floor notes an ack as it comes), and how many
   plays took longer than SLOW_FINAL, with the slowest;
 * floor     - the same fan-out with no protocol at all: as many bare asyncio
   processes, each sending a 200-byte frame to every other at the same pace,
@@ -42,6 +46,11 @@ One run measures:
 ``p2p_nerts`` of another checkout (the code before a change), then with this
 one's; ``--peers`` picks the table sizes.
 
+With ``NERTS_BENCH_PROFILE=DIR`` in its environment, each peer of each game
+runs its event loop under cProfile and leaves its profile in DIR (CPU time of
+the loop's thread; its figures are then a profiled peer's, several times
+slower).
+
 ``--spectators N`` measures instead what spectators (``NetSession.watch``) cost
 the players: 4-player games with none and with N watching, alternating, each
 pair with its own baseline; the players' applied and final latencies and
@@ -62,6 +71,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import random
@@ -120,6 +130,10 @@ PINGS = 2000
 #: away), or for the CPU: a game's p99 is set by its few slowest plays, so
 #: how many took this long, and the slowest, tell a tail from one stall.
 SLOW_FINAL = 0.1
+#: Names a directory: each peer of a game then runs its event loop under cProfile
+#: (timing its thread's CPU, not the wall clock) and leaves its profile there,
+#: ``host<port>.prof`` or ``guest<port>.prof`` (read them with ``pstats``).
+PROFILE_ENV = "NERTS_BENCH_PROFILE"
 
 
 # ------------------------------------------------------------------ baseline
@@ -307,14 +321,35 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
             acting[0] = time.monotonic()
         return handle(command, now)
 
+    # When the replica said a play was applied here (or final, at its author):
+    # as it returns, before the shell journals and sends what came of it.
+    came_out: dict[tuple[str, int, int], float] = {}
+
+    def timed(call: Any) -> Any:
+        def timed_call(*args: Any) -> Outbound:
+            out: Outbound = call(*args)
+            now = time.monotonic()
+            for event in out.events:
+                if isinstance(event, ev.PlayAdded) and not event.mine:
+                    came_out.setdefault(("applied", event.play.lamport, event.play.author), now)
+                elif isinstance(event, ev.PlayFinal) and event.mine:
+                    came_out.setdefault(("final", event.play.lamport, event.play.author), now)
+            return out
+        return timed_call
+
     def record(event: ev.Event) -> None:
         now = time.monotonic()
         if isinstance(event, ev.PlayAdded):
-            trace.append(("made", event.play.lamport, event.play.author, acting[0])
-                         if event.mine else
-                         ("applied", event.play.lamport, event.play.author, now))
+            if event.mine:
+                trace.append(("made", event.play.lamport, event.play.author, acting[0]))
+                return
+            kind = "applied"
         elif isinstance(event, ev.PlayFinal) and event.mine:
-            trace.append(("final", event.play.lamport, event.play.author, now))
+            kind = "final"
+        else:
+            return
+        key = (kind, event.play.lamport, event.play.author)
+        trace.append((*key, came_out.pop(key, now)))
 
     mesh = session._mesh
     send_all = mesh.send_all
@@ -328,12 +363,23 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
 
     mesh.send_all = counted  # type: ignore[method-assign]
     session.replica.handle = timed_handle  # type: ignore[method-assign]
+    replica = session.replica
+    replica.receive_batch = timed(replica.receive_batch)  # type: ignore[method-assign]
+    replica.tick = timed(replica.tick)  # type: ignore[method-assign]
     session.subscribe(record)
+    profiling = os.environ.get(PROFILE_ENV)
+    profile = cProfile.Profile(time.thread_time) if profiling else None
     wall, cpu, loop = time.monotonic(), os.times(), time.thread_time()
+    if profile is not None:
+        profile.enable()
     await run_headless(session, bot=None if role == "spectator" else
                        Bot(paced(SKILLS["hard"], pace), random.Random(port)),
                        summary=None, linger=0.5)
+    if profile is not None:
+        profile.disable()
     spent, looped = os.times(), time.thread_time()
+    if profile is not None and profiling:
+        profile.dump_stats(Path(profiling) / f"{role}{port}.prof")
     usage = resource.getrusage(resource.RUSAGE_SELF)
     frames: dict[str, int] = {}
     for data, copies in sent:  # classified after the game, off the measured CPU

@@ -8,7 +8,13 @@ back) run at least every ``SHELL_CHECKS``, and in between the shell sleeps
 around ``wait_for``: that made a task, a timeout and a cancellation every
 turn, several turns of the event loop each, in every peer (a CPU woken for
 nothing on a small machine is taken from a peer handling a play). Every call
-into the replica may bring its next need forward (:meth:`Alarm.arm`).
+into the replica may bring its next need forward: the shell arms the alarm
+again after each (:meth:`Alarm.arm`), a read's batch included, in the same
+turn of the event loop. (Arming it in a turn of its own once the turn's
+other reads were in saved a ``next_due`` for reads that share a turn, about
+7 µs at 8 seats; but more than half the reads at 8 peers come alone, and
+each of those then took a second turn of the loop, a call into the kernel
+and the loop's own work more.)
 """
 
 from __future__ import annotations
@@ -36,17 +42,18 @@ class Alarm:
         self._due = due
         self._clock = clock
         self._timer: asyncio.TimerHandle | None = None  # the ring we sleep until
-        self._on = False
-        self._arming = False  # an arm is due once this turn's reads are in (arm_soon)
+        #: The loop it rings on, from :meth:`start` to :meth:`stop` (None: off). Kept,
+        #: as :meth:`arm` runs after every read: asking asyncio for the running
+        #: loop costs a call into the kernel (``getpid``) each time.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def start(self) -> None:
         """Ring at once, and from then on as :meth:`arm` says."""
-        loop = asyncio.get_running_loop()
-        self._on = True
+        self._loop = loop = asyncio.get_running_loop()
         self._timer = loop.call_at(loop.time(), self._rang)
 
     def stop(self) -> None:
-        self._on = False
+        self._loop = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -54,9 +61,9 @@ class Alarm:
     def arm(self) -> None:
         """Sleep until ``due()`` or SHELL_CHECKS from now, whichever is sooner; a ring
         already set sooner stays."""
-        if not self._on:
+        loop = self._loop
+        if loop is None:
             return
-        loop = asyncio.get_running_loop()
         at = loop.time() + max(0.0, min(self._due() - self._clock(), SHELL_CHECKS))
         timer = self._timer
         if timer is not None:
@@ -64,23 +71,6 @@ class Alarm:
                 return
             timer.cancel()
         self._timer = loop.call_at(at, self._rang)
-
-    def arm_soon(self) -> None:
-        """:meth:`arm` once the other reads of this turn of the event loop are in.
-
-        A play wakes a peer with frames from several links in one turn, each
-        read handed over on its own; asking the replica when it is next due
-        after each one (``next_due`` walks every seat's silence) cost about a
-        third of what taking in the ACK it brought did. Once is enough, as the
-        turn's reads are done: the next turn begins with it.
-        """
-        if self._on and not self._arming:
-            self._arming = True
-            asyncio.get_running_loop().call_soon(self._armed)
-
-    def _armed(self) -> None:
-        self._arming = False
-        self.arm()
 
     def _rang(self) -> None:
         self._timer = None

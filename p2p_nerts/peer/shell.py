@@ -374,8 +374,7 @@ class NetShell:
             # Just admitted as a spectator: where the seats listen, so that it
             # links to each (the list went out before it asked).
             self._mesh.announce_to(link)
-        if not self._closed.is_set():
-            self._alarm.arm_soon()  # what came in may be due sooner
+        self._arm()  # what came in may be due sooner
 
     @property
     def waiting_for_seat(self) -> bool:
