@@ -34,6 +34,7 @@ def standings(peer: PeerProcess) -> list[dict[str, Any]]:
     return rows
 
 
+@pytest.mark.slow
 def test_players_register_by_command_and_bots_play_a_seating_with_the_same_standings(
         tmp_path: Path) -> None:
     name = f"Cmd cup {secrets.token_hex(3)}"
@@ -134,6 +135,7 @@ def test_event_join_at_a_terminal_opens_the_lobby_and_refuses_what_the_lobby_can
     assert lobby_join(parse(["event", "join", "Cup"])) is None  # a script: log lines
 
 
+@pytest.mark.slow
 def test_a_tables_host_killed_mid_game_comes_back_to_it_and_the_game_counts(
         tmp_path: Path) -> None:
     name = f"Host crash cup {secrets.token_hex(3)}"

@@ -67,6 +67,7 @@ async def _leave(organiser: Organiser, players: list[Player],
         p.store.close()
 
 
+@pytest.mark.slow
 def test_bots_register_follow_two_seatings_and_every_machine_agrees_on_the_standings(
         tmp_path: Path) -> None:
     async def scenario() -> None:

@@ -37,6 +37,7 @@ LOOPBACK = ["127.0.0.1"]
 LOCAL = Endpoint("127.0.0.1")
 
 
+@pytest.mark.slow
 def test_a_table_whose_host_never_comes_is_opened_by_the_next_seat_and_its_game_counts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     async def scenario() -> None:

@@ -186,6 +186,7 @@ class Mallory:
         return entry.raw
 
 
+@pytest.mark.slow
 def test_a_hostile_client_neither_crashes_nor_stalls_the_honest_peers() -> None:
     async def scenario() -> None:
         # Mallory's links are closed once the grace for taking a seat is over: she

@@ -423,6 +423,7 @@ def test_two_tables_finish_and_an_open_event_view_counts_both(tmp_path: Path) ->
     assert all(r["games"] == 1 for r in rows.values())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_a_headless_seat_serves_its_game_to_an_event_view_while_it_runs(
         tmp_path: Path) -> None:

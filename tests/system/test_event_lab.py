@@ -50,6 +50,7 @@ def seatings(log: str) -> dict[int, list[set[str]]]:
     return out
 
 
+@pytest.mark.slow
 def test_twelve_bots_play_two_games_on_three_tables_and_agree_on_the_standings(
         lab13: Lab, tmp_path: Path) -> None:
     name = f"Lab cup {secrets.token_hex(3)}"

@@ -76,6 +76,7 @@ def _tampered(record: GameRecord) -> GameRecord:
                       tuple(entries))
 
 
+@pytest.mark.slow
 def test_an_open_event_view_counts_two_tables_and_refuses_a_forgery(
         lab6: Lab, tmp_path: Path) -> None:
     tag = secrets.token_hex(3)

@@ -132,6 +132,7 @@ def test_the_others_finish_when_a_peer_is_killed_mid_round(tmp_path: Path) -> No
     run(scenario)
 
 
+@pytest.mark.slow
 def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
     async def scenario() -> None:
         t = table(tmp_path, 3, target=60, extra=("--drop-after", "10"))  # no 1-round game
@@ -158,6 +159,7 @@ def test_a_killed_bot_resumes_from_its_journal(tmp_path: Path) -> None:
     run(scenario)
 
 
+@pytest.mark.slow
 def test_bots_beside_their_host_on_one_data_dir_are_players_of_their_own(
         tmp_path: Path) -> None:
     """The README's test table: ``nerts host`` and two ``nerts bot`` with one data
@@ -184,6 +186,7 @@ def test_bots_beside_their_host_on_one_data_dir_are_players_of_their_own(
     run(scenario)
 
 
+@pytest.mark.slow
 def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> None:
     """Killed in its second round, the host comes back as the table it opened: its
     name, seats and dealing by itself (``--auto-next``: the game goes on without
@@ -207,6 +210,7 @@ def test_a_killed_host_resumes_and_its_guests_find_it_again(tmp_path: Path) -> N
     run(scenario)
 
 
+@pytest.mark.slow
 def test_a_bot_dropped_from_a_round_sits_down_again_after_resume(tmp_path: Path) -> None:
     async def scenario() -> None:
         # --drop-after 2. Back after round 2 has been dealt, the victim sits down
@@ -237,6 +241,7 @@ def test_a_bot_dropped_from_a_round_sits_down_again_after_resume(tmp_path: Path)
     run(scenario)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sides", "dropped"), [
     pytest.param(({0, 1}, {2, 3}), set(), id="even"),
     pytest.param(({0, 1, 2}, {3}), {3}, id="lone"),

@@ -29,6 +29,7 @@ def run_soak(*options: str) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.slow
 def test_short_soak_agrees_everywhere_and_loses_no_card() -> None:
     report = run_soak("--short")
     assert report["divergences"] == 0, report

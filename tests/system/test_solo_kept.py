@@ -150,6 +150,7 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
         term.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("end", ["SIGHUP", "SIGTERM", "closed terminal", "SIGKILL"])
 def test_a_solo_game_killed_after_a_round_is_kept_and_goes_on(
         terminal: Terminal, end: str) -> None:
