@@ -38,7 +38,9 @@ One run measures:
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
   CPU time per play, with the event loop's part of it (the rest: the worker
-  thread replaying the finished game for the history);
+  thread replaying the finished game for the history) and the bot's choosing
+  of its moves (``Bot.decide``: a player at a screen does that in their head),
+  and what is left without it;
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
@@ -73,6 +75,7 @@ import argparse
 import asyncio
 import cProfile
 import json
+import math
 import os
 import random
 import resource
@@ -367,6 +370,21 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     replica.receive_batch = timed(replica.receive_batch)  # type: ignore[method-assign]
     replica.tick = timed(replica.tick)  # type: ignore[method-assign]
     session.subscribe(record)
+    # The bot's own choosing, apart: a player at a screen does that in their head.
+    choosing = [0.0]
+    decide = Bot.decide
+
+    def timed_decide(bot: Bot, tab: Any, fnd: Any) -> Any:
+        began = time.thread_time()
+        try:
+            return decide(bot, tab, fnd)
+        finally:
+            choosing[0] += time.thread_time() - began
+
+    try:
+        Bot.decide = timed_decide  # type: ignore[method-assign,assignment]
+    except TypeError:  # the compiled build's class: not counted apart
+        choosing[0] = float("nan")
     profiling = os.environ.get(PROFILE_ENV)
     profile = cProfile.Profile(time.thread_time) if profiling else None
     wall, cpu, loop = time.monotonic(), os.times(), time.thread_time()
@@ -388,6 +406,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     out.write_text(json.dumps({
         "trace": trace, "me": session.replica.view().my_seat, "wall": time.monotonic() - wall,
         "cpu": spent.user + spent.system - cpu.user - cpu.system, "loop_cpu": looped - loop,
+        "bot_cpu": choosing[0],
         "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
     }))
 
@@ -417,8 +436,11 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
                      sorted(frames.items(), key=lambda item: -item[1]))
     cpu = statistics.median(r["cpu"] for r in results) / plays
     loop = statistics.median(r["loop_cpu"] for r in results) / plays
+    bot = statistics.median(r.get("bot_cpu", math.nan) for r in results) / plays
     return (f"frames per play {total / plays:.1f} ({parts}); CPU per peer per play "
-            f"{cpu * 1e6:.0f} µs, {loop * 1e6:.0f} µs of it on the event loop")
+            f"{cpu * 1e6:.0f} µs, {loop * 1e6:.0f} µs of it on the event loop, "
+            f"{bot * 1e6:.0f} µs of that the bot choosing its moves (the rest: "
+            f"{(cpu - bot) * 1e6:.0f} µs)")
 
 
 # ------------------------------------------------------------------ one game
