@@ -311,25 +311,25 @@ def next_vote(rs: RoundState, last_heard: Mapping[bytes, float], now: float,
     only a call changes.
 
     Asked after every call into the replica, so the common case goes in one
-    walk over the seats: nobody silent, no vote of mine out, the round not
-    ended (:func:`settled`), when it is only the first seat's silence to come;
-    else every seat's vote is looked at (:func:`vote_deadline`)."""
-    if rs.my_drop_votes or rs.ended_at is not None:
-        return vote_deadline(rs, quiet(rs, last_heard, now, drop_after), now, drop_after,
-                             last_heard)
-    first = float("inf")
-    for seat in rs.live:
-        if seat == rs.me:
-            continue
-        heard = last_heard.get(rs.keys[seat])
-        if silent(rs, heard, now, drop_after):
-            return vote_deadline(rs, quiet(rs, last_heard, now, drop_after), now, drop_after,
-                                 last_heard)
-        if heard is not None:  # never heard: silence counts from a frame (silent())
-            bound = silence_ends(rs, heard, drop_after)
-            if now < bound < first:
-                first = bound
-    return first
+    walk over the seats: no vote of mine out, the round not ended, and the
+    seat heard from longest ago (the first to fall silent) not silent yet, so
+    none is (:func:`settled`): its silence's end is the deadline. Else every
+    seat's vote is looked at (:func:`vote_deadline`)."""
+    if not rs.my_drop_votes and rs.ended_at is None:
+        oldest = float("inf")
+        me, keys = rs.me, rs.keys
+        for seat in rs.live:
+            if seat != me:
+                heard = last_heard.get(keys[seat])
+                if heard is not None and heard < oldest:
+                    oldest = heard
+        if oldest == float("inf"):
+            return oldest  # never heard: silence counts from a frame (silent())
+        bound = silence_ends(rs, oldest, drop_after)
+        if now < bound:
+            return bound
+    return vote_deadline(rs, quiet(rs, last_heard, now, drop_after), now, drop_after,
+                         last_heard)
 
 
 def vote_deadline(rs: RoundState, silent_now: set[int], now: float, drop_after: float,
