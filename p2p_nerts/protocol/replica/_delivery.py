@@ -204,7 +204,7 @@ class Delivery:
                 # acks, not (N-1)^2 (and at a busy table these acks are most
                 # of the heartbeats).
                 self.beats.owe(rs, step.play)
-                if rs.unplayed and heartbeats.decides(rs, step.play):
+                if heartbeats.decides(rs, step.play):
                     self.beats.soon()
             return
         if entry.type in _SAID and heartbeats.at_once(rs, entry.type):
