@@ -40,7 +40,7 @@ from ..protocol.identity import (
     load_or_create,
 )
 from ..protocol.replica import COUNTDOWN, DROP_AFTER, Phase, Replica, clocks_problem
-from ..records.history import left_line
+from ..records.history import finished, left_line
 from ..session import Session
 from ..store import DB_FILE, Store, StoreBusy, StoreError
 
@@ -356,14 +356,17 @@ def where_the_game_is(store: Store, replica: Replica, command: str) -> str:
     """The line said as the player leaves a networked table at their screen, as at a
     solo table (``records.history.left_line``): ``--resume`` goes on with a game
     dealt, not over, that is the store's unfinished table; the store holds all the
-    session had to write by then."""
-    table_id = replica.table_id
+    session had to write by then. The game kept is the table's newest, but not one
+    finished while this one goes on (the game before it, played again at the
+    table)."""
+    table_id, over = replica.table_id, replica.phase is Phase.OVER
     try:
-        resumable = (replica.rs is not None and replica.phase is not Phase.OVER
+        resumable = (replica.rs is not None and not over
                      and (table := store.unfinished()) is not None
                      and table.table_id == table_id)
         kept = next((number for number, game in store.games()
-                     if game.get("table_id") == table_id.hex()), None)
+                     if game.get("table_id") == table_id.hex()
+                     and (over or not finished(game))), None)
     except StoreError as exc:
         return f"your history cannot be read: {exc}"
     return left_line(kept, resumable, command)

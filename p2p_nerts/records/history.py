@@ -107,8 +107,7 @@ def statistics(games: Sequence[Game], me: str) -> dict[str, Any]:
             o["their_wins"] += fp in g["winners"]
     return {
         "games": len(played),
-        "finished": sum(1 for g in played
-                        if ABANDONED not in g["flags"] and UNFINISHED not in g["flags"]),
+        "finished": sum(1 for g in played if finished(g)),
         "wins": sum(1 for g in played if me in g["winners"]),
         "rounds": len(scores),
         "average_per_round": round(sum(scores) / len(scores), 2) if scores else None,
@@ -127,6 +126,12 @@ def history_text(games: Sequence[tuple[int, Game]], me: str) -> list[str]:
         return [NO_GAMES]
     return [*(game_line(number, g, me) for number, g in games), "",
             *statistics_text(statistics([g for _n, g in games], me))]
+
+
+def finished(g: Game) -> bool:
+    """Whether the kept game ``g`` was played to its end (neither abandoned nor
+    unfinished)."""
+    return ABANDONED not in g["flags"] and UNFINISHED not in g["flags"]
 
 
 def left_line(kept: int | None, resumable: bool, command: str) -> str:

@@ -12,7 +12,7 @@ import logging
 import random
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import msgpack
@@ -22,6 +22,7 @@ from zeroconf import InterfaceChoice
 import p2p_nerts.cli
 import p2p_nerts.ui.app
 from p2p_nerts.cli import main
+from p2p_nerts.commands.play import where_the_game_is
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.tableau import OP_FOUND, OP_SLIDE, OP_TURN, OP_WORK
 from p2p_nerts.net.framing import encode_frame
@@ -31,7 +32,7 @@ from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.identity import Identity, load_or_create
 from p2p_nerts.protocol.journal import Kind, Record
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, Replica
 from p2p_nerts.session import Session
 from p2p_nerts.store import DB_FILE, Store
 
@@ -242,6 +243,40 @@ def test_nerts_host_in_a_terminal_hands_its_code_to_the_screen(
     assert capsys.readouterr().out.endswith("no round played: nothing kept\n")
 
 
+def at_the_screen(monkeypatch: pytest.MonkeyPatch,
+                  play: Callable[[NetSession], Awaitable[None]]) -> None:
+    """``nerts host`` in a terminal with its full-screen app standing in: ``play``
+    with the host's session, as the player at the keys would (pytest has no
+    terminal)."""
+
+    class App:
+        def __init__(self, session: Session, *_args: object, **_kwargs: object) -> None:
+            assert isinstance(session, NetSession)
+            self.host = session
+
+        async def run(self) -> None:
+            await play(self.host)
+
+    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
+    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)
+
+
+def test_where_the_game_is_never_names_a_game_before_this_one(tmp_path: Path) -> None:
+    """Played again at the table, the game before is finished and kept under the same
+    table id: leaving the new one before a round of it is scored keeps nothing."""
+    me = Identity.generate("Tess")
+    table_id = bytes(range(16))
+    replica = Replica(me, table_id, me.public_key)  # the new game, not dealt yet
+    with Store(tmp_path / DB_FILE) as store:
+        before = {"table_id": table_id.hex(), "flags": []}
+        store.keep_game(table_id, 1, 1.0, before, b"record")
+        assert where_the_game_is(store, replica, "host") == "no round played: nothing kept"
+        given_up = {"table_id": table_id.hex(), "flags": ["abandoned"]}
+        number = store.keep_game(table_id, 9, 2.0, given_up, b"record")
+        assert where_the_game_is(store, replica, "host") == (
+            f"game #{number} kept: nerts history")
+
+
 @pytest.mark.parametrize(("leave", "said"), [
     ("dealt", "no round finished: nerts host --resume goes on with the game"),
     ("scored", "game #1 kept: nerts history; nerts host --resume goes on with it"),
@@ -252,38 +287,31 @@ def test_a_host_leaving_at_its_screen_is_told_where_the_game_is(
     """As a solo player is: its table is what --resume goes back to, and a round scored
     is in the history. (A bot plays the host's seat, another a guest's.)"""
 
-    class App:
-        def __init__(self, session: Session, *_args: object, **_kwargs: object) -> None:
-            assert isinstance(session, NetSession)
-            self.host = session
+    async def play(host: NetSession) -> None:
+        seat = asyncio.create_task(run_headless(
+            host, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(1)), summary=None))
+        guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
+                                      TableConfig(), Endpoint(bind="127.0.0.1"))
+        bot = asyncio.create_task(run_headless(
+            guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(2)), summary=None))
+        r = host.replica
 
-        async def run(self) -> None:
-            host = self.host
-            seat = asyncio.create_task(run_headless(
-                host, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(1)), summary=None))
-            guest = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
-                                          TableConfig(), Endpoint(bind="127.0.0.1"))
-            bot = asyncio.create_task(run_headless(
-                guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(2)), summary=None))
-            r = host.replica
+        def there() -> bool:
+            rs = r.rs
+            if leave == "dealt":
+                return rs is not None and rs.started
+            return r.phase is Phase.BETWEEN
+        try:
+            async with asyncio.timeout(25):
+                while not there():
+                    await asyncio.sleep(0.02)
+        finally:
+            host.close()
+            await seat
+            bot.cancel()
+            guest.close()
 
-            def there() -> bool:
-                rs = r.rs
-                if leave == "dealt":
-                    return rs is not None and rs.started
-                return r.phase is Phase.BETWEEN
-            try:
-                async with asyncio.timeout(25):
-                    while not there():
-                        await asyncio.sleep(0.02)
-            finally:
-                host.close()
-                await seat
-                bot.cancel()
-                guest.close()
-
-    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
-    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
+    at_the_screen(monkeypatch, play)
     assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--auto-start", "2",
                  "--countdown", "0", "--target", "1000"]) == 0
     assert capsys.readouterr().out.endswith(said + "\n")
@@ -295,44 +323,37 @@ def test_a_partner_plays_the_players_tableau_at_a_share_table(
     played once share-a-deck deals (two bot guests make the 3 tableaux)."""
     found: list[int] = []
 
-    class App:
-        def __init__(self, session: Session, *_args: object, **_kwargs: object) -> None:
-            assert isinstance(session, NetSession)
-            self.host = session
+    async def play(host: NetSession) -> None:
+        runner = asyncio.create_task(host.run())
+        guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
+                                        TableConfig(), Endpoint(bind="127.0.0.1"))
+                  for name in ("Bo", "Cy")]
+        bots = [asyncio.create_task(run_headless(
+                    guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
+                    summary=None)) for i, guest in enumerate(guests)]
+        try:
+            async with asyncio.timeout(20):
+                while not found:
+                    rs = host.replica.rs
+                    log = rs.tab.log if rs is not None and rs.tab is not None else []
+                    found.extend(1 for move in log if move[0] in PLAYERS_MOVES)
+                    await asyncio.sleep(0.05)
+        except TimeoutError:
+            r = host.replica
+            rs = r.rs
+            raise AssertionError(
+                f"no play: {r.phase} seats {len(r.view().seats)} blocked {r.blocked()!r} "
+                f"log {rs.tab.log if rs is not None and rs.tab is not None else None}"
+                ) from None
+        finally:
+            for task in bots:
+                task.cancel()
+            for guest in guests:
+                guest.close()
+            host.close()
+            await runner
 
-        async def run(self) -> None:
-            host = self.host
-            runner = asyncio.create_task(host.run())
-            guests = [await NetSession.join(Identity.generate(name), ("127.0.0.1", host.port),
-                                            TableConfig(), Endpoint(bind="127.0.0.1"))
-                      for name in ("Bo", "Cy")]
-            bots = [asyncio.create_task(run_headless(
-                        guest, bot=Bot(paced(SKILLS["hard"], 0.05), random.Random(i)),
-                        summary=None)) for i, guest in enumerate(guests)]
-            try:
-                async with asyncio.timeout(20):
-                    while not found:
-                        rs = host.replica.rs
-                        log = rs.tab.log if rs is not None and rs.tab is not None else []
-                        found.extend(1 for move in log if move[0] in PLAYERS_MOVES)
-                        await asyncio.sleep(0.05)
-            except TimeoutError:
-                r = host.replica
-                rs = r.rs
-                raise AssertionError(
-                    f"no play: {r.phase} seats {len(r.view().seats)} blocked {r.blocked()!r} "
-                    f"log {rs.tab.log if rs is not None and rs.tab is not None else None}"
-                    ) from None
-            finally:
-                for task in bots:
-                    task.cancel()
-                for guest in guests:
-                    guest.close()
-                host.close()
-                await runner
-
-    monkeypatch.setattr(p2p_nerts.ui.app, "NertsApp", App)
-    monkeypatch.setattr(p2p_nerts.cli, "terminal_missing", lambda: None)  # pytest has none
+    at_the_screen(monkeypatch, play)
     assert main(["host", "--name", "Tess", "--bind", "127.0.0.1", "--partner", "hard",
                  "--pace", "0.05", "--teams", "share", "--auto-start", "3", "--auto-next", "0.3",
                  "--countdown", "0"]) == 0
