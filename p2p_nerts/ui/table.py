@@ -213,17 +213,17 @@ def you_title(ctl: Controller) -> StyleAndTextTuples:
     me, tab = rnd.me, rnd.tableau
     left = len(tab.nerts) if tab else 13
     shared = " · two of you play it" if rnd.variants.teams == "share" else ""
-    title: StyleAndTextTuples = [
-        ("class:rule.title", f"You: {rnd.names[me]}"),
-        ("class:dim", f" · up {rnd.foundations.cards_of(me)} · {left} in your Nerts pile"
-                      f"{shared}")]
+    title: StyleAndTextTuples = [("class:rule.title", f"You: {rnd.names[me]}")]
     # Why my keys do nothing while the round is played (back at a round I left,
     # dropped from it, catching up, my Nerts called): said before a key is
-    # tried, not only after. (The countdown and the round's end say so already.)
+    # tried, not only after (the countdown and the round's end say so already);
+    # first, so that an 80-column rule, which cuts the rest, shows all of it.
     playing = ctl.tableau() is not None and rnd.started and rnd.end is None
     reason = view.blocked() if playing else None
     if reason is not None:
         title.append(("class:warn", f" · {reason}"))
+    title.append(("class:dim", f" · up {rnd.foundations.cards_of(me)} · {left} in your "
+                               f"Nerts pile{shared}"))
     return title
 
 

@@ -97,8 +97,8 @@ def test_turn_stock_and_call_nerts_by_keys() -> None:
             assert "the round is ending" not in h.row("── You:")
             await h.press("!")
             # My keys do nothing now, and my section says so before one is tried.
-            assert "You: Tess · up 1 · 0 in your Nerts pile · you called Nerts: the round is " \
-                "ending" in h.row("── You:")
+            assert "You: Tess · you called Nerts: the round is ending · up 1 · 0 in your " \
+                "Nerts pile" in h.row("── You:")
             h.advance(0.5)
             assert "Round 1 is over: Tess called Nerts!" in h.screen()
     asyncio.run(main())
