@@ -34,11 +34,18 @@ One run measures:
   receiver, 4.2x-9.3x the idle round trip: above the 4x target by itself);
 * durable signed floor - the signed floor with each author's frame appended
   to a file and ``fsync``-ed before it goes out, as a peer journals what it
-  signs: what durability itself adds to the floor;
+  signs: what durability itself adds to the floor. Each floor also says its
+  median process's CPU time per frame sent at the table (the system's part
+  apart): the least CPU per play a process at a table of that size spends
+  on the wake-ups, reads and writes alone (on a shared VM both it and a
+  peer's figure grow with the machine's load: compare them within one run);
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
-  CPU time per play, with the event loop's part of it (the rest: the worker
-  thread replaying the finished game for the history) and the bot's choosing
+  CPU time per play (the system's part apart), with the event loop's part
+  of it (the rest: the worker thread replaying the finished game for the
+  history), how much of that went while rounds were played (from each
+  round's start to its end; the rest deals, audits, scores and waits
+  between rounds) and the bot's choosing
   of its moves (``Bot.decide``: a player at a screen does that in their head),
   and what is left without it;
 * footprint - CPU share and peak resident memory of every peer during a fast
@@ -232,6 +239,7 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path, kind:
     # checks), which keeps it warmer than a process that only sleeps between
     # plays: the floor's processes wake as often, doing nothing.
     ticker = asyncio.create_task(idle_ticks())
+    began = os.times()
     rng, seq, stop = random.Random(index), 0, time.monotonic() + FLOOR_SECONDS
     while time.monotonic() < stop:
         await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
@@ -249,10 +257,13 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path, kind:
             writer.write(frame)
     await asyncio.sleep(1.0)
     ticker.cancel()
+    spent = os.times()
     server.close()
     if journal is not None:
         journal.close()
-    out.write_text(json.dumps({"trace": trace, "acked": acked}))
+    out.write_text(json.dumps({"trace": trace, "acked": acked, "sent": seq,
+                               "user": spent.user - began.user,
+                               "system": spent.system - began.system}))
 
 
 async def idle_ticks() -> None:
@@ -260,9 +271,11 @@ async def idle_ticks() -> None:
         await asyncio.sleep(SHELL_CHECKS)
 
 
-def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float]]:
+def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float], float, float]:
     """For each frame of a ``kind`` of FLOORS, its last receiver's latency and its
-    last ack's back at its author (seconds): the floors of "applied" and "final"."""
+    last ack's back at its author (seconds): the floors of "applied" and "final";
+    then the median process's CPU time per frame sent at the table, user and system
+    (seconds): the floor of a peer's CPU per play."""
     ports = [free_port() for _ in range(players)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"floor{i}.json" for i in range(players)]
@@ -283,7 +296,10 @@ def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float
                 heard.setdefault((a, s), []).append(at)
         for s, at in w["acked"]:
             backs.setdefault((i, s), []).append(at)
-    return last_of_all(sent, heard, players - 1), last_of_all(sent, backs, players - 1)
+    plays = sum(w["sent"] for w in written)
+    return (last_of_all(sent, heard, players - 1), last_of_all(sent, backs, players - 1),
+            statistics.median(w["user"] for w in written) / plays,
+            statistics.median(w["system"] for w in written) / plays)
 
 
 def last_of_all(sent: dict[tuple[int, int], float], heard: dict[tuple[int, int], list[float]],
@@ -340,8 +356,19 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
             return out
         return timed_call
 
+    # The event loop's CPU while rounds are played (from each start to its end),
+    # apart from the dealing, the audits and scores, and between rounds.
+    in_play = [0.0, math.nan]  # the sum, and when the round under way started
+
     def record(event: ev.Event) -> None:
         now = time.monotonic()
+        if isinstance(event, ev.RoundStarted):
+            in_play[1] = time.thread_time()
+            return
+        if isinstance(event, ev.RoundOver) and not math.isnan(in_play[1]):
+            in_play[0] += time.thread_time() - in_play[1]
+            in_play[1] = math.nan
+            return
         if isinstance(event, ev.PlayAdded):
             if event.mine:
                 trace.append(("made", event.play.lamport, event.play.author, acting[0]))
@@ -406,7 +433,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     out.write_text(json.dumps({
         "trace": trace, "me": session.replica.view().my_seat, "wall": time.monotonic() - wall,
         "cpu": spent.user + spent.system - cpu.user - cpu.system, "loop_cpu": looped - loop,
-        "bot_cpu": choosing[0],
+        "bot_cpu": choosing[0], "in_play_cpu": in_play[0], "system_cpu": spent.system - cpu.system,
         "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
     }))
 
@@ -437,8 +464,12 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
     cpu = statistics.median(r["cpu"] for r in results) / plays
     loop = statistics.median(r["loop_cpu"] for r in results) / plays
     bot = statistics.median(r.get("bot_cpu", math.nan) for r in results) / plays
+    system = statistics.median(r.get("system_cpu", math.nan) for r in results) / plays
+    in_play = statistics.median(r.get("in_play_cpu", math.nan) for r in results) / plays
     return (f"frames per play {total / plays:.1f} ({parts}); CPU per peer per play "
-            f"{cpu * 1e6:.0f} µs, {loop * 1e6:.0f} µs of it on the event loop, "
+            f"{cpu * 1e6:.0f} µs ({system * 1e6:.0f} µs of it system), "
+            f"{loop * 1e6:.0f} µs of it on the event loop ({in_play * 1e6:.0f} µs while "
+            "rounds are played, the rest dealing, scoring and between rounds), "
             f"{bot * 1e6:.0f} µs of that the bot choosing its moves (the rest: "
             f"{(cpu - bot) * 1e6:.0f} µs)")
 
@@ -566,16 +597,17 @@ def main() -> int:
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios are to the latter, each game's to its own, measured "
           "around it")
-    floors: dict[tuple[int, str], tuple[list[float], list[float]]] = {}
+    floors: dict[tuple[int, str], tuple[list[float], list[float], float, float]] = {}
     names = {"bare": "floor", "signed": "signed floor", "durable": "durable signed floor"}
     for kind in FLOORS:
         for n in args.peers:
-            lat, acked = floors[n, kind] = floor(n, args.pace, kind)
+            lat, acked, user, system = floors[n, kind] = floor(n, args.pace, kind)
             fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
             print(f"{names[kind]}, {n} {kind} processes: last receiver median "
                   f"{fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
                   f"p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x; every ack back median "
-                  f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline")
+                  f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline; CPU per process per play "
+                  f"{(user + system) * 1e6:.0f} µs ({system * 1e6:.0f} µs of it system)")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
           f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
     rows = [(n, args.pace) for n in args.peers]
