@@ -14,7 +14,9 @@ One run measures:
   until it is applied (PlayAdded) on every other peer, with 2, 4 and 8 peers;
   "applied" is when the receiver's replica returns the PlayAdded, before its
   shell journals the batch and sends the ACK: as a floor's receiver notes a
-  frame once it has checked it, before its ack;
+  frame once it has checked it, before its ack. Its median is split in two:
+  the author's part, from its move until its frames have gone out (signing,
+  the journal's group commit with its ``fsync``, the send calls), and the rest;
 * final     - the same play's latency until it is final on its author
   (PlayFinal: every other live peer has been heard past it, taken as the
   replica returns it, as a floor notes an ack as it comes), and how many
@@ -52,7 +54,8 @@ One run measures:
   8-bot game.
 
 ``--baseline DIR`` plays each latency game twice in turn, first with the
-``p2p_nerts`` of another checkout (the code before a change), then with this
+``p2p_nerts`` of another checkout (the code before a change, or the compiled
+build that ``scripts/compile_engine.py --out DIR`` makes), then with this
 one's; ``--peers`` picks the table sizes.
 
 With ``NERTS_BENCH_PROFILE=DIR`` in its environment, each peer of each game
@@ -91,6 +94,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +113,7 @@ from p2p_nerts.protocol.envelope import (
 )
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import MsgType
-from p2p_nerts.protocol.replica import Command, Move, Outbound
+from p2p_nerts.protocol.replica import Command, Move, Outbound, Replica
 from p2p_nerts.store import Store
 
 try:
@@ -320,6 +324,43 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
                          auto_start=players, auto_next=0.3, views=views)
     me = Identity.generate(f"{role}{port}")
     endpoint = Endpoint(LOCAL, port)
+    trace: list[tuple[str, int, int, float]] = []
+    acting = [0.0]  # when the replica was asked to make the play: its birth
+    # When the frames of the last move made went out (NaN until they do): its play's,
+    # if it made one (the seat applies its play once it is sent).
+    sending = [math.nan]
+    # When the replica said a play was applied here (or final, at its author):
+    # as it returns, before the shell journals and sends what came of it.
+    came_out: dict[tuple[str, int, int], float] = {}
+
+    def returned(out: Outbound) -> Outbound:
+        now = time.monotonic()
+        for event in out.events:
+            if isinstance(event, ev.PlayAdded) and not event.mine:
+                came_out.setdefault(("applied", event.play.lamport, event.play.author), now)
+            elif isinstance(event, ev.PlayFinal) and event.mine:
+                came_out.setdefault(("final", event.play.lamport, event.play.author), now)
+        return out
+
+    class TimedReplica(Replica):
+        """The seat's replica, timed as its calls return. A subclass, not methods
+        patched on the instance: the compiled build's has no instance dict, and
+        lets Python subclasses override its methods (``--baseline DIR``)."""
+
+        def handle(self, command: Command, now: float) -> Outbound:
+            if isinstance(command, Move):
+                acting[0], sending[0] = time.monotonic(), math.nan
+            return super().handle(command, now)
+
+        def receive_batch(self, frames: Iterable[tuple[bytes, bytes | None]],
+                          now: float) -> Outbound:
+            return returned(super().receive_batch(frames, now))
+
+        def tick(self, now: float) -> Outbound:
+            return returned(super().tick(now))
+
+    # Where seats make their replicas (p2p_nerts.peer.node; a --baseline's own).
+    sys.modules[NetSession.__module__].Replica = TimedReplica  # type: ignore[attr-defined]
     # A journal, as `nerts host/join/bot` keep one: every frame is journaled
     # before its acknowledgement goes out.
     store = Store(out.with_suffix(".sqlite3"))
@@ -331,30 +372,6 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     else:
         session = await NetSession.join(me, (LOCAL, host_port), config, endpoint,
                                         store=store)
-    trace: list[tuple[str, int, int, float]] = []
-    acting = [0.0]  # when the replica was asked to make the play: its birth
-    handle = session.replica.handle
-
-    def timed_handle(command: Command, now: float) -> Outbound:
-        if isinstance(command, Move):
-            acting[0] = time.monotonic()
-        return handle(command, now)
-
-    # When the replica said a play was applied here (or final, at its author):
-    # as it returns, before the shell journals and sends what came of it.
-    came_out: dict[tuple[str, int, int], float] = {}
-
-    def timed(call: Any) -> Any:
-        def timed_call(*args: Any) -> Outbound:
-            out: Outbound = call(*args)
-            now = time.monotonic()
-            for event in out.events:
-                if isinstance(event, ev.PlayAdded) and not event.mine:
-                    came_out.setdefault(("applied", event.play.lamport, event.play.author), now)
-                elif isinstance(event, ev.PlayFinal) and event.mine:
-                    came_out.setdefault(("final", event.play.lamport, event.play.author), now)
-            return out
-        return timed_call
 
     # The event loop's CPU while rounds are played (from each start to its end),
     # apart from the dealing, the audits and scores, and between rounds.
@@ -372,6 +389,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         if isinstance(event, ev.PlayAdded):
             if event.mine:
                 trace.append(("made", event.play.lamport, event.play.author, acting[0]))
+                trace.append(("sent", event.play.lamport, event.play.author, sending[0]))
                 return
             kind = "applied"
         elif isinstance(event, ev.PlayFinal) and event.mine:
@@ -390,12 +408,10 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         links = len(mesh.links)
         sent.extend((data, links if to is None else int(to in mesh.links)) for data, to in sends)
         send_all(sends)
+        if math.isnan(sending[0]):
+            sending[0] = time.monotonic()
 
     mesh.send_all = counted  # type: ignore[method-assign]
-    session.replica.handle = timed_handle  # type: ignore[method-assign]
-    replica = session.replica
-    replica.receive_batch = timed(replica.receive_batch)  # type: ignore[method-assign]
-    replica.tick = timed(replica.tick)  # type: ignore[method-assign]
     session.subscribe(record)
     # The bot's own choosing, apart: a player at a screen does that in their head.
     choosing = [0.0]
@@ -532,7 +548,6 @@ def watched(players: int, spectators: int, pace: float, target: int, pairs: int)
 def latencies(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
     made: dict[tuple[int, int], float] = {}
     applied: dict[tuple[int, int], list[float]] = {}
-    final: list[float] = []
     for r in results:
         for kind, lamport, author, at in r["trace"]:
             key = (lamport, author)
@@ -540,10 +555,25 @@ def latencies(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
                 made[key] = at
             elif kind == "applied":
                 applied.setdefault(key, []).append(at)
+    return last_of_all(made, applied, len(results) - 1), finals(results, made)
+
+
+def finals(results: list[dict[str, Any]], made: dict[tuple[int, int], float]) -> list[float]:
+    """Each play's latency until it was final at its author."""
+    final: list[float] = []
     for r in results:
         final += [at - made[(lam, au)] for kind, lam, au, at in r["trace"]
                   if kind == "final" and (lam, au) in made]
-    return last_of_all(made, applied, len(results) - 1), final
+    return final
+
+
+def sending(results: list[dict[str, Any]]) -> list[float]:
+    """How long each play took at its author from its move to its frames' going out:
+    the bot's step, signing, journaling (the fsync of the group commit) and the
+    send calls; the rest of "applied" is the way to the last receiver."""
+    made = {(lam, au): at for r in results for kind, lam, au, at in r["trace"] if kind == "made"}
+    return [at - made[lam, au] for r in results for kind, lam, au, at in r["trace"]
+            if kind == "sent" and not math.isnan(at)]
 
 
 def pct(values: list[float], q: float) -> float:
@@ -639,6 +669,10 @@ def main() -> int:
                  f"acks), {am / statistics.median(floors[players, 'durable'][0]):.1f}x the "
                  f"durable signed floor, {am / hot:.1f}x the back-to-back round trip"
                  if pace == args.pace else ""))
+        out = statistics.median(sending(results))
+        print(f"{'':>19}of the applied median, the author's move to its frames' going out "
+              f"(signed, journaled with an fsync, sent) median {out * 1e6:.0f} µs, the way "
+              f"to the last receiver {(am - out) * 1e6:.0f} µs")
         print(f"{'':>19}{traffic(results, len(applied))}")
         slow = sum(1 for f in final if f > SLOW_FINAL)
         print(f"{'':>19}final after more than {SLOW_FINAL * 1e3:.0f} ms: {slow} of "
