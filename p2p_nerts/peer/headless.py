@@ -114,7 +114,12 @@ async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
                  clock: Callable[[], float]) -> None:
     while True:
         rnd = session.replica.view().round
+        now = clock()
         for driver in drivers:
+            if driver.next_at is not None and now < driver.next_at:
+                # Not its time: a partner off duty (no share-a-deck), say, would
+                # cost the seat a pass through its shell at every move of the other.
+                continue
             # The host's settings decide the variant, not our command line.
             driver.bot.lone_rotate = rotates and rnd is not None and rnd.variants.lone_rotate
             session.step_bot(driver)

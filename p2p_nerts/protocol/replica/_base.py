@@ -106,6 +106,14 @@ class Phase(Enum):
     OVER = "over"
 
 
+#: Phases in which a round is under way (shuffled, played or scored). Sets, read
+#: for every frame and tick: on Python 3.11 a member read off its enum class
+#: goes through the metaclass.
+IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
+#: Phases in which the host may change the table (its settings, its seats).
+BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
+
+
 class CommandError(Exception):
     """A local command that the table's state does not allow now (nothing changed)."""
 

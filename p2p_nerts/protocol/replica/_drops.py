@@ -20,7 +20,7 @@ from ...game.foundations import PlayKey
 from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
-from ._base import Phase
+from ._base import IN_ROUND, Phase
 from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState
 
@@ -366,7 +366,7 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: 
     seat = rs.seat_of(key) if rs is not None else None
     if rs is None or seat is None:
         return []
-    in_play = phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING)
+    in_play = phase in IN_ROUND
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
     if seat in rs.live and in_play:
         rs.said_goodbye(seat, seq)

@@ -51,6 +51,7 @@ PLAY_HEARTBEAT = 1.5
 BEATS_PER_DROP = 4
 
 _PLAY: Final = MsgType.PLAY
+_PLAYING: Final = Phase.PLAYING
 _AUDIT: Final = MsgType.AUDIT
 _SUMMARY: Final = MsgType.SUMMARY
 
@@ -101,7 +102,7 @@ def every(phase: Phase, rs: RoundState | None, drop_after: float) -> float:
     (no stuck vote, Nerts call, fork's proof or agreed drop, no DROP vote
     waiting to be counted), up to PLAY_HEARTBEAT, a BEATS_PER_DROP-th of the
     table's ``drop_after``."""
-    if phase is not Phase.PLAYING or rs is None or rs.drop_queue or rs.unplayed:
+    if phase is not _PLAYING or rs is None or rs.drop_queue or rs.unplayed:
         return HEARTBEAT
     return min(PLAY_HEARTBEAT, max(HEARTBEAT, drop_after / BEATS_PER_DROP))
 

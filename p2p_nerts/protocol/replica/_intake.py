@@ -25,6 +25,7 @@ from ..proof import ForkProof
 from ._base import (
     BETWEEN_ROUND_TYPES,
     EPHEMERAL,
+    IN_ROUND,
     LAMPORT_PROBLEMS,
     LINK_TYPES,
     MAX_AUTHORS,
@@ -39,8 +40,6 @@ from ._base import (
 )
 from ._state import RoundState
 
-#: Phases in which a round is under way (shuffled, played or scored).
-IN_ROUND = frozenset({Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING})
 #: Read for every entry delivered, as a Final constant: on Python 3.11 a member
 #: read off its enum class goes through the metaclass.
 _RESULT: Final = MsgType.RESULT

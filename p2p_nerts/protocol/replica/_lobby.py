@@ -23,6 +23,7 @@ from ..envelope import Entry, EnvelopeError
 from ..messages import Goodbye, Join, Leave, Payload, Ready, Resend, Roster, Seat, Settings
 from ..messages import Refuse as Refusal
 from ._base import (
+    BETWEEN_ROUNDS,
     DEAL_WITH,
     SIT_DOWN_WAIT,
     CommandError,
@@ -44,8 +45,6 @@ from ._commands import (
 from ._effects import Effect, Emit, Sign, roster_told
 from ._state import RoundState
 
-#: Phases in which the host may change the table (its settings, its seats).
-BETWEEN_ROUNDS = frozenset({Phase.LOBBY, Phase.BETWEEN})
 #: Phases in which leaving the table gives a seat up (in a round, the drop vote does).
 LEAVES = BETWEEN_ROUNDS | {Phase.OVER}
 

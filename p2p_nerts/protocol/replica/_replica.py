@@ -37,10 +37,12 @@ from . import _lobby as lobby
 from . import _recovery as recovery
 from . import _shuffle as shuffle
 from ._base import (
+    BETWEEN_ROUNDS,
     COUNTDOWN,
     DEAL_WITH,
     DROP_AFTER,
     DUE_HAIR,
+    IN_ROUND,
     RESUME_POLL,
     Outbound,
     Phase,
@@ -279,11 +281,11 @@ class Replica:
         self._commanded = False
         self._apply_own()
         rs = self.rs
-        if self.is_host and self.phase in (Phase.LOBBY, Phase.BETWEEN):
+        if self.is_host and self.phase in BETWEEN_ROUNDS:
             self._apply(self.seating.auto_deal(self._table, now))
         if self._outbox.seq:  # in every phase: it is how a lost entry is noticed
             self._apply(self._ephemera.beat(self.rs, self.prev_rs, now, self._beat_every()))
-        if rs is not None and self.phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+        if rs is not None and self.phase in IN_ROUND:
             self._apply(shuffle.start_due(rs, now))
             if (view := liveness.view_due(rs, now, drawn=self.drawn)) is not None:
                 self._send(view)
@@ -311,11 +313,11 @@ class Replica:
             self.authors, self._forks.proven)
         if self._recovery.resume is not None:
             first = min(first, now + RESUME_POLL)  # how far the table holds my chain
-        if self.is_host and phase in (Phase.LOBBY, Phase.BETWEEN):
+        if self.is_host and phase in BETWEEN_ROUNDS:
             first = min(first, self.seating.next_auto_deal(self._table, now))
         if self._outbox.seq:
             first = min(first, self._beats.next_due(self._beat_every()))
-        if rs is not None and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING):
+        if rs is not None and phase in IN_ROUND:
             if rs.play_from is not None and not rs.started:
                 first = min(first, rs.play_from)
             first = min(first, liveness.next_view(rs, drawn=self.drawn),
