@@ -247,7 +247,11 @@ class Store:
                 " joined_at = excluded.joined_at, finished = 0",
                 (table_id, host_key, address, time.time()))
         self._closed.discard(table_id)  # back at a table given up: it is the last one again
-        for old in given_up:
+        # And a finished game's journal, kept while its seat stayed for a next game
+        # at its table (``finish_table(staying=True)``), where the seat never left.
+        stayed = {path.name[:2 * TABLE_ID_LEN] for path in self._journals.glob("*")}
+        for old in {*given_up, *(bytes.fromhex(name) for name in stayed
+                                 if _is_hex(name, 2 * TABLE_ID_LEN))} - {table_id}:
             self._drop_journal(old)
 
     def sit_solo(self, table_id: bytes, host_key: bytes, setup: dict[str, Any]) -> None:
@@ -434,13 +438,34 @@ class Store:
             return None
         return TableRecord(bytes(row[0]), bytes(row[1]), row[2], row[3], bool(row[4]))
 
-    def finish_table(self, table_id: bytes, summary: dict[str, object]) -> None:
-        """The game is over: keep its result, drop its journal."""
+    def finish_table(self, table_id: bytes, summary: dict[str, object], *,
+                     staying: bool = False) -> None:
+        """The game is over: keep its result, drop its journal.
+
+        ``staying``: the seat stays at the table, whose host may deal a new game
+        there (:meth:`play_again`): the journal stays too, as that game's record
+        and its crash recovery start from the table's first entries, until the
+        seat leaves (:meth:`leave_finished`, or another table's :meth:`join_table`).
+        """
         with self._damage(), self._tx():
             self._db.execute("UPDATE tables SET finished = 1 WHERE table_id = ?", (table_id,))
-            self._db.execute("DELETE FROM hosting WHERE table_id = ?", (table_id,))
+            if not staying:
+                self._db.execute("DELETE FROM hosting WHERE table_id = ?", (table_id,))
             self._db.execute("INSERT INTO results VALUES (?, ?, ?)",
                              (table_id, time.time(), json.dumps(summary)))
+        if not staying:
+            self._drop_journal(table_id)
+
+    def play_again(self, table_id: bytes) -> None:
+        """A new game at a table whose game was over (``finish_table(staying=True)``):
+        it can be resumed again."""
+        with self._damage(), self._tx():
+            self._db.execute("UPDATE tables SET finished = 0 WHERE table_id = ?", (table_id,))
+
+    def leave_finished(self, table_id: bytes) -> None:
+        """The seat leaves a table whose game is over: what it kept for a next game goes."""
+        with self._damage(), self._tx():
+            self._db.execute("DELETE FROM hosting WHERE table_id = ?", (table_id,))
         self._drop_journal(table_id)
 
     def history(self) -> list[dict[str, object]]:
@@ -534,6 +559,10 @@ class Store:
 
     def _past(self, table_id: bytes) -> Path:
         return self._journals / f"{table_id.hex()}.past"
+
+
+def _is_hex(text: str, length: int) -> bool:
+    return len(text) == length and all(c in "0123456789abcdef" for c in text)
 
 
 def seat_journal(table_id: bytes, seat: int) -> bytes:

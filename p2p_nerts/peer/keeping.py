@@ -21,7 +21,7 @@ from typing import Any
 
 from ..protocol import events as ev
 from ..protocol.journal import Kind, Record
-from ..protocol.replica import Replica
+from ..protocol.replica import Phase, Replica
 from ..records.history import Kept, to_keep
 from ..records.record import GameRecord, merged, record_of
 from ..store import JournalError, Store, StoreError
@@ -48,6 +48,8 @@ class GameKeeping:
                  keep_entries: bool = False) -> None:
         self._write = write
         self._keeping: asyncio.Future[None] | None = None  # the game going into the history
+        #: The keeping of the games played before this one at the table (played again).
+        self._before: list[asyncio.Future[None]] = []
         self._record: GameRecord | None = None  # its record, as the game ended
         self._reckoned: GameRecord | None = None  # the last record replayed for the history
         #: The signed entries this seat journals, kept in memory, where the game is
@@ -63,10 +65,11 @@ class GameKeeping:
 
     def heard(self, event: ev.Event, r: Replica, store: Store | None, table_name: str) -> None:
         """A round ended: a break, when the store may take its time (its checkpoint).
-        The game ended here: copy its record now, while the journal holds the
-        rounds the replica has forgotten (it goes with ``finish_table``, before the
-        others have signed), keep it if every seat has signed already, and mark
-        the table finished."""
+        The game ended here: copy its record now, keep it if every seat has signed
+        already, and mark the table finished (its journal stays while the seat
+        does: the host may deal a new game there). A new game's first round:
+        the one before is kept as it was copied, if the others' signatures never
+        all came, and this one is kept apart (the table can be resumed again)."""
         if isinstance(event, ev.RoundOver):
             self._write(lambda store: store.checkpoint())
         elif isinstance(event, ev.GameOver):
@@ -74,7 +77,16 @@ class GameKeeping:
             self.when_signed(r, store, table_name)
             table_id = r.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
-            self._write(lambda store: store.finish_table(table_id, result))
+            self._write(lambda store: store.finish_table(table_id, result, staying=True))
+        elif isinstance(event, ev.RoundStarting) and self._record is not None:
+            ended, self._record, self._reckoned = self._record, None, None
+            keeping = self._keeping if self._keeping is not None else self._reckon(
+                ended, r.me.public_key)
+            if keeping is not None:
+                self._before.append(keeping)
+            self._keeping = None
+            table_id = r.table_id
+            self._write(lambda store: store.play_again(table_id))
 
     def when_signed(self, r: Replica, store: Store | None, table_name: str) -> None:
         """Put the game in the history once every seat that finished it has signed its
@@ -90,12 +102,16 @@ class GameKeeping:
 
     async def on_leaving(self, r: Replica | None, store: Store | None, table_name: str) -> None:
         """Keep the game again on the way out: its last entries (its signed results)
-        come after it ends; a game given up before the end is kept as abandoned."""
-        if self._keeping is not None:
-            await self._keeping  # the copy from the game's end must not land after this one
+        come after it ends; a game given up before the end is kept as abandoned.
+        Leaving once the game is over, the journal kept for a next one goes."""
+        for keeping in [*self._before, *([self._keeping] if self._keeping else [])]:
+            await keeping  # the copy from the game's end must not land after this one
         last = self._keep(r, store, table_name)
         if last is not None:
             await last
+        if r is not None and r.phase is Phase.OVER:
+            table_id = r.table_id
+            self._write(lambda store: store.leave_finished(table_id))
 
     def _keep(self, r: Replica | None, store: Store | None,
               table_name: str) -> asyncio.Future[None] | None:
@@ -116,8 +132,13 @@ class GameKeeping:
         record = merged(record_of(r, table_name, self._record.saved_at), self._record.entries)
         if record == self._reckoned:
             return None  # nothing came since it was kept: the same replay, the same result
+        return self._reckon(record, r.me.public_key)
+
+    def _reckon(self, record: GameRecord, me: bytes) -> asyncio.Future[None]:
+        """Replay ``record`` in a worker thread, for ``me``, and put its last game in the
+        history (:meth:`_keep`)."""
         loop = asyncio.get_running_loop()
-        reckoned = loop.run_in_executor(None, to_keep, record, r.me.public_key)
+        reckoned = loop.run_in_executor(None, to_keep, record, me)
 
         def write(kept: Kept, store: Store) -> None:
             try:

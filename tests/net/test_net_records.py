@@ -15,12 +15,13 @@ import pytest
 
 from p2p_nerts import cli
 from p2p_nerts.game.bot import SKILLS, Bot
+from p2p_nerts.game.variants import Variants
 from p2p_nerts.peer import keeping
 from p2p_nerts.peer.headless import drive_bot, paced
 from p2p_nerts.peer.node import NetSession
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import Phase, StartRound
 from p2p_nerts.records import history
 from p2p_nerts.records.history import Kept
 from p2p_nerts.records.record import GameRecord, RecordError, decode
@@ -138,6 +139,67 @@ def test_a_seat_still_at_the_table_keeps_the_game_once_every_seat_has_signed(
 
     try:
         asyncio.run(scenario())
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_game_played_again_at_a_networked_table_is_kept_apart_and_resumable(
+        tmp_path: Path) -> None:
+    """After a game over the host deals a new game at the same table: each seat keeps
+    it in its history as a game of its own (the one before stays as it was), its
+    journal goes on (it can be resumed), and leaving once it is over drops it."""
+    stores = [Store(tmp_path / name / DB_FILE) for name in ("host", "bo")]
+
+    def games(store: Store) -> list[tuple[int, list[int]]]:
+        """Each kept game's first round and its rounds, oldest first, if its record
+        verifies to the same rounds."""
+        kept = []
+        for number, game in reversed(store.games()):
+            record = store.game_record(number)
+            assert record is not None
+            rounds = [r["round"] for r in game["rounds"]]
+            assert verify(decode(record)).game_over
+            kept.append((game["first_round"], rounds))
+        return kept
+
+    async def scenario() -> None:
+        host = await host_table(2, store=stores[0], variants=Variants(target=5))
+        bo = await NetSession.join(Identity.generate("Bo"), ("127.0.0.1", host.port),
+                                   config(), LOCAL, store=stores[1])
+        sessions = [host, bo]
+        running = [asyncio.create_task(s.run()) for s in sessions]
+        bots = [asyncio.create_task(drive_bot(s, Bot(paced(SKILLS["hard"], 0.02),
+                                                     random.Random(i)), time.monotonic))
+                for i, s in enumerate(sessions)]
+        try:
+            await until(lambda: all(s.replica.phase is Phase.OVER for s in sessions)
+                        and all(len(st.games()) == 1 for st in stores), "the first game kept")
+            [(first, rounds)] = games(stores[0])
+            host.act(StartRound())
+            await until(lambda: all(s.replica.phase is not Phase.OVER for s in sessions),
+                        "the second game dealt")
+            # It can be resumed, as the first could: the table is not finished.
+            assert [st.unfinished() is not None for st in stores] == [True, True]
+            await until(lambda: all(s.replica.phase is Phase.OVER for s in sessions)
+                        and all(len(st.games()) == 2 for st in stores),
+                        "the second game kept, at the table", timeout=30)
+            for store in stores:
+                assert games(store)[0] == (first, rounds)  # as it was
+                [(again, more)] = games(store)[1:]
+                assert again == more[0] > rounds[-1]  # its own rounds, and only those
+        finally:
+            for task in bots:
+                task.cancel()
+            for s in sessions:
+                s.close()
+            await asyncio.gather(*running, *bots, return_exceptions=True)
+
+    try:
+        asyncio.run(scenario())
+        for store, name in zip(stores, ("host", "bo"), strict=True):
+            assert len(store.games()) == 2 and store.unfinished() is None
+            assert not list((tmp_path / name).glob("*.journal/*")), "the journal left behind"
     finally:
         for store in stores:
             store.close()

@@ -278,3 +278,31 @@ def test_made_by_tells_this_seats_records_from_received_ones() -> None:
     assert made_by(Record(Kind.SECRETS, b""), me.public_key)
     assert made_by(Record(Kind.MOVE, b""), me.public_key)
     assert not made_by(Record(Kind.LINK, me.public_key + b"ack"), me.public_key)
+
+
+def test_a_finished_game_kept_for_a_next_one_goes_when_the_seat_leaves_or_sits_elsewhere(
+        tmp_path: Path) -> None:
+    """A seat staying at a table after its game (the host may deal a new game there)
+    keeps the journal: a new game goes on in it, and can be resumed. It goes as the
+    seat leaves, or, had it never left (a crash), as it sits at another table."""
+    table, other = b"t" * 16, b"u" * 16
+    with Store(tmp_path / DB_FILE) as store:
+        store.join_table(table, b"h" * 32, "127.0.0.1:4000")
+        store.append(table, [Record(Kind.ENTRY, b"first game")])
+        store.finish_table(table, {"winner": "p0"}, staying=True)
+        assert store.unfinished() is None
+        store.append(table, [Record(Kind.ENTRY, b"a late signature")])
+        assert [r.data for r in store.written(table)] == [b"first game", b"a late signature"]
+        store.play_again(table)
+        again = store.unfinished()
+        assert again is not None and again.table_id == table
+        store.finish_table(table, {"winner": "p1"}, staying=True)
+        store.leave_finished(table)
+        assert store.written(table) == []
+        assert [r["winner"] for r in store.history()] == ["p0", "p1"]
+        store.join_table(other, b"h" * 32, "127.0.0.1:4000")
+        store.append(other, [Record(Kind.ENTRY, b"kept, then a crash")])
+        store.finish_table(other, {"winner": "p0"}, staying=True)
+    with Store(tmp_path / DB_FILE) as store:
+        store.join_table(table, b"h" * 32, "127.0.0.1:4000")
+        assert store.written(other) == []
