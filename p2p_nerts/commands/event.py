@@ -42,10 +42,12 @@ from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, 
 from ..store import DB_FILE, Store, StoreError
 from .play import LOG_FILE, run_table
 
-__all__ = ["EVENT_COMMANDS", "JOURNAL", "add_event_commands", "lobby_join",
+__all__ = ["EVENT_COMMANDS", "FIND_EVENT", "JOURNAL", "add_event_commands", "lobby_join",
            "run_event_command"]
 
 EVENT_COMMANDS = ("open", "join")
+FIND_EVENT = 3.0
+"""Seconds ``nerts event join`` looks for the event on the network, unless told."""
 JOURNAL = "event.journal"
 """The organiser's journal of its event, in its data dir (unless ``--journal``)."""
 _log = logging.getLogger("nerts")
@@ -95,8 +97,10 @@ def add_event_commands(events: Any) -> None:
     joining.add_argument("--headless", action="store_true",
                          help="no screen: the seatings in log lines (a terminal otherwise "
                               "opens the lobby, registered for the event)")
-    joining.add_argument("--listen", type=float, default=3.0, metavar="S",
-                         help="how long to look for the event on the network (3)")
+    # No default of its own (SUPPRESS): nerts event's, given before the command,
+    # holds unless given here too; neither given, FIND_EVENT.
+    joining.add_argument("--listen", type=float, default=argparse.SUPPRESS, metavar="S",
+                         help=f"how long to look for the event on the network ({FIND_EVENT:g})")
     for parser in (opening, joining):
         # A bad value is reported by the subcommand's parser, with its usage line.
         parser.set_defaults(usage_error=parser.error)
@@ -159,10 +163,13 @@ def run_event_command(args: argparse.Namespace) -> int:
             raise ValueError("--start-with must be 2..500 players")
         if not 0 <= args.port <= 65535:
             raise ValueError("--port must be 0..65535")
-    elif not 0 < args.pace <= 100:
-        raise ValueError("--pace must be above 0 and at most 100")
-    elif not 0 < args.listen <= 60:
-        raise ValueError("--listen must be above 0 and at most 60 seconds")
+    else:
+        if not 0 < args.pace <= 100:
+            raise ValueError("--pace must be above 0 and at most 100")
+        if args.listen is None:  # given neither before join nor after it
+            args.listen = FIND_EVENT
+        if not 0 < args.listen <= 60:
+            raise ValueError("--listen must be above 0 and at most 60 seconds")
     interfaces = interfaces_setting(args.interfaces)
     data_dir = args.data_dir or default_data_dir()
     try:

@@ -28,7 +28,7 @@ from ..records.replay import RoundReplay
 from ..records.standings import EVENT_HOURS, standings_csv, standings_json, standings_text
 from ..records.verify import verify
 from ..store import DB_FILE, Store, StoreError, own_records
-from .event import EVENT_COMMANDS, add_event_commands, run_event_command
+from .event import EVENT_COMMANDS, FIND_EVENT, add_event_commands, run_event_command
 from .wall import add_serve_command, run_serve
 
 RECORD_COMMANDS = ("history", "export", "verify", "replay", "event")
@@ -65,9 +65,11 @@ def add_record_commands(sub: Any) -> None:
                                                           "games, wins, points")
     event.add_argument("--watch", type=float, default=None, metavar="SECONDS",
                        help="ask again every SECONDS and show the standings as they change")
-    event.add_argument("--listen", type=float, default=results.LISTEN, metavar="SECONDS",
+    # No default here: join's (FIND_EVENT) is not the standings' (results.LISTEN).
+    event.add_argument("--listen", type=float, default=None, metavar="SECONDS",
                        help="how long to look for players on the network "
-                            f"(default {results.LISTEN:g})")
+                            f"(default {results.LISTEN:g}; join: for the event, "
+                            f"{FIND_EVENT:g})")
     event.add_argument("--interfaces", metavar="LIST", default=argparse.SUPPRESS,
                        help="mDNS interfaces: all, default or IP addresses "
                             "(env NERTS_INTERFACES)")
@@ -123,6 +125,8 @@ def _replay(chosen: RoundReplay) -> int:
 def _event(args: argparse.Namespace) -> int:
     if args.event_command in EVENT_COMMANDS:
         return run_event_command(args)
+    if args.listen is None:
+        args.listen = results.LISTEN
     if not 0 < args.hours <= 24 * 366:
         raise ValueError("--hours must be above 0 and at most a year")
     if args.watch is not None and not 1 <= args.watch <= 3600:

@@ -196,3 +196,16 @@ def test_on_a_terminal_a_long_line_is_wrapped_at_its_spaces(
         "5 or 7 (you and 3, 5 or 7 computer players)")
     assert fail("x " * 60) == 1
     assert max(map(len, err.getvalue().splitlines())) <= 80
+
+
+def test_event_listen_given_before_join_holds_for_it() -> None:
+    """``nerts event --listen 10 join Cup`` looks for the event 10 s, as ``--listen``
+    after ``join`` does: join's own default overwrote it. Given nowhere, each
+    command keeps its own default (resolved as it runs: None here)."""
+    parser = build_parser()
+    assert parser.parse_args(["event", "--listen", "10", "join", "Cup"]).listen == 10
+    assert parser.parse_args(["event", "join", "Cup", "--listen", "7"]).listen == 7
+    assert parser.parse_args(["event", "--listen", "10", "join", "Cup",
+                              "--listen", "7"]).listen == 7
+    assert parser.parse_args(["event", "join", "Cup"]).listen is None
+    assert parser.parse_args(["event"]).listen is None
