@@ -247,8 +247,8 @@ class Store:
                 " joined_at = excluded.joined_at, finished = 0",
                 (table_id, host_key, address, time.time()))
         self._closed.discard(table_id)  # back at a table given up: it is the last one again
-        # And a finished game's journal, kept while its seat stayed for a next game
-        # at its table (``finish_table(staying=True)``), where the seat never left.
+        # And a finished game's journal, kept for a next game at its table
+        # (``finish_table(staying=True)``).
         stayed = {path.name[:2 * TABLE_ID_LEN] for path in self._journals.glob("*")}
         for old in {*given_up, *(bytes.fromhex(name) for name in stayed
                                  if _is_hex(name, 2 * TABLE_ID_LEN))} - {table_id}:
@@ -442,10 +442,11 @@ class Store:
                      staying: bool = False) -> None:
         """The game is over: keep its result, drop its journal.
 
-        ``staying``: the seat stays at the table, whose host may deal a new game
-        there (:meth:`play_again`): the journal stays too, as that game's record
-        and its crash recovery start from the table's first entries, until the
-        seat leaves (:meth:`leave_finished`, or another table's :meth:`join_table`).
+        ``staying``: a table on the network, whose host may deal a new game there
+        (:meth:`play_again`): the journal stays, as that game's record and its
+        crash recovery start from the table's first entries, and a seat that
+        comes back for it picks up its own chain (:meth:`last_table`). It goes
+        as the player sits at another table (:meth:`join_table`).
         """
         with self._damage(), self._tx():
             self._db.execute("UPDATE tables SET finished = 1 WHERE table_id = ?", (table_id,))
@@ -462,11 +463,17 @@ class Store:
         with self._damage(), self._tx():
             self._db.execute("UPDATE tables SET finished = 0 WHERE table_id = ?", (table_id,))
 
-    def leave_finished(self, table_id: bytes) -> None:
-        """The seat leaves a table whose game is over: what it kept for a next game goes."""
-        with self._damage(), self._tx():
-            self._db.execute("DELETE FROM hosting WHERE table_id = ?", (table_id,))
-        self._drop_journal(table_id)
+    def last_table(self) -> TableRecord | None:
+        """The table this player sat at last, if its journal is kept: a game going on
+        (:meth:`unfinished`), or one over where the host may deal again
+        (``finish_table(staying=True)``)."""
+        with self._damage():
+            row = self._db.execute(
+                "SELECT table_id, host_key, address, joined_at, finished FROM tables"
+                " ORDER BY joined_at DESC LIMIT 1").fetchone()
+        if row is None or not (row[4] == 0 or self.records(bytes(row[0]))):
+            return None
+        return TableRecord(bytes(row[0]), bytes(row[1]), row[2], row[3], bool(row[4]))
 
     def history(self) -> list[dict[str, object]]:
         with self._damage():

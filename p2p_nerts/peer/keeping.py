@@ -21,7 +21,7 @@ from typing import Any
 
 from ..protocol import events as ev
 from ..protocol.journal import Kind, Record
-from ..protocol.replica import Phase, Replica
+from ..protocol.replica import Replica
 from ..records.history import Kept, to_keep
 from ..records.record import GameRecord, merged, record_of
 from ..store import JournalError, Store, StoreError
@@ -66,8 +66,8 @@ class GameKeeping:
     def heard(self, event: ev.Event, r: Replica, store: Store | None, table_name: str) -> None:
         """A round ended: a break, when the store may take its time (its checkpoint).
         The game ended here: copy its record now, keep it if every seat has signed
-        already, and mark the table finished (its journal stays while the seat
-        does: the host may deal a new game there). A new game's first round:
+        already, and mark the table finished (its journal stays: the host may
+        deal a new game there, and we may come back for it). A new game's first round:
         the one before is kept as it was copied, if the others' signatures never
         all came, and this one is kept apart (the table can be resumed again)."""
         if isinstance(event, ev.RoundOver):
@@ -102,16 +102,12 @@ class GameKeeping:
 
     async def on_leaving(self, r: Replica | None, store: Store | None, table_name: str) -> None:
         """Keep the game again on the way out: its last entries (its signed results)
-        come after it ends; a game given up before the end is kept as abandoned.
-        Leaving once the game is over, the journal kept for a next one goes."""
+        come after it ends; a game given up before the end is kept as abandoned."""
         for keeping in [*self._before, *([self._keeping] if self._keeping else [])]:
             await keeping  # the copy from the game's end must not land after this one
         last = self._keep(r, store, table_name)
         if last is not None:
             await last
-        if r is not None and r.phase is Phase.OVER:
-            table_id = r.table_id
-            self._write(lambda store: store.leave_finished(table_id))
 
     def _keep(self, r: Replica | None, store: Store | None,
               table_name: str) -> asyncio.Future[None] | None:

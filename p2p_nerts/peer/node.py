@@ -226,11 +226,12 @@ class NetSession(NetShell):
 
     def _back_at(self, table_id: bytes, host_key: bytes) -> Replica | None:
         """Our replica as we left this very table, rebuilt from the journal, if we sat
-        at it and its game goes on (a crash, a closed terminal, and ``join`` again
-        without ``--resume``): what we sign next then follows what we signed before.
-        A fresh replica would sign a second JOIN under a number its first one
-        had, which every peer rejects as equivocation."""
-        table = self._disk.store.unfinished() if self._disk.store is not None else None
+        at it last and its game goes on (a crash, a closed terminal, and ``join``
+        again without ``--resume``) or is over (back for the next game the host
+        deals there): what we sign next then follows what we signed before. A
+        fresh replica would sign a second JOIN under a number its first one had,
+        which every peer rejects as equivocation, and the game's result again."""
+        table = self._disk.store.last_table() if self._disk.store is not None else None
         if table is None or (table.table_id, table.host_key) != (table_id, host_key):
             return None
         assert self._disk.store is not None

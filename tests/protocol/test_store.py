@@ -280,29 +280,36 @@ def test_made_by_tells_this_seats_records_from_received_ones() -> None:
     assert not made_by(Record(Kind.LINK, me.public_key + b"ack"), me.public_key)
 
 
-def test_a_finished_game_kept_for_a_next_one_goes_when_the_seat_leaves_or_sits_elsewhere(
+def test_a_finished_game_on_the_network_keeps_its_journal_until_another_table(
         tmp_path: Path) -> None:
-    """A seat staying at a table after its game (the host may deal a new game there)
-    keeps the journal: a new game goes on in it, and can be resumed. It goes as the
-    seat leaves, or, had it never left (a crash), as it sits at another table."""
+    """A game over at a table on the network keeps the journal: the host may deal a
+    new game there, which goes on in it and can be resumed, and a seat back for it
+    picks up its chain (``last_table``). It goes as the player sits at another
+    table, after a crash as after leaving."""
     table, other = b"t" * 16, b"u" * 16
     with Store(tmp_path / DB_FILE) as store:
         store.join_table(table, b"h" * 32, "127.0.0.1:4000")
         store.append(table, [Record(Kind.ENTRY, b"first game")])
         store.finish_table(table, {"winner": "p0"}, staying=True)
         assert store.unfinished() is None
+        last = store.last_table()
+        assert last is not None and (last.table_id, last.finished) == (table, True)
         store.append(table, [Record(Kind.ENTRY, b"a late signature")])
         assert [r.data for r in store.written(table)] == [b"first game", b"a late signature"]
         store.play_again(table)
         again = store.unfinished()
         assert again is not None and again.table_id == table
         store.finish_table(table, {"winner": "p1"}, staying=True)
-        store.leave_finished(table)
-        assert store.written(table) == []
         assert [r["winner"] for r in store.history()] == ["p0", "p1"]
         store.join_table(other, b"h" * 32, "127.0.0.1:4000")
+        assert store.written(table) == []
         store.append(other, [Record(Kind.ENTRY, b"kept, then a crash")])
         store.finish_table(other, {"winner": "p0"}, staying=True)
+        store.finish_table(table, {"winner": "p0"})  # a solo table's: its journal goes
     with Store(tmp_path / DB_FILE) as store:
+        last = store.last_table()
+        assert last is not None and last.table_id == other
         store.join_table(table, b"h" * 32, "127.0.0.1:4000")
         assert store.written(other) == []
+        store.finish_table(table, {"winner": "p0"})
+        assert store.last_table() is None
