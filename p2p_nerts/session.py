@@ -317,8 +317,7 @@ class LocalTable:
     def resumable(self) -> bool:
         """Whether ``nerts solo --resume`` can go on with this game: dealt, journaled,
         and not over."""
-        r = self.replica
-        return self._journaling and r.rs is not None and r.phase is not Phase.OVER
+        return self._journaling and self.replica.game_goes_on
 
     @property
     def address(self) -> str | None:

@@ -361,8 +361,7 @@ def where_the_game_is(store: Store, replica: Replica, command: str) -> str:
     table)."""
     table_id, over = replica.table_id, replica.phase is Phase.OVER
     try:
-        resumable = (replica.rs is not None and not over
-                     and (table := store.unfinished()) is not None
+        resumable = (replica.game_goes_on and (table := store.unfinished()) is not None
                      and table.table_id == table_id)
         kept = next((number for number, game in store.games()
                      if game.get("table_id") == table_id.hex()

@@ -352,6 +352,12 @@ class Replica:
         return self.game.match
 
     @property
+    def game_goes_on(self) -> bool:
+        """A round of the game was dealt and the game is not over: what ``--resume``
+        goes on with."""
+        return self.game.rs is not None and self.game.phase is not Phase.OVER
+
+    @property
     def totals(self) -> dict[bytes, int]:
         """Running totals by player key (``Game``'s)."""
         return self.game.totals
