@@ -153,6 +153,12 @@ class AuthorLog:
         ahead of what it may deliver, and can check the others' marks (which
         name their latest entries) only along an unbroken run of them.
         """
+        if len(self.held) == self.claimed - self.delivered:
+            # Every number claimed is held (the held lie past the delivered, and none
+            # past the claimed): a replayed record holds each round's entries until
+            # the round before closes, and walking them after each entry made its
+            # replay quadratic.
+            return None
         start = self.delivered + 1
         while start in self.held:
             start += 1

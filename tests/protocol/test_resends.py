@@ -112,3 +112,24 @@ def test_no_gap_of_mine_nor_of_an_equivocator_past_its_fork_is_asked_for() -> No
     assert _gaps({log.key: _log(1, claimed=6)}, None, {log.key: proof}) == [
         Resend(log.key, 2, 6)]  # what it signed before the fork still counts
     assert Resends().gaps({log.key: _log(3)}, 0.0, None, {}) == []  # no gap
+
+
+@pytest.mark.parametrize("held", [set(), {3}, {2, 3, 4}, {2, 3, 4, 5, 6}, {2, 4, 6},
+                                  {5, 6}, {6}])
+def test_the_first_gap_is_the_first_number_claimed_and_not_held(held: set[int]) -> None:
+    """A log that delivered 1 and was told of 6 asks for the first run it lacks; none
+    when it holds every number claimed (as a replayed record does, round after
+    round: answered without walking what it holds)."""
+    log = _log(1, claimed=6)
+    entries = {seq: seal_message(AUTHOR, Ready(True), table_id=b"t" * 16, round=0, seq=seq,
+                                 lamport=seq, prev=GENESIS) for seq in held}
+    for seq in sorted(held):
+        # As intake holds them: the next too, while its round cannot take it yet.
+        log.held[seq] = entries[seq]
+    lacking = [seq for seq in range(2, 7) if seq not in held]
+    if not lacking:
+        assert log.missing() is None
+        return
+    start = lacking[0]
+    end = min([seq for seq in held if seq > start], default=7) - 1
+    assert log.missing() == (start, end)
