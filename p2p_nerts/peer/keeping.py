@@ -21,7 +21,7 @@ from typing import Any
 
 from ..protocol import events as ev
 from ..protocol.journal import Kind, Record
-from ..protocol.replica import Replica
+from ..protocol.replica import Phase, Replica
 from ..records.history import Kept, to_keep
 from ..records.record import GameRecord, merged, record_of
 from ..store import JournalError, Store, StoreError
@@ -67,9 +67,10 @@ class GameKeeping:
         """A round ended: a break, when the store may take its time (its checkpoint).
         The game ended here: copy its record now, keep it if every seat has signed
         already, and mark the table finished (its journal stays: the host may
-        deal a new game there, and we may come back for it). A new game's first round:
-        the one before is kept as it was copied, if the others' signatures never
-        all came, and this one is kept apart (the table can be resumed again)."""
+        deal a new game there, and we may come back for it). The table moved on to
+        a new game (its roster dealt): the one before is kept as it was copied, if
+        the others' signatures never all came, and this one is kept apart (the
+        table can be resumed again, from its shuffle on)."""
         if isinstance(event, ev.RoundOver):
             self._write(lambda store: store.checkpoint())
         elif isinstance(event, ev.GameOver):
@@ -78,7 +79,7 @@ class GameKeeping:
             table_id = r.table_id
             result: dict[str, object] = {"winner": event.winner, "totals": list(event.totals)}
             self._write(lambda store: store.finish_table(table_id, result, staying=True))
-        elif isinstance(event, ev.RoundStarting) and self._record is not None:
+        elif self._record is not None and r.phase is not Phase.OVER:  # a new game's roster
             ended, self._record, self._reckoned = self._record, None, None
             keeping = self._keeping if self._keeping is not None else self._reckon(
                 ended, r.me.public_key)
