@@ -12,6 +12,7 @@ them: other runs on this machine may advertise tables too.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import logging
 import secrets
@@ -39,7 +40,14 @@ SLACK = 1.0
 """Seconds a busy machine may add to that: the event loop's own delays."""
 
 
-def ad(name: str, port: int, fingerprint: str = "0123456789abcdef") -> TableAd:
+def ad(name: str, port: int, fingerprint: str | None = None) -> TableAd:
+    """A table ``name`` at ``port``; its host's fingerprint, unless given, the name's
+    own. The names are drawn per test, so two tests under way at once (on other
+    workers, on the same loopback) never advertise one table: one host key at one
+    address and port, of which a lobby shows only the ad heard last (a test's row
+    that never came back, as another's took its place)."""
+    if fingerprint is None:
+        fingerprint = hashlib.sha256(name.encode()).hexdigest()[:16]
     return TableAd(name=name, fingerprint=fingerprint, protocol_version=1, seats_taken=1,
                    seats_total=4, variant="classic", needs_code=False, port=port, host="Ana")
 
