@@ -61,7 +61,9 @@ one's; ``--peers`` picks the table sizes.
 With ``NERTS_BENCH_PROFILE=DIR`` in its environment, each peer of each game
 runs its event loop under cProfile and leaves its profile in DIR (CPU time of
 the loop's thread; its figures are then a profiled peer's, several times
-slower).
+slower). ``NERTS_BENCH_SAMPLE=DIR`` samples each peer's stack instead, at a
+cost that leaves the figures nearly as they are (:class:`Sampler`), and
+``--samples DIR`` sums up what every peer sampled.
 
 ``--spectators N`` measures instead what spectators (``NetSession.watch``) cost
 the players: 4-player games with none and with N watching, alternating, each
@@ -89,13 +91,16 @@ import math
 import os
 import random
 import resource
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from p2p_nerts.game.bot import SKILLS, Bot
@@ -148,6 +153,66 @@ SLOW_FINAL = 0.1
 #: (timing its thread's CPU, not the wall clock) and leaves its profile there,
 #: ``host<port>.prof`` or ``guest<port>.prof`` (read them with ``pstats``).
 PROFILE_ENV = "NERTS_BENCH_PROFILE"
+#: Names a directory: each peer samples its stack every SAMPLE_EVERY s of its CPU
+#: and leaves the counts there as folded stacks (:class:`Sampler`);
+#: ``bench_net.py --samples DIR`` sums them up.
+SAMPLE_ENV = "NERTS_BENCH_SAMPLE"
+SAMPLE_EVERY = 0.0005
+
+
+class Sampler:
+    """Where a process's CPU goes, by sampling: the main thread's Python stack every
+    SAMPLE_EVERY s of the process's CPU time (``ITIMER_PROF``; the kernel delivers
+    them at most once a tick), counted as folded
+    stacks (``a;b;c N`` lines, as flame graph tools read them).
+
+    Unlike cProfile it costs each call nothing, so a path of many small calls is
+    not overstated (cProfile made the replica's share look several times larger).
+    A C call counts for the Python frame that made it; a worker thread's CPU
+    (the history's replay) lands on whatever the main thread was doing then,
+    mostly waiting in ``select``.
+    """
+
+    def __init__(self) -> None:
+        self.stacks: Counter[str] = Counter()
+
+    def _sample(self, _signum: int, frame: FrameType | None) -> None:
+        names: list[str] = []
+        while frame is not None:
+            code = frame.f_code
+            names.append(f"{Path(code.co_filename).name}:{code.co_name}")
+            frame = frame.f_back
+        self.stacks[";".join(reversed(names))] += 1
+
+    def start(self) -> None:
+        signal.signal(signal.SIGPROF, self._sample)
+        signal.setitimer(signal.ITIMER_PROF, SAMPLE_EVERY, SAMPLE_EVERY)
+
+    def stop(self, out: Path) -> None:
+        signal.setitimer(signal.ITIMER_PROF, 0.0)
+        out.write_text("".join(f"{stack} {n}\n" for stack, n in self.stacks.items()))
+
+
+def sampled(folder: Path, shown: int = 40) -> None:
+    """Print what the peers' samples in ``folder`` say: each function's share of
+    every sample, with what it called (inclusive) and in itself (leaf)."""
+    inclusive: Counter[str] = Counter()
+    leaf: Counter[str] = Counter()
+    for path in folder.glob("*.txt"):
+        for line in path.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            frames = stack.split(";")
+            leaf[frames[-1]] += int(count)
+            for name in set(frames):
+                inclusive[name] += int(count)
+    total = sum(leaf.values())
+    # Asked every SAMPLE_EVERY s of CPU, they come at most once a kernel tick
+    # (4 ms here): fewer than the CPU time would say, spread the same way.
+    print(f"{total} samples")
+    for title, counts in (("with what it called", inclusive), ("in itself", leaf)):
+        print(title + ":")
+        for name, n in counts.most_common(shown):
+            print(f"  {n / total:6.1%}  {name}")
 
 
 # ------------------------------------------------------------------ baseline
@@ -430,14 +495,20 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         choosing[0] = float("nan")
     profiling = os.environ.get(PROFILE_ENV)
     profile = cProfile.Profile(time.thread_time) if profiling else None
+    sampling = os.environ.get(SAMPLE_ENV)
+    sampler = Sampler() if sampling else None
     wall, cpu, loop = time.monotonic(), os.times(), time.thread_time()
     if profile is not None:
         profile.enable()
+    if sampler is not None:
+        sampler.start()
     await run_headless(session, bot=None if role == "spectator" else
                        Bot(paced(SKILLS["hard"], pace), random.Random(port)),
                        summary=None, linger=0.5)
     if profile is not None:
         profile.disable()
+    if sampler is not None and sampling:
+        sampler.stop(Path(sampling) / f"{role}{port}.txt")
     spent, looped = os.times(), time.thread_time()
     if profile is not None and profiling:
         profile.dump_stats(Path(profiling) / f"{role}{port}.prof")
@@ -602,7 +673,13 @@ def main() -> int:
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--peer", nargs=8, help=argparse.SUPPRESS)
     parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--samples", type=Path, metavar="DIR",
+                        help=f"sum up the stacks the peers sampled into DIR (run with "
+                             f"{SAMPLE_ENV}=DIR) and exit")
     args = parser.parse_args()
+    if args.samples:
+        sampled(args.samples)
+        return 0
     if args.echo:
         asyncio.run(echo_server(args.echo))
         return 0
