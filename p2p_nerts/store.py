@@ -471,7 +471,9 @@ class Store:
             row = self._db.execute(
                 "SELECT table_id, host_key, address, joined_at, finished FROM tables"
                 " ORDER BY joined_at DESC LIMIT 1").fetchone()
-        if row is None or not (row[4] == 0 or self.records(bytes(row[0]))):
+        # Whether its journal is there, not what it holds: the caller reads that
+        # (``Replica.restore``), and a long game's journal is read once.
+        if row is None or not (row[4] == 0 or self._journal(bytes(row[0])).is_file()):
             return None
         return TableRecord(bytes(row[0]), bytes(row[1]), row[2], row[3], bool(row[4]))
 

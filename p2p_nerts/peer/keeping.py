@@ -81,10 +81,7 @@ class GameKeeping:
             self._write(lambda store: store.finish_table(table_id, result, staying=True))
         elif self._record is not None and r.phase is not Phase.OVER:  # a new game's roster
             ended, self._record, self._reckoned = self._record, None, None
-            keeping = self._keeping if self._keeping is not None else self._reckon(
-                ended, r.me.public_key)
-            if keeping is not None:
-                self._before.append(keeping)
+            self._before.append(self._keeping or self._reckon(ended, r.me.public_key))
             self._keeping = None
             table_id = r.table_id
             self._write(lambda store: store.play_again(table_id))
@@ -104,8 +101,9 @@ class GameKeeping:
     async def on_leaving(self, r: Replica | None, store: Store | None, table_name: str) -> None:
         """Keep the game again on the way out: its last entries (its signed results)
         come after it ends; a game given up before the end is kept as abandoned."""
-        for keeping in [*self._before, *([self._keeping] if self._keeping else [])]:
-            await keeping  # the copy from the game's end must not land after this one
+        for keeping in (*self._before, self._keeping):
+            if keeping is not None:
+                await keeping  # the copy from the game's end must not land after this one
         last = self._keep(r, store, table_name)
         if last is not None:
             await last
