@@ -40,12 +40,16 @@ One run measures:
   median process's CPU time per frame sent at the table (the system's part
   apart): the least CPU per play a process at a table of that size spends
   on the wake-ups, reads and writes alone (on a shared VM both it and a
-  peer's figure grow with the machine's load: compare them within one run);
+  peer's figure grow with the machine's load: compare them within one run),
+  and how often its event loop woke per play (the times it slept waiting,
+  as the kernel counts them: each costs a process a trip through the kernel
+  and the loop before any work);
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
   CPU time per play (the system's part apart), with the event loop's part
   of it (the rest: the worker thread replaying the finished game for the
-  history), how much of that went while rounds were played (from each
+  history) and its wake-ups per play (counted as the floors' are, over the
+  whole game), how much of that went while rounds were played (from each
   round's start to its end; the rest deals, audits, scores and waits
   between rounds) and the bot's choosing
   of its moves (``Bot.decide``: a player at a screen does that in their head),
@@ -308,7 +312,7 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path, kind:
     # checks), which keeps it warmer than a process that only sleeps between
     # plays: the floor's processes wake as often, doing nothing.
     ticker = asyncio.create_task(idle_ticks())
-    began = os.times()
+    began, slept = os.times(), sleeps()
     rng, seq, stop = random.Random(index), 0, time.monotonic() + FLOOR_SECONDS
     while time.monotonic() < stop:
         await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
@@ -326,13 +330,27 @@ async def floor_peer(index: int, ports: list[int], pace: float, out: Path, kind:
             writer.write(frame)
     await asyncio.sleep(1.0)
     ticker.cancel()
-    spent = os.times()
+    spent, woke = os.times(), sleeps() - slept
     server.close()
     if journal is not None:
         journal.close()
     out.write_text(json.dumps({"trace": trace, "acked": acked, "sent": seq,
                                "user": spent.user - began.user,
-                               "system": spent.system - began.system}))
+                               "system": spent.system - began.system, "woke": woke}))
+
+
+def sleeps() -> float:
+    """How many times this process's main thread (its event loop) has gone to
+    sleep waiting: each is a wake-up later, the cost a protocol pays per frame
+    or timer it makes a process wait for (Linux; NaN elsewhere)."""
+    try:
+        with open("/proc/thread-self/status") as status:
+            for line in status:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return math.nan
 
 
 async def idle_ticks() -> None:
@@ -340,11 +358,15 @@ async def idle_ticks() -> None:
         await asyncio.sleep(SHELL_CHECKS)
 
 
-def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float], float, float]:
+FloorRun = tuple[list[float], list[float], float, float, float]
+
+
+def floor(players: int, pace: float, kind: str) -> FloorRun:
     """For each frame of a ``kind`` of FLOORS, its last receiver's latency and its
     last ack's back at its author (seconds): the floors of "applied" and "final";
     then the median process's CPU time per frame sent at the table, user and system
-    (seconds): the floor of a peer's CPU per play."""
+    (seconds): the floor of a peer's CPU per play; and its main thread's wake-ups
+    per frame sent at the table."""
     ports = [free_port() for _ in range(players)]
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"floor{i}.json" for i in range(players)]
@@ -368,7 +390,8 @@ def floor(players: int, pace: float, kind: str) -> tuple[list[float], list[float
     plays = sum(w["sent"] for w in written)
     return (last_of_all(sent, heard, players - 1), last_of_all(sent, backs, players - 1),
             statistics.median(w["user"] for w in written) / plays,
-            statistics.median(w["system"] for w in written) / plays)
+            statistics.median(w["system"] for w in written) / plays,
+            statistics.median(w["woke"] for w in written) / plays)
 
 
 def last_of_all(sent: dict[tuple[int, int], float], heard: dict[tuple[int, int], list[float]],
@@ -497,7 +520,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     profile = cProfile.Profile(time.thread_time) if profiling else None
     sampling = os.environ.get(SAMPLE_ENV)
     sampler = Sampler() if sampling else None
-    wall, cpu, loop = time.monotonic(), os.times(), time.thread_time()
+    wall, cpu, loop, slept = time.monotonic(), os.times(), time.thread_time(), sleeps()
     if profile is not None:
         profile.enable()
     if sampler is not None:
@@ -509,7 +532,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         profile.disable()
     if sampler is not None and sampling:
         sampler.stop(Path(sampling) / f"{role}{port}.txt")
-    spent, looped = os.times(), time.thread_time()
+    spent, looped, woke = os.times(), time.thread_time(), sleeps() - slept
     if profile is not None and profiling:
         profile.dump_stats(Path(profiling) / f"{role}{port}.prof")
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -521,7 +544,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         "trace": trace, "me": session.replica.view().my_seat, "wall": time.monotonic() - wall,
         "cpu": spent.user + spent.system - cpu.user - cpu.system, "loop_cpu": looped - loop,
         "bot_cpu": choosing[0], "in_play_cpu": in_play[0], "system_cpu": spent.system - cpu.system,
-        "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames,
+        "maxrss_mb": usage.ru_maxrss / 1024, "frames": frames, "woke": woke,
     }))
 
 
@@ -553,9 +576,11 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
     bot = statistics.median(r.get("bot_cpu", math.nan) for r in results) / plays
     system = statistics.median(r.get("system_cpu", math.nan) for r in results) / plays
     in_play = statistics.median(r.get("in_play_cpu", math.nan) for r in results) / plays
+    woke = statistics.median(r.get("woke", math.nan) for r in results) / plays
     return (f"frames per play {total / plays:.1f} ({parts}); CPU per peer per play "
             f"{cpu * 1e6:.0f} µs ({system * 1e6:.0f} µs of it system), "
-            f"{loop * 1e6:.0f} µs of it on the event loop ({in_play * 1e6:.0f} µs while "
+            f"{loop * 1e6:.0f} µs of it on the event loop (waking {woke:.2f} times; "
+            f"{in_play * 1e6:.0f} µs while "
             "rounds are played, the rest dealing, scoring and between rounds), "
             f"{bot * 1e6:.0f} µs of that the bot choosing its moves (the rest: "
             f"{(cpu - bot) * 1e6:.0f} µs)")
@@ -704,17 +729,18 @@ def main() -> int:
           f"back to back, {rtt * 1e6:.0f} µs one every 50 ms (the receiver idle, as peers "
           "are between plays); ratios are to the latter, each game's to its own, measured "
           "around it")
-    floors: dict[tuple[int, str], tuple[list[float], list[float], float, float]] = {}
+    floors: dict[tuple[int, str], FloorRun] = {}
     names = {"bare": "floor", "signed": "signed floor", "durable": "durable signed floor"}
     for kind in FLOORS:
         for n in args.peers:
-            lat, acked, user, system = floors[n, kind] = floor(n, args.pace, kind)
+            lat, acked, user, system, woke = floors[n, kind] = floor(n, args.pace, kind)
             fm, f99, km = statistics.median(lat), pct(lat, 0.99), statistics.median(acked)
             print(f"{names[kind]}, {n} {kind} processes: last receiver median "
                   f"{fm * 1e6:.0f} µs = {fm / rtt:.1f}x, "
                   f"p99 {f99 * 1e6:.0f} µs = {f99 / rtt:.1f}x; every ack back median "
                   f"{km * 1e6:.0f} µs = {km / rtt:.1f}x baseline; CPU per process per play "
-                  f"{(user + system) * 1e6:.0f} µs ({system * 1e6:.0f} µs of it system)")
+                  f"{(user + system) * 1e6:.0f} µs ({system * 1e6:.0f} µs of it system), "
+                  f"{woke:.2f} wake-ups")
     print(f"{'peers':>5} {'pace':>5} {'plays':>6} {'applied med':>12} {'p99':>8} "
           f"{'final med':>10} {'p99':>8} {'cpu/peer':>9} {'max rss':>8}")
     rows = [(n, args.pace) for n in args.peers]

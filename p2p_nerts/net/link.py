@@ -34,6 +34,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import cast
 
 from ..protocol.envelope import LINK_MAGIC
 from ..protocol.identity import Identity, fingerprint_of
@@ -106,8 +107,9 @@ class Connection(asyncio.Protocol):
 
     # ------------------------------------------------------------ asyncio's side
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, whatever the loop's class for it (uvloop's is no
+        # subclass of asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
         if self._on_made is not None:
             self._on_made(self)
 

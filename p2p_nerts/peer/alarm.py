@@ -42,6 +42,7 @@ class Alarm:
         self._due = due
         self._clock = clock
         self._timer: asyncio.TimerHandle | None = None  # the ring we sleep until
+        self._at = 0.0  # its time on the loop's clock (uvloop's handles do not say)
         #: The loop it rings on, from :meth:`start` to :meth:`stop` (None: off). Kept,
         #: as :meth:`arm` runs after every read: asking asyncio for the running
         #: loop costs a call into the kernel (``getpid``) each time.
@@ -50,7 +51,8 @@ class Alarm:
     def start(self) -> None:
         """Ring at once, and from then on as :meth:`arm` says."""
         self._loop = loop = asyncio.get_running_loop()
-        self._timer = loop.call_at(loop.time(), self._rang)
+        self._at = loop.time()
+        self._timer = loop.call_at(self._at, self._rang)
 
     def stop(self) -> None:
         self._loop = None
@@ -67,9 +69,10 @@ class Alarm:
         at = loop.time() + max(0.0, min(self._due() - self._clock(), SHELL_CHECKS))
         timer = self._timer
         if timer is not None:
-            if timer.when() <= at:
+            if self._at <= at:
                 return
             timer.cancel()
+        self._at = at
         self._timer = loop.call_at(at, self._rang)
 
     def _rang(self) -> None:
