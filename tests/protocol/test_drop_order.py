@@ -9,7 +9,7 @@ from p2p_nerts.game.foundations import Fate
 from p2p_nerts.game.simulate import cards_accounted
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.messages import Drop
-from p2p_nerts.protocol.replica import Move, Phase, StartRound
+from p2p_nerts.protocol.replica import LeaveTable, Move, Phase, StartRound
 from p2p_nerts.testing.memnet import Faults, MemNet, bot_table
 
 from ..replica_harness import quiet_deal
@@ -147,3 +147,33 @@ def test_a_play_cut_by_a_drop_after_it_had_settled_comes_back_to_its_player() ->
     assert victim.view().dropped and not net.replicas[0].view().dropped
     assert all(r.rs is not None and key not in r.rs.log for r in net.replicas)
     assert cards_accounted(rs.me, rs.tab, rs.log, jokers=False)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("seats", "leaving"), [(4, (2, 3)), (5, (1, 4)), (4, (0, 2)),
+                                                (8, (2, 5, 6))])
+def test_seats_leaving_in_one_round_are_dropped_alike_and_the_round_ends(
+        seed: int, seats: int, leaving: tuple[int, ...]) -> None:
+    """Several players quit in one round (the host among them, in one case), their
+    GOODBYEs and the others' votes arriving in any order: each leaver needed the
+    others' votes, so the round once waited for ever. Those left finish it, and
+    agree on it; a leaver's seat is dropped on every one of them."""
+    net = bot_table(seats, seed=seed, faults=ROUGH, skill="medium")
+    _start(net, plays=8)
+    for i in leaving:
+        del net.drivers[i]
+        net.output(i, net.replicas[i].handle(LeaveTable(), net.now))
+    net.cut |= set(leaving)
+    staying = [i for i in range(seats) if i not in leaving]
+    assert net.run(lambda: all(net.replicas[i].phase in (Phase.BETWEEN, Phase.OVER)
+                               for i in staying), limit=net.now + 600)
+    overs = []
+    for i in staying:
+        assert not any(isinstance(e, ev.Divergence | ev.Flagged) for e in net.events[i])
+        overs.append([e for e in net.events[i] if isinstance(e, ev.RoundOver)][-1])
+    assert len({(o.foundation_hash, o.results, o.verdicts, o.totals) for o in overs}) == 1
+    gone = {net.replicas[staying[0]].view().round_of(1).keys.index(  # type: ignore[union-attr]
+        net.replicas[i].me.public_key) for i in leaving}
+    for i in staying:
+        rs = net.replicas[i].rs
+        assert rs is not None and set(range(seats)) - rs.live == gone

@@ -29,6 +29,7 @@ from p2p_nerts.protocol.replica._drops import (
     cut_after,
     drop_cut,
     drop_stands,
+    gone_before,
     goodbye,
     leave,
     my_vote,
@@ -302,15 +303,67 @@ def test_a_goodbye_in_play_marks_the_seat_leaving_and_votes_it_out_again() -> No
     rs.my_drop_votes.add(VICTIM)
     told = Emit(ev.Notice("p2 left: bye"))
     gone = rs.keys[VICTIM]
-    assert goodbye(rs, gone, "bye", 9, phase=Phase.BETWEEN, authors=authors) == [told]
+    assert goodbye(rs, gone, "bye", 9, 30, phase=Phase.BETWEEN, authors=authors) == [told]
     assert not rs.left
-    assert goodbye(rs, gone, "bye", 9, phase=Phase.PLAYING, authors=authors) == [
+    assert goodbye(rs, gone, "bye", 9, 30, phase=Phase.PLAYING, authors=authors) == [
         told, Sign(Drop(rs.keys[VICTIM], 9))]
-    assert rs.left == {VICTIM: 9}
-    assert goodbye(rs, rs.keys[0], "bye", 4, phase=Phase.SCORING, authors=authors) == [
+    assert rs.left == {VICTIM: 9} and rs.left_at == {VICTIM: 30}
+    assert goodbye(rs, rs.keys[0], "bye", 4, 31, phase=Phase.SCORING, authors=authors) == [
         Emit(ev.Notice("p0 left: bye"))]  # mine: no vote on myself
-    assert goodbye(rs, b"x" * 32, "bye", 1, phase=Phase.PLAYING, authors=authors) == []
-    assert goodbye(None, gone, "bye", 9, phase=Phase.LOBBY, authors=authors) == []
+    assert goodbye(rs, b"x" * 32, "bye", 1, 32, phase=Phase.PLAYING, authors=authors) == []
+    assert goodbye(None, gone, "bye", 9, 33, phase=Phase.LOBBY, authors=authors) == []
+
+
+def test_a_goodbye_votes_out_again_every_seat_that_left_before_it() -> None:
+    """My vote on the first to leave may have been counted before the second's
+    GOODBYE, when the second still had a say: it goes again, past both."""
+    rs = _round(4)
+    authors = {**_held(rs, 2, 7), **_held(rs, 3, 5)}
+    assert goodbye(rs, rs.keys[3], "bye", 5, 20, phase=Phase.PLAYING, authors=authors)[1:] == [
+        Sign(Drop(rs.keys[3], 5))]
+    authors[rs.keys[3]].delivered = 6  # (a seat's entries after its GOODBYE count for nothing)
+    assert goodbye(rs, rs.keys[2], "bye", 7, 21, phase=Phase.PLAYING, authors=authors)[1:] == [
+        Sign(Drop(rs.keys[2], 7)), Sign(Drop(rs.keys[3], 6))]
+    rs.dropping[3] = 6  # agreed: no vote on it again
+    assert goodbye(rs, rs.keys[1], "bye", 2, 22, phase=Phase.PLAYING,
+                   authors={**authors, **_held(rs, 1, 2)})[1:] == [
+        Sign(Drop(rs.keys[1], 2)), Sign(Drop(rs.keys[2], 7))]
+    rs = _round(4)
+    goodbye(rs, rs.keys[0], "bye", 9, 20, phase=Phase.PLAYING, authors=authors)  # I left
+    assert goodbye(rs, rs.keys[3], "bye", 5, 21, phase=Phase.PLAYING, authors=authors)[1:] == []
+
+
+def test_two_seats_that_left_are_dropped_by_the_votes_of_those_still_there() -> None:
+    """Seats 2 and 3 of four leave in one round: neither has a say about the other
+    after its GOODBYE, so the two left drop both; a vote counted before a
+    GOODBYE still needs that seat's word, and the votes after it agree."""
+    rs = _round(4)
+    rs.said_goodbye(2, 7, 20)
+    rs.said_goodbye(3, 5, 24)
+    _votes(rs, (21, 0, 2, 7, 1), (22, 1, 2, 7, 1),  # 3 had not left yet: no drop
+           (25, 0, 3, 5, 2), (26, 1, 3, 5, 2))       # 2 had left: 3 is dropped
+    assert _tally(rs) == [Agreed(3, 5, 26, 1, 2)]
+    assert rs.dropping == {3: 5} and rs.drop_votes[2] == {0: 7, 1: 7}
+    _votes(rs, (27, 0, 2, 7, 3), (28, 1, 2, 7, 3))  # again, after 3's GOODBYE
+    assert _tally(rs) == [Agreed(2, 7, 27, 0, 3)]  # 3 is agreed dropped: 0 and 1 are enough
+
+
+def test_a_vote_after_its_voters_goodbye_counts_for_nothing() -> None:
+    rs = _round(4)
+    rs.said_goodbye(3, 5, 20)
+    _votes(rs, (19, 3, 1, 4, 4), (21, 3, 2, 6, 6))
+    assert _tally(rs) == [] and rs.drop_votes == {1: {3: 4}} and not rs.drop_queue
+
+
+def test_who_left_before_a_vote_is_ordered_by_lamport_then_seat() -> None:
+    rs = _round(4)
+    rs.said_goodbye(1, 3, 20)
+    rs.said_goodbye(3, 5, 20)
+    voting = set(rs.live)
+    assert gone_before(rs, voting, 20, 2) == {1}
+    assert gone_before(rs, voting, 21, 0) == {1, 3}
+    assert gone_before(rs, voting, 19, 0) == set()
+    assert gone_before(rs, voting - {3}, 21, 0) == {1}  # dropped: no longer voting
 
 
 def test_my_silent_votes_go_a_seat_at_a_time_in_seat_order() -> None:

@@ -14,6 +14,7 @@ due in the shuffle and the round's close is taken by ``Steps.leave``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ...game.foundations import PlayKey
@@ -90,11 +91,15 @@ def tally(rs: RoundState, host: int | None, known: Callable[[int], int],
             rs.drop_vote_done()  # past its voter's cut, or about a seat gone already
             continue
         voting = rs.live - rs.dropping.keys()
-        unheard = {q for q in voting if q != voter and known(q) < lamport}
-        if unheard - {victim} and not inert(rs, voting, voter, victim, unheard):
+        gone = gone_before(rs, voting, lamport, voter)
+        if voter in gone:  # a vote after its voter's own GOODBYE
+            rs.drop_vote_done()
+            continue
+        unheard = {q for q in voting - gone if q != voter and known(q) < lamport}
+        if unheard - {victim} and not inert(rs, voting - gone, voter, victim, unheard):
             break
         votes = rs.drop_votes.get(victim, {})
-        cut = None if upto == 0 else drop_cut(rs, victim, votes | {voter: upto})
+        cut = None if upto == 0 else drop_cut(rs, victim, votes | {voter: upto}, gone)
         if cut is not None:
             held = delivered(victim)
             if held is not None and held < cut:
@@ -157,10 +162,24 @@ def inert(rs: RoundState, voting: set[int], voter: int, victim: int,
                for w in heard - {voter, victim})
 
 
-def drop_cut(rs: RoundState, victim: int, votes: dict[int, int]) -> int | None:
-    """The cut if every other seat still voting has voted ``victim`` out, else None."""
+def gone_before(rs: RoundState, voting: set[int], lamport: int, voter: int) -> set[int]:
+    """The seats still voting whose GOODBYE is ordered before a vote at (``lamport``,
+    ``voter``): they have no say in it, nor in anything after it.
+
+    Known alike wherever the vote is counted: a seat heard past the vote has
+    all its entries before it here, and one not heard past it is known gone
+    only from its GOODBYE itself (else the count waits for its word, as for
+    any seat's). What such a seat signs after its GOODBYE, a vote or its
+    withdrawal, counts for nothing, so its word ends there."""
+    return {q for q, at in rs.left_at.items() if q in voting and (at, q) < (lamport, voter)}
+
+
+def drop_cut(rs: RoundState, victim: int, votes: dict[int, int],
+             gone: AbstractSet[int] = frozenset()) -> int | None:
+    """The cut if every other seat still voting, but those ``gone`` by their
+    GOODBYE (:func:`gone_before`), has voted ``victim`` out, else None."""
     voting = rs.live - rs.dropping.keys()
-    voters = voting - {victim}
+    voters = voting - {victim} - gone
     if victim not in voting or not voters or not voters <= votes.keys():
         return None  # (a seat alone has nobody to drop it)
     return max(votes[v] for v in voters)
@@ -359,21 +378,29 @@ def silence_ends(rs: RoundState, heard: float, drop_after: float) -> float:
     return max(heard, rs.begun) + drop_after
 
 
-def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, *, phase: Phase,
-            authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
-    """``key`` said GOODBYE (its entry ``seq``): told, if it has a seat in the
-    round; while the round is on, it is marked as leaving and I vote it out."""
+def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: int, *,
+            phase: Phase, authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
+    """``key`` said GOODBYE (its entry ``seq``, at ``lamport``): told, if it has a
+    seat in the round; while the round is on, it is marked as leaving and I vote
+    it out, and again every seat that left before it and is still live.
+
+    Again if I voted already: this vote's cut holds the GOODBYE, which lets
+    even the senior of the last two seats go. And the others again: a seat
+    that left needs no vote of its own to drop another after its GOODBYE
+    (:func:`tally`), but my earlier vote on a seat that left first may have
+    come before this GOODBYE, when this seat still had a say; two leaving in
+    one round would otherwise each wait for the other's vote for ever."""
     seat = rs.seat_of(key) if rs is not None else None
     if rs is None or seat is None:
         return []
     in_play = phase in IN_ROUND
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
     if seat in rs.live and in_play:
-        rs.said_goodbye(seat, seq)
-        if seat != rs.me:
-            # Again if I voted already: this vote's cut holds the GOODBYE,
-            # which lets even the senior of the last two seats go.
-            effects += vote_out(rs, seat, authors, again=True)
+        rs.said_goodbye(seat, seq, lamport)
+        if seat != rs.me and rs.me not in rs.left:
+            for leaver in sorted(rs.left):
+                if leaver != rs.me and leaver in rs.live and leaver not in rs.dropping:
+                    effects += vote_out(rs, leaver, authors, again=True)
     return effects
 
 

@@ -140,8 +140,10 @@ class RoundState:
     #: later, where the vote that agreed stands in the total order (``drops.leave``).
     dropping: dict[int, int] = field(default_factory=dict)
     begun: float = 0.0  # when this peer began the round: silence counts from here
-    #: Seats that said GOODBYE in this round: seat → that entry's seq.
+    #: Seats that said GOODBYE in this round: seat → that entry's seq...
     left: dict[int, int] = field(default_factory=dict)
+    #: ...and its Lamport time: it leaves the voting there (``drops.tally``).
+    left_at: dict[int, int] = field(default_factory=dict)
     my_drop_votes: set[int] = field(default_factory=set)
     views: dict[int, View] = field(default_factory=dict)
     view_lamport: dict[int, int] = field(default_factory=dict)
@@ -343,9 +345,11 @@ class RoundState:
     def i_take_vote_back(self, seat: int) -> None:
         self.my_drop_votes.discard(seat)
 
-    def said_goodbye(self, seat: int, seq: int) -> None:
-        """``seat`` said GOODBYE in its entry ``seq`` (the first such counts)."""
-        self.left.setdefault(seat, seq)
+    def said_goodbye(self, seat: int, seq: int, lamport: int) -> None:
+        """``seat`` said GOODBYE in its entry ``seq``, at ``lamport`` (the first such
+        counts)."""
+        if seat not in self.left:
+            self.left[seat], self.left_at[seat] = seq, lamport
 
     def left_live(self, victim: int, now: float) -> None:
         """``victim`` leaves the live seats; if the round had ended, the others may

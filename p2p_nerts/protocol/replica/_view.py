@@ -131,6 +131,11 @@ class RoundView:
         return frozenset(self._rs.live)
 
     @property
+    def left(self) -> frozenset[int]:
+        """The seats that said GOODBYE while the round was played."""
+        return frozenset(self._rs.left)
+
+    @property
     def flagged(self) -> Mapping[int, str]:
         """Seats caught cheating or in error this round: seat → why."""
         return MappingProxyType(self._rs.flagged)
