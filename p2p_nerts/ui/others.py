@@ -312,11 +312,15 @@ def mark_cell(mark: Mark | None, click: MouseHandler | None = None) -> OneStyleA
 
 
 def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
+    """A seat's word in its box: out of the round, or in it and heard lately.
+    A seat dropped for its silence that is heard again asks for its seat back
+    (``peer/seatback.py``) and plays from the next round: "rejoining" says so,
+    where "dropped" alone would go on saying a player who came back is gone."""
     if seat in rnd.flagged:
         return ("class:msg.error", "flagged")
-    if seat not in rnd.live:
-        return ("class:msg.error", "dropped")
     heard = view.heard_at(rnd.keys[seat])
-    if heard is None or view.now - heard > SILENT_AFTER:
-        return ("class:warn", "silent")
-    return ("class:good", "ok")
+    quiet = heard is None or view.now - heard > SILENT_AFTER
+    if seat not in rnd.live:
+        return (("class:dim", "left") if seat in rnd.left
+                else ("class:msg.error", "dropped") if quiet else ("class:warn", "rejoining"))
+    return ("class:warn", "silent") if quiet else ("class:good", "ok")

@@ -1,0 +1,43 @@
+"""The word in each other seat's box: in the round and heard ("ok", "silent"), or
+out of it, and then why ("left", "dropped", and "rejoining" once a dropped seat
+is heard again: it has its seat back from the next round)."""
+
+from __future__ import annotations
+
+from p2p_nerts.protocol.replica import LeaveTable, Phase, StartRound
+from p2p_nerts.testing.memnet import bot_table
+from p2p_nerts.ui.others import SILENT_AFTER, health
+
+
+def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -> None:
+    net = bot_table(4, seed=5)
+    host = net.replicas[0]
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    rnd = host.view().round
+    assert rnd is not None
+    gone, quitter = 3, 2
+    seat = {i: rnd.keys.index(net.replicas[i].me.public_key) for i in (gone, quitter)}
+
+    def word(i: int) -> str:
+        view = host.view()
+        assert view.round is not None
+        return health(view, view.round, seat[i])[1]
+
+    assert word(gone) == word(quitter) == "ok"
+    for i in (gone, quitter):
+        del net.drivers[i]
+    net.output(quitter, net.replicas[quitter].handle(LeaveTable(), net.now))
+    net.cut.add(quitter)
+    assert net.run(lambda: seat[quitter] not in rnd.live, limit=net.now + 30)
+    assert word(quitter) == "left"
+    net.cut.add(gone)
+    assert net.run(lambda: word(gone) == "silent", limit=net.now + 30)
+    assert net.run(lambda: seat[gone] not in rnd.live, limit=net.now + 60)
+    assert host.phase is Phase.PLAYING and word(gone) == "dropped"
+    # The dropped seat's link comes back: it is heard within a heartbeat, and says so
+    # while the round it was dropped from goes on.
+    net.cut.discard(gone)
+    assert net.run(lambda: word(gone) == "rejoining", limit=net.now + SILENT_AFTER)
+    assert host.phase is Phase.PLAYING and seat[gone] not in rnd.live
+    assert word(quitter) == "left"
