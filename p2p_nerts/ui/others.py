@@ -311,6 +311,22 @@ def mark_cell(mark: Mark | None, click: MouseHandler | None = None) -> OneStyleA
     return (style, cell) if click is None else (style, cell, click)
 
 
+def held_up(view: TableView, rnd: RoundView) -> str | None:
+    """What holds the round when two or more other seats have been silent past the
+    table's drop time (None: nothing of the kind). A seat is dropped only with
+    every other seat's vote, and a vote on one waits for the other's word: the
+    round goes on when they are heard again (a split healed, or two players
+    whose connections died together back). Said, where the boxes alone would
+    only show seats silent for ever."""
+    now, after = view.now, view.drop_after
+    quiet = [rnd.names[seat] for seat in sorted(rnd.live) if seat != rnd.me and (
+        (heard := view.heard_at(rnd.keys[seat])) is None or now - heard > after)]
+    if len(quiet) < 2:
+        return None
+    names = ", ".join(quiet[:-1]) + " and " + quiet[-1]
+    return f"{names} silent: the round waits for them (a drop needs all others' votes)"
+
+
 def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
     """A seat's word in its box: out of the round, or in it and heard lately.
     A seat dropped for its silence that is heard again asks for its seat back

@@ -37,7 +37,7 @@ from ..game.moves import is_stuck
 from ..game.scoring import team_of
 from ..game.tableau import NERTS, WASTE, WORK0, WORK_PILES, Tableau
 from ..lines import counted
-from ..protocol.replica import RoundView, TableView
+from ..protocol.replica import Phase, RoundView, TableView
 from . import others
 from .control import Controller, pile_of
 from .keys import PILES, Action, KeyMap, label
@@ -310,13 +310,16 @@ def work_row(ctl: Controller, keys: KeyMap, pile_no: int) -> StyleAndTextTuples:
 
 # ---------------------------------------------------------------- status, lines
 def status_line(ctl: Controller, keys: KeyMap) -> StyleAndTextTuples:
-    """What the player is doing: the selection, cards in the air, a vote, a Nerts chance."""
+    """What the player is doing: the selection, cards in the air, a vote, a Nerts chance;
+    first, what holds the round, if silent seats do."""
     tab = ctl.tableau()
     view = ctl.view
     rnd = view.round
     if tab is None or rnd is None:
         return []
     out: StyleAndTextTuples = [("", "  ")]
+    if view.phase is Phase.PLAYING and (holding := others.held_up(view, rnd)) is not None:
+        out.append(("class:warn", holding + "   "))  # first: the line is cut at the edge
     sel = ctl.selected()
     if sel is not None:
         src, index = sel

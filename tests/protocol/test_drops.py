@@ -44,7 +44,7 @@ from p2p_nerts.protocol.replica._drops import (
     vote_out,
     withholding,
 )
-from p2p_nerts.protocol.replica._effects import Emit, Sign
+from p2p_nerts.protocol.replica._effects import Effect, Emit, Sign
 from p2p_nerts.protocol.replica._state import Ordered, RoundState
 
 from ..stepkit import steps_at
@@ -297,21 +297,35 @@ def test_a_silent_seat_gets_my_vote_and_one_heard_again_gets_it_back() -> None:
     assert not rs.my_drop_votes
 
 
-def test_a_goodbye_in_play_marks_the_seat_leaving_and_votes_it_out_again() -> None:
+def _bye(rs: RoundState | None, seat: int, seq: int, lamport: int, *, phase: Phase,
+         authors: dict[bytes, AuthorLog], signed_in: int = 1,
+         key: bytes | None = None) -> list[Effect]:
+    if key is None:
+        assert rs is not None
+        key = rs.keys[seat]
+    return goodbye(rs, key, "bye", seq, lamport, signed_in=signed_in, phase=phase,
+                   authors=authors)
+
+
+def test_a_goodbye_marks_the_seat_leaving_the_round_it_was_signed_in() -> None:
+    """Marked whatever the phase it finds (alike everywhere), voted out again in play."""
     rs = _round()
     authors = _held(rs, VICTIM, 9)
     rs.my_drop_votes.add(VICTIM)
     told = Emit(ev.Notice("p2 left: bye"))
-    gone = rs.keys[VICTIM]
-    assert goodbye(rs, gone, "bye", 9, 30, phase=Phase.BETWEEN, authors=authors) == [told]
-    assert not rs.left
-    assert goodbye(rs, gone, "bye", 9, 30, phase=Phase.PLAYING, authors=authors) == [
+    assert _bye(rs, VICTIM, 9, 30, signed_in=0, phase=Phase.PLAYING, authors=authors) == [told]
+    assert not rs.left  # signed in the round before: not this round's leaving
+    assert _bye(rs, VICTIM, 9, 30, phase=Phase.BETWEEN, authors=authors) == [told]
+    assert rs.left == {VICTIM: 9} and rs.left_at == {VICTIM: 30}
+    rs = _round()
+    rs.my_drop_votes.add(VICTIM)
+    assert _bye(rs, VICTIM, 9, 30, phase=Phase.PLAYING, authors=authors) == [
         told, Sign(Drop(rs.keys[VICTIM], 9))]
     assert rs.left == {VICTIM: 9} and rs.left_at == {VICTIM: 30}
-    assert goodbye(rs, rs.keys[0], "bye", 4, 31, phase=Phase.SCORING, authors=authors) == [
+    assert _bye(rs, 0, 4, 31, phase=Phase.SCORING, authors=authors) == [
         Emit(ev.Notice("p0 left: bye"))]  # mine: no vote on myself
-    assert goodbye(rs, b"x" * 32, "bye", 1, 32, phase=Phase.PLAYING, authors=authors) == []
-    assert goodbye(None, gone, "bye", 9, 33, phase=Phase.LOBBY, authors=authors) == []
+    assert _bye(rs, 0, 1, 32, key=b"x" * 32, phase=Phase.PLAYING, authors=authors) == []
+    assert _bye(None, 0, 9, 33, key=rs.keys[VICTIM], phase=Phase.LOBBY, authors=authors) == []
 
 
 def test_a_goodbye_votes_out_again_every_seat_that_left_before_it() -> None:
@@ -319,18 +333,17 @@ def test_a_goodbye_votes_out_again_every_seat_that_left_before_it() -> None:
     GOODBYE, when the second still had a say: it goes again, past both."""
     rs = _round(4)
     authors = {**_held(rs, 2, 7), **_held(rs, 3, 5)}
-    assert goodbye(rs, rs.keys[3], "bye", 5, 20, phase=Phase.PLAYING, authors=authors)[1:] == [
-        Sign(Drop(rs.keys[3], 5))]
+    playing = Phase.PLAYING
+    assert _bye(rs, 3, 5, 20, phase=playing, authors=authors)[1:] == [Sign(Drop(rs.keys[3], 5))]
     authors[rs.keys[3]].delivered = 6  # (a seat's entries after its GOODBYE count for nothing)
-    assert goodbye(rs, rs.keys[2], "bye", 7, 21, phase=Phase.PLAYING, authors=authors)[1:] == [
+    assert _bye(rs, 2, 7, 21, phase=playing, authors=authors)[1:] == [
         Sign(Drop(rs.keys[2], 7)), Sign(Drop(rs.keys[3], 6))]
     rs.dropping[3] = 6  # agreed: no vote on it again
-    assert goodbye(rs, rs.keys[1], "bye", 2, 22, phase=Phase.PLAYING,
-                   authors={**authors, **_held(rs, 1, 2)})[1:] == [
+    assert _bye(rs, 1, 2, 22, phase=playing, authors={**authors, **_held(rs, 1, 2)})[1:] == [
         Sign(Drop(rs.keys[1], 2)), Sign(Drop(rs.keys[2], 7))]
     rs = _round(4)
-    goodbye(rs, rs.keys[0], "bye", 9, 20, phase=Phase.PLAYING, authors=authors)  # I left
-    assert goodbye(rs, rs.keys[3], "bye", 5, 21, phase=Phase.PLAYING, authors=authors)[1:] == []
+    _bye(rs, 0, 9, 20, phase=playing, authors=authors)  # I left
+    assert _bye(rs, 3, 5, 21, phase=playing, authors=authors)[1:] == []
 
 
 def test_two_seats_that_left_are_dropped_by_the_votes_of_those_still_there() -> None:

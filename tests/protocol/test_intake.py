@@ -15,6 +15,7 @@ from p2p_nerts.protocol.envelope import GENESIS, Entry, EnvelopeError
 from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.messages import (
     Ack,
+    Goodbye,
     Head,
     Hello,
     Join,
@@ -79,6 +80,18 @@ def test_round_entries_wait_for_their_round_and_plays_for_the_deal() -> None:
     assert not deliverable(rs, Phase.PLAYING, _entry(Nerts(), 3))  # the next round's
     assert deliverable(rs, Phase.SCORING, _entry(Summary(b"d" * 32, (0, 0)), 1))  # judged late
     assert deliverable(rs, Phase.PLAYING, _entry(Ready(True), 0))
+
+
+def test_a_goodbye_signed_in_a_round_not_begun_here_waits_for_it() -> None:
+    """It leaves the round it was signed in, on every peer: one that has not
+    begun that round takes it as the round begins, not as leaving this one."""
+    rs = _round()
+    for phase in (Phase.BETWEEN, Phase.PLAYING):
+        assert not deliverable(rs, phase, _entry(Goodbye("bye"), 3))
+        assert deliverable(rs, phase, _entry(Goodbye("bye"), 2))
+        assert deliverable(rs, phase, _entry(Goodbye("bye"), 1))
+    assert deliverable(None, Phase.LOBBY, _entry(Goodbye("bye"), 0))  # before any round
+    assert not deliverable(None, Phase.LOBBY, _entry(Goodbye("bye"), 1))
 
 
 def test_the_next_rounds_roster_and_a_closing_result_wait_for_this_round_to_close() -> None:

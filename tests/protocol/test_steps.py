@@ -97,7 +97,9 @@ def test_a_cut_takes_a_result_back_only_from_the_round_being_scored() -> None:
         assert (rs.results == () and match.rounds == 0) is scored_here
 
 
-def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up() -> None:
+def test_a_goodbye_leaves_the_round_it_was_signed_in_whatever_the_phase() -> None:
+    """Marked leaving alike everywhere, as a peer still closing the round and one
+    that has closed it both find it; voted out only while the round is played."""
     guest = Identity.from_seed(b"\x07" * 32, "liar")
     rs = _round()
     rs.keys = (ME, guest.public_key, C)
@@ -107,9 +109,10 @@ def test_a_goodbye_leaves_the_round_as_the_phase_stands_when_its_step_comes_up()
     steps, table = _steps(rs, Phase.BETWEEN)
     steps.seating.joined(guest.public_key, "liar", in_line=True, waits=True)
     steps.lobby_entry(entry, Goodbye("bye"))
-    assert table.done == [told]  # the break: told only
+    assert table.done == [told]  # the break: told, and no vote
     assert not steps.seating.waiting and not steps.seating.queue  # it sits down no more
-    assert not rs.left
+    assert rs.left == {1: 9} and rs.left_at == {1: 9}
+    rs.left.clear()
     steps, table = _steps(rs, Phase.PLAYING)
     steps.lobby_entry(entry, Goodbye("bye"))
     assert table.done[:1] == [told]

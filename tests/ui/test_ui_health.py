@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from p2p_nerts.protocol.replica import LeaveTable, Phase, StartRound
 from p2p_nerts.testing.memnet import bot_table
-from p2p_nerts.ui.others import SILENT_AFTER, health
+from p2p_nerts.ui.others import SILENT_AFTER, health, held_up
 
 
 def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -> None:
@@ -41,3 +41,25 @@ def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -
     assert net.run(lambda: word(gone) == "rejoining", limit=net.now + SILENT_AFTER)
     assert host.phase is Phase.PLAYING and seat[gone] not in rnd.live
     assert word(quitter) == "left"
+
+
+def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back() -> None:
+    net = bot_table(5, seed=5)
+    host = net.replicas[0]
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    view = host.view()
+    rnd = view.round
+    assert rnd is not None and held_up(view, rnd) is None
+    for i in (3, 4):
+        del net.drivers[i]
+    net.cut |= {3, 4}
+    seats = sorted(rnd.keys.index(net.replicas[i].me.public_key) for i in (3, 4))
+    assert net.run(lambda: held_up(host.view(), rnd) is not None, limit=net.now + 30)
+    said = held_up(host.view(), rnd)
+    assert said is not None and said.startswith(
+        f"{rnd.names[seats[0]]} and {rnd.names[seats[1]]} silent: the round waits for them")
+    assert host.phase is Phase.PLAYING and len(rnd.live) == 5  # held, as it says
+    net.cut.clear()  # both back: their words settle the votes, and the round goes on
+    assert net.run(lambda: held_up(host.view(), rnd) is None, limit=net.now + 30)
+    assert net.run(lambda: host.phase is not Phase.PLAYING, limit=net.now + 600)

@@ -379,28 +379,31 @@ def silence_ends(rs: RoundState, heard: float, drop_after: float) -> float:
 
 
 def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: int, *,
-            phase: Phase, authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
-    """``key`` said GOODBYE (its entry ``seq``, at ``lamport``): told, if it has a
-    seat in the round; while the round is on, it is marked as leaving and I vote
-    it out, and again every seat that left before it and is still live.
+            signed_in: int, phase: Phase, authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
+    """``key`` said GOODBYE (its entry ``seq``, at ``lamport``, signed in round
+    ``signed_in``): told, if it has a seat in the round. One signed in this round
+    marks its seat as leaving it, on every peer alike (it waited for the round
+    to begin here: ``intake.deliverable``); while the round is on, I vote the
+    seat out, and again every seat that left before it and is still live.
 
     Again if I voted already: this vote's cut holds the GOODBYE, which lets
     even the senior of the last two seats go. And the others again: a seat
-    that left needs no vote of its own to drop another after its GOODBYE
-    (:func:`tally`), but my earlier vote on a seat that left first may have
-    come before this GOODBYE, when this seat still had a say; two leaving in
-    one round would otherwise each wait for the other's vote for ever."""
+    that left has no say after its GOODBYE (:func:`tally`), but my earlier
+    vote on a seat that left first may have come before this GOODBYE, when
+    this seat still had one; two leaving in one round would otherwise each
+    wait for the other's vote for ever."""
     seat = rs.seat_of(key) if rs is not None else None
     if rs is None or seat is None:
         return []
-    in_play = phase in IN_ROUND
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
-    if seat in rs.live and in_play:
-        rs.said_goodbye(seat, seq, lamport)
-        if seat != rs.me and rs.me not in rs.left:
-            for leaver in sorted(rs.left):
-                if leaver != rs.me and leaver in rs.live and leaver not in rs.dropping:
-                    effects += vote_out(rs, leaver, authors, again=True)
+    if signed_in != rs.number:
+        return effects
+    rs.said_goodbye(seat, seq, lamport)
+    if (seat in rs.live and phase in IN_ROUND and seat != rs.me
+            and rs.me not in rs.left):
+        for leaver in sorted(rs.left):
+            if leaver != rs.me and leaver in rs.live and leaver not in rs.dropping:
+                effects += vote_out(rs, leaver, authors, again=True)
     return effects
 
 

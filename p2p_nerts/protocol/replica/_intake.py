@@ -43,6 +43,7 @@ from ._state import RoundState
 #: Read for every entry delivered, as a Final constant: on Python 3.11 a member
 #: read off its enum class goes through the metaclass.
 _RESULT: Final = MsgType.RESULT
+_GOODBYE: Final = MsgType.GOODBYE
 _ACK: Final = MsgType.ACK
 _RESEND: Final = MsgType.RESEND
 #: Refusals of an entry that an honest author signs too, only too late (a dropped
@@ -448,7 +449,9 @@ def deliverable(rs: RoundState | None, phase: Phase, entry: Entry) -> bool:
         # closing it takes them after (they set up the next round).
         return phase not in IN_ROUND
     if kind not in ROUND_TYPES:
-        return True
+        # A GOODBYE signed in a round not begun here waits for it: it leaves that
+        # round, and every peer must see it leave the same one (``drops.goodbye``).
+        return kind != _GOODBYE or entry.round <= (rs.number if rs is not None else 0)
     if (kind == _RESULT and rs is not None and entry.round == rs.number
             and phase in IN_ROUND):
         return False  # signed as its author closed the game, which we are still closing

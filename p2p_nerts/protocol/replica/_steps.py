@@ -173,8 +173,8 @@ class Steps:
         elif isinstance(done, lobby.Gone):
             self.lobbied(done.left)
             self.apply(drops.goodbye(rs, entry.author, done.reason, entry.seq,
-                                     entry.lamport, phase=game.phase,
-                                     authors=self.places.authors))
+                                     entry.lamport, signed_in=entry.round,
+                                     phase=game.phase, authors=self.places.authors))
         elif isinstance(done, list):
             self.apply(done)
         else:
