@@ -328,7 +328,8 @@ def held_up(view: TableView, rnd: RoundView) -> str | None:
 
 
 def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
-    """A seat's word in its box: out of the round, or in it and heard lately.
+    """A seat's word in its box: out of the round (or on its way out), or in it and
+    heard lately.
     A seat dropped for its silence that is heard again asks for its seat back
     (``peer/seatback.py``) and plays from the next round: "rejoining" says so,
     where "dropped" alone would go on saying a player who came back is gone."""
@@ -339,4 +340,6 @@ def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
     if seat not in rnd.live:
         return (("class:dim", "left") if seat in rnd.left
                 else ("class:msg.error", "dropped") if quiet else ("class:warn", "rejoining"))
+    if seat in rnd.left:  # said GOODBYE; its drop is on its way
+        return ("class:dim", "leaving")
     return ("class:warn", "silent") if quiet else ("class:good", "ok")

@@ -1,6 +1,7 @@
-"""The word in each other seat's box: in the round and heard ("ok", "silent"), or
-out of it, and then why ("left", "dropped", and "rejoining" once a dropped seat
-is heard again: it has its seat back from the next round)."""
+"""The word in each other seat's box: in the round and heard ("ok", "silent"), on
+its way out ("leaving"), or out of it, and then why ("left", "dropped", and
+"rejoining" once a dropped seat is heard again: it has its seat back from the
+next round); and the line that says what holds a round."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -
         del net.drivers[i]
     net.output(quitter, net.replicas[quitter].handle(LeaveTable(), net.now))
     net.cut.add(quitter)
+    assert net.run(lambda: word(quitter) == "leaving", limit=net.now + 1)
     assert net.run(lambda: seat[quitter] not in rnd.live, limit=net.now + 30)
     assert word(quitter) == "left"
     net.cut.add(gone)
