@@ -324,7 +324,7 @@ def held_up(view: TableView, rnd: RoundView) -> str | None:
     if len(quiet) < 2:
         return None
     names = ", ".join(quiet[:-1]) + " and " + quiet[-1]
-    return f"{names} silent: the round waits for them (a drop needs all others' votes)"
+    return f"{names} silent: the round waits until they are back"
 
 
 def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
