@@ -132,7 +132,8 @@ class RoundView:
 
     @property
     def left(self) -> frozenset[int]:
-        """The seats that said GOODBYE while the round was played."""
+        """The seats that said GOODBYE in this round (signed in it): leaving it, or
+        gone from it once their drop takes effect."""
         return frozenset(self._rs.left)
 
     @property
