@@ -315,15 +315,20 @@ def held_up(view: TableView, rnd: RoundView) -> str | None:
     """What holds the round when two or more other seats have been silent past the
     table's drop time (None: nothing of the kind). A seat is dropped only with
     every other seat's vote, and a vote on one waits for the other's word: the
-    round goes on when they are heard again (a split healed, or two players
-    whose connections died together back). Said, where the boxes alone would
-    only show seats silent for ever."""
+    round goes on when the silent are heard again (a split healed, or two
+    players whose connections died together back). A seat that said goodbye
+    counts among them (its drop waits as well) but is not named: it is not
+    coming back. Said, where the boxes alone would only show seats silent for
+    ever."""
     now, after = view.now, view.drop_after
-    quiet = [rnd.names[seat] for seat in sorted(rnd.live) if seat != rnd.me and (
+    quiet = [seat for seat in sorted(rnd.live) if seat != rnd.me and (
         (heard := view.heard_at(rnd.keys[seat])) is None or now - heard > after)]
-    if len(quiet) < 2:
-        return None
-    names = ", ".join(quiet[:-1]) + " and " + quiet[-1]
+    silent = [rnd.names[seat] for seat in quiet if seat not in rnd.left]
+    if len(quiet) < 2 or not silent:
+        return None  # (seats that all said goodbye go without waiting for one another)
+    if len(silent) == 1:
+        return f"{silent[0]} silent: the round waits until {silent[0]} is back"
+    names = ", ".join(silent[:-1]) + " and " + silent[-1]
     return f"{names} silent: the round waits until they are back"
 
 

@@ -65,3 +65,21 @@ def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back
     net.cut.clear()  # both back: their words settle the votes, and the round goes on
     assert net.run(lambda: held_up(host.view(), rnd) is None, limit=net.now + 30)
     assert net.run(lambda: host.phase is not Phase.PLAYING, limit=net.now + 600)
+
+
+def test_a_seat_leaving_while_another_is_silent_is_counted_but_not_named() -> None:
+    """Its drop waits for the silent seat's word too, but it is not coming back."""
+    net = bot_table(5, seed=5)
+    host = net.replicas[0]
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    rnd = host.view().round
+    assert rnd is not None
+    quitter, silent = 3, 4
+    for i in (quitter, silent):
+        del net.drivers[i]
+    net.output(quitter, net.replicas[quitter].handle(LeaveTable(), net.now))
+    net.cut |= {quitter, silent}
+    name = rnd.names[rnd.keys.index(net.replicas[silent].me.public_key)]
+    assert net.run(lambda: held_up(host.view(), rnd) is not None, limit=net.now + 30)
+    assert held_up(host.view(), rnd) == f"{name} silent: the round waits until {name} is back"
