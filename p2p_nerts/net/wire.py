@@ -47,7 +47,7 @@ __all__ = [
     "refusal",
 ]
 
-NET_VERSION = 11
+NET_VERSION = 12
 """The version two peers must share to sit at one table, read first of all.
 
 It covers the transport (info, handshake and peers frames, link entries),
@@ -81,7 +81,11 @@ declared one. v11 scores a round found false (a failed or missing audit, a false
 a fork) as the forfeit for its seat alone and lets every other seat's round
 stand, and fails a stuck vote or a lone rotation made with a move in hand: a
 v10 peer, which voids a falsely called round for everyone, would score the
-same round apart.
+same round apart. v12 takes a seat that said GOODBYE out of the voting from
+its GOODBYE on (a seat leaving needs no vote from another that left, and
+votes signed after one's own GOODBYE count for nothing), and holds a GOODBYE
+until the round it was signed in begins: a v11 peer would wait for the
+votes of seats that left, and not drop them where a v12 peer does.
 Either way the other peer is told the versions differ before anything else.
 """
 
