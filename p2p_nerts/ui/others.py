@@ -320,10 +320,8 @@ def held_up(view: TableView, rnd: RoundView) -> str | None:
     counts among them (its drop waits as well) but is not named: it is not
     coming back. Said, where the boxes alone would only show seats silent for
     ever."""
-    now, after = view.now, view.drop_after
-    quiet = [seat for seat in sorted(rnd.live) if seat != rnd.me and (
-        (heard := view.heard_at(rnd.keys[seat])) is None or now - heard > after)]
-    silent = [rnd.names[seat] for seat in quiet if seat not in rnd.left]
+    quiet = view.silent
+    silent = [rnd.names[seat] for seat in sorted(quiet) if seat not in rnd.left]
     if len(quiet) < 2 or not silent:
         return None  # (seats that all said goodbye go without waiting for one another)
     if len(silent) == 1:

@@ -35,6 +35,7 @@ from ..identity import Identity
 from ..messages import Seat, View
 from ..proof import ForkProof
 from ._base import Phase
+from ._drops import quiet
 from ._forks import Forks
 from ._intake import Places
 from ._lobby import Table, taken
@@ -308,6 +309,15 @@ class TableView:
     def drop_after(self) -> float:
         """Seconds of silence after which a seat is voted out of a round."""
         return self._seating.drop_after
+
+    @property
+    def silent(self) -> frozenset[int]:
+        """The seats of the latest round, mine aside, silent past ``drop_after`` as my
+        votes count them (``drops.quiet``): each has my vote out, or soon will."""
+        rs = self._r.rs
+        if rs is None:
+            return frozenset()
+        return frozenset(quiet(rs, self._r.last_heard, self._r.now, self._seating.drop_after))
 
     @property
     def totals(self) -> tuple[int, ...] | None:
