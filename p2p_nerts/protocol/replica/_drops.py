@@ -401,8 +401,8 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: i
     rs.said_goodbye(seat, seq, lamport)
     if (seat in rs.live and phase in IN_ROUND and seat != rs.me
             and rs.me not in rs.left):
-        for leaver in sorted(rs.left):
-            if leaver != rs.me and leaver in rs.live and leaver not in rs.dropping:
+        for leaver in sorted(rs.left):  # (mine is not among them: I have not left)
+            if leaver in rs.live and leaver not in rs.dropping:
                 effects += vote_out(rs, leaver, authors, again=True)
     return effects
 
