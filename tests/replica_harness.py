@@ -88,6 +88,16 @@ def quiet_deal(n: int, seed: int) -> MemNet:
     return net
 
 
+def deal_and_play(net: MemNet, plays: int) -> Replica:
+    """The host deals a round and the bots play until ``plays`` cards are up (within
+    600 simulated seconds); the host's replica."""
+    host = net.replicas[0]
+    net.output(0, host.handle(StartRound(), net.now))
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays,
+                   limit=net.now + 600)
+    return host
+
+
 def play_round(net: MemNet, *, limit: float = 1800.0) -> int:
     """Start the next round and run it to its agreed end; return the round number."""
     host = net.replicas[0]

@@ -12,7 +12,7 @@ from p2p_nerts.protocol.messages import Drop
 from p2p_nerts.protocol.replica import LeaveTable, Move, Phase, StartRound
 from p2p_nerts.testing.memnet import Faults, MemNet, bot_table
 
-from ..replica_harness import quiet_deal
+from ..replica_harness import deal_and_play, quiet_deal
 from .test_replica import _to_foundation
 
 #: Reordering, duplicating and losing frames: votes, withdrawals and plays meet
@@ -24,13 +24,6 @@ DROP_AFTER = 5.0  # bot_table's
 def _run_for(net: MemNet, seconds: float) -> None:
     until = net.now + seconds
     assert net.run(lambda: net.now >= until, limit=until + 1)
-
-
-def _start(net: MemNet, plays: int) -> None:
-    host = net.replicas[0]
-    net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= plays,
-                   limit=net.now + 600)
 
 
 def _finish(net: MemNet) -> None:
@@ -68,7 +61,7 @@ def test_a_drop_racing_its_withdrawals_ends_alike_everywhere(seed: int, heal: fl
     heard again and their withdrawals race the last votes. Dropped or not, every
     peer (the seat too) ends with the same round."""
     net = bot_table(4, seed=seed, faults=ROUGH)
-    _start(net, plays=8)
+    deal_and_play(net, plays=8)
     net.groups = [{0, 1, 2}, {3}]
     _run_for(net, heal)
     net.groups = []
@@ -85,7 +78,7 @@ def test_two_drops_one_after_the_other_in_either_order_end_alike(seed: int, firs
     and the drops' effects interleave with play differently on every peer. Medium
     bots: the round must last past both drops, and hard ones may call Nerts first."""
     net = bot_table(5, seed=seed, faults=ROUGH, skill="medium")
-    _start(net, plays=8)
+    deal_and_play(net, plays=8)
     second = 7 - first
     net.groups = [{0, 1, 2, second}, {first}]
     _run_for(net, DROP_AFTER + 3)
@@ -159,7 +152,7 @@ def test_seats_leaving_in_one_round_are_dropped_alike_and_the_round_ends(
     others' votes, so the round once waited for ever. Those left finish it, and
     agree on it; a leaver's seat is dropped on every one of them."""
     net = bot_table(seats, seed=seed, faults=ROUGH, skill="medium")
-    _start(net, plays=8)
+    deal_and_play(net, plays=8)
     for i in leaving:
         del net.drivers[i]
         net.output(i, net.replicas[i].handle(LeaveTable(), net.now))

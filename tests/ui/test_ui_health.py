@@ -5,16 +5,16 @@ next round); and the line that says what holds a round."""
 
 from __future__ import annotations
 
-from p2p_nerts.protocol.replica import LeaveTable, Phase, StartRound
+from p2p_nerts.protocol.replica import LeaveTable, Phase
 from p2p_nerts.testing.memnet import bot_table
 from p2p_nerts.ui.others import SILENT_AFTER, health, held_up
+
+from ..replica_harness import deal_and_play
 
 
 def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -> None:
     net = bot_table(4, seed=5)
-    host = net.replicas[0]
-    net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    host = deal_and_play(net, plays=8)
     rnd = host.view().round
     assert rnd is not None
     gone, quitter = 3, 2
@@ -47,9 +47,7 @@ def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -
 
 def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back() -> None:
     net = bot_table(5, seed=5)
-    host = net.replicas[0]
-    net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    host = deal_and_play(net, plays=8)
     view = host.view()
     rnd = view.round
     assert rnd is not None and held_up(view, rnd) is None
@@ -70,9 +68,7 @@ def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back
 def test_a_seat_leaving_while_another_is_silent_is_counted_but_not_named() -> None:
     """Its drop waits for the silent seat's word too, but it is not coming back."""
     net = bot_table(5, seed=5)
-    host = net.replicas[0]
-    net.output(0, host.handle(StartRound(), net.now))
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 8, limit=net.now + 600)
+    host = deal_and_play(net, plays=8)
     rnd = host.view().round
     assert rnd is not None
     quitter, silent = 3, 4
