@@ -16,6 +16,7 @@ before the last (``replica/_catchup.py``), as the replica's memory is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -32,6 +33,7 @@ class Kind(IntEnum):
     MOVE = 3  # [round, *move-log ints]: a decision of this player's
     LINK = 4  # link key (32) || a link entry (unsigned ACK) received on that link
     SNAPSHOT = 5  # a Snapshot's wire map: the table as a round began, as this seat noted it
+    BOOT = 6  # the machine's boot id as a seat's replica began writing (``written_in``)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -68,6 +70,25 @@ def secrets_record(round_no: int, deck_secret: bytes, share: bytes) -> Record:
 
 def move_record(round_no: int, move: tuple[int, ...]) -> Record:
     return Record(Kind.MOVE, msgpack.packb([round_no, *move]))
+
+
+def boot_record(boot: bytes) -> Record:
+    return Record(Kind.BOOT, boot)
+
+
+def written_in(records: Sequence[Record], boot: bytes) -> bool:
+    """Whether the journal's tail was written while the machine ran in ``boot``.
+
+    A replica that knows the machine's boot names it first in what it journals
+    (and again once a seat back after a restart of the machine has learned
+    where its chain ends). Within one boot a journal loses nothing a crash of
+    the process did not tear: every write is the kernel's before anything that
+    follows from it leaves. After a restart of the machine, its last batch may
+    be gone though the others hold it (it is made durable just after it is
+    sent): the seat then waits longer for the peers' word before it signs again.
+    """
+    last = next((r.data for r in reversed(records) if r.kind is Kind.BOOT), None)
+    return last == boot
 
 
 def unpack(record: Record) -> list[object]:

@@ -17,7 +17,7 @@ import pytest
 from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol.envelope import open_entry, open_link_entry
 from p2p_nerts.protocol.identity import PUBLIC_KEY_LEN
-from p2p_nerts.protocol.journal import Kind, Record, snapshot_of, unpack
+from p2p_nerts.protocol.journal import Kind, Record, boot_record, snapshot_of, unpack, written_in
 from p2p_nerts.protocol.replica import Outbound, Phase, Replica, StartRound, compact, compacts
 from p2p_nerts.records.record import record_of
 from p2p_nerts.store import DB_FILE, Store
@@ -121,6 +121,21 @@ def test_the_journal_holds_the_last_two_rounds_however_long_the_game(
         assert {r.data for r in net.pasts[k]}.isdisjoint(r.data for r in journal)
         assert {r.data for r in net.written(k) if r.kind is Kind.ENTRY} >= {
             frame for log in net.replicas[k].authors.values() for frame in log.entries.values()}
+
+
+def test_a_compacted_journal_still_names_the_boot_it_was_written_in(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boot named before the note goes right after it; one named later stays."""
+    batches = _batches(monkeypatch, 1)
+    net = _long_game(53, 3)
+    whole = [boot_record(b"boot-1"), *_whole(batches)]
+    done = compact(whole)
+    assert done is not None and done.kept[0].kind is Kind.SNAPSHOT
+    assert done.kept[1] == boot_record(b"boot-1") and written_in(done.kept, b"boot-1")
+    assert not written_in(done.kept, b"boot-2") and not written_in(_whole(batches), b"boot-1")
+    later = compact([*whole[:-1], boot_record(b"boot-2"), whole[-1]])
+    assert later is not None and written_in(later.kept, b"boot-2")
+    assert state_of(_restored(net, 1, list(done.kept))) == state_of(net.replicas[1])
 
 
 def test_a_compacted_journal_restores_what_the_whole_one_does(

@@ -20,6 +20,7 @@ from p2p_nerts.protocol.identity import Identity
 from p2p_nerts.protocol.journal import (
     Kind,
     Record,
+    boot_record,
     move_record,
     secrets_record,
     snapshot_record,
@@ -43,6 +44,7 @@ from p2p_nerts.protocol.replica import Phase
 from p2p_nerts.protocol.replica._base import settings_of
 from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._recovery import (
+    REBOOTED,
     SIT_OUT,
     Recovery,
     Resumed,
@@ -56,7 +58,7 @@ from p2p_nerts.protocol.replica._recovery import (
     unsent_cut,
 )
 from p2p_nerts.protocol.replica._state import RoundState
-from p2p_nerts.protocol.resume import Deferred, Resume
+from p2p_nerts.protocol.resume import LEARN_TIMEOUT, REBOOT_WAIT, Deferred, Resume
 
 pytestmark = pytest.mark.fast
 
@@ -72,7 +74,8 @@ def _entry(who: Identity, seq: int) -> Record:
 
 def _replayed(rec: Recovery, rs: RoundState | None, phase: Phase) -> None:
     """The journal replayed, alone at the table."""
-    rec.replayed(rs, phase, table=(), me=ME.public_key, now=0.0, seq=0)
+    assert rec.replayed(rs, phase, table=(), me=ME.public_key, now=0.0, seq=0,
+                        rebooted=None) == []
 
 
 def _round() -> RoundState:
@@ -107,14 +110,43 @@ def test_a_compacted_journal_is_taken_up_from_its_snapshot_first() -> None:
 def test_replayed_a_seat_asks_everyone_at_the_table_and_in_its_round_where_its_chain_ends() -> None:
     rec, rs = Recovery(), _round()
     third = Identity.from_seed(b"\x08" * 32, "t").public_key
-    rec.replayed(rs, Phase.PLAYING, table=(ME.public_key, third), me=ME.public_key, now=5.0,
-                 seq=9)
+    said = rec.replayed(rs, Phase.PLAYING, table=(ME.public_key, third), me=ME.public_key,
+                        now=5.0, seq=9, rebooted=None)
     res = rec.resume
-    assert res is not None and (res.waiting, res.since, res.journal_seq) == (
-        {OTHER.public_key, third}, 5.0, 9)
+    assert said == [] and res is not None and res.rebooted is None
+    assert (res.waiting, res.since, res.journal_seq) == ({OTHER.public_key, third}, 5.0, 9)
     alone = Recovery()
-    alone.replayed(None, Phase.LOBBY, table=(ME.public_key,), me=ME.public_key, now=5.0, seq=0)
+    assert alone.replayed(None, Phase.LOBBY, table=(ME.public_key,), me=ME.public_key,
+                          now=5.0, seq=0, rebooted=None) == []
     assert alone.resume is None  # nobody to ask
+
+
+def test_a_journal_written_before_the_machine_restarted_makes_the_seat_hear_everyone() -> None:
+    """Its last batch may be lost though the others hold it: the seat says so and waits
+    for every peer's word (for REBOOT_WAIT after the first, at most); alone, it
+    names the boot at once."""
+    third = Identity.from_seed(b"\x08" * 32, "t").public_key
+    rec = Recovery()
+    said = rec.replayed(_round(), Phase.PLAYING, table=(ME.public_key, third),
+                        me=ME.public_key, now=5.0, seq=9, rebooted=b"boot-2")
+    assert said == [Emit(ev.Notice(REBOOTED))]
+    res = rec.resume
+    assert res is not None and res.rebooted == b"boot-2"
+    assert res.waiting == {OTHER.public_key, third}
+    assert not res.complete(5.0 + 100 * REBOOT_WAIT, 9)  # nobody heard: nobody's word
+    res.heard(third, None, 1000.0)
+    assert not res.complete(1000.0 + LEARN_TIMEOUT, 9)  # OTHER may hold more of ours
+    assert res.complete(1000.0 + REBOOT_WAIT, 9)  # (or never answer: a silent seat)
+    res.heard(OTHER.public_key, 10, 1001.0)
+    assert not res.complete(1001.0, 9) and res.complete(1001.0, 10)  # holding what it holds
+    plan = resumed(res, 10, _round(), Phase.PLAYING)
+    assert plan.said()[0] == boot_record(b"boot-2")  # the journal names this boot from then on
+    alone = Recovery()
+    assert alone.replayed(None, Phase.LOBBY, table=(ME.public_key,), me=ME.public_key,
+                          now=5.0, seq=0, rebooted=b"boot-2") == [boot_record(b"boot-2")]
+    assert alone.resume is None
+    lenient = Resume({OTHER.public_key}, 5.0, 9)  # a journal of this boot lost nothing sent
+    assert not lenient.complete(5.0, 9) and lenient.complete(5.0 + LEARN_TIMEOUT, 9)
 
 
 def test_caught_up_once_every_live_peer_is_heard_and_nothing_is_missing() -> None:
@@ -169,7 +201,7 @@ def test_a_seat_back_at_a_table_goes_on_once_the_resume_is_complete() -> None:
     assert rec.going_on(10.0, log, rs, Phase.PLAYING) is None  # the journal replays first
     rec.restoring = False
     res = rec.resume
-    rec.resume.heard(OTHER.public_key, None)
+    rec.resume.heard(OTHER.public_key, None, 1.0)
     plan = rec.going_on(1.0, log, rs, Phase.PLAYING)
     assert plan == Resumed(None, False, tuple(res.deferred)) and rec.resume is None
 
@@ -245,12 +277,12 @@ def test_a_seat_back_at_a_table_learns_from_everyone_there_but_itself() -> None:
 def test_what_the_table_holds_of_my_chain_is_fetched_on_the_word_of_a_seat_only() -> None:
     me, other = ME.public_key, OTHER.public_key
     res = Resume({other}, 0.0, 4)
-    assert heard(res, other, (AckMark(other, 3), AckMark(me, 6)), me, False) is None
+    assert heard(res, other, (AckMark(other, 3), AckMark(me, 6)), me, False, 0.0) is None
     assert res.table_seq == 0 and not res.waiting  # a stranger's word: heard, no more
     res = Resume({other}, 0.0, 4)
-    assert heard(res, other, (AckMark(me, 6),), me, True) == 6
+    assert heard(res, other, (AckMark(me, 6),), me, True, 0.0) == 6
     assert res.table_seq == 6 and not res.waiting
-    assert heard(Resume({other}, 0.0, 4), other, (), me, True) is None
+    assert heard(Resume({other}, 0.0, 4), other, (), me, True, 0.0) is None
 
 
 def test_what_a_resumed_seat_says_and_which_held_back_entries_it_still_signs() -> None:

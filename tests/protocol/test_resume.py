@@ -21,9 +21,10 @@ from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.envelope import open_entry
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.journal import Kind, Record, snapshot_of
+from p2p_nerts.protocol.journal import Kind, Record, boot_record, snapshot_of, written_in
 from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Move, Open, Phase, Replica, StartRound
+from p2p_nerts.protocol.resume import LEARN_TIMEOUT
 from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
 
 from ..replica_harness import AskBack, ask_for_seat, crash_and_restore, play_round
@@ -33,9 +34,10 @@ def _own_entries(records: list[Record], key: bytes) -> list[int]:
     return [i for i, r in enumerate(records) if r.kind is Kind.ENTRY and r.data[2:34] == key]
 
 
-def _come_back(net: MemNet, k: int, records: list[Record] | None) -> Replica:
+def _come_back(net: MemNet, k: int, records: list[Record] | None,
+               boot: bytes | None = None) -> Replica:
     """Replica ``k`` stops dead and starts again at once, from ``records`` (None: no
-    journal at all, a fresh replica with the same key)."""
+    journal at all, a fresh replica with the same key), on a machine in ``boot``."""
     dead = net.replicas[k]
     host_key = net.replicas[0].me.public_key
     rng = random.Random(k).randbytes
@@ -44,7 +46,7 @@ def _come_back(net: MemNet, k: int, records: list[Record] | None) -> Replica:
         net.output(k, back.handle(Open(), net.now))
     else:
         back = Replica.restore(dead.me, TABLE_ID, host_key, records, net.now, rng=rng,
-                               countdown=0.0, drop_after=5.0)
+                               countdown=0.0, drop_after=5.0, boot=boot)
     net.replicas[k] = back
     net.journals[k] = list(records or [])
     net.drivers[k] = BotDriver(back, Bot(SKILLS["hard"], random.Random(k)))
@@ -133,6 +135,46 @@ def _no_moves_after_goodbye(records: list[Record], key: bytes) -> None:
     late = [e.seq for e in mine if e.seq > bye.seq and e.round == bye.round
             and e.type in (MsgType.PLAY, MsgType.STUCK, MsgType.NERTS)]
     assert not late, late
+
+
+@pytest.mark.parametrize(("seed", "boot"), [(58, b"boot-2"), (59, b"boot-2"), (58, b"boot-1")])
+def test_a_seat_back_after_a_power_cut_hears_everyone_before_it_signs_again(
+        seed: int, boot: bytes) -> None:
+    """A batch is made durable just after it leaves: a power cut in between takes the
+    seat's last entry from its journal though the others hold it. Back in a new boot
+    of the machine (``boot-2``), with its links down for longer than LEARN_TIMEOUT,
+    the seat signs nothing: it waits for every peer's word, fetches what it lost,
+    sits the round out, and its journal names the new boot. Had the journal been
+    written in this very boot (``boot-1``), it could have lost nothing, and the seat
+    goes on after LEARN_TIMEOUT on nobody's word: here, that would sign its lost
+    number again, which is why a new boot waits."""
+    net = bot_table(4, seed=seed)
+    host = net.replicas[0]
+    host.seating.auto_next = 1.0
+    net.output(0, host.handle(StartRound(), net.now))
+    k = 2
+    key = net.replicas[k].me.public_key
+    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12
+                   and len(_own_entries(net.journals[k], key)) > 4, limit=600)
+    records = [boot_record(b"boot-1"), *net.journals[k]]
+    back = _come_back(net, k, records[:_own_entries(records, key)[-1]], boot=boot)
+    signed = back.view().seq
+    net.cut.add(k)
+    net.run(lambda: False, limit=net.now + LEARN_TIMEOUT + 1)
+    net.cut.discard(k)
+    assert back.view().seq == signed
+    if boot == b"boot-1":
+        net.run(lambda: any(r.rejected.get("equivocation") for r in net.replicas),
+                limit=net.now + 60)
+        assert any(r.rejected.get("equivocation") for r in net.replicas)
+        return
+    number = _run_to_next_round(net, k)
+    _no_harm(net, k)
+    notes = [e.text for e in net.events[k] if isinstance(e, ev.Notice)]
+    assert sum("machine restarted" in n for n in notes) == 1, notes
+    assert sum("journal did not" in n and "sitting this round out" in n for n in notes) == 1
+    assert written_in(net.journals[k], b"boot-2")
+    _agreed(net, number)
 
 
 def test_a_seat_back_from_a_compacted_journal_that_lost_its_tail_sits_out_cleanly() -> None:

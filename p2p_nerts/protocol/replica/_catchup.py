@@ -180,7 +180,8 @@ def compact(records: Sequence[Record]) -> Compaction | None:
     closing it asks for it, and its score is shown), the current one as far as
     it went. Before that note the journal keeps only what a replay from it
     needs: entries above the heads it names (arrived early, held, delivered
-    after it) and my secrets and moves from its round on. The rest (older
+    after it), my secrets and moves from its round on, and the last boot of
+    the machine it names (right after the note). The rest (older
     rounds, ACKs, a snapshot taken up from the host) goes; the records after
     the note stay as they were, in order.
     """
@@ -191,14 +192,19 @@ def compact(records: Sequence[Record]) -> Compaction | None:
     start = snapshot_of(records[at])
     heads = {head.author: head.seq for head in start.heads}
     kept, past = [records[at]], list[Record]()
+    boot: Record | None = None  # the last named before the note (``journal.written_in``)
     for record in records[:at]:
-        if record.kind is Kind.ENTRY:
+        if record.kind is Kind.BOOT:
+            boot = record
+        elif record.kind is Kind.ENTRY:
             seq = _sequence(record.data)
             if seq is None:
                 continue  # an ACK, or a snapshot taken up: nothing a replay from here reads
             (kept if seq > heads.get(author_of(record.data), 0) else past).append(record)
         elif record.kind in (Kind.SECRETS, Kind.MOVE) and _round(unpack(record)) >= start.round:
             kept.append(record)
+    if boot is not None:
+        kept.insert(1, boot)
     kept.extend(records[at + 1:])
     return Compaction(tuple(kept), tuple(past))
 

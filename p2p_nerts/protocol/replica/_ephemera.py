@@ -132,7 +132,7 @@ class Ephemera:
         resume, steps = self.recovery.resume, self.steps
         if resume is not None and not self.recovery.restoring:
             mine = recovery.heard(resume, author, upto, self.me,
-                                  author in seated or author == self.host_key)
+                                  author in seated or author == self.host_key, now)
             if mine is not None:
                 steps.claim(self.me, mine)
         if author in seated:

@@ -22,7 +22,7 @@ from .. import events as ev
 from ..authors import AuthorLog
 from ..envelope import Entry, author_of, open_entry
 from ..identity import PUBLIC_KEY_LEN
-from ..journal import Kind, Record, move_record, snapshot_of, unpack
+from ..journal import Kind, Record, boot_record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Snapshot, Summary
 from ..resume import Deferred, Resume
 from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
@@ -30,6 +30,8 @@ from ._effects import Effect, Emit, Sign
 from ._state import RoundState
 
 SIT_OUT = "back from a restart behind the table: next round"
+REBOOTED = ("this machine restarted since our journal was written: our seat signs "
+            "nothing until the players at the table have said where our entries end")
 #: My moves that sign an entry as they are made (a play, a Nerts call), with the
 #: number of fields each has after its op.
 SIGNING_MOVES = {OP_FOUND: 5, OP_NERTS: 1}
@@ -117,12 +119,15 @@ class Recovery:
         return None
 
     def replayed(self, rs: RoundState | None, phase: Phase, *, table: Iterable[bytes],
-                 me: bytes, now: float, seq: int) -> None:
+                 me: bytes, now: float, seq: int, rebooted: bytes | None) -> list[Effect]:
         """The journal is replayed: catch up with the table from here. My moves so
         far are journaled already, and a round whose countdown had run is on.
         Before I sign again I learn where my chain ends (my journal ends at
         ``seq``) from everyone at the table (``table``: the seated and the host)
-        and in its round (:func:`rejoin`)."""
+        and in its round (:func:`rejoin`); longer if the journal was written
+        before the machine last started (``rebooted``: this boot, which the
+        journal names from then on; ``resume.py``). What to say or journal
+        about it."""
         self.restoring = False
         self._mine = {}
         self.catching_up = True
@@ -132,6 +137,12 @@ class Recovery:
             if phase is Phase.PLAYING and rs.play_from is not None:
                 rs.play_started()
         self.resume = rejoin({*table, *(rs.keys if rs is not None else ())}, me, now, seq)
+        if rebooted is None:
+            return []
+        if self.resume is None:
+            return [boot_record(rebooted)]  # nobody to ask: nobody holds more of mine
+        self.resume.rebooted = rebooted
+        return [Emit(ev.Notice(REBOOTED))]
 
     def going_on(self, now: float, mine: AuthorLog | None, rs: RoundState | None,
                  phase: Phase) -> Resumed | None:
@@ -230,15 +241,15 @@ def rejoin(peers: Iterable[bytes], me: bytes, now: float, seq: int) -> Resume | 
 
 
 def heard(res: Resume, peer: bytes, upto: Iterable[AckMark], me: bytes,
-          at_table: bool) -> int | None:
-    """An ACK from ``peer`` while learning: how far it holds my chain (the word of a
-    seat or the host only: ``at_table``), which the caller claims, to fetch
-    those of mine we lack (None: nothing to claim)."""
+          at_table: bool, now: float) -> int | None:
+    """An ACK from ``peer`` at ``now`` while learning: how far it holds my chain (the
+    word of a seat or the host only: ``at_table``), which the caller claims, to
+    fetch those of mine we lack (None: nothing to claim)."""
     mine = next((m.seq for m in upto if m.author == me), None)
     if mine is not None and at_table:
-        res.heard(peer, mine)
+        res.heard(peer, mine, now)
         return mine
-    res.heard(peer, None)
+    res.heard(peer, None, now)
     return None
 
 
@@ -266,15 +277,19 @@ class Resumed:
     """What a seat back at a table does once it has learned where its chain ends:
     say ``notice`` (its journal was behind the table), sit the round out
     (``sit_out``: a GOODBYE signed after the table's head), and sign what it
-    held back meanwhile (``deferred``, each unless redundant by then)."""
+    held back meanwhile (``deferred``, each unless redundant by then). Back
+    after a restart of the machine (``rebooted``), its journal names this boot
+    from then on."""
 
     notice: str | None
     sit_out: bool
     deferred: tuple[Deferred, ...]
+    rebooted: bytes | None = None
 
     def said(self) -> list[Effect]:
         """What the seat says before it signs what it held back (:func:`due`)."""
-        return [*([Emit(ev.Notice(self.notice))] if self.notice is not None else []),
+        return [*([boot_record(self.rebooted)] if self.rebooted is not None else []),
+                *([Emit(ev.Notice(self.notice))] if self.notice is not None else []),
                 *([Sign(Goodbye(SIT_OUT))] if self.sit_out else [])]
 
 
@@ -288,10 +303,10 @@ def resumed(res: Resume, delivered: int, rs: RoundState | None, phase: Phase) ->
     """
     behind = res.behind(delivered)
     if not behind:
-        return Resumed(None, False, tuple(res.deferred))
+        return Resumed(None, False, tuple(res.deferred), res.rebooted)
     out = (rs is not None and rs.me in rs.live
            and phase in (Phase.SHUFFLE, Phase.PLAYING, Phase.SCORING))
     notice = (f"the table held {behind} entries of ours that our journal did not; "
               f"going on after entry {delivered}" + ("; sitting this round out" if out else ""))
     deferred = [d for d in res.deferred if not out or d.payload.TYPE not in ROUND_TYPES]
-    return Resumed(notice, out, tuple(deferred))
+    return Resumed(notice, out, tuple(deferred), res.rebooted)

@@ -25,7 +25,7 @@ from ..authors import MAX_HELD, MAX_HELD_BYTES, Equivocation
 from ..clock import LamportClock
 from ..envelope import Entry, EnvelopeError
 from ..identity import Identity
-from ..journal import Record
+from ..journal import Record, boot_record, written_in
 from . import _catchup as catchup
 from . import _commands as cmd
 from . import _drops as drops
@@ -96,6 +96,7 @@ class Replica:
         seat_only: Collection[bytes] | None = None,
         deal_by: float | None = None,
         deal_with: int = DEAL_WITH,
+        boot: bytes | None = None,
     ) -> None:
         self.me = identity
         self.table_id = table_id
@@ -127,6 +128,11 @@ class Replica:
         #: none does, no VIEW is built (see ``liveness.view_due``).
         self.drawn = True
         self._out = Outbound()
+        #: The machine's boot, when the shell can tell it: the journal names it first
+        #: (``journal.written_in``: what a restore after a restart of the machine waits for).
+        self._boot = boot
+        if boot is not None:
+            self._out.journal.append(boot_record(boot))
         #: A command ran since the last tick: the next is due at once (``next_due``).
         self._commanded = False
         self._beats = Heartbeats()
@@ -161,6 +167,9 @@ class Replica:
         signing and sending switched off: where live play signed an entry,
         the replay takes that entry from the journal and delivers it on the
         spot, in the middle of whatever it was doing, exactly as it was then.
+        With ``boot`` (the machine's, as for a new replica), a journal written
+        in another boot may have lost its last batch: the seat then hears every
+        peer before it signs again (``resume.py``).
         """
         me = identity.public_key
         records = recovery.unsent_cut(list(records), me)
@@ -177,9 +186,13 @@ class Replica:
             elif replayed is not None:
                 r._receive_one(*replayed)
             r._delivery.advance()
-        r._recovery.replayed(r.rs, r.phase, table=(*r.seating.seated, host_key), me=me,
-                             now=now, seq=r._outbox.seq)
+        boot = r._boot
+        said = r._recovery.replayed(
+            r.rs, r.phase, table=(*r.seating.seated, host_key), me=me, now=now,
+            seq=r._outbox.seq,
+            rebooted=None if boot is None or written_in(records, boot) else boot)
         r._out = Outbound()
+        r._apply(said)
         return r
 
     # =================================================================== API
