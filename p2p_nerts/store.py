@@ -8,9 +8,13 @@ CRC-32): when it returns the bytes are the operating system's, so a
 they describe are sent. :meth:`Store.sync` makes them durable (``fsync``):
 the session calls it once per batch it routes that holds something this seat
 made (a network seat: an entry it signed, which makes its round secrets and
-decisions before it durable too), before that batch's frames leave the machine,
-so a power cut cannot lose what other peers already hold from us (what we only
-received, they still hold and resend). A
+decisions before it durable too), just after that batch's frames leave the
+machine where the machine's boot can be told (:func:`boot_id`), else before.
+A power cut between the two can take from the journal entries of ours the
+other peers hold: the journal names the boot it was written in, and a seat
+restored from it in a later boot learns from the peers where its chain ends
+before it signs again, waiting longer for them (``protocol/resume.py``). What we only received, they
+still hold and resend. A
 record torn by a crash is cut off the file before anything more is appended:
 records after a fragment would make the journal damaged for good.
 
@@ -578,6 +582,24 @@ def seat_journal(table_id: bytes, seat: int) -> bytes:
     """What names seat ``seat``'s journal at a solo table (seat 0, the player's, is
     the table's own, as at a table on the network)."""
     return table_id if seat == 0 else table_id + bytes([seat])
+
+
+#: Where Linux says which boot of the machine this is (a random id per boot).
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> bytes | None:
+    """This boot of the machine (None where the system does not say).
+
+    A journal that names it was not cut short by a restart of the machine
+    since (``journal.written_in``), so a batch may leave before its ``fsync``
+    (the shell's ``_route``); where the boot cannot be told, it leaves after.
+    """
+    try:
+        text = BOOT_ID.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text.encode() if text else None
 
 
 def _lock(path: Path) -> int | None:

@@ -16,7 +16,9 @@ One run measures:
   shell journals the batch and sends the ACK: as a floor's receiver notes a
   frame once it has checked it, before its ack. Its median is split in two:
   the author's part, from its move until its frames have gone out (signing,
-  the journal's group commit with its ``fsync``, the send calls), and the rest;
+  the journal's write, the send calls; the group commit's ``fsync`` follows
+  them where the machine's boot can be told, and comes before them where it
+  cannot), and the rest;
 * final     - the same play's latency until it is final on its author
   (PlayFinal: every other live peer has been heard past it, taken as the
   replica returns it, as a floor notes an ack as it comes), and how many
@@ -34,16 +36,17 @@ One run measures:
   the targets says how much room the rest of the protocol has (on the 2-core
   VM this was written on, 8 such processes took 1.1-1.4 ms to reach the last
   receiver, 4.2x-9.3x the idle round trip: above the 4x target by itself);
-* durable signed floor - the signed floor with each author's frame appended
-  to a file and ``fsync``-ed before it goes out, as a peer journals what it
-  signs: what durability itself adds to the floor. Each floor also says its
-  median process's CPU time per frame sent at the table (the system's part
-  apart): the least CPU per play a process at a table of that size spends
-  on the wake-ups, reads and writes alone (on a shared VM both it and a
-  peer's figure grow with the machine's load: compare them within one run),
-  and how often its event loop woke per play (the times it slept waiting,
-  as the kernel counts them: each costs a process a trip through the kernel
-  and the loop before any work);
+* durable signed floor - the signed floor with each author's frame appended to
+  a file and ``fsync``-ed before it goes out, as a peer journaled what it
+  signed before its ``fsync`` moved after the send (and still does where the
+  machine's boot cannot be told): what durability on the way adds to the
+  floor. Each floor also says its median process's CPU time per frame sent at
+  the table (the system's part apart): the least CPU per play a process at a
+  table of that size spends on the wake-ups, reads and writes alone (on a
+  shared VM both it and a peer's figure grow with the machine's load: compare
+  them within one run), and how often its event loop woke per play (the times
+  it slept waiting, as the kernel counts them: each costs a process a trip
+  through the kernel and the loop before any work);
 * traffic   - the frames each game put on the wire per play made at the table,
   by entry type (a frame to every peer counts once per peer), and each peer's
   CPU time per play (the system's part apart), with the event loop's part
@@ -665,8 +668,8 @@ def finals(results: list[dict[str, Any]], made: dict[tuple[int, int], float]) ->
 
 def sending(results: list[dict[str, Any]]) -> list[float]:
     """How long each play took at its author from its move to its frames' going out:
-    the bot's step, signing, journaling (the fsync of the group commit) and the
-    send calls; the rest of "applied" is the way to the last receiver."""
+    the bot's step, signing, journaling (and the group commit's fsync, where it
+    comes first) and the send calls; the rest of "applied" is the way to the last receiver."""
     made = {(lam, au): at for r in results for kind, lam, au, at in r["trace"] if kind == "made"}
     return [at - made[lam, au] for r in results for kind, lam, au, at in r["trace"]
             if kind == "sent" and not math.isnan(at)]
@@ -774,7 +777,7 @@ def main() -> int:
                  if pace == args.pace else ""))
         out = statistics.median(sending(results))
         print(f"{'':>19}of the applied median, the author's move to its frames' going out "
-              f"(signed, journaled with an fsync, sent) median {out * 1e6:.0f} µs, the way "
+              f"(signed, journaled, sent) median {out * 1e6:.0f} µs, the way "
               f"to the last receiver {(am - out) * 1e6:.0f} µs")
         print(f"{'':>19}{traffic(results, len(applied))}")
         slow = sum(1 for f in final if f > SLOW_FINAL)

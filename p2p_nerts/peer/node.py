@@ -307,7 +307,7 @@ class NetSession(NetShell):
                 "auto_start": c.auto_start, "auto_next": c.auto_next,
                 "max_seats": c.max_seats, "seat_only": c.seat_only,
                 "deal_by": None if c.turn_up is None else self._clock() + c.turn_up,
-                "deal_with": c.deal_with}
+                "deal_with": c.deal_with, "boot": self._disk.boot}
 
     def _new_replica(self, table_id: bytes, host_key: bytes) -> Replica:
         return Replica(self._identity, table_id, host_key, **self._replica_options())

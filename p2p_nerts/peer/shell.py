@@ -256,10 +256,12 @@ class NetShell:
         """Journal, then send, then hand the events out: all frames in one write per peer.
 
         Nothing leaves the process before the journal holds what it follows
-        from (write-ahead: what we acknowledged or signed survives a crash),
-        and what this seat made itself is on the disk before it leaves: one
-        ``fsync`` for the batch (group commit), so a power cut cannot make us
-        sign a second entry under a number the others already hold. Once our
+        from (write-ahead: what we acknowledged or signed survives a crash of
+        the process), and what this seat made itself is on the disk once it
+        has left: one ``fsync`` for the batch (group commit), just after its
+        frames where the journal names the machine's boot (a power cut in
+        between makes a restored seat wait longer for the peers' word:
+        ``protocol/resume.py``), else before them. Once our
         ``own`` frames are out, the seat gives way (:func:`_give_way`): the
         other peers start on our play while our listeners hear of it. The
         listeners hear last: the events wait for
@@ -283,6 +285,7 @@ class NetShell:
             self._mesh.send_all(self._frames(out.sends))
             if own:
                 _give_way()
+        self._disk.sync()
         self._events += out.events
 
     def _hand_out(self) -> None:

@@ -32,7 +32,7 @@ from p2p_nerts.net.discovery import TableAd, TableBrowser
 from p2p_nerts.net.framing import encode_frame
 from p2p_nerts.net.link import Connection, LinkError, Refused, connect, listen, open_link
 from p2p_nerts.net.wire import NET_VERSION, Info, encode_info, encode_peers
-from p2p_nerts.peer import shell
+from p2p_nerts.peer import journaling, shell
 from p2p_nerts.peer.headless import paced, run_headless
 from p2p_nerts.peer.journaling import HeldWrites
 from p2p_nerts.peer.node import (
@@ -575,13 +575,19 @@ def test_the_host_advertises_the_table_and_keeps_its_seats_current(
     run(scenario)
 
 
-def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Durability: every entry the host signs has been fsynced (with its batch: one
-    fsync for all of it) before it leaves; what it only received is not waited for."""
+@pytest.mark.parametrize("boot", [None, b"this-boot"], ids=["boot unknown", "boot known"])
+def test_what_this_seat_signed_is_on_the_disk_as_it_is_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, boot: bytes | None) -> None:
+    """Durability: every entry the host signs is journaled before it leaves, and
+    fsynced (with its batch: one fsync for all of it) before it leaves where the
+    machine's boot cannot be told, or just after, before anything else is sent,
+    where it can (the journal then names the boot). What it only received is not
+    waited for."""
+    monkeypatch.setattr(journaling, "boot_id", lambda: boot)
     trail: list[str] = []
     pending: set[bytes] = set()  # the host's own entries journaled, not yet synced
     synced: set[bytes] = set()
+    unsynced_sent: set[bytes] = set()  # sent by the last batch, its fsync due next
     me = Identity.generate("Host")
     host_key = [me.public_key]
 
@@ -603,10 +609,12 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
 
     monkeypatch.setattr(os, "fsync", fsync)
 
+    store = Watched(tmp_path / DB_FILE)
+
     async def scenario() -> None:
         host = await NetSession.host(me, config(auto_start=2, variants=Variants(target=1000)),
                                      LOCAL, table_name="Test table", interfaces=None,
-                                     store=Watched(tmp_path / DB_FILE))
+                                     store=store)
         guest = await join(host, "Bo")
         send_all = host._mesh.send_all
         mine = 0
@@ -617,7 +625,13 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
             own = {data for data, _to in sends
                    if data[:len(MAGIC)] == MAGIC and data[len(MAGIC):len(MAGIC) + 32]
                    == host_key[0]}
-            assert own <= synced, "an entry left before it was on the disk"
+            assert unsynced_sent <= synced, "a batch's fsync waited past the next batch"
+            if boot is None:
+                assert own <= synced, "an entry left before it was on the disk"
+            else:
+                assert own <= synced | pending, "an entry left before it was journaled"
+                unsynced_sent.clear()
+                unsynced_sent.update(own)
             mine += len(own)
             trail.append("send")
             send_all(sends)
@@ -631,15 +645,25 @@ def test_what_this_seat_signed_is_on_the_disk_before_it_is_sent(
         assert mine >= 20
 
     run(scenario)
+    assert unsynced_sent <= synced
     # Group commit: one fsync at most for each batch journaled, and none for a batch
     # of what the others made alone (what we received waits for no disk).
     assert 0 < trail.count("fsync") < trail.count("journal")
+    table = store.last_table()
+    assert table is not None
+    named = [r.data for r in store.records(table.table_id) if r.kind is Kind.BOOT]
+    store.close()
+    assert named == ([] if boot is None else [boot])
 
 
-def test_what_this_seat_made_is_synced_with_the_next_entry_it_signs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("boot", [None, b"this-boot"], ids=["boot unknown", "boot known"])
+def test_what_this_seat_made_is_synced_with_the_next_entry_it_signs(
+        tmp_path: Path, boot: bytes | None) -> None:
     """Group commit: a batch of this seat's moves (or round secrets) alone waits for no
-    disk; the next batch with an entry it signed makes all of it durable, before
-    that entry leaves. What it received never waits."""
+    disk; the next batch with an entry it signed makes all of it durable, as it is
+    written where the machine's boot cannot be told (before that entry leaves),
+    by the ``sync`` that follows its sending where it can. What it received never
+    waits."""
     calls: list[str] = []
 
     class Counted(Store):
@@ -655,16 +679,21 @@ def test_what_this_seat_made_is_synced_with_the_next_entry_it_signs(tmp_path: Pa
                   payload={"c": 2, "p": 2, "s": 1, "d": 0, "m": 0})
     with Counted(tmp_path / DB_FILE) as store:
         disk = HeldWrites(store)
+        disk.boot = boot
         disk.journal(table, [move_record(1, (1, 2)), secrets_record(1, bytes(32), bytes(32))],
                      me.public_key)
         disk.journal(table, [Record(Kind.ENTRY, theirs.raw)], me.public_key)
         disk.flush()
+        disk.sync()
         assert calls == []
         disk.journal(table, [move_record(1, (1, 3)), Record(Kind.ENTRY, entry.raw)],
                      me.public_key)
         disk.flush()
+        assert calls == ([] if boot is not None else ["sync"])
+        disk.sync()
         assert calls == ["sync"]
         disk.flush()
+        disk.sync()
         assert calls == ["sync"]
         assert store.records(table)[-1] == Record(Kind.ENTRY, entry.raw)
 
