@@ -335,11 +335,15 @@ def health(view: TableView, rnd: RoundView, seat: int) -> tuple[str, str]:
     heard lately.
     A seat dropped for its silence that is heard again asks for its seat back
     (``peer/seatback.py``) and plays from the next round: "rejoining" says so,
-    where "dropped" alone would go on saying a player who came back is gone."""
+    where "dropped" alone would go on saying a player who came back is gone.
+    So does a seat back from a restart behind the table, which sits the rest
+    of the round out: "sits out", not "left"."""
     if seat in rnd.flagged:
         return ("class:msg.error", "flagged")
     heard = view.heard_at(rnd.keys[seat])
     quiet = heard is None or view.now - heard > SILENT_AFTER
+    if seat in rnd.sitting_out:  # back from a restart behind the table: plays the next
+        return ("class:dim", "sits out")
     if seat not in rnd.live:
         return (("class:dim", "left") if seat in rnd.left
                 else ("class:msg.error", "dropped") if quiet else ("class:warn", "rejoining"))

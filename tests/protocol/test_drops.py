@@ -351,8 +351,8 @@ def test_two_seats_that_left_are_dropped_by_the_votes_of_those_still_there() -> 
     after its GOODBYE, so the two left drop both; a vote counted before a
     GOODBYE still needs that seat's word, and the votes after it agree."""
     rs = _round(4)
-    rs.said_goodbye(2, 7, 20)
-    rs.said_goodbye(3, 5, 24)
+    rs.said_goodbye(2, 7, 20, sits_out=False)
+    rs.said_goodbye(3, 5, 24, sits_out=False)
     _votes(rs, (21, 0, 2, 7, 1), (22, 1, 2, 7, 1),  # 3 had not left yet: no drop
            (25, 0, 3, 5, 2), (26, 1, 3, 5, 2))       # 2 had left: 3 is dropped
     assert _tally(rs) == [Agreed(3, 5, 26, 1, 2)]
@@ -363,15 +363,15 @@ def test_two_seats_that_left_are_dropped_by_the_votes_of_those_still_there() -> 
 
 def test_a_vote_after_its_voters_goodbye_counts_for_nothing() -> None:
     rs = _round(4)
-    rs.said_goodbye(3, 5, 20)
+    rs.said_goodbye(3, 5, 20, sits_out=False)
     _votes(rs, (19, 3, 1, 4, 4), (21, 3, 2, 6, 6))
     assert _tally(rs) == [] and rs.drop_votes == {1: {3: 4}} and not rs.drop_queue
 
 
 def test_who_left_before_a_vote_is_ordered_by_lamport_then_seat() -> None:
     rs = _round(4)
-    rs.said_goodbye(1, 3, 20)
-    rs.said_goodbye(3, 5, 20)
+    rs.said_goodbye(1, 3, 20, sits_out=False)
+    rs.said_goodbye(3, 5, 20, sits_out=False)
     voting = set(rs.live)
     assert gone_before(rs, voting, 20, 2) == {1}
     assert gone_before(rs, voting, 21, 0) == {1, 3}

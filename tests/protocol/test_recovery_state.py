@@ -41,11 +41,10 @@ from p2p_nerts.protocol.messages import (
     seal_message,
 )
 from p2p_nerts.protocol.replica import Phase
-from p2p_nerts.protocol.replica._base import settings_of
+from p2p_nerts.protocol.replica._base import SIT_OUT, settings_of
 from p2p_nerts.protocol.replica._effects import Emit, Sign
 from p2p_nerts.protocol.replica._recovery import (
     REBOOTED,
-    SIT_OUT,
     Recovery,
     Resumed,
     due,

@@ -26,6 +26,7 @@ from p2p_nerts.protocol.messages import MsgType
 from p2p_nerts.protocol.replica import Move, Open, Phase, Replica, StartRound
 from p2p_nerts.protocol.resume import LEARN_TIMEOUT
 from p2p_nerts.testing.memnet import TABLE_ID, MemNet, bot_table
+from p2p_nerts.ui.others import health
 
 from ..replica_harness import AskBack, ask_for_seat, crash_and_restore, play_round
 
@@ -105,6 +106,16 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     seq_before = net.replicas[k].view().seq
     back = _come_back(net, k, records[:cut])
     assert back.view().seq < seq_before
+    # Its box on every other screen says it sits the round out (it plays the next),
+    # not "leaving" or "left".
+    others = [r for i, r in enumerate(net.replicas) if i != k]
+    rounds = [r.view().round for r in others]
+    seat = host.rs.keys.index(key) if host.rs is not None else -1
+    assert net.run(lambda: all(rnd is not None and seat in rnd.left for rnd in rounds),
+                   limit=net.now + 30)
+    for r in others:
+        view = r.view()
+        assert view.round is not None and health(view, view.round, seat)[1] == "sits out"
     _cards_where_the_table_says(net, back)
     number = _run_to_next_round(net, k)
     _no_harm(net, k)

@@ -44,6 +44,10 @@ RESEND_INTERVAL = 0.3  # do not ask again for the same gap sooner
 #: While a seat back from its journal learns where its chain ends, a tick at
 #: least this often (``Replica.next_due``): a few seconds at most, once a restart.
 RESUME_POLL = 0.05
+#: The reason of the GOODBYE with which a seat back from a journal behind the table
+#: sits the rest of the round out (``recovery.resumed``): its box says so, for it
+#: plays the next round.
+SIT_OUT = "back from a restart behind the table: next round"
 DUE_HAIR = 1e-6  # past a deadline, so that a tick at it finds it passed (``next_due``)
 #: A gap is asked for once it has lasted this long: the entry is most likely on
 #: its way (a peer's ACK naming it can overtake it, coming straight from a third).

@@ -21,7 +21,7 @@ from ...game.foundations import PlayKey
 from .. import events as ev
 from ..authors import AuthorLog
 from ..messages import Drop, MsgType
-from ._base import IN_ROUND, Phase
+from ._base import IN_ROUND, SIT_OUT, Phase
 from ._effects import Effect, Emit, Sign
 from ._state import Ordered, RoundState
 
@@ -398,7 +398,7 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: i
     effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
     if signed_in != rs.number:
         return effects
-    rs.said_goodbye(seat, seq, lamport)
+    rs.said_goodbye(seat, seq, lamport, sits_out=reason == SIT_OUT)
     if (seat in rs.live and phase in IN_ROUND and seat != rs.me
             and rs.me not in rs.left):
         for leaver in sorted(rs.left):  # (mine is not among them: I have not left)

@@ -25,11 +25,10 @@ from ..identity import PUBLIC_KEY_LEN
 from ..journal import Kind, Record, boot_record, move_record, snapshot_of, unpack
 from ..messages import AckMark, Audit, Commit, Goodbye, Payload, Reveal, Snapshot, Summary
 from ..resume import Deferred, Resume
-from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, Phase
+from ._base import BETWEEN_ROUND_TYPES, DECISIONS, ROUND_TYPES, SIT_OUT, Phase
 from ._effects import Effect, Emit, Sign
 from ._state import RoundState
 
-SIT_OUT = "back from a restart behind the table: next round"
 REBOOTED = ("this machine restarted since our journal was written: our seat signs "
             "nothing until the players at the table have said where our entries end")
 #: My moves that sign an entry as they are made (a play, a Nerts call), with the

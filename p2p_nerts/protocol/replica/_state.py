@@ -144,6 +144,9 @@ class RoundState:
     left: dict[int, int] = field(default_factory=dict)
     #: ...and its Lamport time: it leaves the voting there (``drops.tally``).
     left_at: dict[int, int] = field(default_factory=dict)
+    #: Of those, the seats that sit this round out only (their GOODBYE's reason is
+    #: SIT_OUT): back from a restart behind the table, they play the next.
+    sitting_out: set[int] = field(default_factory=set)
     my_drop_votes: set[int] = field(default_factory=set)
     views: dict[int, View] = field(default_factory=dict)
     view_lamport: dict[int, int] = field(default_factory=dict)
@@ -345,11 +348,13 @@ class RoundState:
     def i_take_vote_back(self, seat: int) -> None:
         self.my_drop_votes.discard(seat)
 
-    def said_goodbye(self, seat: int, seq: int, lamport: int) -> None:
+    def said_goodbye(self, seat: int, seq: int, lamport: int, *, sits_out: bool) -> None:
         """``seat`` said GOODBYE in its entry ``seq``, at ``lamport`` (the first such
-        counts)."""
+        counts), for this round only if it ``sits_out``."""
         if seat not in self.left:
             self.left[seat], self.left_at[seat] = seq, lamport
+            if sits_out:
+                self.sitting_out.add(seat)
 
     def left_live(self, victim: int, now: float) -> None:
         """``victim`` leaves the live seats; if the round had ended, the others may

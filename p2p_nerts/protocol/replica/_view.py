@@ -138,6 +138,12 @@ class RoundView:
         return frozenset(self._rs.left)
 
     @property
+    def sitting_out(self) -> frozenset[int]:
+        """Of :attr:`left`, the seats that sit this round out only (back from a restart
+        behind the table): they play the next."""
+        return frozenset(self._rs.sitting_out)
+
+    @property
     def flagged(self) -> Mapping[int, str]:
         """Seats caught cheating or in error this round: seat → why."""
         return MappingProxyType(self._rs.flagged)
