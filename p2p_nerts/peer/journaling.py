@@ -10,10 +10,10 @@ fails is logged and the store given up: the seat plays on without crash
 recovery.
 
 The ``fsync`` comes just after the batch's frames leave where the machine's
-boot can be told (``boot``), and before them elsewhere. On a busy machine it
-took a median 0.6 ms, and more than 2 ms one time in ten, in the way of every
-play; what it guards against (a power cut in between) the journal's boot
-covers instead: see ``protocol/resume.py``.
+boot can be told (``boot``), and before them elsewhere: on a busy machine it
+was most of the time from a move to its frames' leaving (``docs/PROTOCOL.md``,
+Durability). What it guarded against there (a power cut in between) the
+journal's boot covers instead: see ``protocol/resume.py``.
 """
 
 from __future__ import annotations
