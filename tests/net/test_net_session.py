@@ -588,6 +588,7 @@ def test_what_this_seat_signed_is_on_the_disk_as_it_is_sent(
     pending: set[bytes] = set()  # the host's own entries journaled, not yet synced
     synced: set[bytes] = set()
     unsynced_sent: set[bytes] = set()  # sent by the last batch, its fsync due next
+    ahead = [0]  # entries sent before their fsync (none, where the boot is unknown)
     me = Identity.generate("Host")
     host_key = [me.public_key]
 
@@ -632,6 +633,7 @@ def test_what_this_seat_signed_is_on_the_disk_as_it_is_sent(
                 assert own <= synced | pending, "an entry left before it was journaled"
                 unsynced_sent.clear()
                 unsynced_sent.update(own)
+                ahead[0] += len(own - synced)
             mine += len(own)
             trail.append("send")
             send_all(sends)
@@ -646,6 +648,7 @@ def test_what_this_seat_signed_is_on_the_disk_as_it_is_sent(
 
     run(scenario)
     assert unsynced_sent <= synced
+    assert (ahead[0] > 0) is (boot is not None)
     # Group commit: one fsync at most for each batch journaled, and none for a batch
     # of what the others made alone (what we received waits for no disk).
     assert 0 < trail.count("fsync") < trail.count("journal")
