@@ -89,8 +89,9 @@ def _agreed(net: MemNet, number: int) -> None:
     assert len({tuple(sorted(r.totals.items())) for r in net.replicas}) == 1
 
 
-@pytest.mark.parametrize(("seed", "lost"), [(51, 1), (52, 3), (53, 6)])
-def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: int) -> None:
+def _under_way(seed: int, *, signed: int) -> tuple[MemNet, int, bytes]:
+    """A round of four under way (the host deals the next by itself), 12 cards up and
+    seat 2 past ``signed`` entries of its own: the table, that seat and its key."""
     net = bot_table(4, seed=seed)
     host = net.replicas[0]
     host.seating.auto_next = 1.0
@@ -98,7 +99,14 @@ def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: 
     k = 2
     key = net.replicas[k].me.public_key
     assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12
-                   and len(_own_entries(net.journals[k], key)) > lost + 3, limit=600)
+                   and len(_own_entries(net.journals[k], key)) > signed, limit=600)
+    return net, k, key
+
+
+@pytest.mark.parametrize(("seed", "lost"), [(51, 1), (52, 3), (53, 6)])
+def test_a_seat_back_from_a_truncated_journal_sits_out_cleanly(seed: int, lost: int) -> None:
+    net, k, key = _under_way(seed, signed=lost + 3)
+    host = net.replicas[0]
     records = net.journals[k]
     # The journal loses its tail from the ``lost``-th last entry the seat signed
     # (the others hold those entries, and what the seat did after them).
@@ -159,14 +167,7 @@ def test_a_seat_back_after_a_power_cut_hears_everyone_before_it_signs_again(
     written in this very boot (``boot-1``), it could have lost nothing, and the seat
     goes on after LEARN_TIMEOUT on nobody's word: here, that would sign its lost
     number again, which is why a new boot waits."""
-    net = bot_table(4, seed=seed)
-    host = net.replicas[0]
-    host.seating.auto_next = 1.0
-    net.output(0, host.handle(StartRound(), net.now))
-    k = 2
-    key = net.replicas[k].me.public_key
-    assert net.run(lambda: host.rs is not None and len(host.rs.log) >= 12
-                   and len(_own_entries(net.journals[k], key)) > 4, limit=600)
+    net, k, key = _under_way(seed, signed=4)
     records = [boot_record(b"boot-1"), *net.journals[k]]
     back = _come_back(net, k, records[:_own_entries(records, key)[-1]], boot=boot)
     signed = back.view().seq
