@@ -9,11 +9,9 @@ they describe are sent. :meth:`Store.sync` makes them durable (``fsync``):
 the session calls it once per batch it routes that holds something this seat
 made (a network seat: an entry it signed, which makes its round secrets and
 decisions before it durable too), just after that batch's frames leave the
-machine where the machine's boot can be told (:func:`boot_id`), else before.
-A power cut between the two can take from the journal entries of ours the
-other peers hold: the journal names the boot it was written in, and a seat
-restored from it in a later boot learns from the peers where its chain ends
-before it signs again, waiting longer for them (``protocol/resume.py``). What we only received, they
+machine where the machine's boot can be told (:func:`boot_id`), else before:
+what a power cut between the two can take, and how a seat restored in a later
+boot makes up for it, is ``protocol/resume.py``'s. What we only received, they
 still hold and resend. A
 record torn by a crash is cut off the file before anything more is appended:
 records after a fragment would make the journal damaged for good.

@@ -77,16 +77,11 @@ def boot_record(boot: bytes) -> Record:
 
 
 def written_in(records: Sequence[Record], boot: bytes) -> bool:
-    """Whether the journal's tail was written while the machine ran in ``boot``.
-
-    A replica that knows the machine's boot names it first in what it journals
-    (and again once a seat back after a restart of the machine has learned
-    where its chain ends). Within one boot a journal loses nothing a crash of
-    the process did not tear: every write is the kernel's before anything that
-    follows from it leaves. After a restart of the machine, its last batch may
-    be gone though the others hold it (it is made durable just after it is
-    sent): the seat then waits longer for the peers' word before it signs again.
-    """
+    """Whether the journal's tail was written while the machine ran in ``boot``: its
+    last BOOT record names it. A replica that knows the boot names it first in
+    what it journals, and again once a seat back after a restart of the machine
+    has learned where its chain ends; what a journal of an earlier boot may
+    have lost, and how long the seat then waits, is ``resume.py``'s."""
     last = next((r.data for r in reversed(records) if r.kind is Kind.BOOT), None)
     return last == boot
 

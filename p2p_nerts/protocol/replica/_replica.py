@@ -128,11 +128,8 @@ class Replica:
         #: none does, no VIEW is built (see ``liveness.view_due``).
         self.drawn = True
         self._out = Outbound()
-        #: The machine's boot, when the shell can tell it: the journal names it first
-        #: (``journal.written_in``: what a restore after a restart of the machine waits for).
-        self._boot = boot
-        if boot is not None:
-            self._out.journal.append(boot_record(boot))
+        if boot is not None:  # the machine's, when the shell can tell: the journal names it
+            self._out.journal.append(boot_record(boot))  # first (``journal.written_in``)
         #: A command ran since the last tick: the next is due at once (``next_due``).
         self._commanded = False
         self._beats = Heartbeats()
@@ -186,7 +183,7 @@ class Replica:
             elif replayed is not None:
                 r._receive_one(*replayed)
             r._delivery.advance()
-        boot = r._boot
+        boot: bytes | None = options.get("boot")
         said = r._recovery.replayed(
             r.rs, r.phase, table=(*r.seating.seated, host_key), me=me, now=now,
             seq=r._outbox.seq,
