@@ -5,19 +5,28 @@ next round); and the line that says what holds a round."""
 
 from __future__ import annotations
 
-from p2p_nerts.protocol.replica import LeaveTable, Phase
-from p2p_nerts.testing.memnet import bot_table
+from p2p_nerts.protocol.replica import LeaveTable, Phase, Replica, RoundView
+from p2p_nerts.testing.memnet import MemNet, bot_table
 from p2p_nerts.ui.others import SILENT_AFTER, health, held_up
 
 from ..replica_harness import deal_and_play
 
 
-def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -> None:
-    net = bot_table(4, seed=5)
+def _under_way(seats: int, *stopped: int) -> tuple[MemNet, Replica, RoundView]:
+    """A round of ``seats`` dealt and 8 cards up, the bots of ``stopped`` playing no
+    more: the table, its host and the host's view of the round."""
+    net = bot_table(seats, seed=5)
     host = deal_and_play(net, plays=8)
     rnd = host.view().round
     assert rnd is not None
+    for i in stopped:
+        del net.drivers[i]
+    return net, host, rnd
+
+
+def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -> None:
     gone, quitter = 3, 2
+    net, host, rnd = _under_way(4, gone, quitter)
     seat = {i: rnd.keys.index(net.replicas[i].me.public_key) for i in (gone, quitter)}
 
     def word(i: int) -> str:
@@ -26,8 +35,6 @@ def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -
         return health(view, view.round, seat[i])[1]
 
     assert word(gone) == word(quitter) == "ok"
-    for i in (gone, quitter):
-        del net.drivers[i]
     net.output(quitter, net.replicas[quitter].handle(LeaveTable(), net.now))
     net.cut.add(quitter)
     assert net.run(lambda: word(quitter) == "leaving", limit=net.now + 1)
@@ -46,13 +53,8 @@ def test_a_seat_out_of_the_round_says_whether_it_left_was_dropped_or_is_back() -
 
 
 def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back() -> None:
-    net = bot_table(5, seed=5)
-    host = deal_and_play(net, plays=8)
-    view = host.view()
-    rnd = view.round
-    assert rnd is not None and held_up(view, rnd) is None
-    for i in (3, 4):
-        del net.drivers[i]
+    net, host, rnd = _under_way(5, 3, 4)
+    assert held_up(host.view(), rnd) is None
     net.cut |= {3, 4}
     seats = sorted(rnd.keys.index(net.replicas[i].me.public_key) for i in (3, 4))
     assert net.run(lambda: held_up(host.view(), rnd) is not None, limit=net.now + 30)
@@ -67,13 +69,8 @@ def test_two_seats_silent_at_once_are_said_to_hold_the_round_until_they_are_back
 
 def test_a_seat_leaving_while_another_is_silent_is_counted_but_not_named() -> None:
     """Its drop waits for the silent seat's word too, but it is not coming back."""
-    net = bot_table(5, seed=5)
-    host = deal_and_play(net, plays=8)
-    rnd = host.view().round
-    assert rnd is not None
     quitter, silent = 3, 4
-    for i in (quitter, silent):
-        del net.drivers[i]
+    net, host, rnd = _under_way(5, quitter, silent)
     net.output(quitter, net.replicas[quitter].handle(LeaveTable(), net.now))
     net.cut |= {quitter, silent}
     name = rnd.names[rnd.keys.index(net.replicas[silent].me.public_key)]
