@@ -172,12 +172,27 @@ def score_table(ctl: Controller) -> StyleAndTextTuples:
                              + ("Every table agrees on these scores." if ctl.state.agreed
                                 else "")))
     if r.phase is Phase.BETWEEN:
-        ready = [s.name for s in r.seats if s.key != r.host_key and r.ready(s.key)]
-        others = sum(1 for s in r.seats if s.key != r.host_key)
-        out.append(("", f"\n  Ready for the next round: {', '.join(ready) or 'nobody yet'}"
-                        f" ({len(ready)} of {others})"))
+        out += next_round(r)
     if ctl.state.winner is not None:
         out.append(("class:title", f"\n\n  Game over: {ctl.state.winner} wins! "))
+    return out
+
+
+def next_round(r: TableView) -> StyleAndTextTuples:
+    """Between rounds: who is ready for the next deal (the host deals, so is not
+    asked), or that nobody else is seated now (everyone else left: the table waits
+    for a player to join); and why no round can be dealt yet, as the lobby says."""
+    others = [s for s in r.seats if s.key != r.host_key]
+    if others:
+        ready = [s.name for s in others if r.ready(s.key)]
+        out: StyleAndTextTuples = [
+            ("", f"\n  Ready for the next round: {', '.join(ready) or 'nobody yet'}"
+                 f" ({len(ready)} of {len(others)})")]
+    else:
+        out = [("", "\n  Nobody else is seated now: the next round waits for a player "
+                    "to join.")]
+    if (problem := _count_problem(r)) is not None:
+        out.append(("class:warn", f"\n  Cannot deal yet: {problem}."))
     return out
 
 

@@ -8,8 +8,11 @@ import re
 from p2p_nerts.game.moves import best_target
 from p2p_nerts.game.tableau import NERTS, WASTE, WORK0
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.protocol.replica import Phase
+from p2p_nerts.protocol.replica import LeaveTable, Phase
+from p2p_nerts.testing.memnet import bot_table
+from p2p_nerts.ui.scores import next_round
 
+from ..replica_harness import play_round as play_round_of
 from ..uikit import ENTER, ESC, SPACE, Harness
 
 PILE_KEYS = (("n", NERTS), ("w", WASTE), ("1", WORK0), ("2", WORK0 + 1), ("3", WORK0 + 2),
@@ -140,3 +143,22 @@ def test_n_before_the_game_is_over_says_when_it_plays_again() -> None:
             assert "n plays again once the game is over" in h.screen()
             assert h.replica.phase is Phase.LOBBY
     asyncio.run(main())
+
+
+def test_between_rounds_a_host_left_alone_is_told_the_table_waits_for_a_player() -> None:
+    """The line under the scores counts the others who are ready; once every other
+    seat has left it says so, and why no round can be dealt, instead of "0 of 0"."""
+    net = bot_table(2, seed=5)
+    play_round_of(net)
+    host, guest = net.replicas
+
+    def said() -> str:
+        return "".join(text for _, text, *_ in next_round(host.view()))
+
+    assert host.phase is Phase.BETWEEN
+    assert re.fullmatch(r"\n  Ready for the next round: (nobody yet|\S+) \([01] of 1\)",
+                        said())
+    net.output(1, guest.handle(LeaveTable(), net.now))
+    assert net.run(lambda: len(host.view().seats) == 1, limit=net.now + 30)
+    assert said() == ("\n  Nobody else is seated now: the next round waits for a player "
+                      "to join.\n  Cannot deal yet: a table seats 2 to 8 players, not 1.")
