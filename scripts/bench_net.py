@@ -60,10 +60,15 @@ One run measures:
 * footprint - CPU share and peak resident memory of every peer during a fast
   8-bot game.
 
-``--baseline DIR`` plays each latency game twice in turn, first with the
+``--baseline DIR`` plays each latency game twice in turn, with the
 ``p2p_nerts`` of another checkout (the code before a change, or the compiled
-build that ``scripts/compile_engine.py --out DIR`` makes), then with this
-one's; ``--peers`` picks the table sizes.
+build that ``scripts/compile_engine.py --out DIR`` makes) and with this
+one's; ``--pairs N`` plays N such pairs, the baseline first in every other
+one, and prints this checkout's ratios to the baseline pair by pair, with
+their median. One pair says little: the second game of a pair ran a median
+4 % faster than the first with the same code (every one of four pairs), and
+a pair's ratio of the same code ranged over 0.93-1.07, so a change of under
+about 10 % needs several pairs to show. ``--peers`` picks the table sizes.
 
 With ``NERTS_BENCH_PROFILE=DIR`` in its environment, each peer of each game
 runs its event loop under cProfile and leaves its profile in DIR (CPU time of
@@ -697,7 +702,9 @@ def main() -> int:
                         help="before each latency game, the same game with the p2p_nerts of "
                              "the checkout in DIR (the code before a change), in turn")
     parser.add_argument("--pairs", type=int, default=1,
-                        help="with --spectators: pairs of games (0 and N watching)")
+                        help="with --baseline: pairs of latency games, the baseline first "
+                             "in every other pair, and this checkout's ratios pair by pair; "
+                             "with --spectators: pairs of games (0 and N watching)")
     parser.add_argument("--echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--peer", nargs=8, help=argparse.SUPPRESS)
     parser.add_argument("--floor", nargs="+", help=argparse.SUPPRESS)
@@ -750,9 +757,15 @@ def main() -> int:
     if set(args.peers) == {2, 4, 8}:
         rows.append((8, args.fast_pace))
     verdicts: list[str] = []
+    if args.pairs < 1:
+        parser.error("--pairs must be at least 1")
     runs = [(n, pace, code) for n, pace in rows
-            for code in ([args.baseline, None] if args.baseline and pace == args.pace
-                         else [None])]
+            for turn in range(args.pairs if args.baseline and pace == args.pace else 1)
+            for code in ([args.baseline, None][::1 if turn % 2 == 0 else -1]
+                         if args.baseline and pace == args.pace else [None])]
+    #: Each table size's games, by checkout (None: this one): applied and final
+    #: medians and CPU per peer per play, in the order played.
+    paired: dict[tuple[int, str | None], list[tuple[float, float, float]]] = {}
     for players, pace, code in runs:
         if args.baseline:
             print(f"{'':>19}{'the baseline, ' + args.baseline if code else 'this checkout'}:")
@@ -780,6 +793,9 @@ def main() -> int:
               f"(signed, journaled, sent) median {out * 1e6:.0f} µs, the way "
               f"to the last receiver {(am - out) * 1e6:.0f} µs")
         print(f"{'':>19}{traffic(results, len(applied))}")
+        if args.baseline and pace == args.pace:
+            paired.setdefault((players, code), []).append(
+                (am, fm, statistics.median(r["cpu"] for r in results) / len(applied)))
         slow = sum(1 for f in final if f > SLOW_FINAL)
         print(f"{'':>19}final after more than {SLOW_FINAL * 1e3:.0f} ms: {slow} of "
               f"{len(final)} plays (the slowest {max(final) * 1e3:.0f} ms)")
@@ -802,8 +818,22 @@ def main() -> int:
         if pace == args.fast_pace:
             verdicts.append(f"max rss {rss:.1f} MB (target < 80 MB): "
                             f"{'ok' if rss < 80 else 'MISSED'}")
+    for players in args.peers if args.baseline and args.pairs > 1 else ():
+        print(paired_ratios(players, paired[players, None], paired[players, args.baseline]))
     print("\n".join(verdicts))
     return 0
+
+
+def paired_ratios(players: int, this: list[tuple[float, float, float]],
+                  baseline: list[tuple[float, float, float]]) -> str:
+    """This checkout's applied and final medians and CPU per play at ``players`` peers,
+    each over the baseline's in the same pair, pair by pair and their median."""
+    parts = []
+    for i, name in enumerate(("applied median", "final median", "CPU per peer per play")):
+        ratios = [t[i] / b[i] for t, b in zip(this, baseline, strict=True)]
+        parts.append(f"{name} {' '.join(f'{x:.2f}' for x in ratios)} "
+                     f"(median {statistics.median(ratios):.2f}x)")
+    return f"{players} peers, this checkout over the baseline, pair by pair: " + "; ".join(parts)
 
 
 if __name__ == "__main__":
