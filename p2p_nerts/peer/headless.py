@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from ..game.bot import SKILLS, Bot, paced
 from ..protocol import events as ev
-from ..protocol.botdriver import BotDriver
+from ..protocol.botdriver import IDLE_LOOK, BotDriver
 from ..protocol.replica import CommandError, Phase, StartRound
 from ..records.summary import SummaryWriter
 from .node import HOST_GONE, NetSession
@@ -42,6 +42,10 @@ game's result (``peer.results``) after it."""
 BREAK = 5.0
 """Seconds a headless host without ``--auto-next`` rests between two rounds
 before it deals again (when every seat is ready)."""
+IDLE_WAIT = 0.5
+"""Seconds a headless bot with nothing to do waits for the table to tell an event
+before it looks again anyway (a deal, a round's start and its scores all come
+as events: this only bounds a change that might come without one)."""
 EXPECTED_REJECTS = frozenset({"duplicate", "own_entry", "late", "dropped"})
 """Rejections every game has: copies of entries (resends cross, a peer hears
 an entry from several others), our own reflected back, and the honest late
@@ -87,13 +91,18 @@ def describe(event: ev.Event) -> tuple[int, str] | None:
     return None
 
 
-async def drive_bot(session: NetSession, bot: Bot, clock: Callable[[], float]) -> None:
+async def drive_bot(session: NetSession, bot: Bot, clock: Callable[[], float],
+                    changed: asyncio.Event | None = None) -> None:
     """Let a bot play this seat through the same commands a player's keys send;
-    under share-a-deck, a second bot like it plays the tableau with it."""
+    under share-a-deck, a second bot like it plays the tableau with it.
+
+    ``changed``: set whenever the table tells an event; while the table gives
+    the bots nothing to do, they wait for it (or IDLE_WAIT) instead of looking
+    again every ``IDLE_LOOK``."""
     partner = Bot(bot.skill, random.Random(bot.rng.random()), lone_rotate=bot.lone_rotate)
     await _drive(session, [BotDriver(session.replica, bot),
                            BotDriver(session.replica, partner, partner=True)],
-                 bot.lone_rotate, clock)
+                 bot.lone_rotate, clock, changed)
 
 
 async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float]) -> None:
@@ -111,20 +120,32 @@ async def drive_partner(session: NetSession, bot: Bot, clock: Callable[[], float
 
 
 async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], changed: asyncio.Event | None = None) -> None:
+    heard = True  # the table changed since the drivers last looked (at first: unknown)
     while True:
         rnd = session.replica.view().round
         now = clock()
         for driver in drivers:
-            if driver.next_at is not None and now < driver.next_at:
+            if driver.next_at is not None and now < driver.next_at \
+                    and not (heard and driver.idle):
                 # Not its time: a partner off duty (no share-a-deck), say, would
                 # cost the seat a pass through its shell at every move of the other.
                 continue
             # The host's settings decide the variant, not our command line.
             driver.bot.lone_rotate = rotates and rnd is not None and rnd.variants.lone_rotate
             session.step_bot(driver)
+        heard = False
+        if changed is not None and all(d.idle for d in drivers):
+            # What the steps made the table tell is theirs, not news: only what
+            # comes from now on wakes them (a bot saying it is ready, again and
+            # again, would otherwise never sleep).
+            changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), IDLE_WAIT)
+                heard = True
+            continue
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
-        await asyncio.sleep(max(0.0, due - clock()) if due is not None else 0.05)
+        await asyncio.sleep(max(0.0, due - clock()) if due is not None else IDLE_LOOK)
 
 
 async def watch_host(session: NetSession, give_up: float, clock: Callable[[], float]) -> None:
@@ -192,6 +213,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     writer = SummaryWriter(session.replica, summary)
     writer.resumed()
     seated = session.replica.view().my_seat is not None
+    changed = asyncio.Event()  # the table told an event: the bot looks again
 
     def settle(code: int) -> None:
         if not outcome.done():
@@ -199,6 +221,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
 
     def on_event(event: ev.Event) -> None:
         nonlocal seated
+        changed.set()
         writer.on_event(event)
         line = describe(event)
         if isinstance(event, ev.RoundStarting) and not session.watching \
@@ -225,7 +248,8 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
             loop.add_signal_handler(signum, on_signal, signum)
     runner = loop.create_task(session.run())
     watcher = loop.create_task(watch_host(session, host_gone, clock))
-    player = loop.create_task(drive_bot(session, bot, clock)) if bot is not None else None
+    player = (loop.create_task(drive_bot(session, bot, clock, changed))
+              if bot is not None else None)
     dealer = (loop.create_task(deal_when_ready(session, clock))
               if session.replica.is_host and session.replica.seating.auto_start is None else None)
     waiters: list[asyncio.Future[Any]] = [outcome, runner, watcher]

@@ -29,6 +29,10 @@ from .replica import (
 IDLE_PARTNER = 0.5
 """Seconds between a partner's looks at the rules while the table does not share
 tableaux: they change only between rounds, which last longer than that."""
+IDLE_LOOK = 0.05
+"""Seconds between a bot's looks at a table that gives it nothing to do (no deal
+yet, scoring, a round it sits out), for a caller that cannot hear the table
+change (``BotDriver.idle``)."""
 
 
 class BotDriver:
@@ -50,11 +54,17 @@ class BotDriver:
         self._rotations = 0
         self._round = 0
         self.next_at: float | None = None
+        #: The last step found nothing to do until the table changes (``next_at`` is a
+        #: look again, not a move due): a caller that hears the table's events may
+        #: wait for the next one instead, as ``nerts bot`` does; at a table between
+        #: rounds, a look every IDLE_LOOK woke the process twenty times a second.
+        self.idle = False
 
     def step(self, now: float) -> Outbound:
         """Act if it is time; always leaves ``next_at`` set to when to call again."""
         view = self.replica.view()
         rnd = view.round
+        self.idle = True
         # Before the first deal, the table's settings say whether it will share:
         # a partner at a share table is awake from the start (a countdown of 0
         # gives it no time to notice the deal).
@@ -63,13 +73,14 @@ class BotDriver:
             return Outbound()
         if (not self.partner and view.phase in (Phase.LOBBY, Phase.BETWEEN)
                 and view.my_seat is not None and not view.ready(view.my_key)):
-            self.next_at = now + 0.05
+            self.next_at = now + IDLE_LOOK
             # A bot is always ready: the host's list says so.
             return self.replica.handle(SetReady(True), now)
         tab = rnd.tableau if rnd is not None else None
         if rnd is None or not view.can_move() or tab is None:
-            self.next_at = now + 0.05
+            self.next_at = now + IDLE_LOOK
             return Outbound()
+        self.idle = False
         if rnd.number != self._round or rnd.rotations != self._rotations:
             self._round, self._rotations = rnd.number, rnd.rotations
             self.bot.idle_turns = 0

@@ -15,10 +15,11 @@ import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.peer.headless import paced, run_headless
+from p2p_nerts.peer.headless import IDLE_WAIT, paced, run_headless
 from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
+from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.identity import Identity
-from p2p_nerts.protocol.replica import Phase, SetReady
+from p2p_nerts.protocol.replica import Phase, SetReady, StartRound
 
 from ..netkit import until
 
@@ -94,3 +95,41 @@ def test_a_rounds_line_is_written_when_it_closes_and_peers_are_named_by_player(
 
     with caplog.at_level(logging.INFO):
         asyncio.run(scenario())
+
+
+def test_a_headless_bot_waiting_for_the_deal_sleeps_until_the_table_changes() -> None:
+    """Ready and waiting for the host to deal, a bot looks at the table when it tells
+    an event (or every IDLE_WAIT), not every IDLE_LOOK: twenty wake-ups a second
+    for nothing, at a table between rounds. Told of the deal, it plays."""
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"), TableConfig(countdown=0.0),
+                                     LOCAL, table_name="Lab", interfaces=None)
+        hosting = asyncio.create_task(host.run())
+        guest = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                      TableConfig(), LOCAL)
+        steps = [0]
+        step_bot = guest.step_bot
+
+        def counted(driver: BotDriver) -> None:
+            steps[0] += 1
+            step_bot(driver)
+
+        guest.step_bot = counted  # type: ignore[method-assign]
+        playing = asyncio.create_task(run_headless(guest, bot=bot(2), summary=None))
+        await until(lambda: host.replica.seating.ready.get(guest.replica.me.public_key, False),
+                    "the bot to say it is ready")
+        await asyncio.sleep(0.2)  # what its readiness made the table tell has been told
+        before = steps[0]
+        await asyncio.sleep(3.0)
+        # Each look steps the bot and its partner (who plays only under share-a-deck).
+        # Looking every IDLE_LOOK, the bot alone would step 60 times; every IDLE_WAIT,
+        # each of the two steps 6 times.
+        assert steps[0] - before <= 2 * (3.0 / IDLE_WAIT + 3)
+        host.act(StartRound())
+        await until(lambda: (rnd := guest.replica.view().round) is not None
+                    and rnd.tableau is not None and bool(rnd.tableau.log), "the bot's first move")
+        guest.close()
+        host.close()
+        await asyncio.gather(playing, hosting)
+
+    asyncio.run(scenario())
