@@ -149,7 +149,11 @@ async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
 
 
 async def watch_host(session: NetSession, give_up: float, clock: Callable[[], float]) -> None:
-    """Return once the host has been out of reach for ``give_up`` seconds."""
+    """Return once the host has been out of reach for ``give_up`` seconds.
+
+    It looks twenty times within ``give_up`` (every second at the default), no
+    more: each look wakes the whole process, and at a busy table every wake-up
+    is CPU taken from the peers handling a play."""
     lost_at: float | None = None
     while True:
         now = clock()
@@ -159,7 +163,7 @@ async def watch_host(session: NetSession, give_up: float, clock: Callable[[], fl
             lost_at = now
         elif now - lost_at >= give_up:
             return
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(give_up / 20)
 
 
 async def deal_when_ready(session: NetSession, clock: Callable[[], float],
