@@ -25,8 +25,10 @@ from collections.abc import Callable
 __all__ = ["SHELL_CHECKS", "Alarm"]
 
 #: The longest the shell sleeps: its own checks (the ad, asking for a seat back)
-#: run at least this often. When the replica needs a tick it says (``next_due``).
-SHELL_CHECKS = 0.25
+#: run at least this often, which is soon enough for a lobby's row or a seat asked
+#: for again; each of them wakes the whole process, at a busy table too. When the
+#: replica needs a tick it says (``next_due``).
+SHELL_CHECKS = 1.0
 
 
 class Alarm:
