@@ -568,6 +568,12 @@ def frame_type(data: bytes, me: bytes) -> str:
     return "other"
 
 
+def cpu_per_play(results: list[dict[str, Any]], plays: int) -> float:
+    """The median peer's CPU time (all its threads, the system's part too) per play."""
+    cpu: float = statistics.median(r["cpu"] for r in results)
+    return cpu / plays
+
+
 def traffic(results: list[dict[str, Any]], plays: int) -> str:
     """Frames per play by type, most first, and each peer's CPU per play: all of it,
     and the event loop's (the rest is worker threads': the game's replay for its
@@ -579,7 +585,7 @@ def traffic(results: list[dict[str, Any]], plays: int) -> str:
     total = sum(frames.values())
     parts = " ".join(f"{kind} {n / plays:.1f}" for kind, n in
                      sorted(frames.items(), key=lambda item: -item[1]))
-    cpu = statistics.median(r["cpu"] for r in results) / plays
+    cpu = cpu_per_play(results, plays)
     loop = statistics.median(r["loop_cpu"] for r in results) / plays
     bot = statistics.median(r.get("bot_cpu", math.nan) for r in results) / plays
     system = statistics.median(r.get("system_cpu", math.nan) for r in results) / plays
@@ -759,10 +765,14 @@ def main() -> int:
     verdicts: list[str] = []
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")
-    runs = [(n, pace, code) for n, pace in rows
-            for turn in range(args.pairs if args.baseline and pace == args.pace else 1)
-            for code in ([args.baseline, None][::1 if turn % 2 == 0 else -1]
-                         if args.baseline and pace == args.pace else [None])]
+    runs: list[tuple[int, float, str | None]] = []
+    for n, pace in rows:
+        if not (args.baseline and pace == args.pace):
+            runs.append((n, pace, None))
+            continue
+        for turn in range(args.pairs):  # the baseline first in every other pair
+            order = [args.baseline, None] if turn % 2 == 0 else [None, args.baseline]
+            runs += [(n, pace, code) for code in order]
     #: Each table size's games, by checkout (None: this one): applied and final
     #: medians and CPU per peer per play, in the order played.
     paired: dict[tuple[int, str | None], list[tuple[float, float, float]]] = {}
@@ -795,7 +805,7 @@ def main() -> int:
         print(f"{'':>19}{traffic(results, len(applied))}")
         if args.baseline and pace == args.pace:
             paired.setdefault((players, code), []).append(
-                (am, fm, statistics.median(r["cpu"] for r in results) / len(applied)))
+                (am, fm, cpu_per_play(results, len(applied))))
         slow = sum(1 for f in final if f > SLOW_FINAL)
         print(f"{'':>19}final after more than {SLOW_FINAL * 1e3:.0f} ms: {slow} of "
               f"{len(final)} plays (the slowest {max(final) * 1e3:.0f} ms)")
