@@ -19,7 +19,7 @@ from p2p_nerts.game.variants import Variants
 from p2p_nerts.protocol import events as ev
 from p2p_nerts.protocol.authors import AuthorLog
 from p2p_nerts.protocol.messages import Audit, Drop, Go, MsgType, Nerts
-from p2p_nerts.protocol.replica._base import Phase
+from p2p_nerts.protocol.replica._base import SIT_OUT, Phase
 from p2p_nerts.protocol.replica._drops import (
     Agreed,
     Fetch,
@@ -326,6 +326,23 @@ def test_a_goodbye_marks_the_seat_leaving_the_round_it_was_signed_in() -> None:
         Emit(ev.Notice("p0 left: bye"))]  # mine: no vote on myself
     assert _bye(rs, 0, 1, 32, key=b"x" * 32, phase=Phase.PLAYING, authors=authors) == []
     assert _bye(None, 0, 9, 33, key=rs.keys[VICTIM], phase=Phase.LOBBY, authors=authors) == []
+
+
+def test_a_goodbye_its_author_signed_past_is_not_news() -> None:
+    """A host that left and came back with ``--resume`` signed on after its GOODBYE:
+    a newcomer catching up on the round is not told it left (it is there), though
+    the seat is marked leaving the round as on every peer. One that sits the round
+    out signs on too, and is told."""
+    rs = _round()
+    authors = _held(rs, VICTIM, 8)
+    authors[rs.keys[VICTIM]].claimed = 12  # entries past its GOODBYE (9) came in
+    assert _bye(rs, VICTIM, 9, 30, phase=Phase.BETWEEN, authors=authors) == []
+    assert rs.left == {VICTIM: 9}
+    rs = _round()
+    sat_out = goodbye(rs, rs.keys[VICTIM], SIT_OUT, 9, 30, signed_in=1, phase=Phase.BETWEEN,
+                      authors=authors)
+    assert sat_out == [Emit(ev.Notice(f"p2 left: {SIT_OUT}"))]
+    assert rs.sitting_out == {VICTIM}
 
 
 def test_a_goodbye_votes_out_again_every_seat_that_left_before_it() -> None:

@@ -381,7 +381,10 @@ def silence_ends(rs: RoundState, heard: float, drop_after: float) -> float:
 def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: int, *,
             signed_in: int, phase: Phase, authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
     """``key`` said GOODBYE (its entry ``seq``, at ``lamport``, signed in round
-    ``signed_in``): told, if it has a seat in the round. One signed in this round
+    ``signed_in``): told, if it has a seat in the round and has signed nothing
+    since (a host that left and came back with ``--resume`` has: a newcomer
+    catching up on the round must not read that goodbye as news), but for one
+    that sits the round out, which signs on. One signed in this round
     marks its seat as leaving it, on every peer alike (it waited for the round
     to begin here: ``intake.deliverable``); while the round is on, I vote the
     seat out, and again every seat that left before it and is still live.
@@ -395,10 +398,15 @@ def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: i
     seat = rs.seat_of(key) if rs is not None else None
     if rs is None or seat is None:
         return []
-    effects: list[Effect] = [Emit(ev.Notice(f"{rs.names[seat]} left: {reason}"))]
+    sits_out = reason == SIT_OUT
+    log = authors.get(key)
+    back = log is not None and log.claimed > seq and not sits_out
+    effects: list[Effect] = []
+    if not back:
+        effects.append(Emit(ev.Notice(f"{rs.names[seat]} left: {reason}")))
     if signed_in != rs.number:
         return effects
-    rs.said_goodbye(seat, seq, lamport, sits_out=reason == SIT_OUT)
+    rs.said_goodbye(seat, seq, lamport, sits_out=sits_out)
     if (seat in rs.live and phase in IN_ROUND and seat != rs.me
             and rs.me not in rs.left):
         for leaver in sorted(rs.left):  # (mine is not among them: I have not left)
