@@ -167,41 +167,59 @@ async def watch_host(session: NetSession, give_up: float, clock: Callable[[], fl
 
 
 async def deal_when_ready(session: NetSession, clock: Callable[[], float],
-                          pause: float = BREAK) -> None:
+                          changed: asyncio.Event, pause: float = BREAK) -> None:
     """A headless host without ``--auto-start`` (nobody at its keys) deals once at
     least two players sit and every guest says it is ready (a bot always does),
     ``pause`` seconds after a round closes unless ``--auto-next`` decides; it
-    logs what it waits for whenever that changes."""
+    logs what it waits for whenever that changes.
+
+    It looks again when the table tells an event (``changed``: a seat taken or
+    given up, a guest ready, a round over), when its rest after a round is up,
+    or every IDLE_WAIT at most: not on a clock of its own, which would wake
+    the whole process for nothing, at a busy table too."""
     said: str | None = None
     closed_at: float | None = None
     while True:
-        r = session.replica
-        waiting: str | None = None
-        if r.phase is Phase.BETWEEN:
-            closed_at = clock() if closed_at is None else closed_at
-        else:
-            closed_at = None
-        if r.phase in (Phase.LOBBY, Phase.BETWEEN) and not (
-                r.phase is Phase.BETWEEN and r.seating.auto_next is not None):
-            guests = [s for s in r.view().seats if s.key != r.host_key]
-            unready = [s.name for s in guests if not r.seating.ready.get(s.key, False)]
-            if not guests:
-                waiting = "waiting for players: this table deals once a player has joined " \
-                          "and is ready (or use --auto-start N)"
-            elif unready:
-                waiting = (f"waiting for {', '.join(unready)} to be ready before dealing "
-                           "(or use --auto-start N)")
-            elif closed_at is not None and clock() - closed_at < pause:
-                pass
-            else:
-                try:
-                    session.act(StartRound())
-                except CommandError as exc:
-                    waiting = f"cannot deal yet: {exc}"
+        changed.clear()  # what dealing makes the table tell wakes it once more
+        closed_at, waiting = _deal_or_say(session, clock(), closed_at, pause)
         if waiting is not None and waiting != said:
             _log.info("%s", waiting)
         said = waiting
-        await asyncio.sleep(0.25)
+        rest = IDLE_WAIT
+        if closed_at is not None and (left := closed_at + pause - clock()) > 0:
+            rest = min(rest, left)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), rest)
+
+
+def _deal_or_say(session: NetSession, now: float, closed_at: float | None,
+                 pause: float) -> tuple[float | None, str | None]:
+    """One look of :func:`deal_when_ready` at ``now``: deal if it may, and when the
+    round it rests after closed (None: it is not between rounds), with what it
+    waits for (None: nothing to say)."""
+    r = session.replica
+    if r.phase is not Phase.BETWEEN:
+        closed_at = None
+    elif closed_at is None:
+        closed_at = now
+    if r.phase not in (Phase.LOBBY, Phase.BETWEEN) or (
+            r.phase is Phase.BETWEEN and r.seating.auto_next is not None):
+        return closed_at, None
+    guests = [s for s in r.view().seats if s.key != r.host_key]
+    unready = [s.name for s in guests if not r.seating.ready.get(s.key, False)]
+    if not guests:
+        return closed_at, ("waiting for players: this table deals once a player has joined "
+                           "and is ready (or use --auto-start N)")
+    if unready:
+        return closed_at, (f"waiting for {', '.join(unready)} to be ready before dealing "
+                           "(or use --auto-start N)")
+    if closed_at is not None and now - closed_at < pause:
+        return closed_at, None
+    try:
+        session.act(StartRound())
+    except CommandError as exc:
+        return closed_at, f"cannot deal yet: {exc}"
+    return closed_at, None
 
 
 async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO | None,
@@ -218,6 +236,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     writer.resumed()
     seated = session.replica.view().my_seat is not None
     changed = asyncio.Event()  # the table told an event: the bot looks again
+    news = asyncio.Event()  # the same, for the host's dealer
 
     def settle(code: int) -> None:
         if not outcome.done():
@@ -226,6 +245,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     def on_event(event: ev.Event) -> None:
         nonlocal seated
         changed.set()
+        news.set()
         writer.on_event(event)
         line = describe(event)
         if isinstance(event, ev.RoundStarting) and not session.watching \
@@ -254,7 +274,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     watcher = loop.create_task(watch_host(session, host_gone, clock))
     player = (loop.create_task(drive_bot(session, bot, clock, changed))
               if bot is not None else None)
-    dealer = (loop.create_task(deal_when_ready(session, clock))
+    dealer = (loop.create_task(deal_when_ready(session, clock, news))
               if session.replica.is_host and session.replica.seating.auto_start is None else None)
     waiters: list[asyncio.Future[Any]] = [outcome, runner, watcher]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

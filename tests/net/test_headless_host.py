@@ -10,12 +10,15 @@ import io
 import json
 import logging
 import random
+import time
+from typing import Any
 
 import pytest
 
 from p2p_nerts.game.bot import SKILLS, Bot
 from p2p_nerts.game.variants import Variants
-from p2p_nerts.peer.headless import IDLE_WAIT, paced, run_headless
+from p2p_nerts.peer import headless
+from p2p_nerts.peer.headless import IDLE_WAIT, deal_when_ready, drive_bot, paced, run_headless
 from p2p_nerts.peer.node import Endpoint, NetSession, TableConfig
 from p2p_nerts.protocol.botdriver import BotDriver
 from p2p_nerts.protocol.identity import Identity
@@ -131,5 +134,81 @@ def test_a_headless_bot_waiting_for_the_deal_sleeps_until_the_table_changes() ->
         guest.close()
         host.close()
         await asyncio.gather(playing, hosting)
+
+    asyncio.run(scenario())
+
+
+def test_a_host_without_auto_start_looks_again_when_the_table_changes(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Waiting for a guest to be ready, the host looks when the table tells an event
+    (or every IDLE_WAIT), not four times a second on a clock of its own; the
+    guest's word that it is ready is such an event, and the host deals."""
+    looks = [0]
+    look = headless._deal_or_say
+
+    def counted(*args: Any) -> tuple[float | None, str | None]:
+        looks[0] += 1
+        return look(*args)
+
+    monkeypatch.setattr(headless, "_deal_or_say", counted)
+
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"), TableConfig(countdown=0.0),
+                                     LOCAL, table_name="Lab", interfaces=None)
+        hosting = asyncio.create_task(run_headless(host, bot=bot(1), summary=None))
+        gil = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                    TableConfig(), LOCAL)
+        runner = asyncio.create_task(gil.run())
+        await until(lambda: "waiting for Gil to be ready before dealing (or use "
+                            "--auto-start N)" in lines(caplog), "the host to name Gil")
+        await asyncio.sleep(0.2)  # what Gil's seat made the table tell has been told
+        before = looks[0]
+        await asyncio.sleep(3.0)
+        # Every 0.25 s it looked 12 times; every IDLE_WAIT, 6 (and one per event).
+        assert looks[0] - before <= 3.0 / IDLE_WAIT + 2
+        gil.act(SetReady(True))
+        await until(lambda: host.replica.phase is not Phase.LOBBY, "the deal")
+        gil.close()
+        host.close()
+        await asyncio.gather(hosting, runner)
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(scenario())
+
+
+def test_a_host_without_auto_start_rests_between_rounds_then_deals() -> None:
+    """After a round, the host rests, then deals again (every guest is ready): its
+    looks wait for an event or the rest's end, and the rest is kept."""
+    rest = 1.0
+
+    async def scenario() -> None:
+        host = await NetSession.host(Identity.generate("Tess"),
+                                     TableConfig(countdown=0.0, variants=Variants(target=1000)),
+                                     LOCAL, table_name="Lab", interfaces=None)
+        news, moved = asyncio.Event(), asyncio.Event()
+
+        def told(_event: object) -> None:
+            news.set()
+            moved.set()
+
+        host.subscribe(told)
+        hosting = asyncio.create_task(host.run())
+        tess = asyncio.create_task(drive_bot(host, bot(1), time.monotonic, moved))
+        guest = await NetSession.join(Identity.generate("Gil"), ("127.0.0.1", host.port),
+                                      TableConfig(), LOCAL)
+        gil = asyncio.create_task(run_headless(guest, bot=bot(2), summary=None))
+        dealer = asyncio.create_task(deal_when_ready(host, time.monotonic, news, rest))
+        await until(lambda: host.replica.phase is Phase.BETWEEN, "the first round's end",
+                    timeout=45)
+        closed = time.monotonic()
+        await until(lambda: host.replica.phase is not Phase.BETWEEN, "the next deal")
+        rs = host.replica.rs
+        assert rs is not None and rs.number == 2
+        assert time.monotonic() - closed >= rest - 0.05  # (its rest began as the round closed)
+        guest.close()
+        host.close()
+        for task in (tess, dealer):
+            task.cancel()
+        await asyncio.gather(hosting, gil, tess, dealer, return_exceptions=True)
 
     asyncio.run(scenario())
