@@ -18,7 +18,8 @@ One run measures:
   the author's part, from its move until its frames have gone out (signing,
   the journal's write, the send calls; the group commit's ``fsync`` follows
   them where the machine's boot can be told, and comes before them where it
-  cannot), and the rest;
+  cannot), with how much of it was the author's own CPU (the rest it waited
+  for one), and the rest;
 * final     - the same play's latency until it is final on its author
   (PlayFinal: every other live peer has been heard past it, taken as the
   replica returns it, as a floor notes an ack as it comes), and how many
@@ -425,6 +426,8 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
     # When the frames of the last move made went out (NaN until they do): its play's,
     # if it made one (the seat applies its play once it is sent).
     sending = [math.nan]
+    # The author's own CPU from its move until then: the rest it waited for a CPU.
+    acting_cpu, sending_cpu = [0.0], [math.nan]
     # When the replica said a play was applied here (or final, at its author):
     # as it returns, before the shell journals and sends what came of it.
     came_out: dict[tuple[str, int, int], float] = {}
@@ -446,6 +449,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         def handle(self, command: Command, now: float) -> Outbound:
             if isinstance(command, Move):
                 acting[0], sending[0] = time.monotonic(), math.nan
+                acting_cpu[0] = time.thread_time()
             return super().handle(command, now)
 
         def receive_batch(self, frames: Iterable[tuple[bytes, bytes | None]],
@@ -486,6 +490,8 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
             if event.mine:
                 trace.append(("made", event.play.lamport, event.play.author, acting[0]))
                 trace.append(("sent", event.play.lamport, event.play.author, sending[0]))
+                trace.append(("sent_cpu", event.play.lamport, event.play.author,
+                              sending_cpu[0]))
                 return
             kind = "applied"
         elif isinstance(event, ev.PlayFinal) and event.mine:
@@ -506,6 +512,7 @@ async def peer(role: str, port: int, host_port: int, players: int, pace: float,
         send_all(sends)
         if math.isnan(sending[0]):
             sending[0] = time.monotonic()
+            sending_cpu[0] = time.thread_time() - acting_cpu[0]
 
     mesh.send_all = counted  # type: ignore[method-assign]
     session.subscribe(record)
@@ -677,13 +684,19 @@ def finals(results: list[dict[str, Any]], made: dict[tuple[int, int], float]) ->
     return final
 
 
-def sending(results: list[dict[str, Any]]) -> list[float]:
+def sending(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
     """How long each play took at its author from its move to its frames' going out:
     the bot's step, signing, journaling (and the group commit's fsync, where it
-    comes first) and the send calls; the rest of "applied" is the way to the last receiver."""
+    comes first) and the send calls; the rest of "applied" is the way to the last
+    receiver. With how much of it was the author's own CPU (the rest, waiting for
+    one: at 8 peers on 2 cores, the receivers of its frames take the CPU as the
+    sends wake them)."""
     made = {(lam, au): at for r in results for kind, lam, au, at in r["trace"] if kind == "made"}
-    return [at - made[lam, au] for r in results for kind, lam, au, at in r["trace"]
+    took = [at - made[lam, au] for r in results for kind, lam, au, at in r["trace"]
             if kind == "sent" and not math.isnan(at)]
+    cpu = [at for r in results for kind, _lam, _au, at in r["trace"]
+           if kind == "sent_cpu" and not math.isnan(at)]
+    return took, cpu
 
 
 def pct(values: list[float], q: float) -> float:
@@ -798,10 +811,11 @@ def main() -> int:
                  f"acks), {am / statistics.median(floors[players, 'durable'][0]):.1f}x the "
                  f"durable signed floor, {am / hot:.1f}x the back-to-back round trip"
                  if pace == args.pace else ""))
-        out = statistics.median(sending(results))
+        took, own = sending(results)
+        out, own_cpu = statistics.median(took), statistics.median(own)
         print(f"{'':>19}of the applied median, the author's move to its frames' going out "
-              f"(signed, journaled, sent) median {out * 1e6:.0f} µs, the way "
-              f"to the last receiver {(am - out) * 1e6:.0f} µs")
+              f"(signed, journaled, sent) median {out * 1e6:.0f} µs ({own_cpu * 1e6:.0f} µs "
+              f"of it the author's CPU), the way to the last receiver {(am - out) * 1e6:.0f} µs")
         print(f"{'':>19}{traffic(results, len(applied))}")
         if args.baseline and pace == args.pace:
             paired.setdefault((players, code), []).append(
