@@ -46,6 +46,11 @@ IDLE_WAIT = 0.5
 """Seconds a headless bot with nothing to do waits for the table to tell an event
 before it looks again anyway (a deal, a round's start and its scores all come
 as events: this only bounds a change that might come without one)."""
+DEALING_NEWS = (ev.RosterChanged, ev.SettingsChanged, ev.ReadyChanged, ev.RoundOver,
+                ev.RoundAgreed, ev.Divergence)
+"""The events after which a headless host without ``--auto-start`` looks whether to
+deal: the seats, the rules, who is ready, a round's end (not the plays of a
+round, which would wake it for each)."""
 EXPECTED_REJECTS = frozenset({"duplicate", "own_entry", "late", "dropped"})
 """Rejections every game has: copies of entries (resends cross, a peer hears
 an entry from several others), our own reflected back, and the honest late
@@ -173,10 +178,9 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
     ``pause`` seconds after a round closes unless ``--auto-next`` decides; it
     logs what it waits for whenever that changes.
 
-    It looks again when the table tells an event (``changed``: a seat taken or
-    given up, a guest ready, a round over), when its rest after a round is up,
-    or every IDLE_WAIT at most: not on a clock of its own, which would wake
-    the whole process for nothing, at a busy table too."""
+    It looks again when the table tells one of the DEALING_NEWS (``changed``),
+    when its rest after a round is up, or every IDLE_WAIT at most: not on a
+    clock of its own, which would wake the whole process for nothing."""
     said: str | None = None
     closed_at: float | None = None
     while True:
@@ -236,7 +240,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     writer.resumed()
     seated = session.replica.view().my_seat is not None
     changed = asyncio.Event()  # the table told an event: the bot looks again
-    news = asyncio.Event()  # the same, for the host's dealer
+    news = asyncio.Event()  # one of the DEALING_NEWS: the host's dealer looks again
 
     def settle(code: int) -> None:
         if not outcome.done():
@@ -245,7 +249,8 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
     def on_event(event: ev.Event) -> None:
         nonlocal seated
         changed.set()
-        news.set()
+        if isinstance(event, DEALING_NEWS):
+            news.set()
         writer.on_event(event)
         line = describe(event)
         if isinstance(event, ev.RoundStarting) and not session.watching \
