@@ -381,10 +381,10 @@ def silence_ends(rs: RoundState, heard: float, drop_after: float) -> float:
 def goodbye(rs: RoundState | None, key: bytes, reason: str, seq: int, lamport: int, *,
             signed_in: int, phase: Phase, authors: Mapping[bytes, AuthorLog]) -> list[Effect]:
     """``key`` said GOODBYE (its entry ``seq``, at ``lamport``, signed in round
-    ``signed_in``): told, if it has a seat in the round and has signed nothing
-    since (a host that left and came back with ``--resume`` has: a newcomer
-    catching up on the round must not read that goodbye as news), but for one
-    that sits the round out, which signs on. One signed in this round
+    ``signed_in``): told, if it has a seat in the round, unless it has signed more
+    since (a host that left and came back with ``--resume``: a newcomer catching
+    up on the round must not read that goodbye as news); one that sits the round
+    out signs on, and is told. One signed in this round
     marks its seat as leaving it, on every peer alike (it waited for the round
     to begin here: ``intake.deliverable``); while the round is on, I vote the
     seat out, and again every seat that left before it and is still live.
