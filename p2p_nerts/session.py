@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import math
 import os
 import random
 import sqlite3
@@ -43,7 +44,13 @@ from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_jour
 
 Listener = Callable[[Event], None]
 
-PUMP_INTERVAL = 0.02  # how often a local table runs ticks and bots (seconds)
+#: The least time between two beats of a local table (seconds), and the time to the
+#: next one after a beat in which a seat told of something: every bot looks again.
+PUMP_INTERVAL = 0.02
+#: The longest a local table sleeps between beats while nothing falls due (seconds):
+#: it bounds a change that might come without an event, as IDLE_WAIT does for a
+#: headless bot.
+QUIET_BEAT = 0.5
 SLICE = 0.001  # a local table's beat lets the loop turn once it held it this long (seconds)
 
 
@@ -283,8 +290,11 @@ class LocalTable:
         self._delay_rng = random.Random(rng.random())
         self._listeners: list[Listener] = []
         self._closed = asyncio.Event()
-        #: Set by a command (or closing): the next beat is due now, not in PUMP_INTERVAL.
+        #: Set by a command (or closing): the next beat is due now, not when :meth:`_rest`
+        #: says.
         self._wake = asyncio.Event()
+        #: A seat told of something since the beat began (:meth:`_rest`).
+        self._moved = False
         self._store = store
         self._journaling = store is not None  # until a write fails: then play on without
         self._sync_due = False  # a seat journaled what it made itself (Store.sync)
@@ -336,11 +346,13 @@ class LocalTable:
         self._listeners.append(listener)
 
     async def run(self) -> None:
-        """Beat every :data:`PUMP_INTERVAL` (at once after a command), each beat in
-        slices of :data:`SLICE` on the loop the screen shares: a key pressed during a
-        beat waits for one slice, not for every seat's ticks, moves and deliveries."""
+        """Beat when the table next needs it (:meth:`_rest`; at once after a command),
+        each beat in slices of :data:`SLICE` on the loop the screen shares: a key
+        pressed during a beat waits for one slice, not for every seat's ticks, moves
+        and deliveries."""
         while not self._closed.is_set():
             self._wake.clear()  # a command from here on is taken up by another beat
+            self._moved = False
             began = time.perf_counter()
             for _ in self._beat():
                 if time.perf_counter() - began >= SLICE:
@@ -349,7 +361,25 @@ class LocalTable:
                         return
                     began = time.perf_counter()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), PUMP_INTERVAL)
+                await asyncio.wait_for(self._wake.wait(), self._rest())
+
+    def _rest(self) -> float:
+        """How long the table sleeps after a beat, as a network seat sleeps until its
+        replica next needs a tick: PUMP_INTERVAL if a seat told of something in it
+        (the bots with nothing to do look again: the table changed), else until a
+        seat's tick (``Replica.next_due``), a bot's move or a frame falls due, at
+        least PUMP_INTERVAL and at most QUIET_BEAT. A bot with nothing to do
+        (``BotDriver.idle``) has nothing due: it looks again once the table moves."""
+        if self._moved:
+            return PUMP_INTERVAL
+        wire = self._wires.next_due
+        due = min(math.inf if wire is None else wire, *(r.next_due() for r in self._replicas))
+        for _, driver in self._drivers:
+            if driver.next_at is None:
+                due = 0.0
+            elif not driver.idle:
+                due = min(due, driver.next_at)
+        return min(QUIET_BEAT, max(PUMP_INTERVAL, due - self._clock()))
 
     def step(self) -> None:
         """One beat of the table at once: ticks, bot moves, deliveries."""
@@ -468,6 +498,8 @@ class LocalTable:
         if compacts(out.events) and self._journaling:  # a break: nothing waits
             key = seat_journal(self._table_id, sender)
             self._write(lambda s: s.compact(key))
+        if out.events:
+            self._moved = True
         if sender == 0:
             self._entries += (r for r in out.journal if r.kind is Kind.ENTRY)
             for event in out.events:
