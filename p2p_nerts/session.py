@@ -10,7 +10,6 @@ this process (:class:`LocalTable`) or peers across the network
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import math
 import os
@@ -41,6 +40,7 @@ from .protocol.wires import Wires
 from .records.history import Kept, to_keep
 from .records.record import GameRecord, record_of
 from .store import SOLO, JournalError, Store, StoreError, TableRecord, seat_journal
+from .waits import wait_event
 
 Listener = Callable[[Event], None]
 
@@ -360,8 +360,7 @@ class LocalTable:
                     if self._closed.is_set():
                         return
                     began = time.perf_counter()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._rest())
+            await wait_event(self._wake, self._rest())
 
     def _rest(self) -> float:
         """How long the table sleeps after a beat, as a network seat sleeps until its

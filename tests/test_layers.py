@@ -19,22 +19,23 @@ ROOT = Path(p2p_nerts.__file__).parent
 #: What each layer (a top-level module or package of p2p_nerts) may import.
 BELOW: dict[str, set[str]] = {
     "lines": set(),
+    "waits": set(),
     "game": set(),
     "protocol": {"game"},
     "store": {"protocol"},
     "records": {"game", "protocol", "store", "lines"},
     "event": {"game", "protocol", "records"},
-    "session": {"game", "protocol", "records", "store"},
+    "session": {"game", "protocol", "records", "store", "waits"},
     "lan": {"game", "session"},
     "net": {"protocol"},
     "testing": {"game", "protocol", "records", "session", "net"},
     "ui": {"game", "protocol", "records", "session", "lan", "lines"},
     "peer": {"game", "protocol", "store", "records", "event", "session", "lan", "net",
-             "lines"},
+             "lines", "waits"},
     "commands": {"game", "protocol", "store", "records", "event", "session", "lan", "net",
-                 "peer", "ui", "lines"},
+                 "peer", "ui", "lines", "waits"},
     "cli": {"game", "protocol", "store", "records", "event", "session", "lan", "net",
-            "peer", "ui", "commands", "lines", ""},
+            "peer", "ui", "commands", "lines", "waits", ""},
     "__main__": {"cli"},
 }
 

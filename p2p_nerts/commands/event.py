@@ -40,6 +40,7 @@ from ..peer.node import Endpoint
 from ..peer.tables import parse_target
 from ..protocol.identity import IDENTITY_FILE, IdentityError, default_data_dir, load_or_create
 from ..store import DB_FILE, Store, StoreError
+from ..waits import wait_event
 from .play import LOG_FILE, run_table
 
 __all__ = ["EVENT_COMMANDS", "FIND_EVENT", "JOURNAL", "add_event_commands", "lobby_join",
@@ -240,8 +241,7 @@ async def _organise(args: argparse.Namespace, identity: Any, interfaces: Interfa
                     f"table {t.letter}: " + ", ".join(
                         organiser.book.registrations[k].name for k in t.seats)
                     for t in seated.tables))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), _CHECK)
+            await wait_event(stop, _CHECK)
         return 0
     finally:
         await organiser.close()

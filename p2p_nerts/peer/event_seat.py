@@ -41,6 +41,7 @@ from ..protocol.replica import DEAL_WITH
 from ..records.record import MAX_RECORD, RecordError
 from ..records.record import decode as decode_record
 from ..store import Store, StoreError
+from ..waits import wait_event
 from .event_watch import find_seated, table_name, watch_game
 from .event_wire import NONCE_LEN, VERSION, WireError, presence, read_frame, write_frame
 from .headless import run_headless
@@ -512,8 +513,7 @@ async def take_part(link: EventLink, bot: Bot | None, changed: asyncio.Event, *,
             if opened is not None and game >= opened.games and book.games[game].finished:
                 return True
             changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), 1.0)
+            await wait_event(changed, 1.0)
     finally:
         link.close()
         following.cancel()

@@ -26,6 +26,7 @@ from ..protocol import events as ev
 from ..protocol.botdriver import IDLE_LOOK, BotDriver
 from ..protocol.replica import CommandError, Phase, StartRound
 from ..records.summary import SummaryWriter
+from ..waits import wait_event
 from .node import HOST_GONE, NetSession
 
 __all__ = ["BREAK", "EXPECTED_REJECTS", "HOST_GONE", "LINGER", "deal_when_ready",
@@ -145,9 +146,7 @@ async def _drive(session: NetSession, drivers: list[BotDriver], rotates: bool,
             # comes from now on wakes them (a bot saying it is ready, again and
             # again, would otherwise never sleep).
             changed.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), IDLE_WAIT)
-                heard = True
+            heard = await wait_event(changed, IDLE_WAIT)
             continue
         due = min((d.next_at for d in drivers if d.next_at is not None), default=None)
         await asyncio.sleep(max(0.0, due - clock()) if due is not None else IDLE_LOOK)
@@ -192,8 +191,7 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
         rest = IDLE_WAIT
         if closed_at is not None and (left := closed_at + pause - clock()) > 0:
             rest = min(rest, left)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), rest)
+        await wait_event(changed, rest)
 
 
 def _deal_or_say(session: NetSession, now: float, closed_at: float | None,
@@ -292,8 +290,7 @@ async def run_headless(session: NetSession, *, bot: Bot | None, summary: TextIO 
         if linger > LINGER:
             _log.info("staying %g s after the game, serving its result "
                       "(Ctrl-C or SIGTERM ends it)", linger)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(signalled.wait(), linger)
+        await wait_event(signalled, linger)
     helpers = [watcher, *(task for task in (player, dealer) if task is not None)]
     for task in helpers:
         task.cancel()

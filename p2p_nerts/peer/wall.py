@@ -53,6 +53,7 @@ from typing import Any
 from aiohttp import web
 
 from ..records.standings import Standings, standings_json
+from ..waits import wait_event
 
 __all__ = ["HEARTBEAT", "LATEST", "MAX_CLIENTS", "Feed", "WallError", "serving_wall", "shaped",
            "standings_wall", "wall_app"]
@@ -260,8 +261,7 @@ class Feed:
         ``timeout`` seconds, whichever comes first."""
         if self.version != since or self.closed:
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout)
+        await wait_event(self._changed, timeout)
 
     def _install(self, good: dict[str, Any]) -> None:
         self.snapshot = good
