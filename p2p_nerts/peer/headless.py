@@ -183,7 +183,7 @@ async def deal_when_ready(session: NetSession, clock: Callable[[], float],
     said: str | None = None
     closed_at: float | None = None
     while True:
-        changed.clear()  # what dealing makes the table tell wakes it once more
+        changed.clear()  # news from here on: what it looks at next is older
         closed_at, waiting = _deal_or_say(session, clock(), closed_at, pause)
         if waiting is not None and waiting != said:
             _log.info("%s", waiting)
