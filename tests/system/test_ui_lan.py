@@ -56,7 +56,10 @@ def test_an_advertised_table_appears_and_goes_when_it_closes() -> None:
         ad = TableAd(name=name, fingerprint="0123456789abcdef", protocol_version=NET_VERSION,
                      seats_taken=3, seats_total=6, variant="turn1 ties:strict pen tgt50",
                      needs_code=True, port=answering.new())
-        async with LobbyHarness(lan()) as h:
+        # Wide enough for the whole rules column whatever other tables the loopback's
+        # mDNS lists beside ours (other tests' and runs'): the longest name and host
+        # narrow it for every row.
+        async with LobbyHarness(lan(), columns=200) as h:
             async with TableAdvertiser(ad, LOOPBACK):
                 await h.shows(name)
                 row = next(line for line in h.lines() if name in line)
